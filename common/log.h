@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* log.h -- leveled logging for the daemon and tools (stderr / journal). */
+#ifndef RMP_LOG_H
+#define RMP_LOG_H
+
+#include <syslog.h>
+
+/*
+ * Levels are syslog's (LOG_ERR .. LOG_DEBUG). Under systemd (JOURNAL_STREAM
+ * set) each line gets a "<N>" prefix so the journal keeps the level;
+ * otherwise lines are "rmpoold: warning: ...". Library code never logs.
+ */
+void rmp_log_init(const char *ident, int max_level);
+void rmp_log_set_level(int max_level);
+int rmp_log_level(void);
+/* Parse "error|warning|notice|info|debug"; -EINVAL when unknown. */
+int rmp_log_level_parse(const char *s);
+
+void rmp_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#define log_err(...) rmp_log(LOG_ERR, __VA_ARGS__)
+#define log_warn(...) rmp_log(LOG_WARNING, __VA_ARGS__)
+#define log_notice(...) rmp_log(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...) rmp_log(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) rmp_log(LOG_DEBUG, __VA_ARGS__)
+
+#endif /* RMP_LOG_H */

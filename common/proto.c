@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/* proto.c -- encode and decode of control messages and connect data. */
+#include "proto.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * Little-endian field writers and readers. Each one moves the cursor past
+ * the field so a payload reads in declaration order, like the struct.
+ */
+static uint8_t *put_le8(uint8_t *p, uint8_t v)
+{
+	p[0] = v;
+	return p + 1;
+}
+
+static uint8_t *put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	return p + 2;
+}
+
+static uint8_t *put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+	return p + 4;
+}
+
+static uint8_t *put_le64(uint8_t *p, uint64_t v)
+{
+	p = put_le32(p, (uint32_t)v);
+	return put_le32(p, (uint32_t)(v >> 32));
+}
+
+static const uint8_t *get_le8(const uint8_t *p, uint8_t *v)
+{
+	*v = p[0];
+	return p + 1;
+}
+
+static const uint8_t *get_le16(const uint8_t *p, uint16_t *v)
+{
+	*v = (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+	return p + 2;
+}
+
+static const uint8_t *get_le32(const uint8_t *p, uint32_t *v)
+{
+	*v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	     (uint32_t)p[3] << 24;
+	return p + 4;
+}
+
+static const uint8_t *get_le64(const uint8_t *p, uint64_t *v)
+{
+	uint32_t lo, hi;
+
+	p = get_le32(p, &lo);
+	p = get_le32(p, &hi);
+	*v = (uint64_t)hi << 32 | lo;
+	return p;
+}
+
+/* Two's complement conversions spelled out, so no step is impl.-defined. */
+static uint32_t s32_to_u32(int32_t v)
+{
+	return (uint32_t)v;
+}
+
+static int32_t u32_to_s32(uint32_t v)
+{
+	if (v <= INT32_MAX)
+		return (int32_t)v;
+	return (int32_t)(v - 0x80000000u) + INT32_MIN;
+}
+
+static uint8_t *put_s32(uint8_t *p, int32_t v)
+{
+	return put_le32(p, s32_to_u32(v));
+}
+
+static const uint8_t *get_s32(const uint8_t *p, int32_t *v)
+{
+	uint32_t u;
+
+	p = get_le32(p, &u);
+	*v = u32_to_s32(u);
+	return p;
+}
+
+/* Payload sizes per opcode: request, successful reply. */
+#define ALLOC_REQ_LEN 32
+#define LEASE_DESC_LEN 56
+#define RENEW_REQ_LEN 16
+#define RENEW_REP_LEN 8
+#define FREE_REQ_LEN 8
+#define FREE_REP_LEN 0
+#define ATTACH_REQ_LEN 16
+#define STAT_REQ_LEN 0
+#define STAT_REP_LEN 96
+
+int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status)
+{
+	static const int req_len[RMP_OP_MAX + 1] = {
+		[RMP_OP_ALLOC] = ALLOC_REQ_LEN,
+		[RMP_OP_RENEW] = RENEW_REQ_LEN,
+		[RMP_OP_FREE] = FREE_REQ_LEN,
+		[RMP_OP_ATTACH] = ATTACH_REQ_LEN,
+		[RMP_OP_STAT] = STAT_REQ_LEN,
+	};
+	static const int rep_len[RMP_OP_MAX + 1] = {
+		[RMP_OP_ALLOC] = LEASE_DESC_LEN,
+		[RMP_OP_RENEW] = RENEW_REP_LEN,
+		[RMP_OP_FREE] = FREE_REP_LEN,
+		[RMP_OP_ATTACH] = LEASE_DESC_LEN,
+		[RMP_OP_STAT] = STAT_REP_LEN,
+	};
+
+	if (opcode < RMP_OP_ALLOC || opcode > RMP_OP_MAX)
+		return -EOPNOTSUPP;
+	if (!is_reply)
+		return req_len[opcode];
+	if (status < 0)
+		return 0;
+	return rep_len[opcode];
+}
+
+static uint8_t *put_lease_desc(uint8_t *p, const struct rmp_lease_desc *d)
+{
+	p = put_le64(p, d->id);
+	p = put_le64(p, d->secret);
+	p = put_le64(p, d->addr);
+	p = put_le64(p, d->length);
+	p = put_le64(p, d->ttl_ms);
+	p = put_le32(p, d->rkey);
+	p = put_le32(p, d->access);
+	p = put_le32(p, d->flags);
+	return put_le32(p, 0);
+}
+
+static uint8_t *put_stat_rep(uint8_t *p, const struct rmp_stat_rep *s)
+{
+	p = put_le64(p, s->pool_bytes);
+	p = put_le64(p, s->free_bytes);
+	p = put_le64(p, s->largest_free);
+	p = put_le64(p, s->leases);
+	p = put_le64(p, s->client_bytes);
+	p = put_le64(p, s->client_leases);
+	p = put_le64(p, s->quota_bytes);
+	p = put_le64(p, s->quota_leases);
+	p = put_le64(p, s->hugepage_size);
+	p = put_le32(p, s->ttl_min_s);
+	p = put_le32(p, s->ttl_max_s);
+	p = put_le32(p, s->ttl_default_s);
+	p = put_s32(p, s->numa_node);
+	p = put_le32(p, s->keys_mode);
+	return put_le32(p, 0);
+}
+
+/* Write the payload of a request or of a successful reply. */
+static void put_payload(uint8_t *p, const struct rmp_msg *m, int is_reply)
+{
+	const struct rmp_alloc_req *a = &m->u.alloc;
+
+	switch (m->hdr.opcode) {
+	case RMP_OP_ALLOC:
+		if (is_reply) {
+			put_lease_desc(p, &m->u.lease);
+			break;
+		}
+		p = put_le64(p, a->length);
+		p = put_le64(p, a->alignment);
+		p = put_le32(p, a->ttl_s);
+		p = put_le32(p, a->access);
+		p = put_le32(p, a->flags);
+		put_le32(p, 0);
+		break;
+	case RMP_OP_RENEW:
+		if (is_reply) {
+			put_le64(p, m->u.renew_rep.ttl_ms);
+			break;
+		}
+		p = put_le64(p, m->u.renew.id);
+		p = put_le32(p, m->u.renew.ttl_s);
+		put_le32(p, 0);
+		break;
+	case RMP_OP_FREE:
+		if (!is_reply)
+			put_le64(p, m->u.free.id);
+		break;
+	case RMP_OP_ATTACH:
+		if (is_reply) {
+			put_lease_desc(p, &m->u.lease);
+			break;
+		}
+		p = put_le64(p, m->u.attach.id);
+		put_le64(p, m->u.attach.secret);
+		break;
+	case RMP_OP_STAT:
+		if (is_reply)
+			put_stat_rep(p, &m->u.stat);
+		break;
+	}
+}
+
+int rmp_msg_encode(void *buf, size_t cap, const struct rmp_msg *m)
+{
+	int is_reply = !!(m->hdr.flags & RMP_MSG_F_REPLY);
+	uint8_t *p = buf;
+	int plen;
+
+	plen = rmp_msg_payload_len(m->hdr.opcode, is_reply, m->hdr.status);
+	if (plen < 0)
+		return plen;
+	/* A request carries no status; the decoder would reject one. */
+	if (m->hdr.status > 0 || (!is_reply && m->hdr.status != 0))
+		return -EINVAL;
+	if (cap < (size_t)RMP_MSG_HDR_LEN + (size_t)plen)
+		return -EMSGSIZE;
+
+	p = put_le32(p, RMP_MSG_MAGIC);
+	p = put_le8(p, RMP_PROTO_VERSION);
+	p = put_le8(p, m->hdr.opcode);
+	p = put_le16(p, m->hdr.flags);
+	p = put_le32(p, (uint32_t)plen);
+	p = put_s32(p, m->hdr.status);
+	p = put_le64(p, m->hdr.req_id);
+	if (plen > 0)
+		put_payload(p, m, is_reply);
+	return RMP_MSG_HDR_LEN + plen;
+}
+
+static int get_lease_desc(const uint8_t *p, struct rmp_lease_desc *d)
+{
+	p = get_le64(p, &d->id);
+	p = get_le64(p, &d->secret);
+	p = get_le64(p, &d->addr);
+	p = get_le64(p, &d->length);
+	p = get_le64(p, &d->ttl_ms);
+	p = get_le32(p, &d->rkey);
+	p = get_le32(p, &d->access);
+	p = get_le32(p, &d->flags);
+	get_le32(p, &d->reserved);
+	return d->reserved ? -EBADMSG : 0;
+}
+
+static int get_stat_rep(const uint8_t *p, struct rmp_stat_rep *s)
+{
+	p = get_le64(p, &s->pool_bytes);
+	p = get_le64(p, &s->free_bytes);
+	p = get_le64(p, &s->largest_free);
+	p = get_le64(p, &s->leases);
+	p = get_le64(p, &s->client_bytes);
+	p = get_le64(p, &s->client_leases);
+	p = get_le64(p, &s->quota_bytes);
+	p = get_le64(p, &s->quota_leases);
+	p = get_le64(p, &s->hugepage_size);
+	p = get_le32(p, &s->ttl_min_s);
+	p = get_le32(p, &s->ttl_max_s);
+	p = get_le32(p, &s->ttl_default_s);
+	p = get_s32(p, &s->numa_node);
+	p = get_le32(p, &s->keys_mode);
+	get_le32(p, &s->reserved);
+	return s->reserved ? -EBADMSG : 0;
+}
+
+/*
+ * Read the payload of a request or of a successful reply; the caller has
+ * checked that exactly the opcode's fixed size is present.
+ */
+static int get_payload(const uint8_t *p, unsigned opcode, int is_reply,
+		       struct rmp_msg *m)
+{
+	struct rmp_alloc_req *a = &m->u.alloc;
+
+	switch (opcode) {
+	case RMP_OP_ALLOC:
+		if (is_reply)
+			return get_lease_desc(p, &m->u.lease);
+		p = get_le64(p, &a->length);
+		p = get_le64(p, &a->alignment);
+		p = get_le32(p, &a->ttl_s);
+		p = get_le32(p, &a->access);
+		p = get_le32(p, &a->flags);
+		get_le32(p, &a->reserved);
+		return a->reserved ? -EBADMSG : 0;
+	case RMP_OP_RENEW:
+		if (is_reply) {
+			get_le64(p, &m->u.renew_rep.ttl_ms);
+			return 0;
+		}
+		p = get_le64(p, &m->u.renew.id);
+		p = get_le32(p, &m->u.renew.ttl_s);
+		get_le32(p, &m->u.renew.reserved);
+		return m->u.renew.reserved ? -EBADMSG : 0;
+	case RMP_OP_FREE:
+		if (!is_reply)
+			get_le64(p, &m->u.free.id);
+		return 0;
+	case RMP_OP_ATTACH:
+		if (is_reply)
+			return get_lease_desc(p, &m->u.lease);
+		p = get_le64(p, &m->u.attach.id);
+		get_le64(p, &m->u.attach.secret);
+		return 0;
+	case RMP_OP_STAT:
+		if (is_reply)
+			return get_stat_rep(p, &m->u.stat);
+		return 0;
+	}
+	return -EOPNOTSUPP;
+}
+
+int rmp_msg_decode(const void *buf, size_t len, struct rmp_msg *m)
+{
+	const uint8_t *p = buf;
+	struct rmp_msg_hdr h;
+	int is_reply, plen, err;
+
+	memset(m, 0, sizeof(*m));
+	if (len < RMP_MSG_HDR_LEN)
+		return -EBADMSG;
+	p = get_le32(p, &h.magic);
+	if (h.magic != RMP_MSG_MAGIC)
+		return -EBADMSG;
+	p = get_le8(p, &h.version);
+	p = get_le8(p, &h.opcode);
+	p = get_le16(p, &h.flags);
+	p = get_le32(p, &h.payload_len);
+	p = get_s32(p, &h.status);
+	p = get_le64(p, &h.req_id);
+	m->hdr = h;
+
+	if (h.version != RMP_PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	is_reply = !!(h.flags & RMP_MSG_F_REPLY);
+	plen = rmp_msg_payload_len(h.opcode, is_reply, h.status);
+	if (plen < 0)
+		return plen;
+	if ((size_t)h.payload_len != len - RMP_MSG_HDR_LEN ||
+	    h.payload_len != (uint32_t)plen)
+		return -EBADMSG;
+	if (h.status > 0 || (!is_reply && h.status != 0))
+		return -EBADMSG;
+	if (plen > 0) {
+		err = get_payload(p, h.opcode, is_reply, m);
+		if (err) {
+			/* Keep the header for the caller, drop the payload. */
+			memset(&m->u, 0, sizeof(m->u));
+			return err;
+		}
+	}
+	return 0;
+}
+
+const char *rmp_opcode_name(unsigned opcode)
+{
+	switch (opcode) {
+	case RMP_OP_ALLOC:
+		return "ALLOC";
+	case RMP_OP_RENEW:
+		return "RENEW";
+	case RMP_OP_FREE:
+		return "FREE";
+	case RMP_OP_ATTACH:
+		return "ATTACH";
+	case RMP_OP_STAT:
+		return "STAT";
+	}
+	return "?";
+}
+
+static int name_char_ok(unsigned char c)
+{
+	return c >= 0x20 && c <= 0x7e;
+}
+
+int rmp_conn_req_encode(void *buf, size_t cap, const struct rmp_conn_req *r)
+{
+	uint8_t *p = buf;
+	size_t n, i;
+
+	/* Refuse a name the decoder would reject, rather than send it. */
+	for (n = 0; n < sizeof(r->name) && r->name[n]; n++)
+		;
+	if (n > RMP_NAME_MAX)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!name_char_ok((unsigned char)r->name[i]))
+			return -EINVAL;
+	if (cap < RMP_CONN_REQ_LEN)
+		return -EMSGSIZE;
+
+	p = put_le32(p, RMP_CONN_MAGIC);
+	p = put_le8(p, r->proto_min);
+	p = put_le8(p, r->proto_max);
+	p = put_le16(p, r->flags);
+	for (i = 0; i < RMP_NAME_MAX; i++)
+		p = put_le8(p, i < n ? (uint8_t)r->name[i] : 0);
+	for (i = 0; i < RMP_CRED_LEN; i++)
+		p = put_le8(p, r->cred[i]);
+	return RMP_CONN_REQ_LEN;
+}
+
+int rmp_conn_req_decode(const void *buf, size_t len, struct rmp_conn_req *r)
+{
+	const uint8_t *p = buf, *name;
+	uint32_t magic;
+	size_t n, i;
+
+	memset(r, 0, sizeof(*r));
+	if (len < RMP_CONN_REQ_LEN)
+		return -EBADMSG;
+	p = get_le32(p, &magic);
+	if (magic != RMP_CONN_MAGIC)
+		return -EBADMSG;
+	p = get_le8(p, &r->proto_min);
+	p = get_le8(p, &r->proto_max);
+	p = get_le16(p, &r->flags);
+
+	/* Printable up to the first NUL, then only NUL padding. */
+	name = p;
+	for (n = 0; n < RMP_NAME_MAX && name[n]; n++)
+		if (!name_char_ok(name[n]))
+			goto bad;
+	for (i = n; i < RMP_NAME_MAX; i++)
+		if (name[i])
+			goto bad;
+	for (i = 0; i < n; i++)
+		r->name[i] = (char)name[i];
+	r->name[n] = '\0';
+	p += RMP_NAME_MAX;
+
+	for (i = 0; i < RMP_CRED_LEN; i++)
+		p = get_le8(p, &r->cred[i]);
+	return 0;
+bad:
+	memset(r, 0, sizeof(*r));
+	return -EBADMSG;
+}
+
+int rmp_conn_rep_encode(void *buf, size_t cap, const struct rmp_conn_rep *r)
+{
+	uint8_t *p = buf;
+
+	if (cap < RMP_CONN_REP_LEN)
+		return -EMSGSIZE;
+	p = put_le32(p, RMP_CONN_MAGIC);
+	p = put_le8(p, r->version);
+	p = put_le8(p, r->keys_mode);
+	p = put_le16(p, 0);
+	p = put_le32(p, r->credits);
+	put_le32(p, r->max_msg);
+	return RMP_CONN_REP_LEN;
+}
+
+int rmp_conn_rep_decode(const void *buf, size_t len, struct rmp_conn_rep *r)
+{
+	const uint8_t *p = buf;
+	uint32_t magic;
+	uint16_t reserved;
+
+	memset(r, 0, sizeof(*r));
+	if (len < RMP_CONN_REP_LEN)
+		return -EBADMSG;
+	p = get_le32(p, &magic);
+	if (magic != RMP_CONN_MAGIC)
+		return -EBADMSG;
+	p = get_le8(p, &r->version);
+	p = get_le8(p, &r->keys_mode);
+	p = get_le16(p, &reserved);
+	p = get_le32(p, &r->credits);
+	get_le32(p, &r->max_msg);
+	/* Reserved must be zero so that it can be given a meaning later. */
+	if (reserved) {
+		memset(r, 0, sizeof(*r));
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+int rmp_conn_rej_encode(void *buf, size_t cap, const struct rmp_conn_rej *r)
+{
+	uint8_t *p = buf;
+
+	if (cap < RMP_CONN_REJ_LEN)
+		return -EMSGSIZE;
+	p = put_le32(p, RMP_CONN_MAGIC);
+	p = put_le16(p, r->reason);
+	p = put_le8(p, r->proto_min);
+	put_le8(p, r->proto_max);
+	return RMP_CONN_REJ_LEN;
+}
+
+int rmp_conn_rej_decode(const void *buf, size_t len, struct rmp_conn_rej *r)
+{
+	const uint8_t *p = buf;
+	uint32_t magic;
+
+	memset(r, 0, sizeof(*r));
+	if (len < RMP_CONN_REJ_LEN)
+		return -EBADMSG;
+	p = get_le32(p, &magic);
+	if (magic != RMP_CONN_MAGIC)
+		return -EBADMSG;
+	p = get_le16(p, &r->reason);
+	p = get_le8(p, &r->proto_min);
+	get_le8(p, &r->proto_max);
+	return 0;
+}
+
+const char *rmp_reject_reason_str(unsigned reason)
+{
+	switch (reason) {
+	case RMP_REJ_BAD_REQUEST:
+		return "bad request";
+	case RMP_REJ_PROTO:
+		return "no common protocol version";
+	case RMP_REJ_UNKNOWN_CLIENT:
+		return "unknown client";
+	case RMP_REJ_FULL:
+		return "server full";
+	case RMP_REJ_DRAINING:
+		return "server draining";
+	case RMP_REJ_INTERNAL:
+		return "server internal error";
+	}
+	return "unknown reason";
+}

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/* proto.h -- rmpool control-channel wire format: messages, connect data. */
+#ifndef RMP_PROTO_H
+#define RMP_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Every control message is one RDMA SEND of at most RMP_MSG_MAX bytes:
+ * a fixed 24-byte little-endian header followed by an opcode-specific
+ * payload of fixed size. Fields are encoded and decoded one by one; no
+ * struct is ever cast onto a wire buffer.
+ *
+ *   off size field
+ *     0    4 magic        RMP_MSG_MAGIC
+ *     4    1 version      RMP_PROTO_VERSION
+ *     5    1 opcode       enum rmp_opcode
+ *     6    2 flags        RMP_MSG_F_*
+ *     8    4 payload_len  bytes after the header
+ *    12    4 status       replies: 0 or a negative errno; requests: 0
+ *    16    8 req_id       chosen by the client, echoed in the reply
+ */
+#define RMP_MSG_MAGIC 0x31504d52u /* "RMP1" */
+#define RMP_PROTO_VERSION 1
+#define RMP_PROTO_MIN 1
+#define RMP_PROTO_MAX 1
+#define RMP_MSG_HDR_LEN 24
+#define RMP_MSG_MAX 256
+
+#define RMP_MSG_F_REPLY 0x0001u
+
+enum rmp_opcode {
+	RMP_OP_ALLOC = 1,
+	RMP_OP_RENEW = 2,
+	RMP_OP_FREE = 3,
+	RMP_OP_ATTACH = 4,
+	RMP_OP_STAT = 5,
+};
+#define RMP_OP_MAX RMP_OP_STAT
+
+/* Lease access bits (wire and API share the values). */
+#define RMP_ACC_READ 0x1u
+#define RMP_ACC_WRITE 0x2u
+#define RMP_ACC_ATOMIC 0x4u
+#define RMP_ACC_ALL (RMP_ACC_READ | RMP_ACC_WRITE | RMP_ACC_ATOMIC)
+
+/* Lease flags. */
+#define RMP_LEASE_F_EPHEMERAL 0x1u
+#define RMP_LEASE_F_ALL RMP_LEASE_F_EPHEMERAL
+
+/* lease_keys modes (reported in STAT and in the accept data). */
+enum rmp_keys_mode {
+	RMP_KEYS_WINDOW = 1,
+	RMP_KEYS_REGION = 2,
+	RMP_KEYS_POOL = 3,
+};
+
+struct rmp_msg_hdr {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t opcode;
+	uint16_t flags;
+	uint32_t payload_len;
+	int32_t status;
+	uint64_t req_id;
+};
+
+/* ALLOC request: 32 bytes. ttl_s 0 = the server's default. */
+struct rmp_alloc_req {
+	uint64_t length;
+	uint64_t alignment; /* power of two, 0 = server default */
+	uint32_t ttl_s;
+	uint32_t access;    /* RMP_ACC_* */
+	uint32_t flags;     /* RMP_LEASE_F_* */
+	uint32_t reserved;  /* must be 0 */
+};
+
+/* ALLOC and ATTACH reply: 56 bytes. */
+struct rmp_lease_desc {
+	uint64_t id;
+	uint64_t secret;
+	uint64_t addr;    /* remote virtual address of byte 0 of the lease */
+	uint64_t length;
+	uint64_t ttl_ms;  /* time left at the moment of the reply */
+	uint32_t rkey;
+	uint32_t access;
+	uint32_t flags;
+	uint32_t reserved;
+};
+
+/* RENEW request: 16 bytes; ttl_s 0 = the server's default. */
+struct rmp_renew_req {
+	uint64_t id;
+	uint32_t ttl_s;
+	uint32_t reserved;
+};
+
+/* RENEW reply: 8 bytes. */
+struct rmp_renew_rep {
+	uint64_t ttl_ms;
+};
+
+/* FREE request: 8 bytes. Reply has no payload. */
+struct rmp_free_req {
+	uint64_t id;
+};
+
+/* ATTACH request: 16 bytes. */
+struct rmp_attach_req {
+	uint64_t id;
+	uint64_t secret;
+};
+
+/* STAT reply: 96 bytes. Request has no payload. */
+struct rmp_stat_rep {
+	uint64_t pool_bytes;
+	uint64_t free_bytes;
+	uint64_t largest_free;
+	uint64_t leases;          /* live leases, all clients */
+	uint64_t client_bytes;    /* this client's leased bytes */
+	uint64_t client_leases;
+	uint64_t quota_bytes;     /* per-client limits, 0 = none */
+	uint64_t quota_leases;
+	uint64_t hugepage_size;   /* 0 = normal pages (fallback) */
+	uint32_t ttl_min_s;
+	uint32_t ttl_max_s;
+	uint32_t ttl_default_s;
+	int32_t numa_node;
+	uint32_t keys_mode;       /* enum rmp_keys_mode */
+	uint32_t reserved;
+};
+
+struct rmp_msg {
+	struct rmp_msg_hdr hdr;
+	union {
+		struct rmp_alloc_req alloc;
+		struct rmp_lease_desc lease;
+		struct rmp_renew_req renew;
+		struct rmp_renew_rep renew_rep;
+		struct rmp_free_req free;
+		struct rmp_attach_req attach;
+		struct rmp_stat_rep stat;
+	} u;
+};
+
+/*
+ * rmp_msg_payload_len -- the fixed payload size for (opcode, reply?, status).
+ * Error replies (status < 0) have no payload. Returns -EOPNOTSUPP for an
+ * unknown opcode.
+ */
+int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status);
+
+/*
+ * rmp_msg_encode -- write m into buf (cap bytes). The caller fills the
+ * header's opcode, flags, status and req_id; magic, version and payload_len
+ * are set by the encoder. Returns the encoded length, or -EMSGSIZE when cap
+ * is too small, -EOPNOTSUPP for an unknown opcode, -EINVAL for a status
+ * that is positive.
+ */
+int rmp_msg_encode(void *buf, size_t cap, const struct rmp_msg *m);
+
+/*
+ * rmp_msg_decode -- parse len bytes of buf into *m. Checks, in order:
+ *   len >= header               else -EBADMSG (m->hdr zeroed)
+ *   magic                       else -EBADMSG
+ *   header fields are then stored in m->hdr, so a caller can echo req_id
+ *   version == RMP_PROTO_VERSION else -EPROTONOSUPPORT
+ *   opcode known                else -EOPNOTSUPP
+ *   payload_len == len - header and == the opcode's fixed size else -EBADMSG
+ *   reserved fields zero, status <= 0, status == 0 on requests else -EBADMSG
+ * Returns 0 on success. Never reads past buf + len.
+ */
+int rmp_msg_decode(const void *buf, size_t len, struct rmp_msg *m);
+
+/* Human-readable opcode name ("ALLOC", ...) or "?". */
+const char *rmp_opcode_name(unsigned opcode);
+
+/*
+ * Connect private data (client -> server), 48 bytes; fits the 56 bytes that
+ * rdma_connect() allows on RC.
+ *   0 4 magic RMP_CONN_MAGIC | 4 1 proto_min | 5 1 proto_max | 6 2 flags
+ *   8 24 name (NUL padded, printable ASCII) | 32 16 credential (opaque)
+ */
+#define RMP_CONN_MAGIC 0x43504d52u /* "RMPC" */
+#define RMP_CONN_REQ_LEN 48
+#define RMP_NAME_MAX 24
+#define RMP_CRED_LEN 16
+
+struct rmp_conn_req {
+	uint8_t proto_min;
+	uint8_t proto_max;
+	uint16_t flags;
+	char name[RMP_NAME_MAX + 1]; /* NUL terminated after decode */
+	uint8_t cred[RMP_CRED_LEN];
+};
+
+/*
+ * Accept private data (server -> client), 16 bytes.
+ *   0 4 magic | 4 1 version chosen | 5 1 keys_mode | 6 2 reserved
+ *   8 4 credits (requests the client may have in flight) | 12 4 max_msg
+ */
+#define RMP_CONN_REP_LEN 16
+struct rmp_conn_rep {
+	uint8_t version;
+	uint8_t keys_mode;
+	uint32_t credits;
+	uint32_t max_msg;
+};
+
+/*
+ * Reject private data (server -> client), 8 bytes.
+ *   0 4 magic | 4 2 reason | 6 1 proto_min | 7 1 proto_max
+ */
+#define RMP_CONN_REJ_LEN 8
+enum rmp_reject_reason {
+	RMP_REJ_BAD_REQUEST = 1,  /* no, short or malformed private data */
+	RMP_REJ_PROTO = 2,        /* no common protocol version */
+	RMP_REJ_UNKNOWN_CLIENT = 3, /* name/credential not accepted */
+	RMP_REJ_FULL = 4,         /* connection limit reached */
+	RMP_REJ_DRAINING = 5,     /* server is draining */
+	RMP_REJ_INTERNAL = 6,     /* server could not set up the connection */
+};
+struct rmp_conn_rej {
+	uint16_t reason;
+	uint8_t proto_min;
+	uint8_t proto_max;
+};
+
+/*
+ * Connect data codecs. encode returns the byte count written (the fixed
+ * length) or -EMSGSIZE; decode returns 0, or -EBADMSG for a short buffer,
+ * a wrong magic or (conn_req) a name with non-printable bytes. Extra bytes
+ * after the fixed length are ignored (transports may pad private data).
+ */
+int rmp_conn_req_encode(void *buf, size_t cap, const struct rmp_conn_req *r);
+int rmp_conn_req_decode(const void *buf, size_t len, struct rmp_conn_req *r);
+int rmp_conn_rep_encode(void *buf, size_t cap, const struct rmp_conn_rep *r);
+int rmp_conn_rep_decode(const void *buf, size_t len, struct rmp_conn_rep *r);
+int rmp_conn_rej_encode(void *buf, size_t cap, const struct rmp_conn_rej *r);
+int rmp_conn_rej_decode(const void *buf, size_t len, struct rmp_conn_rej *r);
+
+/* Text for a reject reason ("server full", ...). */
+const char *rmp_reject_reason_str(unsigned reason);
+
+#endif /* RMP_PROTO_H */

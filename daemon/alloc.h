@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* alloc.h -- extent allocator for the pool, metadata kept outside the pool. */
+#ifndef RMP_ALLOC_H
+#define RMP_ALLOC_H
+
+#include <stdint.h>
+
+/*
+ * Hands out [offset, offset + length) extents of a pool of `size` bytes.
+ * All bookkeeping lives in ordinary heap memory, never inside the pool:
+ * clients write the pool with RDMA and must not be able to corrupt it.
+ * Lengths are rounded up to RMP_ALLOC_GRAIN. Every call costs O(1) in the
+ * number of live extents (see alloc.c for the structure).
+ */
+#define RMP_ALLOC_GRAIN 64u
+
+struct rmp_alloc;
+
+struct rmp_alloc_stats {
+	uint64_t size;          /* bytes managed */
+	uint64_t free_bytes;
+	/*
+	 * Length of a real free extent from the highest non-empty size
+	 * class, so a get of it (default alignment) succeeds. A lower bound:
+	 * the largest free extent is less than largest_free * 33 / 32, and
+	 * equal to it when below 32 grains or alone in its class.
+	 */
+	uint64_t largest_free;
+	uint64_t extents;       /* allocated extents */
+};
+
+/* size must be a multiple of RMP_ALLOC_GRAIN. NULL on ENOMEM/EINVAL. */
+struct rmp_alloc *rmp_alloc_new(uint64_t size);
+void rmp_alloc_free(struct rmp_alloc *a); /* accepts NULL */
+
+/*
+ * rmp_alloc_get -- reserve length bytes aligned to `align` (a power of two,
+ * 0 or anything <= GRAIN means GRAIN). On success stores the offset and the
+ * rounded length and returns 0. Errors: -EINVAL (length 0, bad align),
+ * -ENOSPC (no free extent large enough), -ENOMEM (metadata).
+ */
+int rmp_alloc_get(struct rmp_alloc *a, uint64_t length, uint64_t align,
+		  uint64_t *offset, uint64_t *rounded);
+
+/*
+ * rmp_alloc_put -- return an extent obtained from rmp_alloc_get (same
+ * offset). Returns 0, or -ENOENT when offset is not the start of an
+ * allocated extent (a bug in the caller; the allocator stays consistent).
+ */
+int rmp_alloc_put(struct rmp_alloc *a, uint64_t offset);
+
+void rmp_alloc_stats(const struct rmp_alloc *a, struct rmp_alloc_stats *st);
+
+/* Full consistency check for tests: 0 or -EFAULT with no side effect. */
+int rmp_alloc_check(const struct rmp_alloc *a);
+
+#endif /* RMP_ALLOC_H */

@@ -1,0 +1,1117 @@
+/* SPDX-License-Identifier: MIT */
+/* config.c -- rmpoold configuration: defaults, INI parsing, checks, dump. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <net/if.h>
+#include <stdarg.h>
+#include <string.h>
+#include <syslog.h>
+
+#define KIB UINT64_C(1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+#define TIB (GIB * 1024)
+
+#define MS_PER_S UINT64_C(1000)
+#define MS_PER_M (MS_PER_S * 60)
+#define MS_PER_H (MS_PER_M * 60)
+#define MS_PER_D (MS_PER_H * 24)
+
+/* The wire carries ttls as 32-bit seconds (common/proto.h). */
+#define TTL_MAX_MS (UINT64_C(0xffffffff) * MS_PER_S)
+
+/* How a value is written in the file. */
+enum key_syntax {
+	SY_ADDR,     /* numeric IP address */
+	SY_IBDEV,    /* RDMA device name or empty */
+	SY_PATH,     /* absolute path */
+	SY_GROUP,    /* group name or empty */
+	SY_HOSTPORT, /* ADDR:PORT, [V6]:PORT or empty */
+	SY_UINT,     /* decimal number */
+	SY_SIZE,     /* rmp_parse_size() */
+	SY_DURATION, /* rmp_parse_duration_ms() */
+	SY_NAMES,    /* one of key.names */
+	SY_NODE,     /* auto or a decimal number */
+};
+
+/* Where the value is stored in struct rmp_config. */
+enum key_store {
+	ST_STR,
+	ST_U16,
+	ST_U32,
+	ST_U64,
+	ST_INT,
+	ST_BOOL,
+	ST_HUGEPAGES,
+	ST_LEASE_KEYS,
+};
+
+/* Extra rules for numeric keys. */
+#define KF_POW2 0x1u     /* a power of two */
+#define KF_HUGEPAGE 0x2u /* 2M or 1G */
+
+struct name_val {
+	const char *name;
+	int val;
+};
+
+/* Log levels are syslog priorities, as sd-journal and syslog(3) take. */
+static const struct name_val log_levels[] = {
+	{ "error", LOG_ERR },
+	{ "warning", LOG_WARNING },
+	{ "notice", LOG_NOTICE },
+	{ "info", LOG_INFO },
+	{ "debug", LOG_DEBUG },
+	{ NULL, 0 },
+};
+
+static const struct name_val hugepages_modes[] = {
+	{ "required", RMP_HUGEPAGES_REQUIRED },
+	{ "preferred", RMP_HUGEPAGES_PREFERRED },
+	{ NULL, 0 },
+};
+
+static const struct name_val lease_keys_modes[] = {
+	{ "auto", RMP_LEASE_KEYS_AUTO },
+	{ "window", RMP_LEASE_KEYS_WINDOW },
+	{ "region", RMP_LEASE_KEYS_REGION },
+	{ "pool", RMP_LEASE_KEYS_POOL },
+	{ NULL, 0 },
+};
+
+/* The first spelling of each value is the one rmp_config_dump() prints. */
+static const struct name_val booleans[] = {
+	{ "yes", 1 }, { "no", 0 },  { "true", 1 }, { "false", 0 },
+	{ "on", 1 },  { "off", 0 }, { "1", 1 },    { "0", 0 },
+	{ NULL, 0 },
+};
+
+/* One configuration key: where it lives, how it is written, its bounds. */
+struct key {
+	const char *section;
+	const char *name;
+	const char *qname; /* "section.name", for messages */
+	enum key_syntax syntax;
+	enum key_store store;
+	size_t off;        /* offsetof(struct rmp_config, ...) */
+	size_t len;        /* ST_STR: buffer size */
+	int64_t min, max;  /* numeric range, in stored units */
+	unsigned int flags;
+	const struct name_val *names; /* SY_NAMES */
+};
+
+#define KEY(sec, nm, sy, st, field, mn, mx, fl, nv)                      \
+	{ sec, nm, sec "." nm, sy, st, offsetof(struct rmp_config, field), \
+	  sizeof(((struct rmp_config *)0)->field), mn, mx, fl, nv }
+
+#define SIZE_MAX_I ((int64_t)RMP_CONFIG_SIZE_MAX)
+
+/*
+ * Every key, in the order of conf/rmpoold.conf and of the dump. Numeric
+ * ranges are what the daemon can work with, not site policy.
+ */
+static const struct key keys[] = {
+	KEY("server", "listen", SY_ADDR, ST_STR, server.listen,
+	    0, 0, 0, NULL),
+	KEY("server", "port", SY_UINT, ST_U16, server.port,
+	    1, 65535, 0, NULL),
+	KEY("server", "device", SY_IBDEV, ST_STR, server.device,
+	    0, 0, 0, NULL),
+	/* one QP and its receive credits per client */
+	KEY("server", "max_clients", SY_UINT, ST_U32, server.max_clients,
+	    1, 65536, 0, NULL),
+	KEY("server", "credits", SY_UINT, ST_U32, server.credits,
+	    1, 1024, 0, NULL),
+	KEY("server", "admin_socket", SY_PATH, ST_STR, server.admin_socket,
+	    0, 0, 0, NULL),
+	KEY("server", "admin_group", SY_GROUP, ST_STR, server.admin_group,
+	    0, 0, 0, NULL),
+	KEY("server", "metrics_listen", SY_HOSTPORT, ST_STR,
+	    server.metrics_listen, 0, 0, 0, NULL),
+	KEY("server", "log_level", SY_NAMES, ST_INT, server.log_level,
+	    0, 0, 0, log_levels),
+	KEY("pool", "size", SY_SIZE, ST_U64, pool.size,
+	    1, SIZE_MAX_I, 0, NULL),
+	KEY("pool", "hugepage_size", SY_SIZE, ST_U64, pool.hugepage_size,
+	    0, SIZE_MAX_I, KF_HUGEPAGE, NULL),
+	KEY("pool", "hugepages", SY_NAMES, ST_HUGEPAGES, pool.hugepages,
+	    0, 0, 0, hugepages_modes),
+	KEY("pool", "numa_node", SY_NODE, ST_INT, pool.numa_node,
+	    0, INT_MAX, 0, NULL),
+	KEY("pool", "lock", SY_NAMES, ST_BOOL, pool.lock,
+	    0, 0, 0, booleans),
+	KEY("lease", "lease_keys", SY_NAMES, ST_LEASE_KEYS, lease.lease_keys,
+	    0, 0, 0, lease_keys_modes),
+	KEY("lease", "ttl_default", SY_DURATION, ST_U64, lease.ttl_default_ms,
+	    1, (int64_t)TTL_MAX_MS, 0, NULL),
+	KEY("lease", "ttl_min", SY_DURATION, ST_U64, lease.ttl_min_ms,
+	    1, (int64_t)TTL_MAX_MS, 0, NULL),
+	KEY("lease", "ttl_max", SY_DURATION, ST_U64, lease.ttl_max_ms,
+	    1, (int64_t)TTL_MAX_MS, 0, NULL),
+	/* a tick is how late a revocation may be: more than 1h is a typo */
+	KEY("lease", "expiry_tick", SY_DURATION, ST_U64, lease.expiry_tick_ms,
+	    1, (int64_t)MS_PER_H, 0, NULL),
+	KEY("lease", "alignment", SY_SIZE, ST_U64, lease.alignment,
+	    64, SIZE_MAX_I, KF_POW2, NULL),
+	KEY("lease", "max_lease", SY_SIZE, ST_U64, lease.max_lease,
+	    0, SIZE_MAX_I, 0, NULL),
+	KEY("quota", "bytes_per_client", SY_SIZE, ST_U64,
+	    quota.bytes_per_client, 0, SIZE_MAX_I, 0, NULL),
+	KEY("quota", "leases_per_client", SY_UINT, ST_U64,
+	    quota.leases_per_client, 0, UINT32_MAX, 0, NULL),
+};
+
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const sections[] = { "server", "pool", "lease", "quota" };
+
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+void rmp_config_defaults(struct rmp_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	strcpy(c->server.listen, "0.0.0.0");
+	c->server.port = 7471;
+	c->server.max_clients = 64;
+	c->server.credits = 16;
+	strcpy(c->server.admin_socket, "/run/rmpool/admin.sock");
+	strcpy(c->server.metrics_listen, "127.0.0.1:9471");
+	c->server.log_level = LOG_INFO;
+
+	c->pool.size = GIB;
+	c->pool.hugepage_size = 2 * MIB;
+	c->pool.hugepages = RMP_HUGEPAGES_REQUIRED;
+	c->pool.numa_node = -1;
+	c->pool.lock = true;
+
+	c->lease.lease_keys = RMP_LEASE_KEYS_AUTO;
+	c->lease.ttl_default_ms = 60 * MS_PER_S;
+	c->lease.ttl_min_ms = MS_PER_S;
+	c->lease.ttl_max_ms = MS_PER_D;
+	c->lease.expiry_tick_ms = 100;
+	c->lease.alignment = 64;
+	c->lease.max_lease = 0;
+
+	c->quota.bytes_per_client = 0;
+	c->quota.leases_per_client = 0;
+}
+
+/*
+ * parse_digits -- the decimal digits at the start of s. Sets *end past
+ * them, and *out unless they overflow. Returns 0, -EINVAL (no digit) or
+ * -ERANGE (more than 64 bits).
+ */
+static int parse_digits(const char *s, uint64_t *out, const char **end)
+{
+	uint64_t v = 0;
+	int ret = 0;
+
+	*end = s;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*s); s++) {
+		unsigned int d = (unsigned int)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			ret = -ERANGE;
+		v = v * 10 + d;
+	}
+	*end = s;
+	if (!ret)
+		*out = v;
+	return ret;
+}
+
+/* mul_checked -- *v *= m, or -ERANGE when the product exceeds 64 bits. */
+static int mul_checked(uint64_t *v, uint64_t m)
+{
+	if (m && *v > UINT64_MAX / m)
+		return -ERANGE;
+	*v *= m;
+	return 0;
+}
+
+int rmp_parse_size(const char *s, uint64_t *out)
+{
+	static const char suffixes[] = "KMGT";
+	uint64_t v = 0, mult = 1;
+	const char *end, *sfx;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = parse_digits(s, &v, &end);
+	if (ret == -EINVAL)
+		return ret;
+	/* Syntax errors win over overflow: "99999999999999999999X" is EINVAL */
+	if (*end) {
+		sfx = strchr(suffixes, toupper((unsigned char)*end));
+		if (!sfx || end[1])
+			return -EINVAL;
+		mult = KIB << (10 * (sfx - suffixes));
+	}
+	if (ret)
+		return ret;
+	ret = mul_checked(&v, mult);
+	if (ret)
+		return ret;
+	*out = v;
+	return 0;
+}
+
+int rmp_parse_duration_ms(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t ms;
+	} units[] = {
+		{ "", MS_PER_S }, { "ms", 1 },        { "s", MS_PER_S },
+		{ "m", MS_PER_M }, { "h", MS_PER_H }, { "d", MS_PER_D },
+	};
+	uint64_t v = 0;
+	const char *end;
+	size_t i;
+	int ret;
+
+	if (!s)
+		return -EINVAL;
+	ret = parse_digits(s, &v, &end);
+	if (ret == -EINVAL)
+		return ret;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].suffix))
+			break;
+	if (i == sizeof(units) / sizeof(units[0]))
+		return -EINVAL;
+	if (ret)
+		return ret;
+	ret = mul_checked(&v, units[i].ms);
+	if (ret)
+		return ret;
+	*out = v;
+	return 0;
+}
+
+/* valid_addr -- numeric IPv4, IPv6, or IPv6 with a %scope of an ifname. */
+static bool valid_addr(const char *s)
+{
+	char buf[INET6_ADDRSTRLEN];
+	unsigned char bin[sizeof(struct in6_addr)];
+	const char *pct = strchr(s, '%');
+	size_t n = pct ? (size_t)(pct - s) : strlen(s);
+
+	if (inet_pton(AF_INET, s, bin) == 1)
+		return true;
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET6, buf, bin) != 1)
+		return false;
+	if (pct && (!pct[1] || strlen(pct + 1) >= IF_NAMESIZE ||
+		    strchr(pct + 1, '/')))
+		return false;
+	return true;
+}
+
+int rmp_parse_hostport(const char *s, char *host, size_t hostlen,
+		       uint16_t *port)
+{
+	char addr[RMP_CONFIG_ADDR_LEN];
+	const char *colon, *a;
+	size_t alen;
+	uint64_t p = 0;
+	const char *end;
+
+	if (!s)
+		return -EINVAL;
+	if (*s == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':')
+			return -EINVAL;
+		a = s + 1;
+		alen = (size_t)(rb - a);
+		colon = rb + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -EINVAL;
+		a = s;
+		alen = (size_t)(colon - s);
+	}
+	if (!alen || alen >= sizeof(addr))
+		return -EINVAL;
+	memcpy(addr, a, alen);
+	addr[alen] = '\0';
+	/* Without brackets only IPv4 is unambiguous. */
+	if (*s == '[' ? (!strchr(addr, ':') || !valid_addr(addr)) :
+			(strchr(addr, ':') || !valid_addr(addr)))
+		return -EINVAL;
+	if (parse_digits(colon + 1, &p, &end) || *end || p < 1 || p > 65535)
+		return -EINVAL;
+	if (host && alen >= hostlen)
+		return -ENOSPC;
+	if (host)
+		memcpy(host, addr, alen + 1);
+	if (port)
+		*port = (uint16_t)p;
+	return 0;
+}
+
+char *rmp_format_size(uint64_t bytes, char *buf, size_t buflen)
+{
+	static const struct {
+		char suffix;
+		uint64_t mult;
+	} units[] = { { 'T', TIB }, { 'G', GIB }, { 'M', MIB }, { 'K', KIB } };
+	size_t i;
+
+	if (!buflen)
+		return buf;
+	for (i = 0; bytes && i < sizeof(units) / sizeof(units[0]); i++) {
+		if (bytes % units[i].mult == 0) {
+			snprintf(buf, buflen, "%" PRIu64 "%c",
+				 bytes / units[i].mult, units[i].suffix);
+			return buf;
+		}
+	}
+	snprintf(buf, buflen, "%" PRIu64, bytes);
+	return buf;
+}
+
+char *rmp_format_duration_ms(uint64_t ms, char *buf, size_t buflen)
+{
+	static const struct {
+		const char *suffix;
+		uint64_t mult;
+	} units[] = {
+		{ "d", MS_PER_D }, { "h", MS_PER_H }, { "m", MS_PER_M },
+		{ "s", MS_PER_S },
+	};
+	size_t i;
+
+	if (!buflen)
+		return buf;
+	for (i = 0; ms && i < sizeof(units) / sizeof(units[0]); i++) {
+		if (ms % units[i].mult == 0) {
+			snprintf(buf, buflen, "%" PRIu64 "%s",
+				 ms / units[i].mult, units[i].suffix);
+			return buf;
+		}
+	}
+	snprintf(buf, buflen, "%" PRIu64 "ms", ms);
+	return buf;
+}
+
+/* field -- address of k's value in c. */
+static void *field(const struct key *k, struct rmp_config *c)
+{
+	return (char *)c + k->off;
+}
+
+/* cfield -- field() for a const configuration. */
+static const void *cfield(const struct key *k, const struct rmp_config *c)
+{
+	return (const char *)c + k->off;
+}
+
+/* get_num -- the numeric value of a non-string key. */
+static int64_t get_num(const struct key *k, const struct rmp_config *c)
+{
+	const void *p = cfield(k, c);
+
+	switch (k->store) {
+	case ST_U16:
+		return *(const uint16_t *)p;
+	case ST_U32:
+		return *(const uint32_t *)p;
+	case ST_U64:
+		return (int64_t)*(const uint64_t *)p;
+	case ST_INT:
+		return *(const int *)p;
+	case ST_BOOL:
+		return *(const bool *)p;
+	case ST_HUGEPAGES:
+		return *(const enum rmp_hugepages_mode *)p;
+	case ST_LEASE_KEYS:
+		return *(const enum rmp_lease_keys *)p;
+	case ST_STR:
+		break;
+	}
+	return 0;
+}
+
+/* set_num -- store v (already range-checked) into a non-string key. */
+static void set_num(const struct key *k, struct rmp_config *c, int64_t v)
+{
+	void *p = field(k, c);
+
+	switch (k->store) {
+	case ST_U16:
+		*(uint16_t *)p = (uint16_t)v;
+		break;
+	case ST_U32:
+		*(uint32_t *)p = (uint32_t)v;
+		break;
+	case ST_U64:
+		*(uint64_t *)p = (uint64_t)v;
+		break;
+	case ST_INT:
+		*(int *)p = (int)v;
+		break;
+	case ST_BOOL:
+		*(bool *)p = v != 0;
+		break;
+	case ST_HUGEPAGES:
+		*(enum rmp_hugepages_mode *)p = (enum rmp_hugepages_mode)v;
+		break;
+	case ST_LEASE_KEYS:
+		*(enum rmp_lease_keys *)p = (enum rmp_lease_keys)v;
+		break;
+	case ST_STR:
+		break;
+	}
+}
+
+/*
+ * quote -- v in double quotes for a message, control and non-ASCII bytes
+ * escaped (values end up in logs and terminals), cut after 48 bytes.
+ */
+static const char *quote(const char *v, char *buf, size_t buflen)
+{
+	size_t o = 0, i;
+
+	buf[o++] = '"';
+	for (i = 0; v[i] && o + 8 < buflen; i++) {
+		unsigned char ch = (unsigned char)v[i];
+
+		if (i == 48) {
+			o += (size_t)snprintf(buf + o, buflen - o, "...");
+			break;
+		}
+		if (ch < 0x20 || ch >= 0x7f || ch == '"' || ch == '\\')
+			o += (size_t)snprintf(buf + o, buflen - o, "\\x%02x",
+					      ch);
+		else
+			buf[o++] = (char)ch;
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+	return buf;
+}
+
+#define QUOTE_LEN 256
+
+/* format_num -- v of key k as it would be written in the file. */
+static const char *format_num(const struct key *k, int64_t v, char *buf,
+			      size_t buflen)
+{
+	if (k->syntax == SY_SIZE)
+		return rmp_format_size((uint64_t)v, buf, buflen);
+	if (k->syntax == SY_DURATION)
+		return rmp_format_duration_ms((uint64_t)v, buf, buflen);
+	snprintf(buf, buflen, "%" PRId64, v);
+	return buf;
+}
+
+/*
+ * valid_ibdev -- an RDMA device name as drivers make them (mlx5_0, rxe0,
+ * rocep1s0f0, bnxt_re0): letters, digits, "_.:-"; not "." or "..". The
+ * name goes into sysfs paths, and ';' or '#' would not survive the dump.
+ */
+static bool valid_ibdev(const char *s)
+{
+	if (!strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.:-", *s))
+			return false;
+	return true;
+}
+
+/* valid_path -- absolute, no control characters. */
+static bool valid_path(const char *s)
+{
+	if (*s != '/')
+		return false;
+	for (; *s; s++)
+		if (iscntrl((unsigned char)*s))
+			return false;
+	return true;
+}
+
+/* valid_group -- the portable user/group name set, no leading '-'. */
+static bool valid_group(const char *s)
+{
+	if (*s == '-')
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("_.-", *s))
+			return false;
+	return true;
+}
+
+/*
+ * parse_value -- check and store value for key k into c. On failure
+ * writes "section.key: why" into msg and returns -EINVAL.
+ */
+static int parse_value(const struct key *k, struct rmp_config *c,
+		       const char *value, char *msg, size_t msglen)
+{
+	char q[QUOTE_LEN], lo[32], hi[32];
+	const char *what = NULL, *end;
+	uint64_t u = 0;
+	int64_t v;
+	size_t i;
+	int ret;
+
+	quote(value, q, sizeof(q));
+
+	if (k->store == ST_STR) {
+		bool ok = true;
+
+		if (strlen(value) >= k->len) {
+			snprintf(msg, msglen,
+				 "%s: value is too long (at most %zu characters)",
+				 k->qname, k->len - 1);
+			return -EINVAL;
+		}
+		switch (k->syntax) {
+		case SY_ADDR:
+			ok = valid_addr(value);
+			what = "is not a numeric IPv4 or IPv6 address";
+			break;
+		case SY_IBDEV:
+			ok = valid_ibdev(value);
+			what = "is not an RDMA device name";
+			break;
+		case SY_PATH:
+			ok = valid_path(value);
+			what = "is not an absolute path";
+			break;
+		case SY_GROUP:
+			ok = valid_group(value);
+			what = "is not a group name";
+			break;
+		case SY_HOSTPORT:
+			ok = !*value ||
+			     !rmp_parse_hostport(value, NULL, 0, NULL);
+			what = "is not ADDR:PORT or [V6ADDR]:PORT (or empty)";
+			break;
+		default:
+			ok = false;
+			what = "has no parser (bug)";
+			break;
+		}
+		if (!ok) {
+			snprintf(msg, msglen, "%s: %s %s", k->qname, q, what);
+			return -EINVAL;
+		}
+		strcpy((char *)field(k, c), value);
+		return 0;
+	}
+
+	switch (k->syntax) {
+	case SY_NAMES:
+		for (i = 0; k->names[i].name; i++)
+			if (!strcmp(value, k->names[i].name))
+				break;
+		if (!k->names[i].name) {
+			size_t o;
+
+			if (k->names == booleans) {
+				snprintf(msg, msglen,
+					 "%s: %s is not a boolean (use yes or no)",
+					 k->qname, q);
+				return -EINVAL;
+			}
+			o = (size_t)snprintf(msg, msglen,
+					     "%s: %s is not one of ", k->qname,
+					     q);
+			for (i = 0; k->names[i].name && o < msglen; i++)
+				o += (size_t)snprintf(msg + o, msglen - o,
+						      "%s%s", i ? ", " : "",
+						      k->names[i].name);
+			return -EINVAL;
+		}
+		set_num(k, c, k->names[i].val);
+		return 0;
+	case SY_NODE:
+		if (!strcmp(value, "auto")) {
+			set_num(k, c, -1);
+			return 0;
+		}
+		ret = parse_digits(value, &u, &end);
+		if (ret || *end) {
+			snprintf(msg, msglen,
+				 "%s: %s is not a NUMA node (use auto or a number >= 0)",
+				 k->qname, q);
+			return -EINVAL;
+		}
+		break;
+	case SY_UINT:
+		ret = parse_digits(value, &u, &end);
+		if (ret == -EINVAL || *end) {
+			snprintf(msg, msglen, "%s: %s is not a number",
+				 k->qname, q);
+			return -EINVAL;
+		}
+		if (ret)
+			u = UINT64_MAX; /* overflow: reported as out of range */
+		break;
+	case SY_SIZE:
+		ret = rmp_parse_size(value, &u);
+		if (ret == -EINVAL) {
+			snprintf(msg, msglen,
+				 "%s: %s is not a size (use e.g. 512M, 4G)",
+				 k->qname, q);
+			return -EINVAL;
+		}
+		if (ret)
+			u = UINT64_MAX;
+		break;
+	case SY_DURATION:
+		ret = rmp_parse_duration_ms(value, &u);
+		if (ret == -EINVAL) {
+			snprintf(msg, msglen,
+				 "%s: %s is not a duration (use e.g. 500ms, 30s, 5m, 1h, 1d)",
+				 k->qname, q);
+			return -EINVAL;
+		}
+		if (ret)
+			u = UINT64_MAX;
+		break;
+	default:
+		snprintf(msg, msglen, "%s: has no parser (bug)", k->qname);
+		return -EINVAL;
+	}
+
+	if (k->flags & KF_HUGEPAGE) {
+		if (u != 2 * MIB && u != GIB) {
+			snprintf(msg, msglen,
+				 "%s: %s is not a supported hugepage size (2M or 1G)",
+				 k->qname, q);
+			return -EINVAL;
+		}
+	}
+	if (u > (uint64_t)k->max || (int64_t)u < k->min) {
+		snprintf(msg, msglen, "%s: %s is out of range (%s..%s)",
+			 k->qname, q, format_num(k, k->min, lo, sizeof(lo)),
+			 format_num(k, k->max, hi, sizeof(hi)));
+		return -EINVAL;
+	}
+	if ((k->flags & KF_POW2) && (u & (u - 1))) {
+		snprintf(msg, msglen, "%s: %s is not a power of two",
+			 k->qname, q);
+		return -EINVAL;
+	}
+	v = (int64_t)u;
+	set_num(k, c, v);
+	return 0;
+}
+
+/* State of one load: the configuration being built and the text source. */
+struct parse {
+	struct rmp_config cfg;
+	const char *name;        /* FILE in messages */
+	char *err;
+	size_t errlen;
+	unsigned int line;       /* line the reader returned last */
+	unsigned int err_line;   /* line of the first error, 0 = none */
+	unsigned int seen[NKEYS]; /* line that set each key, 0 = not yet */
+	FILE *file;              /* source: a file ... */
+	const char *text;        /* ... or a string */
+	int read_errno;
+};
+
+/* fail -- record "FILE:LINE: ..." unless an earlier error is recorded. */
+static void fail(struct parse *p, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fail(struct parse *p, const char *fmt, ...)
+{
+	va_list ap;
+	int o;
+
+	if (p->err_line)
+		return;
+	p->err_line = p->line;
+	if (!p->err || !p->errlen)
+		return;
+	o = snprintf(p->err, p->errlen, "%s:%u: ", p->name, p->line);
+	if (o < 0 || (size_t)o >= p->errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(p->err + o, p->errlen - (size_t)o, fmt, ap);
+	va_end(ap);
+}
+
+/* next_char -- the next byte of the source, or EOF at its end/on error. */
+static int next_char(struct parse *p)
+{
+	int ch;
+
+	if (p->text)
+		return *p->text ? (unsigned char)*p->text++ : EOF;
+	ch = getc(p->file);
+	if (ch == EOF && ferror(p->file))
+		p->read_errno = errno ? errno : EIO;
+	return ch;
+}
+
+/* known_section -- s is one of the four sections. */
+static bool known_section(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < NSECTIONS; i++)
+		if (!strcmp(s, sections[i]))
+			return true;
+	return false;
+}
+
+/*
+ * check_section -- validate a "[name]" line in buf and rewrite it as
+ * exactly "[name]\n" so inih sees the trimmed name. 0 or -EINVAL (with the
+ * error recorded).
+ */
+static int check_section(struct parse *p, char *buf)
+{
+	char q[QUOTE_LEN];
+	char *name = buf + 1, *rb = strchr(buf, ']'), *e, *rest;
+
+	if (!rb) {
+		fail(p, "section header lacks ']'");
+		return -EINVAL;
+	}
+	for (rest = rb + 1; isspace((unsigned char)*rest); rest++)
+		;
+	if (*rest && *rest != ';' && *rest != '#') {
+		fail(p, "unexpected text after ']'");
+		return -EINVAL;
+	}
+	*rb = '\0';
+	while (isspace((unsigned char)*name))
+		name++;
+	for (e = rb; e > name && isspace((unsigned char)e[-1]); e--)
+		;
+	*e = '\0';
+	if (!known_section(name)) {
+		fail(p, "unknown section %s (expected server, pool, lease or quota)",
+		     quote(name, q, sizeof(q)));
+		return -EINVAL;
+	}
+	memmove(buf + 1, name, (size_t)(e - name));
+	buf[1 + (e - name)] = ']';
+	buf[2 + (e - name)] = '\n';
+	buf[3 + (e - name)] = '\0';
+	return 0;
+}
+
+/*
+ * reader -- the ini_reader: one physical line per call, so inih's line
+ * numbers are ours. It rejects over-long lines and NUL bytes rather than
+ * letting inih split or cut them, drops a UTF-8 BOM and leading
+ * whitespace (no continuation lines), checks section headers (inih never
+ * reports an empty unknown section) and stops at the first error.
+ */
+static char *reader(char *buf, int num, void *stream)
+{
+	struct parse *p = stream;
+	size_t n = 0, skip = 0, cap;
+	bool too_long = false, nul = false;
+	int ch;
+
+	if (p->err_line || p->read_errno || num < 4)
+		return NULL;
+	cap = (size_t)num - 2; /* room for '\n' and NUL */
+	ch = next_char(p);
+	if (ch == EOF)
+		return NULL;
+	p->line++;
+	for (; ch != EOF && ch != '\n'; ch = next_char(p)) {
+		if (ch == '\0')
+			nul = true;
+		else if (n < cap)
+			buf[n++] = (char)ch;
+		else
+			too_long = true;
+	}
+	if (p->read_errno)
+		return NULL;
+	buf[n] = '\0';
+	if (nul) {
+		fail(p, "line contains a NUL byte");
+		return NULL;
+	}
+	if (too_long) {
+		fail(p, "line is too long (at most %zu characters)", cap);
+		return NULL;
+	}
+	if (p->line == 1 && !strncmp(buf, "\xef\xbb\xbf", 3))
+		skip = 3;
+	while (isspace((unsigned char)buf[skip]))
+		skip++;
+	n -= skip;
+	memmove(buf, buf + skip, n + 1);
+	if (buf[0] == '[' && check_section(p, buf))
+		return NULL;
+	if (buf[0] != '[') {
+		buf[n] = '\n';
+		buf[n + 1] = '\0';
+	}
+	return buf;
+}
+
+/* handler -- the ini_handler: one "key = value" in a known section. */
+static int handler(void *user, const char *section, const char *name,
+		   const char *value)
+{
+	struct parse *p = user;
+	char msg[512], q[QUOTE_LEN];
+	size_t i;
+
+	if (p->err_line)
+		return 0;
+	if (!*section) {
+		fail(p, "key %s is outside of any section",
+		     quote(name, q, sizeof(q)));
+		return 0;
+	}
+	for (i = 0; i < NKEYS; i++)
+		if (!strcmp(section, keys[i].section) &&
+		    !strcmp(name, keys[i].name))
+			break;
+	if (i == NKEYS) {
+		fail(p, "unknown key %s in section [%s]",
+		     quote(name, q, sizeof(q)), section);
+		return 0;
+	}
+	if (p->seen[i]) {
+		fail(p, "%s: duplicate key (first set on line %u)",
+		     keys[i].qname, p->seen[i]);
+		return 0;
+	}
+	if (parse_value(&keys[i], &p->cfg, value, msg, sizeof(msg))) {
+		fail(p, "%s", msg);
+		return 0;
+	}
+	p->seen[i] = p->line;
+	return 1;
+}
+
+/* set_err -- write a message into err when there is room for one. */
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* load -- run inih over p's source and publish p->cfg into c on success. */
+static int load(struct rmp_config *c, struct parse *p)
+{
+	char ebuf[128];
+	int ret;
+
+	rmp_config_defaults(&p->cfg);
+	ret = ini_parse_stream(reader, p, handler, p);
+	if (p->read_errno) {
+		set_err(p->err, p->errlen, "%s: read error: %s", p->name,
+			strerror_r(p->read_errno, ebuf, sizeof(ebuf)));
+		return -p->read_errno;
+	}
+	if (ret < 0) {
+		/* inih could not allocate its line buffer */
+		set_err(p->err, p->errlen, "%s: out of memory", p->name);
+		return -ENOMEM;
+	}
+	if (ret > 0 && (!p->err_line || (unsigned int)ret < p->err_line)) {
+		set_err(p->err, p->errlen,
+			"%s:%d: expected \"key = value\", \"[section]\" or a comment",
+			p->name, ret);
+		return -EINVAL;
+	}
+	if (p->err_line)
+		return -EINVAL;
+	ret = rmp_config_check(&p->cfg, p->name, p->err, p->errlen);
+	if (ret)
+		return ret;
+	*c = p->cfg;
+	set_err(p->err, p->errlen, "%s", "");
+	return 0;
+}
+
+int rmp_config_load_string(struct rmp_config *c, const char *text,
+			   const char *name, char *err, size_t errlen)
+{
+	struct parse p;
+
+	memset(&p, 0, sizeof(p));
+	p.name = name ? name : "<string>";
+	p.err = err;
+	p.errlen = errlen;
+	p.text = text ? text : "";
+	return load(c, &p);
+}
+
+int rmp_config_load_file(struct rmp_config *c, const char *path, char *err,
+			 size_t errlen)
+{
+	struct parse p;
+	char ebuf[128];
+	int ret;
+
+	memset(&p, 0, sizeof(p));
+	p.name = path;
+	p.err = err;
+	p.errlen = errlen;
+	p.file = fopen(path, "re");
+	if (!p.file) {
+		ret = -errno;
+		set_err(err, errlen, "%s: cannot open: %s", path,
+			strerror_r(-ret, ebuf, sizeof(ebuf)));
+		return ret;
+	}
+	ret = load(c, &p);
+	fclose(p.file);
+	return ret;
+}
+
+int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
+		     size_t errlen)
+{
+	const char *pre = name ? name : "", *sep = name ? ": " : "";
+	char a[32], b[32];
+
+	if (c->pool.hugepage_size != 2 * MIB && c->pool.hugepage_size != GIB) {
+		set_err(err, errlen, "%s%spool.hugepage_size must be 2M or 1G",
+			pre, sep);
+		return -EINVAL;
+	}
+	if (!c->pool.size) {
+		set_err(err, errlen, "%s%spool.size must not be 0", pre, sep);
+		return -EINVAL;
+	}
+	if (c->pool.size % c->pool.hugepage_size) {
+		set_err(err, errlen,
+			"%s%spool.size (%s) is not a multiple of pool.hugepage_size (%s)",
+			pre, sep, rmp_format_size(c->pool.size, a, sizeof(a)),
+			rmp_format_size(c->pool.hugepage_size, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (c->lease.ttl_default_ms < c->lease.ttl_min_ms) {
+		set_err(err, errlen,
+			"%s%slease.ttl_default (%s) is less than lease.ttl_min (%s)",
+			pre, sep,
+			rmp_format_duration_ms(c->lease.ttl_default_ms, a,
+					       sizeof(a)),
+			rmp_format_duration_ms(c->lease.ttl_min_ms, b,
+					       sizeof(b)));
+		return -EINVAL;
+	}
+	if (c->lease.ttl_default_ms > c->lease.ttl_max_ms) {
+		set_err(err, errlen,
+			"%s%slease.ttl_default (%s) is more than lease.ttl_max (%s)",
+			pre, sep,
+			rmp_format_duration_ms(c->lease.ttl_default_ms, a,
+					       sizeof(a)),
+			rmp_format_duration_ms(c->lease.ttl_max_ms, b,
+					       sizeof(b)));
+		return -EINVAL;
+	}
+	if (c->lease.max_lease > c->pool.size) {
+		set_err(err, errlen,
+			"%s%slease.max_lease (%s) is larger than pool.size (%s)",
+			pre, sep,
+			rmp_format_size(c->lease.max_lease, a, sizeof(a)),
+			rmp_format_size(c->pool.size, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (c->lease.alignment > c->pool.size) {
+		set_err(err, errlen,
+			"%s%slease.alignment (%s) is larger than pool.size (%s)",
+			pre, sep,
+			rmp_format_size(c->lease.alignment, a, sizeof(a)),
+			rmp_format_size(c->pool.size, b, sizeof(b)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* name_of -- the printed spelling of v in a name table. */
+static const char *name_of(const struct name_val *names, int v)
+{
+	size_t i;
+
+	for (i = 0; names[i].name; i++)
+		if (names[i].val == v)
+			return names[i].name;
+	return "?";
+}
+
+int rmp_config_dump(const struct rmp_config *c, FILE *f)
+{
+	const char *section = NULL;
+	char buf[32];
+	size_t i;
+
+	fprintf(f, "# rmpoold effective configuration\n");
+	for (i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+		const char *v;
+		int64_t n;
+
+		if (!section || strcmp(section, k->section)) {
+			section = k->section;
+			fprintf(f, "\n[%s]\n", section);
+		}
+		if (k->store == ST_STR) {
+			v = cfield(k, c);
+		} else {
+			n = get_num(k, c);
+			if (k->syntax == SY_NAMES)
+				v = name_of(k->names, (int)n);
+			else if (k->syntax == SY_NODE && n < 0)
+				v = "auto";
+			else
+				v = format_num(k, n, buf, sizeof(buf));
+		}
+		/* "key =" for an empty value: no trailing blank */
+		fprintf(f, "%s =%s%s\n", k->name, *v ? " " : "", v);
+	}
+	fflush(f);
+	return ferror(f) ? -EIO : 0;
+}
+
+const char *rmp_config_diff(const struct rmp_config *a,
+			    const struct rmp_config *b)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++) {
+		const struct key *k = &keys[i];
+
+		if (k->store == ST_STR) {
+			if (strcmp(cfield(k, a), cfield(k, b)))
+				return k->qname;
+		} else if (get_num(k, a) != get_num(k, b)) {
+			return k->qname;
+		}
+	}
+	return NULL;
+}

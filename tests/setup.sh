@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# setup.sh -- install what rmpool needs on Debian 12 and build it.
+#
+# Usage: tests/setup.sh [BUILD_DIR [MESON_SETUP_ARGS...]]
+# Installs the missing packages (apt-get; sudo when not root), configures
+# BUILD_DIR (default: build) with meson if needed, and builds it.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+shift || true
+case $build in /*) ;; *) build=$top/$build ;; esac
+
+packages=(
+	# build
+	build-essential meson ninja-build pkg-config clang llvm
+	libibverbs-dev librdmacm-dev libnuma-dev libevent-dev libinih-dev
+	libsystemd-dev
+	# RDMA user space and the baselines
+	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
+	iproute2 numactl
+	# the Soft-RoCE VM
+	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
+)
+
+install_missing() {
+	local missing=() p sudo=
+	for p in "${packages[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	echo "setup: installing ${missing[*]}"
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}" >/dev/null
+}
+
+install_missing
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$build" "$top" "$@"
+fi
+ninja -C "$build"

@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: MIT */
+/* test_alloc.c -- unit tests of the TLSF pool extent allocator. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "check.h"
+
+#define KiB (1024ull)
+#define MiB (1024ull * KiB)
+#define GRAIN ((uint64_t)RMP_ALLOC_GRAIN)
+
+/* xorshift64*: small, fast and reproducible across libcs. */
+static uint64_t rng_state = 0x2545f4914f6cdd1dull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t rng_range(uint64_t lo, uint64_t hi)
+{
+	return lo + rng() % (hi - lo + 1);
+}
+
+static uint64_t round_grain(uint64_t len)
+{
+	return (len + GRAIN - 1) / GRAIN * GRAIN;
+}
+
+static struct rmp_alloc_stats stats(const struct rmp_alloc *a)
+{
+	struct rmp_alloc_stats st;
+
+	rmp_alloc_stats(a, &st);
+	return st;
+}
+
+/* Whether the pool is one free extent again: stats and a full-size get. */
+static bool is_one_free_extent(struct rmp_alloc *a)
+{
+	struct rmp_alloc_stats st = stats(a);
+	uint64_t off = 1, len = 0;
+
+	if (st.free_bytes != st.size || st.extents ||
+	    st.largest_free != st.size)
+		return false;
+	if (rmp_alloc_get(a, st.size, 0, &off, &len) || off || len != st.size)
+		return false;
+	return rmp_alloc_put(a, off) == 0;
+}
+
+static void test_new(void)
+{
+	struct rmp_alloc *a;
+	struct rmp_alloc_stats st;
+
+	CHECK(rmp_alloc_new(0) == NULL);
+	CHECK(rmp_alloc_new(100) == NULL);
+	CHECK(rmp_alloc_new(GRAIN + 1) == NULL);
+	rmp_alloc_free(NULL);
+
+	a = rmp_alloc_new(GRAIN);
+	CHECK(a != NULL);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	rmp_alloc_free(a);
+
+	a = rmp_alloc_new(64 * MiB);
+	CHECK(a != NULL);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	st = stats(a);
+	CHECK_EQ(st.size, 64 * MiB);
+	CHECK_EQ(st.free_bytes, 64 * MiB);
+	CHECK_EQ(st.largest_free, 64 * MiB);
+	CHECK_EQ(st.extents, 0);
+	rmp_alloc_free(a);
+}
+
+static void test_args_and_rounding(void)
+{
+	struct rmp_alloc *a = rmp_alloc_new(1 * MiB);
+	uint64_t off, len, offs[8];
+	static const struct {
+		uint64_t in, out;
+	} r[] = {
+		{ 1, 64 }, { 63, 64 }, { 64, 64 }, { 65, 128 },
+		{ 1000, 1024 }, { 4096, 4096 }, { 4097, 4160 },
+	};
+	size_t i;
+
+	CHECK_EQ(rmp_alloc_get(a, 0, 0, &off, &len), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, 64, 192, &off, &len), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, 64, 4097, &off, &len), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(NULL, 64, 0, &off, &len), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, UINT64_MAX, 0, &off, &len), -ENOSPC);
+	CHECK_EQ(rmp_alloc_get(a, 1 * MiB + 1, 0, &off, &len), -ENOSPC);
+
+	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		len = 0;
+		CHECK_EQ(rmp_alloc_get(a, r[i].in, 0, &offs[i], &len), 0);
+		CHECK_EQ(len, r[i].out);
+		CHECK_EQ(offs[i] % GRAIN, 0);
+	}
+	/* Any align <= GRAIN, even not a power of two, means GRAIN. */
+	CHECK_EQ(rmp_alloc_get(a, 10, 3, &offs[i], &len), 0);
+	CHECK_EQ(len, 64);
+	CHECK_EQ(stats(a).extents, i + 1);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	for (i++; i-- > 0;)
+		CHECK_EQ(rmp_alloc_put(a, offs[i]), 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK(is_one_free_extent(a));
+	rmp_alloc_free(a);
+}
+
+static void test_bad_put(void)
+{
+	struct rmp_alloc *a = rmp_alloc_new(1 * MiB);
+	struct rmp_alloc_stats before, after;
+	uint64_t o1, o2, len;
+
+	CHECK_EQ(rmp_alloc_put(a, 0), -ENOENT);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 0, &o1, &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 0, &o2, &len), 0);
+	before = stats(a);
+	CHECK_EQ(rmp_alloc_put(a, o1 + 64), -ENOENT);   /* inside */
+	CHECK_EQ(rmp_alloc_put(a, o1 + 1), -ENOENT);    /* unaligned */
+	CHECK_EQ(rmp_alloc_put(a, o2 + 4096), -ENOENT); /* free block */
+	CHECK_EQ(rmp_alloc_put(a, 1 * MiB), -ENOENT);   /* past the end */
+	CHECK_EQ(rmp_alloc_put(a, UINT64_MAX), -ENOENT);
+	after = stats(a);
+	CHECK(memcmp(&before, &after, sizeof(before)) == 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK_EQ(rmp_alloc_put(a, o1), 0);
+	CHECK_EQ(rmp_alloc_put(a, o1), -ENOENT);        /* double put */
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK_EQ(rmp_alloc_put(a, o2), 0);
+	CHECK(is_one_free_extent(a));
+	rmp_alloc_free(a);
+}
+
+static void test_exhaustion(void)
+{
+	struct rmp_alloc *a = rmp_alloc_new(1 * MiB);
+	uint64_t off, len, offs[256];
+	int i, bad = 0;
+
+	CHECK_EQ(rmp_alloc_get(a, 1 * MiB, 0, &off, &len), 0);
+	CHECK_EQ(off, 0);
+	CHECK_EQ(len, 1 * MiB);
+	CHECK_EQ(stats(a).free_bytes, 0);
+	CHECK_EQ(stats(a).largest_free, 0);
+	CHECK_EQ(rmp_alloc_get(a, 1, 0, &off, &len), -ENOSPC);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK_EQ(rmp_alloc_put(a, 0), 0);
+
+	for (i = 0; i < 256; i++)
+		bad += rmp_alloc_get(a, 4096, 0, &offs[i], &len) != 0;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(stats(a).extents, 256);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), -ENOSPC);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+
+	/* Free every other page: 512 KiB free, but no 8 KiB hole. */
+	for (i = 0; i < 256; i += 2)
+		bad += rmp_alloc_put(a, offs[i]) != 0;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(stats(a).free_bytes, 512 * KiB);
+	CHECK_EQ(stats(a).largest_free, 4096);
+	CHECK_EQ(rmp_alloc_get(a, 4097, 0, &off, &len), -ENOSPC);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 8192, &off, &len), 0);
+	CHECK_EQ(off % 8192, 0);
+	CHECK_EQ(rmp_alloc_put(a, off), 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+
+	/* Free the rest in reverse: everything must merge back. */
+	for (i = 255; i >= 0; i -= 2)
+		bad += rmp_alloc_put(a, offs[i]) != 0;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK(is_one_free_extent(a));
+	rmp_alloc_free(a);
+}
+
+static void test_alignment(void)
+{
+	struct rmp_alloc *a = rmp_alloc_new(256 * MiB);
+	uint64_t off, len, align, offs[64], first;
+	unsigned int n = 0, bad = 0;
+	int round;
+
+	/* Knock every later block off any large alignment. */
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &first, &len), 0);
+	for (round = 0; round < 2; round++) {
+		for (align = 64; align <= 2 * MiB; align *= 2) {
+			uint64_t want = round ? align + 64 : 100;
+
+			if (rmp_alloc_get(a, want, align, &off, &len)) {
+				bad++;
+				continue;
+			}
+			offs[n++] = off;
+			bad += off % align != 0;
+			bad += len != round_grain(want);
+		}
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(n, 32);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	while (n)
+		bad += rmp_alloc_put(a, offs[--n]) != 0;
+	CHECK_EQ(rmp_alloc_put(a, first), 0);
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK(is_one_free_extent(a));
+	rmp_alloc_free(a);
+
+	/* An alignment above the pool size can only be met at offset 0. */
+	a = rmp_alloc_new(1 * MiB);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 1ull << 30, &off, &len), 0);
+	CHECK_EQ(off, 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 1ull << 63, &first, &len), -ENOSPC);
+	CHECK_EQ(rmp_alloc_put(a, 0), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 1ull << 63, &off, &len), 0);
+	CHECK_EQ(off, 0);
+	CHECK_EQ(rmp_alloc_put(a, 0), 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	rmp_alloc_free(a);
+}
+
+/* largest_free is a real free extent and within 33/32 of the largest. */
+static void test_largest_free(void)
+{
+	struct rmp_alloc *a = rmp_alloc_new(64 * MiB);
+	uint64_t off, len, o[4];
+	struct rmp_alloc_stats st;
+
+	/* Holes of 1008, 1020 and 1012 grains: all in one class. */
+	CHECK_EQ(rmp_alloc_get(a, 1008 * GRAIN, 0, &o[0], &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 1020 * GRAIN, 0, &o[1], &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 1012 * GRAIN, 0, &o[2], &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, stats(a).free_bytes, 0, &o[3], &len), 0);
+	CHECK_EQ(stats(a).free_bytes, 0);
+	CHECK_EQ(stats(a).largest_free, 0);
+	CHECK_EQ(rmp_alloc_put(a, o[0]), 0);
+	CHECK_EQ(rmp_alloc_put(a, o[1]), 0);
+	CHECK_EQ(rmp_alloc_put(a, o[2]), 0);
+	st = stats(a);
+	CHECK_EQ(st.free_bytes, 3040 * GRAIN);
+	CHECK(st.largest_free >= 1008 * GRAIN);
+	CHECK(st.largest_free <= 1020 * GRAIN);
+	CHECK(1020 * GRAIN * 32 < st.largest_free * 33);
+	/*
+	 * A get of largest_free must succeed although it is not a class
+	 * start: the rounded search finds nothing, the class head is used.
+	 */
+	CHECK_EQ(rmp_alloc_get(a, st.largest_free, 0, &off, &len), 0);
+	CHECK_EQ(len, st.largest_free);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK_EQ(rmp_alloc_put(a, off), 0);
+	CHECK_EQ(rmp_alloc_put(a, o[3]), 0);
+	CHECK_EQ(stats(a).largest_free, stats(a).size - o[3]);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	rmp_alloc_free(a);
+}
+
+/*
+ * Randomised run against a shadow model: owner[] has one byte per grain
+ * (set while allocated), live[] the extents handed out. Every get must
+ * land on grains the model holds free; stats must match the model.
+ */
+#define RPOOL (16 * MiB)
+#define RGRAINS (RPOOL / GRAIN)
+#define RMAX_LIVE 4096
+#define ROPS 200000
+
+struct ext {
+	uint64_t off, len;
+};
+
+static uint8_t owner[RGRAINS];
+static struct ext live[RMAX_LIVE];
+
+/* The largest run of free grains in the model, in bytes. */
+static uint64_t model_largest(void)
+{
+	uint64_t best = 0, run = 0, i;
+
+	for (i = 0; i < RGRAINS; i++) {
+		run = owner[i] ? 0 : run + 1;
+		if (run > best)
+			best = run;
+	}
+	return best * GRAIN;
+}
+
+static bool model_range_free(uint64_t off, uint64_t len)
+{
+	uint64_t i;
+
+	for (i = off / GRAIN; i < (off + len) / GRAIN; i++)
+		if (owner[i])
+			return false;
+	return true;
+}
+
+static uint64_t random_length(int small_phase)
+{
+	uint64_t r = rng() % 100;
+
+	if (small_phase || r < 60)
+		return rng_range(1, 4096);
+	if (r < 90)
+		return rng_range(4097, 64 * KiB);
+	return rng_range(64 * KiB + 1, 1 * MiB);
+}
+
+static uint64_t random_align(void)
+{
+	if (rng() % 100 < 70)
+		return rng() % 2 ? 0 : rng() % 65;
+	return 1ull << rng_range(6, 21); /* 64 B .. 2 MiB */
+}
+
+static void test_random(void)
+{
+	struct rmp_alloc *a = rmp_alloc_new(RPOOL);
+	unsigned int n = 0, i, k, op;
+	unsigned int overlap = 0, misaligned = 0, badlen = 0, badret = 0;
+	unsigned int bad_check = 0, bad_stats = 0, bad_largest = 0;
+	unsigned int bad_enospc = 0, gets = 0, enospc = 0, bad_put = 0;
+	uint64_t used = 0, peak = 0;
+	struct rmp_alloc_stats st;
+
+	memset(owner, 0, sizeof(owner));
+	for (op = 0; op < ROPS; op++) {
+		int small = (op / 20000) % 2 == 0;
+		uint64_t r = rng() % 100, off, len;
+
+		if (n == 0 || (n < RMAX_LIVE && r < 55)) {
+			uint64_t want = random_length(small);
+			uint64_t align = random_align();
+			uint64_t al = align <= GRAIN ? GRAIN : align;
+			int ret = rmp_alloc_get(a, want, align, &off, &len);
+
+			gets++;
+			if (ret == -ENOSPC) {
+				/*
+				 * TLSF may miss a fit, but never a free run
+				 * of the class after need = len + padding.
+				 */
+				uint64_t need = round_grain(want) + al - GRAIN;
+
+				if (enospc++ < 2000 &&
+				    model_largest() >= need + need / 32 + GRAIN)
+					bad_enospc++;
+				continue;
+			}
+			if (ret) {
+				badret++;
+				continue;
+			}
+			misaligned += off % al != 0;
+			badlen += len != round_grain(want);
+			if (off + len > RPOOL || !model_range_free(off, len)) {
+				overlap++;
+				continue;
+			}
+			memset(&owner[off / GRAIN], 1, len / GRAIN);
+			live[n].off = off;
+			live[n].len = len;
+			n++;
+			used += len;
+		} else if (r < 98) {
+			k = (unsigned int)(rng() % n);
+			bad_put += rmp_alloc_put(a, live[k].off) != 0;
+			memset(&owner[live[k].off / GRAIN], 0,
+			       live[k].len / GRAIN);
+			used -= live[k].len;
+			live[k] = live[--n];
+		} else {
+			/* Not an extent start: inside one, or a free spot. */
+			k = (unsigned int)(rng() % n);
+			off = live[k].len > GRAIN ? live[k].off + GRAIN :
+						    live[k].off + 1;
+			bad_put += rmp_alloc_put(a, off) != -ENOENT;
+		}
+		if (used > peak)
+			peak = used;
+
+		if (op % 1000 == 0) {
+			bad_check += rmp_alloc_check(a) != 0;
+			st = stats(a);
+			bad_stats += st.free_bytes != RPOOL - used ||
+				     st.extents != n || st.size != RPOOL;
+		}
+		if (op % 5000 == 0) {
+			uint64_t big = model_largest();
+
+			st = stats(a);
+			bad_largest += st.largest_free > big ||
+				       st.largest_free * 33 <= big * 32;
+			if (st.largest_free) {
+				if (rmp_alloc_get(a, st.largest_free, 0, &off,
+						  &len) ||
+				    rmp_alloc_put(a, off))
+					bad_largest++;
+			}
+		}
+	}
+	CHECK_EQ(overlap, 0);
+	CHECK_EQ(misaligned, 0);
+	CHECK_EQ(badlen, 0);
+	CHECK_EQ(badret, 0);
+	CHECK_EQ(bad_put, 0);
+	CHECK_EQ(bad_check, 0);
+	CHECK_EQ(bad_stats, 0);
+	CHECK_EQ(bad_largest, 0);
+	CHECK_EQ(bad_enospc, 0);
+	/* The run must have both filled the pool and hit exhaustion. */
+	CHECK(enospc > 0 && enospc < gets);
+	CHECK(peak > RPOOL / 2);
+	printf("# random: %u gets, %u -ENOSPC, peak %llu KiB in use\n", gets,
+	       enospc, (unsigned long long)(peak / KiB));
+
+	/* Free what is left in random order: all must coalesce. */
+	while (n) {
+		k = (unsigned int)(rng() % n);
+		bad_put += rmp_alloc_put(a, live[k].off) != 0;
+		live[k] = live[--n];
+		if (n % 64 == 0)
+			bad_check += rmp_alloc_check(a) != 0;
+	}
+	CHECK_EQ(bad_put, 0);
+	CHECK_EQ(bad_check, 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK(is_one_free_extent(a));
+	for (i = 0; i < RGRAINS; i++)
+		owner[i] = 0;
+	rmp_alloc_free(a);
+}
+
+/* Many small extents: the offset hash must grow and stay consistent. */
+static void test_many(void)
+{
+	enum { N = 50000 };
+	struct rmp_alloc *a = rmp_alloc_new(N * GRAIN * 2);
+	static uint64_t offs[N];
+	unsigned int i, bad = 0;
+	uint64_t len;
+
+	for (i = 0; i < N; i++)
+		bad += rmp_alloc_get(a, 1 + i % 128, 0, &offs[i], &len) != 0;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(stats(a).extents, N);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	for (i = 0; i < N; i += 2)
+		bad += rmp_alloc_put(a, offs[i]) != 0;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	for (i = 1; i < N; i += 2)
+		bad += rmp_alloc_put(a, offs[i]) != 0;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	CHECK(is_one_free_extent(a));
+	rmp_alloc_free(a);
+}
+
+int main(void)
+{
+	test_new();
+	test_args_and_rounding();
+	test_bad_put();
+	test_exhaustion();
+	test_alignment();
+	test_largest_free();
+	test_random();
+	test_many();
+	return check_done();
+}

@@ -1,0 +1,796 @@
+/* SPDX-License-Identifier: MIT */
+/* test_config.c -- unit tests of the config parser, checks and dump. */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "../../daemon/config.h"
+#include "check.h"
+
+#define MIB (UINT64_C(1) << 20)
+#define GIB (UINT64_C(1) << 30)
+
+static char err[512];
+
+/* load -- parse text named "t.conf" into c; returns the load result. */
+static int load(struct rmp_config *c, const char *text)
+{
+	err[0] = '\0';
+	return rmp_config_load_string(c, text, "t.conf", err, sizeof(err));
+}
+
+/* expect_err -- text must fail with -EINVAL and exactly message msg. */
+#define EXPECT_ERR(text, msg)                                         \
+	do {                                                          \
+		struct rmp_config c_;                                 \
+		CHECK_EQ(load(&c_, text), -EINVAL);                   \
+		CHECK_STR(err, msg);                                  \
+	} while (0)
+
+/* EXPECT_BAD -- text must fail with -EINVAL, message starting with pre. */
+#define EXPECT_BAD(text, pre)                                         \
+	do {                                                          \
+		struct rmp_config c_;                                 \
+		CHECK_EQ(load(&c_, text), -EINVAL);                   \
+		if (strncmp(err, pre, strlen(pre)))                   \
+			printf("# message: %s\n", err);               \
+		CHECK(!strncmp(err, pre, strlen(pre)));               \
+	} while (0)
+
+static void test_defaults(void)
+{
+	struct rmp_config c, d;
+
+	rmp_config_defaults(&c);
+	CHECK_STR(c.server.listen, "0.0.0.0");
+	CHECK_EQ(c.server.port, 7471);
+	CHECK_STR(c.server.device, "");
+	CHECK_EQ(c.server.max_clients, 64);
+	CHECK_EQ(c.server.credits, 16);
+	CHECK_STR(c.server.admin_socket, "/run/rmpool/admin.sock");
+	CHECK_STR(c.server.admin_group, "");
+	CHECK_STR(c.server.metrics_listen, "127.0.0.1:9471");
+	CHECK_EQ(c.server.log_level, LOG_INFO);
+	CHECK_EQ(c.pool.size, GIB);
+	CHECK_EQ(c.pool.hugepage_size, 2 * MIB);
+	CHECK_EQ(c.pool.hugepages, RMP_HUGEPAGES_REQUIRED);
+	CHECK_EQ(c.pool.numa_node, -1);
+	CHECK(c.pool.lock);
+	CHECK_EQ(c.lease.lease_keys, RMP_LEASE_KEYS_AUTO);
+	CHECK_EQ(c.lease.ttl_default_ms, 60000);
+	CHECK_EQ(c.lease.ttl_min_ms, 1000);
+	CHECK_EQ(c.lease.ttl_max_ms, 86400000);
+	CHECK_EQ(c.lease.expiry_tick_ms, 100);
+	CHECK_EQ(c.lease.alignment, 64);
+	CHECK_EQ(c.lease.max_lease, 0);
+	CHECK_EQ(c.quota.bytes_per_client, 0);
+	CHECK_EQ(c.quota.leases_per_client, 0);
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), 0);
+
+	/* an empty or comment-only text is the defaults */
+	memset(&d, 0xa5, sizeof(d));
+	CHECK_EQ(load(&d, ""), 0);
+	CHECK(rmp_config_diff(&c, &d) == NULL);
+	CHECK_EQ(load(&d, "# nothing\n; here\n\n   \n[pool]\n"), 0);
+	CHECK(rmp_config_diff(&c, &d) == NULL);
+}
+
+static void test_parse_size(void)
+{
+	uint64_t v = 7;
+
+	CHECK_EQ(rmp_parse_size("0", &v), 0);
+	CHECK_EQ(v, 0);
+	CHECK_EQ(rmp_parse_size("512", &v), 0);
+	CHECK_EQ(v, 512);
+	CHECK_EQ(rmp_parse_size("4K", &v), 0);
+	CHECK_EQ(v, 4096);
+	CHECK_EQ(rmp_parse_size("4k", &v), 0);
+	CHECK_EQ(v, 4096);
+	CHECK_EQ(rmp_parse_size("512M", &v), 0);
+	CHECK_EQ(v, 512 * MIB);
+	CHECK_EQ(rmp_parse_size("1g", &v), 0);
+	CHECK_EQ(v, GIB);
+	CHECK_EQ(rmp_parse_size("3T", &v), 0);
+	CHECK(v == 3 * GIB * 1024);
+	CHECK_EQ(rmp_parse_size("0010", &v), 0);
+	CHECK_EQ(v, 10);
+	CHECK_EQ(rmp_parse_size("18446744073709551615", &v), 0);
+	CHECK(v == UINT64_MAX);
+	CHECK_EQ(rmp_parse_size("16777215T", &v), 0);
+	CHECK(v == UINT64_C(16777215) << 40);
+
+	v = 7;
+	CHECK_EQ(rmp_parse_size("18446744073709551616", &v), -ERANGE);
+	CHECK_EQ(rmp_parse_size("16777216T", &v), -ERANGE);
+	CHECK_EQ(rmp_parse_size("17179869184G", &v), -ERANGE);
+	CHECK_EQ(rmp_parse_size("99999999999999999999999K", &v), -ERANGE);
+	CHECK_EQ(rmp_parse_size("", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size(NULL, &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("-1", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("+1", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size(" 1", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("1 ", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("1X", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("1KB", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("1KiB", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("1.5G", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("0x10", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("G", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_size("99999999999999999999X", &v), -EINVAL);
+	CHECK_EQ(v, 7); /* untouched on failure */
+}
+
+static void test_parse_duration(void)
+{
+	uint64_t v = 7;
+
+	CHECK_EQ(rmp_parse_duration_ms("0", &v), 0);
+	CHECK_EQ(v, 0);
+	CHECK_EQ(rmp_parse_duration_ms("5", &v), 0);
+	CHECK_EQ(v, 5000);
+	CHECK_EQ(rmp_parse_duration_ms("500ms", &v), 0);
+	CHECK_EQ(v, 500);
+	CHECK_EQ(rmp_parse_duration_ms("30s", &v), 0);
+	CHECK_EQ(v, 30000);
+	CHECK_EQ(rmp_parse_duration_ms("5m", &v), 0);
+	CHECK_EQ(v, 300000);
+	CHECK_EQ(rmp_parse_duration_ms("2h", &v), 0);
+	CHECK_EQ(v, 7200000);
+	CHECK_EQ(rmp_parse_duration_ms("1d", &v), 0);
+	CHECK_EQ(v, 86400000);
+	CHECK_EQ(rmp_parse_duration_ms("18446744073709551615ms", &v), 0);
+	CHECK(v == UINT64_MAX);
+
+	v = 7;
+	CHECK_EQ(rmp_parse_duration_ms("18446744073709552s", &v), -ERANGE);
+	CHECK_EQ(rmp_parse_duration_ms("18446744073709551616ms", &v),
+		 -ERANGE);
+	CHECK_EQ(rmp_parse_duration_ms("213503982335d", &v), -ERANGE);
+	CHECK_EQ(rmp_parse_duration_ms("", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms(NULL, &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("-1s", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("1.5s", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("1 s", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("1S", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("1D", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("1sec", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("1h30m", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("ms", &v), -EINVAL);
+	CHECK_EQ(rmp_parse_duration_ms("s", &v), -EINVAL);
+	CHECK_EQ(v, 7);
+}
+
+static void test_hostport(void)
+{
+	char host[64] = "x", small[4] = "x";
+	uint16_t port = 1;
+
+	CHECK_EQ(rmp_parse_hostport("127.0.0.1:9471", host, sizeof(host),
+				    &port), 0);
+	CHECK_STR(host, "127.0.0.1");
+	CHECK_EQ(port, 9471);
+	CHECK_EQ(rmp_parse_hostport("[::1]:80", host, sizeof(host), &port),
+		 0);
+	CHECK_STR(host, "::1");
+	CHECK_EQ(port, 80);
+	CHECK_EQ(rmp_parse_hostport("[fe80::1%eth0]:65535", host,
+				    sizeof(host), &port), 0);
+	CHECK_STR(host, "fe80::1%eth0");
+	CHECK_EQ(port, 65535);
+	CHECK_EQ(rmp_parse_hostport("1.2.3.4:1", NULL, 0, NULL), 0);
+
+	CHECK_EQ(rmp_parse_hostport("::1:80", host, sizeof(host), &port),
+		 -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("[1.2.3.4]:80", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("localhost:80", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("1.2.3.4", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("1.2.3.4:", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("1.2.3.4:0", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("1.2.3.4:65536", NULL, 0, NULL),
+		 -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("1.2.3.4:80x", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport(":80", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("[::1]80", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("[::1:80", NULL, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_parse_hostport("1.2.3.4:80", small, sizeof(small),
+				    &port), -ENOSPC);
+	CHECK_STR(small, "x");
+	CHECK_EQ(port, 65535);
+}
+
+static void test_format(void)
+{
+	static const char *const sizes[] = { "0", "100", "1536K", "3M",
+					     "1G", "1025M", "5T", "4097" };
+	static const char *const durs[] = { "0ms", "1500ms", "90s", "1m",
+					    "25h", "1d", "7d", "61s" };
+	char buf[32];
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		CHECK_EQ(rmp_parse_size(sizes[i], &v), 0);
+		CHECK_STR(rmp_format_size(v, buf, sizeof(buf)), sizes[i]);
+	}
+	for (i = 0; i < sizeof(durs) / sizeof(durs[0]); i++) {
+		CHECK_EQ(rmp_parse_duration_ms(durs[i], &v), 0);
+		CHECK_STR(rmp_format_duration_ms(v, buf, sizeof(buf)),
+			  durs[i]);
+	}
+	CHECK_STR(rmp_format_size(UINT64_MAX, buf, sizeof(buf)),
+		  "18446744073709551615");
+	CHECK_STR(rmp_format_duration_ms(60000, buf, sizeof(buf)), "1m");
+}
+
+static void test_all_keys(void)
+{
+	static const char text[] =
+		"\xef\xbb\xbf# every key, not the defaults\r\n"
+		"[server]\n"
+		"listen = 192.0.2.1\n"
+		"port = 1\n"
+		"device = rxe0\n"
+		"max_clients = 3\n"
+		"credits = 5\n"
+		"admin_socket = /tmp/a b/admin.sock\n"
+		"admin_group = rmpool-admin\n"
+		"metrics_listen = [::1]:9100\n"
+		"log_level = debug\n"
+		"  [ pool ]   ; leading blanks and an inline comment\r\n"
+		"\tsize = 3G ; three\n"
+		"\thugepage_size = 1G\n"
+		"\thugepages = preferred\n"
+		"\tnuma_node = 1\n"
+		"\tlock = no\n"
+		"[lease]\n"
+		"lease_keys = region\n"
+		"ttl_default = 5m\n"
+		"ttl_min = 500ms\n"
+		"ttl_max = 2h\n"
+		"expiry_tick = 10ms\n"
+		"alignment = 4K\n"
+		"max_lease = 1G\n"
+		"[quota]\n"
+		"bytes_per_client = 2G\n"
+		"leases_per_client = 100\n";
+	struct rmp_config c, d;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	strcpy(err, "stale");
+	CHECK_EQ(load(&c, text), 0);
+	CHECK_STR(err, "");
+	CHECK_STR(c.server.listen, "192.0.2.1");
+	CHECK_EQ(c.server.port, 1);
+	CHECK_STR(c.server.device, "rxe0");
+	CHECK_EQ(c.server.max_clients, 3);
+	CHECK_EQ(c.server.credits, 5);
+	CHECK_STR(c.server.admin_socket, "/tmp/a b/admin.sock");
+	CHECK_STR(c.server.admin_group, "rmpool-admin");
+	CHECK_STR(c.server.metrics_listen, "[::1]:9100");
+	CHECK_EQ(c.server.log_level, LOG_DEBUG);
+	CHECK_EQ(c.pool.size, 3 * GIB);
+	CHECK_EQ(c.pool.hugepage_size, GIB);
+	CHECK_EQ(c.pool.hugepages, RMP_HUGEPAGES_PREFERRED);
+	CHECK_EQ(c.pool.numa_node, 1);
+	CHECK(!c.pool.lock);
+	CHECK_EQ(c.lease.lease_keys, RMP_LEASE_KEYS_REGION);
+	CHECK_EQ(c.lease.ttl_default_ms, 300000);
+	CHECK_EQ(c.lease.ttl_min_ms, 500);
+	CHECK_EQ(c.lease.ttl_max_ms, 7200000);
+	CHECK_EQ(c.lease.expiry_tick_ms, 10);
+	CHECK_EQ(c.lease.alignment, 4096);
+	CHECK_EQ(c.lease.max_lease, GIB);
+	CHECK_EQ(c.quota.bytes_per_client, 2 * GIB);
+	CHECK_EQ(c.quota.leases_per_client, 100);
+
+	/* the dump parses back to the same configuration */
+	f = open_memstream(&buf, &len);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_EQ(rmp_config_dump(&c, f), 0);
+	fclose(f);
+	CHECK(strstr(buf, "\n[pool]\nsize = 3G\nhugepage_size = 1G\n") !=
+	      NULL);
+	CHECK(strstr(buf, "\nttl_default = 5m\nttl_min = 500ms\n") != NULL);
+	CHECK(strstr(buf, "\nlock = no\n") != NULL);
+	CHECK_EQ(load(&d, buf), 0);
+	CHECK(rmp_config_diff(&c, &d) == NULL);
+	free(buf);
+
+	/* the other spellings */
+	CHECK_EQ(load(&c, "[pool]\nlock = off\nnuma_node = auto\n"
+			  "[lease]\nlease_keys = window\n"
+			  "[server]\nlog_level = warning\n"
+			  "listen = fe80::1%eth0\nmetrics_listen =\n"), 0);
+	CHECK(!c.pool.lock);
+	CHECK_EQ(c.pool.numa_node, -1);
+	CHECK_EQ(c.lease.lease_keys, RMP_LEASE_KEYS_WINDOW);
+	CHECK_EQ(c.server.log_level, LOG_WARNING);
+	CHECK_STR(c.server.listen, "fe80::1%eth0");
+	CHECK_STR(c.server.metrics_listen, "");
+	CHECK_EQ(load(&c, "[pool]\nlock = true\n[lease]\nlease_keys = pool\n"
+			  "[server]\nlog_level = error\nlisten = ::\n"
+			  "listen: x\n"), -EINVAL);
+	CHECK_EQ(load(&c, "[pool]\nlock = 1\n[lease]\nlease_keys = pool\n"
+			  "[server]\nlog_level = notice\nlisten = ::\n"
+			  "port = 65535\n"), 0);
+	CHECK(c.pool.lock);
+	CHECK_EQ(c.lease.lease_keys, RMP_LEASE_KEYS_POOL);
+	CHECK_EQ(c.server.log_level, LOG_NOTICE);
+	CHECK_STR(c.server.listen, "::");
+	CHECK_EQ(c.server.port, 65535);
+	/* ':' separates like '=' (inih), and '=' may appear in a value */
+	CHECK_EQ(load(&c, "[server]\nport: 1234\n"), 0);
+	CHECK_EQ(c.server.port, 1234);
+}
+
+static void test_syntax_errors(void)
+{
+	char line[400];
+
+	EXPECT_ERR("[pool]\nsize = 1X\n",
+		   "t.conf:2: pool.size: \"1X\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	{
+		struct rmp_config c;
+
+		CHECK_EQ(rmp_config_load_string(&c, "[pool]\nsize = 1X\n",
+						"/etc/rmpool/rmpoold.conf",
+						err, sizeof(err)), -EINVAL);
+		CHECK_STR(err, "/etc/rmpool/rmpoold.conf:2: pool.size: "
+			       "\"1X\" is not a size (use e.g. 512M, 4G)");
+		CHECK_EQ(rmp_config_load_string(&c, "[x]\n", NULL, err,
+						sizeof(err)), -EINVAL);
+		CHECK_STR(err, "<string>:1: unknown section \"x\" "
+			       "(expected server, pool, lease or quota)");
+	}
+	EXPECT_ERR("\n[pools]\nsize = 1G\n",
+		   "t.conf:2: unknown section \"pools\" "
+		   "(expected server, pool, lease or quota)");
+	/* an empty unknown section is still an error */
+	EXPECT_ERR("[pool]\n[extra]\n",
+		   "t.conf:2: unknown section \"extra\" "
+		   "(expected server, pool, lease or quota)");
+	EXPECT_ERR("[Pool]\n", "t.conf:1: unknown section \"Pool\" "
+			       "(expected server, pool, lease or quota)");
+	EXPECT_ERR("[pool\nsize = 1G\n",
+		   "t.conf:1: section header lacks ']'");
+	EXPECT_ERR("[pool] size = 1G\n",
+		   "t.conf:1: unexpected text after ']'");
+	EXPECT_ERR("[pool]\nsize = 1G\nsizes = 2G\n",
+		   "t.conf:3: unknown key \"sizes\" in section [pool]");
+	EXPECT_ERR("[server]\nsize = 1G\n",
+		   "t.conf:2: unknown key \"size\" in section [server]");
+	EXPECT_ERR("size = 1G\n[pool]\n",
+		   "t.conf:1: key \"size\" is outside of any section");
+	EXPECT_ERR("[pool]\nsize = 2G\n\n[lease]\n[pool]\nsize = 4G\n",
+		   "t.conf:6: pool.size: duplicate key (first set on line 2)");
+	/* a duplicate is one even when both say the same */
+	EXPECT_ERR("[lease]\nttl_min=1s\nttl_min=1s\n",
+		   "t.conf:3: lease.ttl_min: duplicate key "
+		   "(first set on line 2)");
+	EXPECT_ERR("[pool]\njust words\n",
+		   "t.conf:2: expected \"key = value\", \"[section]\" "
+		   "or a comment");
+	/* the first error by line wins, whoever found it */
+	EXPECT_ERR("[pool]\nnonsense\nsize = 1X\n",
+		   "t.conf:2: expected \"key = value\", \"[section]\" "
+		   "or a comment");
+	EXPECT_ERR("[pool]\nsize = 1X\nnonsense\n",
+		   "t.conf:2: pool.size: \"1X\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	EXPECT_ERR("[pool]\nsize = 1X\n[nope]\n",
+		   "t.conf:2: pool.size: \"1X\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	/* no continuation lines: an indented line is a line of its own */
+	EXPECT_ERR("[pool]\nsize = 2G\n  size = 4G\n",
+		   "t.conf:3: pool.size: duplicate key (first set on line 2)");
+
+	/* a line longer than inih's buffer is refused, not cut */
+	memset(line, 'a', sizeof(line));
+	memcpy(line, "[server]\nadmin_group = ", 23);
+	strcpy(line + 300, "\n");
+	EXPECT_BAD(line, "t.conf:2: line is too long (at most ");
+	/* a value longer than its buffer is refused, not cut */
+	memset(line, 'a', sizeof(line));
+	memcpy(line, "[server]\nadmin_socket = /", 25);
+	strcpy(line + 25 + 107, "\n");
+	EXPECT_ERR(line, "t.conf:2: server.admin_socket: value is too long "
+			 "(at most 107 characters)");
+	{
+		struct rmp_config c;
+
+		strcpy(line + 25 + 106, "\n");
+		CHECK_EQ(load(&c, line), 0);
+		CHECK_EQ(strlen(c.server.admin_socket), 107);
+	}
+}
+
+static void test_bad_values(void)
+{
+	EXPECT_ERR("[server]\nlisten = localhost\n",
+		   "t.conf:2: server.listen: \"localhost\" is not a numeric "
+		   "IPv4 or IPv6 address");
+	EXPECT_BAD("[server]\nlisten =\n", "t.conf:2: server.listen: \"\" ");
+	EXPECT_BAD("[server]\nlisten = 1.2.3.4.5\n",
+		   "t.conf:2: server.listen: ");
+	EXPECT_BAD("[server]\nlisten = fe80::1%\n",
+		   "t.conf:2: server.listen: ");
+	EXPECT_ERR("[server]\nport = 0\n",
+		   "t.conf:2: server.port: \"0\" is out of range (1..65535)");
+	EXPECT_ERR("[server]\nport = 65536\n",
+		   "t.conf:2: server.port: \"65536\" is out of range "
+		   "(1..65535)");
+	EXPECT_ERR("[server]\nport = 99999999999999999999999\n",
+		   "t.conf:2: server.port: \"99999999999999999999999\" is out "
+		   "of range (1..65535)");
+	EXPECT_ERR("[server]\nport = -1\n",
+		   "t.conf:2: server.port: \"-1\" is not a number");
+	EXPECT_ERR("[server]\nport = 80 # http\n",
+		   "t.conf:2: server.port: \"80 # http\" is not a number");
+	EXPECT_ERR("[server]\nport =\n",
+		   "t.conf:2: server.port: \"\" is not a number");
+	EXPECT_ERR("[server]\ndevice = ../mlx5_0\n",
+		   "t.conf:2: server.device: \"../mlx5_0\" is not an RDMA "
+		   "device name");
+	EXPECT_BAD("[server]\ndevice = ..\n", "t.conf:2: server.device: ");
+	EXPECT_BAD("[server]\ndevice = mlx 5\n", "t.conf:2: server.device: ");
+	/* found by fuzz_config: "= ;x" would dump as a comment */
+	EXPECT_BAD("[server]\ndevice =;x\n", "t.conf:2: server.device: ");
+	EXPECT_BAD("[server]\ndevice = a#b\n", "t.conf:2: server.device: ");
+	EXPECT_ERR("[server]\nmax_clients = 0\n",
+		   "t.conf:2: server.max_clients: \"0\" is out of range "
+		   "(1..65536)");
+	EXPECT_ERR("[server]\ncredits = 1025\n",
+		   "t.conf:2: server.credits: \"1025\" is out of range "
+		   "(1..1024)");
+	EXPECT_ERR("[server]\nadmin_socket = run/admin.sock\n",
+		   "t.conf:2: server.admin_socket: \"run/admin.sock\" is not "
+		   "an absolute path");
+	EXPECT_ERR("[server]\nadmin_socket = \"/run/a\"\n",
+		   "t.conf:2: server.admin_socket: \"\\x22/run/a\\x22\" is not "
+		   "an absolute path");
+	EXPECT_ERR("[server]\nadmin_group = wheel:x\n",
+		   "t.conf:2: server.admin_group: \"wheel:x\" is not a group "
+		   "name");
+	EXPECT_BAD("[server]\nadmin_group = -g\n",
+		   "t.conf:2: server.admin_group: ");
+	EXPECT_ERR("[server]\nmetrics_listen = 9471\n",
+		   "t.conf:2: server.metrics_listen: \"9471\" is not "
+		   "ADDR:PORT or [V6ADDR]:PORT (or empty)");
+	EXPECT_ERR("[server]\nlog_level = verbose\n",
+		   "t.conf:2: server.log_level: \"verbose\" is not one of "
+		   "error, warning, notice, info, debug");
+	EXPECT_BAD("[server]\nlog_level = INFO\n",
+		   "t.conf:2: server.log_level: ");
+	EXPECT_ERR("[pool]\nsize = 0\n",
+		   "t.conf:2: pool.size: \"0\" is out of range (1..65536T)");
+	EXPECT_ERR("[pool]\nsize = 65537T\n",
+		   "t.conf:2: pool.size: \"65537T\" is out of range "
+		   "(1..65536T)");
+	EXPECT_ERR("[pool]\nsize = 99999999999T\n",
+		   "t.conf:2: pool.size: \"99999999999T\" is out of range "
+		   "(1..65536T)");
+	EXPECT_ERR("[pool]\nsize = -1G\n",
+		   "t.conf:2: pool.size: \"-1G\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	EXPECT_ERR("[pool]\nhugepage_size = 4K\n",
+		   "t.conf:2: pool.hugepage_size: \"4K\" is not a supported "
+		   "hugepage size (2M or 1G)");
+	EXPECT_ERR("[pool]\nhugepages = maybe\n",
+		   "t.conf:2: pool.hugepages: \"maybe\" is not one of "
+		   "required, preferred");
+	EXPECT_ERR("[pool]\nnuma_node = -1\n",
+		   "t.conf:2: pool.numa_node: \"-1\" is not a NUMA node "
+		   "(use auto or a number >= 0)");
+	EXPECT_ERR("[pool]\nnuma_node = 2147483648\n",
+		   "t.conf:2: pool.numa_node: \"2147483648\" is out of range "
+		   "(0..2147483647)");
+	EXPECT_ERR("[pool]\nlock = maybe\n",
+		   "t.conf:2: pool.lock: \"maybe\" is not a boolean "
+		   "(use yes or no)");
+	EXPECT_ERR("[lease]\nlease_keys = mw\n",
+		   "t.conf:2: lease.lease_keys: \"mw\" is not one of "
+		   "auto, window, region, pool");
+	EXPECT_ERR("[lease]\nttl_max = 1w\n",
+		   "t.conf:2: lease.ttl_max: \"1w\" is not a duration "
+		   "(use e.g. 500ms, 30s, 5m, 1h, 1d)");
+	EXPECT_ERR("[lease]\nttl_min = 0\n",
+		   "t.conf:2: lease.ttl_min: \"0\" is out of range "
+		   "(1ms..4294967295s)");
+	/* ttls travel as 32-bit seconds */
+	EXPECT_ERR("[lease]\nttl_max = 49711d\n",
+		   "t.conf:2: lease.ttl_max: \"49711d\" is out of range "
+		   "(1ms..4294967295s)");
+	EXPECT_ERR("[lease]\nexpiry_tick = 2h\n",
+		   "t.conf:2: lease.expiry_tick: \"2h\" is out of range "
+		   "(1ms..1h)");
+	EXPECT_ERR("[lease]\nalignment = 32\n",
+		   "t.conf:2: lease.alignment: \"32\" is out of range "
+		   "(64..65536T)");
+	EXPECT_ERR("[lease]\nalignment = 96\n",
+		   "t.conf:2: lease.alignment: \"96\" is not a power of two");
+	EXPECT_ERR("[lease]\nmax_lease = 1Q\n",
+		   "t.conf:2: lease.max_lease: \"1Q\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	EXPECT_ERR("[quota]\nleases_per_client = 4294967296\n",
+		   "t.conf:2: quota.leases_per_client: \"4294967296\" is out "
+		   "of range (0..4294967295)");
+	EXPECT_ERR("[quota]\nbytes_per_client = 1 G\n",
+		   "t.conf:2: quota.bytes_per_client: \"1 G\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	/* control bytes are escaped, long values cut */
+	EXPECT_ERR("[pool]\nsize = \x1b[31m\n",
+		   "t.conf:2: pool.size: \"\\x1b[31m\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	EXPECT_ERR("[pool]\nsize = "
+		   "x0123456789012345678901234567890123456789012345678901234\n",
+		   "t.conf:2: pool.size: "
+		   "\"x01234567890123456789012345678901234567890123456...\" "
+		   "is not a size (use e.g. 512M, 4G)");
+}
+
+static void test_cross_checks(void)
+{
+	struct rmp_config c;
+
+	EXPECT_ERR("[pool]\nsize = 3M\n",
+		   "t.conf: pool.size (3M) is not a multiple of "
+		   "pool.hugepage_size (2M)");
+	EXPECT_ERR("[pool]\nsize = 3G\nhugepage_size = 1G\n[pool]\n"
+		   "size = 1G\n",
+		   "t.conf:5: pool.size: duplicate key (first set on line 2)");
+	EXPECT_ERR("[pool]\nsize = 3M\nhugepage_size = 1G\n",
+		   "t.conf: pool.size (3M) is not a multiple of "
+		   "pool.hugepage_size (1G)");
+	EXPECT_ERR("[lease]\nttl_min = 2m\n",
+		   "t.conf: lease.ttl_default (1m) is less than "
+		   "lease.ttl_min (2m)");
+	EXPECT_ERR("[lease]\nttl_max = 30s\n",
+		   "t.conf: lease.ttl_default (1m) is more than "
+		   "lease.ttl_max (30s)");
+	EXPECT_ERR("[lease]\nttl_default = 2d\n",
+		   "t.conf: lease.ttl_default (2d) is more than "
+		   "lease.ttl_max (1d)");
+	EXPECT_ERR("[lease]\nmax_lease = 2G\n",
+		   "t.conf: lease.max_lease (2G) is larger than pool.size "
+		   "(1G)");
+	EXPECT_ERR("[lease]\nalignment = 2G\n",
+		   "t.conf: lease.alignment (2G) is larger than pool.size "
+		   "(1G)");
+	CHECK_EQ(load(&c, "[lease]\nttl_min = 1m\nttl_max = 1m\n"
+			  "max_lease = 1G\nalignment = 1G\n"), 0);
+
+	/* rmp_config_check on hand-built configurations */
+	rmp_config_defaults(&c);
+	c.pool.hugepage_size = 0;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "pool.hugepage_size must be 2M or 1G");
+	rmp_config_defaults(&c);
+	c.pool.size = 0;
+	CHECK_EQ(rmp_config_check(&c, "x", err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "x: pool.size must not be 0");
+	CHECK_EQ(rmp_config_check(&c, "x", NULL, 0), -EINVAL);
+}
+
+static void test_unchanged_on_failure(void)
+{
+	struct rmp_config c, keep;
+	char tiny[8];
+
+	rmp_config_defaults(&c);
+	c.server.port = 1;
+	strcpy(c.server.device, "keep");
+	keep = c;
+	CHECK_EQ(load(&c, "[server]\nport = 2\ndevice = x\n[pool]\n"
+			  "size = 1X\n"), -EINVAL);
+	CHECK(rmp_config_diff(&c, &keep) == NULL);
+	CHECK_EQ(load(&c, "[lease]\nttl_min = 2m\n"), -EINVAL);
+	CHECK(rmp_config_diff(&c, &keep) == NULL);
+
+	/* a short or absent error buffer is fine */
+	CHECK_EQ(rmp_config_load_string(&c, "[x]\n", "t.conf", tiny,
+					sizeof(tiny)), -EINVAL);
+	CHECK_STR(tiny, "t.conf:");
+	CHECK_EQ(rmp_config_load_string(&c, "[x]\n", "t.conf", NULL, 0),
+		 -EINVAL);
+	CHECK_EQ(rmp_config_load_string(&c, "[pool]\nsize=3M\n", "t.conf",
+					tiny, 1), -EINVAL);
+	CHECK_STR(tiny, "");
+	CHECK(rmp_config_diff(&c, &keep) == NULL);
+}
+
+static void test_diff(void)
+{
+	struct rmp_config a, b;
+
+	rmp_config_defaults(&a);
+	rmp_config_defaults(&b);
+	CHECK(rmp_config_diff(&a, &b) == NULL);
+	b.pool.lock = false;
+	CHECK_STR(rmp_config_diff(&a, &b), "pool.lock");
+	b.server.admin_group[0] = 'g';
+	CHECK_STR(rmp_config_diff(&a, &b), "server.admin_group");
+	rmp_config_defaults(&b);
+	b.quota.leases_per_client = 9;
+	CHECK_STR(rmp_config_diff(&a, &b), "quota.leases_per_client");
+}
+
+/* write_file -- a temporary file holding len bytes of data. */
+static int write_file(char *path, const char *data, size_t len)
+{
+	FILE *f;
+	int fd;
+
+	strcpy(path, "/tmp/rmp-test-config-XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	f = fdopen(fd, "w");
+	if (!f) {
+		close(fd);
+		return -1;
+	}
+	fwrite(data, 1, len, f);
+	return fclose(f);
+}
+
+static void test_files(void)
+{
+	static const char nul[] = "[pool]\nsize = 1G\0junk\n";
+	struct rmp_config c;
+	char path[64], want[128];
+
+	CHECK_EQ(rmp_config_load_file(&c, "/nonexistent/rmpoold.conf", err,
+				      sizeof(err)), -ENOENT);
+	CHECK_STR(err, "/nonexistent/rmpoold.conf: cannot open: "
+		       "No such file or directory");
+	CHECK_EQ(rmp_config_load_file(&c, "/", err, sizeof(err)), -EISDIR);
+	CHECK_STR(err, "/: read error: Is a directory");
+
+	CHECK_EQ(write_file(path, nul, sizeof(nul) - 1), 0);
+	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s:2: line contains a NUL byte", path);
+	CHECK_STR(err, want);
+	unlink(path);
+
+	CHECK_EQ(write_file(path, "[pool]\r\nsize = 4G\r\n", 19), 0);
+	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), 0);
+	CHECK_EQ(c.pool.size, 4 * GIB);
+	unlink(path);
+
+	/* the last line needs no newline */
+	CHECK_EQ(write_file(path, "[pool]\nsize = 6G", 16), 0);
+	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), 0);
+	CHECK_EQ(c.pool.size, 6 * GIB);
+	unlink(path);
+}
+
+/* source_root -- argv[1], else $RMP_SOURCE_ROOT, else "." */
+static const char *source_root(int argc, char **argv)
+{
+	const char *env = getenv("RMP_SOURCE_ROOT");
+
+	if (argc > 1)
+		return argv[1];
+	return env && *env ? env : ".";
+}
+
+/* key_lines -- "[section]" and "key" of each setting line, in order. */
+static char *key_lines(const char *text)
+{
+	size_t len = strlen(text), o = 0;
+	char *out = malloc(len + 1);
+	const char *l, *e;
+
+	if (!out)
+		return NULL;
+	for (l = text; *l; l = *e ? e + 1 : e) {
+		size_t n;
+
+		e = strchr(l, '\n');
+		if (!e)
+			e = l + strlen(l);
+		if (*l == '[') {
+			n = (size_t)(e - l);
+		} else if (*l >= 'a' && *l <= 'z') {
+			n = strcspn(l, " =");
+		} else {
+			continue;
+		}
+		memcpy(out + o, l, n);
+		o += n;
+		out[o++] = '\n';
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/*
+ * test_shipped_conf -- conf/rmpoold.conf parses as it is; with every
+ * "#key" line uncommented it still gives the defaults, and it names the
+ * same keys in the same order as the dump.
+ */
+static void test_shipped_conf(const char *root)
+{
+	struct rmp_config def, c;
+	char path[PATH_MAX], *text = NULL, *dump = NULL, *a, *b;
+	size_t len = 0, i, o;
+	FILE *f;
+	long n;
+
+	rmp_config_defaults(&def);
+	snprintf(path, sizeof(path), "%s/conf/rmpoold.conf", root);
+	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), 0);
+	if (err[0])
+		printf("# %s (set RMP_SOURCE_ROOT or pass the source root)\n",
+		       err);
+	CHECK(rmp_config_diff(&def, &c) == NULL);
+
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	text = malloc((size_t)n + 1);
+	CHECK(text && fread(text, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	if (!text)
+		return;
+	text[n] = '\0';
+	/* drop the '#' of "#key = value" lines; prose is "# words" */
+	for (i = 0, o = 0; text[i]; i++) {
+		if (text[i] == '#' && (i == 0 || text[i - 1] == '\n') &&
+		    text[i + 1] >= 'a' && text[i + 1] <= 'z')
+			continue;
+		text[o++] = text[i];
+	}
+	text[o] = '\0';
+	err[0] = '\0';
+	CHECK_EQ(rmp_config_load_string(&c, text, path, err, sizeof(err)),
+		 0);
+	if (err[0])
+		printf("# %s\n", err);
+	CHECK(rmp_config_diff(&def, &c) == NULL);
+
+	f = open_memstream(&dump, &len);
+	CHECK(f && rmp_config_dump(&def, f) == 0);
+	if (f)
+		fclose(f);
+	a = key_lines(text);
+	b = key_lines(dump ? dump : "");
+	CHECK_STR(a, b);
+	free(a);
+	free(b);
+	free(dump);
+	free(text);
+}
+
+int main(int argc, char **argv)
+{
+	test_defaults();
+	test_parse_size();
+	test_parse_duration();
+	test_hostport();
+	test_format();
+	test_all_keys();
+	test_syntax_errors();
+	test_bad_values();
+	test_cross_checks();
+	test_unchanged_on_failure();
+	test_diff();
+	test_files();
+	test_shipped_conf(source_root(argc, argv));
+	return check_done();
+}

@@ -1,0 +1,626 @@
+#!/usr/bin/env bash
+# run-in-vm.sh - run one command inside a throw-away QEMU guest that has a
+# real (software) RDMA device, and exit with that command's exit status.
+#
+# The build machines have no RDMA in their kernel, so the RDMA tests run in a
+# Debian kernel under QEMU with Soft-RoCE (rdma_rxe). The host's root file
+# system is shared read-write into the guest over 9p, so the command sees the
+# host's binaries, libraries and the build tree at the same paths. See
+# /work/shared/docs/SOFTROCE-VM.md (or docs/) for why things are done this way.
+#
+# Guest layout: 2 vCPUs on 2 NUMA nodes (cpu0/node0, cpu1/node1); an isolated
+# virtio-net NIC (eth0, 192.0.2.1/24, on a hub with no other port: nothing
+# leaves the guest) behind a PCIe expander bridge on NUMA node 1; one rxe
+# device (rxe0) on eth0; 2 MiB hugepages reserved on both nodes.
+#
+# The command gets: the caller's cwd, PATH, HOME, USER, locale, TERM, CI,
+# sanitizer/malloc options, every RMP_*, MESON_*, RDMAV_* and IBV_* variable
+# (plus any --env NAME), and RMP_TEST_ADDR, RMP_TEST_DEV, RMP_IN_VM=1.
+#
+# Environment knobs:
+#   RMP_VM_HUGEPAGES   2 MiB hugepages to reserve per NUMA node (default 64)
+#   RMP_VM_ACCEL       auto (default) | kvm | tcg
+#   RMP_VM_KEEP_LOGS   serial logs to keep in <build-dir>/vm-logs (default 10)
+#   RMP_VM_APPEND      extra kernel command line (e.g. loglevel=7 to debug boot)
+#
+# Exit status: the guest command's, or 124 on timeout, or 125 when the guest
+# failed to set up or died without reporting a status (stderr says which).
+
+set -euo pipefail
+
+readonly PROG=run-in-vm
+SCRIPT_PATH=$(readlink -f -- "${BASH_SOURCE[0]}")
+readonly SCRIPT_PATH
+
+# Guest network / RDMA facts, shared by /init and the command's environment.
+readonly GUEST_ADDR=192.0.2.1 GUEST_PREFIX=24 GUEST_NETDEV=eth0 GUEST_RDMA_DEV=rxe0
+
+# Kernel modules the guest needs, in the order they are asked for.
+# Optional ones may fail to load (no PCLMUL on the vCPU, no netem) without
+# failing the run; required ones must either load or be built in.
+readonly REQUIRED_MODULES=(9p 9pnet_virtio virtio_pci virtio_net veth rdma_rxe
+                           ib_uverbs rdma_ucm crc32_generic)
+readonly OPTIONAL_MODULES=(sch_netem crc32-pclmul)
+
+# Debian packages this script (host side) or the guest command's RDMA
+# userspace needs. The guest runs the host's own binaries.
+readonly NEEDED_PACKAGES=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd
+                          iproute2 rdma-core ibverbs-providers ibverbs-utils
+                          rdmacm-utils perftest)
+
+# Variables passed through to the guest command (bash glob patterns).
+readonly PASS_ENV_PATTERNS=(PATH HOME USER LOGNAME LANG LANGUAGE 'LC_*' TZ TERM
+                            CI LD_LIBRARY_PATH '*SAN_OPTIONS' MALLOC_PERTURB_
+                            MALLOC_CHECK_ 'RMP_*' 'MESON_*' 'RDMAV_*' 'IBV_*')
+
+usage() {
+    cat <<EOF
+Usage: tests/vm/run-in-vm.sh [OPTIONS] -- COMMAND [ARGS...]
+
+Run COMMAND inside a QEMU guest with Soft-RoCE (rxe0 on eth0, ${GUEST_ADDR})
+and exit with its exit status (124: timeout, 125: guest setup failed or the
+guest died without reporting a status).
+
+Options:
+  --build-dir DIR     meson build dir; the kernel/initramfs cache goes to
+                      DIR/vm-cache, serial logs to DIR/vm-logs
+                      (default: \$MESON_BUILD_ROOT or ./build)
+  --timeout SECONDS   kill the VM after this many seconds, boot included
+                      (default: 900)
+  --mem MiB           guest memory, split over the two NUMA nodes
+                      (default: 2048)
+  --env NAME[=VALUE]  also pass NAME (or set it to VALUE) in the guest;
+                      may be repeated
+  -h, --help          show this help
+
+Environment: RMP_VM_HUGEPAGES (2 MiB pages per node, default 64),
+RMP_VM_ACCEL (auto|kvm|tcg), RMP_VM_KEEP_LOGS (default 10).
+
+Example:
+  tests/vm/run-in-vm.sh -- sh -c 'ibv_devices; rdma link'
+EOF
+}
+
+log()  { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die()  { log "error: $*"; exit 125; }
+
+# Run as root: apt-get needs it; we may already be root.
+as_root() {
+    if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi
+}
+
+# Quote a string for POSIX sh (the guest runs the host's /bin/sh = dash,
+# which does not understand bash's $'...' that printf %q may produce).
+sh_quote() {
+    local s=${1//\'/\'\\\'\'}
+    printf "'%s'" "$s"
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+# ---------------------------------------------------------------- arguments
+
+BUILD_DIR=${MESON_BUILD_ROOT:-./build}
+TIMEOUT=900
+MEM_MB=2048
+EXTRA_ENV=()
+CMD=()
+
+parse_args() {
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+            --build-dir) [[ $# -ge 2 ]] || die "--build-dir needs a value"; BUILD_DIR=$2; shift 2 ;;
+            --build-dir=*) BUILD_DIR=${1#*=}; shift ;;
+            --timeout) [[ $# -ge 2 ]] || die "--timeout needs a value"; TIMEOUT=$2; shift 2 ;;
+            --timeout=*) TIMEOUT=${1#*=}; shift ;;
+            --mem) [[ $# -ge 2 ]] || die "--mem needs a value"; MEM_MB=$2; shift 2 ;;
+            --mem=*) MEM_MB=${1#*=}; shift ;;
+            --env) [[ $# -ge 2 ]] || die "--env needs a value"; EXTRA_ENV+=("$2"); shift 2 ;;
+            --env=*) EXTRA_ENV+=("${1#*=}"); shift ;;
+            -h|--help) usage; exit 0 ;;
+            --) shift; CMD=("$@"); break ;;
+            *) log "unknown argument: $1"; usage >&2; exit 2 ;;
+        esac
+    done
+    [[ ${#CMD[@]} -gt 0 ]] || { log "no command given (missing '-- COMMAND')"; usage >&2; exit 2; }
+    [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer (seconds)"
+    [[ $MEM_MB =~ ^[1-9][0-9]*$ && $MEM_MB -ge 512 ]] || die "--mem must be an integer >= 512 (MiB)"
+    HUGEPAGES=${RMP_VM_HUGEPAGES:-64}
+    [[ $HUGEPAGES =~ ^[0-9]+$ ]] || die "RMP_VM_HUGEPAGES must be a non-negative integer"
+    # Hugepages on both nodes must fit into each node's half with room to spare.
+    (( HUGEPAGES * 2 * 2 < MEM_MB )) || die "RMP_VM_HUGEPAGES=$HUGEPAGES does not fit in --mem $MEM_MB"
+    ACCEL=${RMP_VM_ACCEL:-auto}
+    [[ $ACCEL =~ ^(auto|kvm|tcg)$ ]] || die "RMP_VM_ACCEL must be auto, kvm or tcg"
+    KEEP_LOGS=${RMP_VM_KEEP_LOGS:-10}
+    [[ $KEEP_LOGS =~ ^[1-9][0-9]*$ ]] || die "RMP_VM_KEEP_LOGS must be a positive integer"
+}
+
+# ------------------------------------------------------------ host packages
+
+ensure_packages() {
+    local missing=() p
+    for p in "${NEEDED_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
+            || missing+=("$p")
+    done
+    [[ ${#missing[@]} -eq 0 ]] && return 0
+    log "installing missing packages: ${missing[*]}"
+    as_root apt-get update -qq >&2
+    as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    APT_UPDATED=1
+}
+
+# ------------------------------------------------------------------- kernel
+
+APT_UPDATED=0
+apt_update_once() {
+    [[ $APT_UPDATED -eq 1 ]] && return 0
+    log "apt-get update"
+    as_root apt-get update -qq >&2 || log "warning: apt-get update failed"
+    APT_UPDATED=1
+}
+
+# Prints "PKG VERSION" of the kernel package linux-image-amd64 depends on now.
+resolve_kernel_pkg() {
+    local pkg ver
+    pkg=$(apt-cache depends linux-image-amd64 2>/dev/null \
+          | awk '$1 ~ /Depends:$/ && $2 ~ /^linux-image-[0-9]/ { print $2; exit }') || true
+    [[ -n $pkg ]] || return 1
+    ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null \
+          | awk '/^Version:/ { print $2; exit }') || true
+    [[ -n $ver ]] || return 1
+    printf '%s %s\n' "$pkg" "$ver"
+}
+
+# Sets KDIR (extracted package root), KVER (module dir name), KERNEL (vmlinuz).
+# Never pins a version: whatever linux-image-amd64 names today is used, and
+# downloaded once per package version into the cache.
+prepare_kernel() {
+    local pv pkg ver key tmp deb
+    if ! pv=$(resolve_kernel_pkg); then
+        apt_update_once
+        pv=$(resolve_kernel_pkg) || pv=
+    fi
+    if [[ -z $pv ]]; then
+        # Offline and no package lists: fall back to the newest cached kernel.
+        KDIR=$(ls -1dt "$CACHE"/kernel-*/ 2>/dev/null | head -n1) || true
+        [[ -n $KDIR && -e $KDIR/.complete ]] || die "cannot resolve linux-image-amd64 (apt-cache depends) and no cached kernel"
+        KDIR=${KDIR%/}
+        log "warning: cannot resolve linux-image-amd64, using cached $(basename "$KDIR")"
+    else
+        read -r pkg ver <<<"$pv"
+        key="${pkg}_${ver//[^A-Za-z0-9.+-]/_}"
+        KDIR=$CACHE/kernel-$key
+        if [[ ! -e $KDIR/.complete ]]; then
+            log "fetching kernel $pkg $ver"
+            tmp=$(mktemp -d "$CACHE/.kernel-tmp.XXXXXX")
+            # A stale package list may name a .deb that is gone: update and retry.
+            if ! (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" >&2); then
+                apt_update_once
+                pv=$(resolve_kernel_pkg) || die "cannot resolve linux-image-amd64"
+                read -r pkg ver <<<"$pv"
+                key="${pkg}_${ver//[^A-Za-z0-9.+-]/_}"
+                KDIR=$CACHE/kernel-$key
+                (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" >&2) \
+                    || { rm -rf "$tmp"; die "apt-get download $pkg=$ver failed"; }
+            fi
+            deb=$(ls "$tmp"/*.deb)
+            mkdir "$tmp/root"
+            dpkg-deb -x "$deb" "$tmp/root"
+            rm -f "$deb"
+            touch "$tmp/root/.complete"
+            rm -rf "$KDIR"
+            mv "$tmp/root" "$KDIR"
+            rmdir "$tmp"
+            # Old kernels are not needed any more (running VMs hold theirs open).
+            find "$CACHE" -maxdepth 1 -name 'kernel-*' ! -path "$KDIR" -exec rm -rf {} + || true
+            find "$CACHE" -maxdepth 1 -name 'initramfs-*' -delete || true
+        fi
+    fi
+    KVER=$(ls -1 "$KDIR/lib/modules" | head -n1)
+    [[ -n $KVER ]] || die "no lib/modules/<version> in $KDIR"
+    KERNEL=$KDIR/boot/vmlinuz-$KVER
+    [[ -r $KERNEL ]] || die "no kernel image $KERNEL"
+}
+
+# ---------------------------------------------------------------- initramfs
+
+# The guest's /init (busybox ash). Per-run settings come from /rmp/run.conf
+# and the command from /rmp/run.sh, both in a small per-run cpio appended to
+# the cached initramfs (the kernel unpacks concatenated archives in order).
+write_init() {
+    cat >"$1" <<'INIT_EOF'
+#!/bin/sh
+# /init of tests/vm/run-in-vm.sh (generated, busybox ash).
+PATH=/bin
+export PATH
+. /rmp/run.conf
+
+NEWROOT=/newroot
+
+say()  { echo "run-in-vm(guest): $*"; }
+halt_now() {
+    sync
+    poweroff -f
+    echo o >/proc/sysrq-trigger
+    sleep 600
+}
+# The host turns this marker into exit status 125 and an error message.
+fail() {
+    echo "RMP_VM_SETUP_FAILED id=$RUN_ID: $*"
+    halt_now
+}
+# Run a host binary inside the shared root (rdma, ...).
+inroot() { PATH=/usr/sbin:/usr/bin:/sbin:/bin /bin/chroot "$NEWROOT" "$@"; }
+
+mount -t proc proc /proc || fail "mount /proc"
+mount -t sysfs sysfs /sys || fail "mount /sys"
+mount -t devtmpfs devtmpfs /dev || fail "mount /dev"
+exec </dev/console >/dev/console 2>&1
+# The tty would turn \n into \r\n; the host wants plain lines.
+stty -onlcr 2>/dev/null
+
+# Modules, in depmod order; /rmp/modules lines are "req|opt PATH".
+while read -r kind path; do
+    [ -n "$path" ] || continue
+    if ! out=$(insmod "$path" 2>&1); then
+        case "$out" in *"File exists"*) continue ;; esac
+        if [ "$kind" = opt ]; then
+            say "note: optional module ${path##*/} not loaded: $out"
+        else
+            fail "cannot load module $path: $out"
+        fi
+    fi
+done </rmp/modules
+
+# Host root over 9p. virtio probing is synchronous, but retry briefly anyway.
+mkdir -p "$NEWROOT"
+i=0
+until mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 hostroot "$NEWROOT" 2>/tmp/err; do
+    i=$((i + 1))
+    [ $i -lt 50 ] || fail "cannot mount host root over 9p: $(cat /tmp/err)"
+    usleep 100000
+done
+
+for d in proc sys dev; do
+    mount --bind "/$d" "$NEWROOT/$d" || fail "bind /$d"
+done
+mkdir -p /dev/pts /dev/shm /dev/hugepages
+mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts "$NEWROOT/dev/pts" || fail "mount /dev/pts"
+mount -t tmpfs -o mode=1777 tmpfs "$NEWROOT/dev/shm" || fail "mount /dev/shm"
+mount -t hugetlbfs -o mode=1777 hugetlbfs "$NEWROOT/dev/hugepages" || fail "mount /dev/hugepages"
+mount -t tmpfs -o mode=755 tmpfs "$NEWROOT/run" || fail "mount /run"
+mount -t tmpfs -o mode=1777 tmpfs "$NEWROOT/tmp" || fail "mount /tmp"
+hostname rmp-vm
+
+# Network: only the isolated virtio NIC and lo.
+ip link set lo up || fail "lo up"
+i=0
+while [ ! -e "/sys/class/net/$NETDEV" ]; do
+    i=$((i + 1))
+    [ $i -lt 100 ] || fail "no $NETDEV (have: $(ls /sys/class/net | tr '\n' ' '))"
+    usleep 100000
+done
+ip addr add "$ADDR/$PREFIX" dev "$NETDEV" || fail "address on $NETDEV"
+ip link set "$NETDEV" up || fail "$NETDEV up"
+
+# Hugepages on every node; verify the kernel really reserved them.
+for n in /sys/devices/system/node/node[0-9]*; do
+    f=$n/hugepages/hugepages-2048kB/nr_hugepages
+    echo "$HUGEPAGES" >"$f" || fail "cannot write $f"
+    got=$(cat "$f")
+    [ "$got" -ge "$HUGEPAGES" ] || fail "${n##*/}: only $got of $HUGEPAGES hugepages"
+done
+
+# One rxe device; clients and servers all use its address (rxe loops back).
+out=$(inroot rdma link add "$RDMA_DEV" type rxe netdev "$NETDEV" 2>&1) \
+    || fail "rdma link add $RDMA_DEV: $out"
+i=0
+until inroot rdma link show "$RDMA_DEV/1" 2>/dev/null | grep -q 'state ACTIVE'; do
+    i=$((i + 1))
+    [ $i -lt 300 ] || fail "$RDMA_DEV not ACTIVE: $(inroot rdma link 2>&1)"
+    usleep 100000
+done
+
+mkdir -p "$NEWROOT/run/rmp-vm"
+cp /rmp/run.sh "$NEWROOT/run/rmp-vm/run.sh"
+ulimit -l unlimited || fail "ulimit -l unlimited"
+read -r boot_up _ </proc/uptime
+
+# The command gets only the environment run.sh sets up.
+env -i /bin/chroot "$NEWROOT" /bin/sh /run/rmp-vm/run.sh </dev/null
+rc=$?
+
+read -r end_up _ </proc/uptime
+sync
+echo "RMP_VM_EXIT=$rc id=$RUN_ID boot=$boot_up end=$end_up"
+halt_now
+INIT_EOF
+    chmod 755 "$1"
+}
+
+# Writes "req|opt PATH" lines (load order) to $1 and copies the modules,
+# decompressed, under $2 (the initramfs staging root).
+collect_modules() {
+    local list=$1 root=$2 conf mod kind out word path rel dst
+    local -A seen=()
+    conf=$(mktemp -d)   # empty config dir: ignore the host's modprobe.d
+    depmod -b "$KDIR" "$KVER"
+    : >"$list"
+    for mod in "${REQUIRED_MODULES[@]}" "${OPTIONAL_MODULES[@]}"; do
+        kind=req
+        [[ " ${OPTIONAL_MODULES[*]} " == *" $mod "* ]] && kind=opt
+        if ! out=$(modprobe -C "$conf" -d "$KDIR" -S "$KVER" --show-depends "$mod" 2>&1); then
+            [[ $kind == opt ]] && { log "note: optional module $mod not in kernel $KVER"; continue; }
+            rmdir "$conf"; die "module $mod not found in kernel $KVER: $out"
+        fi
+        while read -r word path _; do
+            case $word in
+                builtin) continue ;;            # e.g. virtio_pci on 6.12
+                insmod) ;;
+                *) rmdir "$conf"; die "unexpected modprobe output for $mod: $word $path" ;;
+            esac
+            [[ -n ${seen[$path]:-} ]] && continue
+            seen[$path]=1
+            rel=${path#"$KDIR"/}
+            rel=${rel%.xz}; rel=${rel%.zst}
+            dst=$root/$rel
+            mkdir -p "${dst%/*}"
+            case $path in
+                *.ko.xz)  xz -dc -- "$path" >"$dst" ;;
+                *.ko.zst) zstd -dcq -- "$path" >"$dst" ;;
+                *.ko)     cp -- "$path" "$dst" ;;
+                *) rmdir "$conf"; die "unknown module file type: $path" ;;
+            esac
+            printf '%s /%s\n' "$kind" "$rel" >>"$list"
+        done <<<"$out"
+    done
+    rmdir "$conf"
+}
+
+# Sets INITRAMFS. Rebuilt when the kernel or this script changes.
+prepare_initramfs() {
+    local stamp stage a
+    stamp="$(basename "$KDIR") $(sha256sum "$SCRIPT_PATH" | cut -d' ' -f1)"
+    INITRAMFS=$CACHE/initramfs-$KVER.cpio
+    if [[ -r $INITRAMFS && -r $INITRAMFS.stamp && $(cat "$INITRAMFS.stamp") == "$stamp" ]]; then
+        return 0
+    fi
+    log "building initramfs for $KVER"
+    [[ $(ldd /bin/busybox 2>&1 || true) == *'not a dynamic executable'* ]] \
+        || die "/bin/busybox is not static (install busybox-static)"
+    stage=$(mktemp -d "$CACHE/.initramfs-tmp.XXXXXX")
+    mkdir -p "$stage"/{bin,dev,proc,sys,tmp,rmp,newroot}
+    cp /bin/busybox "$stage/bin/busybox"
+    for a in $(/bin/busybox --list); do
+        [[ $a == busybox ]] || ln -sf busybox "$stage/bin/$a"
+    done
+    write_init "$stage/init"
+    collect_modules "$stage/rmp/modules" "$stage"
+    (cd "$stage" && find . -mindepth 1 | LC_ALL=C sort \
+        | cpio -o -H newc -R 0:0 --quiet) >"$INITRAMFS.tmp"
+    mv "$INITRAMFS.tmp" "$INITRAMFS"
+    printf '%s\n' "$stamp" >"$INITRAMFS.stamp"
+    rm -rf "$stage"
+}
+
+# -------------------------------------------------------------- per run
+
+# Writes the command script: caller's environment subset, guest facts, cwd.
+write_run_script() {
+    local out=$1 name cwd e
+    local -A names=()
+    for name in $(compgen -e); do
+        for e in "${PASS_ENV_PATTERNS[@]}"; do
+            # shellcheck disable=SC2053 # pattern match is intended
+            [[ $name == $e ]] && { names[$name]=1; break; }
+        done
+    done
+    cwd=$(pwd -P)
+    {
+        echo "# generated by tests/vm/run-in-vm.sh"
+        for name in $(printf '%s\n' "${!names[@]}" | LC_ALL=C sort); do
+            [[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
+            printf 'export %s=%s\n' "$name" "$(sh_quote "${!name}")"
+        done
+        for e in "${EXTRA_ENV[@]}"; do
+            if [[ $e == *=* ]]; then
+                name=${e%%=*}
+                [[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "bad --env name: $name"
+                printf 'export %s=%s\n' "$name" "$(sh_quote "${e#*=}")"
+            else
+                [[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "bad --env name: $e"
+                [[ -v $e ]] && printf 'export %s=%s\n' "$e" "$(sh_quote "${!e}")"
+            fi
+        done
+        printf 'export RMP_TEST_ADDR=%s RMP_TEST_DEV=%s RMP_IN_VM=1\n' \
+            "$GUEST_ADDR" "$GUEST_RDMA_DEV"
+        printf 'cd %s || { echo "run-in-vm: cannot cd to %s in the guest" >&2; exit 125; }\n' \
+            "$(sh_quote "$cwd")" "${cwd//[\"\'\$\`\\]/_}"
+        printf 'exec'
+        for e in "${CMD[@]}"; do printf ' %s' "$(sh_quote "$e")"; done
+        printf '\n'
+    } >"$out"
+}
+
+# The guest mounts tmpfs on these, so the host's copies are not visible there.
+check_cwd_visible() {
+    local cwd
+    cwd=$(pwd -P)
+    case $cwd/ in
+        /tmp/*|/run/*|/proc/*|/sys/*|/dev/*)
+            die "current directory $cwd is not visible in the guest (it has its own /tmp, /run, /dev); cd elsewhere" ;;
+    esac
+}
+
+# Per-run initrd = cached initramfs + small cpio with run.conf and run.sh.
+make_run_initrd() {
+    local out=$1 stage
+    stage=$(mktemp -d "$CACHE/.run-tmp.XXXXXX")
+    mkdir -p "$stage/rmp"
+    {
+        printf 'RUN_ID=%s\n' "$RUN_ID"
+        printf 'HUGEPAGES=%s\n' "$HUGEPAGES"
+        printf 'ADDR=%s\nPREFIX=%s\n' "$GUEST_ADDR" "$GUEST_PREFIX"
+        printf 'NETDEV=%s\nRDMA_DEV=%s\n' "$GUEST_NETDEV" "$GUEST_RDMA_DEV"
+    } >"$stage/rmp/run.conf"
+    write_run_script "$stage/rmp/run.sh"
+    { cat "$INITRAMFS"
+      (cd "$stage" && printf '%s\n' rmp rmp/run.conf rmp/run.sh \
+           | cpio -o -H newc -R 0:0 --quiet)
+    } >"$out"
+    rm -rf "$stage"
+}
+
+# ---------------------------------------------------------- accelerator
+
+# KVM only if the CPU advertises it, /dev/kvm is usable, and a kernel really
+# starts under it: on these machines /dev/kvm exists and opens, but without
+# vmx/svm a guest hangs without printing anything.
+pick_accel() {
+    local probe_log pid i ok=0
+    case $ACCEL in
+        kvm) ACCEL_ARGS=(-accel kvm -cpu host); ACCEL_NAME=kvm; return ;;
+        tcg) ACCEL_ARGS=(-accel tcg -cpu "${RMP_VM_CPU:-max}"); ACCEL_NAME=tcg; return ;;
+    esac
+    ACCEL_ARGS=(-accel tcg -cpu "${RMP_VM_CPU:-max}"); ACCEL_NAME=tcg
+    grep -qwE 'vmx|svm' /proc/cpuinfo || return 0
+    [[ -r /dev/kvm && -w /dev/kvm ]] || return 0
+    probe_log=$(mktemp)
+    qemu-system-x86_64 -machine q35 -accel kvm -cpu host -m 256 -nodefaults \
+        -no-user-config -display none -no-reboot -serial "file:$probe_log" \
+        -kernel "$KERNEL" -append "console=ttyS0 panic=-1" </dev/null >/dev/null 2>&1 &
+    pid=$!
+    for ((i = 0; i < 100; i++)); do
+        grep -q 'Linux version' "$probe_log" 2>/dev/null && { ok=1; break; }
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    rm -f "$probe_log"
+    if [[ $ok -eq 1 ]]; then
+        ACCEL_ARGS=(-accel kvm -cpu host); ACCEL_NAME=kvm
+    else
+        log "note: KVM advertised but a guest does not start under it; using TCG"
+    fi
+}
+
+# ------------------------------------------------------------------- main
+
+QEMU_PID=
+RUN_INITRD=
+cleanup() {
+    if [[ -n $QEMU_PID ]] && kill -0 "$QEMU_PID" 2>/dev/null; then
+        kill "$QEMU_PID" 2>/dev/null || true
+        wait "$QEMU_PID" 2>/dev/null || true
+    fi
+    [[ -n $RUN_INITRD ]] && rm -f "$RUN_INITRD"
+    return 0
+}
+
+prune_logs() {
+    ls -1t "$LOG_DIR"/*.log 2>/dev/null | tail -n +"$((KEEP_LOGS + 1))" \
+        | while read -r f; do rm -f -- "$f"; done
+    return 0
+}
+
+main() {
+    parse_args "$@"
+    check_cwd_visible
+    mkdir -p "$BUILD_DIR"
+    BUILD_DIR=$(cd "$BUILD_DIR" && pwd -P)
+    CACHE=$BUILD_DIR/vm-cache
+    LOG_DIR=$BUILD_DIR/vm-logs
+    mkdir -p "$CACHE" "$LOG_DIR"
+
+    ensure_packages
+
+    # Concurrent runs share the cache: one of them prepares it at a time.
+    local lockfd
+    exec {lockfd}>"$CACHE/.lock"
+    flock "$lockfd"
+    prepare_kernel
+    prepare_initramfs
+    exec {lockfd}>&-
+
+    pick_accel
+
+    RUN_ID="$(date +%s)-$$-$RANDOM"
+    local stamp log
+    stamp=$(date +%Y%m%d-%H%M%S)
+    log=$LOG_DIR/$stamp-$$.log
+    RUN_INITRD=$CACHE/run-$RUN_ID.initrd
+    trap cleanup EXIT
+    trap 'log "interrupted"; cleanup; exit 130' INT
+    trap 'log "terminated"; cleanup; exit 143' TERM
+    make_run_initrd "$RUN_INITRD"
+
+    local m0=$((MEM_MB / 2)) m1=$((MEM_MB - MEM_MB / 2))
+    # shellcheck disable=SC2054 # commas are QEMU's option syntax
+    local qemu=(
+        qemu-system-x86_64
+        -machine q35 "${ACCEL_ARGS[@]}"
+        -nodefaults -no-user-config -display none -no-reboot
+        -smp 2 -m "${MEM_MB}M"
+        -object "memory-backend-ram,id=m0,size=${m0}M"
+        -object "memory-backend-ram,id=m1,size=${m1}M"
+        -numa node,nodeid=0,cpus=0,memdev=m0
+        -numa node,nodeid=1,cpus=1,memdev=m1
+        -kernel "$KERNEL" -initrd "$RUN_INITRD"
+        -append "quiet loglevel=3 console=ttyS0 panic=-1${RMP_VM_APPEND:+ $RMP_VM_APPEND}"
+        # Serial console: streamed to our stdout live and kept in the log.
+        -chardev "stdio,id=ser0,logfile=$log"
+        -serial chardev:ser0
+        # Host / over 9p; every PCI device but the NIC on pcie.0, or QEMU
+        # would try to plug it into the expander bridge and refuse.
+        -fsdev local,id=fs0,path=/,security_model=none,multidevs=remap
+        -device virtio-9p-pci,fsdev=fs0,mount_tag=hostroot,bus=pcie.0
+        # The NIC sits behind a PCIe expander bridge on NUMA node 1, on a
+        # hub with no other port: nothing can leave the guest.
+        -nic none
+        -device pxb-pcie,id=pxb1,bus_nr=128,bus=pcie.0,numa_node=1
+        -device pcie-root-port,id=rp1,bus=pxb1,chassis=1
+        -netdev hubport,id=n1,hubid=0
+        -device virtio-net-pci,netdev=n1,bus=rp1
+    )
+
+    log "booting $KVER ($ACCEL_NAME, ${MEM_MB} MiB, timeout ${TIMEOUT}s), log: $log"
+    local t0 t1 qrc=0
+    t0=$(now)
+    # timeout(1) sends TERM, then KILL if qemu does not go away.
+    # A hub with a single port is the point here: drop QEMU's warning on it.
+    timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" </dev/null \
+        2> >(grep -v --line-buffered 'is not connected to host network' >&2) &
+    QEMU_PID=$!
+    wait "$QEMU_PID" || qrc=$?
+    QEMU_PID=
+    t1=$(now)
+
+    local marker status boot end rc
+    marker=$(tr -d '\r' <"$log" | grep -aoE "RMP_VM_EXIT=[0-9]+ id=$RUN_ID boot=[0-9.]+ end=[0-9.]+" | tail -n1) || true
+    if [[ -n $marker ]]; then
+        status=${marker#RMP_VM_EXIT=}; status=${status%% *}
+        boot=${marker#* boot=}; boot=${boot%% *}
+        end=${marker##* end=}
+        rc=$status
+        log "exit status $rc; wall $(elapsed "$t0" "$t1") s ($ACCEL_NAME: guest ready after ${boot} s, command $(elapsed "$boot" "$end") s)"
+    elif [[ $qrc -eq 124 || $qrc -eq 137 ]]; then
+        rc=124
+        log "error: timed out after ${TIMEOUT} s, VM killed; wall $(elapsed "$t0" "$t1") s; log: $log"
+    elif marker=$(tr -d '\r' <"$log" | grep -a "RMP_VM_SETUP_FAILED id=$RUN_ID" | tail -n1); then
+        rc=125
+        log "error: guest setup failed: ${marker#*: }; wall $(elapsed "$t0" "$t1") s; log: $log"
+    else
+        rc=125
+        log "error: guest died without reporting an exit status (qemu exit $qrc); wall $(elapsed "$t0" "$t1") s; log: $log"
+    fi
+    prune_logs
+    return "$rc"
+}
+
+# On one line: bash reads scripts as it runs them, so an edit of this file
+# while a run is in progress must not change what runs after main returns.
+main "$@"; exit $?
