@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/* pool.c -- map, bind, fault in, lock and register the memory pool. */
+#include <errno.h>
+#include <inttypes.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "alloc.h"
+#include "topology.h"
+#include "pool.h"
+#include "util.h"
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+
+#define POOL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
+		     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC | \
+		     IBV_ACCESS_MW_BIND)
+
+/* log2_u64 -- log2 of a power of two. */
+static int log2_u64(uint64_t v)
+{
+	return 63 - __builtin_clzll(v);
+}
+
+/*
+ * check_hugepages -- are there enough free hugepages on the node? Returns
+ * 0 when there are, -ENOMEM with the operator's message otherwise, or
+ * -errno when the counters cannot be read (treated the same by callers).
+ */
+static int check_hugepages(const struct rmp_pool_params *p, char *err,
+			   size_t errlen)
+{
+	uint64_t need = p->size / p->hugepage_size, have = 0;
+	char path[512];
+	int ret;
+
+	ret = rmp_hugepages_free(p->sysroot, p->node, p->hugepage_size, &have,
+				 path, sizeof(path));
+	if (ret < 0) {
+		snprintf(err, errlen, "cannot read free %" PRIu64 " kB "
+			 "hugepages of NUMA node %d: %s", p->hugepage_size >> 10,
+			 p->node, strerror(-ret));
+		return ret;
+	}
+	if (have >= need)
+		return 0;
+	snprintf(err, errlen, "pool needs %" PRIu64 " hugepages of %" PRIu64
+		 " kB on NUMA node %d, %" PRIu64 " free: raise %s (e.g. echo %"
+		 PRIu64 " > %s)", need, p->hugepage_size >> 10, p->node, have,
+		 path, need, path);
+	return -ENOMEM;
+}
+
+/* bind_and_touch -- bind to the node, fault every page in, lock. */
+static int bind_and_touch(struct rmp_pool *pool, const struct rmp_pool_params *p,
+			  char *err, size_t errlen)
+{
+	unsigned long mask[16] = { 0 };
+	uint64_t step = pool->page_size ? pool->page_size :
+		(uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (p->node < 0 || p->node >= (int)(sizeof(mask) * 8)) {
+		snprintf(err, errlen, "NUMA node %d out of range", p->node);
+		return -EINVAL;
+	}
+	mask[p->node / 64] |= 1ul << (p->node % 64);
+	if (mbind(pool->base, pool->size, MPOL_BIND, mask, sizeof(mask) * 8,
+		  MPOL_MF_STRICT)) {
+		int e = errno;
+
+		snprintf(err, errlen, "mbind to NUMA node %d: %s", p->node,
+			 strerror(e));
+		return -e;
+	}
+	/* First touch after the bind places every page on the node. */
+	for (uint64_t off = 0; off < pool->size; off += step)
+		pool->base[off] = 0;
+	if (p->lock && mlock(pool->base, pool->size)) {
+		int e = errno;
+
+		snprintf(err, errlen, "mlock %" PRIu64 " bytes: %s (raise "
+			 "LimitMEMLOCK / ulimit -l)", pool->size, strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
+		 char *err, size_t errlen)
+{
+	struct rmp_pool *pool;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	int ret;
+
+	err[0] = '\0';
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		return -ENOMEM;
+	pool->size = p->size;
+	pool->node = p->node;
+	pool->page_size = p->hugepage_size;
+
+	ret = check_hugepages(p, err, errlen);
+	if (ret == 0) {
+		flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB |
+			(log2_u64(p->hugepage_size) << MAP_HUGE_SHIFT);
+		pool->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE, flags,
+				  -1, 0);
+		if (pool->base == MAP_FAILED) {
+			ret = -errno;
+			snprintf(err, errlen, "mmap of %" PRIu64 " bytes on %"
+				 PRIu64 " kB hugepages: %s", p->size,
+				 p->hugepage_size >> 10, strerror(-ret));
+		}
+	}
+	if (ret < 0) {
+		if (p->hugepages_required)
+			goto err_free;
+		/* hugepages = preferred: say why, then use normal pages. */
+		size_t n = strlen(err);
+
+		snprintf(err + n, errlen - n, "; falling back to normal pages");
+		pool->page_size = 0;
+		pool->base = mmap(NULL, p->size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (pool->base == MAP_FAILED) {
+			ret = -errno;
+			snprintf(err, errlen, "mmap of %" PRIu64 " bytes: %s",
+				 p->size, strerror(-ret));
+			goto err_free;
+		}
+	}
+	ret = bind_and_touch(pool, p, err, errlen);
+	if (ret < 0)
+		goto err_unmap;
+	*out = pool;
+	return 0;
+
+err_unmap:
+	munmap(pool->base, pool->size);
+err_free:
+	free(pool);
+	return ret;
+}
+
+int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
+		      uint64_t max_mr_size)
+{
+	uint64_t span = pool->size;
+	uint32_t i;
+
+	/* Chunks stay multiples of the page size so MRs start on pages. */
+	if (max_mr_size && max_mr_size < span) {
+		uint64_t page = pool->page_size ? pool->page_size : 4096;
+
+		span = max_mr_size / page * page;
+		if (span == 0)
+			return -EINVAL;
+	}
+	pool->chunk_span = span;
+	pool->nchunks = (uint32_t)((pool->size + span - 1) / span);
+	pool->chunks = calloc(pool->nchunks, sizeof(*pool->chunks));
+	if (!pool->chunks)
+		return -ENOMEM;
+	for (i = 0; i < pool->nchunks; i++) {
+		struct rmp_pool_chunk *c = &pool->chunks[i];
+
+		c->offset = (uint64_t)i * span;
+		c->size = RMP_MIN(span, pool->size - c->offset);
+		c->mr = ibv_reg_mr(pd, pool->base + c->offset, c->size,
+				   POOL_ACCESS);
+		if (!c->mr)
+			return errno ? -errno : -EIO;
+		c->alloc = rmp_alloc_new(c->size);
+		if (!c->alloc)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void rmp_pool_free(struct rmp_pool *pool)
+{
+	if (!pool)
+		return;
+	for (uint32_t i = 0; pool->chunks && i < pool->nchunks; i++) {
+		if (pool->chunks[i].mr)
+			ibv_dereg_mr(pool->chunks[i].mr);
+		rmp_alloc_free(pool->chunks[i].alloc);
+	}
+	free(pool->chunks);
+	if (pool->base)
+		munmap(pool->base, pool->size);
+	free(pool);
+}
+
+int rmp_pool_get(struct rmp_pool *pool, uint64_t length, uint64_t align,
+		 uint64_t *offset, uint64_t *rounded)
+{
+	int ret = -ENOSPC;
+
+	for (uint32_t i = 0; i < pool->nchunks; i++) {
+		struct rmp_pool_chunk *c = &pool->chunks[i];
+
+		ret = rmp_alloc_get(c->alloc, length, align, offset, rounded);
+		if (ret == 0) {
+			*offset += c->offset;
+			return 0;
+		}
+		if (ret != -ENOSPC)
+			return ret;
+	}
+	return ret;
+}
+
+struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off)
+{
+	uint64_t i = off / pool->chunk_span;
+
+	return i < pool->nchunks ? &pool->chunks[i] : NULL;
+}
+
+int rmp_pool_put(struct rmp_pool *pool, uint64_t offset, uint64_t length)
+{
+	struct rmp_pool_chunk *c = rmp_pool_chunk_of(pool, offset);
+
+	if (!c)
+		return -ENOENT;
+	/* No client ever sees another lease's old bytes. */
+	memset(pool->base + offset, 0, length);
+	return rmp_alloc_put(c->alloc, offset - c->offset);
+}
+
+void rmp_pool_stats(const struct rmp_pool *pool, struct rmp_pool_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (uint32_t i = 0; i < pool->nchunks; i++) {
+		struct rmp_alloc_stats as;
+
+		rmp_alloc_stats(pool->chunks[i].alloc, &as);
+		st->size += as.size;
+		st->free_bytes += as.free_bytes;
+		st->extents += as.extents;
+		st->largest_free = RMP_MAX(st->largest_free, as.largest_free);
+	}
+}

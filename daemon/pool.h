@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* pool.h -- the pinned, NUMA-local, once-registered memory pool. */
+#ifndef RMP_POOL_H
+#define RMP_POOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct ibv_pd;
+struct ibv_mr;
+struct rmp_alloc;
+
+struct rmp_pool_params {
+	uint64_t size;          /* bytes; a multiple of hugepage_size */
+	uint64_t hugepage_size; /* 2 MiB or 1 GiB */
+	bool hugepages_required; /* else fall back to normal pages */
+	int node;               /* NUMA node to bind to, >= 0 */
+	bool lock;              /* mlock the pool */
+	const char *sysroot;    /* "" for the real /sys (tests: a fixture) */
+};
+
+/*
+ * The pool is split into chunks of at most the device's max_mr_size; each
+ * chunk is one MR and has its own allocator, so a lease never straddles
+ * two MRs (a memory window binds inside one MR).
+ */
+struct rmp_pool_chunk {
+	uint64_t offset; /* of the chunk in the pool */
+	uint64_t size;
+	struct ibv_mr *mr;
+	struct rmp_alloc *alloc;
+};
+
+struct rmp_pool {
+	uint8_t *base;
+	uint64_t size;
+	uint64_t page_size;  /* hugepage size, or 0 for normal pages */
+	int node;
+	uint32_t nchunks;
+	uint64_t chunk_span; /* every chunk but the last has this size */
+	struct rmp_pool_chunk *chunks;
+};
+
+/*
+ * rmp_pool_map -- map the pool on hugepages bound to p->node, fault it in
+ * and lock it. With hugepages required and too few free on the node,
+ * fails with -ENOMEM and an operator message in err naming the page count,
+ * size, node and the sysfs file to raise. With hugepages preferred, falls
+ * back to normal pages and puts the warning in err (return 0; err[0] !=
+ * 0). Other errors: -errno of mmap/mbind/mlock, message in err.
+ */
+int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
+		 char *err, size_t errlen);
+
+/*
+ * rmp_pool_register -- register the pool with pd once (REMOTE_READ |
+ * REMOTE_WRITE | REMOTE_ATOMIC | LOCAL_WRITE | MW_BIND), as several MRs
+ * when the pool is larger than max_mr_size, and create the allocators.
+ * 0 or -errno.
+ */
+int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
+		      uint64_t max_mr_size);
+
+/* rmp_pool_free -- deregister, unmap, free. Accepts NULL and half-built. */
+void rmp_pool_free(struct rmp_pool *pool);
+
+/*
+ * rmp_pool_get -- reserve length bytes (aligned) from the first chunk
+ * that has room. Stores the pool offset and the rounded length. Errors as
+ * rmp_alloc_get (-ENOSPC when no chunk has room).
+ */
+int rmp_pool_get(struct rmp_pool *pool, uint64_t length, uint64_t align,
+		 uint64_t *offset, uint64_t *rounded);
+/* rmp_pool_put -- zero the extent, then return it. 0 or -ENOENT. */
+int rmp_pool_put(struct rmp_pool *pool, uint64_t offset, uint64_t length);
+/* The chunk that holds pool offset off. */
+struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off);
+
+struct rmp_pool_stats {
+	uint64_t size, free_bytes, largest_free, extents;
+};
+void rmp_pool_stats(const struct rmp_pool *pool, struct rmp_pool_stats *st);
+
+#endif /* RMP_POOL_H */
