@@ -1,0 +1,1162 @@
+/* SPDX-License-Identifier: MIT */
+/* client.c -- rmp_client: options, connect/close, rdma_cm events, completion handling, control RPC. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "rmp_internal.h"
+#include "util.h"
+
+/* IB CM reject reason "consumer defined": the server called rdma_reject. */
+#define IB_CM_REJ_CONSUMER_DEFINED 28
+
+_Static_assert(RMP_ACCESS_READ == RMP_ACC_READ &&
+		       RMP_ACCESS_WRITE == RMP_ACC_WRITE &&
+		       RMP_ACCESS_ATOMIC == RMP_ACC_ATOMIC &&
+		       RMP_ACCESS_ALL == RMP_ACC_ALL,
+	       "API and wire access bits differ");
+_Static_assert(RMP_LEASE_EPHEMERAL == RMP_LEASE_F_EPHEMERAL,
+	       "API and wire lease flags differ");
+_Static_assert(RMP_TOKEN_MAXLEN >= RMP_TOKEN_MAX, "RMP_TOKEN_MAXLEN too small");
+_Static_assert(RMPC_NSEND >= RMPC_NRECV, "fewer send than receive slots");
+
+/* ---- options ------------------------------------------------------- */
+
+void rmp_client_opts_init(struct rmp_client_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->size = sizeof(*opts);
+	opts->connect_timeout_ms = RMPC_DEF_CONNECT_TIMEOUT_MS;
+	opts->op_timeout_ms = RMPC_DEF_OP_TIMEOUT_MS;
+	opts->bounce_bytes = RMPC_DEF_BOUNCE_BYTES;
+	opts->max_inflight = RMPC_DEF_MAX_INFLIGHT;
+}
+
+int rmpc_opts_copy(void *dst, size_t dst_size, const void *src,
+		   size_t src_size)
+{
+	const unsigned char *extra = (const unsigned char *)src + dst_size;
+	size_t i;
+
+	/* A size beyond any plausible struct is an uninitialised field. */
+	if (src_size < sizeof(size_t) || src_size > RMPC_OPTS_SIZE_MAX)
+		return -EINVAL;
+	/* A newer caller may pass fields we do not know: only as zeroes. */
+	for (i = 0; src_size > dst_size && i < src_size - dst_size; i++)
+		if (extra[i])
+			return -EINVAL;
+	memcpy(dst, src, RMP_MIN(dst_size, src_size));
+	*(size_t *)dst = dst_size;
+	return 0;
+}
+
+/* name_ok -- printable ASCII, at most RMP_NAME_MAX bytes. */
+static bool name_ok(const char *s)
+{
+	size_t n;
+
+	for (n = 0; s[n]; n++)
+		if (n >= RMP_NAME_MAX || s[n] < 0x20 || s[n] > 0x7e)
+			return false;
+	return true;
+}
+
+/* default_name -- "<hostname>:<pid>", the host part cut to fit. */
+static void default_name(char *out)
+{
+	char host[256] = "", pid[16];
+	int plen, i;
+
+	if (gethostname(host, sizeof(host) - 1))
+		strcpy(host, "localhost");
+	plen = snprintf(pid, sizeof(pid), ":%ld", (long)getpid());
+	snprintf(out, RMP_NAME_MAX + 1, "%.*s%s", RMP_NAME_MAX - plen, host,
+		 pid);
+	for (i = 0; out[i]; i++)
+		if (out[i] < 0x20 || out[i] > 0x7e)
+			out[i] = '?';
+}
+
+/* opts_validate -- check c->opts and copy name/credential into c. */
+static int opts_validate(struct rmp_client *c)
+{
+	struct rmp_client_opts *o = &c->opts;
+
+	if (o->connect_timeout_ms <= 0 || o->op_timeout_ms <= 0)
+		return -EINVAL;
+	if (o->bounce_bytes < RMPC_MIN_BOUNCE_BYTES ||
+	    o->bounce_bytes > RMPC_MAX_BOUNCE_BYTES)
+		return -EINVAL;
+	if (o->max_inflight < 1 || o->max_inflight > RMPC_MAX_INFLIGHT)
+		return -EINVAL;
+	if (o->credential_len > RMP_CRED_LEN ||
+	    (o->credential_len && !o->credential))
+		return -EINVAL;
+	if (o->name) {
+		if (!name_ok(o->name))
+			return -EINVAL;
+		strcpy(c->name, o->name);
+	} else {
+		default_name(c->name);
+	}
+	if (o->credential_len)
+		memcpy(c->cred, o->credential, o->credential_len);
+	o->name = c->name;
+	o->credential = c->cred;
+	return 0;
+}
+
+int rmp_client_new(struct rmp_client **out, const struct rmp_client_opts *opts)
+{
+	struct rmp_client *c;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	rmp_client_opts_init(&c->opts);
+	if (opts) {
+		err = rmpc_opts_copy(&c->opts, sizeof(c->opts), opts,
+				     opts->size);
+		if (err)
+			goto err_free_client;
+	}
+	err = opts_validate(c);
+	if (err)
+		goto err_free_client;
+	err = rmpc_mem_alloc(c);
+	if (err)
+		goto err_free_client;
+	err = rmpc_io_init(c);
+	if (err)
+		goto err_free_client;
+	*out = c;
+	return 0;
+
+err_free_client:
+	rmp_client_free(c);
+	return err;
+}
+
+/* ---- completions --------------------------------------------------- */
+
+/* wc_errno -- the API error for a completion status. */
+static int wc_errno(enum ibv_wc_status st)
+{
+	switch (st) {
+	case IBV_WC_SUCCESS:
+		return 0;
+	case IBV_WC_WR_FLUSH_ERR:
+		return -ENOTCONN;
+	case IBV_WC_REM_ACCESS_ERR:
+		/* Our range and rights checks passed: the key was revoked. */
+		return -EKEYEXPIRED;
+	default:
+		return -EIO;
+	}
+}
+
+void rmpc_fail(struct rmp_client *c)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (c->broken)
+		return;
+	c->broken = true;
+	snprintf(c->failbuf, sizeof(c->failbuf), "%s",
+		 c->errbuf[0] ? c->errbuf : "connection failed");
+	if (c->qp)
+		ibv_modify_qp(c->qp, &attr, IBV_QP_STATE);
+}
+
+int rmpc_check_conn(struct rmp_client *c)
+{
+	if (!c->connected) {
+		rmpc_set_error(c, "client is not connected");
+		return -ENOTCONN;
+	}
+	if (c->broken) {
+		rmpc_set_error(c, "connection failed earlier (%s); close and "
+			       "reconnect", c->failbuf);
+		return -ENOTCONN;
+	}
+	return 0;
+}
+
+/* post_recv -- (re)post receive buffer slot. 0 or -errno. */
+static int post_recv(struct rmp_client *c, uint32_t slot)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)(c->ctl_mem + (size_t)slot * RMP_MSG_MAX),
+		.length = RMP_MSG_MAX,
+		.lkey = c->ctl_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = RMPC_WRID_RECV | slot,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ibv_recv_wr *bad;
+
+	return -ibv_post_recv(c->qp, &wr, &bad);
+}
+
+/* handle_recv -- a control message arrived: match it to the waiting call. */
+static void handle_recv(struct rmp_client *c, const struct ibv_wc *wc)
+{
+	uint32_t slot = (uint32_t)(wc->wr_id & ~RMPC_WRID_RECV);
+	struct rmp_msg m;
+	int err;
+
+	if (slot >= RMPC_NRECV)
+		return;
+	if (wc->status != IBV_WC_SUCCESS) {
+		if (!c->broken && wc->status != IBV_WC_WR_FLUSH_ERR)
+			rmpc_set_error(c, "control receive failed: %s",
+				       ibv_wc_status_str(wc->status));
+		rmpc_fail(c);
+		return;
+	}
+	err = rmp_msg_decode(c->ctl_mem + (size_t)slot * RMP_MSG_MAX,
+			     wc->byte_len, &m);
+	if (!c->broken && post_recv(c, slot)) {
+		rmpc_set_error(c, "cannot re-post a control receive buffer");
+		rmpc_fail(c);
+	}
+	/* No header, or not a reply: nothing we could match; drop it. */
+	if (m.hdr.magic != RMP_MSG_MAGIC || !(m.hdr.flags & RMP_MSG_F_REPLY))
+		return;
+	if (c->ctl_inflight)
+		c->ctl_inflight--;
+	if (c->rpc_wait_id && m.hdr.req_id == c->rpc_wait_id) {
+		c->rpc_rep = m;
+		c->rpc_err = err;
+		c->rpc_done = true;
+		c->rpc_wait_id = 0;
+	}
+	/* else: the late reply of a request that timed out. */
+}
+
+/*
+ * handle_send -- a send WR completed: retire it and every earlier
+ * unsignaled WR (they completed before it, successfully, unless the
+ * connection had already failed).
+ */
+static void handle_send(struct rmp_client *c, const struct ibv_wc *wc)
+{
+	uint64_t seq = wc->wr_id;
+	int err = wc_errno(wc->status);
+	struct rmpc_sq_slot *s;
+	int st;
+
+	if (seq < c->sq_done || seq >= c->sq_posted)
+		return;
+	if (err && !c->broken) {
+		s = &c->sq[seq % c->sq_depth];
+		if (err == -EKEYEXPIRED)
+			rmpc_set_error(c, "%s refused by the server: remote "
+				       "access error (lease key revoked)",
+				       rmpc_wr_name(s->opcode));
+		else
+			rmpc_set_error(c, "%s completed with error: %s "
+				       "(vendor error 0x%x)",
+				       rmpc_wr_name(s->opcode),
+				       ibv_wc_status_str(wc->status),
+				       wc->vendor_err);
+	}
+	while (c->sq_done <= seq) {
+		s = &c->sq[c->sq_done % c->sq_depth];
+		st = c->sq_done == seq ? err : (c->broken ? -ENOTCONN : 0);
+		switch (s->kind) {
+		case RMPC_SQ_CTL:
+			if (s->idx < RMPC_NSEND)
+				c->send_busy[s->idx] = false;
+			break;
+		case RMPC_SQ_SYNC:
+		case RMPC_SQ_ASYNC:
+			rmpc_io_retire(c, s, st);
+			break;
+		default:
+			break;
+		}
+		s->kind = RMPC_SQ_NONE;
+		c->sq_done++;
+	}
+	if (err)
+		rmpc_fail(c);
+}
+
+void rmpc_poll_cq(struct rmp_client *c)
+{
+	struct ibv_wc wc[16];
+	int n, i;
+
+	if (!c->cq)
+		return;
+	do {
+		n = ibv_poll_cq(c->cq, (int)RMP_ARRAY_SIZE(wc), wc);
+		if (n < 0) {
+			rmpc_set_error(c, "ibv_poll_cq failed");
+			rmpc_fail(c);
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].wr_id & RMPC_WRID_RECV)
+				handle_recv(c, &wc[i]);
+			else
+				handle_send(c, &wc[i]);
+		}
+	} while (n == (int)RMP_ARRAY_SIZE(wc));
+}
+
+void rmpc_drain_cq_events(struct rmp_client *c)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (!c->comp_ch)
+		return;
+	/* The channel fd is non-blocking: this stops at EAGAIN. */
+	while (ibv_get_cq_event(c->comp_ch, &cq, &ctx) == 0) {
+		c->cq_unacked++;
+		c->cq_armed = false;
+	}
+	if (c->cq_unacked && c->cq) {
+		ibv_ack_cq_events(c->cq, c->cq_unacked);
+		c->cq_unacked = 0;
+	}
+}
+
+void rmpc_arm_cq(struct rmp_client *c)
+{
+	if (!c->cq || c->cq_armed)
+		return;
+	/* Marked armed even on failure: then poll() simply times out. */
+	c->cq_armed = true;
+	if (ibv_req_notify_cq(c->cq, 0)) {
+		rmpc_set_error(c, "ibv_req_notify_cq failed");
+		rmpc_fail(c);
+	}
+}
+
+/* cm_events -- rdma_cm events of an established connection. */
+static void cm_events(struct rmp_client *c)
+{
+	struct rdma_cm_event *ev;
+
+	while (c->cm_ch && rdma_get_cm_event(c->cm_ch, &ev) == 0) {
+		switch (ev->event) {
+		case RDMA_CM_EVENT_DISCONNECTED:
+			c->disconnected = true;
+			if (!c->broken)
+				rmpc_set_error(c, "server closed the connection");
+			rmpc_fail(c);
+			break;
+		case RDMA_CM_EVENT_DEVICE_REMOVAL:
+			if (!c->broken)
+				rmpc_set_error(c, "RDMA device removed");
+			rmpc_fail(c);
+			break;
+		default:
+			break;
+		}
+		rdma_ack_cm_event(ev);
+	}
+}
+
+int rmpc_wait(struct rmp_client *c,
+	      bool (*done)(struct rmp_client *c, const void *arg),
+	      const void *arg, int timeout_ms)
+{
+	uint64_t deadline, now, spin_end = rmp_now_ns() + RMPC_SPIN_NS;
+	struct pollfd pfd[2];
+	int r, wait_ms;
+
+	deadline = timeout_ms < 0 ? UINT64_MAX :
+				    rmp_now_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		rmpc_poll_cq(c);
+		if (done(c, arg))
+			return 0;
+		if (!c->cq || !c->cm_ch)
+			return -ENOTCONN;
+		if (rmp_now_ns() < spin_end)
+			continue;
+		if (!c->cq_armed) {
+			/* Poll once more after arming: a completion that
+			 * came in between raises no event. */
+			rmpc_arm_cq(c);
+			continue;
+		}
+		now = rmp_now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		wait_ms = deadline == UINT64_MAX ?
+				  -1 :
+				  (int)RMP_MIN(deadline - now, (uint64_t)INT_MAX);
+		pfd[0] = (struct pollfd){ .fd = c->comp_ch->fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = c->cm_ch->fd, .events = POLLIN };
+		r = poll(pfd, 2, wait_ms);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents)
+			rmpc_drain_cq_events(c);
+		if (pfd[1].revents)
+			cm_events(c);
+	}
+}
+
+/* ---- send queue ---------------------------------------------------- */
+
+uint32_t rmpc_sq_room(const struct rmp_client *c)
+{
+	return c->sq_depth - (uint32_t)(c->sq_posted - c->sq_done);
+}
+
+static bool sq_room_ok(struct rmp_client *c, const void *arg)
+{
+	return c->broken || rmpc_sq_room(c) >= *(const uint32_t *)arg;
+}
+
+int rmpc_sq_reserve(struct rmp_client *c, uint32_t n)
+{
+	int err;
+
+	if (n > c->sq_depth)
+		return -EINVAL;
+	if (!c->broken && rmpc_sq_room(c) >= n)
+		return 0;
+	err = rmpc_wait(c, sq_room_ok, &n, c->opts.op_timeout_ms);
+	if (err == -ETIMEDOUT)
+		rmpc_set_error(c, "send queue stayed full for %d ms",
+			       c->opts.op_timeout_ms);
+	if (err)
+		return err;
+	return rmpc_check_conn(c);
+}
+
+uint64_t rmpc_sq_take(struct rmp_client *c, enum rmpc_sq_kind kind,
+		      uint32_t idx, enum ibv_wr_opcode opcode)
+{
+	uint64_t seq = c->sq_posted++;
+	struct rmpc_sq_slot *s = &c->sq[seq % c->sq_depth];
+
+	s->kind = (uint8_t)kind;
+	s->opcode = (uint8_t)opcode;
+	s->idx = idx;
+	return seq;
+}
+
+int rmpc_post_send(struct rmp_client *c, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad)
+{
+	struct ibv_send_wr *first_bad = NULL;
+	bool was_broken = c->broken;
+	int err;
+
+	err = ibv_post_send(c->qp, wr, &first_bad);
+	if (bad)
+		*bad = first_bad;
+	if (!err)
+		return 0;
+	if (!was_broken)
+		rmpc_set_error(c, "ibv_post_send failed: %s",
+			       rmpc_errno_text(-err));
+	rmpc_fail(c);
+	return was_broken ? -ENOTCONN : -EIO;
+}
+
+/* ---- connect --------------------------------------------------------- */
+
+/* One rdma_cm event, copied so that it can be acked at once. */
+struct cm_ev {
+	enum rdma_cm_event_type type;
+	int status;
+	uint8_t pdata[64];
+	size_t pdata_len;
+};
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* ms_left -- milliseconds until deadline, at least 1, as an int. */
+static int ms_left(uint64_t deadline)
+{
+	uint64_t now = rmp_now_ms();
+
+	if (now >= deadline)
+		return 1;
+	return (int)RMP_MIN(deadline - now, (uint64_t)INT_MAX);
+}
+
+/* cm_get -- the next rdma_cm event before deadline: 0, -ETIMEDOUT, -errno. */
+static int cm_get(struct rmp_client *c, uint64_t deadline, struct cm_ev *out)
+{
+	struct rdma_cm_event *ev;
+	struct pollfd pfd;
+	uint64_t now;
+
+	while (rdma_get_cm_event(c->cm_ch, &ev)) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		now = rmp_now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		pfd = (struct pollfd){ .fd = c->cm_ch->fd, .events = POLLIN };
+		if (poll(&pfd, 1, ms_left(deadline)) < 0 && errno != EINTR)
+			return -errno;
+	}
+	out->type = ev->event;
+	out->status = ev->status;
+	out->pdata_len = 0;
+	if ((ev->event == RDMA_CM_EVENT_ESTABLISHED ||
+	     ev->event == RDMA_CM_EVENT_REJECTED) &&
+	    ev->param.conn.private_data) {
+		out->pdata_len = RMP_MIN((size_t)ev->param.conn.private_data_len,
+					 sizeof(out->pdata));
+		memcpy(out->pdata, ev->param.conn.private_data,
+		       out->pdata_len);
+	}
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/* status_text -- text for an rdma_cm event status (a negative errno). */
+static const char *status_text(int status)
+{
+	return status < 0 ? rmpc_errno_text(status) : "no detail";
+}
+
+/* addr_errno -- the API error for an address/route resolution errno. */
+static int addr_errno(struct rmp_client *c, int err, const char *step)
+{
+	switch (err) {
+	case ETIMEDOUT:
+		rmpc_set_error(c, "no answer to %s of %s (host down, or not on "
+			       "an RDMA network?)", step, c->host);
+		return -EHOSTUNREACH;
+	case ENODEV:
+	case EADDRNOTAVAIL:
+		rmpc_set_error(c, "no RDMA device on the way to %s", c->host);
+		return -ENETUNREACH;
+	case ENETUNREACH:
+		rmpc_set_error(c, "no route to %s", c->host);
+		return -ENETUNREACH;
+	case ENOMEM:
+		return -ENOMEM;
+	default:
+		rmpc_set_error(c, "%s of %s failed: %s", step, c->host,
+			       rmpc_errno_text(err));
+		return -EHOSTUNREACH;
+	}
+}
+
+/*
+ * resolve_one -- create c->id and resolve address and route to sa.
+ * Returns 0, -EHOSTUNREACH, -ENETUNREACH, -ENOMEM; c->id is NULL on
+ * failure. Running out of time here means nobody answered ARP/ND.
+ */
+static int resolve_one(struct rmp_client *c, struct sockaddr *sa,
+		       uint64_t deadline)
+{
+	struct cm_ev ev;
+	int err;
+
+	if (rdma_create_id(c->cm_ch, &c->id, c, RDMA_PS_TCP)) {
+		err = errno;
+		c->id = NULL;
+		rmpc_set_error(c, "rdma_create_id: %s", rmpc_errno_text(err));
+		return err == ENOMEM ? -ENOMEM : -ENETUNREACH;
+	}
+	if (rdma_resolve_addr(c->id, NULL, sa, ms_left(deadline))) {
+		err = addr_errno(c, errno, "address resolution");
+		goto err_destroy_id;
+	}
+	err = cm_get(c, deadline, &ev);
+	if (err)
+		goto err_cm_get;
+	if (ev.type != RDMA_CM_EVENT_ADDR_RESOLVED) {
+		err = addr_errno(c, ev.status < 0 ? -ev.status : EHOSTUNREACH,
+				 "address resolution");
+		goto err_destroy_id;
+	}
+	if (rdma_resolve_route(c->id, ms_left(deadline))) {
+		err = addr_errno(c, errno, "route resolution");
+		goto err_destroy_id;
+	}
+	err = cm_get(c, deadline, &ev);
+	if (err)
+		goto err_cm_get;
+	if (ev.type != RDMA_CM_EVENT_ROUTE_RESOLVED) {
+		err = addr_errno(c, ev.status < 0 ? -ev.status : EHOSTUNREACH,
+				 "route resolution");
+		goto err_destroy_id;
+	}
+	return 0;
+
+err_cm_get:
+	err = addr_errno(c, -err, "address resolution");
+err_destroy_id:
+	rdma_destroy_id(c->id);
+	c->id = NULL;
+	return err;
+}
+
+/* resolve -- look host up and resolve the first address RDMA can reach. */
+static int resolve(struct rmp_client *c, uint64_t deadline)
+{
+	struct addrinfo hints = {
+		.ai_family = AF_UNSPEC,
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_NUMERICSERV,
+	};
+	struct addrinfo *res, *ai;
+	char port[8];
+	int r, err = -EHOSTUNREACH;
+
+	snprintf(port, sizeof(port), "%u", (unsigned)c->port);
+	r = getaddrinfo(c->host, port, &hints, &res);
+	if (r) {
+		rmpc_set_error(c, "cannot resolve host %s: %s", c->host,
+			       r == EAI_SYSTEM ? rmpc_errno_text(errno) :
+						 gai_strerror(r));
+		return r == EAI_MEMORY ? -ENOMEM : -EHOSTUNREACH;
+	}
+	for (ai = res; ai && rmp_now_ms() < deadline; ai = ai->ai_next) {
+		err = resolve_one(c, ai->ai_addr, deadline);
+		if (!err || err == -ENOMEM)
+			break;
+	}
+	freeaddrinfo(res);
+	return err;
+}
+
+/* clamp_rd_atom -- a device's outstanding READ/atomic limit as CM wants it. */
+static uint8_t clamp_rd_atom(int v)
+{
+	return (uint8_t)(v < 1 ? 1 : v > 255 ? 255 : v);
+}
+
+/*
+ * qp_setup -- PD, completion channel, CQ, QP and registered buffers on
+ * the device rdma_cm resolved. Returns 0 or a negative errno; on failure
+ * everything made here is gone again.
+ */
+static int qp_setup(struct rmp_client *c)
+{
+	struct ibv_context *ctx = c->id->verbs;
+	struct ibv_qp_init_attr qa;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	uint32_t depth;
+	int cqe, err;
+
+	err = ibv_query_device(ctx, &da);
+	if (!err)
+		err = ibv_query_port(ctx, c->id->port_num, &pa);
+	if (err) {
+		rmpc_set_error(c, "cannot query the RDMA device: %s",
+			       rmpc_errno_text(-err));
+		return -err;
+	}
+	c->max_msg_sz = pa.max_msg_sz ? pa.max_msg_sz : UINT32_C(1) << 31;
+	c->atomics = da.atomic_cap != IBV_ATOMIC_NONE;
+	c->rd_atom = clamp_rd_atom(da.max_qp_rd_atom);
+	c->init_rd_atom = clamp_rd_atom(da.max_qp_init_rd_atom);
+
+	/* The async ring plus room for control sends and a sync batch. */
+	depth = c->ring_size + RMPC_SQ_RESERVE;
+	if (da.max_qp_wr > 0 && depth > (uint32_t)da.max_qp_wr)
+		depth = (uint32_t)da.max_qp_wr;
+	if (depth <= RMPC_SQ_RESERVE || (uint32_t)da.max_qp_wr < RMPC_NRECV) {
+		rmpc_set_error(c, "RDMA device queues too small (%d WRs)",
+			       da.max_qp_wr);
+		return -ENOMEM;
+	}
+	c->sq_depth = depth;
+	c->max_inflight = depth - RMPC_SQ_RESERVE;
+	c->signal_every = RMP_MAX(1u, RMP_MIN(64u, depth / 4));
+	c->sq = calloc(depth, sizeof(*c->sq));
+	if (!c->sq)
+		return -ENOMEM;
+
+	c->pd = ibv_alloc_pd(ctx);
+	if (!c->pd) {
+		err = errno ? -errno : -ENOMEM;
+		rmpc_set_error(c, "ibv_alloc_pd: %s", rmpc_errno_text(err));
+		goto err_free_sq;
+	}
+	c->comp_ch = ibv_create_comp_channel(ctx);
+	if (!c->comp_ch) {
+		err = errno ? -errno : -ENOMEM;
+		rmpc_set_error(c, "ibv_create_comp_channel: %s",
+			       rmpc_errno_text(err));
+		goto err_dealloc_pd;
+	}
+	err = set_nonblock(c->comp_ch->fd);
+	if (err)
+		goto err_destroy_comp_channel;
+	/* Every WR may complete (errors flush unsignaled ones too). */
+	cqe = (int)(depth + RMPC_NRECV);
+	if (da.max_cqe > 0 && cqe > da.max_cqe)
+		cqe = da.max_cqe;
+	c->cq = ibv_create_cq(ctx, cqe, c, c->comp_ch, 0);
+	if (!c->cq) {
+		err = errno ? -errno : -ENOMEM;
+		rmpc_set_error(c, "ibv_create_cq: %s", rmpc_errno_text(err));
+		goto err_destroy_comp_channel;
+	}
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = 0;
+	qa.cap.max_send_wr = depth;
+	qa.cap.max_recv_wr = RMPC_NRECV;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	if (rdma_create_qp(c->id, c->pd, &qa)) {
+		err = errno ? -errno : -ENOMEM;
+		rmpc_set_error(c, "rdma_create_qp: %s", rmpc_errno_text(err));
+		goto err_destroy_cq;
+	}
+	c->qp = c->id->qp;
+
+	err = rmpc_mem_reg(c);
+	if (err) {
+		rmpc_set_error(c, "cannot register the library's buffers: %s",
+			       rmpc_errno_text(err));
+		goto err_destroy_qp;
+	}
+	return 0;
+
+err_destroy_qp:
+	rdma_destroy_qp(c->id);
+	c->qp = NULL;
+err_destroy_cq:
+	ibv_destroy_cq(c->cq);
+	c->cq = NULL;
+err_destroy_comp_channel:
+	ibv_destroy_comp_channel(c->comp_ch);
+	c->comp_ch = NULL;
+err_dealloc_pd:
+	ibv_dealloc_pd(c->pd);
+	c->pd = NULL;
+err_free_sq:
+	free(c->sq);
+	c->sq = NULL;
+	return err;
+}
+
+/* proto_range -- "protocol 3" or "protocols 1-2" into buf. */
+static void proto_range(char *buf, size_t len, unsigned lo, unsigned hi)
+{
+	if (lo == hi)
+		snprintf(buf, len, "%u", lo);
+	else
+		snprintf(buf, len, "%u-%u", lo, hi);
+}
+
+/* rejected -- turn a REJECTED event into an error and its text. */
+static int rejected(struct rmp_client *c, const struct cm_ev *ev)
+{
+	char ours[16], theirs[16];
+	struct rmp_conn_rej rej;
+
+	if (ev->pdata_len &&
+	    !rmp_conn_rej_decode(ev->pdata, ev->pdata_len, &rej)) {
+		if (rej.reason == RMP_REJ_PROTO) {
+			proto_range(ours, sizeof(ours), RMP_PROTO_MIN,
+				    RMP_PROTO_MAX);
+			proto_range(theirs, sizeof(theirs), rej.proto_min,
+				    rej.proto_max);
+			rmpc_set_error(c, "protocol %s not supported by server "
+				       "(speaks %s)", ours, theirs);
+			return -EPROTONOSUPPORT;
+		}
+		rmpc_set_error(c, "server rejected connection: %s",
+			       rmp_reject_reason_str(rej.reason));
+		return -ECONNREFUSED;
+	}
+	if (ev->status == IB_CM_REJ_CONSUMER_DEFINED)
+		rmpc_set_error(c, "server at %s:%u rejected the connection "
+			       "without a reason", c->host, (unsigned)c->port);
+	else
+		rmpc_set_error(c, "no rmpool server listening at %s:%u",
+			       c->host, (unsigned)c->port);
+	return -ECONNREFUSED;
+}
+
+/* accepted -- check the accept private data and take the credits. */
+static int accepted(struct rmp_client *c, const struct cm_ev *ev)
+{
+	struct rmp_conn_rep rep;
+
+	if (!ev->pdata_len ||
+	    rmp_conn_rep_decode(ev->pdata, ev->pdata_len, &rep)) {
+		rmpc_set_error(c, "%s:%u accepted without valid rmpool accept "
+			       "data (not an rmpool server?)", c->host,
+			       (unsigned)c->port);
+		return -EPROTO;
+	}
+	if (rep.version < RMP_PROTO_MIN || rep.version > RMP_PROTO_MAX) {
+		rmpc_set_error(c, "server chose protocol %u, which we do not "
+			       "speak", rep.version);
+		return -EPROTONOSUPPORT;
+	}
+	if (rep.credits == 0) {
+		rmpc_set_error(c, "server granted no control credits");
+		return -EPROTO;
+	}
+	if (rep.max_msg && rep.max_msg < RMP_MSG_HDR_LEN + 32) {
+		rmpc_set_error(c, "server's message size limit %u is too "
+			       "small", rep.max_msg);
+		return -EPROTO;
+	}
+	c->credits = RMP_MIN(rep.credits, RMPC_NRECV);
+	c->keys_mode = rep.keys_mode;
+	return 0;
+}
+
+/* handshake -- rdma_connect with our connect data, wait for the answer. */
+static int handshake(struct rmp_client *c, uint64_t deadline)
+{
+	uint8_t pdata[RMP_CONN_REQ_LEN];
+	struct rdma_conn_param cp;
+	struct rmp_conn_req req;
+	struct cm_ev ev;
+	int n, err;
+
+	memset(&req, 0, sizeof(req));
+	req.proto_min = RMP_PROTO_MIN;
+	req.proto_max = RMP_PROTO_MAX;
+	strcpy(req.name, c->name);
+	memcpy(req.cred, c->cred, sizeof(req.cred));
+	n = rmp_conn_req_encode(pdata, sizeof(pdata), &req);
+	if (n < 0)
+		return n;
+
+	memset(&cp, 0, sizeof(cp));
+	cp.private_data = pdata;
+	cp.private_data_len = (uint8_t)n;
+	cp.responder_resources = c->rd_atom;
+	cp.initiator_depth = c->init_rd_atom;
+	cp.retry_count = 7;
+	cp.rnr_retry_count = 7; /* 7 = retry for as long as it takes */
+	if (rdma_connect(c->id, &cp)) {
+		err = errno;
+		rmpc_set_error(c, "rdma_connect: %s", rmpc_errno_text(-err));
+		return -err;
+	}
+	err = cm_get(c, deadline, &ev);
+	if (err == -ETIMEDOUT) {
+		rmpc_set_error(c, "no answer from %s:%u within %d ms", c->host,
+			       (unsigned)c->port, c->opts.connect_timeout_ms);
+		return err;
+	}
+	if (err)
+		return err;
+	switch (ev.type) {
+	case RDMA_CM_EVENT_ESTABLISHED:
+		c->connected = true;
+		return accepted(c, &ev);
+	case RDMA_CM_EVENT_REJECTED:
+		return rejected(c, &ev);
+	case RDMA_CM_EVENT_UNREACHABLE:
+		rmpc_set_error(c, "%s:%u unreachable: %s", c->host,
+			       (unsigned)c->port, status_text(ev.status));
+		return -EHOSTUNREACH;
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		rmpc_set_error(c, "connection setup with %s:%u failed: %s",
+			       c->host, (unsigned)c->port,
+			       status_text(ev.status));
+		return -ECONNREFUSED;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rmpc_set_error(c, "RDMA device removed");
+		return -ENETUNREACH;
+	default:
+		rmpc_set_error(c, "unexpected rdma_cm event while connecting: "
+			       "%s", rdma_event_str(ev.type));
+		return -EPROTO;
+	}
+}
+
+/*
+ * conn_teardown -- undo connect, from any state it may have reached:
+ * disconnect, destroy QP, MRs, CQ, channels, PD and cm id, drop queued
+ * and in-flight async operations. Invalidates lease handles (gen).
+ */
+static void conn_teardown(struct rmp_client *c)
+{
+	unsigned i;
+
+	if (c->connected && !c->disconnected && c->id)
+		rdma_disconnect(c->id);
+	if (c->qp) {
+		rdma_destroy_qp(c->id);
+		c->qp = NULL;
+	}
+	rmpc_mem_dereg(c);
+	if (c->cq) {
+		/* ibv_destroy_cq waits until every event we got is acked. */
+		rmpc_drain_cq_events(c);
+		ibv_destroy_cq(c->cq);
+		c->cq = NULL;
+	}
+	if (c->comp_ch) {
+		ibv_destroy_comp_channel(c->comp_ch);
+		c->comp_ch = NULL;
+	}
+	if (c->pd) {
+		ibv_dealloc_pd(c->pd);
+		c->pd = NULL;
+	}
+	if (c->id) {
+		rdma_destroy_id(c->id);
+		c->id = NULL;
+	}
+	if (c->cm_ch) {
+		rdma_destroy_event_channel(c->cm_ch);
+		c->cm_ch = NULL;
+	}
+	free(c->sq);
+	c->sq = NULL;
+	rmpc_io_reset(c);
+
+	c->connected = c->broken = c->disconnected = c->cq_armed = false;
+	c->cq_unacked = 0;
+	c->sq_depth = 0;
+	c->sq_posted = c->sq_done = 0;
+	c->credits = c->ctl_inflight = 0;
+	for (i = 0; i < RMPC_NSEND; i++)
+		c->send_busy[i] = false;
+	c->rpc_wait_id = 0;
+	c->rpc_done = false;
+	c->failbuf[0] = '\0';
+	c->gen++;
+}
+
+int rmp_client_connect(struct rmp_client *c, const char *host, uint16_t port)
+{
+	uint64_t deadline;
+	uint32_t i;
+	int err;
+
+	if (!c || !host || !*host)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	if (c->cm_ch) {
+		rmpc_set_error(c, "client is already connected; close it first");
+		return -EISCONN;
+	}
+	if (rmp_strlcpy(c->host, host, sizeof(c->host))) {
+		rmpc_set_error(c, "host name longer than %d bytes",
+			       RMPC_HOST_MAX);
+		return -EINVAL;
+	}
+	c->port = port ? port : RMP_DEFAULT_PORT;
+
+	c->cm_ch = rdma_create_event_channel();
+	if (!c->cm_ch) {
+		err = errno;
+		rmpc_set_error(c, "cannot open the RDMA connection manager: %s",
+			       rmpc_errno_text(err));
+		err = err == ENOMEM ? -ENOMEM : -ENETUNREACH;
+		goto err_teardown;
+	}
+	err = set_nonblock(c->cm_ch->fd);
+	if (err)
+		goto err_teardown;
+	/* The timeout bounds the network, not the device discovery (which
+	 * librdmacm did above, and which can be slow on a cold start). */
+	deadline = rmp_now_ms() + (uint64_t)c->opts.connect_timeout_ms;
+	err = resolve(c, deadline);
+	if (err)
+		goto err_teardown;
+	err = qp_setup(c);
+	if (err)
+		goto err_teardown;
+	for (i = 0; i < RMPC_NRECV; i++) {
+		err = post_recv(c, i);
+		if (err) {
+			rmpc_set_error(c, "ibv_post_recv: %s",
+				       rmpc_errno_text(err));
+			goto err_teardown;
+		}
+	}
+	err = handshake(c, deadline);
+	if (err)
+		goto err_teardown;
+	c->gen++;
+	return 0;
+
+err_teardown:
+	conn_teardown(c);
+	return err;
+}
+
+void rmp_client_close(struct rmp_client *c)
+{
+	if (!c)
+		return;
+	conn_teardown(c);
+}
+
+void rmp_client_free(struct rmp_client *c)
+{
+	if (!c)
+		return;
+	conn_teardown(c);
+	rmpc_leases_free(c);
+	rmpc_mem_free(c);
+	rmpc_io_fini(c);
+	free(c);
+}
+
+int rmp_client_fd(const struct rmp_client *c)
+{
+	if (!c)
+		return -EINVAL;
+	if (!c->comp_ch)
+		return -ENOTCONN;
+	return c->comp_ch->fd;
+}
+
+/* ---- control RPC --------------------------------------------------- */
+
+/* free_send_slot -- a control send buffer not on the SQ, or -1. */
+static int free_send_slot(const struct rmp_client *c)
+{
+	unsigned i;
+
+	for (i = 0; i < RMPC_NSEND; i++)
+		if (!c->send_busy[i])
+			return (int)i;
+	return -1;
+}
+
+static bool ctl_ready(struct rmp_client *c, const void *arg)
+{
+	(void)arg;
+	return c->broken ||
+	       (c->ctl_inflight < c->credits && free_send_slot(c) >= 0);
+}
+
+static bool rpc_replied(struct rmp_client *c, const void *arg)
+{
+	(void)arg;
+	return c->rpc_done || c->broken;
+}
+
+int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
+{
+	unsigned op = m->hdr.opcode;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	int slot, len, err;
+	char *buf;
+
+	err = rmpc_check_conn(c);
+	if (err)
+		return err;
+	/* At most `credits` requests outstanding, late replies included. */
+	err = rmpc_wait(c, ctl_ready, NULL, c->opts.op_timeout_ms);
+	if (err == -ETIMEDOUT)
+		rmpc_set_error(c, "server answers no control requests (%u "
+			       "outstanding)", c->ctl_inflight);
+	if (err)
+		return err;
+	err = rmpc_sq_reserve(c, 1);
+	if (err)
+		return err;
+
+	slot = free_send_slot(c);
+	if (slot < 0)
+		return -EAGAIN; /* not reached: ctl_ready saw a free slot */
+	buf = c->ctl_mem + (size_t)(RMPC_NRECV + (unsigned)slot) * RMP_MSG_MAX;
+	m->hdr.flags = 0;
+	m->hdr.status = 0;
+	m->hdr.req_id = ++c->next_req_id;
+	len = rmp_msg_encode(buf, RMP_MSG_MAX, m);
+	if (len < 0) {
+		rmpc_set_error(c, "cannot encode a %s request",
+			       rmp_opcode_name(op));
+		return len;
+	}
+	sge = (struct ibv_sge){
+		.addr = (uintptr_t)buf,
+		.length = (uint32_t)len,
+		.lkey = c->ctl_mr->lkey,
+	};
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = rmpc_sq_take(c, RMPC_SQ_CTL, (uint32_t)slot, IBV_WR_SEND);
+	wr.opcode = IBV_WR_SEND;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	c->send_busy[slot] = true;
+	err = rmpc_post_send(c, &wr, NULL);
+	if (err)
+		return err;
+	c->ctl_inflight++;
+	c->rpc_wait_id = m->hdr.req_id;
+	c->rpc_done = false;
+	c->rpc_err = 0;
+
+	err = rmpc_wait(c, rpc_replied, NULL, c->opts.op_timeout_ms);
+	if (!c->rpc_done) {
+		/* A late reply is dropped; it still returns its credit. */
+		c->rpc_wait_id = 0;
+		if (c->broken)
+			return rmpc_check_conn(c);
+		if (err == -ETIMEDOUT)
+			rmpc_set_error(c, "no reply to %s within %d ms",
+				       rmp_opcode_name(op),
+				       c->opts.op_timeout_ms);
+		return err ? err : -EIO;
+	}
+	c->rpc_done = false;
+	if (c->rpc_err) {
+		rmpc_set_error(c, "malformed %s reply from the server (%s)",
+			       rmp_opcode_name(op), rmp_strerror(c->rpc_err));
+		return -EPROTO;
+	}
+	if (c->rpc_rep.hdr.opcode != op) {
+		rmpc_set_error(c, "server answered %s with %s",
+			       rmp_opcode_name(op),
+			       rmp_opcode_name(c->rpc_rep.hdr.opcode));
+		return -EPROTO;
+	}
+	if (c->rpc_rep.hdr.status < 0) {
+		if (c->rpc_rep.hdr.status < -4095) {
+			rmpc_set_error(c, "server answered %s with status %d",
+				       rmp_opcode_name(op),
+				       (int)c->rpc_rep.hdr.status);
+			return -EPROTO;
+		}
+		return c->rpc_rep.hdr.status;
+	}
+	*m = c->rpc_rep;
+	return 0;
+}

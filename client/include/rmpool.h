@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+/* rmpool.h -- librmpool: lease remote memory and access it with one-sided RDMA. */
+#ifndef RMPOOL_H
+#define RMPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Overview
+ *
+ * An rmp_client is one RC connection to an rmpoold server. Through it an
+ * application allocates leases (extents of the server's pinned memory),
+ * then reads, writes, compares-and-swaps and fetches-and-adds inside them
+ * with one-sided RDMA: the server's CPU does not take part.
+ *
+ * Threads: an rmp_client, and every lease and buffer made through it,
+ * belongs to one thread at a time, like a queue pair. Nothing on the data
+ * path takes a lock. For parallelism open one client per thread.
+ *
+ * Errors: every function that can fail returns 0 (or a count) on success
+ * and a negative errno on failure; rmp_strerror() gives the text. Outputs
+ * are written only on success unless said otherwise. Notable codes:
+ *   -ERANGE        offset/length outside the lease (nothing was posted)
+ *   -EKEYEXPIRED   the lease expired or was revoked by the server
+ *   -EDQUOT        the per-client quota (bytes or leases) is exhausted
+ *   -ENOSPC        the pool has no free extent large enough
+ *   -ESHUTDOWN     the server is draining and takes no new leases
+ *   -ENOENT        no such lease (or a wrong secret on attach)
+ *   -EPERM         the lease belongs to another client
+ *   -EPROTONOSUPPORT no common protocol version with the server
+ *   -ECONNREFUSED  the server rejected the connection or nobody listens
+ *   -ETIMEDOUT     no answer in time (connect, control reply, completion)
+ *   -ENOTCONN      the connection is gone; close and reconnect
+ *   -EIO           an RDMA operation completed with an error
+ *   -EACCES        the lease does not grant this kind of access
+ *   -EHOSTUNREACH  the server's address does not resolve or answer
+ *   -ENETUNREACH   no route, or no RDMA device on the way to the server
+ *   -EPROTO        the server sent something the protocol does not allow
+ *
+ * After a failed call, rmp_client_last_error() often says more (which
+ * step failed, what the server or the NIC answered).
+ *
+ * Connection failure: a data operation that completes with an error (a
+ * revoked key, a lost peer), a timed-out data operation, or a disconnect
+ * by the server moves the queue pair to the error state. That call
+ * returns its own error (e.g. -EKEYEXPIRED); every later call on the
+ * client returns -ENOTCONN until rmp_client_close() and a new
+ * rmp_client_connect().
+ */
+
+struct rmp_client;
+struct rmp_lease;
+struct rmp_buf;
+
+/* Lease access rights (rmp_alloc_opts.access). */
+#define RMP_ACCESS_READ 0x1u
+#define RMP_ACCESS_WRITE 0x2u
+#define RMP_ACCESS_ATOMIC 0x4u
+#define RMP_ACCESS_ALL 0x7u
+
+/* Lease flags (rmp_alloc_opts.flags). */
+#define RMP_LEASE_EPHEMERAL 0x1u /* freed when this connection goes */
+
+#define RMP_DEFAULT_PORT 7471
+#define RMP_TOKEN_MAXLEN 320 /* buffer size that fits any lease token */
+
+/*
+ * Options for rmp_client_new(). Initialise with rmp_client_opts_init() so
+ * that fields added in later versions get their defaults; `size` tells the
+ * library which fields this caller knows.
+ */
+struct rmp_client_opts {
+	size_t size;            /* sizeof(struct rmp_client_opts) */
+	const char *name;       /* client name shown to operators; default
+				 * "<hostname>:<pid>"; at most 24 bytes of
+				 * printable ASCII */
+	const void *credential; /* opaque, at most 16 bytes; may be NULL */
+	size_t credential_len;
+	int connect_timeout_ms; /* default 5000; bounds the network steps of
+				 * rmp_client_connect (address and route
+				 * resolution, the server's answer) */
+	int op_timeout_ms;      /* control replies and each wait of a sync
+				 * call; default 10000 */
+	size_t bounce_bytes;    /* internal registered copy buffer; 4 MiB;
+				 * 4 KiB .. 1 GiB */
+	unsigned max_inflight;  /* async operations queued or outstanding;
+				 * default 128; 1 .. 65536, lowered at
+				 * connect if the device's queues are
+				 * smaller */
+};
+
+/* rmp_client_opts_init -- fill opts with the defaults (sets size). */
+void rmp_client_opts_init(struct rmp_client_opts *opts);
+
+/*
+ * rmp_client_new -- create an unconnected client. opts may be NULL for
+ * the defaults. Returns 0 and *out, -EINVAL (bad options: a size too small
+ * or with unknown non-zero fields, a timeout <= 0, a value out of the
+ * ranges above, a bad name, credential_len > 16 or without credential),
+ * -ENOMEM.
+ */
+int rmp_client_new(struct rmp_client **out,
+		   const struct rmp_client_opts *opts);
+
+/*
+ * rmp_client_connect -- connect to the server at host (name or address)
+ * and port (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
+ * the connect request with protocol version and name, and wait for the
+ * accept. Errors: -EHOSTUNREACH (the name does not resolve, or nobody
+ * answers address resolution at that address), -ENETUNREACH (no route,
+ * or no RDMA device on the way to the address, or none on this host),
+ * -ECONNREFUSED (nobody listens, or the server rejected us: see
+ * rmp_client_last_error()), -EPROTONOSUPPORT, -EPROTO (the peer accepted
+ * without valid rmpool accept data), -ETIMEDOUT, -EISCONN (connected, or
+ * failed and not closed yet), -EINVAL, -ENOMEM. A client can connect
+ * again after rmp_client_close().
+ */
+int rmp_client_connect(struct rmp_client *c, const char *host,
+		       uint16_t port);
+
+/*
+ * rmp_client_last_error -- a human-readable detail for the last failed
+ * call on c (e.g. "server rejected connection: server full"), or "" (also
+ * for c NULL). Valid until the next call on c.
+ */
+const char *rmp_client_last_error(const struct rmp_client *c);
+
+/*
+ * rmp_client_close -- disconnect. Lease handles of this client become
+ * unusable (-ENOTCONN) but the leases stay on the server until their
+ * deadline (except ephemeral ones); they can be attached again from a new
+ * connection. Registered buffers are deregistered: their handles stay
+ * valid for rmp_buf_dereg() but give -ENOTCONN when used; register them
+ * again after a new connect. Queued and in-flight asynchronous operations
+ * are dropped without completions. Accepts a client that is not
+ * connected.
+ */
+void rmp_client_close(struct rmp_client *c);
+
+/*
+ * rmp_client_free -- close if needed and free c, its registered buffers
+ * and every lease handle made through it. Accepts NULL.
+ */
+void rmp_client_free(struct rmp_client *c);
+
+/* Options for rmp_lease_alloc(); rmp_alloc_opts_init() fills defaults. */
+struct rmp_alloc_opts {
+	size_t size;        /* sizeof(struct rmp_alloc_opts) */
+	uint64_t alignment; /* power of two; 0 = server default (64) */
+	uint32_t ttl_s;     /* 0 = server default */
+	uint32_t access;    /* RMP_ACCESS_*; default RMP_ACCESS_ALL */
+	uint32_t flags;     /* RMP_LEASE_* */
+};
+
+void rmp_alloc_opts_init(struct rmp_alloc_opts *opts);
+
+/*
+ * rmp_lease_alloc -- lease length bytes of the server's pool. opts may be
+ * NULL for the defaults. The length granted may be rounded up
+ * (rmp_lease_info). Errors: -EINVAL (length 0, bad alignment/access/flags,
+ * ttl out of the server's bounds), -EDQUOT, -ENOSPC, -ESHUTDOWN,
+ * -ENOTCONN, -ETIMEDOUT, -EPROTO, -ENOMEM. After -ETIMEDOUT the server may
+ * still have granted the lease; it then ends at its deadline (or with the
+ * connection, if ephemeral).
+ */
+int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
+		    const struct rmp_alloc_opts *opts, struct rmp_lease **out);
+
+/*
+ * rmp_lease_attach -- reach an existing lease from this connection, e.g.
+ * after a restart: the server grants a fresh rkey for the same bytes and
+ * the lease is owned by this connection from now on. Errors: -ENOENT (no
+ * such lease or wrong secret), -EKEYEXPIRED, plus those of alloc.
+ */
+int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
+		     struct rmp_lease **out);
+
+/*
+ * rmp_lease_attach_token -- the same with a token from rmp_lease_token().
+ * The token's host and port are not checked against this connection.
+ * -EINVAL for a malformed token.
+ */
+int rmp_lease_attach_token(struct rmp_client *c, const char *token,
+			   struct rmp_lease **out);
+
+/*
+ * rmp_lease_renew -- extend the lease to ttl_s seconds from now (0 = the
+ * server default). -EKEYEXPIRED when it already expired.
+ */
+int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
+
+/*
+ * rmp_lease_free -- give the lease back to the server (its memory is
+ * zeroed before reuse) and free the handle. The handle is freed even when
+ * the server could not be told (the error is returned; the lease then
+ * ends at its deadline). Accepts NULL (returns 0).
+ */
+int rmp_lease_free(struct rmp_lease *l);
+
+/*
+ * rmp_lease_close -- free the handle only: the lease stays on the server
+ * until its deadline and can be attached again. Accepts NULL.
+ */
+void rmp_lease_close(struct rmp_lease *l);
+
+struct rmp_lease_info {
+	size_t size;          /* sizeof(struct rmp_lease_info), set by caller */
+	uint64_t id;
+	uint64_t length;      /* bytes usable: offsets 0 .. length-1 */
+	uint64_t remote_addr; /* server virtual address of byte 0 */
+	uint32_t rkey;
+	uint32_t access;
+	uint32_t flags;
+	uint64_t ttl_ms;      /* time left as last reported by the server,
+			       * minus the time since */
+};
+
+/*
+ * rmp_lease_info -- describe l (no server round trip). -EINVAL when
+ * info->size is smaller than this version's struct.
+ */
+int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info);
+
+/*
+ * rmp_lease_token -- the printable token (server address, id, secret) of
+ * l, NUL terminated, into buf. Returns its length, or -ENOSPC.
+ */
+int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
+
+struct rmp_pool_stat {
+	size_t size;             /* sizeof(struct rmp_pool_stat), by caller */
+	uint64_t pool_bytes;
+	uint64_t free_bytes;
+	uint64_t largest_free;
+	uint64_t leases;         /* live leases on the server, all clients */
+	uint64_t client_bytes;   /* this connection's leased bytes */
+	uint64_t client_leases;
+	uint64_t quota_bytes;    /* 0 = unlimited */
+	uint64_t quota_leases;
+	uint64_t hugepage_size;  /* 0 when the pool is on normal pages */
+	uint32_t ttl_min_s, ttl_max_s, ttl_default_s;
+	int32_t numa_node;
+	const char *keys_mode;   /* "window", "region" or "pool" */
+};
+
+/*
+ * rmp_stat -- pool figures for placement decisions (one control round
+ * trip). -EINVAL when st->size is smaller than this version's struct;
+ * keys_mode points to a static string ("unknown" for a mode this library
+ * does not know).
+ */
+int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st);
+
+/*
+ * Registered buffers. rmp_buf_reg registers [addr, addr+len) with the
+ * client's device once; data calls whose local memory lies inside a
+ * registered buffer use it directly (zero copy), others copy through the
+ * library's internal bounce buffer. Memory is never registered per
+ * operation. The client must be connected (-ENOTCONN); -EINVAL for NULL
+ * or len 0; the device's errors otherwise (-ENOMEM often means the
+ * locked-memory limit, RLIMIT_MEMLOCK). rmp_buf_dereg accepts NULL; the
+ * buffer must have no operation in flight.
+ */
+int rmp_buf_reg(struct rmp_client *c, void *addr, size_t len,
+		struct rmp_buf **out);
+void rmp_buf_dereg(struct rmp_buf *b);
+
+/*
+ * Synchronous data path: each call posts, then waits for its completion
+ * (op_timeout_ms). off/len are checked against the lease first (-ERANGE,
+ * nothing posted; also when off + len overflows) and against the lease's
+ * access rights (-EACCES). Atomics need an 8-byte aligned offset
+ * (-EINVAL) and a device with atomics (-EOPNOTSUPP). rmp_cas stores the
+ * old value in *old (the swap happened iff *old == expected); rmp_faa adds
+ * and stores the old value; old may be NULL. Length 0 is a no-op.
+ *
+ * A lease whose deadline has passed by the library's own clock (the ttl
+ * the server last reported, counted from its reply) gives -EKEYEXPIRED
+ * with nothing posted; the connection stays usable. An access the server
+ * refused because the lease was revoked gives -EKEYEXPIRED too, but then
+ * the connection has to be reopened (RDMA moves the queue pair to an
+ * error state). Other errors: -ENOTCONN, -EIO, -ETIMEDOUT (the connection
+ * is then failed as well, so the NIC stops using the memory), -EINVAL.
+ *
+ * Transfers larger than the bounce buffer or the device's message size
+ * are split into several RDMA operations; on an error some of them may
+ * have taken effect.
+ */
+int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len);
+int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len);
+int rmp_cas(struct rmp_lease *l, uint64_t off, uint64_t expected,
+	    uint64_t desired, uint64_t *old);
+int rmp_faa(struct rmp_lease *l, uint64_t off, uint64_t add, uint64_t *old);
+
+/*
+ * rmp_flush -- return once every earlier write on this lease is placed in
+ * the server's memory, so a reader on another connection sees it (it is a
+ * small RDMA READ after the writes on the same queue pair). Covers
+ * synchronous writes and asynchronous writes already passed to
+ * rmp_submit(), not those still queued. Works on a lease without the read
+ * right too (a zero-byte READ).
+ */
+int rmp_flush(struct rmp_lease *l);
+
+/*
+ * Asynchronous data path. rmp_post_* queue one operation each, using
+ * memory of a registered buffer b at boff (nothing is copied), and return
+ * at once; nothing reaches the NIC until rmp_submit() posts the whole
+ * batch as one chain of work requests with one doorbell, signaling only
+ * where needed. Completions are reaped by rmp_poll(). At most
+ * max_inflight operations may be queued or in flight (-EAGAIN).
+ * user_data comes back in the completion. Atomics write the old value to
+ * 8 bytes at boff. Errors of rmp_post_*, with nothing queued: those of
+ * the synchronous calls, plus -EINVAL (b belongs to another client, or
+ * [boff, boff+len) is outside it), -ENOTCONN (b was registered on an
+ * earlier connection), -EMSGSIZE (len above the device's message size;
+ * asynchronous operations are not split).
+ */
+int rmp_post_read(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
+		  size_t boff, size_t len, uint64_t user_data);
+int rmp_post_write(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
+		   size_t boff, size_t len, uint64_t user_data);
+int rmp_post_cas(struct rmp_lease *l, uint64_t off, uint64_t expected,
+		 uint64_t desired, struct rmp_buf *b, size_t boff,
+		 uint64_t user_data);
+int rmp_post_faa(struct rmp_lease *l, uint64_t off, uint64_t add,
+		 struct rmp_buf *b, size_t boff, uint64_t user_data);
+/*
+ * rmp_submit -- post everything queued; returns the number posted (0 when
+ * nothing was queued). On an error (-ENOTCONN, -ETIMEDOUT when the send
+ * queue does not drain, -EIO) every operation it could not post still
+ * completes, with that error, through rmp_poll().
+ */
+int rmp_submit(struct rmp_client *c);
+
+struct rmp_completion {
+	uint64_t user_data;
+	int status; /* 0, or a negative errno as for the sync calls */
+};
+
+/*
+ * rmp_poll -- reap up to max completions of submitted operations, in
+ * submission order. timeout_ms 0 = do not wait, < 0 = wait forever.
+ * Returns the number reaped (0 on timeout, and at once when nothing
+ * submitted is left to reap), -EINVAL (out NULL, max <= 0), -ENOTCONN
+ * (not connected). After a connection failure the outstanding operations
+ * still complete, with -ENOTCONN or the error that broke it.
+ */
+int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
+	     int timeout_ms);
+
+/*
+ * rmp_client_fd -- a file descriptor that becomes readable when
+ * completions may be ready, for epoll/poll; then call rmp_poll(c, ..., 0)
+ * until it returns fewer than max. The fd is armed by rmp_submit() and by
+ * an rmp_poll() that leaves operations outstanding; other calls on c
+ * (synchronous ones included) may reap completions without the fd
+ * signaling them, so call rmp_poll(c, ..., 0) after them before waiting
+ * on the fd. -ENOTCONN when not connected; a new connection has a new fd.
+ */
+int rmp_client_fd(const struct rmp_client *c);
+
+/*
+ * rmp_strerror -- text for a (negative) rmpool error code, in the
+ * library's terms (e.g. -ENOENT: "no such lease (or wrong secret)"); a
+ * positive errno gives the same. Never NULL.
+ */
+const char *rmp_strerror(int err);
+
+/* rmp_version -- the library's version string. */
+const char *rmp_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RMPOOL_H */

@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: MIT */
+/* io.c -- the data path: synchronous and asynchronous RDMA READ, WRITE and atomics on a lease. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmp_internal.h"
+#include "util.h"
+
+const char *rmpc_wr_name(unsigned opcode)
+{
+	switch (opcode) {
+	case IBV_WR_RDMA_READ:
+		return "RDMA READ";
+	case IBV_WR_RDMA_WRITE:
+		return "RDMA WRITE";
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return "RDMA compare-and-swap";
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return "RDMA fetch-and-add";
+	case IBV_WR_SEND:
+		return "control SEND";
+	}
+	return "work request";
+}
+
+int rmpc_io_init(struct rmp_client *c)
+{
+	c->ring_size = c->opts.max_inflight;
+	c->ring = calloc(c->ring_size, sizeof(*c->ring));
+	return c->ring ? 0 : -ENOMEM;
+}
+
+void rmpc_io_fini(struct rmp_client *c)
+{
+	free(c->ring);
+	c->ring = NULL;
+}
+
+void rmpc_io_reset(struct rmp_client *c)
+{
+	if (c->ring)
+		memset(c->ring, 0, c->ring_size * sizeof(*c->ring));
+	c->ring_head = c->ring_posted = c->ring_tail = 0;
+	c->max_inflight = 0;
+	c->sync_err = 0;
+}
+
+void rmpc_io_retire(struct rmp_client *c, const struct rmpc_sq_slot *s,
+		    int status)
+{
+	struct rmpc_op *op;
+
+	if (s->kind == RMPC_SQ_SYNC) {
+		if (status && !c->sync_err)
+			c->sync_err = status;
+		return;
+	}
+	if (s->idx >= c->ring_size)
+		return;
+	op = &c->ring[s->idx];
+	if (op->state == RMPC_OP_POSTED) {
+		op->status = status;
+		op->state = RMPC_OP_DONE;
+	}
+}
+
+/* access_name -- "read", "write" or "atomic" for one right. */
+static const char *access_name(uint32_t need)
+{
+	return need == RMP_ACC_READ ? "read" :
+	       need == RMP_ACC_WRITE ? "write" : "atomic";
+}
+
+/*
+ * lease_args -- [off, off+len) inside the lease (-ERANGE, also when the
+ * sum overflows) and the right `need` granted (-EACCES).
+ */
+static int lease_args(struct rmp_lease *l, uint64_t off, uint64_t len,
+		      uint32_t need)
+{
+	struct rmp_client *c = l->c;
+
+	if (len > l->length || off > l->length - len) {
+		rmpc_set_error(c, "offset %" PRIu64 " + length %" PRIu64
+			       " outside the lease (%" PRIu64 " bytes)",
+			       off, len, l->length);
+		return -ERANGE;
+	}
+	if ((l->access & need) != need) {
+		rmpc_set_error(c, "lease grants no %s access",
+			       access_name(need));
+		return -EACCES;
+	}
+	return 0;
+}
+
+/* atomic_args -- an 8-byte aligned target, as RDMA atomics need. */
+static int atomic_args(struct rmp_lease *l, uint64_t off)
+{
+	if (off % 8 || (l->addr + off) % 8) {
+		rmpc_set_error(l->c, "atomic offset %" PRIu64 " is not 8-byte "
+			       "aligned", off);
+		return -EINVAL;
+	}
+	if (l->c->connected && !l->c->atomics) {
+		rmpc_set_error(l->c, "the RDMA device has no atomics");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* ---- synchronous ----------------------------------------------------- */
+
+static bool sq_passed(struct rmp_client *c, const void *arg)
+{
+	return c->sq_done > *(const uint64_t *)arg;
+}
+
+/*
+ * sync_post -- post wr[0..n-1] as one chain, only the last signaled, and
+ * wait until it completed. Returns 0 or the first error of the chain. On
+ * a timeout the connection fails: the NIC must stop using our memory.
+ */
+static int sync_post(struct rmp_client *c, struct ibv_send_wr *wr, unsigned n)
+{
+	uint64_t last;
+	unsigned i;
+	int err;
+
+	err = rmpc_sq_reserve(c, n);
+	if (err)
+		return err;
+	c->sync_err = 0;
+	for (i = 0; i < n; i++) {
+		wr[i].wr_id = rmpc_sq_take(c, RMPC_SQ_SYNC, 0, wr[i].opcode);
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+		wr[i].send_flags = i + 1 < n ? 0 : IBV_SEND_SIGNALED;
+	}
+	last = wr[n - 1].wr_id;
+	err = rmpc_post_send(c, wr, NULL);
+	if (err)
+		return err;
+	err = rmpc_wait(c, sq_passed, &last, c->opts.op_timeout_ms);
+	if (err) {
+		if (err == -ETIMEDOUT)
+			rmpc_set_error(c, "%s: no completion within %d ms",
+				       rmpc_wr_name(wr[n - 1].opcode),
+				       c->opts.op_timeout_ms);
+		rmpc_fail(c);
+		return err;
+	}
+	return c->sync_err;
+}
+
+/*
+ * sync_rw -- READ (write false) or WRITE len bytes at lease offset off,
+ * zero copy when local lies in a registered buffer, else through the
+ * bounce buffer; split by bounce size, device message size and batch.
+ */
+static int sync_rw(struct rmp_lease *l, uint64_t off, char *local,
+		   size_t len, bool write)
+{
+	struct ibv_send_wr wr[RMPC_SYNC_BATCH];
+	struct ibv_sge sge[RMPC_SYNC_BATCH];
+	struct rmp_client *c;
+	struct ibv_mr *mr;
+	size_t done, batch, pos, piece, chunk;
+	uint32_t lkey;
+	unsigned n;
+	char *base;
+	int err;
+
+	if (!l)
+		return -EINVAL;
+	c = l->c;
+	rmpc_clear_error(c);
+	if (!local && len)
+		return -EINVAL;
+	err = lease_args(l, off, len, write ? RMP_ACC_WRITE : RMP_ACC_READ);
+	if (!err)
+		err = rmpc_lease_usable(l, true);
+	if (err || len == 0)
+		return err;
+
+	mr = rmpc_buf_lookup(c, local, len);
+	chunk = c->max_msg_sz;
+	if (!mr)
+		chunk = RMP_MIN(chunk, c->bounce_len);
+	for (done = 0; done < len; done += batch) {
+		batch = RMP_MIN(len - done, chunk * RMPC_SYNC_BATCH);
+		if (mr) {
+			base = local + done;
+			lkey = mr->lkey;
+		} else {
+			batch = RMP_MIN(batch, c->bounce_len);
+			base = c->bounce;
+			lkey = c->bounce_mr->lkey;
+			if (write)
+				memcpy(c->bounce, local + done, batch);
+		}
+		memset(wr, 0, sizeof(wr));
+		for (n = 0, pos = 0; pos < batch; n++, pos += piece) {
+			piece = RMP_MIN(chunk, batch - pos);
+			sge[n].addr = (uintptr_t)(base + pos);
+			sge[n].length = (uint32_t)piece;
+			sge[n].lkey = lkey;
+			wr[n].opcode = write ? IBV_WR_RDMA_WRITE :
+					       IBV_WR_RDMA_READ;
+			wr[n].sg_list = &sge[n];
+			wr[n].num_sge = 1;
+			wr[n].wr.rdma.remote_addr = l->addr + off + done + pos;
+			wr[n].wr.rdma.rkey = l->rkey;
+		}
+		err = sync_post(c, wr, n);
+		if (err)
+			return err;
+		if (!mr && !write)
+			memcpy(local + done, c->bounce, batch);
+	}
+	return 0;
+}
+
+int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len)
+{
+	return sync_rw(l, off, dst, len, false);
+}
+
+int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len)
+{
+	/* The data is only read from src; the cast serves both directions. */
+	return sync_rw(l, off, (char *)(uintptr_t)src, len, true);
+}
+
+/* sync_atomic -- one RDMA atomic; the old value lands in the scratch. */
+static int sync_atomic(struct rmp_lease *l, uint64_t off,
+		       enum ibv_wr_opcode opcode, uint64_t compare_add,
+		       uint64_t swap, uint64_t *old)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	struct rmp_client *c;
+	int err;
+
+	if (!l)
+		return -EINVAL;
+	c = l->c;
+	rmpc_clear_error(c);
+	err = lease_args(l, off, 8, RMP_ACC_ATOMIC);
+	if (!err)
+		err = atomic_args(l, off);
+	if (!err)
+		err = rmpc_lease_usable(l, true);
+	if (err)
+		return err;
+
+	sge.addr = (uintptr_t)(c->bounce + c->bounce_len);
+	sge.length = 8;
+	sge.lkey = c->bounce_mr->lkey;
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = opcode;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.atomic.remote_addr = l->addr + off;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	wr.wr.atomic.rkey = l->rkey;
+	err = sync_post(c, &wr, 1);
+	if (!err && old)
+		memcpy(old, c->bounce + c->bounce_len, sizeof(*old));
+	return err;
+}
+
+int rmp_cas(struct rmp_lease *l, uint64_t off, uint64_t expected,
+	    uint64_t desired, uint64_t *old)
+{
+	return sync_atomic(l, off, IBV_WR_ATOMIC_CMP_AND_SWP, expected,
+			   desired, old);
+}
+
+int rmp_faa(struct rmp_lease *l, uint64_t off, uint64_t add, uint64_t *old)
+{
+	return sync_atomic(l, off, IBV_WR_ATOMIC_FETCH_AND_ADD, add, 0, old);
+}
+
+int rmp_flush(struct rmp_lease *l)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	struct rmp_client *c;
+	int err;
+
+	if (!l)
+		return -EINVAL;
+	c = l->c;
+	rmpc_clear_error(c);
+	err = rmpc_lease_usable(l, true);
+	if (err)
+		return err;
+
+	/*
+	 * A READ is executed by the responder after every earlier WRITE on
+	 * this QP, and its response comes back only then. Without the read
+	 * right a zero-byte READ does the same (its rkey is not checked).
+	 */
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.wr.rdma.remote_addr = l->addr;
+	wr.wr.rdma.rkey = l->rkey;
+	if (l->access & RMP_ACC_READ) {
+		sge.addr = (uintptr_t)(c->bounce + c->bounce_len);
+		sge.length = 1;
+		sge.lkey = c->bounce_mr->lkey;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	return sync_post(c, &wr, 1);
+}
+
+/* ---- asynchronous ---------------------------------------------------- */
+
+/* async_queue -- check and queue one operation in the ring. */
+static int async_queue(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
+		       size_t boff, size_t len, enum ibv_wr_opcode opcode,
+		       uint64_t compare_add, uint64_t swap, uint64_t user_data)
+{
+	bool atomic = opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		      opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	uint32_t need = atomic ? RMP_ACC_ATOMIC :
+			opcode == IBV_WR_RDMA_WRITE ? RMP_ACC_WRITE :
+						      RMP_ACC_READ;
+	struct rmp_client *c;
+	struct rmpc_op *op;
+	int err;
+
+	if (!l || !b)
+		return -EINVAL;
+	c = l->c;
+	rmpc_clear_error(c);
+	if (b->c != c) {
+		rmpc_set_error(c, "buffer belongs to another client");
+		return -EINVAL;
+	}
+	err = lease_args(l, off, len, need);
+	if (!err && atomic)
+		err = atomic_args(l, off);
+	if (err)
+		return err;
+	if (boff > b->len || len > b->len - boff) {
+		rmpc_set_error(c, "buffer offset %zu + length %zu outside the "
+			       "buffer (%zu bytes)", boff, len, b->len);
+		return -EINVAL;
+	}
+	err = rmpc_lease_usable(l, true);
+	if (err)
+		return err;
+	if (!b->mr) {
+		rmpc_set_error(c, "buffer was registered on a closed "
+			       "connection; register it again");
+		return -ENOTCONN;
+	}
+	if (len > c->max_msg_sz) {
+		rmpc_set_error(c, "%zu bytes exceed the device's message size "
+			       "limit (%u)", len, c->max_msg_sz);
+		return -EMSGSIZE;
+	}
+	if (c->ring_tail - c->ring_head >= c->max_inflight) {
+		rmpc_set_error(c, "%u operations queued or in flight; reap "
+			       "completions with rmp_poll", c->max_inflight);
+		return -EAGAIN;
+	}
+
+	op = &c->ring[c->ring_tail % c->ring_size];
+	memset(op, 0, sizeof(*op));
+	op->sge.addr = (uintptr_t)(b->addr + boff);
+	op->sge.length = (uint32_t)len;
+	op->sge.lkey = b->mr->lkey;
+	op->wr.opcode = opcode;
+	op->wr.sg_list = &op->sge;
+	op->wr.num_sge = len ? 1 : 0;
+	if (atomic) {
+		op->wr.wr.atomic.remote_addr = l->addr + off;
+		op->wr.wr.atomic.compare_add = compare_add;
+		op->wr.wr.atomic.swap = swap;
+		op->wr.wr.atomic.rkey = l->rkey;
+	} else {
+		op->wr.wr.rdma.remote_addr = l->addr + off;
+		op->wr.wr.rdma.rkey = l->rkey;
+	}
+	op->user_data = user_data;
+	op->state = RMPC_OP_QUEUED;
+	c->ring_tail++;
+	return 0;
+}
+
+int rmp_post_read(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
+		  size_t boff, size_t len, uint64_t user_data)
+{
+	return async_queue(l, off, b, boff, len, IBV_WR_RDMA_READ, 0, 0,
+			   user_data);
+}
+
+int rmp_post_write(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
+		   size_t boff, size_t len, uint64_t user_data)
+{
+	return async_queue(l, off, b, boff, len, IBV_WR_RDMA_WRITE, 0, 0,
+			   user_data);
+}
+
+int rmp_post_cas(struct rmp_lease *l, uint64_t off, uint64_t expected,
+		 uint64_t desired, struct rmp_buf *b, size_t boff,
+		 uint64_t user_data)
+{
+	return async_queue(l, off, b, boff, 8, IBV_WR_ATOMIC_CMP_AND_SWP,
+			   expected, desired, user_data);
+}
+
+int rmp_post_faa(struct rmp_lease *l, uint64_t off, uint64_t add,
+		 struct rmp_buf *b, size_t boff, uint64_t user_data)
+{
+	return async_queue(l, off, b, boff, 8, IBV_WR_ATOMIC_FETCH_AND_ADD,
+			   add, 0, user_data);
+}
+
+/* fail_from -- ops from ring position i up to the tail complete with err. */
+static void fail_from(struct rmp_client *c, uint64_t i, int err)
+{
+	struct rmpc_op *op;
+
+	for (; i < c->ring_tail; i++) {
+		op = &c->ring[i % c->ring_size];
+		op->status = err;
+		op->state = RMPC_OP_DONE;
+	}
+	c->ring_posted = c->ring_tail;
+}
+
+int rmp_submit(struct rmp_client *c)
+{
+	struct ibv_send_wr *first = NULL, *bad = NULL;
+	struct rmpc_op *op, *prev = NULL;
+	uint64_t start;
+	unsigned n, k;
+	uint32_t idx;
+	int err;
+
+	if (!c)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	start = c->ring_posted;
+	n = (unsigned)(c->ring_tail - start);
+	if (n == 0)
+		return 0;
+	err = rmpc_check_conn(c);
+	if (!err)
+		err = rmpc_sq_reserve(c, n);
+	if (err) {
+		/* Every queued operation still gets its completion. */
+		fail_from(c, start, err);
+		return err;
+	}
+
+	/* One chain, one doorbell; signal every Nth WR and the last, so
+	 * that SQ slots free up while a long batch is still running. */
+	for (k = 0; k < n; k++) {
+		idx = (uint32_t)((start + k) % c->ring_size);
+		op = &c->ring[idx];
+		op->wr.wr_id = rmpc_sq_take(c, RMPC_SQ_ASYNC, idx,
+					    op->wr.opcode);
+		op->wr.send_flags = ((k + 1) % c->signal_every == 0 ||
+				     k + 1 == n) ? IBV_SEND_SIGNALED : 0;
+		op->wr.next = NULL;
+		op->state = RMPC_OP_POSTED;
+		if (prev)
+			prev->wr.next = &op->wr;
+		else
+			first = &op->wr;
+		prev = op;
+	}
+	c->ring_posted = c->ring_tail;
+	err = rmpc_post_send(c, first, &bad);
+	if (err) {
+		/* What was posted flushes (the QP is in error now); what
+		 * was not will never complete: finish it here. */
+		for (k = 0; k < n; k++) {
+			op = &c->ring[(start + k) % c->ring_size];
+			if (bad && &op->wr == bad) {
+				fail_from(c, start + k, err);
+				break;
+			}
+		}
+		return err;
+	}
+	/* Make rmp_client_fd() readable when the batch completes. */
+	rmpc_arm_cq(c);
+	return (int)n;
+}
+
+/* harvest -- hand out finished ops in submission order. */
+static int harvest(struct rmp_client *c, struct rmp_completion *out, int max)
+{
+	struct rmpc_op *op;
+	int n = 0;
+
+	while (n < max && c->ring_head < c->ring_posted) {
+		op = &c->ring[c->ring_head % c->ring_size];
+		if (op->state != RMPC_OP_DONE)
+			break;
+		out[n].user_data = op->user_data;
+		out[n].status = op->status;
+		op->state = RMPC_OP_FREE;
+		c->ring_head++;
+		n++;
+	}
+	return n;
+}
+
+static bool head_done(struct rmp_client *c, const void *arg)
+{
+	(void)arg;
+	return c->ring_head == c->ring_posted ||
+	       c->ring[c->ring_head % c->ring_size].state == RMPC_OP_DONE;
+}
+
+int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
+	     int timeout_ms)
+{
+	int n, err;
+
+	if (!c || !out || max <= 0)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	if (!c->connected) {
+		rmpc_set_error(c, "client is not connected");
+		return -ENOTCONN;
+	}
+	/* The caller may come from a readable rmp_client_fd(). */
+	rmpc_drain_cq_events(c);
+	rmpc_poll_cq(c);
+	n = harvest(c, out, max);
+	if (n == 0 && c->ring_head < c->ring_posted && timeout_ms != 0) {
+		err = rmpc_wait(c, head_done, NULL, timeout_ms);
+		if (err && err != -ETIMEDOUT)
+			return err;
+		n = harvest(c, out, max);
+	}
+	if (c->ring_head < c->ring_posted && !c->cq_armed) {
+		/* Operations remain: the fd must signal their completion.
+		 * Poll once more after arming, nothing may slip through. */
+		rmpc_arm_cq(c);
+		rmpc_poll_cq(c);
+		n += harvest(c, out + n, max - n);
+	}
+	return n;
+}

@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/* lease.c -- lease handles and the control calls on them: alloc, attach, renew, free, stat. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmp_internal.h"
+#include "util.h"
+
+/* The first published sizes of the caller-sized output structs. */
+#define LEASE_INFO_V1_SIZE sizeof(struct rmp_lease_info)
+#define POOL_STAT_V1_SIZE sizeof(struct rmp_pool_stat)
+
+void rmp_alloc_opts_init(struct rmp_alloc_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->size = sizeof(*opts);
+	opts->access = RMP_ACCESS_ALL;
+}
+
+static void lease_link(struct rmp_lease *l)
+{
+	struct rmp_client *c = l->c;
+
+	l->prev = NULL;
+	l->next = c->leases;
+	if (c->leases)
+		c->leases->prev = l;
+	c->leases = l;
+}
+
+static void lease_unlink(struct rmp_lease *l)
+{
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		l->c->leases = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+}
+
+int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
+{
+	struct rmp_client *c = l->c;
+	uint64_t age;
+	int err;
+
+	if (l->gen != c->gen) {
+		rmpc_set_error(c, "lease handle belongs to a closed connection; "
+			       "attach the lease again");
+		return -ENOTCONN;
+	}
+	err = rmpc_check_conn(c);
+	if (err)
+		return err;
+	age = rmp_now_ms() - l->stamp_ms;
+	if (check_expiry && l->ttl_ms && age >= l->ttl_ms) {
+		rmpc_set_error(c, "lease %016" PRIx64 " expired %" PRIu64
+			       " ms ago", l->id, age - l->ttl_ms);
+		return -EKEYEXPIRED;
+	}
+	return 0;
+}
+
+/* lease_set -- take a lease description from an ALLOC/ATTACH reply. */
+static int lease_set(struct rmp_lease *l, const struct rmp_lease_desc *d)
+{
+	struct rmp_client *c = l->c;
+
+	if (d->length == 0 || (d->access & ~RMP_ACC_ALL) ||
+	    (d->flags & ~RMP_LEASE_F_ALL) || d->addr + d->length < d->addr) {
+		rmpc_set_error(c, "server sent an invalid lease description");
+		return -EPROTO;
+	}
+	l->gen = c->gen;
+	l->id = d->id;
+	l->secret = d->secret;
+	l->addr = d->addr;
+	l->length = d->length;
+	l->ttl_ms = d->ttl_ms;
+	l->stamp_ms = rmp_now_ms();
+	l->rkey = d->rkey;
+	l->access = d->access;
+	l->flags = d->flags;
+	strcpy(l->host, c->host);
+	l->port = c->port;
+	return 0;
+}
+
+/* free_on_server -- best effort FREE of a lease we cannot hand out. */
+static void free_on_server(struct rmp_client *c, uint64_t id)
+{
+	char keep[RMPC_ERRBUF];
+	struct rmp_msg m;
+
+	memcpy(keep, c->errbuf, sizeof(keep));
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_FREE;
+	m.u.free.id = id;
+	rmpc_rpc(c, &m);
+	memcpy(c->errbuf, keep, sizeof(keep));
+}
+
+int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
+		    const struct rmp_alloc_opts *opts, struct rmp_lease **out)
+{
+	struct rmp_alloc_opts o;
+	struct rmp_lease *l;
+	struct rmp_msg m;
+	int err;
+
+	if (!c || !out)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	rmp_alloc_opts_init(&o);
+	if (opts && rmpc_opts_copy(&o, sizeof(o), opts, opts->size)) {
+		rmpc_set_error(c, "rmp_alloc_opts.size is not valid");
+		return -EINVAL;
+	}
+	if (length == 0 || (o.alignment & (o.alignment - 1)) || !o.access ||
+	    (o.access & ~RMP_ACCESS_ALL) || (o.flags & ~RMP_LEASE_EPHEMERAL)) {
+		rmpc_set_error(c, "invalid lease request: length %" PRIu64
+			       ", alignment %" PRIu64 ", access 0x%x, flags "
+			       "0x%x", length, o.alignment, o.access, o.flags);
+		return -EINVAL;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->c = c;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_ALLOC;
+	m.u.alloc.length = length;
+	m.u.alloc.alignment = o.alignment;
+	m.u.alloc.ttl_s = o.ttl_s;
+	m.u.alloc.access = o.access;
+	m.u.alloc.flags = o.flags;
+	err = rmpc_rpc(c, &m);
+	if (err) {
+		if (!c->errbuf[0] && o.ttl_s)
+			rmpc_set_error(c, "server refused ALLOC of %" PRIu64
+				       " bytes with ttl %" PRIu32 " s", length,
+				       o.ttl_s);
+		else if (!c->errbuf[0])
+			rmpc_set_error(c, "server refused ALLOC of %" PRIu64
+				       " bytes", length);
+		goto err_free_lease;
+	}
+	err = lease_set(l, &m.u.lease);
+	if (!err && l->length < length) {
+		rmpc_set_error(c, "server granted %" PRIu64 " of %" PRIu64
+			       " bytes", l->length, length);
+		err = -EPROTO;
+	}
+	if (err) {
+		free_on_server(c, m.u.lease.id);
+		goto err_free_lease;
+	}
+	lease_link(l);
+	*out = l;
+	return 0;
+
+err_free_lease:
+	free(l);
+	return err;
+}
+
+int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
+		     struct rmp_lease **out)
+{
+	struct rmp_lease *l;
+	struct rmp_msg m;
+	int err;
+
+	if (!c || !out)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->c = c;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_ATTACH;
+	m.u.attach.id = id;
+	m.u.attach.secret = secret;
+	err = rmpc_rpc(c, &m);
+	if (err) {
+		if (!c->errbuf[0])
+			rmpc_set_error(c, "server refused ATTACH of lease "
+				       "%016" PRIx64, id);
+		goto err_free_lease;
+	}
+	err = lease_set(l, &m.u.lease);
+	if (!err && l->id != id) {
+		rmpc_set_error(c, "server attached lease %016" PRIx64
+			       " instead of %016" PRIx64, l->id, id);
+		err = -EPROTO;
+	}
+	if (err)
+		goto err_free_lease;
+	lease_link(l);
+	*out = l;
+	return 0;
+
+err_free_lease:
+	free(l);
+	return err;
+}
+
+int rmp_lease_attach_token(struct rmp_client *c, const char *token,
+			   struct rmp_lease **out)
+{
+	struct rmp_token t;
+
+	if (!c || !token || !out)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	if (rmp_token_parse(token, &t)) {
+		rmpc_set_error(c, "malformed lease token (expected "
+			       "rmp://HOST:PORT/ID-SECRET)");
+		return -EINVAL;
+	}
+	return rmp_lease_attach(c, t.id, t.secret, out);
+}
+
+int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
+{
+	struct rmp_client *c;
+	struct rmp_msg m;
+	int err;
+
+	if (!l)
+		return -EINVAL;
+	c = l->c;
+	rmpc_clear_error(c);
+	err = rmpc_lease_usable(l, false);
+	if (err)
+		return err;
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_RENEW;
+	m.u.renew.id = l->id;
+	m.u.renew.ttl_s = ttl_s;
+	err = rmpc_rpc(c, &m);
+	if (err) {
+		if (!c->errbuf[0])
+			rmpc_set_error(c, "server refused RENEW of lease "
+				       "%016" PRIx64 " (ttl %" PRIu32 " s)",
+				       l->id, ttl_s);
+		return err;
+	}
+	l->ttl_ms = m.u.renew_rep.ttl_ms;
+	l->stamp_ms = rmp_now_ms();
+	return 0;
+}
+
+int rmp_lease_free(struct rmp_lease *l)
+{
+	struct rmp_client *c;
+	struct rmp_msg m;
+	int err;
+
+	if (!l)
+		return 0;
+	c = l->c;
+	rmpc_clear_error(c);
+	err = rmpc_lease_usable(l, false);
+	if (!err) {
+		memset(&m, 0, sizeof(m));
+		m.hdr.opcode = RMP_OP_FREE;
+		m.u.free.id = l->id;
+		err = rmpc_rpc(c, &m);
+		if (err && !c->errbuf[0])
+			rmpc_set_error(c, "server refused FREE of lease "
+				       "%016" PRIx64, l->id);
+	}
+	lease_unlink(l);
+	free(l);
+	return err;
+}
+
+void rmp_lease_close(struct rmp_lease *l)
+{
+	if (!l)
+		return;
+	lease_unlink(l);
+	free(l);
+}
+
+void rmpc_leases_free(struct rmp_client *c)
+{
+	while (c->leases)
+		rmp_lease_close(c->leases);
+}
+
+int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
+{
+	struct rmp_lease_info i;
+	uint64_t age;
+	size_t size;
+
+	if (!l || !info || info->size < LEASE_INFO_V1_SIZE)
+		return -EINVAL;
+	size = RMP_MIN(info->size, sizeof(i));
+	age = rmp_now_ms() - l->stamp_ms;
+	memset(&i, 0, sizeof(i));
+	i.size = size;
+	i.id = l->id;
+	i.length = l->length;
+	i.remote_addr = l->addr;
+	i.rkey = l->rkey;
+	i.access = l->access;
+	i.flags = l->flags;
+	i.ttl_ms = l->ttl_ms > age ? l->ttl_ms - age : 0;
+	memcpy(info, &i, size);
+	return 0;
+}
+
+int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len)
+{
+	struct rmp_token t;
+
+	if (!l || !buf)
+		return -EINVAL;
+	memset(&t, 0, sizeof(t));
+	strcpy(t.host, l->host);
+	t.port = l->port;
+	t.id = l->id;
+	t.secret = l->secret;
+	return rmp_token_format(&t, buf, len);
+}
+
+static const char *keys_mode_name(uint32_t mode)
+{
+	switch (mode) {
+	case RMP_KEYS_WINDOW:
+		return "window";
+	case RMP_KEYS_REGION:
+		return "region";
+	case RMP_KEYS_POOL:
+		return "pool";
+	}
+	return "unknown";
+}
+
+int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)
+{
+	const struct rmp_stat_rep *r;
+	struct rmp_pool_stat s;
+	struct rmp_msg m;
+	size_t size;
+	int err;
+
+	if (!c || !st || st->size < POOL_STAT_V1_SIZE)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_STAT;
+	err = rmpc_rpc(c, &m);
+	if (err) {
+		if (!c->errbuf[0])
+			rmpc_set_error(c, "server refused STAT");
+		return err;
+	}
+	r = &m.u.stat;
+	size = RMP_MIN(st->size, sizeof(s));
+	memset(&s, 0, sizeof(s));
+	s.size = size;
+	s.pool_bytes = r->pool_bytes;
+	s.free_bytes = r->free_bytes;
+	s.largest_free = r->largest_free;
+	s.leases = r->leases;
+	s.client_bytes = r->client_bytes;
+	s.client_leases = r->client_leases;
+	s.quota_bytes = r->quota_bytes;
+	s.quota_leases = r->quota_leases;
+	s.hugepage_size = r->hugepage_size;
+	s.ttl_min_s = r->ttl_min_s;
+	s.ttl_max_s = r->ttl_max_s;
+	s.ttl_default_s = r->ttl_default_s;
+	s.numa_node = r->numa_node;
+	s.keys_mode = keys_mode_name(r->keys_mode);
+	memcpy(st, &s, size);
+	return 0;
+}

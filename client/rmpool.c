@@ -1,0 +1,890 @@
+/* SPDX-License-Identifier: MIT */
+/* rmpool.c -- the rmpool command: lease, read, write, renew and free remote memory from scripts. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rmpool.h"
+#include "token.h"
+
+#define EXIT_USAGE 2
+#define IO_CHUNK (1u << 20)       /* read: bytes per rmp_read */
+#define WRITE_BUF_MAX (64u << 20) /* write: stdin buffered before writing */
+#define RENEW_MIN_MS 1000u        /* alloc --ephemeral: renew at most so often */
+
+static const char usage_text[] =
+	"Usage: rmpool [-s HOST[:PORT]] [--name NAME] [--timeout MS] COMMAND [ARGS]\n"
+	"\n"
+	"Lease memory of an rmpoold server and access it with RDMA.\n"
+	"\n"
+	"Commands:\n"
+	"  alloc SIZE [--ttl S] [--ephemeral] [--json]\n"
+	"      lease SIZE bytes; print the lease token, or with --json an object\n"
+	"      {token, id, length, remote_addr, rkey, ttl_ms, ephemeral} (id and\n"
+	"      remote_addr as hex strings). A lease outlives this command until its\n"
+	"      ttl runs out; an --ephemeral one is held (and renewed) only until\n"
+	"      standard input reaches end of file or a signal arrives.\n"
+	"  write TOKEN [--offset N]        standard input -> lease, then flush; input\n"
+	"                                  longer than the lease is refused\n"
+	"  read TOKEN [--offset N] [--length N]\n"
+	"                                  lease -> standard output (default: to its end)\n"
+	"  renew TOKEN [--ttl S]           extend the lease (S = 0: server default)\n"
+	"  free TOKEN                      give the lease back\n"
+	"  cas TOKEN OFFSET EXPECTED DESIRED\n"
+	"                                  compare-and-swap 8 bytes; prints the old value\n"
+	"  faa TOKEN OFFSET ADD            fetch-and-add 8 bytes; prints the old value\n"
+	"  stat [--json]                   pool figures\n"
+	"\n"
+	"Options (also accepted after COMMAND):\n"
+	"  -s, --server HOST[:PORT]  server (default: the token's; port 7471)\n"
+	"      --name NAME           client name shown to operators\n"
+	"      --timeout MS          connect and operation timeout\n"
+	"  -h, --help                this text\n"
+	"  -V, --version             library version\n"
+	"\n"
+	"SIZE, OFFSET and --length take K, M, G, T suffixes (powers of 1024).\n"
+	"Numbers may be decimal or 0x hexadecimal; EXPECTED, DESIRED and ADD may\n"
+	"also be negative (two's complement). Exit status: 0 ok, 1 error, 2 usage.\n";
+
+/* Global options and the connection they lead to. */
+struct cli {
+	const char *server; /* -s argument or NULL */
+	const char *name;
+	int timeout_ms;     /* 0 = library defaults */
+	struct rmp_client *c;
+	char where[300];    /* "HOST:PORT" of the connection, for messages */
+};
+
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+static void fail(struct rmp_client *c, const char *what, int err)
+	__attribute__((noreturn));
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rmpool: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'rmpool --help'.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/* fail -- "rmpool: WHAT: TEXT (DETAIL)" and exit 1. */
+static void fail(struct rmp_client *c, const char *what, int err)
+{
+	const char *detail = c ? rmp_client_last_error(c) : "";
+
+	if (*detail)
+		fprintf(stderr, "rmpool: %s: %s (%s)\n", what,
+			rmp_strerror(err), detail);
+	else
+		fprintf(stderr, "rmpool: %s: %s\n", what, rmp_strerror(err));
+	rmp_client_free(c);
+	exit(EXIT_FAILURE);
+}
+
+/* fail_msg -- the same with our own detail text. */
+static void fail_msg(struct rmp_client *c, const char *what, int err,
+		     const char *fmt, ...)
+	__attribute__((format(printf, 4, 5), noreturn));
+
+static void fail_msg(struct rmp_client *c, const char *what, int err,
+		     const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rmpool: %s: %s (", what, rmp_strerror(err));
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(")\n", stderr);
+	rmp_client_free(c);
+	exit(EXIT_FAILURE);
+}
+
+/* ---- number parsing -------------------------------------------------- */
+
+/* parse_uint -- decimal or 0x hex digits, all of s up to end; no sign. */
+static bool parse_uint(const char *s, uint64_t *out, const char **end)
+{
+	unsigned base = 10, d;
+	uint64_t v = 0;
+	bool any = false;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	for (;; s++) {
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			break;
+		if (v > (UINT64_MAX - d) / base)
+			return false;
+		v = v * base + d;
+		any = true;
+	}
+	*out = v;
+	*end = s;
+	return any;
+}
+
+/* parse_size -- a number with an optional K/M/G/T (1024-based) suffix. */
+static bool parse_size(const char *s, uint64_t *out)
+{
+	const char *end;
+	unsigned shift = 0;
+	uint64_t v;
+
+	if (!parse_uint(s, &v, &end))
+		return false;
+	switch (*end) {
+	case 'k': case 'K':
+		shift = 10;
+		break;
+	case 'm': case 'M':
+		shift = 20;
+		break;
+	case 'g': case 'G':
+		shift = 30;
+		break;
+	case 't': case 'T':
+		shift = 40;
+		break;
+	case '\0':
+		break;
+	default:
+		return false;
+	}
+	if (shift) {
+		end++;
+		if (!strcmp(end, "iB") || !strcmp(end, "B"))
+			end += strlen(end);
+		if (v > UINT64_MAX >> shift)
+			return false;
+		v <<= shift;
+	}
+	if (*end)
+		return false;
+	*out = v;
+	return true;
+}
+
+/* parse_value -- a 64-bit operand: unsigned, or negative decimal. */
+static bool parse_value(const char *s, uint64_t *out)
+{
+	const char *end;
+	uint64_t v;
+
+	if (*s == '-') {
+		if (!parse_uint(s + 1, &v, &end) || *end ||
+		    v > (UINT64_C(1) << 63))
+			return false;
+		*out = (uint64_t)0 - v;
+		return true;
+	}
+	return parse_uint(s, out, &end) && !*end;
+}
+
+static uint64_t arg_size(const char *what, const char *s)
+{
+	uint64_t v;
+
+	if (!parse_size(s, &v))
+		usage_error("invalid %s '%s'", what, s);
+	return v;
+}
+
+static uint64_t arg_value(const char *what, const char *s)
+{
+	uint64_t v;
+
+	if (!parse_value(s, &v))
+		usage_error("invalid %s '%s'", what, s);
+	return v;
+}
+
+static uint32_t arg_ttl(const char *s)
+{
+	const char *end;
+	uint64_t v;
+
+	if (!parse_uint(s, &v, &end) || *end || v > UINT32_MAX)
+		usage_error("invalid ttl '%s' (seconds)", s);
+	return (uint32_t)v;
+}
+
+/* ---- argument parsing ------------------------------------------------ */
+
+/* One option of a command: --name VALUE or --name=VALUE, or a flag. */
+struct opt {
+	const char *name;
+	const char **value; /* NULL for a flag */
+	bool *flag;
+};
+
+/*
+ * parse_args -- split argv into options of opts, global options (which
+ * may follow the command too) and positional arguments (exactly npos).
+ * "-5" is a positional number, not an option; "--" ends the options.
+ */
+static bool global_option(struct cli *cli, int argc, char **argv, int *i);
+
+static void parse_args(struct cli *cli, const char *cmd, int argc,
+		       char **argv, const struct opt *opts, const char **pos,
+		       int npos)
+{
+	bool only_pos = false;
+	const struct opt *o;
+	const char *a, *eq;
+	size_t nlen;
+	int i, n = 0;
+
+	for (i = 0; i < argc; i++) {
+		a = argv[i];
+		if (!only_pos && !strcmp(a, "--")) {
+			only_pos = true;
+			continue;
+		}
+		if (!only_pos && !strcmp(a, "-h"))
+			a = "--help";
+		if (only_pos || a[0] != '-' || !a[1] ||
+		    (a[1] >= '0' && a[1] <= '9')) {
+			if (n >= npos)
+				usage_error("%s: unexpected argument '%s'", cmd,
+					    a);
+			pos[n++] = a;
+			continue;
+		}
+		if (!strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			exit(EXIT_SUCCESS);
+		}
+		if (global_option(cli, argc, argv, &i))
+			continue;
+		eq = strchr(a, '=');
+		nlen = eq ? (size_t)(eq - a) : strlen(a);
+		for (o = opts; o && o->name; o++)
+			if (strlen(o->name) == nlen && !strncmp(a, o->name, nlen))
+				break;
+		if (!o || !o->name)
+			usage_error("%s: unknown option '%s'", cmd, a);
+		if (o->flag) {
+			if (eq)
+				usage_error("%s: option %s takes no value", cmd,
+					    o->name);
+			*o->flag = true;
+		} else if (eq) {
+			*o->value = eq + 1;
+		} else if (i + 1 < argc) {
+			*o->value = argv[++i];
+		} else {
+			usage_error("%s: option %s needs a value", cmd, o->name);
+		}
+	}
+	if (n < npos)
+		usage_error("%s: missing argument%s", cmd, npos - n > 1 ? "s" : "");
+}
+
+/* split_server -- HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address. */
+static void split_server(const char *s, char *host, size_t hlen,
+			 uint16_t *port)
+{
+	const char *colon = NULL, *start = s, *p, *end;
+	size_t n;
+	uint64_t v;
+
+	*port = 0;
+	if (*s == '[') {
+		p = strchr(s, ']');
+		if (!p || (p[1] && p[1] != ':'))
+			usage_error("invalid server address '%s'", s);
+		start = s + 1;
+		n = (size_t)(p - start);
+		colon = p[1] ? p + 1 : NULL;
+	} else {
+		p = strchr(s, ':');
+		if (p && !strchr(p + 1, ':'))
+			colon = p; /* one ':' -> HOST:PORT; more -> IPv6 */
+		n = colon ? (size_t)(colon - s) : strlen(s);
+	}
+	if (n == 0 || n >= hlen)
+		usage_error("invalid server address '%s'", s);
+	memcpy(host, start, n);
+	host[n] = '\0';
+	if (colon) {
+		if (!parse_uint(colon + 1, &v, &end) || *end || v == 0 ||
+		    v > 65535)
+			usage_error("invalid port in '%s'", s);
+		*port = (uint16_t)v;
+	}
+}
+
+/* ---- connection ------------------------------------------------------ */
+
+/* cli_connect -- to -s, else to the host and port of token (if any). */
+static void cli_connect(struct cli *cli, const struct rmp_token *token)
+{
+	struct rmp_client_opts o;
+	char host[RMP_TOKEN_HOST_MAX + 1];
+	uint16_t port;
+	int err;
+
+	if (cli->server) {
+		split_server(cli->server, host, sizeof(host), &port);
+	} else if (token) {
+		snprintf(host, sizeof(host), "%s", token->host);
+		port = token->port;
+	} else {
+		usage_error("no server: give -s HOST[:PORT]");
+	}
+	if (!port)
+		port = RMP_DEFAULT_PORT;
+	snprintf(cli->where, sizeof(cli->where),
+		 strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
+
+	rmp_client_opts_init(&o);
+	o.name = cli->name;
+	if (cli->timeout_ms) {
+		o.connect_timeout_ms = cli->timeout_ms;
+		o.op_timeout_ms = cli->timeout_ms;
+	}
+	err = rmp_client_new(&cli->c, &o);
+	if (err)
+		fail(NULL, "client setup", err);
+	err = rmp_client_connect(cli->c, host, port);
+	if (err) {
+		char what[320];
+
+		snprintf(what, sizeof(what), "connect to %s", cli->where);
+		fail(cli->c, what, err);
+	}
+}
+
+/* parse_token -- a usage error for a malformed token. */
+static void parse_token(const char *s, struct rmp_token *t)
+{
+	if (rmp_token_parse(s, t))
+		usage_error("malformed lease token '%s' (expected "
+			    "rmp://HOST:PORT/ID-SECRET)", s);
+}
+
+/* attach -- connect for token and attach its lease. */
+static struct rmp_lease *attach(struct cli *cli, const char *token_text,
+				struct rmp_lease_info *info)
+{
+	struct rmp_token t;
+	struct rmp_lease *l;
+	int err;
+
+	parse_token(token_text, &t);
+	cli_connect(cli, &t);
+	err = rmp_lease_attach(cli->c, t.id, t.secret, &l);
+	if (err)
+		fail(cli->c, "attach", err);
+	if (info) {
+		info->size = sizeof(*info);
+		err = rmp_lease_info(l, info);
+		if (err)
+			fail(cli->c, "lease info", err);
+	}
+	return l;
+}
+
+/* ---- commands -------------------------------------------------------- */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/*
+ * hold_ephemeral -- keep the connection (and so the ephemeral lease)
+ * until stdin ends or a signal comes; renew at half the ttl.
+ */
+static void hold_ephemeral(struct cli *cli, struct rmp_lease *l,
+			   uint32_t ttl_s)
+{
+	struct sigaction sa;
+	struct rmp_lease_info info;
+	struct pollfd pfd;
+	char sink[4096];
+	uint64_t wait;
+	ssize_t n;
+	int r, err;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	while (!got_signal) {
+		info.size = sizeof(info);
+		rmp_lease_info(l, &info);
+		wait = RENEW_MIN_MS > info.ttl_ms / 2 ? RENEW_MIN_MS :
+							    info.ttl_ms / 2;
+		pfd = (struct pollfd){ .fd = STDIN_FILENO, .events = POLLIN };
+		r = poll(&pfd, 1, (int)(wait > INT_MAX ? INT_MAX : wait));
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (r == 0) {
+			err = rmp_lease_renew(l, ttl_s);
+			if (err)
+				fail(cli->c, "renew", err);
+			continue;
+		}
+		if (pfd.revents & POLLNVAL)
+			break;
+		n = read(STDIN_FILENO, sink, sizeof(sink));
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			break;
+	}
+	/* Gone already, or attached (so owned) by another client: fine. */
+	err = rmp_lease_free(l);
+	if (err && err != -ENOENT && err != -EPERM && err != -EKEYEXPIRED)
+		fail(cli->c, "free", err);
+}
+
+static int cmd_alloc(struct cli *cli, int argc, char **argv)
+{
+	const char *ttl_arg = NULL, *pos[1];
+	bool ephemeral = false, json = false;
+	const struct opt opts[] = {
+		{ "--ttl", &ttl_arg, NULL },
+		{ "--ephemeral", NULL, &ephemeral },
+		{ "--json", NULL, &json },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_lease_info info;
+	struct rmp_alloc_opts ao;
+	char token[RMP_TOKEN_MAXLEN];
+	struct rmp_lease *l;
+	uint64_t size;
+	int err;
+
+	parse_args(cli, "alloc", argc, argv, opts, pos, 1);
+	size = arg_size("size", pos[0]);
+	if (size == 0)
+		usage_error("alloc: size must be at least 1 byte");
+	rmp_alloc_opts_init(&ao);
+	if (ttl_arg)
+		ao.ttl_s = arg_ttl(ttl_arg);
+	if (ephemeral)
+		ao.flags |= RMP_LEASE_EPHEMERAL;
+
+	cli_connect(cli, NULL);
+	err = rmp_lease_alloc(cli->c, size, &ao, &l);
+	if (err)
+		fail(cli->c, "alloc", err);
+	err = rmp_lease_token(l, token, sizeof(token));
+	if (err < 0)
+		fail(cli->c, "token", err);
+	info.size = sizeof(info);
+	err = rmp_lease_info(l, &info);
+	if (err)
+		fail(cli->c, "lease info", err);
+
+	if (json)
+		printf("{\"token\":\"%s\",\"id\":\"%016" PRIx64 "\","
+		       "\"length\":%" PRIu64 ",\"remote_addr\":\"0x%" PRIx64
+		       "\",\"rkey\":%" PRIu32 ",\"ttl_ms\":%" PRIu64
+		       ",\"ephemeral\":%s}\n",
+		       token, info.id, info.length, info.remote_addr, info.rkey,
+		       info.ttl_ms, ephemeral ? "true" : "false");
+	else
+		printf("%s\n", token);
+	if (fflush(stdout) == EOF)
+		fail_msg(cli->c, "alloc", -errno, "writing the token");
+
+	if (ephemeral)
+		hold_ephemeral(cli, l, ao.ttl_s);
+	else
+		rmp_lease_close(l); /* the lease stays until its deadline */
+	return EXIT_SUCCESS;
+}
+
+/* read_full -- read up to len bytes of fd; stops early only at EOF. */
+static size_t read_full(struct cli *cli, int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+
+	while (got < len) {
+		n = read(fd, buf + got, len - got);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			fail_msg(cli->c, "write", -errno, "reading standard "
+				 "input: %s", strerror(errno));
+		}
+		got += (size_t)n;
+	}
+	return got;
+}
+
+static int cmd_write(struct cli *cli, int argc, char **argv)
+{
+	const char *off_arg = NULL, *pos[1];
+	const struct opt opts[] = {
+		{ "--offset", &off_arg, NULL },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_lease_info info;
+	struct rmp_buf *rb = NULL;
+	struct rmp_lease *l;
+	uint64_t off = 0, avail, written = 0;
+	size_t cap, n;
+	struct stat st;
+	off_t cur;
+	char *buf;
+	int err;
+
+	parse_args(cli, "write", argc, argv, opts, pos, 1);
+	if (off_arg)
+		off = arg_size("offset", off_arg);
+	l = attach(cli, pos[0], &info);
+	if (off > info.length)
+		fail_msg(cli->c, "write", -ERANGE, "offset %" PRIu64 " beyond "
+			 "the lease's %" PRIu64 " bytes", off, info.length);
+	avail = info.length - off;
+
+	/* A file says its size: refuse before writing anything. */
+	if (!fstat(STDIN_FILENO, &st) && S_ISREG(st.st_mode)) {
+		cur = lseek(STDIN_FILENO, 0, SEEK_CUR);
+		if (cur >= 0 && st.st_size > cur &&
+		    (uint64_t)(st.st_size - cur) > avail)
+			fail_msg(cli->c, "write", -ERANGE, "input of %" PRIu64
+				 " bytes is longer than the lease (%" PRIu64
+				 " bytes from offset %" PRIu64 ")",
+				 (uint64_t)(st.st_size - cur), avail, off);
+	}
+
+	/* Buffer up to avail + 1 bytes (one more tells "too long"). */
+	cap = avail < WRITE_BUF_MAX ? (size_t)avail + 1 : WRITE_BUF_MAX;
+	buf = malloc(cap);
+	if (!buf)
+		fail(cli->c, "write", -ENOMEM);
+	if (rmp_buf_reg(cli->c, buf, cap, &rb))
+		rb = NULL; /* fine: then the library copies */
+
+	for (;;) {
+		n = read_full(cli, STDIN_FILENO, buf, cap);
+		if (written + n > avail)
+			fail_msg(cli->c, "write", -ERANGE, "input is longer than "
+				 "the lease (%" PRIu64 " bytes from offset %"
+				 PRIu64 ")%s", avail, off, written ?
+				 "; the bytes before the excess were written" :
+				 "; nothing was written");
+		if (n) {
+			err = rmp_write(l, off + written, buf, n);
+			if (err)
+				fail(cli->c, "write", err);
+			written += n;
+		}
+		if (n < cap)
+			break;
+	}
+	err = rmp_flush(l);
+	if (err)
+		fail(cli->c, "flush", err);
+	rmp_buf_dereg(rb);
+	free(buf);
+	rmp_lease_close(l);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_read(struct cli *cli, int argc, char **argv)
+{
+	const char *off_arg = NULL, *len_arg = NULL, *pos[1];
+	const struct opt opts[] = {
+		{ "--offset", &off_arg, NULL },
+		{ "--length", &len_arg, NULL },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_lease_info info;
+	struct rmp_buf *rb = NULL;
+	struct rmp_lease *l;
+	uint64_t off = 0, len, done;
+	size_t n, cap, w;
+	ssize_t r;
+	char *buf;
+	int err;
+
+	parse_args(cli, "read", argc, argv, opts, pos, 1);
+	if (off_arg)
+		off = arg_size("offset", off_arg);
+	l = attach(cli, pos[0], &info);
+	if (off > info.length)
+		fail_msg(cli->c, "read", -ERANGE, "offset %" PRIu64 " beyond "
+			 "the lease's %" PRIu64 " bytes", off, info.length);
+	len = len_arg ? arg_size("length", len_arg) : info.length - off;
+	if (len > info.length - off)
+		fail_msg(cli->c, "read", -ERANGE, "offset %" PRIu64 " + length "
+			 "%" PRIu64 " beyond the lease's %" PRIu64 " bytes",
+			 off, len, info.length);
+
+	cap = len < IO_CHUNK ? (size_t)len : IO_CHUNK;
+	buf = malloc(cap ? cap : 1);
+	if (!buf)
+		fail(cli->c, "read", -ENOMEM);
+	if (cap && rmp_buf_reg(cli->c, buf, cap, &rb))
+		rb = NULL;
+	for (done = 0; done < len; done += n) {
+		n = len - done < cap ? (size_t)(len - done) : cap;
+		err = rmp_read(l, off + done, buf, n);
+		if (err)
+			fail(cli->c, "read", err);
+		for (w = 0; w < n; w += (size_t)r) {
+			r = write(STDOUT_FILENO, buf + w, n - w);
+			if (r < 0) {
+				if (errno == EINTR) {
+					r = 0;
+					continue;
+				}
+				fail_msg(cli->c, "read", -errno, "writing "
+					 "standard output: %s", strerror(errno));
+			}
+		}
+	}
+	rmp_buf_dereg(rb);
+	free(buf);
+	rmp_lease_close(l);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_renew(struct cli *cli, int argc, char **argv)
+{
+	const char *ttl_arg = NULL, *pos[1];
+	const struct opt opts[] = {
+		{ "--ttl", &ttl_arg, NULL },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_lease *l;
+	uint32_t ttl = 0;
+	int err;
+
+	parse_args(cli, "renew", argc, argv, opts, pos, 1);
+	if (ttl_arg)
+		ttl = arg_ttl(ttl_arg);
+	l = attach(cli, pos[0], NULL);
+	err = rmp_lease_renew(l, ttl);
+	if (err)
+		fail(cli->c, "renew", err);
+	rmp_lease_close(l);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_free(struct cli *cli, int argc, char **argv)
+{
+	const char *pos[1];
+	struct rmp_lease *l;
+	int err;
+
+	parse_args(cli, "free", argc, argv, NULL, pos, 1);
+	l = attach(cli, pos[0], NULL);
+	err = rmp_lease_free(l);
+	if (err)
+		fail(cli->c, "free", err);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_cas(struct cli *cli, int argc, char **argv)
+{
+	uint64_t off, expected, desired, old;
+	const char *pos[4];
+	struct rmp_lease *l;
+	int err;
+
+	parse_args(cli, "cas", argc, argv, NULL, pos, 4);
+	off = arg_size("offset", pos[1]);
+	expected = arg_value("expected value", pos[2]);
+	desired = arg_value("desired value", pos[3]);
+	l = attach(cli, pos[0], NULL);
+	err = rmp_cas(l, off, expected, desired, &old);
+	if (err)
+		fail(cli->c, "cas", err);
+	printf("%" PRIu64 "\n", old);
+	rmp_lease_close(l);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_faa(struct cli *cli, int argc, char **argv)
+{
+	uint64_t off, add, old;
+	const char *pos[3];
+	struct rmp_lease *l;
+	int err;
+
+	parse_args(cli, "faa", argc, argv, NULL, pos, 3);
+	off = arg_size("offset", pos[1]);
+	add = arg_value("value to add", pos[2]);
+	l = attach(cli, pos[0], NULL);
+	err = rmp_faa(l, off, add, &old);
+	if (err)
+		fail(cli->c, "faa", err);
+	printf("%" PRIu64 "\n", old);
+	rmp_lease_close(l);
+	return EXIT_SUCCESS;
+}
+
+static int cmd_stat(struct cli *cli, int argc, char **argv)
+{
+	bool json = false;
+	const struct opt opts[] = {
+		{ "--json", NULL, &json },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_pool_stat s;
+	int err;
+
+	parse_args(cli, "stat", argc, argv, opts, NULL, 0);
+	cli_connect(cli, NULL);
+	s.size = sizeof(s);
+	err = rmp_stat(cli->c, &s);
+	if (err)
+		fail(cli->c, "stat", err);
+	if (json) {
+		printf("{\"pool_bytes\":%" PRIu64 ",\"free_bytes\":%" PRIu64
+		       ",\"largest_free\":%" PRIu64 ",\"leases\":%" PRIu64
+		       ",\"client_bytes\":%" PRIu64 ",\"client_leases\":%"
+		       PRIu64 ",\"quota_bytes\":%" PRIu64 ",\"quota_leases\":%"
+		       PRIu64 ",\"hugepage_size\":%" PRIu64 ",\"ttl_min_s\":%"
+		       PRIu32 ",\"ttl_max_s\":%" PRIu32 ",\"ttl_default_s\":%"
+		       PRIu32 ",\"numa_node\":%" PRId32 ",\"keys_mode\":\"%s\"}\n",
+		       s.pool_bytes, s.free_bytes, s.largest_free, s.leases,
+		       s.client_bytes, s.client_leases, s.quota_bytes,
+		       s.quota_leases, s.hugepage_size, s.ttl_min_s,
+		       s.ttl_max_s, s.ttl_default_s, s.numa_node, s.keys_mode);
+		return EXIT_SUCCESS;
+	}
+	printf("server          %s\n", cli->where);
+	printf("pool_bytes      %" PRIu64 "\n", s.pool_bytes);
+	printf("free_bytes      %" PRIu64 "\n", s.free_bytes);
+	printf("largest_free    %" PRIu64 "\n", s.largest_free);
+	printf("leases          %" PRIu64 "\n", s.leases);
+	printf("client_bytes    %" PRIu64 "\n", s.client_bytes);
+	printf("client_leases   %" PRIu64 "\n", s.client_leases);
+	printf("quota_bytes     %" PRIu64 "%s\n", s.quota_bytes,
+	       s.quota_bytes ? "" : " (unlimited)");
+	printf("quota_leases    %" PRIu64 "%s\n", s.quota_leases,
+	       s.quota_leases ? "" : " (unlimited)");
+	printf("hugepage_size   %" PRIu64 "%s\n", s.hugepage_size,
+	       s.hugepage_size ? "" : " (normal pages)");
+	printf("ttl_s           min %" PRIu32 ", max %" PRIu32
+	       ", default %" PRIu32 "\n", s.ttl_min_s, s.ttl_max_s,
+	       s.ttl_default_s);
+	printf("numa_node       %" PRId32 "\n", s.numa_node);
+	printf("keys_mode       %s\n", s.keys_mode);
+	return EXIT_SUCCESS;
+}
+
+struct command {
+	const char *name;
+	int (*run)(struct cli *cli, int argc, char **argv);
+};
+
+static const struct command commands[] = {
+	{ "alloc", cmd_alloc }, { "write", cmd_write }, { "read", cmd_read },
+	{ "renew", cmd_renew }, { "free", cmd_free },   { "cas", cmd_cas },
+	{ "faa", cmd_faa },     { "stat", cmd_stat },
+};
+
+/* global_opt -- "-s X", "-sX", "--server X", "--server=X"; NULL if not o. */
+static const char *global_opt(int argc, char **argv, int *i, const char *sh,
+			      const char *lo)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(lo);
+
+	if (sh && !strncmp(a, sh, 2) && a[2])
+		return a + 2;
+	if (!strncmp(a, lo, n) && a[n] == '=')
+		return a + n + 1;
+	if ((sh && !strcmp(a, sh)) || !strcmp(a, lo)) {
+		if (*i + 1 >= argc)
+			usage_error("option %s needs a value", a);
+		return argv[++*i];
+	}
+	return NULL;
+}
+
+/* global_option -- take argv[*i] (and its value) if it is a global option. */
+static bool global_option(struct cli *cli, int argc, char **argv, int *i)
+{
+	const char *v, *end;
+	uint64_t ms;
+
+	if ((v = global_opt(argc, argv, i, "-s", "--server"))) {
+		cli->server = v;
+	} else if ((v = global_opt(argc, argv, i, NULL, "--name"))) {
+		cli->name = v;
+	} else if ((v = global_opt(argc, argv, i, NULL, "--timeout"))) {
+		if (!parse_uint(v, &ms, &end) || *end || ms == 0 || ms > INT_MAX)
+			usage_error("invalid timeout '%s' (ms)", v);
+		cli->timeout_ms = (int)ms;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli cli = { 0 };
+	size_t k;
+	int i, rc;
+
+	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "--")) {
+			i++;
+			break;
+		}
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(usage_text, stdout);
+			return EXIT_SUCCESS;
+		}
+		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+			printf("rmpool %s\n", rmp_version());
+			return EXIT_SUCCESS;
+		}
+		if (!global_option(&cli, argc, argv, &i))
+			usage_error("unknown option '%s'", argv[i]);
+	}
+	if (i >= argc)
+		usage_error("no command given");
+	for (k = 0; k < sizeof(commands) / sizeof(commands[0]); k++) {
+		if (!strcmp(argv[i], commands[k].name)) {
+			rc = commands[k].run(&cli, argc - i - 1, argv + i + 1);
+			rmp_client_free(cli.c);
+			return rc;
+		}
+	}
+	usage_error("unknown command '%s'", argv[i]);
+}
