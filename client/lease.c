@@ -57,7 +57,9 @@ int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 	if (err)
 		return err;
 	age = rmp_now_ms() - l->stamp_ms;
-	if (check_expiry && l->ttl_ms && age >= l->ttl_ms) {
+	/* The server renews auto-renew leases: no local deadline. */
+	if (check_expiry && l->ttl_ms && age >= l->ttl_ms &&
+	    !(l->flags & RMP_LEASE_F_AUTO_RENEW)) {
 		rmpc_set_error(c, "lease %016" PRIx64 " expired %" PRIu64
 			       " ms ago", l->id, age - l->ttl_ms);
 		return -EKEYEXPIRED;
@@ -121,7 +123,7 @@ int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		return -EINVAL;
 	}
 	if (length == 0 || (o.alignment & (o.alignment - 1)) || !o.access ||
-	    (o.access & ~RMP_ACCESS_ALL) || (o.flags & ~RMP_LEASE_EPHEMERAL)) {
+	    (o.access & ~RMP_ACCESS_ALL) || (o.flags & ~(RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW))) {
 		rmpc_set_error(c, "invalid lease request: length %" PRIu64
 			       ", alignment %" PRIu64 ", access 0x%x, flags "
 			       "0x%x", length, o.alignment, o.access, o.flags);

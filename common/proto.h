@@ -46,8 +46,9 @@ enum rmp_opcode {
 #define RMP_ACC_ALL (RMP_ACC_READ | RMP_ACC_WRITE | RMP_ACC_ATOMIC)
 
 /* Lease flags. */
-#define RMP_LEASE_F_EPHEMERAL 0x1u
-#define RMP_LEASE_F_ALL RMP_LEASE_F_EPHEMERAL
+#define RMP_LEASE_F_EPHEMERAL 0x1u  /* ends with the connection */
+#define RMP_LEASE_F_AUTO_RENEW 0x2u /* server renews it while connected */
+#define RMP_LEASE_F_ALL (RMP_LEASE_F_EPHEMERAL | RMP_LEASE_F_AUTO_RENEW)
 
 /* lease_keys modes (reported in STAT and in the accept data). */
 enum rmp_keys_mode {

@@ -198,11 +198,17 @@ static void detach_leases(struct rmp_conn *c)
 		 * grants a fresh one. */
 		if (srv->keys_mode != RMP_KEYS_POOL)
 			rmp_keys_drop(srv, l);
+		/* An auto-renew lease gets one more ttl from the loss of its
+		 * connection: time for a restarted client to attach. */
+		if (l->flags & RMP_LEASE_F_AUTO_RENEW)
+			rmp_lease_table_set_deadline(srv->leases, l,
+						     rmp_now_ms() + l->ttl_ms);
 		l->conn = NULL;
 		l->conn_next = l->conn_prev = NULL;
 	}
 	c->leases = NULL;
 	c->bytes = c->nleases = 0;
+	rmp_server_schedule_expiry(srv);
 }
 
 void rmp_conn_close(struct rmp_conn *c, const char *why)

@@ -21,6 +21,7 @@ struct rmp_lease {
 	uint32_t access;      /* RMP_ACC_* */
 	uint32_t flags;       /* RMP_LEASE_F_* */
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC milliseconds */
+	uint64_t ttl_ms;      /* as last granted (auto-renew extends by it) */
 	char owner[32];       /* client name that allocated it (for admin) */
 
 	/* The connection it is granted to, or NULL while detached. */

@@ -143,6 +143,13 @@ static void on_expiry(int fd, short what, void *arg)
 	(void)what;
 	while ((l = rmp_lease_table_first(srv->leases)) &&
 	       l->deadline_ms <= now) {
+		/* Auto-renew: alive as long as its connection is. */
+		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->conn &&
+		    l->conn->state == CONN_ESTABLISHED) {
+			rmp_lease_table_set_deadline(srv->leases, l,
+						     now + l->ttl_ms);
+			continue;
+		}
 		srv->expired[srv->expired_next].id = l->id;
 		srv->expired[srv->expired_next].secret = l->secret;
 		srv->expired_next = (srv->expired_next + 1) % RMP_EXPIRED_RING;

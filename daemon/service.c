@@ -170,6 +170,7 @@ static int do_alloc(struct rmp_conn *c, const struct rmp_alloc_req *r,
 		goto err_put;
 	l->access = r->access;
 	l->flags = r->flags;
+	l->ttl_ms = ttl;
 	l->deadline_ms = rmp_now_ms() + ttl;
 	rmp_strlcpy(l->owner, c->name, sizeof(l->owner));
 	ret = new_lease_ids(srv, l);
@@ -228,6 +229,7 @@ static int do_renew(struct rmp_conn *c, const struct rmp_renew_req *r,
 	ret = ttl_ms(srv, r->ttl_s, &ttl);
 	if (ret)
 		return ret;
+	l->ttl_ms = ttl;
 	rmp_lease_table_set_deadline(srv->leases, l, rmp_now_ms() + ttl);
 	rmp_server_schedule_expiry(srv);
 	rep->u.renew_rep.ttl_ms = ttl;

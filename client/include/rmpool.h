@@ -65,6 +65,14 @@ struct rmp_buf;
 
 /* Lease flags (rmp_alloc_opts.flags). */
 #define RMP_LEASE_EPHEMERAL 0x1u /* freed when this connection goes */
+/*
+ * Renewed automatically, in the background: the server keeps the lease
+ * alive while this connection lives, at no cost to the application (no
+ * thread, no lock, no message). When the connection is lost the lease
+ * lives one more ttl from that moment, time for a restarted client to
+ * attach it again (attaching keeps the flag).
+ */
+#define RMP_LEASE_AUTO_RENEW 0x2u
 
 #define RMP_DEFAULT_PORT 7471
 #define RMP_TOKEN_MAXLEN 320 /* buffer size that fits any lease token */
