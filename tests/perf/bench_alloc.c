@@ -57,7 +57,7 @@ static double now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static int run(size_t live)

@@ -5,8 +5,9 @@
 # The build machines have no RDMA in their kernel, so the RDMA tests run in a
 # Debian kernel under QEMU with Soft-RoCE (rdma_rxe). The host's root file
 # system is shared read-write into the guest over 9p, so the command sees the
-# host's binaries, libraries and the build tree at the same paths. See
-# /work/shared/docs/SOFTROCE-VM.md (or docs/) for why things are done this way.
+# host's binaries, libraries and the build tree at the same paths (with
+# cache=loose by default: see RMP_VM_9P_CACHE below). See
+# SOFTROCE-VM.md in the project's shared docs for why things are done this way.
 #
 # Guest layout: 2 vCPUs on 2 NUMA nodes (cpu0/node0, cpu1/node1); an isolated
 # virtio-net NIC (eth0, 192.0.2.1/24, on a hub with no other port: nothing
@@ -22,6 +23,9 @@
 #   RMP_VM_ACCEL       auto (default) | kvm | tcg
 #   RMP_VM_KEEP_LOGS   serial logs to keep in <build-dir>/vm-logs (default 10)
 #   RMP_VM_APPEND      extra kernel command line (e.g. loglevel=7 to debug boot)
+#   RMP_VM_CPU         QEMU -cpu model under TCG (default max,la57=off)
+#   RMP_VM_9P_CACHE    9p cache mode for the host root: loose (default) | none
+#   RMP_VM_DEBUG       1: the guest prints its setup stages with timestamps
 #
 # Exit status: the guest command's, or 124 on timeout, or 125 when the guest
 # failed to set up or died without reporting a status (stderr says which).
@@ -46,7 +50,7 @@ readonly OPTIONAL_MODULES=(sch_netem crc32-pclmul)
 # userspace needs. The guest runs the host's own binaries.
 readonly NEEDED_PACKAGES=(qemu-system-x86 busybox-static cpio kmod xz-utils zstd
                           iproute2 rdma-core ibverbs-providers ibverbs-utils
-                          rdmacm-utils perftest)
+                          rdmacm-utils perftest numactl)
 
 # Variables passed through to the guest command (bash glob patterns).
 readonly PASS_ENV_PATTERNS=(PATH HOME USER LOGNAME LANG LANGUAGE 'LC_*' TZ TERM
@@ -73,8 +77,22 @@ Options:
                       may be repeated
   -h, --help          show this help
 
-Environment: RMP_VM_HUGEPAGES (2 MiB pages per node, default 64),
-RMP_VM_ACCEL (auto|kvm|tcg), RMP_VM_KEEP_LOGS (default 10).
+Environment:
+  RMP_VM_HUGEPAGES    2 MiB hugepages reserved per NUMA node (default 64)
+  RMP_VM_ACCEL        auto (default: KVM if it works, else TCG) | kvm | tcg
+  RMP_VM_KEEP_LOGS    serial logs kept in DIR/vm-logs (default 10)
+  RMP_VM_APPEND       extra kernel command line (e.g. loglevel=7)
+  RMP_VM_DEBUG        1: the guest prints its setup stages with timestamps
+  RMP_VM_CPU          QEMU -cpu model under TCG (default max,la57=off)
+  RMP_VM_9P_CACHE     9p cache mode of the host root: loose (default; exec
+                      and file reads 2-5x faster under TCG, but host-side
+                      changes made during the run may not be seen) | none
+
+The command runs as root in the guest, in the caller's current directory,
+with stdin from /dev/null and its output on the serial console, which is
+streamed to stdout and kept in DIR/vm-logs. It gets PATH, HOME, locale,
+TERM, CI, sanitizer options and all RMP_*, MESON_*, RDMAV_*, IBV_* variables,
+plus RMP_TEST_ADDR=${GUEST_ADDR} RMP_TEST_DEV=${GUEST_RDMA_DEV} RMP_IN_VM=1.
 
 Example:
   tests/vm/run-in-vm.sh -- sh -c 'ibv_devices; rdma link'
@@ -125,104 +143,170 @@ parse_args() {
     done
     [[ ${#CMD[@]} -gt 0 ]] || { log "no command given (missing '-- COMMAND')"; usage >&2; exit 2; }
     [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer (seconds)"
-    [[ $MEM_MB =~ ^[1-9][0-9]*$ && $MEM_MB -ge 512 ]] || die "--mem must be an integer >= 512 (MiB)"
+    # Each NUMA node gets half; keep node sizes a multiple of 8 MiB.
+    [[ $MEM_MB =~ ^[1-9][0-9]*$ && $MEM_MB -ge 512 && $((MEM_MB % 16)) -eq 0 ]] \
+        || die "--mem must be a multiple of 16, at least 512 (MiB)"
     HUGEPAGES=${RMP_VM_HUGEPAGES:-64}
     [[ $HUGEPAGES =~ ^[0-9]+$ ]] || die "RMP_VM_HUGEPAGES must be a non-negative integer"
-    # Hugepages on both nodes must fit into each node's half with room to spare.
-    (( HUGEPAGES * 2 * 2 < MEM_MB )) || die "RMP_VM_HUGEPAGES=$HUGEPAGES does not fit in --mem $MEM_MB"
+    # Catch the impossible here; the guest checks what it really got (the
+    # kernel and the command need some of each node too).
+    (( HUGEPAGES * 2 < MEM_MB / 2 )) \
+        || die "RMP_VM_HUGEPAGES=$HUGEPAGES per node does not fit in --mem $MEM_MB (half per node)"
+    local e
+    for e in "${EXTRA_ENV[@]}"; do
+        [[ ${e%%=*} =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "bad --env name: ${e%%=*}"
+    done
     ACCEL=${RMP_VM_ACCEL:-auto}
     [[ $ACCEL =~ ^(auto|kvm|tcg)$ ]] || die "RMP_VM_ACCEL must be auto, kvm or tcg"
+    P9_CACHE=${RMP_VM_9P_CACHE:-loose}
+    [[ $P9_CACHE =~ ^(loose|none|mmap)$ ]] || die "RMP_VM_9P_CACHE must be loose, none or mmap"
     KEEP_LOGS=${RMP_VM_KEEP_LOGS:-10}
     [[ $KEEP_LOGS =~ ^[1-9][0-9]*$ ]] || die "RMP_VM_KEEP_LOGS must be a positive integer"
 }
 
 # ------------------------------------------------------------ host packages
 
-ensure_packages() {
-    local missing=() p
-    for p in "${NEEDED_PACKAGES[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
-            || missing+=("$p")
-    done
-    [[ ${#missing[@]} -eq 0 ]] && return 0
-    log "installing missing packages: ${missing[*]}"
-    as_root apt-get update -qq >&2
-    as_root env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-    APT_UPDATED=1
-}
-
-# ------------------------------------------------------------------- kernel
-
 APT_UPDATED=0
 apt_update_once() {
     [[ $APT_UPDATED -eq 1 ]] && return 0
     log "apt-get update"
-    as_root apt-get update -qq >&2 || log "warning: apt-get update failed"
+    as_root apt-get -o DPkg::Lock::Timeout=300 update -qq >&2 \
+        || log "warning: apt-get update failed"
     APT_UPDATED=1
 }
 
-# Prints "PKG VERSION" of the kernel package linux-image-amd64 depends on now.
-resolve_kernel_pkg() {
-    local pkg ver
-    pkg=$(apt-cache depends linux-image-amd64 2>/dev/null \
-          | awk '$1 ~ /Depends:$/ && $2 ~ /^linux-image-[0-9]/ { print $2; exit }') || true
-    [[ -n $pkg ]] || return 1
-    ver=$(apt-cache show --no-all-versions "$pkg" 2>/dev/null \
-          | awk '/^Version:/ { print $2; exit }') || true
-    [[ -n $ver ]] || return 1
-    printf '%s %s\n' "$pkg" "$ver"
+ensure_packages() {
+    local installed missing=() p
+    installed=$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' \
+                "${NEEDED_PACKAGES[@]}" 2>/dev/null || true)
+    for p in "${NEEDED_PACKAGES[@]}"; do
+        grep -qx "$p installed" <<<"$installed" || missing+=("$p")
+    done
+    [[ ${#missing[@]} -eq 0 ]] && return 0
+    log "installing missing packages: ${missing[*]}"
+    apt_update_once
+    as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends \
+        "${missing[@]}" >&2
 }
 
-# Sets KDIR (extracted package root), KVER (module dir name), KERNEL (vmlinuz).
-# Never pins a version: whatever linux-image-amd64 names today is used, and
-# downloaded once per package version into the cache.
-prepare_kernel() {
-    local pv pkg ver key tmp deb
-    if ! pv=$(resolve_kernel_pkg); then
-        apt_update_once
-        pv=$(resolve_kernel_pkg) || pv=
+# ------------------------------------------------------------------- kernel
+
+# Identifies the state of apt's package lists and configuration: while it is
+# unchanged, so is the answer of apt-cache (which takes seconds to ask).
+apt_fingerprint() {
+    { find /var/lib/apt/lists -maxdepth 1 -type f -printf '%f %T@ %s\n'
+      find /etc/apt -type f -printf '%p %T@ %s\n'
+    } 2>/dev/null | LC_ALL=C sort | sha256sum | cut -c1-32
+}
+
+# Sets KPKG and KPKG_VER to the kernel package linux-image-amd64 depends on
+# today (never a pinned version). Returns 1 if apt cannot tell.
+resolve_kernel_pkg() {
+    local fp mfp memo=$CACHE/kernel-resolved
+    fp=$(apt_fingerprint)
+    if [[ -r $memo ]] && read -r mfp KPKG KPKG_VER <"$memo" && [[ $mfp == "$fp" && -n $KPKG_VER ]]; then
+        return 0
     fi
-    if [[ -z $pv ]]; then
-        # Offline and no package lists: fall back to the newest cached kernel.
-        KDIR=$(ls -1dt "$CACHE"/kernel-*/ 2>/dev/null | head -n1) || true
-        [[ -n $KDIR && -e $KDIR/.complete ]] || die "cannot resolve linux-image-amd64 (apt-cache depends) and no cached kernel"
-        KDIR=${KDIR%/}
-        log "warning: cannot resolve linux-image-amd64, using cached $(basename "$KDIR")"
+    KPKG=$(apt-cache depends linux-image-amd64 2>/dev/null \
+           | awk '$1 ~ /Depends:$/ && $2 ~ /^linux-image-[0-9]/ { print $2; exit }') || true
+    [[ -n $KPKG ]] || return 1
+    KPKG_VER=$(apt-cache show --no-all-versions "$KPKG" 2>/dev/null \
+               | awk '/^Version:/ { print $2; exit }') || true
+    [[ -n $KPKG_VER ]] || return 1
+    printf '%s %s %s\n' "$fp" "$KPKG" "$KPKG_VER" >"$memo"
+}
+
+# Downloads and unpacks KPKG=KPKG_VER into KDIR (atomically: a half-done
+# extraction never looks complete).
+fetch_kernel() {
+    local tmp deb
+    log "fetching kernel $KPKG $KPKG_VER"
+    tmp=$(mktemp -d "$CACHE/.kernel-tmp.XXXXXX")
+    # The sandbox user _apt may not be able to write into the cache dir.
+    if ! (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$KPKG=$KPKG_VER" >&2); then
+        rm -rf "$tmp"
+        return 1
+    fi
+    deb=$(find "$tmp" -maxdepth 1 -name '*.deb' | head -n1)
+    mkdir "$tmp/root"
+    dpkg-deb -x "$deb" "$tmp/root"
+    touch "$tmp/root/.complete"
+    rm -rf "$KDIR"
+    mv "$tmp/root" "$KDIR"
+    rm -rf "$tmp"
+    # Older kernels and their initramfs are not needed any more (a VM that
+    # is running already has its copy in memory).
+    find "$CACHE" -maxdepth 1 \( -name 'kernel-linux-image-*' -o -name 'initramfs-*' \) \
+        ! -path "$KDIR" -exec rm -rf {} + || true
+}
+
+# Reads an unsigned little-endian integer of $3 bytes at offset $2 of file $1.
+read_le() { od -An -tu"$3" -j "$2" -N "$3" -- "$1" | tr -d ' '; }
+
+# Unpacks the ELF vmlinux from the bzImage $1 into $2, for QEMU's PVH boot:
+# under TCG, the decompressor in the bzImage takes seconds per boot.
+extract_vmlinux() {
+    local bz=$1 out=$2 sects off len start magic tmp
+    sects=$(read_le "$bz" $((0x1f1)) 1); [[ $sects -eq 0 ]] && sects=4
+    off=$(read_le "$bz" $((0x248)) 4)     # setup header: payload_offset
+    len=$(read_le "$bz" $((0x24c)) 4)     # and payload_length
+    start=$(( (sects + 1) * 512 + off ))
+    magic=$(od -An -tx1 -j "$start" -N 4 -- "$bz" | tr -d ' ')
+    tmp=$out.tmp.$$
+    # The payload ends with the 4-byte uncompressed size, which the
+    # decompressors see as trailing garbage: judge by the result instead.
+    tail -c +"$((start + 1))" -- "$bz" | head -c "$len" | case $magic in
+        fd377a58) xz -dcq --single-stream ;;
+        28b52ffd) zstd -dcq ;;
+        1f8b*)    gzip -dcq ;;
+        *)        cat >/dev/null; false ;;
+    esac >"$tmp" 2>/dev/null || true
+    if [[ $(od -An -tx1 -N 4 -- "$tmp" 2>/dev/null | tr -d ' ') == 7f454c46 ]]; then
+        mv "$tmp" "$out"
     else
-        read -r pkg ver <<<"$pv"
-        key="${pkg}_${ver//[^A-Za-z0-9.+-]/_}"
-        KDIR=$CACHE/kernel-$key
-        if [[ ! -e $KDIR/.complete ]]; then
-            log "fetching kernel $pkg $ver"
-            tmp=$(mktemp -d "$CACHE/.kernel-tmp.XXXXXX")
-            # A stale package list may name a .deb that is gone: update and retry.
-            if ! (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" >&2); then
-                apt_update_once
-                pv=$(resolve_kernel_pkg) || die "cannot resolve linux-image-amd64"
-                read -r pkg ver <<<"$pv"
-                key="${pkg}_${ver//[^A-Za-z0-9.+-]/_}"
-                KDIR=$CACHE/kernel-$key
-                (cd "$tmp" && apt-get download -qq -o APT::Sandbox::User=root "$pkg=$ver" >&2) \
-                    || { rm -rf "$tmp"; die "apt-get download $pkg=$ver failed"; }
-            fi
-            deb=$(ls "$tmp"/*.deb)
-            mkdir "$tmp/root"
-            dpkg-deb -x "$deb" "$tmp/root"
-            rm -f "$deb"
-            touch "$tmp/root/.complete"
-            rm -rf "$KDIR"
-            mv "$tmp/root" "$KDIR"
-            rmdir "$tmp"
-            # Old kernels are not needed any more (running VMs hold theirs open).
-            find "$CACHE" -maxdepth 1 -name 'kernel-*' ! -path "$KDIR" -exec rm -rf {} + || true
-            find "$CACHE" -maxdepth 1 -name 'initramfs-*' -delete || true
+        rm -f "$tmp"
+        return 1
+    fi
+}
+
+kdir_for() { KDIR=$CACHE/kernel-${KPKG}_${KPKG_VER//[^A-Za-z0-9.+-]/_}; }
+
+# Sets KDIR (unpacked package), KVER (its lib/modules name), KERNEL (vmlinuz).
+prepare_kernel() {
+    if ! resolve_kernel_pkg; then
+        apt_update_once
+        resolve_kernel_pkg || KPKG=
+    fi
+    if [[ -z $KPKG ]]; then
+        # Offline without package lists: use the newest kernel we have.
+        KDIR=$(find "$CACHE" -maxdepth 2 -name .complete -path '*/kernel-linux-image-*' \
+               -printf '%T@ %h\n' | sort -rn | head -n1 | cut -d' ' -f2-)
+        [[ -n $KDIR ]] || die "cannot resolve linux-image-amd64 (apt-cache depends) and no cached kernel"
+        log "warning: cannot resolve linux-image-amd64, using cached ${KDIR##*/}"
+    else
+        kdir_for
+        if [[ ! -e $KDIR/.complete ]] && ! fetch_kernel; then
+            # Stale package lists may name a .deb the archive no longer has.
+            apt_update_once
+            resolve_kernel_pkg || die "cannot resolve linux-image-amd64 after apt-get update"
+            kdir_for
+            [[ -e $KDIR/.complete ]] || fetch_kernel || die "apt-get download $KPKG=$KPKG_VER failed"
         fi
     fi
-    KVER=$(ls -1 "$KDIR/lib/modules" | head -n1)
+    KVER=$(find "$KDIR/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n1)
     [[ -n $KVER ]] || die "no lib/modules/<version> in $KDIR"
     KERNEL=$KDIR/boot/vmlinuz-$KVER
     [[ -r $KERNEL ]] || die "no kernel image $KERNEL"
+    # Prefer the uncompressed ELF kernel (PVH entry point) when the kernel
+    # has one; the bzImage is the fallback.
+    if grep -qx 'CONFIG_PVH=y' "$KDIR/boot/config-$KVER" 2>/dev/null; then
+        if [[ -s $KDIR/vmlinux.pvh ]] || extract_vmlinux "$KERNEL" "$KDIR/vmlinux.pvh"; then
+            KERNEL=$KDIR/vmlinux.pvh
+        else
+            log "note: cannot unpack vmlinux from $KERNEL; booting the bzImage"
+        fi
+    fi
 }
 
 # ---------------------------------------------------------------- initramfs
@@ -241,6 +325,8 @@ export PATH
 NEWROOT=/newroot
 
 say()  { echo "run-in-vm(guest): $*"; }
+# Progress with guest uptime, only with RMP_VM_DEBUG=1.
+stage() { [ "$DEBUG" = 1 ] && say "$(cut -d' ' -f1 /proc/uptime)s: $*"; return 0; }
 halt_now() {
     sync
     poweroff -f
@@ -262,6 +348,7 @@ exec </dev/console >/dev/console 2>&1
 # The tty would turn \n into \r\n; the host wants plain lines.
 stty -onlcr 2>/dev/null
 
+stage "init started"
 # Modules, in depmod order; /rmp/modules lines are "req|opt PATH".
 while read -r kind path; do
     [ -n "$path" ] || continue
@@ -275,14 +362,20 @@ while read -r kind path; do
     fi
 done </rmp/modules
 
+stage "modules loaded"
 # Host root over 9p. virtio probing is synchronous, but retry briefly anyway.
 mkdir -p "$NEWROOT"
 i=0
-until mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 hostroot "$NEWROOT" 2>/tmp/err; do
+until mount -t 9p -o "trans=virtio,version=9p2000.L,msize=524288,cache=$P9_CACHE" hostroot "$NEWROOT" 2>/tmp/err; do
     i=$((i + 1))
     [ $i -lt 50 ] || fail "cannot mount host root over 9p: $(cat /tmp/err)"
     usleep 100000
 done
+
+# With cache=loose, writes to the host are write-back: flush them within
+# about a second, so that even a guest killed on timeout leaves its logs.
+echo 100 >/proc/sys/vm/dirty_writeback_centisecs
+echo 100 >/proc/sys/vm/dirty_expire_centisecs
 
 for d in proc sys dev; do
     mount --bind "/$d" "$NEWROOT/$d" || fail "bind /$d"
@@ -295,6 +388,7 @@ mount -t tmpfs -o mode=755 tmpfs "$NEWROOT/run" || fail "mount /run"
 mount -t tmpfs -o mode=1777 tmpfs "$NEWROOT/tmp" || fail "mount /tmp"
 hostname rmp-vm
 
+stage "file systems mounted"
 # Network: only the isolated virtio NIC and lo.
 ip link set lo up || fail "lo up"
 i=0
@@ -306,6 +400,7 @@ done
 ip addr add "$ADDR/$PREFIX" dev "$NETDEV" || fail "address on $NETDEV"
 ip link set "$NETDEV" up || fail "$NETDEV up"
 
+stage "network up"
 # Hugepages on every node; verify the kernel really reserved them.
 for n in /sys/devices/system/node/node[0-9]*; do
     f=$n/hugepages/hugepages-2048kB/nr_hugepages
@@ -314,11 +409,14 @@ for n in /sys/devices/system/node/node[0-9]*; do
     [ "$got" -ge "$HUGEPAGES" ] || fail "${n##*/}: only $got of $HUGEPAGES hugepages"
 done
 
+stage "hugepages reserved"
 # One rxe device; clients and servers all use its address (rxe loops back).
 out=$(inroot rdma link add "$RDMA_DEV" type rxe netdev "$NETDEV" 2>&1) \
     || fail "rdma link add $RDMA_DEV: $out"
+stage "rdma link added"
+# Same state as `rdma link` shows, read from sysfs: no exec over 9p per poll.
 i=0
-until inroot rdma link show "$RDMA_DEV/1" 2>/dev/null | grep -q 'state ACTIVE'; do
+until grep -q ACTIVE "/sys/class/infiniband/$RDMA_DEV/ports/1/state" 2>/dev/null; do
     i=$((i + 1))
     [ $i -lt 300 ] || fail "$RDMA_DEV not ACTIVE: $(inroot rdma link 2>&1)"
     usleep 100000
@@ -328,6 +426,7 @@ mkdir -p "$NEWROOT/run/rmp-vm"
 cp /rmp/run.sh "$NEWROOT/run/rmp-vm/run.sh"
 ulimit -l unlimited || fail "ulimit -l unlimited"
 read -r boot_up _ </proc/uptime
+stage "$RDMA_DEV active, running the command"
 
 # The command gets only the environment run.sh sets up.
 env -i /bin/chroot "$NEWROOT" /bin/sh /run/rmp-vm/run.sh </dev/null
@@ -425,20 +524,17 @@ write_run_script() {
             [[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || continue
             printf 'export %s=%s\n' "$name" "$(sh_quote "${!name}")"
         done
-        for e in "${EXTRA_ENV[@]}"; do
+        for e in "${EXTRA_ENV[@]}"; do      # names checked in parse_args
             if [[ $e == *=* ]]; then
-                name=${e%%=*}
-                [[ $name =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "bad --env name: $name"
-                printf 'export %s=%s\n' "$name" "$(sh_quote "${e#*=}")"
-            else
-                [[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "bad --env name: $e"
-                [[ -v $e ]] && printf 'export %s=%s\n' "$e" "$(sh_quote "${!e}")"
+                printf 'export %s=%s\n' "${e%%=*}" "$(sh_quote "${e#*=}")"
+            elif [[ -v $e ]]; then
+                printf 'export %s=%s\n' "$e" "$(sh_quote "${!e}")"
             fi
         done
+        # The guest's facts win over anything the caller had set.
         printf 'export RMP_TEST_ADDR=%s RMP_TEST_DEV=%s RMP_IN_VM=1\n' \
             "$GUEST_ADDR" "$GUEST_RDMA_DEV"
-        printf 'cd %s || { echo "run-in-vm: cannot cd to %s in the guest" >&2; exit 125; }\n' \
-            "$(sh_quote "$cwd")" "${cwd//[\"\'\$\`\\]/_}"
+        printf 'cd -- %s || exit 125\n' "$(sh_quote "$cwd")"
         printf 'exec'
         for e in "${CMD[@]}"; do printf ' %s' "$(sh_quote "$e")"; done
         printf '\n'
@@ -458,11 +554,13 @@ check_cwd_visible() {
 # Per-run initrd = cached initramfs + small cpio with run.conf and run.sh.
 make_run_initrd() {
     local out=$1 stage
-    stage=$(mktemp -d "$CACHE/.run-tmp.XXXXXX")
+    stage=$(mktemp -d)
     mkdir -p "$stage/rmp"
     {
         printf 'RUN_ID=%s\n' "$RUN_ID"
         printf 'HUGEPAGES=%s\n' "$HUGEPAGES"
+        printf 'P9_CACHE=%s\n' "$P9_CACHE"
+        printf 'DEBUG=%s\n' "$([[ ${RMP_VM_DEBUG:-0} == 1 ]] && echo 1 || echo 0)"
         printf 'ADDR=%s\nPREFIX=%s\n' "$GUEST_ADDR" "$GUEST_PREFIX"
         printf 'NETDEV=%s\nRDMA_DEV=%s\n' "$GUEST_NETDEV" "$GUEST_RDMA_DEV"
     } >"$stage/rmp/run.conf"
@@ -481,11 +579,15 @@ make_run_initrd() {
 # vmx/svm a guest hangs without printing anything.
 pick_accel() {
     local probe_log pid i ok=0
+    # Under TCG: every feature QEMU can emulate (PCLMUL for crc32-pclmul,
+    # AVX2, ...) but not 5-level paging, which only adds a level to every
+    # emulated page walk.
+    local TCG_CPU=${RMP_VM_CPU:-max,la57=off}
     case $ACCEL in
         kvm) ACCEL_ARGS=(-accel kvm -cpu host); ACCEL_NAME=kvm; return ;;
-        tcg) ACCEL_ARGS=(-accel tcg -cpu "${RMP_VM_CPU:-max}"); ACCEL_NAME=tcg; return ;;
+        tcg) ACCEL_ARGS=(-accel tcg -cpu "$TCG_CPU"); ACCEL_NAME=tcg; return ;;
     esac
-    ACCEL_ARGS=(-accel tcg -cpu "${RMP_VM_CPU:-max}"); ACCEL_NAME=tcg
+    ACCEL_ARGS=(-accel tcg -cpu "$TCG_CPU"); ACCEL_NAME=tcg
     grep -qwE 'vmx|svm' /proc/cpuinfo || return 0
     [[ -r /dev/kvm && -w /dev/kvm ]] || return 0
     probe_log=$(mktemp)
@@ -510,19 +612,37 @@ pick_accel() {
 
 # ------------------------------------------------------------------- main
 
-QEMU_PID=
+VM_PID=        # timeout(1) running qemu: it passes our TERM on to qemu
 RUN_INITRD=
+# shellcheck disable=SC2317 # called from traps
 cleanup() {
-    if [[ -n $QEMU_PID ]] && kill -0 "$QEMU_PID" 2>/dev/null; then
-        kill "$QEMU_PID" 2>/dev/null || true
-        wait "$QEMU_PID" 2>/dev/null || true
+    if [[ -n $VM_PID ]] && kill -0 "$VM_PID" 2>/dev/null; then
+        kill "$VM_PID" 2>/dev/null || true
+        wait "$VM_PID" 2>/dev/null || true
     fi
     [[ -n $RUN_INITRD ]] && rm -f "$RUN_INITRD"
     return 0
 }
 
+# Leftovers of runs that were killed hard (SIGKILL skips our traps). Called
+# with the cache lock held, so no other run is inside a *-tmp.* dir now.
+prune_stale() {
+    local f pid
+    rm -rf "$CACHE"/.kernel-tmp.* "$CACHE"/.initramfs-tmp.* "$CACHE"/*.cpio.tmp \
+        "$CACHE"/kernel-*/vmlinux.pvh.tmp.* 2>/dev/null || true
+    for f in "$CACHE"/run-*.initrd; do
+        [[ -e $f ]] || continue
+        pid=${f##*/run-}; pid=${pid#*-}; pid=${pid%%-*}   # run-TIME-PID-RAND
+        [[ $pid =~ ^[0-9]+$ && -d /proc/$pid ]] || rm -f -- "$f"
+    done
+}
+
+# QEMU's option syntax: a comma inside a value is written as two.
+qemu_escape() { printf '%s' "${1//,/,,}"; }
+
 prune_logs() {
-    ls -1t "$LOG_DIR"/*.log 2>/dev/null | tail -n +"$((KEEP_LOGS + 1))" \
+    find "$LOG_DIR" -maxdepth 1 -name '*.log' -printf '%T@ %p\n' | sort -rn \
+        | tail -n +"$((KEEP_LOGS + 1))" | cut -d' ' -f2- \
         | while read -r f; do rm -f -- "$f"; done
     return 0
 }
@@ -542,6 +662,7 @@ main() {
     local lockfd
     exec {lockfd}>"$CACHE/.lock"
     flock "$lockfd"
+    prune_stale
     prepare_kernel
     prepare_initramfs
     exec {lockfd}>&-
@@ -570,9 +691,10 @@ main() {
         -numa node,nodeid=0,cpus=0,memdev=m0
         -numa node,nodeid=1,cpus=1,memdev=m1
         -kernel "$KERNEL" -initrd "$RUN_INITRD"
-        -append "quiet loglevel=3 console=ttyS0 panic=-1${RMP_VM_APPEND:+ $RMP_VM_APPEND}"
+        # mitigations=off: a throw-away test guest; they only cost time.
+        -append "quiet loglevel=3 console=ttyS0 panic=-1 mitigations=off${RMP_VM_APPEND:+ $RMP_VM_APPEND}"
         # Serial console: streamed to our stdout live and kept in the log.
-        -chardev "stdio,id=ser0,logfile=$log"
+        -chardev "stdio,id=ser0,logfile=$(qemu_escape "$log")"
         -serial chardev:ser0
         # Host / over 9p; every PCI device but the NIC on pcie.0, or QEMU
         # would try to plug it into the expander bridge and refuse.
@@ -594,9 +716,9 @@ main() {
     # A hub with a single port is the point here: drop QEMU's warning on it.
     timeout --kill-after=10 "$TIMEOUT" "${qemu[@]}" </dev/null \
         2> >(grep -v --line-buffered 'is not connected to host network' >&2) &
-    QEMU_PID=$!
-    wait "$QEMU_PID" || qrc=$?
-    QEMU_PID=
+    VM_PID=$!
+    wait "$VM_PID" || qrc=$?
+    VM_PID=
     t1=$(now)
 
     local marker status boot end rc
@@ -606,7 +728,8 @@ main() {
         boot=${marker#* boot=}; boot=${boot%% *}
         end=${marker##* end=}
         rc=$status
-        log "exit status $rc; wall $(elapsed "$t0" "$t1") s ($ACCEL_NAME: guest ready after ${boot} s, command $(elapsed "$boot" "$end") s)"
+        # boot/end are guest uptimes: firmware and kernel loading come on top.
+        log "exit status $rc; boot + command took $(elapsed "$t0" "$t1") s wall ($ACCEL_NAME; guest uptime: ready at ${boot} s, command $(elapsed "$boot" "$end") s)"
     elif [[ $qrc -eq 124 || $qrc -eq 137 ]]; then
         rc=124
         log "error: timed out after ${TIMEOUT} s, VM killed; wall $(elapsed "$t0" "$t1") s; log: $log"
