@@ -122,12 +122,15 @@ int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status)
 		[RMP_OP_STAT] = STAT_REP_LEN,
 	};
 
+	/* Error replies carry no payload, whatever the opcode: the server
+	 * must be able to answer a request it could not even parse (it
+	 * echoes opcode 0 then). */
+	if (is_reply && status < 0)
+		return 0;
 	if (opcode < RMP_OP_ALLOC || opcode > RMP_OP_MAX)
 		return -EOPNOTSUPP;
 	if (!is_reply)
 		return req_len[opcode];
-	if (status < 0)
-		return 0;
 	return rep_len[opcode];
 }
 

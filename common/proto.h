@@ -147,8 +147,9 @@ struct rmp_msg {
 
 /*
  * rmp_msg_payload_len -- the fixed payload size for (opcode, reply?, status).
- * Error replies (status < 0) have no payload. Returns -EOPNOTSUPP for an
- * unknown opcode.
+ * Error replies (status < 0) have no payload, for any opcode (0 answers a
+ * request too broken to name one). Returns -EOPNOTSUPP for an unknown
+ * opcode otherwise.
  */
 int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status);
 
@@ -167,7 +168,7 @@ int rmp_msg_encode(void *buf, size_t cap, const struct rmp_msg *m);
  *   magic                       else -EBADMSG
  *   header fields are then stored in m->hdr, so a caller can echo req_id
  *   version == RMP_PROTO_VERSION else -EPROTONOSUPPORT
- *   opcode known                else -EOPNOTSUPP
+ *   opcode known (or an error reply) else -EOPNOTSUPP
  *   payload_len == len - header and == the opcode's fixed size else -EBADMSG
  *   reserved fields zero, status <= 0, status == 0 on requests else -EBADMSG
  * Returns 0 on success. Never reads past buf + len.

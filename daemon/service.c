@@ -330,8 +330,12 @@ static void bad_message(struct rmp_conn *c, struct rmp_msg *m, int err)
 	m->hdr.status = err;
 	if (m->hdr.opcode == 0 || m->hdr.opcode > RMP_OP_MAX)
 		m->hdr.opcode = 0;
-	if (rmp_conn_send_reply(c, m) == -EAGAIN)
+	err = rmp_conn_send_reply(c, m);
+	if (err == -EAGAIN)
 		rmp_conn_close(c, "requests beyond its credits");
+	else if (err && err != -ENOTCONN)
+		log_warn("client #%" PRIu64 " (%s): error reply: %s", c->serial,
+			 c->name, strerror(-err));
 }
 
 void rmp_service_on_recv(struct rmp_conn *c, const uint8_t *buf, size_t len)

@@ -755,6 +755,29 @@ static void test_conn_rej(void)
 	CHECK_STR(rmp_reject_reason_str(out.reason), "server draining");
 }
 
+/* An error reply to a request too broken to name an opcode uses 0. */
+static void test_error_reply_without_opcode(void)
+{
+	struct rmp_msg m = { 0 }, d;
+	uint8_t buf[RMP_MSG_MAX];
+	int n;
+
+	m.hdr.opcode = 0;
+	m.hdr.flags = RMP_MSG_F_REPLY;
+	m.hdr.status = -EBADMSG;
+	n = rmp_msg_encode(buf, sizeof(buf), &m);
+	CHECK_EQ(n, RMP_MSG_HDR_LEN);
+	CHECK_EQ(rmp_msg_decode(buf, (size_t)n, &d), 0);
+	CHECK_EQ(d.hdr.opcode, 0);
+	CHECK_EQ(d.hdr.status, -EBADMSG);
+	/* A success reply still needs a known opcode. */
+	m.hdr.status = 0;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), -EOPNOTSUPP);
+	/* And so does a request. */
+	m.hdr.flags = 0;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), -EOPNOTSUPP);
+}
+
 int main(void)
 {
 	test_payload_len();
@@ -770,5 +793,6 @@ int main(void)
 	test_conn_req();
 	test_conn_rep();
 	test_conn_rej();
+	test_error_reply_without_opcode();
 	return check_done();
 }
