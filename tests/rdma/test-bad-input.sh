@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-bad-input.sh PORT -- bad input from a client gets an error reply or
+# a reject, and the daemon keeps serving a well-behaved client throughout.
+#
+#   - a well-behaved client holds a lease and sends a STAT every 300 ms on
+#     its connection (rmp-raw hold --stat-every), while a loop runs
+#     `rmpool stat` (new connections) next to it;
+#   - rmp-raw garbage: truncated message, unknown opcode, wrong version,
+#     huge payload_len, FREE of a missing lease, then a garbage stream
+#     until the daemon disconnects;
+#   - rmp-raw badconnect: no / bad-magic / protocol-3 connect data;
+#   - FREE of the well-behaved client's lease from another connection
+#     (-EPERM);
+#   - the well-behaved client was answered every time, its lease bytes are
+#     intact, and the daemon exits 0 with no sanitizer report.
+source "$(dirname "$0")/lib.sh"
+
+rmp_init bad-input "$1"
+
+HOLD_PID= HOLD_FD= STAT_PID=
+bad_cleanup() {
+	: >"$RMP_TMP/stop" 2>/dev/null
+	if [ -n "$HOLD_FD" ]; then exec {HOLD_FD}>&-; fi
+	for p in $HOLD_PID $STAT_PID; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rmp_cleanup
+}
+trap bad_cleanup EXIT
+
+# hold_start [ARGS...] -- rmp-raw hold in the background, stdin a fifo we
+# keep open; sets HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID from its LEASE line.
+hold_start() {
+	local line=
+	mkfifo "$RMP_TMP/hold.in"
+	"$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" hold "$@" \
+		<"$RMP_TMP/hold.in" >"$RMP_TMP/hold.out" &
+	HOLD_PID=$!
+	exec {HOLD_FD}>"$RMP_TMP/hold.in"
+	for _ in $(seq 1 600); do
+		line=$(grep -m1 '^LEASE ' "$RMP_TMP/hold.out") && break
+		kill -0 "$HOLD_PID" 2>/dev/null ||
+			rmp_fail "rmp-raw hold exited before printing its lease"
+		sleep 0.1
+	done
+	[ -n "$line" ] || rmp_fail "rmp-raw hold printed no lease in 60 s"
+	read -r _ HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID <<<"$line"
+	echo "well-behaved client: lease $HOLD_ID ($HOLD_LEN bytes)"
+}
+
+# stat_loop CMD... -- run CMD every 0.3 s until $RMP_TMP/stop exists;
+# write "OK FAILED" counts to $RMP_TMP/stat.result.
+stat_loop() {
+	local ok=0 bad=0
+	while [ ! -e "$RMP_TMP/stop" ]; do
+		if "$@" >/dev/null 2>>"$RMP_TMP/stat.err"; then
+			ok=$((ok + 1))
+		else
+			bad=$((bad + 1))
+			echo "stat loop: '$*' failed at $(date +%T)" \
+				>>"$RMP_TMP/stat.err"
+		fi
+		sleep 0.3
+	done
+	echo "$ok $bad" >"$RMP_TMP/stat.result"
+}
+
+failures=()
+# step NAME CMD... -- run a check; remember a failure and go on, so that
+# one run reports every broken case.
+step() {
+	local name=$1 rc=0
+	shift
+	echo "==== $name"
+	"$@" || rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "==== $name: FAILED (exit $rc)"
+		failures+=("$name")
+	fi
+}
+
+daemon_start
+
+# The well-behaved clients.
+hold_start --stat-every 300
+if "$RMPOOL" -s "$RMP_SERVER" stat >/dev/null 2>"$RMP_TMP/cli.err"; then
+	stat_cmd=("$RMPOOL" -s "$RMP_SERVER" stat)
+else
+	echo "NOTE: the rmpool CLI does not work here ($(head -c 300 \
+		"$RMP_TMP/cli.err")); the STAT loop uses rmp-raw stat" >&2
+	stat_cmd=("$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" stat)
+fi
+stat_loop "${stat_cmd[@]}" &
+STAT_PID=$!
+
+raw() { "$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" "$@"; }
+step "garbage messages" raw garbage
+step "bad connect data" raw badconnect
+step "FREE of another client's lease" raw free "$HOLD_ID" EPERM
+step "daemon logged the garbage disconnect" \
+	daemon_log_has "disconnected: too many bad messages"
+step "daemon logged the rejects" daemon_log_has "rejected connection from"
+
+# Stop the well-behaved clients; each must have been served throughout.
+: >"$RMP_TMP/stop"
+wait "$STAT_PID"
+STAT_PID=
+read -r stat_ok stat_bad <"$RMP_TMP/stat.result"
+echo "stat loop (${stat_cmd[0]##*/}): $stat_ok ok, $stat_bad failed"
+if [ "$stat_bad" -ne 0 ] || [ "$stat_ok" -lt 1 ]; then
+	cat "$RMP_TMP/stat.err" >&2
+	failures+=("stat loop served throughout")
+fi
+exec {HOLD_FD}>&-
+HOLD_FD=
+hold_rc=0
+wait "$HOLD_PID" || hold_rc=$?
+HOLD_PID=
+[ "$hold_rc" -eq 0 ] || failures+=("well-behaved holder (exit $hold_rc)")
+
+daemon_stop
+if [ "${#failures[@]}" -ne 0 ]; then
+	printf 'failed: %s\n' "${failures[@]}" >&2
+	rmp_fail "${#failures[@]} check(s) failed"
+fi
+rmp_pass
