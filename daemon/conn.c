@@ -34,6 +34,50 @@ struct rmp_conn *rmp_conn_new(struct rmp_server *srv, struct rdma_cm_id *id,
 	return c;
 }
 
+static int post_conn_recv(struct rmp_conn *c, struct rmp_recv_slot *s)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)s->buf,
+		.length = RMP_MSG_MAX,
+		.lkey = c->recv_mr->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = (uintptr_t)s | WRID_CONN_RECV,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+	struct ibv_recv_wr *bad;
+	int ret = ibv_post_recv(c->id->qp, &wr, &bad);
+
+	if (ret == 0)
+		c->outstanding++;
+	return -ret;
+}
+
+/* setup_own_recv -- a receive queue of `credits` buffers for c alone. */
+static int setup_own_recv(struct rmp_conn *c, uint32_t credits)
+{
+	size_t bytes = (size_t)credits * RMP_MSG_MAX;
+	int ret;
+
+	c->recv_slots = calloc(credits, sizeof(*c->recv_slots));
+	c->recv_buf = aligned_alloc(64, bytes);
+	if (!c->recv_slots || !c->recv_buf)
+		return -ENOMEM;
+	c->recv_mr = ibv_reg_mr(c->pd, c->recv_buf, bytes,
+				IBV_ACCESS_LOCAL_WRITE);
+	if (!c->recv_mr)
+		return errno ? -errno : -ENOMEM;
+	for (uint32_t i = 0; i < credits; i++) {
+		c->recv_slots[i].conn = c;
+		c->recv_slots[i].buf = c->recv_buf + (size_t)i * RMP_MSG_MAX;
+		ret = post_conn_recv(c, &c->recv_slots[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int rmp_conn_setup_qp(struct rmp_conn *c)
 {
 	struct rmp_server *srv = c->srv;
@@ -52,13 +96,22 @@ int rmp_conn_setup_qp(struct rmp_conn *c)
 	};
 	size_t bytes;
 
+	c->own_pd = srv->keys_mode == RMP_KEYS_REGION;
+	c->pd = c->own_pd ? ibv_alloc_pd(srv->verbs) : srv->pd;
+	if (!c->pd)
+		return errno ? -errno : -ENOMEM;
+	if (c->own_pd) {
+		qa.srq = NULL;
+		qa.cap.max_recv_wr = credits;
+		qa.cap.max_recv_sge = 1;
+	}
 	c->nslots = credits + KEY_SLOTS;
 	c->slots = calloc(c->nslots, sizeof(*c->slots));
 	bytes = (size_t)credits * RMP_MSG_MAX;
 	c->send_buf = aligned_alloc(64, bytes);
 	if (!c->slots || !c->send_buf)
 		return -ENOMEM;
-	c->send_mr = ibv_reg_mr(srv->pd, c->send_buf, bytes, 0);
+	c->send_mr = ibv_reg_mr(c->pd, c->send_buf, bytes, 0);
 	if (!c->send_mr)
 		return errno ? -errno : -ENOMEM;
 	/* Reply slots own a buffer each; key slots need none. */
@@ -67,9 +120,31 @@ int rmp_conn_setup_qp(struct rmp_conn *c)
 		if (i < credits)
 			c->slots[i].buf = c->send_buf + (size_t)i * RMP_MSG_MAX;
 	}
-	if (rdma_create_qp(c->id, srv->pd, &qa))
+	if (rdma_create_qp(c->id, c->pd, &qa))
 		return errno ? -errno : -EIO;
-	return 0;
+	/* Receives go up before the accept: the client may send at once. */
+	return c->own_pd ? setup_own_recv(c, credits) : 0;
+}
+
+void rmp_conn_on_recv(struct rmp_recv_slot *s, const struct ibv_wc *wc)
+{
+	struct rmp_conn *c = s->conn;
+
+	/* The buffer still counts as outstanding while it is handled, so
+	 * c cannot be freed under us even if the handler closes it. */
+	if (wc->status == IBV_WC_SUCCESS) {
+		rmp_conn_established(c);
+		if (c->state == CONN_ESTABLISHED)
+			rmp_service_on_recv(c, s->buf, wc->byte_len);
+	} else if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+		log_warn("client #%" PRIu64 " (%s): receive failed: %s",
+			 c->serial, c->name, ibv_wc_status_str(wc->status));
+	}
+	c->outstanding--;
+	if (wc->status == IBV_WC_SUCCESS && c->state == CONN_ESTABLISHED &&
+	    post_conn_recv(c, s) == 0)
+		return;
+	rmp_conn_maybe_free(c);
 }
 
 void rmp_conn_established(struct rmp_conn *c)
@@ -235,6 +310,12 @@ void rmp_conn_maybe_free(struct rmp_conn *c)
 		rdma_destroy_qp(c->id);
 	if (c->send_mr)
 		ibv_dereg_mr(c->send_mr);
+	if (c->recv_mr)
+		ibv_dereg_mr(c->recv_mr);
+	/* Every lease MR in it was dropped when the leases were detached. */
+	if (c->own_pd && c->pd && ibv_dealloc_pd(c->pd))
+		log_err("client #%" PRIu64 ": ibv_dealloc_pd: %s", c->serial,
+			strerror(errno));
 	if (c->id)
 		rdma_destroy_id(c->id);
 	if (c->prev)
@@ -246,5 +327,7 @@ void rmp_conn_maybe_free(struct rmp_conn *c)
 	srv->nconns--;
 	free(c->slots);
 	free(c->send_buf);
+	free(c->recv_slots);
+	free(c->recv_buf);
 	free(c);
 }

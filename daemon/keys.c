@@ -98,12 +98,14 @@ static int grant_window(struct rmp_server *srv, struct rmp_conn *c,
 	return 0;
 }
 
-/* grant_region -- register the lease's bytes as an MR of their own. */
-static int grant_region(struct rmp_server *srv, struct rmp_lease *l)
+/*
+ * grant_region -- register the lease's bytes as an MR of their own, in
+ * the connection's own PD: the rkey works from that QP only.
+ */
+static int grant_region(struct rmp_server *srv, struct rmp_conn *c,
+			struct rmp_lease *l)
 {
-	if (l->mr)
-		return 0; /* attach: the region survives a reconnect */
-	l->mr = ibv_reg_mr(srv->pd, srv->pool->base + l->offset, l->length,
+	l->mr = ibv_reg_mr(c->pd, srv->pool->base + l->offset, l->length,
 			   LEASE_MR_ACCESS_BASE | to_ibv_access(l->access));
 	if (!l->mr)
 		return errno ? -errno : -ENOMEM;
@@ -118,7 +120,7 @@ int rmp_keys_grant(struct rmp_server *srv, struct rmp_conn *c,
 	case RMP_KEYS_WINDOW:
 		return grant_window(srv, c, l);
 	case RMP_KEYS_REGION:
-		return grant_region(srv, l);
+		return grant_region(srv, c, l);
 	case RMP_KEYS_POOL:
 		l->rkey = rmp_pool_chunk_of(srv->pool, l->offset)->mr->rkey;
 		return 0;

@@ -125,6 +125,7 @@ err_reject:
 	c->state = CONN_CLOSING;
 	if (id->qp)
 		rdma_destroy_qp(id);
+	c->outstanding = 0; /* a destroyed QP completes nothing more */
 	c->id = NULL; /* reject() destroys the id */
 	rmp_conn_maybe_free(c);
 	reject(id, RMP_REJ_INTERNAL, peer, req.name);

@@ -25,10 +25,6 @@
 /* How long shutdown waits for flushed sends before tearing down. */
 #define STOP_DRAIN_MS 2000
 
-/* wr_id of a receive: (buffer index << 1) | 1; send slots are pointers,
- * so their low bit is 0. */
-#define RECV_WRID(i) (((uint64_t)(i) << 1) | 1)
-#define IS_RECV_WRID(w) ((w) & 1)
 
 static int set_nonblock(int fd)
 {
@@ -46,7 +42,7 @@ static int post_recv(struct rmp_server *srv, uint32_t i)
 		.length = RMP_MSG_MAX,
 		.lkey = srv->recv_mr->lkey,
 	};
-	struct ibv_recv_wr wr = { .wr_id = RECV_WRID(i), .sg_list = &sge,
+	struct ibv_recv_wr wr = { .wr_id = ((uint64_t)i << 2) | WRID_SRQ, .sg_list = &sge,
 				  .num_sge = 1 };
 	struct ibv_recv_wr *bad;
 
@@ -55,7 +51,7 @@ static int post_recv(struct rmp_server *srv, uint32_t i)
 
 static void on_recv(struct rmp_server *srv, const struct ibv_wc *wc)
 {
-	uint32_t i = (uint32_t)(wc->wr_id >> 1);
+	uint32_t i = (uint32_t)(wc->wr_id >> 2);
 	struct rmp_conn *c = rmp_conn_by_qp_num(srv, wc->qp_num);
 	int ret;
 
@@ -82,12 +78,20 @@ static int poll_cq(struct rmp_server *srv)
 
 	while ((n = ibv_poll_cq(srv->cq, CQ_BATCH, wc)) > 0) {
 		for (int i = 0; i < n; i++) {
-			if (IS_RECV_WRID(wc[i].wr_id))
+			uint64_t w = wc[i].wr_id;
+			void *p = (void *)(uintptr_t)(w & ~(uint64_t)WRID_TAG_MASK);
+
+			switch (w & WRID_TAG_MASK) {
+			case WRID_SRQ:
 				on_recv(srv, &wc[i]);
-			else
-				rmp_conn_on_send_done(
-					(struct rmp_send_slot *)(uintptr_t)
-						wc[i].wr_id, &wc[i]);
+				break;
+			case WRID_CONN_RECV:
+				rmp_conn_on_recv(p, &wc[i]);
+				break;
+			default:
+				rmp_conn_on_send_done(p, &wc[i]);
+				break;
+			}
 		}
 		total += n;
 	}
@@ -340,15 +344,18 @@ static int setup_queues(struct rmp_server *srv)
 	srv->srq_depth = RMP_MIN(srv->cfg.server.max_clients *
 				 srv->cfg.server.credits, SRQ_MAX);
 	srv->srq_depth = RMP_MIN(srv->srq_depth, (uint32_t)da->max_srq_wr);
+	if (srv->keys_mode == RMP_KEYS_REGION)
+		srv->srq_depth = 0;
 	srv->comp_channel = ibv_create_comp_channel(srv->verbs);
 	if (!srv->comp_channel)
 		return -errno;
 	ret = set_nonblock(srv->comp_channel->fd);
 	if (ret)
 		return ret;
-	/* Receives plus every client's sends (replies and key ops). */
+	/* Receives (shared, or per client in region mode) plus every
+	 * client's sends (replies and key ops). */
 	cqe = srv->srq_depth + srv->cfg.server.max_clients *
-	      (srv->cfg.server.credits + 64);
+	      (2 * srv->cfg.server.credits + 64);
 	cqe = RMP_MIN(cqe, (uint32_t)da->max_cqe);
 	srv->cq = ibv_create_cq(srv->verbs, (int)cqe, srv, srv->comp_channel,
 				0);
@@ -356,6 +363,8 @@ static int setup_queues(struct rmp_server *srv)
 		return -errno;
 	if (ibv_req_notify_cq(srv->cq, 0))
 		return -errno;
+	if (srv->keys_mode == RMP_KEYS_REGION)
+		return 0; /* every connection has its own receive queue */
 	sa.attr.max_wr = srv->srq_depth;
 	sa.attr.max_sge = 1;
 	srv->srq = ibv_create_srq(srv->pd, &sa);

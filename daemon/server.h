@@ -38,6 +38,24 @@ struct rmp_send_slot {
 	uint8_t *buf; /* RMP_MSG_MAX bytes inside conn->send_mr */
 };
 
+/*
+ * wr_id of a work request completing on the shared CQ; the low two bits
+ * say what it is (slots are pointer-aligned, so the bits are free):
+ *   WRID_SEND       a struct rmp_send_slot *
+ *   WRID_SRQ        (index of the shared receive buffer << 2) | 1
+ *   WRID_CONN_RECV  a struct rmp_recv_slot * | 2 (region mode)
+ */
+#define WRID_TAG_MASK 3u
+#define WRID_SEND 0u
+#define WRID_SRQ 1u
+#define WRID_CONN_RECV 2u
+
+/* A receive buffer of a connection with its own receive queue. */
+struct rmp_recv_slot {
+	struct rmp_conn *conn;
+	uint8_t *buf; /* RMP_MSG_MAX bytes inside conn->recv_mr */
+};
+
 enum rmp_conn_state {
 	CONN_ACCEPTING,   /* accepted, waiting for ESTABLISHED */
 	CONN_ESTABLISHED,
@@ -57,7 +75,22 @@ struct rmp_conn {
 	uint64_t bytes, nleases;  /* quota accounting: leases it owns */
 
 	unsigned bad_msgs;        /* garbage counter; too many: disconnect */
-	unsigned outstanding;     /* signaled sends not yet completed */
+	unsigned outstanding;     /* posted WRs whose completion is due */
+
+	/*
+	 * Protection domain of the QP and of everything it touches. The
+	 * server's own in window and pool modes; in region mode each
+	 * connection has its own, so a lease's MR works from its QP only.
+	 * A QP outside the server's PD cannot use the shared SRQ (its
+	 * buffers are checked against the QP's PD), so such a connection
+	 * has its own receive queue of `credits` buffers.
+	 */
+	struct ibv_pd *pd;
+	bool own_pd;
+	struct rmp_recv_slot *recv_slots;
+	uint8_t *recv_buf;
+	struct ibv_mr *recv_mr;
+
 	unsigned nslots;
 	struct rmp_send_slot *slots;
 	uint8_t *send_buf;
@@ -152,6 +185,8 @@ void rmp_conn_put_slot(struct rmp_send_slot *s);
 int rmp_conn_send_reply(struct rmp_conn *c, struct rmp_msg *m);
 /* Send completion for a slot (any kind). */
 void rmp_conn_on_send_done(struct rmp_send_slot *s, const struct ibv_wc *wc);
+/* Receive completion on a connection's own receive queue. */
+void rmp_conn_on_recv(struct rmp_recv_slot *s, const struct ibv_wc *wc);
 
 /* service.c */
 /* Handle one received message of len bytes from c. */
