@@ -491,15 +491,6 @@ struct cm_ev {
 	size_t pdata_len;
 };
 
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 /* ms_left -- milliseconds until deadline, at least 1, as an int. */
 static int ms_left(uint64_t deadline)
 {
@@ -714,7 +705,7 @@ static int qp_setup(struct rmp_client *c)
 			       rmpc_errno_text(err));
 		goto err_dealloc_pd;
 	}
-	err = set_nonblock(c->comp_ch->fd);
+	err = rmp_set_nonblock(c->comp_ch->fd);
 	if (err)
 		goto err_destroy_comp_channel;
 	/* Every WR may complete (errors flush unsignaled ones too). */
@@ -986,7 +977,7 @@ int rmp_client_connect(struct rmp_client *c, const char *host, uint16_t port)
 		err = err == ENOMEM ? -ENOMEM : -ENETUNREACH;
 		goto err_teardown;
 	}
-	err = set_nonblock(c->cm_ch->fd);
+	err = rmp_set_nonblock(c->cm_ch->fd);
 	if (err)
 		goto err_teardown;
 	/* The timeout bounds the network, not the device discovery (which

@@ -336,19 +336,6 @@ int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len)
 	return rmp_token_format(&t, buf, len);
 }
 
-static const char *keys_mode_name(uint32_t mode)
-{
-	switch (mode) {
-	case RMP_KEYS_WINDOW:
-		return "window";
-	case RMP_KEYS_REGION:
-		return "region";
-	case RMP_KEYS_POOL:
-		return "pool";
-	}
-	return "unknown";
-}
-
 int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)
 {
 	const struct rmp_stat_rep *r;
@@ -385,7 +372,7 @@ int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)
 	s.ttl_max_s = r->ttl_max_s;
 	s.ttl_default_s = r->ttl_default_s;
 	s.numa_node = r->numa_node;
-	s.keys_mode = keys_mode_name(r->keys_mode);
+	s.keys_mode = rmp_keys_mode_name(r->keys_mode);
 	memcpy(st, &s, size);
 	return 0;
 }

@@ -518,6 +518,19 @@ int rmp_conn_rej_decode(const void *buf, size_t len, struct rmp_conn_rej *r)
 	return 0;
 }
 
+const char *rmp_keys_mode_name(unsigned mode)
+{
+	switch (mode) {
+	case RMP_KEYS_WINDOW:
+		return "window";
+	case RMP_KEYS_REGION:
+		return "region";
+	case RMP_KEYS_POOL:
+		return "pool";
+	}
+	return "unknown";
+}
+
 const char *rmp_reject_reason_str(unsigned reason)
 {
 	switch (reason) {

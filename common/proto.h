@@ -177,6 +177,8 @@ int rmp_msg_decode(const void *buf, size_t len, struct rmp_msg *m);
 
 /* Human-readable opcode name ("ALLOC", ...) or "?". */
 const char *rmp_opcode_name(unsigned opcode);
+/* "window", "region", "pool" or "unknown". */
+const char *rmp_keys_mode_name(unsigned mode);
 
 /*
  * Connect private data (client -> server), 48 bytes; fits the 56 bytes that

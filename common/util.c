@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* util.c -- time, randomness, small file and string helpers. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -56,8 +57,20 @@ int rmp_read_line(const char *path, char *buf, size_t len)
 	if (n < 0)
 		return -err;
 	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	return (int)strlen(buf);
+	n = (ssize_t)strcspn(buf, "\n");
+	while (n > 0 && isspace((unsigned char)buf[n - 1]))
+		n--;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int rmp_set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
 }
 
 int rmp_strlcpy(char *dst, const char *src, size_t size)

@@ -19,9 +19,13 @@ int rmp_random64(uint64_t *out);
 
 /*
  * rmp_read_line -- read the first line of a small text file (sysfs) into
- * buf without the newline. Returns the length or -errno.
+ * buf without the newline and trailing whitespace. Returns the length or
+ * -errno.
  */
 int rmp_read_line(const char *path, char *buf, size_t len);
+
+/* rmp_set_nonblock -- O_NONBLOCK on fd (event channels). 0 or -errno. */
+int rmp_set_nonblock(int fd);
 
 /* rmp_strlcpy -- copy with truncation check: 0, or -ENAMETOOLONG. */
 int rmp_strlcpy(char *dst, const char *src, size_t size);

@@ -42,19 +42,6 @@ enum rmp_keys_mode rmp_keys_resolve(const struct rmp_server *srv)
 	}
 }
 
-const char *rmp_keys_mode_name(enum rmp_keys_mode m)
-{
-	switch (m) {
-	case RMP_KEYS_WINDOW:
-		return "window";
-	case RMP_KEYS_REGION:
-		return "region";
-	case RMP_KEYS_POOL:
-		return "pool";
-	}
-	return "?";
-}
-
 uint64_t rmp_keys_remote_addr(const struct rmp_server *srv,
 			      const struct rmp_lease *l)
 {

@@ -26,15 +26,6 @@
 #define STOP_DRAIN_MS 2000
 
 
-static int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 static int post_recv(struct rmp_server *srv, uint32_t i)
 {
 	struct ibv_sge sge = {
@@ -198,7 +189,7 @@ static int bind_listener(struct rmp_server *srv)
 			strerror(errno));
 		return -errno;
 	}
-	ret = set_nonblock(srv->cm_channel->fd);
+	ret = rmp_set_nonblock(srv->cm_channel->fd);
 	if (ret)
 		return ret;
 	if (rdma_create_id(srv->cm_channel, &srv->listen_id, srv,
@@ -349,7 +340,7 @@ static int setup_queues(struct rmp_server *srv)
 	srv->comp_channel = ibv_create_comp_channel(srv->verbs);
 	if (!srv->comp_channel)
 		return -errno;
-	ret = set_nonblock(srv->comp_channel->fd);
+	ret = rmp_set_nonblock(srv->comp_channel->fd);
 	if (ret)
 		return ret;
 	/* Receives (shared, or per client in region mode) plus every

@@ -210,7 +210,6 @@ void rmp_service_release_extent(struct rmp_server *srv, struct rmp_lease *l);
 /* keys.c */
 /* Pick the mode from the config and the device capabilities. */
 enum rmp_keys_mode rmp_keys_resolve(const struct rmp_server *srv);
-const char *rmp_keys_mode_name(enum rmp_keys_mode m);
 /*
  * rmp_keys_grant -- give l a remote key usable by connection c only (as
  * far as the mode allows) and set l->rkey. In window mode the bind is

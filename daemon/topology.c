@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* topology.c -- NUMA node of an RDMA device or netdev, free hugepages (sysfs). */
 #include "topology.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -115,29 +116,6 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-/*
- * read_small -- a one-line sysfs file into buf, trailing whitespace
- * dropped. Returns 0 or -errno.
- */
-static int read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	err = errno;
-	close(fd);
-	if (n < 0)
-		return -err;
-	buf[n] = '\0';
-	while (n > 0 && isspace((unsigned char)buf[n - 1]))
-		buf[--n] = '\0';
-	return 0;
-}
-
 /* read_int -- a decimal int file ("1", "-1"). 0, -EINVAL or -errno. */
 static int read_int(const char *path, int *out)
 {
@@ -145,8 +123,8 @@ static int read_int(const char *path, int *out)
 	long v;
 	int ret;
 
-	ret = read_small(path, buf, sizeof(buf));
-	if (ret)
+	ret = rmp_read_line(path, buf, sizeof(buf));
+	if (ret < 0)
 		return ret;
 	errno = 0;
 	v = strtol(buf, &end, 10);
@@ -163,8 +141,8 @@ static int read_u64(const char *path, uint64_t *out)
 	unsigned long long v;
 	int ret;
 
-	ret = read_small(path, buf, sizeof(buf));
-	if (ret)
+	ret = rmp_read_line(path, buf, sizeof(buf));
+	if (ret < 0)
 		return ret;
 	if (!isdigit((unsigned char)buf[0]))
 		return -EINVAL;
@@ -344,8 +322,8 @@ int rmp_numa_node_of_ibdev(const char *sysroot, const char *ibdev, char *how,
 	ret = mkpath(file, sizeof(file), "%s/parent", dir);
 	if (ret)
 		return ret;
-	ret = read_small(file, parent, sizeof(parent));
-	if (!ret) {
+	ret = rmp_read_line(file, parent, sizeof(parent));
+	if (ret >= 0) {
 		sb_add(&s, " -> ");
 		ret = netdev_node(&fs, parent, "netdev", 0, &s);
 		if (ret >= 0 || !has_device)

@@ -60,9 +60,43 @@ size = 16M
 CONF
 }
 
+HOLD_PID= HOLD_FD=
+# hold_start [ARGS...] -- rmp-raw hold in the background, stdin a fifo we
+# keep open; sets HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID from its LEASE line.
+hold_start() {
+	local line=
+	mkfifo "$RMP_TMP/hold.in"
+	"$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" hold "$@" \
+		<"$RMP_TMP/hold.in" >"$RMP_TMP/hold.out" &
+	HOLD_PID=$!
+	exec {HOLD_FD}>"$RMP_TMP/hold.in"
+	for _ in $(seq 1 600); do
+		line=$(grep -m1 '^LEASE ' "$RMP_TMP/hold.out") && break
+		kill -0 "$HOLD_PID" 2>/dev/null ||
+			rmp_fail "rmp-raw hold exited before printing its lease"
+		sleep 0.1
+	done
+	[ -n "$line" ] || rmp_fail "rmp-raw hold printed no lease in 60 s"
+	read -r _ HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID <<<"$line"
+	echo "holder: lease $HOLD_ID at $HOLD_ADDR rkey $HOLD_RKEY," \
+		"$HOLD_LEN bytes"
+}
+
+# hold_stop -- tell the holder to finish; returns its exit status.
+hold_stop() {
+	local rc=0
+	exec {HOLD_FD}>&-
+	HOLD_FD=
+	wait "$HOLD_PID" || rc=$?
+	HOLD_PID=
+	[ "$rc" -eq 0 ] || echo "rmp-raw hold exited with status $rc" >&2
+	return "$rc"
+}
+
 rmp_cleanup() {
 	# Background clients of a failed test must not outlive it.
 	local jobs
+	if [ -n "${HOLD_FD:-}" ]; then exec {HOLD_FD}>&-; fi
 	jobs=$(jobs -p)
 	[ -n "$jobs" ] && kill -KILL $jobs 2>/dev/null
 	if [ -n "${RMP_DPID:-}" ]; then

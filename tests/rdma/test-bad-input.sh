@@ -18,11 +18,10 @@ source "$(dirname "$0")/lib.sh"
 
 rmp_init bad-input "$1"
 
-HOLD_PID= HOLD_FD= STAT_PID=
+STAT_PID=
 bad_cleanup() {
 	: >"$RMP_TMP/stop" 2>/dev/null
-	if [ -n "$HOLD_FD" ]; then exec {HOLD_FD}>&-; fi
-	for p in $HOLD_PID $STAT_PID; do
+	for p in $STAT_PID; do
 		kill "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
@@ -30,25 +29,6 @@ bad_cleanup() {
 }
 trap bad_cleanup EXIT
 
-# hold_start [ARGS...] -- rmp-raw hold in the background, stdin a fifo we
-# keep open; sets HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID from its LEASE line.
-hold_start() {
-	local line=
-	mkfifo "$RMP_TMP/hold.in"
-	"$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" hold "$@" \
-		<"$RMP_TMP/hold.in" >"$RMP_TMP/hold.out" &
-	HOLD_PID=$!
-	exec {HOLD_FD}>"$RMP_TMP/hold.in"
-	for _ in $(seq 1 600); do
-		line=$(grep -m1 '^LEASE ' "$RMP_TMP/hold.out") && break
-		kill -0 "$HOLD_PID" 2>/dev/null ||
-			rmp_fail "rmp-raw hold exited before printing its lease"
-		sleep 0.1
-	done
-	[ -n "$line" ] || rmp_fail "rmp-raw hold printed no lease in 60 s"
-	read -r _ HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID <<<"$line"
-	echo "well-behaved client: lease $HOLD_ID ($HOLD_LEN bytes)"
-}
 
 # stat_loop CMD... -- run CMD every 0.3 s until $RMP_TMP/stop exists;
 # write "OK FAILED" counts to $RMP_TMP/stat.result.
@@ -113,12 +93,7 @@ if [ "$stat_bad" -ne 0 ] || [ "$stat_ok" -lt 1 ]; then
 	cat "$RMP_TMP/stat.err" >&2
 	failures+=("stat loop served throughout")
 fi
-exec {HOLD_FD}>&-
-HOLD_FD=
-hold_rc=0
-wait "$HOLD_PID" || hold_rc=$?
-HOLD_PID=
-[ "$hold_rc" -eq 0 ] || failures+=("well-behaved holder (exit $hold_rc)")
+hold_stop || failures+=("well-behaved holder")
 
 daemon_stop
 if [ "${#failures[@]}" -ne 0 ]; then
