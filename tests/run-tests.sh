@@ -51,10 +51,12 @@ run_suite "$build" unit unit
 [ -z "${RMP_SKIP_ASAN:-}" ] && run_suite "$asan" unit unit-asan
 
 # The RDMA suites of both builds run in one device session (one VM boot).
-rdma_cmd="meson test -C '$build' --no-rebuild --print-errorlogs --suite rdma --logbase rdma; s=\$?"
+# In the VM stdout is the serial console, a tty: '| cat' keeps meson's
+# progress animation out of the log.
+rdma_cmd="set -o pipefail; meson test -C '$build' --no-rebuild --print-errorlogs --suite rdma --logbase rdma | cat; s=\$?"
 logs+=("$build/meson-logs/rdma.json")
 if [ -z "${RMP_SKIP_ASAN:-}" ]; then
-	rdma_cmd+="; meson test -C '$asan' --no-rebuild --print-errorlogs --suite rdma --logbase rdma-asan || s=1"
+	rdma_cmd+="; meson test -C '$asan' --no-rebuild --print-errorlogs --suite rdma --logbase rdma-asan | cat || s=1"
 	logs+=("$asan/meson-logs/rdma-asan.json")
 fi
 rdma_cmd+="; exit \$s"
