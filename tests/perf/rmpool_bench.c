@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: MIT */
+/* rmpool_bench.c -- latency and bandwidth of librmpool's data path against a running rmpoold. */
+
+/*
+ * Usage: rmpool-bench -s HOST[:PORT] [--size N] [--iters N] [--depth N]
+ *                     [--warmup N] [--busy-poll] MODE
+ *
+ * Modes (the counterpart in perftest in brackets):
+ *   read-lat   synchronous rmp_read of SIZE bytes     [ib_read_lat]
+ *   write-lat  synchronous rmp_write of SIZE bytes    [ib_write_lat is a
+ *              ping-pong, not the same thing: compare with care]
+ *   faa-lat    synchronous 8-byte rmp_faa             [ib_atomic_lat -A FETCH_AND_ADD]
+ *   read-bw    DEPTH asynchronous READs in flight     [ib_read_bw]
+ *   write-bw   DEPTH asynchronous WRITEs in flight    [ib_write_bw]
+ *
+ * --busy-poll (latency modes): instead of the synchronous call, post the
+ * one operation with rmp_post_*, rmp_submit it and spin on rmp_poll(c, ..,
+ * 0) until it completes, as perftest spins on its CQ. The synchronous calls
+ * spin only briefly and then sleep on the completion channel; comparing the
+ * two separates the wait strategy from the rest of the library's path.
+ * The output line then says "read-lat-poll" (etc.) instead of "read-lat".
+ *
+ * The local memory is one buffer registered with rmp_buf_reg, so the sync
+ * calls are zero copy too. The lease is max(SIZE * DEPTH, 1 MiB) bytes,
+ * ephemeral and auto-renewed (no ttl runs out in a long run), and freed at
+ * the end. Before timing, a warm-up of --warmup operations (default 100)
+ * runs and a small write/read-back checks that the data path moves the
+ * right bytes. Every return code is checked: any error ends the run with
+ * a message on stderr and exit status 1 (2 for a usage error).
+ *
+ * Output: one line per result on stdout, key=value, fixed order:
+ *   rmpool read-lat size=64 iters=2000 min=.. median=.. p99=.. avg=.. us
+ *   rmpool read-lat-poll size=64 ...            (the same with --busy-poll)
+ *   rmpool write-bw size=65536 iters=2000 depth=16 MB/s=.. MiB/s=.. Gb/s=.. ops/s=..
+ * Latencies are in microseconds, measured per call with CLOCK_MONOTONIC;
+ * MB = 10^6 bytes, MiB = 2^20 bytes (perftest's "MB/sec"), Gb = 10^9 bits.
+ * Bandwidth is timed from the first submit to the last completion.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rmpool.h"
+
+#define MIN_LEASE (1u << 20)
+#define POLL_TIMEOUT_MS 10000
+#define MAX_DEPTH 65536u
+
+enum mode { READ_LAT, WRITE_LAT, FAA_LAT, READ_BW, WRITE_BW };
+
+static const char *const mode_names[] = {
+	[READ_LAT] = "read-lat", [WRITE_LAT] = "write-lat",
+	[FAA_LAT] = "faa-lat",   [READ_BW] = "read-bw",
+	[WRITE_BW] = "write-bw",
+};
+
+struct bench {
+	enum mode mode;
+	char host[256];
+	uint16_t port;
+	size_t size;
+	uint64_t iters;
+	unsigned depth;
+	uint64_t warmup;
+	bool busy_poll;
+
+	struct rmp_client *c;
+	struct rmp_lease *l;
+	struct rmp_buf *b;
+	char *mem;
+	size_t mem_len;
+	uint64_t lease_len;
+};
+
+static struct bench *g_bench; /* for fail(): the client's last error */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: rmpool-bench -s HOST[:PORT] [--size N] [--iters N] "
+		"[--depth N] [--warmup N] MODE\n"
+		"Modes: read-lat write-lat faa-lat (synchronous, one at a time)\n"
+		"       read-bw write-bw (asynchronous, DEPTH in flight)\n"
+		"  -s, --server HOST[:PORT]  rmpoold address (port default %u)\n"
+		"  --size N      bytes per operation, suffix K/M allowed\n"
+		"                (default 64 for *-lat, 65536 for *-bw; faa: 8)\n"
+		"  --iters N     timed operations (default 1000)\n"
+		"  --depth N     operations in flight for *-bw (default 16)\n"
+		"  --warmup N    untimed operations first (default 100)\n"
+		"  --busy-poll   *-lat: post + submit + spin on rmp_poll(.., 0)\n"
+		"                instead of the synchronous call\n"
+		"Prints one line: rmpool MODE size=.. iters=.. then min= median= "
+		"p99= avg= us (latency) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
+		RMP_DEFAULT_PORT);
+}
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rmpool-bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+	usage(stderr);
+	exit(2);
+}
+
+/* fail -- report a failed call with the library's detail, exit 1. */
+static void fail(const char *what, int err)
+{
+	const char *detail = g_bench && g_bench->c ?
+				     rmp_client_last_error(g_bench->c) : "";
+
+	fprintf(stderr, "rmpool-bench: %s: %s (%d)%s%s\n", what,
+		rmp_strerror(err), err, *detail ? ": " : "", detail);
+	exit(1);
+}
+
+static void failx(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("rmpool-bench: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+	exit(1);
+}
+
+/* parse_num -- a decimal count with an optional K/M/G suffix (x1024). */
+static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
+			  uint64_t max)
+{
+	unsigned long long v;
+	char *end;
+	unsigned shift = 0;
+
+	errno = 0;
+	if (*s < '0' || *s > '9')
+		usage_error("%s: '%s' is not a number", opt, s);
+	v = strtoull(s, &end, 10);
+	if (errno)
+		usage_error("%s: '%s' is out of range", opt, s);
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end)
+		usage_error("%s: '%s' is not a number", opt, s);
+	if (shift && v > (UINT64_MAX >> shift))
+		usage_error("%s: '%s' is out of range", opt, s);
+	v <<= shift;
+	if (v < min || v > max)
+		usage_error("%s: %s is outside %" PRIu64 "..%" PRIu64, opt, s,
+			    min, max);
+	return v;
+}
+
+/* split_server -- HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address. */
+static void split_server(struct bench *bp, const char *s)
+{
+	const char *colon = NULL, *start = s, *p;
+	size_t n;
+
+	bp->port = 0;
+	if (*s == '[') {
+		p = strchr(s, ']');
+		if (!p || (p[1] && p[1] != ':'))
+			usage_error("invalid server address '%s'", s);
+		start = s + 1;
+		n = (size_t)(p - start);
+		colon = p[1] ? p + 1 : NULL;
+	} else {
+		p = strchr(s, ':');
+		if (p && !strchr(p + 1, ':'))
+			colon = p; /* one ':' -> HOST:PORT; more -> IPv6 */
+		n = colon ? (size_t)(colon - s) : strlen(s);
+	}
+	if (n == 0 || n >= sizeof(bp->host))
+		usage_error("invalid server address '%s'", s);
+	memcpy(bp->host, start, n);
+	bp->host[n] = '\0';
+	if (colon)
+		bp->port = (uint16_t)parse_num("port", colon + 1, 1, 65535);
+}
+
+static void parse_args(struct bench *bp, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "server", required_argument, NULL, 's' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "depth", required_argument, NULL, 'd' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "busy-poll", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_server = false, have_size = false;
+	size_t i;
+	int o;
+
+	bp->iters = 1000;
+	bp->depth = 16;
+	bp->warmup = 100;
+	while ((o = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
+		switch (o) {
+		case 's':
+			split_server(bp, optarg);
+			have_server = true;
+			break;
+		case 'z':
+			bp->size = (size_t)parse_num("--size", optarg, 1,
+						     UINT64_C(1) << 30);
+			have_size = true;
+			break;
+		case 'n':
+			bp->iters = parse_num("--iters", optarg, 1,
+					      UINT64_C(1) << 32);
+			break;
+		case 'd':
+			bp->depth = (unsigned)parse_num("--depth", optarg, 1,
+							MAX_DEPTH);
+			break;
+		case 'w':
+			bp->warmup = parse_num("--warmup", optarg, 0,
+					       UINT64_C(1) << 32);
+			break;
+		case 'p':
+			bp->busy_poll = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
+		}
+	}
+	if (!have_server)
+		usage_error("-s HOST[:PORT] is required");
+	if (optind + 1 != argc)
+		usage_error(optind == argc ? "missing MODE" :
+					     "one MODE only");
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (strcmp(argv[optind], mode_names[i]) == 0)
+			break;
+	if (i == sizeof(mode_names) / sizeof(mode_names[0]))
+		usage_error("unknown mode '%s'", argv[optind]);
+	bp->mode = (enum mode)i;
+
+	if (bp->mode == FAA_LAT) {
+		if (have_size && bp->size != 8)
+			usage_error("faa-lat works on 8 bytes (--size 8)");
+		bp->size = 8;
+	} else if (!have_size) {
+		bp->size = bp->mode == READ_BW || bp->mode == WRITE_BW ? 65536 :
+									 64;
+	}
+	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
+		bp->depth = 1; /* one synchronous call at a time */
+	else if (bp->busy_poll)
+		usage_error("--busy-poll is for the latency modes");
+	if ((uint64_t)bp->size * bp->depth > (UINT64_C(1) << 34))
+		usage_error("--size x --depth above 16 GiB");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* setup -- connect, lease, register the local buffer, check the path. */
+static void setup(struct bench *bp)
+{
+	struct rmp_client_opts co;
+	struct rmp_alloc_opts ao;
+	struct rmp_lease_info li;
+	size_t check, i;
+	int err;
+
+	rmp_client_opts_init(&co);
+	co.name = "rmpool-bench";
+	co.max_inflight = bp->depth > 128 ? bp->depth : 128;
+	err = rmp_client_new(&bp->c, &co);
+	if (err)
+		fail("rmp_client_new", err);
+	err = rmp_client_connect(bp->c, bp->host, bp->port);
+	if (err)
+		fail("connect", err);
+
+	bp->lease_len = (uint64_t)bp->size * bp->depth;
+	if (bp->lease_len < MIN_LEASE)
+		bp->lease_len = MIN_LEASE;
+	rmp_alloc_opts_init(&ao);
+	ao.flags = RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW;
+	err = rmp_lease_alloc(bp->c, bp->lease_len, &ao, &bp->l);
+	if (err)
+		fail("rmp_lease_alloc", err);
+	li.size = sizeof(li);
+	err = rmp_lease_info(bp->l, &li);
+	if (err)
+		fail("rmp_lease_info", err);
+	if (li.length < bp->lease_len)
+		failx("lease of %" PRIu64 " bytes granted for %" PRIu64,
+		      li.length, bp->lease_len);
+
+	/* One slot of SIZE bytes per operation in flight, page aligned;
+	 * one more slot for the check below. */
+	bp->mem_len = bp->size * ((size_t)bp->depth + 1);
+	bp->mem_len = (bp->mem_len + 4095) / 4096 * 4096;
+	bp->mem = aligned_alloc(4096, bp->mem_len);
+	if (!bp->mem)
+		failx("cannot allocate %zu bytes", bp->mem_len);
+	for (i = 0; i < bp->mem_len; i++)
+		bp->mem[i] = (char)(i * 131 + 7);
+	err = rmp_buf_reg(bp->c, bp->mem, bp->mem_len, &bp->b);
+	if (err)
+		fail("rmp_buf_reg", err);
+
+	/* The data path moves the right bytes (a broken one would make any
+	 * figure meaningless): write slot 0, read it back into the spare. */
+	check = bp->size < 4096 ? bp->size : 4096;
+	err = rmp_write(bp->l, 0, bp->mem, check);
+	if (err)
+		fail("check: rmp_write", err);
+	err = rmp_read(bp->l, 0, bp->mem + bp->size * bp->depth, check);
+	if (err)
+		fail("check: rmp_read", err);
+	if (memcmp(bp->mem, bp->mem + bp->size * bp->depth, check))
+		failx("check: the %zu bytes read back differ from those "
+		      "written", check);
+}
+
+static void teardown(struct bench *bp)
+{
+	int err;
+
+	rmp_buf_dereg(bp->b);
+	bp->b = NULL;
+	err = rmp_lease_free(bp->l);
+	bp->l = NULL;
+	if (err)
+		fail("rmp_lease_free", err);
+	rmp_client_free(bp->c);
+	bp->c = NULL;
+	free(bp->mem);
+}
+
+/* ---- latency --------------------------------------------------------- */
+
+static uint64_t faa_expect; /* the counter's value before the next faa */
+
+/* polled_op -- one operation posted asynchronously, then spin on rmp_poll. */
+static void polled_op(struct bench *bp)
+{
+	struct rmp_completion comp;
+	uint64_t old, spins = 0, deadline = 0;
+	int err;
+
+	switch (bp->mode) {
+	case READ_LAT:
+		err = rmp_post_read(bp->l, 0, bp->b, 0, bp->size, 1);
+		break;
+	case WRITE_LAT:
+		err = rmp_post_write(bp->l, 0, bp->b, 0, bp->size, 1);
+		break;
+	case FAA_LAT:
+		err = rmp_post_faa(bp->l, 0, 1, bp->b, 0, 1);
+		break;
+	default:
+		abort();
+	}
+	if (err)
+		fail("rmp_post", err);
+	err = rmp_submit(bp->c);
+	if (err != 1)
+		fail("rmp_submit", err < 0 ? err : -EPROTO);
+	while ((err = rmp_poll(bp->c, &comp, 1, 0)) == 0) {
+		/* Read the clock only now and then: it is a spin loop. */
+		if (++spins % 1024 == 0) {
+			if (!deadline)
+				deadline = now_ns() + POLL_TIMEOUT_MS * 1000000ull;
+			else if (now_ns() > deadline)
+				failx("no completion within %d ms",
+				      POLL_TIMEOUT_MS);
+		}
+	}
+	if (err < 0)
+		fail("rmp_poll", err);
+	if (comp.status)
+		fail("completion", comp.status);
+	if (bp->mode == FAA_LAT) {
+		memcpy(&old, bp->mem, sizeof(old));
+		if (old != faa_expect)
+			failx("rmp_post_faa returned %" PRIu64 ", expected %"
+			      PRIu64, old, faa_expect);
+		faa_expect++;
+	}
+}
+
+/* one_op -- one synchronous call of the mode (or a polled one). */
+static void one_op(struct bench *bp)
+{
+	uint64_t old;
+	int err;
+
+	if (bp->busy_poll) {
+		polled_op(bp);
+		return;
+	}
+	switch (bp->mode) {
+	case READ_LAT:
+		err = rmp_read(bp->l, 0, bp->mem, bp->size);
+		if (err)
+			fail("rmp_read", err);
+		break;
+	case WRITE_LAT:
+		err = rmp_write(bp->l, 0, bp->mem, bp->size);
+		if (err)
+			fail("rmp_write", err);
+		break;
+	case FAA_LAT:
+		err = rmp_faa(bp->l, 0, 1, &old);
+		if (err)
+			fail("rmp_faa", err);
+		if (old != faa_expect)
+			failx("rmp_faa returned %" PRIu64 ", expected %" PRIu64,
+			      old, faa_expect);
+		faa_expect++;
+		break;
+	default:
+		abort();
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void run_lat(struct bench *bp)
+{
+	uint64_t *t, i, t0, sum = 0, median2, p99i;
+	int err;
+
+	t = malloc(bp->iters * sizeof(*t));
+	if (!t)
+		failx("cannot allocate %" PRIu64 " samples", bp->iters);
+	if (bp->mode == FAA_LAT) {
+		/* A known start value: every old value is then checked. */
+		memset(bp->mem, 0, 8);
+		err = rmp_write(bp->l, 0, bp->mem, 8);
+		if (err)
+			fail("rmp_write", err);
+		faa_expect = 0;
+	}
+	for (i = 0; i < bp->warmup; i++)
+		one_op(bp);
+	for (i = 0; i < bp->iters; i++) {
+		t0 = now_ns();
+		one_op(bp);
+		t[i] = now_ns() - t0;
+	}
+	qsort(t, bp->iters, sizeof(*t), cmp_u64);
+	for (i = 0; i < bp->iters; i++)
+		sum += t[i];
+	/* median: the middle sample, or the mean of the two middle ones
+	 * (kept doubled to stay in integers); p99: nearest rank. */
+	median2 = bp->iters % 2 ? 2 * t[bp->iters / 2] :
+				  t[bp->iters / 2 - 1] + t[bp->iters / 2];
+	p99i = (bp->iters * 99 + 99) / 100; /* ceil(0.99 n), 1-based */
+	printf("rmpool %s%s size=%zu iters=%" PRIu64 " min=%.2f median=%.2f "
+	       "p99=%.2f avg=%.2f us\n",
+	       mode_names[bp->mode], bp->busy_poll ? "-poll" : "", bp->size, bp->iters, t[0] / 1e3,
+	       median2 / 2e3, t[p99i - 1] / 1e3,
+	       (double)sum / (double)bp->iters / 1e3);
+	free(t);
+}
+
+/* ---- bandwidth ------------------------------------------------------- */
+
+/* post_one -- queue one operation on slot `slot` (buffer and lease). */
+static void post_one(struct bench *bp, unsigned slot)
+{
+	size_t off = (size_t)slot * bp->size;
+	int err;
+
+	if (bp->mode == READ_BW)
+		err = rmp_post_read(bp->l, off, bp->b, off, bp->size, slot);
+	else
+		err = rmp_post_write(bp->l, off, bp->b, off, bp->size, slot);
+	if (err == -EAGAIN)
+		failx("--depth %u is above what this connection may have in "
+		      "flight (%s)", bp->depth, rmp_client_last_error(bp->c));
+	if (err)
+		fail(bp->mode == READ_BW ? "rmp_post_read" : "rmp_post_write",
+		     err);
+}
+
+/*
+ * pump -- run n operations with at most depth in flight: fill the window,
+ * then repost each slot as its completion comes back (one submit, one
+ * doorbell, per batch of completions).
+ */
+static void pump(struct bench *bp, uint64_t n, struct rmp_completion *comp)
+{
+	uint64_t posted = 0, done = 0;
+	unsigned slot;
+	int got, k, err;
+
+	while (posted < n && posted < bp->depth)
+		post_one(bp, (unsigned)posted++);
+	err = rmp_submit(bp->c);
+	if (err < 0)
+		fail("rmp_submit", err);
+	while (done < n) {
+		got = rmp_poll(bp->c, comp, (int)bp->depth, POLL_TIMEOUT_MS);
+		if (got < 0)
+			fail("rmp_poll", got);
+		if (got == 0)
+			failx("no completion within %d ms (%" PRIu64 " of %"
+			      PRIu64 " done)", POLL_TIMEOUT_MS, done, n);
+		for (k = 0; k < got; k++) {
+			if (comp[k].status)
+				fail("completion", comp[k].status);
+			slot = (unsigned)comp[k].user_data;
+			done++;
+			if (posted < n) {
+				post_one(bp, slot);
+				posted++;
+			}
+		}
+		err = rmp_submit(bp->c);
+		if (err < 0)
+			fail("rmp_submit", err);
+	}
+}
+
+static void run_bw(struct bench *bp)
+{
+	struct rmp_completion *comp;
+	uint64_t t0, t1;
+	double secs, bytes;
+
+	comp = calloc(bp->depth, sizeof(*comp));
+	if (!comp)
+		failx("cannot allocate %u completions", bp->depth);
+	if (bp->warmup)
+		pump(bp, bp->warmup, comp);
+	t0 = now_ns();
+	pump(bp, bp->iters, comp);
+	t1 = now_ns();
+	secs = (double)(t1 - t0) / 1e9;
+	bytes = (double)bp->size * (double)bp->iters;
+	printf("rmpool %s size=%zu iters=%" PRIu64 " depth=%u MB/s=%.2f "
+	       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
+	       mode_names[bp->mode], bp->size, bp->iters, bp->depth,
+	       bytes / secs / 1e6, bytes / secs / 1048576.0,
+	       bytes * 8 / secs / 1e9, (double)bp->iters / secs);
+	free(comp);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench bench;
+
+	memset(&bench, 0, sizeof(bench));
+	g_bench = &bench;
+	parse_args(&bench, argc, argv);
+	setup(&bench);
+	if (bench.mode == READ_BW || bench.mode == WRITE_BW)
+		run_bw(&bench);
+	else
+		run_lat(&bench);
+	if (fflush(stdout))
+		failx("writing the result: %s", strerror(errno));
+	teardown(&bench);
+	return 0;
+}
