@@ -308,34 +308,8 @@ static void parse_args(struct cli *cli, const char *cmd, int argc,
 static void split_server(const char *s, char *host, size_t hlen,
 			 uint16_t *port)
 {
-	const char *colon = NULL, *start = s, *p, *end;
-	size_t n;
-	uint64_t v;
-
-	*port = 0;
-	if (*s == '[') {
-		p = strchr(s, ']');
-		if (!p || (p[1] && p[1] != ':'))
-			usage_error("invalid server address '%s'", s);
-		start = s + 1;
-		n = (size_t)(p - start);
-		colon = p[1] ? p + 1 : NULL;
-	} else {
-		p = strchr(s, ':');
-		if (p && !strchr(p + 1, ':'))
-			colon = p; /* one ':' -> HOST:PORT; more -> IPv6 */
-		n = colon ? (size_t)(colon - s) : strlen(s);
-	}
-	if (n == 0 || n >= hlen)
+	if (rmp_split_server(s, host, hlen, port))
 		usage_error("invalid server address '%s'", s);
-	memcpy(host, start, n);
-	host[n] = '\0';
-	if (colon) {
-		if (!parse_uint(colon + 1, &v, &end) || *end || v == 0 ||
-		    v > 65535)
-			usage_error("invalid port in '%s'", s);
-		*port = (uint16_t)v;
-	}
 }
 
 /* ---- connection ------------------------------------------------------ */

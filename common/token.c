@@ -145,3 +145,63 @@ int rmp_token_parse(const char *s, struct rmp_token *t)
 	*t = tok;
 	return 0;
 }
+
+/* port_value -- decimal or 0x hex, 1..65535, nothing after it. */
+static int port_value(const char *s, uint16_t *out)
+{
+	unsigned base = 10, v = 0, d;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			d = (unsigned)(*s - '0');
+		else if (base == 16 && *s >= 'a' && *s <= 'f')
+			d = (unsigned)(*s - 'a' + 10);
+		else if (base == 16 && *s >= 'A' && *s <= 'F')
+			d = (unsigned)(*s - 'A' + 10);
+		else
+			return -EINVAL;
+		v = v * base + d;
+		if (v > 65535)
+			return -EINVAL;
+	}
+	if (v == 0)
+		return -EINVAL;
+	*out = (uint16_t)v;
+	return 0;
+}
+
+int rmp_split_server(const char *s, char *host, size_t hostlen,
+		     uint16_t *port)
+{
+	const char *colon = NULL, *start = s, *p;
+	uint16_t v = 0;
+	size_t n;
+
+	if (*s == '[') {
+		p = strchr(s, ']');
+		if (!p || (p[1] && p[1] != ':'))
+			return -EINVAL;
+		start = s + 1;
+		n = (size_t)(p - start);
+		colon = p[1] ? p + 1 : NULL;
+	} else {
+		p = strchr(s, ':');
+		if (p && !strchr(p + 1, ':'))
+			colon = p; /* one ':' -> HOST:PORT; more -> IPv6 */
+		n = colon ? (size_t)(colon - s) : strlen(s);
+	}
+	if (n == 0 || n >= hostlen)
+		return -EINVAL;
+	if (colon && port_value(colon + 1, &v))
+		return -EINVAL;
+	memcpy(host, start, n);
+	host[n] = '\0';
+	*port = v;
+	return 0;
+}

@@ -41,4 +41,13 @@ int rmp_token_format(const struct rmp_token *t, char *buf, size_t cap);
  */
 int rmp_token_parse(const char *s, struct rmp_token *t);
 
+/*
+ * rmp_split_server -- split a server address as users type it: HOST,
+ * HOST:PORT, [V6ADDR]:PORT, [V6ADDR] or a bare IPv6 address. PORT is
+ * decimal or 0x hex, 1..65535; *port is 0 when none was given. Returns 0,
+ * or -EINVAL (host empty or too long for hostlen, bad port).
+ */
+int rmp_split_server(const char *s, char *host, size_t hostlen,
+		     uint16_t *port);
+
 #endif /* RMP_TOKEN_H */

@@ -48,6 +48,7 @@
 #include <time.h>
 
 #include "rmpool.h"
+#include "token.h"
 
 #define MIN_LEASE (1u << 20)
 #define POLL_TIMEOUT_MS 10000
@@ -171,29 +172,8 @@ static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
 /* split_server -- HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address. */
 static void split_server(struct bench *bp, const char *s)
 {
-	const char *colon = NULL, *start = s, *p;
-	size_t n;
-
-	bp->port = 0;
-	if (*s == '[') {
-		p = strchr(s, ']');
-		if (!p || (p[1] && p[1] != ':'))
-			usage_error("invalid server address '%s'", s);
-		start = s + 1;
-		n = (size_t)(p - start);
-		colon = p[1] ? p + 1 : NULL;
-	} else {
-		p = strchr(s, ':');
-		if (p && !strchr(p + 1, ':'))
-			colon = p; /* one ':' -> HOST:PORT; more -> IPv6 */
-		n = colon ? (size_t)(colon - s) : strlen(s);
-	}
-	if (n == 0 || n >= sizeof(bp->host))
+	if (rmp_split_server(s, bp->host, sizeof(bp->host), &bp->port))
 		usage_error("invalid server address '%s'", s);
-	memcpy(bp->host, start, n);
-	bp->host[n] = '\0';
-	if (colon)
-		bp->port = (uint16_t)parse_num("port", colon + 1, 1, 65535);
 }
 
 static void parse_args(struct bench *bp, int argc, char **argv)
