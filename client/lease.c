@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* lease.c -- lease handles and the control calls on them: alloc, attach, renew, free, stat. */
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,8 @@
 
 /* The first published sizes of the caller-sized output structs. */
 #define LEASE_INFO_V1_SIZE sizeof(struct rmp_lease_info)
-#define POOL_STAT_V1_SIZE sizeof(struct rmp_pool_stat)
+/* The struct as 0.1 had it: callers built against 0.1 pass that size. */
+#define POOL_STAT_V1_SIZE offsetof(struct rmp_pool_stat, quarantined_bytes)
 
 void rmp_alloc_opts_init(struct rmp_alloc_opts *opts)
 {
@@ -373,6 +375,8 @@ int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)
 	s.ttl_default_s = r->ttl_default_s;
 	s.numa_node = r->numa_node;
 	s.keys_mode = rmp_keys_mode_name(r->keys_mode);
+	s.quarantined_bytes = r->quarantined_bytes;
+	s.zeroing_bytes = r->zeroing_bytes;
 	memcpy(st, &s, size);
 	return 0;
 }

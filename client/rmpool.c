@@ -751,11 +751,14 @@ static int cmd_stat(struct cli *cli, int argc, char **argv)
 		       PRIu64 ",\"quota_bytes\":%" PRIu64 ",\"quota_leases\":%"
 		       PRIu64 ",\"hugepage_size\":%" PRIu64 ",\"ttl_min_s\":%"
 		       PRIu32 ",\"ttl_max_s\":%" PRIu32 ",\"ttl_default_s\":%"
-		       PRIu32 ",\"numa_node\":%" PRId32 ",\"keys_mode\":\"%s\"}\n",
+		       PRIu32 ",\"numa_node\":%" PRId32 ",\"keys_mode\":\"%s\""
+		       ",\"quarantined_bytes\":%" PRIu64 ",\"zeroing_bytes\":%"
+		       PRIu64 "}\n",
 		       s.pool_bytes, s.free_bytes, s.largest_free, s.leases,
 		       s.client_bytes, s.client_leases, s.quota_bytes,
 		       s.quota_leases, s.hugepage_size, s.ttl_min_s,
-		       s.ttl_max_s, s.ttl_default_s, s.numa_node, s.keys_mode);
+		       s.ttl_max_s, s.ttl_default_s, s.numa_node, s.keys_mode,
+		       s.quarantined_bytes, s.zeroing_bytes);
 		return EXIT_SUCCESS;
 	}
 	printf("server          %s\n", cli->where);
@@ -776,6 +779,8 @@ static int cmd_stat(struct cli *cli, int argc, char **argv)
 	       s.ttl_default_s);
 	printf("numa_node       %" PRId32 "\n", s.numa_node);
 	printf("keys_mode       %s\n", s.keys_mode);
+	printf("quarantined     %" PRIu64 "\n", s.quarantined_bytes);
+	printf("zeroing         %" PRIu64 "\n", s.zeroing_bytes);
 	return EXIT_SUCCESS;
 }
 

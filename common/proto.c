@@ -103,7 +103,7 @@ static const uint8_t *get_s32(const uint8_t *p, int32_t *v)
 #define FREE_REP_LEN 0
 #define ATTACH_REQ_LEN 16
 #define STAT_REQ_LEN 0
-#define STAT_REP_LEN 96
+#define STAT_REP_LEN 112
 
 int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status)
 {
@@ -163,7 +163,9 @@ static uint8_t *put_stat_rep(uint8_t *p, const struct rmp_stat_rep *s)
 	p = put_le32(p, s->ttl_default_s);
 	p = put_s32(p, s->numa_node);
 	p = put_le32(p, s->keys_mode);
-	return put_le32(p, 0);
+	p = put_le32(p, 0);
+	p = put_le64(p, s->quarantined_bytes);
+	return put_le64(p, s->zeroing_bytes);
 }
 
 /* Write the payload of a request or of a successful reply. */
@@ -269,7 +271,9 @@ static int get_stat_rep(const uint8_t *p, struct rmp_stat_rep *s)
 	p = get_le32(p, &s->ttl_default_s);
 	p = get_s32(p, &s->numa_node);
 	p = get_le32(p, &s->keys_mode);
-	get_le32(p, &s->reserved);
+	p = get_le32(p, &s->reserved);
+	p = get_le64(p, &s->quarantined_bytes);
+	get_le64(p, &s->zeroing_bytes);
 	return s->reserved ? -EBADMSG : 0;
 }
 
@@ -546,6 +550,9 @@ const char *rmp_reject_reason_str(unsigned reason)
 		return "server draining";
 	case RMP_REJ_INTERNAL:
 		return "server internal error";
+	case RMP_REJ_COOLDOWN:
+		return "refused for a while: too many access errors from "
+		       "this address";
 	}
 	return "unknown reason";
 }

@@ -22,9 +22,9 @@
  *    16    8 req_id       chosen by the client, echoed in the reply
  */
 #define RMP_MSG_MAGIC 0x31504d52u /* "RMP1" */
-#define RMP_PROTO_VERSION 1
-#define RMP_PROTO_MIN 1
-#define RMP_PROTO_MAX 1
+#define RMP_PROTO_VERSION 2
+#define RMP_PROTO_MIN 2
+#define RMP_PROTO_MAX 2
 #define RMP_MSG_HDR_LEN 24
 #define RMP_MSG_MAX 256
 
@@ -113,7 +113,7 @@ struct rmp_attach_req {
 	uint64_t secret;
 };
 
-/* STAT reply: 96 bytes. Request has no payload. */
+/* STAT reply: 112 bytes. Request has no payload. */
 struct rmp_stat_rep {
 	uint64_t pool_bytes;
 	uint64_t free_bytes;
@@ -130,6 +130,9 @@ struct rmp_stat_rep {
 	int32_t numa_node;
 	uint32_t keys_mode;       /* enum rmp_keys_mode */
 	uint32_t reserved;
+	/* since protocol 2 */
+	uint64_t quarantined_bytes; /* never reused: no proof of revocation */
+	uint64_t zeroing_bytes;     /* revoked, being zeroed before reuse */
 };
 
 struct rmp_msg {
@@ -224,6 +227,8 @@ enum rmp_reject_reason {
 	RMP_REJ_FULL = 4,         /* connection limit reached */
 	RMP_REJ_DRAINING = 5,     /* server is draining */
 	RMP_REJ_INTERNAL = 6,     /* server could not set up the connection */
+	RMP_REJ_COOLDOWN = 7,     /* this address caused too many access
+				   * errors; refused for a while */
 };
 struct rmp_conn_rej {
 	uint16_t reason;

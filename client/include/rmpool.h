@@ -254,6 +254,10 @@ struct rmp_pool_stat {
 	uint32_t ttl_min_s, ttl_max_s, ttl_default_s;
 	int32_t numa_node;
 	const char *keys_mode;   /* "window", "region" or "pool" */
+	/* Since 0.2: */
+	uint64_t quarantined_bytes; /* never reused: the server could not
+				     * prove an old key dead (see its log) */
+	uint64_t zeroing_bytes;  /* revoked, being zeroed before reuse */
 };
 
 /*

@@ -911,10 +911,10 @@ static int run_garbage(const char *host, const char *port)
 			  0x7102, -EOPNOTSUPP);
 	nbad++;
 
-	/* 3. protocol version 2 (a STAT otherwise). */
+	/* 3. protocol version 3 (a STAT otherwise). */
 	stat_header(buf, 0x7103);
-	buf[4] = 2;
-	fails += bad_step(&r, "wrong version 2", buf, RMP_MSG_HDR_LEN, 0x7103,
+	buf[4] = 3;
+	fails += bad_step(&r, "wrong version 3", buf, RMP_MSG_HDR_LEN, 0x7103,
 			  -EPROTONOSUPPORT);
 	nbad++;
 

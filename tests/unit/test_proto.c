@@ -12,7 +12,7 @@
 
 /* Wire header bytes for REQ_ID with the given opcode, flags, length, status. */
 #define HDR(op, fl, plen, st0, st1, st2, st3)                               \
-	0x52, 0x4d, 0x50, 0x31, 0x01, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
+	0x52, 0x4d, 0x50, 0x31, 0x02, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
 	0x00, (st0), (st1), (st2), (st3), 0x88, 0x77, 0x66, 0x55, 0x44,     \
 	0x33, 0x22, 0x11
 
@@ -52,6 +52,8 @@ static void fill_stat(struct rmp_stat_rep *s)
 	s->ttl_default_s = 300;
 	s->numa_node = -1;
 	s->keys_mode = RMP_KEYS_REGION;
+	s->quarantined_bytes = 0x1000;
+	s->zeroing_bytes = 0x8000000000200000ull;
 }
 
 /*
@@ -119,7 +121,7 @@ static void test_payload_len(void)
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 0, 0), 16);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 1, 0), 56);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 0, 0), 0);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, 0), 96);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, 0), 112);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 1, -ENOMEM), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, -EPERM), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 1, INT32_MIN), 0);
@@ -274,7 +276,7 @@ static void test_stat(void)
 		HDR(0x05, 0x00, 0, 0, 0, 0, 0),
 	};
 	static const uint8_t rep[] = {
-		HDR(0x05, 0x01, 96, 0, 0, 0, 0),
+		HDR(0x05, 0x01, 112, 0, 0, 0, 0),
 		0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, /* pool */
 		0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, /* free */
 		0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, /* largest */
@@ -290,6 +292,8 @@ static void test_stat(void)
 		0xff, 0xff, 0xff, 0xff,                         /* numa_node */
 		0x02, 0x00, 0x00, 0x00,                         /* keys_mode */
 		0x00, 0x00, 0x00, 0x00,                         /* reserved */
+		0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* quarant. */
+		0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x80, /* zeroing */
 	};
 	static const uint8_t err[] = {
 		HDR(0x05, 0x01, 0, 0x00, 0x00, 0x00, 0x80),
@@ -313,7 +317,7 @@ static void test_stat(void)
 	msg_init(&m, RMP_OP_STAT, 1);
 	m.u.stat.numa_node = INT32_MIN;
 	n = rmp_msg_encode(buf, sizeof(buf), &m);
-	CHECK_EQ(n, RMP_MSG_HDR_LEN + 96);
+	CHECK_EQ(n, RMP_MSG_HDR_LEN + 112);
 	CHECK_EQ(rmp_msg_decode(buf, (size_t)n, &out), 0);
 	CHECK_EQ(out.u.stat.numa_node, INT32_MIN);
 	m.u.stat.numa_node = INT32_MAX;
@@ -385,7 +389,7 @@ static void test_encode_errors(void)
 	CHECK(!buf[76] && !buf[77] && !buf[78] && !buf[79]);
 	msg_init(&m, RMP_OP_STAT, 1);
 	m.u.stat.reserved = 0x100;
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 96);
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 112);
 	CHECK(!buf[116] && !buf[117] && !buf[118] && !buf[119]);
 
 	/* The encoder owns magic, version and payload_len. */
@@ -447,11 +451,14 @@ static void test_decode_errors(void)
 
 	/* Wrong version: header stored so the reply can echo req_id. */
 	n = good(buf, RMP_OP_STAT, 0);
-	buf[4] = 2;
+	buf[4] = 3;
 	memset(&m, 0xff, sizeof(m));
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	CHECK_EQ(m.hdr.req_id, REQ_ID);
-	CHECK_EQ(m.hdr.version, 2);
+	CHECK_EQ(m.hdr.version, 3);
+	/* Protocol 1 (STAT was 96 bytes then) is no longer spoken. */
+	buf[4] = 1;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	CHECK_EQ(m.hdr.opcode, RMP_OP_STAT);
 	buf[4] = 0;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
@@ -534,11 +541,13 @@ static void test_decode_errors(void)
 	buf[n - 3] = 1;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EBADMSG);
 	n = good(buf, RMP_OP_STAT, 1);
-	buf[n - 1] = 0xff;
+	buf[n - 17] = 0xff;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EBADMSG);
-	/* The byte before reserved is a real field. */
+	/* The bytes around reserved are real fields. */
 	n = good(buf, RMP_OP_STAT, 1);
-	buf[n - 5] = 0xff;
+	buf[n - 21] = 0xff;
+	buf[n - 16] = 0xff;
+	buf[n - 1] = 0xff;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
 
 	/* Positive status on a reply, with and without a payload. */
@@ -582,7 +591,10 @@ static void test_names(void)
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_INTERNAL),
 		  "server internal error");
 	CHECK_STR(rmp_reject_reason_str(0), "unknown reason");
-	CHECK_STR(rmp_reject_reason_str(7), "unknown reason");
+	CHECK_STR(rmp_reject_reason_str(8), "unknown reason");
+	CHECK_STR(rmp_reject_reason_str(RMP_REJ_COOLDOWN),
+		  "refused for a while: too many access errors from this "
+		  "address");
 	CHECK_STR(rmp_reject_reason_str(0xffff), "unknown reason");
 }
 
