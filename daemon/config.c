@@ -136,6 +136,14 @@ static const struct key keys[] = {
 	    server.metrics_listen, 0, 0, 0, NULL),
 	KEY("server", "log_level", SY_NAMES, ST_INT, server.log_level,
 	    0, 0, 0, log_levels),
+	KEY("server", "revoke_timeout", SY_DURATION, ST_U64,
+	    server.revoke_timeout_ms, 10, (int64_t)MS_PER_H, 0, NULL),
+	KEY("server", "drain_timeout", SY_DURATION, ST_U64,
+	    server.drain_timeout_ms, 0, (int64_t)MS_PER_H, 0, NULL),
+	KEY("server", "access_errors_per_minute", SY_UINT, ST_U32,
+	    server.access_errors_per_minute, 0, 1000000, 0, NULL),
+	KEY("server", "access_cooldown", SY_DURATION, ST_U64,
+	    server.access_cooldown_ms, 1000, (int64_t)MS_PER_D, 0, NULL),
 	KEY("pool", "size", SY_SIZE, ST_U64, pool.size,
 	    1, SIZE_MAX_I, 0, NULL),
 	KEY("pool", "hugepage_size", SY_SIZE, ST_U64, pool.hugepage_size,
@@ -183,6 +191,10 @@ void rmp_config_defaults(struct rmp_config *c)
 	strcpy(c->server.admin_socket, "/run/rmpool/admin.sock");
 	strcpy(c->server.metrics_listen, "127.0.0.1:9471");
 	c->server.log_level = LOG_INFO;
+	c->server.revoke_timeout_ms = MS_PER_S;
+	c->server.drain_timeout_ms = 10 * MS_PER_S;
+	c->server.access_errors_per_minute = 10;
+	c->server.access_cooldown_ms = 60 * MS_PER_S;
 
 	c->pool.size = GIB;
 	c->pool.hugepage_size = 2 * MIB;

@@ -76,6 +76,14 @@ struct rmp_config {
 		/* "ADDR:PORT" or "[V6ADDR]:PORT"; "" = no metrics. */
 		char metrics_listen[RMP_CONFIG_ADDR_LEN];
 		int log_level;                 /* syslog priority LOG_ERR.. */
+		/* A key revocation slower than this fails its connection. */
+		uint64_t revoke_timeout_ms;
+		/* SIGTERM: serve existing connections this long at most. */
+		uint64_t drain_timeout_ms;
+		/* More remote access errors than this from one address
+		 * within a minute start a cool-down; 0 = never. */
+		uint32_t access_errors_per_minute;
+		uint64_t access_cooldown_ms;   /* refused this long */
 	} server;
 	struct {
 		uint64_t size;                 /* bytes, > 0 */

@@ -1,103 +1,405 @@
 /* SPDX-License-Identifier: MIT */
-/* conn.c -- one client connection: its QP, send slots and lease list. */
+/* conn.c -- client connections: QP, receive and reply paths, close. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn.h"
+#include "guard.h"
+#include "lifecycle.h"
 #include "log.h"
-#include "server.h"
 #include "util.h"
 
-/* Each connection may have this many key operations (bind/invalidate)
- * in flight on top of one reply per credit. */
-#define KEY_SLOTS 64u
+/* Key operations (bind / invalidate) one QP may have in flight. */
+#define KEY_WRS 64u
+/* A client that sends this many bad messages is disconnected. */
+#define MAX_BAD_MSGS 8
+/* The server's own RNR retry count: finite, whatever the client asks
+ * (7 would mean "forever", and a revoke queued behind a reply would wait
+ * as long as the client does not post receives). */
+#define SERVER_RNR_RETRY 3
+/* Local ACK timeout exponent used when the path gives none (4.096 µs x
+ * 2^14 = 67 ms per try), and the largest accepted (~1 s). */
+#define SERVER_ACK_TIMEOUT 14
+#define SERVER_ACK_TIMEOUT_MAX 18
 
-struct rmp_conn *rmp_conn_new(struct rmp_server *srv, struct rdma_cm_id *id,
-			      const char *name)
+#define conn_of_holder(h) \
+	((struct rmp_conn *)((char *)(h) - offsetof(struct rmp_conn, holder)))
+
+void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
+		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
+		    const struct rmp_config *cfg, struct rmp_pool *pool,
+		    enum rmp_keys_mode keys_mode)
 {
-	struct rmp_conn *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->srv = srv;
-	c->id = id;
-	c->serial = ++srv->next_serial;
-	c->state = CONN_ACCEPTING;
-	rmp_strlcpy(c->name, name, sizeof(c->name));
-	id->context = c;
-	c->next = srv->conns;
-	if (srv->conns)
-		srv->conns->prev = c;
-	srv->conns = c;
-	srv->nconns++;
-	return c;
+	memset(s, 0, sizeof(*s));
+	s->dev = dev;
+	s->lc = lc;
+	s->guard = guard;
+	s->cfg = cfg;
+	s->keys_mode = keys_mode;
+	s->req.lc = lc;
+	s->req.pool = pool;
+	s->req.cfg = cfg;
+	s->req.keys_mode = keys_mode;
+	TAILQ_INIT(&s->list);
 }
 
-static int post_conn_recv(struct rmp_conn *c, struct rmp_recv_slot *s)
+/* maybe_free -- free c once it is closing and nothing of it is due. */
+static void maybe_free(struct rmp_conn *c)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)s->buf,
-		.length = RMP_MSG_MAX,
-		.lkey = c->recv_mr->lkey,
-	};
-	struct ibv_recv_wr wr = {
-		.wr_id = (uintptr_t)s | WRID_CONN_RECV,
-		.sg_list = &sge,
-		.num_sge = 1,
-	};
-	struct ibv_recv_wr *bad;
-	int ret = ibv_post_recv(c->id->qp, &wr, &bad);
+	struct rmp_conns *s = c->set;
 
-	if (ret == 0)
-		c->outstanding++;
-	return -ret;
+	if (c->state != RMP_CONN_CLOSING || c->hold || c->replies_due ||
+	    c->recvs_due || c->holder.key_wrs)
+		return;
+	if (c->qp && ibv_destroy_qp(c->qp))
+		log_err("%s: ibv_destroy_qp: %s", c->holder.label,
+			strerror(errno));
+	if (c->send_mr)
+		ibv_dereg_mr(c->send_mr);
+	if (c->recv_mr)
+		ibv_dereg_mr(c->recv_mr);
+	/* Every lease MR in it was deregistered when its key settled. */
+	if (c->own_pd && c->pd && ibv_dealloc_pd(c->pd))
+		log_err("%s: ibv_dealloc_pd: %s", c->holder.label,
+			strerror(errno));
+	if (c->id)
+		rdma_destroy_id(c->id);
+	TAILQ_REMOVE(&s->list, c, link);
+	s->count--;
+	free(c->replies);
+	free(c->send_mem);
+	free(c->rx);
+	free(c->recv_mem);
+	free(c);
 }
 
-/* setup_own_recv -- a receive queue of `credits` buffers for c alone. */
-static int setup_own_recv(struct rmp_conn *c, uint32_t credits)
+/* note_access_error -- c's QP was refused a remote access: count it. */
+static void note_access_error(struct rmp_conn *c, const char *what)
 {
-	size_t bytes = (size_t)credits * RMP_MSG_MAX;
-	int ret;
+	const struct rmp_config *cfg = c->set->cfg;
+	bool cooldown;
+	unsigned n;
 
-	c->recv_slots = calloc(credits, sizeof(*c->recv_slots));
-	c->recv_buf = aligned_alloc(64, bytes);
-	if (!c->recv_slots || !c->recv_buf)
-		return -ENOMEM;
-	c->recv_mr = ibv_reg_mr(c->pd, c->recv_buf, bytes,
-				IBV_ACCESS_LOCAL_WRITE);
-	if (!c->recv_mr)
-		return errno ? -errno : -ENOMEM;
-	for (uint32_t i = 0; i < credits; i++) {
-		c->recv_slots[i].conn = c;
-		c->recv_slots[i].buf = c->recv_buf + (size_t)i * RMP_MSG_MAX;
-		ret = post_conn_recv(c, &c->recv_slots[i]);
-		if (ret)
-			return ret;
-	}
+	if (c->access_error_noted)
+		return;
+	c->access_error_noted = true;
+	n = rmp_guard_note(c->set->guard, c->peer_ip, rmp_now_ms(),
+			   cfg->server.access_errors_per_minute,
+			   cfg->server.access_cooldown_ms, &cooldown);
+	log_warn("%s: access error: %s (%u from %s within a minute)",
+		 c->holder.label, what, n, c->peer_ip);
+	if (cooldown)
+		log_warn("refusing connections from %s for %" PRIu64 " s: "
+			 "more than %u access errors within a minute",
+			 c->peer_ip, cfg->server.access_cooldown_ms / 1000,
+			 cfg->server.access_errors_per_minute);
+}
+
+/*
+ * qp_failed_remotely -- is c's QP in the error state although nothing
+ * of ours failed it? Then a request of the client was refused by the
+ * responder (an rkey, bounds or rights violation): that is how rxe
+ * reports it, without an async event.
+ */
+static bool qp_failed_remotely(struct rmp_conn *c)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (!c->qp || c->local_failure)
+		return false;
+	if (ibv_query_qp(c->qp, &attr, IBV_QP_STATE, &init))
+		return false;
+	return attr.qp_state == IBV_QPS_ERR;
+}
+
+void rmp_conn_close(struct rmp_conn *c, const char *why)
+{
+	if (c->state == RMP_CONN_CLOSING)
+		return;
+	if (qp_failed_remotely(c))
+		note_access_error(c, "its queue pair had failed on the server "
+				  "side (a request it sent was refused)");
+	log_info("%s disconnected: %s", c->holder.label, why);
+	c->state = RMP_CONN_CLOSING;
+	c->local_failure = true;
+	c->hold++;
+	/* Nothing runs on the QP from here on; what is posted flushes. */
+	rmp_holder_kill(&c->holder);
+	rmp_lifecycle_detach(c->set->lc, &c->holder);
+	if (c->id && rdma_disconnect(c->id) && errno != EINVAL)
+		log_debug("%s: rdma_disconnect: %s", c->holder.label,
+			  strerror(errno));
+	c->hold--;
+	maybe_free(c);
+}
+
+/* holder_failed -- the lifecycle gave up on c's QP. */
+static void holder_failed(struct rmp_holder *h, const char *why)
+{
+	struct rmp_conn *c = conn_of_holder(h);
+
+	c->local_failure = true;
+	rmp_conn_close(c, why);
+}
+
+void rmp_conn_established(struct rmp_conn *c)
+{
+	if (c->state != RMP_CONN_ACCEPTING)
+		return;
+	c->state = RMP_CONN_ESTABLISHED;
+	log_info("%s connected", c->holder.label);
+}
+
+/* ------------------------------------------------------------ replies */
+
+/* send_reply -- encode m into a free slot and post it. -EAGAIN: none. */
+static int send_reply(struct rmp_conn *c, const struct rmp_msg *m)
+{
+	struct rmp_reply_slot *s = NULL;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = { 0 }, *bad;
+	int len, ret;
+
+	if (c->state != RMP_CONN_ESTABLISHED)
+		return -ENOTCONN;
+	for (unsigned i = 0; i < c->nreply && !s; i++)
+		if (!c->replies[i].busy)
+			s = &c->replies[i];
+	if (!s)
+		return -EAGAIN;
+	len = rmp_msg_encode(s->buf, RMP_MSG_MAX, m);
+	if (len < 0)
+		return len;
+	sge.addr = (uintptr_t)s->buf;
+	sge.length = (uint32_t)len;
+	sge.lkey = c->send_mr->lkey;
+	wr.wr_id = rmp_wr_id(s, RMP_WR_REPLY);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (ret)
+		return -ret;
+	s->busy = true;
+	c->replies_due++;
 	return 0;
 }
 
-int rmp_conn_setup_qp(struct rmp_conn *c)
+static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 {
-	struct rmp_server *srv = c->srv;
-	uint32_t credits = srv->cfg.server.credits;
+	struct rmp_conn *c = s->conn;
+
+	s->busy = false;
+	c->replies_due--;
+	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR) {
+		/* e.g. RNR retries exhausted: it stopped posting receives. */
+		c->local_failure = true;
+		log_warn("%s: reply not delivered: %s", c->holder.label,
+			 ibv_wc_status_str(wc->status));
+		rmp_conn_close(c, "a reply could not be delivered");
+	}
+	maybe_free(c);
+}
+
+/* ------------------------------------------------------------ receive */
+
+static int post_own_recv(struct rmp_conn *c, struct rmp_rx_buf *rx)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)rx->buf,
+		.length = RMP_MSG_MAX,
+		.lkey = rx->lkey,
+	};
+	struct ibv_recv_wr wr = {
+		.wr_id = rmp_wr_id(rx, RMP_WR_RECV),
+		.sg_list = &sge,
+		.num_sge = 1,
+	}, *bad;
+	int ret = ibv_post_recv(c->qp, &wr, &bad);
+
+	if (ret == 0)
+		c->recvs_due++;
+	return -ret;
+}
+
+static struct rmp_conn *conn_by_qp_num(struct rmp_conns *s, uint32_t qpn)
+{
+	struct rmp_conn *c;
+
+	/* Linear in the clients (max_clients, 64 by default): one compare
+	 * each, far below the cost of the request itself. */
+	TAILQ_FOREACH(c, &s->list, link)
+		if (c->qp && c->qp->qp_num == qpn)
+			return c;
+	return NULL;
+}
+
+/* handle_message -- answer one request of c. */
+static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
+{
+	struct rmp_msg rep;
+	int ret;
+
+	if (rmp_request_handle(&c->set->req, &c->holder, buf, len, &rep) &&
+	    ++c->bad_msgs >= MAX_BAD_MSGS) {
+		rmp_conn_close(c, "too many bad messages");
+		return;
+	}
+	ret = send_reply(c, &rep);
+	if (ret == -EAGAIN)
+		rmp_conn_close(c, "requests beyond its credits");
+	else if (ret && ret != -ENOTCONN)
+		log_warn("%s: reply: %s", c->holder.label, strerror(-ret));
+}
+
+/* on_recv -- one receive completion, shared queue or own: the one path. */
+static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
+		    const struct ibv_wc *wc)
+{
+	struct rmp_conn *c = rx->conn ? rx->conn :
+			     conn_by_qp_num(s, wc->qp_num);
+	int ret;
+
+	if (c)
+		c->hold++;
+	if (wc->status == IBV_WC_SUCCESS && c) {
+		/* A message can overtake the ESTABLISHED event: it proves
+		 * the connection is up (the QP is in RTS already). */
+		rmp_conn_established(c);
+		if (c->state == RMP_CONN_ESTABLISHED)
+			handle_message(c, rx->buf, wc->byte_len);
+	} else if (wc->status != IBV_WC_SUCCESS &&
+		   wc->status != IBV_WC_WR_FLUSH_ERR) {
+		log_warn("%s: receive failed: %s", c ? c->holder.label :
+			 "unknown client", ibv_wc_status_str(wc->status));
+	}
+	if (!rx->conn) {
+		ret = rmp_device_post_srq(s->dev, rx);
+		if (ret)
+			log_err("re-posting a shared receive buffer: %s",
+				strerror(-ret));
+	} else {
+		c->recvs_due--;
+		if (c->state != RMP_CONN_CLOSING &&
+		    wc->status == IBV_WC_SUCCESS && post_own_recv(c, rx))
+			rmp_conn_close(c, "cannot re-post a receive buffer");
+	}
+	if (c) {
+		c->hold--;
+		maybe_free(c);
+	}
+}
+
+void rmp_conns_on_wc(struct rmp_conns *s, const struct ibv_wc *wc)
+{
+	enum rmp_wr_tag tag = rmp_wr_tag(wc->wr_id);
+	void *p = rmp_wr_ptr(wc->wr_id);
+	struct rmp_conn *c;
+
+	switch (tag) {
+	case RMP_WR_REPLY:
+		on_reply_done(p, wc);
+		break;
+	case RMP_WR_RECV:
+		on_recv(s, p, wc);
+		break;
+	case RMP_WR_BIND:
+	case RMP_WR_INV:
+		/* The key may be freed by the lifecycle; its holder (c)
+		 * stays until its last key completion is counted. */
+		c = conn_of_holder(((struct rmp_key *)p)->holder);
+		c->hold++;
+		rmp_lifecycle_on_key_wc(s->lc, p, tag, wc);
+		c->hold--;
+		maybe_free(c);
+		break;
+	}
+}
+
+void rmp_conns_on_qp_event(struct rmp_conns *s,
+			   const struct ibv_async_event *ev)
+{
+	struct rmp_conn *c = ev->element.qp ? ev->element.qp->qp_context :
+			     NULL;
+	const char *what = ibv_event_type_str(ev->event_type);
+
+	(void)s;
+	if (!c)
+		return;
+	switch (ev->event_type) {
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_QP_REQ_ERR:
+		note_access_error(c, what);
+		rmp_conn_close(c, what);
+		break;
+	case IBV_EVENT_QP_FATAL:
+		c->local_failure = true;
+		rmp_conn_close(c, what);
+		break;
+	case IBV_EVENT_COMM_EST:
+		rmp_conn_established(c);
+		break;
+	default:
+		log_debug("%s: %s", c->holder.label, what);
+		break;
+	}
+}
+
+/* ---------------------------------------------------------- accepting */
+
+/* to_rts -- INIT (receives may be posted after it), RTR, RTS; the
+ * retry counts and timeouts are the server's own. */
+static int modify_qp(struct rmp_conn *c, enum ibv_qp_state state,
+		     uint8_t resp_res)
+{
+	struct ibv_qp_attr attr = { .qp_state = state };
+	int mask, ret;
+
+	if (rdma_init_qp_attr(c->id, &attr, &mask))
+		return errno ? -errno : -EIO;
+	if (state == IBV_QPS_RTR)
+		attr.max_dest_rd_atomic = resp_res;
+	if (state == IBV_QPS_RTS) {
+		attr.max_rd_atomic = 0; /* the server reads nothing */
+		attr.rnr_retry = SERVER_RNR_RETRY;
+		if (attr.retry_cnt > 7)
+			attr.retry_cnt = 7;
+		if (attr.timeout == 0 || attr.timeout > SERVER_ACK_TIMEOUT_MAX)
+			attr.timeout = SERVER_ACK_TIMEOUT;
+		mask |= IBV_QP_RNR_RETRY | IBV_QP_RETRY_CNT | IBV_QP_TIMEOUT |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	ret = ibv_modify_qp(c->qp, &attr, mask);
+	return -ret;
+}
+
+/* setup -- PD, QP, reply slots and (region mode) the own receive queue. */
+static int setup(struct rmp_conn *c, uint8_t resp_res)
+{
+	struct rmp_conns *s = c->set;
+	uint32_t credits = s->cfg->server.credits;
 	struct ibv_qp_init_attr qa = {
-		.send_cq = srv->cq,
-		.recv_cq = srv->cq,
-		.srq = srv->srq,
+		.qp_context = c,
+		.send_cq = s->dev->cq,
+		.recv_cq = s->dev->cq,
+		.srq = s->dev->srq,
 		.cap = {
-			.max_send_wr = credits + KEY_SLOTS,
+			.max_send_wr = 2 * credits + KEY_WRS,
 			.max_send_sge = 1,
-			.max_inline_data = 0,
 		},
 		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 0,
 	};
 	size_t bytes;
+	int ret;
 
-	c->own_pd = srv->keys_mode == RMP_KEYS_REGION;
-	c->pd = c->own_pd ? ibv_alloc_pd(srv->verbs) : srv->pd;
+	c->own_pd = s->keys_mode == RMP_KEYS_REGION;
+	c->pd = c->own_pd ? ibv_alloc_pd(s->dev->verbs) : s->dev->pd;
 	if (!c->pd)
 		return errno ? -errno : -ENOMEM;
 	if (c->own_pd) {
@@ -105,229 +407,141 @@ int rmp_conn_setup_qp(struct rmp_conn *c)
 		qa.cap.max_recv_wr = credits;
 		qa.cap.max_recv_sge = 1;
 	}
-	c->nslots = credits + KEY_SLOTS;
-	c->slots = calloc(c->nslots, sizeof(*c->slots));
-	bytes = (size_t)credits * RMP_MSG_MAX;
-	c->send_buf = aligned_alloc(64, bytes);
-	if (!c->slots || !c->send_buf)
+	/*
+	 * A reply slot frees when the server's SEND completes, which can
+	 * be seen after the client's next request: twice the credits keep
+	 * a client that has exactly `credits` requests in flight served.
+	 */
+	c->nreply = 2 * credits;
+	c->replies = calloc(c->nreply, sizeof(*c->replies));
+	bytes = (size_t)c->nreply * RMP_MSG_MAX;
+	c->send_mem = aligned_alloc(64, bytes);
+	if (!c->replies || !c->send_mem)
 		return -ENOMEM;
-	c->send_mr = ibv_reg_mr(c->pd, c->send_buf, bytes, 0);
+	c->send_mr = ibv_reg_mr(c->pd, c->send_mem, bytes, 0);
 	if (!c->send_mr)
 		return errno ? -errno : -ENOMEM;
-	/* Reply slots own a buffer each; key slots need none. */
-	for (uint32_t i = 0; i < c->nslots; i++) {
-		c->slots[i].conn = c;
-		if (i < credits)
-			c->slots[i].buf = c->send_buf + (size_t)i * RMP_MSG_MAX;
+	for (unsigned i = 0; i < c->nreply; i++) {
+		c->replies[i].conn = c;
+		c->replies[i].buf = c->send_mem + (size_t)i * RMP_MSG_MAX;
 	}
-	if (rdma_create_qp(c->id, c->pd, &qa))
+	c->qp = ibv_create_qp(c->pd, &qa);
+	if (!c->qp)
 		return errno ? -errno : -EIO;
-	/* Receives go up before the accept: the client may send at once. */
-	return c->own_pd ? setup_own_recv(c, credits) : 0;
-}
-
-void rmp_conn_on_recv(struct rmp_recv_slot *s, const struct ibv_wc *wc)
-{
-	struct rmp_conn *c = s->conn;
-
-	/* The buffer still counts as outstanding while it is handled, so
-	 * c cannot be freed under us even if the handler closes it. */
-	if (wc->status == IBV_WC_SUCCESS) {
-		rmp_conn_established(c);
-		if (c->state == CONN_ESTABLISHED)
-			rmp_service_on_recv(c, s->buf, wc->byte_len);
-	} else if (wc->status != IBV_WC_WR_FLUSH_ERR) {
-		log_warn("client #%" PRIu64 " (%s): receive failed: %s",
-			 c->serial, c->name, ibv_wc_status_str(wc->status));
-	}
-	c->outstanding--;
-	if (wc->status == IBV_WC_SUCCESS && c->state == CONN_ESTABLISHED &&
-	    post_conn_recv(c, s) == 0)
-		return;
-	rmp_conn_maybe_free(c);
-}
-
-void rmp_conn_established(struct rmp_conn *c)
-{
-	if (c->state != CONN_ACCEPTING)
-		return;
-	c->state = CONN_ESTABLISHED;
-	log_info("client #%" PRIu64 " (%s, %s) connected", c->serial, c->name,
-		 c->peer);
-}
-
-struct rmp_conn *rmp_conn_by_qp_num(struct rmp_server *srv, uint32_t qpn)
-{
-	/* Linear in the number of clients (max_clients, 64 by default);
-	 * one compare per client per request is far below the cost of the
-	 * request itself. */
-	for (struct rmp_conn *c = srv->conns; c; c = c->next)
-		if (c->id && c->id->qp && c->id->qp->qp_num == qpn)
-			return c;
-	return NULL;
-}
-
-struct rmp_send_slot *rmp_conn_get_slot(struct rmp_conn *c,
-					enum rmp_slot_kind kind)
-{
-	uint32_t credits = c->srv->cfg.server.credits;
-	uint32_t lo = kind == SLOT_REPLY ? 0 : credits;
-	uint32_t hi = kind == SLOT_REPLY ? credits : c->nslots;
-
-	for (uint32_t i = lo; i < hi; i++) {
-		if (c->slots[i].kind == SLOT_FREE) {
-			c->slots[i].kind = kind;
-			c->slots[i].lease = NULL;
-			c->outstanding++;
-			return &c->slots[i];
+	rmp_holder_init(&c->holder, c->qp, c->pd, KEY_WRS);
+	c->holder.fail = holder_failed;
+	ret = modify_qp(c, IBV_QPS_INIT, 0);
+	if (ret)
+		return ret;
+	if (c->own_pd) {
+		c->nrecv = credits;
+		bytes = (size_t)credits * RMP_MSG_MAX;
+		c->rx = calloc(credits, sizeof(*c->rx));
+		c->recv_mem = aligned_alloc(64, bytes);
+		if (!c->rx || !c->recv_mem)
+			return -ENOMEM;
+		c->recv_mr = ibv_reg_mr(c->pd, c->recv_mem, bytes,
+					IBV_ACCESS_LOCAL_WRITE);
+		if (!c->recv_mr)
+			return errno ? -errno : -ENOMEM;
+		/* Receives go up before the accept: the client may send
+		 * as soon as it is connected. */
+		for (uint32_t i = 0; i < credits; i++) {
+			c->rx[i].conn = c;
+			c->rx[i].buf = c->recv_mem + (size_t)i * RMP_MSG_MAX;
+			c->rx[i].lkey = c->recv_mr->lkey;
+			ret = post_own_recv(c, &c->rx[i]);
+			if (ret)
+				return ret;
 		}
 	}
-	return NULL;
+	ret = modify_qp(c, IBV_QPS_RTR, resp_res);
+	if (ret)
+		return ret;
+	return modify_qp(c, IBV_QPS_RTS, 0);
 }
 
-void rmp_conn_put_slot(struct rmp_send_slot *s)
+int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
+		    const char *name, const char *peer, const char *peer_ip,
+		    uint8_t initiator_depth, const void *pdata, uint8_t plen,
+		    struct rmp_conn **out)
 {
-	s->kind = SLOT_FREE;
-	s->lease = NULL;
-	s->conn->outstanding--;
-}
+	const struct ibv_device_attr *da = &s->dev->attr.orig_attr;
+	struct rdma_conn_param cp = { 0 };
+	struct rmp_conn *c = calloc(1, sizeof(*c));
+	uint8_t resp_res;
+	int ret;
 
-int rmp_conn_send_reply(struct rmp_conn *c, struct rmp_msg *m)
-{
-	struct rmp_send_slot *s;
-	struct ibv_sge sge;
-	struct ibv_send_wr wr = { 0 }, *bad;
-	int len, ret;
-
-	if (c->state != CONN_ESTABLISHED)
-		return -ENOTCONN;
-	s = rmp_conn_get_slot(c, SLOT_REPLY);
-	if (!s)
-		return -EAGAIN;
-	m->hdr.flags |= RMP_MSG_F_REPLY;
-	len = rmp_msg_encode(s->buf, RMP_MSG_MAX, m);
-	if (len < 0) {
-		rmp_conn_put_slot(s);
-		return len;
-	}
-	sge.addr = (uintptr_t)s->buf;
-	sge.length = (uint32_t)len;
-	sge.lkey = c->send_mr->lkey;
-	wr.wr_id = (uintptr_t)s;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	ret = ibv_post_send(c->id->qp, &wr, &bad);
+	if (!c)
+		return -ENOMEM;
+	c->set = s;
+	c->id = id;
+	c->serial = ++s->next_serial;
+	c->state = RMP_CONN_ACCEPTING;
+	rmp_strlcpy(c->name, name, sizeof(c->name));
+	rmp_strlcpy(c->peer, peer, sizeof(c->peer));
+	rmp_strlcpy(c->peer_ip, peer_ip, sizeof(c->peer_ip));
+	snprintf(c->holder.label, sizeof(c->holder.label),
+		 "client #%" PRIu64 " (%s, %s)", c->serial, name, peer);
+	TAILQ_INIT(&c->holder.leases);
+	c->holder.name = c->name;
+	TAILQ_INSERT_TAIL(&s->list, c, link);
+	s->count++;
+	id->context = c;
+	/* The client reads and does atomics against us: grant as many
+	 * outstanding ones as it asks for and the device allows. */
+	resp_res = (uint8_t)RMP_MIN(initiator_depth, da->max_qp_rd_atom);
+	ret = setup(c, resp_res);
 	if (ret) {
-		rmp_conn_put_slot(s);
-		return -ret;
+		log_err("%s: cannot set up its queue pair: %s",
+			c->holder.label, strerror(-ret));
+		goto err;
 	}
+	cp.private_data = pdata;
+	cp.private_data_len = plen;
+	cp.responder_resources = resp_res;
+	cp.initiator_depth = 0;
+	cp.rnr_retry_count = 7; /* the client's retries towards us */
+	cp.qp_num = c->qp->qp_num;
+	cp.srq = c->own_pd ? 0 : 1;
+	if (rdma_accept(id, &cp)) {
+		ret = errno ? -errno : -EIO;
+		log_err("%s: rdma_accept: %s", c->holder.label,
+			strerror(-ret));
+		goto err;
+	}
+	log_debug("%s: accepted", c->holder.label);
+	*out = c;
 	return 0;
+err:
+	/* The caller rejects and destroys id. */
+	c->id = NULL;
+	c->local_failure = true;
+	rmp_conn_close(c, "set-up failed");
+	return ret;
 }
 
-void rmp_conn_on_send_done(struct rmp_send_slot *s, const struct ibv_wc *wc)
+void rmp_conns_close_all(struct rmp_conns *s, const char *why)
 {
-	struct rmp_conn *c = s->conn;
-	struct rmp_server *srv = c->srv;
-	struct rmp_lease *l = s->lease;
-	enum rmp_slot_kind kind = s->kind;
+	struct rmp_conn *c, *next;
 
-	rmp_conn_put_slot(s);
-	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR)
-		log_warn("client #%" PRIu64 " (%s): %s failed: %s", c->serial,
-			 c->name, kind == SLOT_BIND ? "window bind" :
-			 kind == SLOT_INV ? "window invalidate" : "reply",
-			 ibv_wc_status_str(wc->status));
-	switch (kind) {
-	case SLOT_INV:
-		/* Invalidated, or flushed because the QP died: either way
-		 * deallocating the window now finishes the revoke. */
-		rmp_keys_drop(srv, l);
-		rmp_service_release_extent(srv, l);
-		break;
-	case SLOT_BIND:
-		if (wc->status != IBV_WC_SUCCESS && c->state == CONN_ESTABLISHED)
-			rmp_conn_close(c, "window bind failed");
-		break;
-	default:
-		break;
+	for (c = TAILQ_FIRST(&s->list); c; c = next) {
+		c->hold++;
+		rmp_conn_close(c, why);
+		next = TAILQ_NEXT(c, link);
+		c->hold--;
+		maybe_free(c);
 	}
-	rmp_conn_maybe_free(c);
 }
 
-/* detach_leases -- the connection is going: its leases lose their key. */
-static void detach_leases(struct rmp_conn *c)
+void rmp_conns_force_free(struct rmp_conns *s)
 {
-	struct rmp_server *srv = c->srv;
-	struct rmp_lease *l, *next;
+	struct rmp_conn *c;
 
-	for (l = c->leases; l; l = next) {
-		next = l->conn_next;
-		if (l->flags & RMP_LEASE_F_EPHEMERAL) {
-			rmp_service_end_lease(srv, l, "its connection closed");
-			continue;
-		}
-		/* A window is bound to this QP; a region key was handed to
-		 * this client: neither may outlive the connection. ATTACH
-		 * grants a fresh one. */
-		if (srv->keys_mode != RMP_KEYS_POOL)
-			rmp_keys_drop(srv, l);
-		/* An auto-renew lease gets one more ttl from the loss of its
-		 * connection: time for a restarted client to attach. */
-		if (l->flags & RMP_LEASE_F_AUTO_RENEW)
-			rmp_lease_table_set_deadline(srv->leases, l,
-						     rmp_now_ms() + l->ttl_ms);
-		l->conn = NULL;
-		l->conn_next = l->conn_prev = NULL;
+	while ((c = TAILQ_FIRST(&s->list))) {
+		c->state = RMP_CONN_CLOSING;
+		c->hold = c->replies_due = c->recvs_due = 0;
+		c->holder.key_wrs = 0;
+		maybe_free(c);
 	}
-	c->leases = NULL;
-	c->bytes = c->nleases = 0;
-	rmp_server_schedule_expiry(srv);
-}
-
-void rmp_conn_close(struct rmp_conn *c, const char *why)
-{
-	if (c->state == CONN_CLOSING)
-		return;
-	log_info("client #%" PRIu64 " (%s, %s) disconnected: %s", c->serial,
-		 c->name, c->peer, why);
-	/* CLOSING before detaching: revokes then take the synchronous
-	 * path instead of posting on a dying QP. */
-	c->state = CONN_CLOSING;
-	detach_leases(c);
-	rdma_disconnect(c->id);
-	rmp_conn_maybe_free(c);
-}
-
-void rmp_conn_maybe_free(struct rmp_conn *c)
-{
-	struct rmp_server *srv = c->srv;
-
-	if (c->state != CONN_CLOSING || c->outstanding)
-		return;
-	if (c->id && c->id->qp)
-		rdma_destroy_qp(c->id);
-	if (c->send_mr)
-		ibv_dereg_mr(c->send_mr);
-	if (c->recv_mr)
-		ibv_dereg_mr(c->recv_mr);
-	/* Every lease MR in it was dropped when the leases were detached. */
-	if (c->own_pd && c->pd && ibv_dealloc_pd(c->pd))
-		log_err("client #%" PRIu64 ": ibv_dealloc_pd: %s", c->serial,
-			strerror(errno));
-	if (c->id)
-		rdma_destroy_id(c->id);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		srv->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	srv->nconns--;
-	free(c->slots);
-	free(c->send_buf);
-	free(c->recv_slots);
-	free(c->recv_buf);
-	free(c);
 }

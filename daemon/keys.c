@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* keys.c -- per-lease remote keys: memory windows, regions, or the pool key. */
+/* keys.c -- remote keys of leases: memory windows, regions or the pool key. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "keys.h"
+#include "lease.h"
 #include "log.h"
-#include "server.h"
-
-#define LEASE_MR_ACCESS_BASE IBV_ACCESS_LOCAL_WRITE
+#include "pool.h"
 
 /* to_ibv_access -- lease access bits to verbs remote access flags. */
 static unsigned to_ibv_access(uint32_t acc)
@@ -22,140 +23,227 @@ static unsigned to_ibv_access(uint32_t acc)
 	return f;
 }
 
-enum rmp_keys_mode rmp_keys_resolve(const struct rmp_server *srv)
+uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off)
 {
-	bool has_mw2 = srv->dev_attr.orig_attr.device_cap_flags &
-		       IBV_DEVICE_MEM_WINDOW_TYPE_2B;
-
-	has_mw2 |= !!(srv->dev_attr.orig_attr.device_cap_flags &
-		      IBV_DEVICE_MEM_WINDOW_TYPE_2A);
-	switch (srv->cfg.lease.lease_keys) {
-	case RMP_LEASE_KEYS_WINDOW:
-		return RMP_KEYS_WINDOW;
-	case RMP_LEASE_KEYS_REGION:
-		return RMP_KEYS_REGION;
-	case RMP_LEASE_KEYS_POOL:
-		return RMP_KEYS_POOL;
-	case RMP_LEASE_KEYS_AUTO:
-	default:
-		return has_mw2 ? RMP_KEYS_WINDOW : RMP_KEYS_REGION;
-	}
+	return (uint64_t)(uintptr_t)(ks->pool->base + off);
 }
 
-uint64_t rmp_keys_remote_addr(const struct rmp_server *srv,
-			      const struct rmp_lease *l)
+/* post_key_wr -- post wr for k on its holder's QP, counting it. */
+static int post_key_wr(struct rmp_key *k, struct ibv_send_wr *wr,
+		       enum rmp_wr_tag tag)
 {
-	return (uint64_t)(uintptr_t)(srv->pool->base + l->offset);
-}
-
-/* grant_window -- allocate a type-2 MW and bind it on c's QP. */
-static int grant_window(struct rmp_server *srv, struct rmp_conn *c,
-			struct rmp_lease *l)
-{
-	struct rmp_pool_chunk *chunk = rmp_pool_chunk_of(srv->pool, l->offset);
-	struct ibv_send_wr wr = { 0 }, *bad;
-	struct rmp_send_slot *s;
+	struct rmp_holder *h = k->holder;
+	struct ibv_send_wr *bad;
 	int ret;
 
-	if (!l->mw) {
-		l->mw = ibv_alloc_mw(srv->pd, IBV_MW_TYPE_2);
-		if (!l->mw)
-			return errno ? -errno : -ENOMEM;
-	}
-	s = rmp_conn_get_slot(c, SLOT_BIND);
-	if (!s)
+	if (!h->alive)
+		return -ENOTCONN;
+	if (h->key_wrs >= h->key_wrs_max)
 		return -EAGAIN;
-	s->lease = l;
+	wr->wr_id = rmp_wr_id(k, tag);
+	wr->send_flags = IBV_SEND_SIGNALED;
+	ret = ibv_post_send(h->qp, wr, &bad);
+	if (ret)
+		return -ret;
+	h->key_wrs++;
+	k->wrs++;
+	return 0;
+}
+
+/* grant_window -- allocate a type-2 window and bind it on h's QP. */
+static int grant_window(const struct rmp_keys *ks, struct rmp_key *k)
+{
+	struct rmp_lease *l = k->lease;
+	struct ibv_send_wr wr = { 0 };
+	int ret;
+
+	k->mw = ibv_alloc_mw(k->holder->pd, IBV_MW_TYPE_2);
+	if (!k->mw)
+		return errno ? -errno : -ENOMEM;
 	/* A fresh key tag on every bind: an old rkey never comes back. */
-	l->rkey = ibv_inc_rkey(l->mw->rkey);
-	wr.wr_id = (uintptr_t)s;
+	k->rkey = ibv_inc_rkey(k->mw->rkey);
 	wr.opcode = IBV_WR_BIND_MW;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.bind_mw.mw = l->mw;
-	wr.bind_mw.rkey = l->rkey;
-	wr.bind_mw.bind_info.mr = chunk->mr;
-	wr.bind_mw.bind_info.addr = rmp_keys_remote_addr(srv, l);
+	wr.bind_mw.mw = k->mw;
+	wr.bind_mw.rkey = k->rkey;
+	wr.bind_mw.bind_info.mr = rmp_pool_chunk_of(ks->pool, l->offset)->mr;
+	wr.bind_mw.bind_info.addr = rmp_keys_remote_addr(ks, l->offset);
 	wr.bind_mw.bind_info.length = l->length;
 	wr.bind_mw.bind_info.mw_access_flags = to_ibv_access(l->access);
-	ret = ibv_post_send(c->id->qp, &wr, &bad);
+	ret = post_key_wr(k, &wr, RMP_WR_BIND);
 	if (ret) {
-		rmp_conn_put_slot(s);
-		return -ret;
+		/* Never bound: nothing can reach it. */
+		if (ibv_dealloc_mw(k->mw))
+			log_err("%s: ibv_dealloc_mw of an unbound window: %s",
+				k->holder->label, strerror(errno));
+		k->mw = NULL;
 	}
-	return 0;
+	return ret;
 }
 
 /*
- * grant_region -- register the lease's bytes as an MR of their own, in
- * the connection's own PD: the rkey works from that QP only.
+ * grant_region -- register the lease's bytes as an MR of their own in the
+ * holder's PD: the rkey works from QPs of that PD only.
  */
-static int grant_region(struct rmp_server *srv, struct rmp_conn *c,
-			struct rmp_lease *l)
+static int grant_region(const struct rmp_keys *ks, struct rmp_key *k)
 {
-	l->mr = ibv_reg_mr(c->pd, srv->pool->base + l->offset, l->length,
-			   LEASE_MR_ACCESS_BASE | to_ibv_access(l->access));
-	if (!l->mr)
+	struct rmp_lease *l = k->lease;
+
+	k->mr = ibv_reg_mr(k->holder->pd, ks->pool->base + l->offset,
+			   l->length, IBV_ACCESS_LOCAL_WRITE |
+			   to_ibv_access(l->access));
+	if (!k->mr)
 		return errno ? -errno : -ENOMEM;
-	l->rkey = l->mr->rkey;
+	k->rkey = k->mr->rkey;
 	return 0;
 }
 
-int rmp_keys_grant(struct rmp_server *srv, struct rmp_conn *c,
-		   struct rmp_lease *l)
+int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
+		  struct rmp_lease *l, struct rmp_key **out)
 {
-	switch (srv->keys_mode) {
+	struct rmp_key *k;
+	int ret = 0;
+
+	if (!h->alive)
+		return -ENOTCONN;
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	k->lease = l;
+	k->holder = h;
+	k->state = RMP_KEY_LIVE;
+	switch (ks->mode) {
 	case RMP_KEYS_WINDOW:
-		return grant_window(srv, c, l);
+		ret = grant_window(ks, k);
+		break;
 	case RMP_KEYS_REGION:
-		return grant_region(srv, c, l);
+		ret = grant_region(ks, k);
+		break;
 	case RMP_KEYS_POOL:
-		l->rkey = rmp_pool_chunk_of(srv->pool, l->offset)->mr->rkey;
-		return 0;
+		k->rkey = rmp_pool_chunk_of(ks->pool, l->offset)->mr->rkey;
+		break;
+	default:
+		ret = -EINVAL;
+		break;
 	}
-	return -EINVAL;
+	if (ret) {
+		free(k);
+		return ret;
+	}
+	*out = k;
+	return 0;
 }
 
-void rmp_keys_drop(struct rmp_server *srv, struct rmp_lease *l)
+/* settle -- record the outcome of a verbs call that should prove k dead. */
+static unsigned settle(struct rmp_key *k, int failed, const char *why)
+{
+	k->state = failed ? RMP_KEY_UNPROVEN : RMP_KEY_DEAD;
+	k->why = failed ? why : NULL;
+	return RMP_KEY_SETTLED;
+}
+
+/* release -- deallocate the window / deregister the region now. */
+static unsigned release(struct rmp_key *k)
 {
 	/* Deallocating a window or deregistering a region invalidates its
-	 * rkey before the call returns. */
-	if (l->mw) {
-		if (ibv_dealloc_mw(l->mw))
-			log_err("lease %016llx: ibv_dealloc_mw: %s",
-				(unsigned long long)l->id, strerror(errno));
-		l->mw = NULL;
+	 * rkey before the call returns; a failure proves nothing. */
+	if (k->mw) {
+		if (ibv_dealloc_mw(k->mw)) {
+			log_err("%s: ibv_dealloc_mw: %s", k->holder->label,
+				strerror(errno));
+			return settle(k, 1, "ibv_dealloc_mw failed");
+		}
+		k->mw = NULL;
 	}
-	if (l->mr) {
-		if (ibv_dereg_mr(l->mr))
-			log_err("lease %016llx: ibv_dereg_mr: %s",
-				(unsigned long long)l->id, strerror(errno));
-		l->mr = NULL;
+	if (k->mr) {
+		if (ibv_dereg_mr(k->mr)) {
+			log_err("%s: ibv_dereg_mr: %s", k->holder->label,
+				strerror(errno));
+			return settle(k, 1, "ibv_dereg_mr failed");
+		}
+		k->mr = NULL;
 	}
-	(void)srv;
+	return settle(k, 0, NULL);
 }
 
-int rmp_keys_revoke(struct rmp_server *srv, struct rmp_conn *c,
-		    struct rmp_lease *l)
+unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k)
 {
-	struct ibv_send_wr wr = { 0 }, *bad;
-	struct rmp_send_slot *s;
+	struct ibv_send_wr wr = { 0 };
 
-	/* A window bound on a live QP is invalidated through that QP, in
-	 * order after everything already posted there. */
-	if (srv->keys_mode == RMP_KEYS_WINDOW && l->mw && c &&
-	    c->state == CONN_ESTABLISHED) {
-		s = rmp_conn_get_slot(c, SLOT_INV);
-		if (s) {
-			s->lease = l;
-			wr.wr_id = (uintptr_t)s;
-			wr.opcode = IBV_WR_LOCAL_INV;
-			wr.send_flags = IBV_SEND_SIGNALED;
-			wr.invalidate_rkey = l->rkey;
-			if (!ibv_post_send(c->id->qp, &wr, &bad))
-				return 1;
-			rmp_conn_put_slot(s);
+	if (k->state != RMP_KEY_LIVE)
+		return k->state == RMP_KEY_INVALIDATING ? 0 : RMP_KEY_SETTLED;
+	if (ks->mode == RMP_KEYS_POOL)
+		return settle(k, 0, NULL); /* the pool key cannot be revoked */
+	if (ks->mode == RMP_KEYS_REGION)
+		return release(k);
+	/* A window on a live QP is invalidated through that QP, in order
+	 * after everything posted there before. */
+	if (k->holder->alive) {
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.invalidate_rkey = k->rkey;
+		if (post_key_wr(k, &wr, RMP_WR_INV) == 0) {
+			k->state = RMP_KEY_INVALIDATING;
+			return 0;
 		}
 	}
-	rmp_keys_drop(srv, l);
+	/* A dead QP runs nothing, so its window is unusable already; it is
+	 * deallocated once no request naming it is due. Otherwise (the send
+	 * queue is full) the caller's revoke timeout kills the holder. */
+	k->revoke_wanted = true;
+	if (!k->holder->alive && k->wrs == 0)
+		return release(k);
 	return 0;
+}
+
+unsigned rmp_key_on_wc(const struct rmp_keys *ks, struct rmp_key *k,
+		       enum rmp_wr_tag tag, const struct ibv_wc *wc)
+{
+	struct rmp_holder *h = k->holder;
+	unsigned out = 0;
+
+	(void)ks;
+	k->wrs--;
+	h->key_wrs--;
+	if (wc->status != IBV_WC_SUCCESS) {
+		/* Any failed request moves the QP to the error state. */
+		if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+			log_warn("%s: %s failed: %s", h->label,
+				 tag == RMP_WR_BIND ? "window bind" :
+				 "window invalidate",
+				 ibv_wc_status_str(wc->status));
+			out |= RMP_KEY_HOLDER_BROKEN;
+		}
+		h->alive = false;
+	}
+	if (tag == RMP_WR_INV) {
+		if (wc->status == IBV_WC_SUCCESS ||
+		    wc->status == IBV_WC_WR_FLUSH_ERR)
+			/* Invalidated, or its QP is dead: dealloc proves it. */
+			return out | release(k);
+		return out | settle(k, 1, "LOCAL_INV failed");
+	}
+	/* A bind completed; a revoke may have waited for it. */
+	if (k->revoke_wanted && k->state == RMP_KEY_LIVE && k->wrs == 0 &&
+	    !h->alive)
+		out |= release(k);
+	return out;
+}
+
+bool rmp_key_idle(const struct rmp_key *k)
+{
+	return k->wrs == 0;
+}
+
+void rmp_key_free(struct rmp_key *k)
+{
+	free(k);
+}
+
+void rmp_holder_kill(struct rmp_holder *h)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	if (h->qp && ibv_modify_qp(h->qp, &attr, IBV_QP_STATE))
+		log_err("%s: moving the queue pair to the error state: %s",
+			h->label, strerror(errno));
+	h->alive = false;
 }

@@ -3,15 +3,35 @@
 #ifndef RMP_LEASE_H
 #define RMP_LEASE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-struct rmp_conn;
-struct ibv_mw;
-struct ibv_mr;
+#include <sys/queue.h>
+
+struct rmp_holder;
+struct rmp_key;
+
+/*
+ * The life of a lease, moved by lifecycle.c only:
+ *
+ *   GRANTED --end--> REVOKING --key proven dead--> ZEROING --> (freed)
+ *                        \--proof failed---------> QUARANTINED
+ *
+ * GRANTED: in the table, reachable through its key (if it has a holder).
+ * REVOKING: out of the table; its key is being invalidated.
+ * ZEROING: no key reaches the extent; it is being zeroed, then reused.
+ * QUARANTINED: a key could not be proven dead: the extent is never reused.
+ */
+enum rmp_lease_state {
+	RMP_LEASE_GRANTED,
+	RMP_LEASE_REVOKING,
+	RMP_LEASE_ZEROING,
+	RMP_LEASE_QUARANTINED,
+};
 
 /*
  * One lease. The table owns the indexing (hash by id, min-heap by
- * deadline); the daemon owns the rest of the fields.
+ * deadline); the lifecycle owns the rest of the fields.
  */
 struct rmp_lease {
 	uint64_t id;
@@ -23,20 +43,22 @@ struct rmp_lease {
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC milliseconds */
 	uint64_t ttl_ms;      /* as last granted (auto-renew extends by it) */
 	char owner[32];       /* client name that allocated it (for admin) */
+	enum rmp_lease_state state;
 
-	/* The connection it is granted to, or NULL while detached. */
-	struct rmp_conn *conn;
-	/* Key of the current grant (window / region mode). */
-	uint32_t rkey;
-	struct ibv_mw *mw;
-	struct ibv_mr *mr;
-	/* Links of the owning connection's lease list (daemon use). */
-	struct rmp_lease *conn_next, *conn_prev;
+	/* The holder its key is granted to, or NULL while detached. */
+	struct rmp_holder *holder;
+	struct rmp_key *key;      /* the current key, or NULL */
+	unsigned keys_unsettled;  /* keys not yet proven dead (or unproven) */
+	bool tainted;             /* a key of it could not be proven dead */
+	TAILQ_ENTRY(rmp_lease) holder_link; /* in its holder's lease list */
+	TAILQ_ENTRY(rmp_lease) state_link;  /* revoking / quarantined lists */
 
 	/* table internals */
 	struct rmp_lease *hash_next;
 	uint32_t heap_idx;
 };
+
+TAILQ_HEAD(rmp_lease_list, rmp_lease);
 
 struct rmp_lease_table;
 

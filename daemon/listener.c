@@ -5,14 +5,16 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <event2/event.h>
 
+#include "conn.h"
+#include "guard.h"
+#include "listener.h"
 #include "log.h"
-#include "server.h"
 #include "util.h"
 
-/* peer_text -- "ADDR:PORT" of the remote end of id. */
-static void peer_text(struct rdma_cm_id *id, char *buf, size_t len)
+/* peer_text -- "ADDR:PORT" and "ADDR" of the remote end of id. */
+static void peer_text(struct rdma_cm_id *id, char *peer, size_t plen,
+		      char *ip, size_t iplen)
 {
 	struct sockaddr *sa = rdma_get_peer_addr(id);
 	char host[INET6_ADDRSTRLEN] = "?";
@@ -29,7 +31,8 @@ static void peer_text(struct rdma_cm_id *id, char *buf, size_t len)
 		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
 		port = ntohs(in6->sin6_port);
 	}
-	snprintf(buf, len, "%s:%u", host, port);
+	snprintf(peer, plen, "%s:%u", host, port);
+	rmp_strlcpy(ip, host, iplen);
 }
 
 static void reject(struct rdma_cm_id *id, enum rmp_reject_reason reason,
@@ -51,22 +54,23 @@ static void reject(struct rdma_cm_id *id, enum rmp_reject_reason reason,
 }
 
 /* admit -- answer a connect request: accept with a QP, or reject. */
-static void admit(struct rmp_server *srv, struct rdma_cm_id *id,
+static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		  const struct rdma_conn_param *param)
 {
-	const struct ibv_device_attr *da = &srv->dev_attr.orig_attr;
-	struct rdma_conn_param cp = { 0 };
 	struct rmp_conn_req req = { 0 };
 	struct rmp_conn_rep rep = { 0 };
 	uint8_t data[RMP_CONN_REP_LEN];
-	char peer[64];
+	char peer[80], ip[64];
 	struct rmp_conn *c;
-	int ret;
 
-	peer_text(id, peer, sizeof(peer));
-	if (id->verbs != srv->verbs) {
+	peer_text(id, peer, sizeof(peer), ip, sizeof(ip));
+	if (id->verbs != ls->verbs) {
 		/* The pool is registered with one device only. */
 		reject(id, RMP_REJ_INTERNAL, peer, "");
+		return;
+	}
+	if (rmp_guard_refusing(ls->guard, ip, rmp_now_ms())) {
+		reject(id, RMP_REJ_COOLDOWN, peer, "");
 		return;
 	}
 	if (rmp_conn_req_decode(param->private_data, param->private_data_len,
@@ -78,60 +82,27 @@ static void admit(struct rmp_server *srv, struct rdma_cm_id *id,
 		reject(id, RMP_REJ_PROTO, peer, req.name);
 		return;
 	}
-	if (srv->draining) {
+	if (ls->draining) {
 		reject(id, RMP_REJ_DRAINING, peer, req.name);
 		return;
 	}
-	if (srv->nconns >= srv->cfg.server.max_clients) {
+	if (ls->conns->count >= ls->max_clients) {
 		reject(id, RMP_REJ_FULL, peer, req.name);
 		return;
 	}
-	c = rmp_conn_new(srv, id, req.name[0] ? req.name : peer);
-	if (!c) {
-		reject(id, RMP_REJ_INTERNAL, peer, req.name);
-		return;
-	}
-	rmp_strlcpy(c->peer, peer, sizeof(c->peer));
-	ret = rmp_conn_setup_qp(c);
-	if (ret) {
-		log_err("client %s: cannot create its queue pair: %s", peer,
-			strerror(-ret));
-		goto err_reject;
-	}
 	rep.version = RMP_PROTO_MAX < req.proto_max ? RMP_PROTO_MAX :
 		      req.proto_max;
-	rep.keys_mode = (uint8_t)srv->keys_mode;
-	rep.credits = srv->cfg.server.credits;
+	rep.keys_mode = (uint8_t)ls->conns->keys_mode;
+	rep.credits = ls->conns->cfg->server.credits;
 	rep.max_msg = RMP_MSG_MAX;
 	rmp_conn_rep_encode(data, sizeof(data), &rep);
-	cp.private_data = data;
-	cp.private_data_len = sizeof(data);
-	/* The client reads and does atomics against us: grant as many
-	 * outstanding ones as it asks for and the device allows. */
-	cp.responder_resources = (uint8_t)RMP_MIN(param->initiator_depth,
-						  da->max_qp_rd_atom);
-	cp.initiator_depth = 0;
-	cp.rnr_retry_count = 7;
-	if (rdma_accept(id, &cp)) {
-		log_err("client %s: rdma_accept: %s", peer, strerror(errno));
-		goto err_reject;
-	}
-	log_debug("client #%" PRIu64 " (%s, %s): accepted", c->serial,
-		  c->name, peer);
-	return;
-
-err_reject:
-	/* Undo the half-built connection, then refuse. */
-	c->state = CONN_CLOSING;
-	if (id->qp)
-		rdma_destroy_qp(id);
-	c->outstanding = 0; /* a destroyed QP completes nothing more */
-	c->id = NULL; /* reject() destroys the id */
-	rmp_conn_maybe_free(c);
-	reject(id, RMP_REJ_INTERNAL, peer, req.name);
+	if (rmp_conn_accept(ls->conns, id, req.name[0] ? req.name : peer,
+			    peer, ip, param->initiator_depth, data,
+			    sizeof(data), &c))
+		reject(id, RMP_REJ_INTERNAL, peer, req.name);
 }
 
-static void on_event(struct rmp_server *srv, struct rdma_cm_event *ev)
+static void on_event(struct rmp_listener *ls, struct rdma_cm_event *ev)
 {
 	enum rdma_cm_event_type type = ev->event;
 	struct rdma_cm_id *id = ev->id;
@@ -147,16 +118,18 @@ static void on_event(struct rmp_server *srv, struct rdma_cm_event *ev)
 	rdma_ack_cm_event(ev);
 
 	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
-		admit(srv, id, &param);
+		admit(ls, id, &param);
 		return;
 	}
-	if (id == srv->listen_id) {
+	if (id == ls->id) {
 		log_err("listener: %s", rdma_event_str(type));
 		if (type == RDMA_CM_EVENT_DEVICE_REMOVAL)
-			event_base_loopbreak(srv->base);
+			ls->device_lost = true;
 		return;
 	}
 	c = id->context;
+	if (!c)
+		return;
 	switch (type) {
 	case RDMA_CM_EVENT_ESTABLISHED:
 		rmp_conn_established(c);
@@ -171,7 +144,7 @@ static void on_event(struct rmp_server *srv, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		rmp_conn_close(c, "device removed");
-		event_base_loopbreak(srv->base);
+		ls->device_lost = true;
 		break;
 	default:
 		log_debug("client #%" PRIu64 ": %s", c->serial,
@@ -180,16 +153,64 @@ static void on_event(struct rmp_server *srv, struct rdma_cm_event *ev)
 	}
 }
 
-void rmp_listener_on_cm_event(int fd, short what, void *arg)
+void rmp_listener_dispatch(struct rmp_listener *ls)
 {
-	struct rmp_server *srv = arg;
 	struct rdma_cm_event *ev;
 
-	(void)fd;
-	(void)what;
 	/* The channel fd is non-blocking: drain every ready event. */
-	while (rdma_get_cm_event(srv->cm_channel, &ev) == 0)
-		on_event(srv, ev);
+	while (rdma_get_cm_event(ls->channel, &ev) == 0)
+		on_event(ls, ev);
 	if (errno != EAGAIN && errno != EWOULDBLOCK)
 		log_err("rdma_get_cm_event: %s", strerror(errno));
+}
+
+int rmp_listener_bind(struct rmp_listener *ls, const char *addr,
+		      unsigned port)
+{
+	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
+				       .ai_port_space = RDMA_PS_TCP };
+	struct rdma_addrinfo *ai;
+	char ports[8];
+	int ret;
+
+	ls->channel = rdma_create_event_channel();
+	if (!ls->channel) {
+		log_err("rdma_create_event_channel: %s (is rdma_ucm loaded?)",
+			strerror(errno));
+		return -errno;
+	}
+	ret = rmp_set_nonblock(ls->channel->fd);
+	if (ret)
+		return ret;
+	if (rdma_create_id(ls->channel, &ls->id, ls, RDMA_PS_TCP))
+		return -errno;
+	snprintf(ports, sizeof(ports), "%u", port);
+	if (rdma_getaddrinfo(addr, ports, &hints, &ai)) {
+		log_err("listen address %s: cannot resolve", addr);
+		return -EINVAL;
+	}
+	ret = rdma_bind_addr(ls->id, ai->ai_src_addr) ? -errno : 0;
+	rdma_freeaddrinfo(ai);
+	if (ret)
+		log_err("bind %s:%s: %s", addr, ports, strerror(-ret));
+	return ret;
+}
+
+int rmp_listener_listen(struct rmp_listener *ls)
+{
+	if (rdma_listen(ls->id, (int)ls->max_clients)) {
+		log_err("rdma_listen: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+void rmp_listener_close(struct rmp_listener *ls)
+{
+	if (ls->id)
+		rdma_destroy_id(ls->id);
+	if (ls->channel)
+		rdma_destroy_event_channel(ls->channel);
+	ls->id = NULL;
+	ls->channel = NULL;
 }

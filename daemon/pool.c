@@ -19,9 +19,6 @@
 #define MAP_HUGE_SHIFT 26
 #endif
 
-#define POOL_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | \
-		     IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC | \
-		     IBV_ACCESS_MW_BIND)
 
 /* log2_u64 -- log2 of a power of two. */
 static int log2_u64(uint64_t v)
@@ -151,7 +148,7 @@ err_free:
 }
 
 int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
-		      uint64_t max_mr_size)
+		      uint64_t max_mr_size, unsigned access)
 {
 	uint64_t span = pool->size;
 	uint32_t i;
@@ -175,7 +172,7 @@ int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
 		c->offset = (uint64_t)i * span;
 		c->size = RMP_MIN(span, pool->size - c->offset);
 		c->mr = ibv_reg_mr(pd, pool->base + c->offset, c->size,
-				   POOL_ACCESS);
+				   (int)access);
 		if (!c->mr)
 			return errno ? -errno : -EIO;
 		c->alloc = rmp_alloc_new(c->size);
@@ -226,14 +223,14 @@ struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off)
 	return i < pool->nchunks ? &pool->chunks[i] : NULL;
 }
 
-int rmp_pool_put(struct rmp_pool *pool, uint64_t offset, uint64_t length)
+int rmp_pool_release(struct rmp_pool *pool, uint64_t offset,
+		     uint64_t length)
 {
 	struct rmp_pool_chunk *c = rmp_pool_chunk_of(pool, offset);
 
+	(void)length;
 	if (!c)
 		return -ENOENT;
-	/* No client ever sees another lease's old bytes. */
-	memset(pool->base + offset, 0, length);
 	return rmp_alloc_put(c->alloc, offset - c->offset);
 }
 

@@ -53,13 +53,16 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 		 char *err, size_t errlen);
 
 /*
- * rmp_pool_register -- register the pool with pd once (REMOTE_READ |
- * REMOTE_WRITE | REMOTE_ATOMIC | LOCAL_WRITE | MW_BIND), as several MRs
- * when the pool is larger than max_mr_size, and create the allocators.
- * 0 or -errno.
+ * rmp_pool_register -- register the pool with pd once, with the given
+ * IBV_ACCESS_* flags, as several MRs when the pool is larger than
+ * max_mr_size, and create the allocators. 0 or -errno.
+ *
+ * The caller picks the rights: an MR with remote rights in a PD that
+ * client QPs use is a key to every lease (its rkey is 8 random bits on a
+ * small index), so only `pool` key mode grants them.
  */
 int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
-		      uint64_t max_mr_size);
+		      uint64_t max_mr_size, unsigned access);
 
 /* rmp_pool_free -- deregister, unmap, free. Accepts NULL and half-built. */
 void rmp_pool_free(struct rmp_pool *pool);
@@ -71,8 +74,13 @@ void rmp_pool_free(struct rmp_pool *pool);
  */
 int rmp_pool_get(struct rmp_pool *pool, uint64_t length, uint64_t align,
 		 uint64_t *offset, uint64_t *rounded);
-/* rmp_pool_put -- zero the extent, then return it. 0 or -ENOENT. */
-int rmp_pool_put(struct rmp_pool *pool, uint64_t offset, uint64_t length);
+/*
+ * rmp_pool_release -- return an extent to its allocator. The caller has
+ * zeroed it (free extents are always zero: a fresh mapping is). 0 or
+ * -ENOENT.
+ */
+int rmp_pool_release(struct rmp_pool *pool, uint64_t offset,
+		     uint64_t length);
 /* The chunk that holds pool offset off. */
 struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off);
 

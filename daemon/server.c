@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* server.c -- set up device, pool, SRQ, CQ and listener; run the event loop. */
+/* server.c -- rmpoold as a whole: set-up, the event loop, drain, stop. */
 #include <errno.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -11,55 +10,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 #include <event2/event.h>
 
+#include "guard.h"
+#include "lifecycle.h"
 #include "log.h"
-#include "topology.h"
+#include "pool.h"
 #include "server.h"
+#include "topology.h"
 #include "util.h"
 
 /* Receive buffers shared by all clients: one per credit per client,
  * bounded by what the device allows. */
 #define SRQ_MAX 4096u
 #define CQ_BATCH 32
-/* How long shutdown waits for flushed sends before tearing down. */
-#define STOP_DRAIN_MS 2000
-
-
-static int post_recv(struct rmp_server *srv, uint32_t i)
-{
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)(srv->recv_buf + (size_t)i * RMP_MSG_MAX),
-		.length = RMP_MSG_MAX,
-		.lkey = srv->recv_mr->lkey,
-	};
-	struct ibv_recv_wr wr = { .wr_id = ((uint64_t)i << 2) | WRID_SRQ, .sg_list = &sge,
-				  .num_sge = 1 };
-	struct ibv_recv_wr *bad;
-
-	return -ibv_post_srq_recv(srv->srq, &wr, &bad);
-}
-
-static void on_recv(struct rmp_server *srv, const struct ibv_wc *wc)
-{
-	uint32_t i = (uint32_t)(wc->wr_id >> 2);
-	struct rmp_conn *c = rmp_conn_by_qp_num(srv, wc->qp_num);
-	int ret;
-
-	/* A message can overtake the ESTABLISHED event: it proves the
-	 * connection is up (rdma_accept moved the QP to RTS already). */
-	if (wc->status == IBV_WC_SUCCESS && c && c->state == CONN_ACCEPTING)
-		rmp_conn_established(c);
-	if (wc->status == IBV_WC_SUCCESS && c && c->state == CONN_ESTABLISHED)
-		rmp_service_on_recv(c, srv->recv_buf + (size_t)i * RMP_MSG_MAX,
-				    wc->byte_len);
-	else if (wc->status != IBV_WC_SUCCESS &&
-		 wc->status != IBV_WC_WR_FLUSH_ERR)
-		log_warn("receive failed: %s", ibv_wc_status_str(wc->status));
-	ret = post_recv(srv, i);
-	if (ret)
-		log_err("re-posting receive buffer %u: %s", i, strerror(-ret));
-}
+/* How long a stop waits for flushed work requests before tearing down. */
+#define STOP_FLUSH_MS 2000
+/* How often a drain looks whether every client has gone. */
+#define DRAIN_POLL_MS 100
+/* Peer addresses whose access errors are remembered. */
+#define GUARD_SLOTS 1024
 
 /* poll_cq -- handle every completion that is ready; returns how many. */
 static int poll_cq(struct rmp_server *srv)
@@ -67,23 +38,9 @@ static int poll_cq(struct rmp_server *srv)
 	struct ibv_wc wc[CQ_BATCH];
 	int n, total = 0;
 
-	while ((n = ibv_poll_cq(srv->cq, CQ_BATCH, wc)) > 0) {
-		for (int i = 0; i < n; i++) {
-			uint64_t w = wc[i].wr_id;
-			void *p = (void *)(uintptr_t)(w & ~(uint64_t)WRID_TAG_MASK);
-
-			switch (w & WRID_TAG_MASK) {
-			case WRID_SRQ:
-				on_recv(srv, &wc[i]);
-				break;
-			case WRID_CONN_RECV:
-				rmp_conn_on_recv(p, &wc[i]);
-				break;
-			default:
-				rmp_conn_on_send_done(p, &wc[i]);
-				break;
-			}
-		}
+	while ((n = ibv_poll_cq(srv->dev.cq, CQ_BATCH, wc)) > 0) {
+		for (int i = 0; i < n; i++)
+			rmp_conns_on_wc(&srv->conns, &wc[i]);
 		total += n;
 	}
 	if (n < 0)
@@ -99,7 +56,7 @@ static void on_cq_event(int fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (ibv_get_cq_event(srv->comp_channel, &cq, &ctx))
+	if (ibv_get_cq_event(srv->dev.channel, &cq, &ctx))
 		return; /* spurious wake-up of the non-blocking channel */
 	ibv_ack_cq_events(cq, 1);
 	/* Re-arm before draining so no completion slips between the two. */
@@ -108,61 +65,108 @@ static void on_cq_event(int fd, short what, void *arg)
 	poll_cq(srv);
 }
 
-void rmp_server_schedule_expiry(struct rmp_server *srv)
-{
-	struct rmp_lease *first = rmp_lease_table_first(srv->leases);
-	uint64_t tick = srv->cfg.lease.expiry_tick_ms, now, wait;
-	struct timeval tv;
-
-	if (!first) {
-		event_del(srv->expiry_ev);
-		return;
-	}
-	now = rmp_now_ms();
-	wait = first->deadline_ms > now ? first->deadline_ms - now : 0;
-	/* Round up to the tick: leases expiring close together go in one
-	 * wake-up, and a lease is never revoked before its deadline. */
-	wait = (wait + tick - 1) / tick * tick;
-	tv.tv_sec = (time_t)(wait / 1000);
-	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
-	event_add(srv->expiry_ev, &tv);
-}
-
-static void on_expiry(int fd, short what, void *arg)
+static void on_cm_event(int fd, short what, void *arg)
 {
 	struct rmp_server *srv = arg;
-	uint64_t now = rmp_now_ms(), n = 0;
-	struct rmp_lease *l;
 
 	(void)fd;
 	(void)what;
-	while ((l = rmp_lease_table_first(srv->leases)) &&
-	       l->deadline_ms <= now) {
-		/* Auto-renew: alive as long as its connection is. */
-		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->conn &&
-		    l->conn->state == CONN_ESTABLISHED) {
-			rmp_lease_table_set_deadline(srv->leases, l,
-						     now + l->ttl_ms);
-			continue;
-		}
-		srv->expired[srv->expired_next].id = l->id;
-		srv->expired[srv->expired_next].secret = l->secret;
-		srv->expired_next = (srv->expired_next + 1) % RMP_EXPIRED_RING;
-		rmp_service_end_lease(srv, l, "expired");
-		n++;
+	rmp_listener_dispatch(&srv->listener);
+	if (srv->listener.device_lost) {
+		log_err("the RDMA device went away: stopping");
+		event_base_loopbreak(srv->base);
 	}
-	if (n)
-		log_info("%" PRIu64 " lease(s) expired and revoked", n);
-	rmp_server_schedule_expiry(srv);
 }
 
+/* on_async_event -- what the device reports beside completions. */
+static void on_async_event(int fd, short what, void *arg)
+{
+	struct rmp_server *srv = arg;
+	struct ibv_async_event ev;
+
+	(void)fd;
+	(void)what;
+	while (ibv_get_async_event(srv->dev.verbs, &ev) == 0) {
+		switch (ev.event_type) {
+		case IBV_EVENT_QP_FATAL:
+		case IBV_EVENT_QP_REQ_ERR:
+		case IBV_EVENT_QP_ACCESS_ERR:
+		case IBV_EVENT_COMM_EST:
+		case IBV_EVENT_SQ_DRAINED:
+		case IBV_EVENT_PATH_MIG:
+		case IBV_EVENT_PATH_MIG_ERR:
+		case IBV_EVENT_QP_LAST_WQE_REACHED:
+			rmp_conns_on_qp_event(&srv->conns, &ev);
+			break;
+		case IBV_EVENT_DEVICE_FATAL:
+			log_err("device: %s: stopping",
+				ibv_event_type_str(ev.event_type));
+			event_base_loopbreak(srv->base);
+			break;
+		case IBV_EVENT_PORT_ERR:
+		case IBV_EVENT_PORT_ACTIVE:
+			log_notice("device port %d: %s", ev.element.port_num,
+				   ibv_event_type_str(ev.event_type));
+			break;
+		default:
+			log_info("device: %s",
+				 ibv_event_type_str(ev.event_type));
+			break;
+		}
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static void arm_drain_poll(struct rmp_server *srv)
+{
+	struct timeval tv = { 0, DRAIN_POLL_MS * 1000 };
+
+	event_add(srv->drain_ev, &tv);
+}
+
+/* on_drain_poll -- stop once every client is gone or the time is up. */
+static void on_drain_poll(int fd, short what, void *arg)
+{
+	struct rmp_server *srv = arg;
+
+	(void)fd;
+	(void)what;
+	if (srv->conns.count == 0) {
+		log_notice("drained: no client left");
+		event_base_loopbreak(srv->base);
+	} else if (rmp_now_ms() >= srv->drain_deadline_ms) {
+		log_notice("drain timeout: %u client(s) still connected",
+			   srv->conns.count);
+		event_base_loopbreak(srv->base);
+	} else {
+		arm_drain_poll(srv);
+	}
+}
+
+/*
+ * on_stop_signal -- the first SIGTERM/SIGINT drains: no new connections
+ * or leases, existing ones keep working until their clients go or
+ * drain_timeout passes. A second one stops at once.
+ */
 static void on_stop_signal(int sig, short what, void *arg)
 {
 	struct rmp_server *srv = arg;
 
 	(void)what;
-	log_notice("%s: stopping", strsignal(sig));
-	event_base_loopbreak(srv->base);
+	if (srv->draining) {
+		log_notice("%s again: stopping now", strsignal(sig));
+		event_base_loopbreak(srv->base);
+		return;
+	}
+	srv->draining = true;
+	srv->listener.draining = true;
+	rmp_lifecycle_set_draining(srv->lc, true);
+	srv->drain_deadline_ms = rmp_now_ms() + srv->cfg.server.drain_timeout_ms;
+	log_notice("%s: draining: no new connections or leases; stopping when "
+		   "the %u client(s) are gone, in %" PRIu64 " ms at most",
+		   strsignal(sig), srv->conns.count,
+		   srv->cfg.server.drain_timeout_ms);
+	on_drain_poll(-1, 0, srv);
 }
 
 static void on_sighup(int sig, short what, void *arg)
@@ -174,55 +178,18 @@ static void on_sighup(int sig, short what, void *arg)
 		   "restart the service to apply changes");
 }
 
-/* bind_listener -- create the cm channel and listen on the config addr. */
-static int bind_listener(struct rmp_server *srv)
-{
-	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
-				       .ai_port_space = RDMA_PS_TCP };
-	struct rdma_addrinfo *ai;
-	char port[8];
-	int ret;
-
-	srv->cm_channel = rdma_create_event_channel();
-	if (!srv->cm_channel) {
-		log_err("rdma_create_event_channel: %s (is rdma_ucm loaded?)",
-			strerror(errno));
-		return -errno;
-	}
-	ret = rmp_set_nonblock(srv->cm_channel->fd);
-	if (ret)
-		return ret;
-	if (rdma_create_id(srv->cm_channel, &srv->listen_id, srv,
-			   RDMA_PS_TCP))
-		return -errno;
-	snprintf(port, sizeof(port), "%u", srv->cfg.server.port);
-	if (rdma_getaddrinfo(srv->cfg.server.listen, port, &hints, &ai)) {
-		log_err("listen address %s: cannot resolve",
-			srv->cfg.server.listen);
-		return -EINVAL;
-	}
-	ret = rdma_bind_addr(srv->listen_id, ai->ai_src_addr) ? -errno : 0;
-	rdma_freeaddrinfo(ai);
-	if (ret) {
-		log_err("bind %s:%s: %s", srv->cfg.server.listen, port,
-			strerror(-ret));
-		return ret;
-	}
-	return 0;
-}
-
 /*
  * open_device -- the verbs context: the listen address's device, or the
  * configured/first device when listening on a wildcard address. Either
  * way it is librdmacm's own context for that device, the one incoming
  * connection ids carry, so PD, CQ and SRQ can serve them.
  */
-static int open_device(struct rmp_server *srv)
+static int open_device(struct rmp_server *srv, struct ibv_context **out)
 {
 	int n;
 
-	if (srv->listen_id->verbs) {
-		srv->verbs = srv->listen_id->verbs;
+	if (srv->listener.id->verbs) {
+		*out = srv->listener.id->verbs;
 		return 0;
 	}
 	srv->devices = rdma_get_devices(&n);
@@ -233,7 +200,7 @@ static int open_device(struct rmp_server *srv)
 
 		if (!srv->cfg.server.device[0] ||
 		    !strcmp(name, srv->cfg.server.device)) {
-			srv->verbs = srv->devices[i];
+			*out = srv->devices[i];
 			return 0;
 		}
 	}
@@ -270,7 +237,7 @@ static int netdev_of_addr(const char *addr, char *name, size_t len)
 	return ret;
 }
 
-/* choose_node -- the NUMA node for the pool, as DESIGN.md prescribes. */
+/* choose_node -- the NUMA node for the pool, as the design prescribes. */
 static int choose_node(struct rmp_server *srv)
 {
 	char how[512], netdev[IF_NAMESIZE] = "";
@@ -282,13 +249,61 @@ static int choose_node(struct rmp_server *srv)
 		return srv->cfg.pool.numa_node;
 	}
 	netdev_of_addr(srv->cfg.server.listen, netdev, sizeof(netdev));
-	node = rmp_numa_pick_node("", ibv_get_device_name(srv->verbs->device),
+	node = rmp_numa_pick_node("", ibv_get_device_name(srv->dev.verbs->device),
 				  netdev, how, sizeof(how));
 	log_info("pool on NUMA node %d: %s", node, how);
 	return node;
 }
 
-static int setup_pool(struct rmp_server *srv, int node)
+/*
+ * resolve_keys -- the key mode, and the rights the pool's own MRs get:
+ * remote rights only in pool mode, where the pool key is what clients
+ * use. In window mode the windows carry the rights, in region mode the
+ * per-lease MRs (in each connection's own PD).
+ */
+static int resolve_keys(struct rmp_server *srv, unsigned *access)
+{
+	bool mw2 = rmp_device_has_mw2(&srv->dev);
+
+	switch (srv->cfg.lease.lease_keys) {
+	case RMP_LEASE_KEYS_WINDOW:
+		if (!mw2) {
+			log_err("lease_keys = window: device %s has no type-2 "
+				"memory windows; use region",
+				ibv_get_device_name(srv->dev.verbs->device));
+			return -EOPNOTSUPP;
+		}
+		srv->keys_mode = RMP_KEYS_WINDOW;
+		break;
+	case RMP_LEASE_KEYS_REGION:
+		srv->keys_mode = RMP_KEYS_REGION;
+		break;
+	case RMP_LEASE_KEYS_POOL:
+		srv->keys_mode = RMP_KEYS_POOL;
+		break;
+	default:
+		srv->keys_mode = mw2 ? RMP_KEYS_WINDOW : RMP_KEYS_REGION;
+		break;
+	}
+	switch (srv->keys_mode) {
+	case RMP_KEYS_WINDOW:
+		*access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+		break;
+	case RMP_KEYS_REGION:
+		*access = IBV_ACCESS_LOCAL_WRITE;
+		break;
+	default:
+		*access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+		log_warn("lease_keys = pool: no isolation, every client can "
+			 "reach every lease (only the client library checks "
+			 "bounds, and keys cannot be revoked)");
+		break;
+	}
+	return 0;
+}
+
+static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 {
 	struct rmp_pool_params p = {
 		.size = srv->cfg.pool.size,
@@ -310,149 +325,130 @@ static int setup_pool(struct rmp_server *srv, int node)
 	}
 	if (err[0])
 		log_warn("%s", err);
-	ret = rmp_pool_register(srv->pool, srv->pd,
-				srv->dev_attr.orig_attr.max_mr_size);
+	ret = rmp_pool_register(srv->pool, srv->dev.pd,
+				srv->dev.attr.orig_attr.max_mr_size, access);
 	if (ret) {
 		log_err("registering the %" PRIu64 "-byte pool: %s",
 			srv->pool->size, strerror(-ret));
 		return ret;
 	}
 	log_info("pool: %" PRIu64 " MiB on %s, NUMA node %d, %u memory "
-		 "region(s), ready in %" PRIu64 " ms", srv->pool->size >> 20,
+		 "region(s)%s, ready in %" PRIu64 " ms", srv->pool->size >> 20,
 		 srv->pool->page_size == (1ull << 30) ? "1 GiB hugepages" :
 		 srv->pool->page_size ? "2 MiB hugepages" : "normal pages",
-		 node, srv->pool->nchunks, rmp_now_ms() - start);
+		 node, srv->pool->nchunks,
+		 srv->keys_mode == RMP_KEYS_POOL ? " with remote rights" :
+		 " without remote rights", rmp_now_ms() - start);
 	return 0;
 }
 
-static int setup_queues(struct rmp_server *srv)
+static struct event *add_event(struct rmp_server *srv, int fd, short what,
+			       event_callback_fn fn)
 {
-	const struct ibv_device_attr *da = &srv->dev_attr.orig_attr;
-	struct ibv_srq_init_attr sa = { 0 };
-	uint32_t i, cqe;
-	int ret;
+	struct event *ev = event_new(srv->base, fd, what, fn, srv);
 
-	srv->srq_depth = RMP_MIN(srv->cfg.server.max_clients *
-				 srv->cfg.server.credits, SRQ_MAX);
-	srv->srq_depth = RMP_MIN(srv->srq_depth, (uint32_t)da->max_srq_wr);
-	if (srv->keys_mode == RMP_KEYS_REGION)
-		srv->srq_depth = 0;
-	srv->comp_channel = ibv_create_comp_channel(srv->verbs);
-	if (!srv->comp_channel)
-		return -errno;
-	ret = rmp_set_nonblock(srv->comp_channel->fd);
-	if (ret)
-		return ret;
-	/* Receives (shared, or per client in region mode) plus every
-	 * client's sends (replies and key ops). */
-	cqe = srv->srq_depth + srv->cfg.server.max_clients *
-	      (2 * srv->cfg.server.credits + 64);
-	cqe = RMP_MIN(cqe, (uint32_t)da->max_cqe);
-	srv->cq = ibv_create_cq(srv->verbs, (int)cqe, srv, srv->comp_channel,
-				0);
-	if (!srv->cq)
-		return -errno;
-	if (ibv_req_notify_cq(srv->cq, 0))
-		return -errno;
-	if (srv->keys_mode == RMP_KEYS_REGION)
-		return 0; /* every connection has its own receive queue */
-	sa.attr.max_wr = srv->srq_depth;
-	sa.attr.max_sge = 1;
-	srv->srq = ibv_create_srq(srv->pd, &sa);
-	if (!srv->srq)
-		return -errno;
-	srv->recv_buf = aligned_alloc(64, (size_t)srv->srq_depth *
-				      RMP_MSG_MAX);
-	if (!srv->recv_buf)
-		return -ENOMEM;
-	srv->recv_mr = ibv_reg_mr(srv->pd, srv->recv_buf,
-				  (size_t)srv->srq_depth * RMP_MSG_MAX,
-				  IBV_ACCESS_LOCAL_WRITE);
-	if (!srv->recv_mr)
-		return -errno;
-	for (i = 0; i < srv->srq_depth; i++) {
-		ret = post_recv(srv, i);
-		if (ret)
-			return ret;
+	if (ev && (what & (EV_READ | EV_SIGNAL)) && event_add(ev, NULL)) {
+		event_free(ev);
+		return NULL;
 	}
-	return 0;
+	return ev;
 }
 
 static int setup_events(struct rmp_server *srv)
 {
-	srv->base = event_base_new();
-	if (!srv->base)
-		return -ENOMEM;
-	srv->cm_ev = event_new(srv->base, srv->cm_channel->fd,
-			       EV_READ | EV_PERSIST, rmp_listener_on_cm_event,
-			       srv);
-	srv->cq_ev = event_new(srv->base, srv->comp_channel->fd,
-			       EV_READ | EV_PERSIST, on_cq_event, srv);
-	srv->expiry_ev = evtimer_new(srv->base, on_expiry, srv);
-	srv->sigterm_ev = evsignal_new(srv->base, SIGTERM, on_stop_signal, srv);
-	srv->sigint_ev = evsignal_new(srv->base, SIGINT, on_stop_signal, srv);
-	srv->sighup_ev = evsignal_new(srv->base, SIGHUP, on_sighup, srv);
-	if (!srv->cm_ev || !srv->cq_ev || !srv->expiry_ev ||
+	int ret = rmp_set_nonblock(srv->dev.verbs->async_fd);
+
+	if (ret)
+		return ret;
+	srv->cm_ev = add_event(srv, srv->listener.channel->fd,
+			       EV_READ | EV_PERSIST, on_cm_event);
+	srv->cq_ev = add_event(srv, srv->dev.channel->fd, EV_READ | EV_PERSIST,
+			       on_cq_event);
+	srv->async_ev = add_event(srv, srv->dev.verbs->async_fd,
+				  EV_READ | EV_PERSIST, on_async_event);
+	srv->drain_ev = add_event(srv, -1, 0, on_drain_poll);
+	srv->sigterm_ev = add_event(srv, SIGTERM, EV_SIGNAL | EV_PERSIST,
+				    on_stop_signal);
+	srv->sigint_ev = add_event(srv, SIGINT, EV_SIGNAL | EV_PERSIST,
+				   on_stop_signal);
+	srv->sighup_ev = add_event(srv, SIGHUP, EV_SIGNAL | EV_PERSIST,
+				   on_sighup);
+	if (!srv->cm_ev || !srv->cq_ev || !srv->async_ev || !srv->drain_ev ||
 	    !srv->sigterm_ev || !srv->sigint_ev || !srv->sighup_ev)
 		return -ENOMEM;
-	if (event_add(srv->cm_ev, NULL) || event_add(srv->cq_ev, NULL) ||
-	    event_add(srv->sigterm_ev, NULL) ||
-	    event_add(srv->sigint_ev, NULL) || event_add(srv->sighup_ev, NULL))
-		return -EIO;
 	return 0;
 }
 
 int rmp_server_start(struct rmp_server *srv)
 {
+	const struct rmp_config *cfg = &srv->cfg;
+	struct rmp_lifecycle_params lp;
+	struct ibv_context *verbs = NULL;
+	uint32_t credits = cfg->server.credits, srq_depth;
+	unsigned access;
 	int node, ret;
 
-	ret = bind_listener(srv);
+	srv->listener.max_clients = cfg->server.max_clients;
+	ret = rmp_listener_bind(&srv->listener, cfg->server.listen,
+				cfg->server.port);
 	if (ret)
 		return ret;
-	ret = open_device(srv);
+	ret = open_device(srv, &verbs);
 	if (ret)
 		return ret;
-	if (ibv_query_device_ex(srv->verbs, NULL, &srv->dev_attr)) {
-		log_err("ibv_query_device_ex: %s", strerror(errno));
-		return -errno;
-	}
-	srv->keys_mode = rmp_keys_resolve(srv);
+	srv->listener.verbs = verbs;
+	/* Receives (shared or per client) plus every client's replies and
+	 * key operations. */
+	ret = rmp_device_open(&srv->dev, verbs, SRQ_MAX +
+			      cfg->server.max_clients * (3 * credits + 64));
+	if (ret)
+		return ret;
+	ret = resolve_keys(srv, &access);
+	if (ret)
+		return ret;
 	node = choose_node(srv);
-	/* The event loop runs on the pool's node. */
+	/* The event loop (and the zeroing thread it starts) runs on the
+	 * pool's node. */
 	if (numa_available() >= 0 && numa_run_on_node(node))
 		log_warn("cannot run on NUMA node %d: %s", node,
 			 strerror(errno));
-	srv->pd = ibv_alloc_pd(srv->verbs);
-	if (!srv->pd) {
-		log_err("ibv_alloc_pd: %s", strerror(errno));
-		return -errno;
-	}
-	ret = setup_pool(srv, node);
+	ret = setup_pool(srv, node, access);
 	if (ret)
 		return ret;
-	ret = setup_queues(srv);
-	if (ret) {
-		log_err("creating the receive queue and completion queue: %s",
-			strerror(-ret));
-		return ret;
+	if (srv->keys_mode != RMP_KEYS_REGION) {
+		srq_depth = RMP_MIN(cfg->server.max_clients * credits, SRQ_MAX);
+		ret = rmp_device_add_srq(&srv->dev, srq_depth);
+		if (ret)
+			return ret;
 	}
-	srv->leases = rmp_lease_table_new();
-	if (!srv->leases)
+	srv->base = event_base_new();
+	srv->guard = rmp_guard_new(GUARD_SLOTS);
+	if (!srv->base || !srv->guard)
 		return -ENOMEM;
+	lp.base = srv->base;
+	lp.pool = srv->pool;
+	lp.keys_mode = srv->keys_mode;
+	lp.cfg = cfg;
+	srv->lc = rmp_lifecycle_new(&lp);
+	if (!srv->lc)
+		return -ENOMEM;
+	rmp_conns_init(&srv->conns, &srv->dev, srv->lc, srv->guard, cfg,
+		       srv->pool, srv->keys_mode);
+	srv->listener.conns = &srv->conns;
+	srv->listener.guard = srv->guard;
 	ret = setup_events(srv);
 	if (ret) {
 		log_err("event loop setup: %s", strerror(-ret));
 		return ret;
 	}
-	if (rdma_listen(srv->listen_id, (int)srv->cfg.server.max_clients)) {
-		log_err("rdma_listen: %s", strerror(errno));
-		return -errno;
-	}
+	ret = rmp_listener_listen(&srv->listener);
+	if (ret)
+		return ret;
 	log_info("listening on %s port %u, device %s, lease keys: %s, "
-		 "%u clients x %u credits", srv->cfg.server.listen,
-		 srv->cfg.server.port, ibv_get_device_name(srv->verbs->device),
-		 rmp_keys_mode_name(srv->keys_mode),
-		 srv->cfg.server.max_clients, srv->cfg.server.credits);
+		 "%u clients x %u credits", cfg->server.listen,
+		 cfg->server.port, ibv_get_device_name(verbs->device),
+		 rmp_keys_mode_name(srv->keys_mode), cfg->server.max_clients,
+		 credits);
 	return 0;
 }
 
@@ -461,77 +457,51 @@ int rmp_server_run(struct rmp_server *srv)
 	return event_base_dispatch(srv->base) < 0 ? -EIO : 0;
 }
 
-/* drain_sends -- give flushed sends of closing connections a moment. */
-static void drain_sends(struct rmp_server *srv)
+/* flush -- let the killed QPs' work requests complete, for a while. */
+static void flush(struct rmp_server *srv)
 {
-	uint64_t deadline = rmp_now_ms() + STOP_DRAIN_MS;
+	uint64_t deadline = rmp_now_ms() + STOP_FLUSH_MS;
+	struct rmp_lifecycle_stats st;
 
-	while (srv->conns && rmp_now_ms() < deadline)
+	for (;;) {
+		rmp_lifecycle_stats(srv->lc, &st);
+		if (!srv->conns.count && !st.revoking)
+			break;
+		if (rmp_now_ms() >= deadline)
+			break;
 		if (poll_cq(srv) == 0) {
 			struct timespec ts = { 0, 1000000 };
 
 			nanosleep(&ts, NULL);
 		}
+	}
 }
 
 void rmp_server_stop(struct rmp_server *srv)
 {
-	struct rmp_conn *c, *next;
-	struct rmp_lease *l;
-	uint64_t n = 0;
+	struct event **evs[] = { &srv->cm_ev, &srv->cq_ev, &srv->async_ev,
+				 &srv->drain_ev, &srv->sigterm_ev,
+				 &srv->sigint_ev, &srv->sighup_ev };
 
-	srv->draining = true;
-	for (c = srv->conns; c; c = next) {
-		next = c->next;
-		rmp_conn_close(c, "server stopping");
+	srv->listener.draining = true;
+	if (srv->lc) {
+		rmp_lifecycle_set_draining(srv->lc, true);
+		rmp_conns_close_all(&srv->conns, "server stopping");
+		rmp_lifecycle_end_all(srv->lc, "server stopping");
+		flush(srv);
+		/* Whatever did not flush in time is torn down anyway. */
+		rmp_conns_force_free(&srv->conns);
 	}
-	if (srv->leases) {
-		while ((l = rmp_lease_table_first(srv->leases))) {
-			rmp_service_end_lease(srv, l, "server stopping");
-			n++;
-		}
-		if (n)
-			log_info("revoked and freed %" PRIu64 " lease(s)", n);
-	}
-	if (srv->cq)
-		drain_sends(srv);
-	/* Whatever is still there did not flush in time: force it. */
-	for (c = srv->conns; c; c = next) {
-		next = c->next;
-		c->outstanding = 0;
-		rmp_conn_maybe_free(c);
-	}
-	if (srv->cm_ev)
-		event_free(srv->cm_ev);
-	if (srv->cq_ev)
-		event_free(srv->cq_ev);
-	if (srv->expiry_ev)
-		event_free(srv->expiry_ev);
-	if (srv->sigterm_ev)
-		event_free(srv->sigterm_ev);
-	if (srv->sigint_ev)
-		event_free(srv->sigint_ev);
-	if (srv->sighup_ev)
-		event_free(srv->sighup_ev);
+	rmp_lifecycle_free(srv->lc);
+	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
+		if (*evs[i])
+			event_free(*evs[i]);
 	if (srv->base)
 		event_base_free(srv->base);
-	rmp_lease_table_free(srv->leases);
-	if (srv->srq)
-		ibv_destroy_srq(srv->srq);
-	if (srv->recv_mr)
-		ibv_dereg_mr(srv->recv_mr);
-	free(srv->recv_buf);
-	if (srv->cq)
-		ibv_destroy_cq(srv->cq);
-	if (srv->comp_channel)
-		ibv_destroy_comp_channel(srv->comp_channel);
+	rmp_guard_free(srv->guard);
 	rmp_pool_free(srv->pool);
-	if (srv->pd)
-		ibv_dealloc_pd(srv->pd);
+	rmp_device_close(&srv->dev);
+	rmp_listener_close(&srv->listener);
 	if (srv->devices)
 		rdma_free_devices(srv->devices);
-	if (srv->listen_id)
-		rdma_destroy_id(srv->listen_id);
-	if (srv->cm_channel)
-		rdma_destroy_event_channel(srv->cm_channel);
 }

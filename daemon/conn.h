@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* conn.h -- client connections: QP, receive and reply paths, close. */
+#ifndef RMP_CONN_H
+#define RMP_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <rdma/rdma_cma.h>
+#include <infiniband/verbs.h>
+
+#include "config.h"
+#include "device.h"
+#include "keys.h"
+#include "proto.h"
+#include "request.h"
+
+struct rmp_guard;
+struct rmp_lifecycle;
+
+enum rmp_conn_state {
+	RMP_CONN_ACCEPTING,   /* accepted, waiting for ESTABLISHED */
+	RMP_CONN_ESTABLISHED,
+	RMP_CONN_CLOSING,     /* QP killed; waiting for its completions */
+};
+
+struct rmp_reply_slot {
+	struct rmp_conn *conn;
+	uint8_t *buf;         /* RMP_MSG_MAX bytes in conn->send_mr */
+	bool busy;
+};
+
+struct rmp_conn {
+	struct rmp_conns *set;
+	struct rdma_cm_id *id;
+	/* Ours, not id->qp: the server sets its own retry counts and
+	 * timeouts, whatever the client asks for. */
+	struct ibv_qp *qp;
+	/* The QP's PD: the server's in window and pool modes; in region
+	 * mode each connection has its own, so a lease's MR works from its
+	 * QP only (and then it has its own receive queue: a QP cannot take
+	 * buffers from an SRQ of another PD). */
+	struct ibv_pd *pd;
+	bool own_pd;
+	struct rmp_holder holder; /* the keys granted through this QP */
+	uint64_t serial;          /* for operators: "client #7" */
+	char name[RMP_NAME_MAX + 1];
+	char peer[80];            /* "ADDR:PORT" */
+	char peer_ip[64];         /* "ADDR" */
+	enum rmp_conn_state state;
+	unsigned bad_msgs;        /* garbage counter; too many: close */
+	bool local_failure;       /* its QP failed by our doing */
+	bool access_error_noted;
+	unsigned hold;            /* > 0: in use on the stack, keep it */
+
+	unsigned nreply, replies_due;
+	struct rmp_reply_slot *replies;
+	uint8_t *send_mem;
+	struct ibv_mr *send_mr;
+
+	unsigned nrecv, recvs_due; /* own receive queue (region mode) */
+	struct rmp_rx_buf *rx;
+	uint8_t *recv_mem;
+	struct ibv_mr *recv_mr;
+
+	TAILQ_ENTRY(rmp_conn) link;
+};
+
+TAILQ_HEAD(rmp_conn_list, rmp_conn);
+
+/* All connections, and what they need from the layers below. */
+struct rmp_conns {
+	struct rmp_device *dev;
+	struct rmp_lifecycle *lc;
+	struct rmp_guard *guard;
+	const struct rmp_config *cfg;
+	struct rmp_request_ctx req;
+	enum rmp_keys_mode keys_mode;
+	struct rmp_conn_list list;
+	uint32_t count;
+	uint64_t next_serial;
+};
+
+void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
+		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
+		    const struct rmp_config *cfg, struct rmp_pool *pool,
+		    enum rmp_keys_mode keys_mode);
+
+/*
+ * rmp_conn_accept -- a connection for id: its QP (to RTS with the
+ * server's own timeouts), buffers, receives, then rdma_accept with the
+ * accept data. On failure returns -errno with c closing (the caller
+ * rejects id); id is then no longer the connection's.
+ */
+int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
+		    const char *name, const char *peer, const char *peer_ip,
+		    uint8_t initiator_depth, const void *pdata, uint8_t plen,
+		    struct rmp_conn **out);
+
+/*
+ * rmp_conn_established -- the connection is up: from the ESTABLISHED
+ * event or from its first message, whichever the loop sees first.
+ */
+void rmp_conn_established(struct rmp_conn *c);
+/*
+ * rmp_conn_close -- the connection is gone or must go: kill its QP,
+ * detach its leases, disconnect, and free c once every completion due
+ * has come. Safe to call more than once.
+ */
+void rmp_conn_close(struct rmp_conn *c, const char *why);
+
+/* A completion from the device's CQ (any tag). */
+void rmp_conns_on_wc(struct rmp_conns *s, const struct ibv_wc *wc);
+/* An async event of the device that names a QP. */
+void rmp_conns_on_qp_event(struct rmp_conns *s,
+			   const struct ibv_async_event *ev);
+void rmp_conns_close_all(struct rmp_conns *s, const char *why);
+/* Free what is left, completions due or not (last step of a stop). */
+void rmp_conns_force_free(struct rmp_conns *s);
+
+#endif /* RMP_CONN_H */

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/* keys.h -- remote keys of leases: memory windows, regions or the pool key. */
+#ifndef RMP_KEYS_H
+#define RMP_KEYS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "device.h"
+#include "lease.h"
+#include "proto.h"
+
+struct rmp_pool;
+struct rmp_lease;
+
+/*
+ * A holder is the queue pair that keys are granted to: one client
+ * connection. Keys bound to it work through that QP only (window mode) or
+ * through QPs of its PD only (region mode, a PD per connection).
+ */
+struct rmp_holder {
+	struct ibv_qp *qp;
+	struct ibv_pd *pd;     /* the QP's PD: windows and regions live there */
+	bool alive;            /* the QP still executes work requests */
+	unsigned key_wrs;      /* key WRs posted on qp, completion due */
+	unsigned key_wrs_max;
+	char label[160];       /* "client #7 (name, 192.0.2.1:4242)" for logs */
+	const char *name;      /* the client's name, for lease owners */
+
+	/* Kept by the lease lifecycle: the leases granted to this holder. */
+	struct rmp_lease_list leases;
+	uint64_t bytes, nleases;
+	/*
+	 * Set by the owner of the QP (the connection): the lifecycle calls
+	 * it when the holder must go (a revocation timed out, a key
+	 * operation failed). It must not free the holder.
+	 */
+	void (*fail)(struct rmp_holder *h, const char *why);
+};
+
+enum rmp_key_state {
+	RMP_KEY_LIVE,          /* grants access through its holder */
+	RMP_KEY_INVALIDATING,  /* a LOCAL_INV is on its way */
+	RMP_KEY_DEAD,          /* proven unusable */
+	RMP_KEY_UNPROVEN,      /* could not be proven unusable */
+};
+
+struct rmp_key {
+	struct rmp_lease *lease;
+	struct rmp_holder *holder;
+	enum rmp_key_state state;
+	uint32_t rkey;
+	struct ibv_mw *mw;
+	struct ibv_mr *mr;
+	unsigned wrs;          /* work requests naming this key, due */
+	bool revoke_wanted;    /* revoke once the due requests complete */
+	const char *why;       /* for UNPROVEN: what failed */
+
+	/* Kept by the lease lifecycle while a revocation is awaited. */
+	TAILQ_ENTRY(rmp_key) revoke_link;
+	uint64_t revoke_deadline_ms;
+	unsigned revoke_round;  /* 0 not waiting, 1 waiting, 2 holder killed */
+};
+
+/* The key module's context: the mode and the pool whose bytes it grants. */
+struct rmp_keys {
+	enum rmp_keys_mode mode;
+	struct rmp_pool *pool;
+};
+
+/* Remote address of pool offset off as clients see it. */
+uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off);
+
+/*
+ * rmp_key_grant -- a key to l's bytes with l's access, usable through h
+ * only (as far as the mode allows). In window mode the bind is posted on
+ * h's QP, so it executes before anything posted after it (the reply).
+ * Returns 0 and *out, or -errno (-EAGAIN: h has too many key operations
+ * in flight; -ENOTCONN: h is not alive).
+ */
+int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
+		  struct rmp_lease *l, struct rmp_key **out);
+
+/* Outcome of rmp_key_revoke and rmp_key_on_wc. */
+#define RMP_KEY_SETTLED 1u       /* state is DEAD or UNPROVEN now */
+#define RMP_KEY_HOLDER_BROKEN 2u /* the holder's QP failed: fail the holder */
+
+/*
+ * rmp_key_revoke -- make k stop working. Returns RMP_KEY_SETTLED when it
+ * is DEAD (deregistered, deallocated; pool mode: nothing to revoke) or
+ * UNPROVEN (the verbs call failed) already, 0 when a LOCAL_INV (or a due
+ * completion) is awaited: rmp_key_on_wc settles it later.
+ */
+unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k);
+
+/*
+ * rmp_key_on_wc -- a work request tagged with k completed. Returns the
+ * RMP_KEY_* flags of what changed.
+ */
+unsigned rmp_key_on_wc(const struct rmp_keys *ks, struct rmp_key *k,
+		       enum rmp_wr_tag tag, const struct ibv_wc *wc);
+
+/* rmp_key_idle -- no work request naming k is due: k may be freed. */
+bool rmp_key_idle(const struct rmp_key *k);
+/* rmp_key_free -- free the object (an UNPROVEN key's verbs object is
+ * deliberately left allocated). Accepts NULL. */
+void rmp_key_free(struct rmp_key *k);
+
+/*
+ * rmp_holder_kill -- move h's QP to the error state: nothing more executes
+ * on it (its type-2 windows with it) and every posted request completes
+ * with a flush error. Idempotent.
+ */
+void rmp_holder_kill(struct rmp_holder *h);
+
+#endif /* RMP_KEYS_H */

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* lifecycle.h -- the one owner of a lease's life: grant to reuse. */
+#ifndef RMP_LIFECYCLE_H
+#define RMP_LIFECYCLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "keys.h"
+#include "lease.h"
+#include "proto.h"
+
+struct event_base;
+struct rmp_pool;
+struct rmp_lifecycle;
+
+/*
+ * Everything that happens to a lease goes through here: grant, renew,
+ * takeover on ATTACH, the end (revoke every key -> proof that no key
+ * reaches the extent -> zero -> reuse, or quarantine when proof fails),
+ * expiry, and the per-holder accounting. Callers above (requests,
+ * connections, the server) ask; they never change a lease themselves.
+ *
+ * Revocation never waits on a client: a key whose invalidation has not
+ * completed within cfg->server.revoke_timeout_ms gets its holder killed
+ * (QP to error, and holder->fail called); if even that does not settle
+ * it within another timeout, the extent is quarantined.
+ */
+struct rmp_lifecycle_params {
+	struct event_base *base;
+	struct rmp_pool *pool;
+	enum rmp_keys_mode keys_mode;
+	const struct rmp_config *cfg; /* read at every use: may be reloaded */
+};
+
+struct rmp_lifecycle_stats {
+	uint64_t leases;            /* granted (in the table) */
+	uint64_t ending;            /* revoking or zeroing */
+	uint64_t revoking;          /* waiting for their keys to die */
+	uint64_t zeroing_bytes;
+	uint64_t quarantined_bytes;
+	uint64_t quarantined_leases;
+};
+
+/* NULL on failure (logged). */
+struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p);
+/*
+ * rmp_lifecycle_free -- finish zeroing, free what is left. Call after
+ * rmp_lifecycle_end_all and after every holder is detached. Accepts NULL.
+ */
+void rmp_lifecycle_free(struct rmp_lifecycle *lc);
+
+/* rmp_holder_init -- an empty holder for qp (alive), before any grant. */
+void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
+		     struct ibv_pd *pd, unsigned key_wrs_max);
+
+/*
+ * rmp_lifecycle_grant -- ALLOC for holder h. Returns 0 and the granted
+ * lease, or -EINVAL (bad length, alignment, access, flags; ttl outside
+ * the bounds), -EFBIG (above max_lease), -EDQUOT (holder's quota),
+ * -ENOSPC (pool full), -ESHUTDOWN (draining), -ENOMEM, or the key's error.
+ */
+int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			const struct rmp_alloc_req *r, struct rmp_lease **out);
+/* RENEW: -ENOENT, -EKEYEXPIRED (recently expired), -EPERM (not h's),
+ * -EINVAL (ttl). *ttl_ms is the new lifetime. */
+int rmp_lifecycle_renew(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			uint64_t id, uint32_t ttl_s, uint64_t *ttl_ms);
+/* FREE: -ENOENT, -EKEYEXPIRED, -EPERM. */
+int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			     uint64_t id);
+/*
+ * ATTACH with the secret: h gets a fresh key; a previous holder's key is
+ * revoked first. -ENOENT (no such lease or wrong secret), -EKEYEXPIRED,
+ * -EDQUOT, or the key's error.
+ */
+int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			 uint64_t id, uint64_t secret, struct rmp_lease **out);
+/* The wire description of a granted lease. */
+void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
+			    const struct rmp_lease *l, struct rmp_lease_desc *d);
+
+/*
+ * rmp_lifecycle_detach -- h is going (its QP killed already): ephemeral
+ * leases end, others lose h's key and live on to their deadline (an
+ * auto-renew one gets one more ttl). h must not be freed while
+ * h->key_wrs > 0: their completions still come.
+ */
+void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h);
+
+/* A key work request (RMP_WR_BIND / RMP_WR_INV) completed. */
+void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
+			     enum rmp_wr_tag tag, const struct ibv_wc *wc);
+
+/* No new grants (-ESHUTDOWN) while draining. */
+void rmp_lifecycle_set_draining(struct rmp_lifecycle *lc, bool on);
+bool rmp_lifecycle_draining(const struct rmp_lifecycle *lc);
+/* End every lease (server stop). */
+void rmp_lifecycle_end_all(struct rmp_lifecycle *lc, const char *why);
+void rmp_lifecycle_stats(const struct rmp_lifecycle *lc,
+			 struct rmp_lifecycle_stats *st);
+
+#endif /* RMP_LIFECYCLE_H */

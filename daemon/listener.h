@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/* listener.h -- rdma_cm events: admit, accept or reject, and tear down. */
+#ifndef RMP_LISTENER_H
+#define RMP_LISTENER_H
+
+#include <stdbool.h>
+#include <rdma/rdma_cma.h>
+
+struct rmp_conns;
+struct rmp_guard;
+
+struct rmp_listener {
+	struct rdma_event_channel *channel;
+	struct rdma_cm_id *id;
+	struct rmp_conns *conns;
+	struct rmp_guard *guard;
+	struct ibv_context *verbs;  /* connections on other devices: refused */
+	unsigned max_clients;
+	bool draining;              /* refuse new connections */
+	bool device_lost;           /* DEVICE_REMOVAL seen: stop */
+};
+
+/*
+ * rmp_listener_bind -- event channel (non-blocking) and an id bound to
+ * addr:port. Logs what fails; 0 or -errno.
+ */
+int rmp_listener_bind(struct rmp_listener *ls, const char *addr,
+		      unsigned port);
+/* Start listening (backlog max_clients). 0 or -errno. */
+int rmp_listener_listen(struct rmp_listener *ls);
+/* Handle every rdma_cm event that is ready (the channel fd is readable). */
+void rmp_listener_dispatch(struct rmp_listener *ls);
+void rmp_listener_close(struct rmp_listener *ls);
+
+#endif /* RMP_LISTENER_H */

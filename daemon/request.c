@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* request.c -- one control request: decode, act through the lifecycle, reply. */
+#include <errno.h>
+#include <string.h>
+
+#include "keys.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "pool.h"
+#include "request.h"
+#include "util.h"
+
+static void do_stat(const struct rmp_request_ctx *ctx,
+		    const struct rmp_holder *h, struct rmp_stat_rep *st)
+{
+	const struct rmp_config *cfg = ctx->cfg;
+	struct rmp_lifecycle_stats ls;
+	struct rmp_pool_stats ps;
+
+	rmp_pool_stats(ctx->pool, &ps);
+	rmp_lifecycle_stats(ctx->lc, &ls);
+	memset(st, 0, sizeof(*st));
+	st->pool_bytes = ps.size;
+	st->free_bytes = ps.free_bytes;
+	st->largest_free = ps.largest_free;
+	st->leases = ls.leases;
+	st->client_bytes = h->bytes;
+	st->client_leases = h->nleases;
+	st->quota_bytes = cfg->quota.bytes_per_client;
+	st->quota_leases = cfg->quota.leases_per_client;
+	st->hugepage_size = ctx->pool->page_size;
+	st->ttl_min_s = (uint32_t)(cfg->lease.ttl_min_ms / 1000);
+	st->ttl_max_s = (uint32_t)RMP_MIN(cfg->lease.ttl_max_ms / 1000,
+					  UINT32_MAX);
+	st->ttl_default_s = (uint32_t)(cfg->lease.ttl_default_ms / 1000);
+	st->numa_node = ctx->pool->node;
+	st->keys_mode = ctx->keys_mode;
+	st->quarantined_bytes = ls.quarantined_bytes;
+	st->zeroing_bytes = ls.zeroing_bytes;
+}
+
+/* dispatch -- act on a decoded request; the reply status. */
+static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
+		    const struct rmp_msg *req, struct rmp_msg *rep)
+{
+	struct rmp_lease *l;
+	int ret;
+
+	switch (req->hdr.opcode) {
+	case RMP_OP_ALLOC:
+		ret = rmp_lifecycle_grant(ctx->lc, h, &req->u.alloc, &l);
+		if (ret == 0)
+			rmp_lifecycle_describe(ctx->lc, l, &rep->u.lease);
+		return ret;
+	case RMP_OP_RENEW:
+		return rmp_lifecycle_renew(ctx->lc, h, req->u.renew.id,
+					   req->u.renew.ttl_s,
+					   &rep->u.renew_rep.ttl_ms);
+	case RMP_OP_FREE:
+		return rmp_lifecycle_free_lease(ctx->lc, h, req->u.free.id);
+	case RMP_OP_ATTACH:
+		ret = rmp_lifecycle_attach(ctx->lc, h, req->u.attach.id,
+					   req->u.attach.secret, &l);
+		if (ret == 0)
+			rmp_lifecycle_describe(ctx->lc, l, &rep->u.lease);
+		return ret;
+	case RMP_OP_STAT:
+		do_stat(ctx, h, &rep->u.stat);
+		return 0;
+	}
+	return -EOPNOTSUPP; /* the decoder already refuses these */
+}
+
+bool rmp_request_handle(const struct rmp_request_ctx *ctx,
+			struct rmp_holder *h, const uint8_t *buf, size_t len,
+			struct rmp_msg *rep)
+{
+	struct rmp_msg req;
+	int ret;
+
+	ret = rmp_msg_decode(buf, len, &req);
+	if (ret == 0 && (req.hdr.flags & RMP_MSG_F_REPLY))
+		ret = -EBADMSG;
+	memset(rep, 0, sizeof(*rep));
+	/* A header that decoded up to the version carries a req_id and an
+	 * opcode to answer with; anything shorter gets req_id 0. */
+	rep->hdr.req_id = req.hdr.req_id;
+	rep->hdr.opcode = req.hdr.opcode;
+	rep->hdr.flags = RMP_MSG_F_REPLY;
+	if (ret) {
+		if (rep->hdr.opcode == 0 || rep->hdr.opcode > RMP_OP_MAX)
+			rep->hdr.opcode = 0;
+		rep->hdr.status = ret;
+		log_notice("%s: bad message (%s)", h->label, strerror(-ret));
+		return true;
+	}
+	ret = dispatch(ctx, h, &req, rep);
+	if (ret && ret != -ENOENT && ret != -EKEYEXPIRED)
+		log_debug("%s: %s: %s", h->label,
+			  rmp_opcode_name(req.hdr.opcode), strerror(-ret));
+	rep->hdr.status = ret;
+	/* Reaching for another client's lease counts as a bad message. */
+	return ret == -EPERM;
+}
