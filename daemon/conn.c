@@ -211,21 +211,11 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 
 static int post_own_recv(struct rmp_conn *c, struct rmp_rx_buf *rx)
 {
-	struct ibv_sge sge = {
-		.addr = (uintptr_t)rx->buf,
-		.length = RMP_MSG_MAX,
-		.lkey = rx->lkey,
-	};
-	struct ibv_recv_wr wr = {
-		.wr_id = rmp_wr_id(rx, RMP_WR_RECV),
-		.sg_list = &sge,
-		.num_sge = 1,
-	}, *bad;
-	int ret = ibv_post_recv(c->qp, &wr, &bad);
+	int ret = rmp_rx_post(rx, NULL, c->qp);
 
 	if (ret == 0)
 		c->recvs_due++;
-	return -ret;
+	return ret;
 }
 
 static struct rmp_conn *conn_by_qp_num(struct rmp_conns *s, uint32_t qpn)
@@ -280,7 +270,7 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 			 "unknown client", ibv_wc_status_str(wc->status));
 	}
 	if (!rx->conn) {
-		ret = rmp_device_post_srq(s->dev, rx);
+		ret = rmp_rx_post(rx, s->dev->srq, NULL);
 		if (ret)
 			log_err("re-posting a shared receive buffer: %s",
 				strerror(-ret));

@@ -67,14 +67,15 @@ int rmp_device_add_srq(struct rmp_device *d, uint32_t srq_depth)
 	for (uint32_t i = 0; i < srq_depth; i++) {
 		d->srq_bufs[i].buf = d->srq_mem + (size_t)i * RMP_MSG_MAX;
 		d->srq_bufs[i].lkey = d->srq_mr->lkey;
-		ret = rmp_device_post_srq(d, &d->srq_bufs[i]);
+		ret = rmp_rx_post(&d->srq_bufs[i], d->srq, NULL);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-int rmp_device_post_srq(struct rmp_device *d, struct rmp_rx_buf *rx)
+int rmp_rx_post(struct rmp_rx_buf *rx, struct ibv_srq *srq,
+		struct ibv_qp *qp)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)rx->buf,
@@ -87,7 +88,8 @@ int rmp_device_post_srq(struct rmp_device *d, struct rmp_rx_buf *rx)
 		.num_sge = 1,
 	}, *bad;
 
-	return -ibv_post_srq_recv(d->srq, &wr, &bad);
+	return srq ? -ibv_post_srq_recv(srq, &wr, &bad) :
+		     -ibv_post_recv(qp, &wr, &bad);
 }
 
 bool rmp_device_has_mw2(const struct rmp_device *d)

@@ -77,8 +77,10 @@ int rmp_device_open(struct rmp_device *d, struct ibv_context *verbs,
 int rmp_device_add_srq(struct rmp_device *d, uint32_t srq_depth);
 void rmp_device_close(struct rmp_device *d);
 
-/* rmp_device_post_srq -- (re)post one shared receive buffer. 0 or -errno. */
-int rmp_device_post_srq(struct rmp_device *d, struct rmp_rx_buf *rx);
+/* rmp_rx_post -- (re)post rx on srq, or on qp's own receive queue when
+ * srq is NULL. 0 or -errno. */
+int rmp_rx_post(struct rmp_rx_buf *rx, struct ibv_srq *srq,
+		struct ibv_qp *qp);
 
 /* Does the device offer type-2 memory windows? */
 bool rmp_device_has_mw2(const struct rmp_device *d);

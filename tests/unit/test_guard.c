@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* test_guard.c -- unit tests for the per-address access-error cool-down. */
+#include "check.h"
+#include "guard.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MIN_MS 60000u
+
+/* More than max errors within a minute start one cool-down. */
+static void test_threshold(void)
+{
+	struct rmp_guard *g = rmp_guard_new(8);
+	bool started;
+	unsigned n = 0;
+
+	CHECK(g != NULL);
+	for (unsigned i = 1; i <= 5; i++) {
+		n = rmp_guard_note(g, "192.0.2.7", 1000 + i, 5, 30000, &started);
+		CHECK(!started);
+	}
+	CHECK_EQ(n, 5);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 2000), 0);
+	n = rmp_guard_note(g, "192.0.2.7", 2000, 5, 30000, &started);
+	CHECK_EQ(n, 6);
+	CHECK(started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 2000), 30000);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 31999), 1);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 32000), 0);
+	/* Further errors during the cool-down do not restart it. */
+	rmp_guard_note(g, "192.0.2.7", 3000, 5, 30000, &started);
+	CHECK(!started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 3000), 29000);
+	/* Other addresses are not affected. */
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.8", 3000), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.70", 3000), 0);
+	rmp_guard_free(g);
+}
+
+/* Errors spread over more than a minute never add up. */
+static void test_window(void)
+{
+	struct rmp_guard *g = rmp_guard_new(8);
+	bool started, ever = false;
+
+	for (unsigned i = 0; i < 100; i++) {
+		rmp_guard_note(g, "198.51.100.1", (uint64_t)i * (MIN_MS / 4),
+			       5, 30000, &started);
+		ever |= started;
+	}
+	CHECK(!ever);
+	/* 0 = never refuse, however many. */
+	for (unsigned i = 0; i < 1000; i++) {
+		rmp_guard_note(g, "198.51.100.2", 5, 0, 30000, &started);
+		ever |= started;
+	}
+	CHECK(!ever);
+	CHECK_EQ(rmp_guard_refusing(g, "198.51.100.2", 5), 0);
+	rmp_guard_free(g);
+}
+
+/* With more addresses than slots, the least recently seen is dropped:
+ * here not the one cooling down, which was seen last but one. */
+static void test_eviction(void)
+{
+	struct rmp_guard *g = rmp_guard_new(2);
+	bool started;
+
+	for (unsigned i = 0; i < 3; i++)
+		rmp_guard_note(g, "203.0.113.1", 100 + i, 2, 60000, &started);
+	CHECK(started);
+	rmp_guard_note(g, "203.0.113.2", 200, 2, 60000, &started);
+	rmp_guard_note(g, "203.0.113.1", 300, 2, 60000, &started);
+	rmp_guard_note(g, "203.0.113.3", 400, 2, 60000, &started);
+	CHECK(rmp_guard_refusing(g, "203.0.113.1", 500) > 0);
+	rmp_guard_free(g);
+}
+
+int main(void)
+{
+	test_threshold();
+	test_window();
+	test_eviction();
+	return check_done();
+}
