@@ -323,10 +323,11 @@ static void end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	lc->nending++;
 	lc->nrevoking++;
 	/* Revoke first: the extent is zeroed and reused only once no key
-	 * reaches it. Keys of earlier holders may be settling already. */
+	 * reaches it. Keys of earlier holders may be settling already; the
+	 * last key to settle finishes the lease (and may free it). */
 	if (l->key)
 		revoke_key(lc, l->key);
-	if (l->state == RMP_LEASE_REVOKING && l->keys_unsettled == 0)
+	else if (l->keys_unsettled == 0)
 		finish_revoke(lc, l);
 }
 

@@ -62,6 +62,7 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	uint8_t data[RMP_CONN_REP_LEN];
 	char peer[80], ip[64];
 	struct rmp_conn *c;
+	bool bad;
 
 	peer_text(id, peer, sizeof(peer), ip, sizeof(ip));
 	if (id->verbs != ls->verbs) {
@@ -69,12 +70,16 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		reject(id, RMP_REJ_INTERNAL, peer, "");
 		return;
 	}
+	bad = rmp_conn_req_decode(param->private_data,
+				  param->private_data_len, &req) != 0;
+	if (bad)
+		memset(&req, 0, sizeof(req));
+	/* Cooling down comes first: such a peer learns nothing else. */
 	if (rmp_guard_refusing(ls->guard, ip, rmp_now_ms())) {
-		reject(id, RMP_REJ_COOLDOWN, peer, "");
+		reject(id, RMP_REJ_COOLDOWN, peer, req.name);
 		return;
 	}
-	if (rmp_conn_req_decode(param->private_data, param->private_data_len,
-				&req)) {
+	if (bad) {
 		reject(id, RMP_REJ_BAD_REQUEST, peer, "");
 		return;
 	}
