@@ -6,14 +6,28 @@
 # clients, and ends with daemon_stop (which fails the test if the daemon
 # did not exit 0 or a sanitizer reported anything) and rmp_pass.
 #
-# Environment (meson sets the first; run-in-vm.sh the others):
+# Environment (meson sets the first two; run-in-vm.sh the others):
 #   RMP_BUILD_ROOT  the build directory holding daemon/, client/, tests/
+#   RMP_FAILSHIM    the LD_PRELOAD fault shim (tests/rdma/failshim.c)
 #   RMP_TEST_ADDR   an address of the RDMA device to use (else: skip, 77)
 
 set -u
 
+RMP_FAILURES=()
+
 rmp_fail() {
+	local f
 	echo "FAIL: $*" >&2
+	if [ "${#RMP_FAILURES[@]}" -ne 0 ]; then
+		echo "earlier failed checks:" >&2
+		printf '  %s\n' "${RMP_FAILURES[@]}" >&2
+	fi
+	# What background clients said that was not shown yet.
+	for f in "${RMP_TMP:-/nonexistent}"/*.err; do
+		[ -s "$f" ] || continue
+		echo "---- ${f##*/} ----" >&2
+		cat "$f" >&2
+	done
 	if [ -n "${RMP_DLOG:-}" ] && [ -f "$RMP_DLOG" ]; then
 		echo "---- rmpoold log ----" >&2
 		tail -n 60 "$RMP_DLOG" >&2
@@ -29,6 +43,19 @@ rmp_pass() {
 # check CONDITION-COMMAND... -- run it; fail with its text if it fails.
 check() {
 	"$@" || rmp_fail "check failed: $*"
+}
+
+# fail_later MESSAGE -- a failed check that does not stop the test: the
+# rest still runs, rmp_done fails the test.
+fail_later() {
+	echo "FAILED CHECK: $*" >&2
+	RMP_FAILURES+=("$*")
+}
+
+# rmp_done -- pass, or fail listing the checks that failed.
+rmp_done() {
+	[ "${#RMP_FAILURES[@]}" -eq 0 ] && rmp_pass
+	rmp_fail "${#RMP_FAILURES[@]} check(s) failed"
 }
 
 rmp_init() {
@@ -48,6 +75,8 @@ rmp_init() {
 	RMP_CONF=$RMP_TMP/rmpoold.conf
 	RMP_DLOG=$RMP_TMP/rmpoold.log
 	RMP_DPID=
+	RMP_DRC=
+	RMP_DAEMON_ENV=()
 	trap rmp_cleanup EXIT
 	# A small pool by default: tests run side by side in one VM.
 	cat >"$RMP_CONF" <<CONF
@@ -60,43 +89,123 @@ size = 16M
 CONF
 }
 
-HOLD_PID= HOLD_FD=
-# hold_start [ARGS...] -- rmp-raw hold in the background, stdin a fifo we
-# keep open; sets HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID from its LEASE line.
-hold_start() {
-	local line=
-	mkfifo "$RMP_TMP/hold.in"
-	"$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" hold "$@" \
-		<"$RMP_TMP/hold.in" >"$RMP_TMP/hold.out" &
-	HOLD_PID=$!
-	exec {HOLD_FD}>"$RMP_TMP/hold.in"
-	for _ in $(seq 1 600); do
-		line=$(grep -m1 '^LEASE ' "$RMP_TMP/hold.out") && break
-		kill -0 "$HOLD_PID" 2>/dev/null ||
-			rmp_fail "rmp-raw hold exited before printing its lease"
+# pid_running PID -- the process exists and is not a zombie (kill -0
+# succeeds on a child that exited but was not waited for).
+pid_running() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "${st%% *}" != Z ]
+}
+
+# Background rmp-raw clients, by NAME: stdin a fifo the test keeps open
+# (a line or EOF on it tells the client to finish), stdout in
+# $RMP_TMP/NAME.out, stderr in $RMP_TMP/NAME.err (shown when it stops or
+# the test fails; then moved to $RMP_TMP/NAME.log).
+declare -A RAW_BG_PID=() RAW_BG_FD=()
+
+# raw_bg_start NAME REGEX SUBCOMMAND [ARGS...] -- start rmp-raw SUBCOMMAND
+# and wait (60 s at most) for a line of its stdout matching REGEX; the
+# line is left in RAW_BG_LINE.
+raw_bg_start() {
+	local name=$1 re=$2 fd
+	shift 2
+	rm -f "$RMP_TMP/$name.in" "$RMP_TMP/$name.out"
+	mkfifo "$RMP_TMP/$name.in"
+	(
+		raw_bg_close_all
+		exec "$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" "$@"
+	) <"$RMP_TMP/$name.in" >"$RMP_TMP/$name.out" 2>"$RMP_TMP/$name.err" &
+	RAW_BG_PID[$name]=$!
+	exec {fd}>"$RMP_TMP/$name.in"
+	RAW_BG_FD[$name]=$fd
+	raw_bg_wait "$name" "$re"
+}
+
+# raw_bg_wait NAME REGEX [SECONDS] -- wait for a line of NAME's stdout
+# matching REGEX (default 60 s); the line is left in RAW_BG_LINE.
+raw_bg_wait() {
+	local name=$1 re=$2 secs=${3:-60}
+	local out=$RMP_TMP/$name.out
+	for _ in $(seq 1 $((secs * 10))); do
+		RAW_BG_LINE=$(grep -m1 -E "$re" "$out") && return 0
+		if ! pid_running "${RAW_BG_PID[$name]}"; then
+			RAW_BG_LINE=$(grep -m1 -E "$re" "$out") && return 0
+			rmp_fail "rmp-raw $name exited before printing '$re'"
+		fi
 		sleep 0.1
 	done
-	[ -n "$line" ] || rmp_fail "rmp-raw hold printed no lease in 60 s"
-	read -r _ HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID <<<"$line"
+	rmp_fail "rmp-raw $name printed no '$re' in $secs s"
+}
+
+# raw_bg_close_all -- close this shell's ends of the clients' fifos: for
+# children, which would otherwise keep a client from seeing EOF.
+raw_bg_close_all() {
+	local fd
+	for fd in "${RAW_BG_FD[@]}"; do exec {fd}>&-; done
+}
+
+# raw_bg_send NAME -- send NAME a line on its stdin (in a subshell: a
+# client that is gone means SIGPIPE, for the subshell alone).
+raw_bg_send() {
+	(echo go >&"${RAW_BG_FD[$1]}") 2>/dev/null
+}
+
+# raw_bg_stop NAME -- send NAME a line and close its stdin (any child
+# started with & may hold the fifo open too: the line is what counts),
+# wait for it, show its stderr; returns its exit status.
+raw_bg_stop() {
+	local name=$1 fd=${RAW_BG_FD[$1]:-} rc=0
+	if [ -n "$fd" ]; then
+		raw_bg_send "$name"
+		exec {fd}>&-
+	fi
+	unset "RAW_BG_FD[$name]"
+	wait "${RAW_BG_PID[$name]}" || rc=$?
+	unset "RAW_BG_PID[$name]"
+	# Shown now, kept in NAME.log for later checks.
+	if [ -f "$RMP_TMP/$name.err" ]; then
+		sed "s/^/[$name] /" "$RMP_TMP/$name.err" >&2
+		cat "$RMP_TMP/$name.err" >>"$RMP_TMP/$name.log"
+		rm -f "$RMP_TMP/$name.err"
+	fi
+	[ "$rc" -eq 0 ] || echo "rmp-raw $name exited with status $rc" >&2
+	return "$rc"
+}
+
+# hold_start [ARGS...] -- rmp-raw hold in the background (name "hold");
+# sets HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID from its LEASE line.
+hold_start() {
+	raw_bg_start hold '^LEASE ' hold "$@"
+	read -r _ HOLD_ADDR HOLD_RKEY HOLD_LEN HOLD_ID <<<"$RAW_BG_LINE"
 	echo "holder: lease $HOLD_ID at $HOLD_ADDR rkey $HOLD_RKEY," \
 		"$HOLD_LEN bytes"
 }
 
 # hold_stop -- tell the holder to finish; returns its exit status.
 hold_stop() {
-	local rc=0
-	exec {HOLD_FD}>&-
-	HOLD_FD=
-	wait "$HOLD_PID" || rc=$?
-	HOLD_PID=
-	[ "$rc" -eq 0 ] || echo "rmp-raw hold exited with status $rc" >&2
-	return "$rc"
+	raw_bg_stop hold
+}
+
+# rmp_raw ARGS... -- rmp-raw against this test's daemon.
+rmp_raw() {
+	"$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" "$@"
+}
+
+# rmp_stat -- one STAT (rmp-raw stat, a new connection); prints the
+# figures and sets STAT_POOL STAT_FREE STAT_LEASES STAT_KEYS STAT_QUAR
+# STAT_ZERO.
+rmp_stat() {
+	local line
+	line=$(rmp_raw stat) || return 1
+	echo "stat: $line"
+	read -r _ STAT_POOL _ STAT_FREE _ STAT_LEASES _ STAT_KEYS \
+		_ STAT_QUAR _ STAT_ZERO <<<"$line"
 }
 
 rmp_cleanup() {
 	# Background clients of a failed test must not outlive it.
 	local jobs
-	if [ -n "${HOLD_FD:-}" ]; then exec {HOLD_FD}>&-; fi
+	raw_bg_close_all
 	jobs=$(jobs -p)
 	[ -n "$jobs" ] && kill -KILL $jobs 2>/dev/null
 	if [ -n "${RMP_DPID:-}" ]; then
@@ -116,29 +225,70 @@ rmp_conf() {
 	fi
 }
 
-# daemon_start -- start rmpoold and wait until it listens.
-daemon_start() {
-	"$RMPOOLD" -c "$RMP_CONF" >"$RMP_DLOG" 2>&1 &
-	RMP_DPID=$!
-	for _ in $(seq 1 300); do
-		grep -q "listening on" "$RMP_DLOG" && return 0
-		kill -0 "$RMP_DPID" 2>/dev/null ||
-			rmp_fail "rmpoold exited during start"
-		sleep 0.1
-	done
-	rmp_fail "rmpoold did not start listening in 30 s"
+# daemon_preload LIB [VAR=VALUE...] -- the next daemon_start runs rmpoold
+# with LIB (the fault shim) preloaded and the variables set. In a
+# sanitizer build the ASan runtime must come first in the preload list:
+# it is put there; and the verbs objects a failed dealloc/dereg leaves
+# behind on purpose are not reported as the daemon's leaks.
+daemon_preload() {
+	local lib=$1 asan supp=$RMP_TMP/lsan.supp
+	shift
+	[ -f "$lib" ] || rmp_fail "no preload library $lib"
+	asan=$(ldd "$RMPOOLD" 2>/dev/null | awk '$1 ~ /^libasan/ { print $3 }')
+	printf 'leak:librxe-rdmav\nleak:/libibverbs/\n' >"$supp"
+	RMP_DAEMON_ENV=("LD_PRELOAD=${asan:+$asan }$lib"
+		"LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp"
+		"$@")
 }
 
-# daemon_stop -- SIGTERM; the daemon must exit 0 with a clean log.
-daemon_stop() {
-	local rc=0
-	kill -TERM "$RMP_DPID" || rmp_fail "rmpoold is not running"
-	wait "$RMP_DPID" || rc=$?
+# daemon_start -- start rmpoold (with RMP_DAEMON_ENV) and wait until it
+# listens (RMP_START_TIMEOUT seconds, default 30).
+daemon_start() {
+	local secs=${RMP_START_TIMEOUT:-30}
+	(
+		raw_bg_close_all
+		exec env "${RMP_DAEMON_ENV[@]}" "$RMPOOLD" -c "$RMP_CONF"
+	) >"$RMP_DLOG" 2>&1 &
+	RMP_DPID=$!
+	for _ in $(seq 1 $((secs * 10))); do
+		grep -q "listening on" "$RMP_DLOG" && return 0
+		pid_running "$RMP_DPID" || rmp_fail "rmpoold exited during start"
+		sleep 0.1
+	done
+	rmp_fail "rmpoold did not start listening in $secs s"
+}
+
+# daemon_wait_exit SECONDS -- wait for the daemon (already told to stop)
+# to exit; 0 with its status in RMP_DRC, or 1 if it still runs.
+daemon_wait_exit() {
+	local i
+	for ((i = 0; i < $1 * 10; i++)); do
+		pid_running "$RMP_DPID" || break
+		sleep 0.1
+	done
+	pid_running "$RMP_DPID" && return 1
+	RMP_DRC=0
+	wait "$RMP_DPID" || RMP_DRC=$?
 	RMP_DPID=
-	[ "$rc" -eq 0 ] || rmp_fail "rmpoold exited with status $rc"
+	return 0
+}
+
+# daemon_check_log -- no sanitizer report in the daemon log.
+daemon_check_log() {
 	if grep -qE "Sanitizer|runtime error:" "$RMP_DLOG"; then
 		rmp_fail "sanitizer report in the daemon log"
 	fi
+}
+
+# daemon_stop -- SIGTERM; the daemon must exit 0 (within
+# RMP_STOP_TIMEOUT seconds, default 60) with a clean log.
+daemon_stop() {
+	local secs=${RMP_STOP_TIMEOUT:-60}
+	kill -TERM "$RMP_DPID" || rmp_fail "rmpoold is not running"
+	daemon_wait_exit "$secs" ||
+		rmp_fail "rmpoold still runs $secs s after SIGTERM"
+	[ "$RMP_DRC" -eq 0 ] || rmp_fail "rmpoold exited with status $RMP_DRC"
+	daemon_check_log
 }
 
 # daemon_log_has REGEX -- the daemon log matches (extended regex).

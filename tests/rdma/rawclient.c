@@ -8,21 +8,52 @@
  *   rmp-raw HOST PORT garbage          bad messages get error replies, then
  *                                      a garbage stream gets disconnected
  *   rmp-raw HOST PORT badconnect       bad connect data gets rejected
+ *   rmp-raw HOST PORT connect ok|REASON
+ *                                      a proper connect is accepted (ok) or
+ *                                      rejected with REASON (draining,
+ *                                      cooldown, full, ... or a number)
  *   rmp-raw HOST PORT oob              a READ one byte past a lease fails
- *   rmp-raw HOST PORT hold [--stat-every MS]
- *                                      ALLOC + WRITE a pattern, print
- *                                      "LEASE ADDR RKEY LENGTH ID", wait for
- *                                      a line or EOF on stdin (optionally
- *                                      sending STATs meanwhile), check the
- *                                      pattern, FREE
- *   rmp-raw HOST PORT steal ADDR RKEY LEN
- *                                      a READ (then, on a new connection, a
- *                                      WRITE) with another connection's key
- *                                      must fail with a remote access error
+ *   rmp-raw HOST PORT hold [--stat-every MS] [--len BYTES]
+ *                                      ALLOC + WRITE a pattern (the first
+ *                                      4 KiB only of a lease over 1 MiB),
+ *                                      print "LEASE ADDR RKEY LENGTH ID",
+ *                                      wait for a line or EOF on stdin
+ *                                      (optionally sending STATs
+ *                                      meanwhile), check the pattern, FREE
+ *   rmp-raw HOST PORT steal ADDR RKEY LEN [--expect-success]
+ *                                      a READ, a WRITE, an 8-byte FAA and a
+ *                                      CAS at ADDR with a key not granted
+ *                                      to this connection, each on a
+ *                                      connection of its own, must fail
+ *                                      with a remote access error (or, with
+ *                                      --expect-success, all succeed)
+ *   rmp-raw HOST PORT guess ADDR RKEY N LEN
+ *                                      N connections each READ LEN bytes
+ *                                      at ADDR with rkey (RKEY & ~0xff) | i;
+ *                                      a cool-down reject counts as
+ *                                      refused; any success fails
+ *   rmp-raw HOST PORT expire TTL_S     a lease's rkey stops working on its
+ *                                      own connection after the deadline
+ *   rmp-raw HOST PORT credits ROUNDS   keep exactly `credits` STATs in
+ *                                      flight until ROUNDS replies came
+ *   rmp-raw HOST PORT stall TTL_S      ALLOC, print the LEASE line, stop
+ *                                      posting receives and send STATs so
+ *                                      that the server's replies meet RNR;
+ *                                      print "STALLED", wait for stdin
+ *   rmp-raw HOST PORT drainprobe       ALLOC + WRITE, print "READY", wait
+ *                                      for a line: then ALLOC must get
+ *                                      -ESHUTDOWN while READ, WRITE and
+ *                                      FREE of the lease still work
+ *   rmp-raw HOST PORT alloc LEN TTL_S [--free] [--expect ERRNO]
+ *                                      ALLOC; print the LEASE line, with
+ *                                      --free WRITE, READ back and FREE it;
+ *                                      or expect the ALLOC to fail: ERRNO
  *   rmp-raw HOST PORT free ID [ERRNO]  FREE of a lease id; expect ERRNO
  *                                      (a name like EPERM, or 0; default
  *                                      EPERM)
  *   rmp-raw HOST PORT stat [COUNT]     COUNT STATs on one connection
+ *   rmp-raw HOST PORT statloop SECONDS STATs back to back for SECONDS,
+ *                                      then their latency figures
  *
  * Exit status: 0 the expectation was met, 1 it was not, 2 usage. Every
  * wait has a timeout; every resource is released (ASan builds run this).
@@ -44,15 +75,19 @@
 #include "proto.h"
 
 #define TIMEOUT_MS 15000
-#define NRECV 32              /* receive buffers posted on the client QP */
+#define NRECV 64              /* receive buffers: >= the server's credits */
 #define SEND_MAX 512          /* send slot size: room for oversized tests */
-#define MAX_SEND_WR 16
+#define SEND_SLOTS (NRECV + 1) /* 0: synchronous sends; others: pipelined */
+#define MAX_SEND_WR (SEND_SLOTS + 8)
 #define RECV_FLAG (1ull << 62) /* wr_id bit of receives */
+#define ASYNC_FLAG (1ull << 61) /* wr_id bit of pipelined sends */
 #define WC_TRACK 16
 #define LEASE_LEN 4096
 #define HOLD_TTL_S 900        /* hold outlives slow VM test runs */
 #define MAX_BAD_MSGS 8        /* service.c disconnects after this many */
 #define GARBAGE_WAIT_MS 5000  /* per reply in the garbage stream */
+#define BIG_LEASE (1u << 20)  /* hold: larger leases check 4 KiB only */
+#define STALL_EXTRA 4         /* stall: requests whose replies meet RNR */
 
 struct rx_msg {
 	uint8_t buf[RMP_MSG_MAX];
@@ -67,11 +102,18 @@ struct raw {
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *cq;
 	struct ibv_mr *msg_mr, *data_mr;
-	uint8_t *msg;   /* NRECV receive slots, then one send slot */
+	uint8_t *msg;   /* NRECV receive slots, then SEND_SLOTS send slots */
 	uint8_t *data;  /* local side of RDMA READ/WRITE */
 	size_t data_len;
 	bool connected, disconnected, qp_error;
 	struct rmp_conn_rep rep;
+
+	/* receives posted; stall stops re-posting them */
+	unsigned posted;
+	bool no_repost;
+	/* pipelined sends (post_request): slots in use */
+	bool slot_busy[SEND_SLOTS];
+	unsigned sends_busy;
 
 	/* received, not yet consumed messages (FIFO) */
 	struct rx_msg rx[NRECV];
@@ -134,6 +176,8 @@ static const char *errname(int st)
 	case EDQUOT: return "-EDQUOT";
 	case EFBIG: return "-EFBIG";
 	case ESHUTDOWN: return "-ESHUTDOWN";
+	case ENOSPC: return "-ENOSPC";
+	case EIO: return "-EIO";
 	case ETIMEDOUT: return "-ETIMEDOUT";
 	case ENOTCONN: return "-ENOTCONN";
 	}
@@ -146,7 +190,7 @@ static bool parse_errno(const char *s, int *out)
 {
 	static const int known[] = { EPERM, ENOENT, EINVAL, EBADMSG,
 				     EOPNOTSUPP, EPROTONOSUPPORT, EKEYEXPIRED,
-				     EDQUOT, EFBIG, ESHUTDOWN };
+				     EDQUOT, EFBIG, ESHUTDOWN, ENOSPC };
 	char *end;
 	long v;
 
@@ -236,6 +280,7 @@ static void drain_cq(struct raw *r)
 				unsigned i = (unsigned)(w->wr_id & 0xffff);
 				struct rx_msg *m;
 
+				r->posted--;
 				if (w->status != IBV_WC_SUCCESS) {
 					if (w->status != IBV_WC_WR_FLUSH_ERR)
 						say("%s: receive: %s", r->what,
@@ -255,9 +300,26 @@ static void drain_cq(struct raw *r)
 					       w->byte_len : RMP_MSG_MAX);
 					r->rx_count++;
 				}
+				if (r->no_repost)
+					continue;
 				if (post_recv(r, i))
 					say("%s: re-posting receive: %s",
 					    r->what, strerror(errno));
+				else
+					r->posted++;
+				continue;
+			}
+			if (w->wr_id & ASYNC_FLAG) {
+				unsigned s = (unsigned)(w->wr_id & 0xffff);
+
+				if (s < SEND_SLOTS && r->slot_busy[s]) {
+					r->slot_busy[s] = false;
+					r->sends_busy--;
+				}
+				if (w->status != IBV_WC_SUCCESS &&
+				    w->status != IBV_WC_WR_FLUSH_ERR)
+					say("%s: pipelined SEND: %s", r->what,
+					    ibv_wc_status_str(w->status));
 				continue;
 			}
 			r->wc[w->wr_id % WC_TRACK].wr_id = w->wr_id;
@@ -396,7 +458,8 @@ static int setup_qp(struct raw *r, size_t data_len)
 		.qp_type = IBV_QPT_RC,
 		.sq_sig_all = 0,
 	};
-	size_t msg_bytes = (size_t)NRECV * RMP_MSG_MAX + SEND_MAX;
+	size_t msg_bytes = (size_t)NRECV * RMP_MSG_MAX +
+			   (size_t)SEND_SLOTS * SEND_MAX;
 
 	r->pd = ibv_alloc_pd(r->id->verbs);
 	if (!r->pd) {
@@ -437,11 +500,13 @@ static int setup_qp(struct raw *r, size_t data_len)
 		return -1;
 	}
 	/* Receives go up before connecting: the server may answer at once. */
-	for (unsigned i = 0; i < NRECV; i++)
+	for (unsigned i = 0; i < NRECV; i++) {
 		if (post_recv(r, i)) {
 			say("%s: ibv_post_recv: %s", r->what, strerror(errno));
 			return -1;
 		}
+		r->posted++;
+	}
 	return 0;
 }
 
@@ -545,9 +610,13 @@ static int raw_connect(struct raw *r, const char *what, const char *host,
 	return ret;
 }
 
-/* connect_ok -- a proper connect; 0 or -1 (printed). */
-static int connect_ok(struct raw *r, const char *what, const char *host,
-		      const char *port, size_t data_len)
+/*
+ * connect_named -- a proper connect as client "rmp-raw-WHAT". 0 when
+ * established; 1 when rejected, with the reason in *reason (-1 when the
+ * reject data does not decode); -1 on any other outcome (printed).
+ */
+static int connect_named(struct raw *r, const char *what, const char *host,
+			 const char *port, size_t data_len, int *reason)
 {
 	struct rmp_conn_req req = { .proto_min = RMP_PROTO_MIN,
 				    .proto_max = RMP_PROTO_MAX };
@@ -562,10 +631,22 @@ static int connect_ok(struct raw *r, const char *what, const char *host,
 	}
 	ret = raw_connect(r, what, host, port, pdata, sizeof(pdata), data_len,
 			  &rej, &rej_ret, &rej_status);
+	if (ret == 1)
+		*reason = rej_ret ? -1 : rej.reason;
+	return ret;
+}
+
+/* connect_ok -- a proper connect; 0 or -1 (printed). */
+static int connect_ok(struct raw *r, const char *what, const char *host,
+		      const char *port, size_t data_len)
+{
+	int reason = 0, ret;
+
+	ret = connect_named(r, what, host, port, data_len, &reason);
 	if (ret == 1) {
-		say("%s: connection rejected: %s", what, rej_ret ?
+		say("%s: connection rejected: %s", what, reason < 0 ?
 		    "(undecodable reject data)" :
-		    rmp_reject_reason_str(rej.reason));
+		    rmp_reject_reason_str((unsigned)reason));
 		return -1;
 	}
 	return ret;
@@ -626,6 +707,39 @@ static int send_bytes(struct raw *r, const void *buf, size_t len)
 	return 0;
 }
 
+static const char *op_name(enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_READ: return "READ";
+	case IBV_WR_RDMA_WRITE: return "WRITE";
+	case IBV_WR_ATOMIC_FETCH_AND_ADD: return "FAA";
+	case IBV_WR_ATOMIC_CMP_AND_SWP: return "CAS";
+	default: return "?";
+	}
+}
+
+/* post_wait -- post wr (signaled; wr_id assigned here) and wait for its
+ * completion: the WC status (as int), or -1 if nothing completed in
+ * time. */
+static int post_wait(struct raw *r, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	int st;
+
+	wr->wr_id = r->next_wr_id++;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	if (ibv_post_send(r->id->qp, wr, &bad)) {
+		say("%s: ibv_post_send(%s): %s", r->what, op_name(wr->opcode),
+		    strerror(errno));
+		return -1;
+	}
+	st = wait_wc(r, wr->wr_id, TIMEOUT_MS);
+	if (st < 0)
+		say("%s: RDMA %s did not complete in %d ms", r->what,
+		    op_name(wr->opcode), TIMEOUT_MS);
+	return st;
+}
+
 /* rdma_op -- one RDMA READ/WRITE of len bytes at data[0]; the WC status
  * (as int), or -1 if nothing completed in time. */
 static int rdma_op(struct raw *r, enum ibv_wr_opcode op, uint64_t raddr,
@@ -637,26 +751,41 @@ static int rdma_op(struct raw *r, enum ibv_wr_opcode op, uint64_t raddr,
 		.lkey = r->data_mr->lkey,
 	};
 	struct ibv_send_wr wr = {
-		.wr_id = r->next_wr_id++, .sg_list = &sge, .num_sge = 1,
-		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	};
-	struct ibv_send_wr *bad;
-	int st;
 
 	if (len > r->data_len) {
 		say("%s: %zu bytes do not fit the local buffer", r->what, len);
 		return -1;
 	}
-	if (ibv_post_send(r->id->qp, &wr, &bad)) {
-		say("%s: ibv_post_send(RDMA): %s", r->what, strerror(errno));
-		return -1;
-	}
-	st = wait_wc(r, wr.wr_id, TIMEOUT_MS);
-	if (st < 0)
-		say("%s: RDMA %s did not complete in %d ms", r->what,
-		    op == IBV_WR_RDMA_READ ? "READ" : "WRITE", TIMEOUT_MS);
-	return st;
+	return post_wait(r, &wr);
+}
+
+/* atomic_op -- one 8-byte FAA or CAS at raddr; the old value lands in
+ * data[0..7]. The WC status (as int), or -1 on timeout. */
+static int atomic_op(struct raw *r, enum ibv_wr_opcode op, uint64_t raddr,
+		     uint32_t rkey, uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)r->data,
+		.length = 8,
+		.lkey = r->data_mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.sg_list = &sge, .num_sge = 1, .opcode = op,
+		.wr.atomic = { .remote_addr = raddr, .compare_add = compare_add,
+			       .swap = swap, .rkey = rkey },
+	};
+
+	return post_wait(r, &wr);
+}
+
+/* wc_str -- text for a status from rdma_op / atomic_op. */
+static const char *wc_str(int st)
+{
+	return st < 0 ? "no completion" :
+	       ibv_wc_status_str((enum ibv_wc_status)st);
 }
 
 /*
@@ -817,6 +946,63 @@ static int do_simple(struct raw *r, unsigned opcode, uint64_t id,
 	ret = request(r, &req, rep);
 	*transport = ret != 0;
 	return ret ? ret : rep->hdr.status;
+}
+
+/*
+ * post_request -- SEND *req (req_id assigned here) without waiting for
+ * its completion or reply: for pipelines. Takes a free send slot (waits
+ * for one). 0, or -1 (printed).
+ */
+static int post_request(struct raw *r, struct rmp_msg *req)
+{
+	uint64_t deadline = now_ms() + TIMEOUT_MS;
+	struct ibv_send_wr wr = { .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED };
+	struct ibv_send_wr *bad;
+	struct ibv_sge sge;
+	unsigned slot;
+	uint8_t *buf;
+	int len;
+
+	for (;;) {
+		for (slot = 1; slot < SEND_SLOTS && r->slot_busy[slot]; slot++)
+			;
+		if (slot < SEND_SLOTS)
+			break;
+		if (r->disconnected || r->qp_error) {
+			say("%s: connection lost with every send slot busy",
+			    r->what);
+			return -1;
+		}
+		if (now_ms() >= deadline) {
+			say("%s: no send completed in %d ms", r->what,
+			    TIMEOUT_MS);
+			return -1;
+		}
+		pump(r, 100, -1);
+	}
+	buf = r->msg + (size_t)NRECV * RMP_MSG_MAX + (size_t)slot * SEND_MAX;
+	req->hdr.req_id = r->next_req_id++;
+	req->hdr.flags = 0;
+	req->hdr.status = 0;
+	len = rmp_msg_encode(buf, SEND_MAX, req);
+	if (len < 0) {
+		say("%s: encode %s: %s", r->what,
+		    rmp_opcode_name(req->hdr.opcode), strerror(-len));
+		return -1;
+	}
+	sge.addr = (uintptr_t)buf;
+	sge.length = (uint32_t)len;
+	sge.lkey = r->msg_mr->lkey;
+	wr.wr_id = ASYNC_FLAG | slot;
+	wr.sg_list = &sge;
+	if (ibv_post_send(r->id->qp, &wr, &bad)) {
+		say("%s: ibv_post_send(SEND): %s", r->what, strerror(errno));
+		return -1;
+	}
+	r->slot_busy[slot] = true;
+	r->sends_busy++;
+	return 0;
 }
 
 static uint8_t pattern(size_t i, uint64_t seed)
@@ -1157,51 +1343,133 @@ out:
 	return fail;
 }
 
-/* --------------------------------------------------------------- hold */
+/* ----------------------------------------------------- lease helpers */
 
-static int check_pattern(struct raw *r, const struct rmp_lease_desc *d)
+static uint64_t now_us(void)
 {
-	for (size_t i = 0; i < d->length; i++)
-		if (r->data[i] != pattern(i, d->id)) {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* pattern_len -- the bytes of a lease that carry the test pattern: all
+ * of a small lease, the first 4 KiB of a big one. */
+static size_t pattern_len(uint64_t length)
+{
+	return length > BIG_LEASE ? LEASE_LEN : (size_t)length;
+}
+
+/* check_pattern -- data[0..len) holds pattern(seed)? 0, or 1 (the first
+ * wrong byte printed). */
+static int check_pattern(const struct raw *r, size_t len, uint64_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if (r->data[i] != pattern(i, seed)) {
 			say("FAIL: lease byte %zu is %#x, want %#x", i,
-			    r->data[i], pattern(i, d->id));
+			    r->data[i], pattern(i, seed));
 			return 1;
 		}
 	return 0;
 }
 
-static int run_hold(const char *host, const char *port, int stat_every_ms)
+/* write_pattern -- WRITE pattern(seed) into the lease. 0 or 1 (printed). */
+static int write_pattern(struct raw *r, const struct rmp_lease_desc *d,
+			 uint64_t seed)
+{
+	size_t n = pattern_len(d->length);
+	int st;
+
+	for (size_t i = 0; i < n; i++)
+		r->data[i] = pattern(i, seed);
+	st = rdma_op(r, IBV_WR_RDMA_WRITE, d->addr, d->rkey, n);
+	if (st != IBV_WC_SUCCESS) {
+		say("FAIL: RDMA WRITE to the lease: %s", wc_str(st));
+		return 1;
+	}
+	return 0;
+}
+
+/* read_check -- READ the lease back and compare with pattern(seed).
+ * 0 or 1 (printed). */
+static int read_check(struct raw *r, const struct rmp_lease_desc *d,
+		      uint64_t seed, const char *when)
+{
+	size_t n = pattern_len(d->length);
+	int st;
+
+	memset(r->data, 0, n);
+	st = rdma_op(r, IBV_WR_RDMA_READ, d->addr, d->rkey, n);
+	if (st != IBV_WC_SUCCESS) {
+		say("FAIL: READ of the lease %s: %s", when, wc_str(st));
+		return 1;
+	}
+	return check_pattern(r, n, seed);
+}
+
+static void print_lease(const struct rmp_lease_desc *d)
+{
+	printf("LEASE %#" PRIx64 " %#" PRIx32 " %" PRIu64 " %#" PRIx64 "\n",
+	       d->addr, d->rkey, d->length, d->id);
+	fflush(stdout);
+}
+
+/*
+ * wait_stdin -- serve the connection until a line or EOF on stdin.
+ * Returns 0, or -1 as soon as the connection is lost (when
+ * fail_on_loss; else the loss is only noted, once).
+ */
+static int wait_stdin(struct raw *r, bool fail_on_loss)
+{
+	uint64_t t0 = now_ms();
+	bool noted = false;
+
+	for (;;) {
+		if (pump(r, 1000, STDIN_FILENO)) {
+			char line[256];
+			ssize_t n = read(STDIN_FILENO, line, sizeof(line));
+
+			if (n <= 0 || memchr(line, '\n', (size_t)n))
+				return 0;
+		}
+		if ((r->disconnected || r->qp_error) && !noted) {
+			say("%s: the connection was lost after %" PRIu64
+			    " ms (%s)", r->what, now_ms() - t0,
+			    r->disconnected ? "disconnected" : "QP error");
+			if (fail_on_loss)
+				return -1;
+			noted = true;
+		}
+	}
+}
+
+/* --------------------------------------------------------------- hold */
+
+static int run_hold(const char *host, const char *port, int stat_every_ms,
+		    uint64_t length)
 {
 	struct raw r = { 0 };
 	struct rmp_lease_desc d;
 	struct rmp_msg rep;
 	unsigned nstat = 0, nstat_fail = 0;
-	uint64_t next_stat;
+	uint64_t next_stat, t_free;
 	bool transport, have_lease = false, done = false;
 	int st, fails = 0, bad_bytes;
 
-	if (connect_ok(&r, "hold", host, port, LEASE_LEN)) {
+	if (connect_ok(&r, "hold", host, port, pattern_len(length))) {
 		fails++;
 		goto out;
 	}
-	if (do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d)) {
+	if (do_alloc(&r, length, HOLD_TTL_S, 0, &d)) {
 		fails++;
 		goto out;
 	}
 	have_lease = true;
-	for (size_t i = 0; i < d.length; i++)
-		r.data[i] = pattern(i, d.id);
-	st = rdma_op(&r, IBV_WR_RDMA_WRITE, d.addr, d.rkey, d.length);
-	if (st != IBV_WC_SUCCESS) {
-		if (st >= 0)
-			say("FAIL: RDMA WRITE to the lease: %s",
-			    ibv_wc_status_str((enum ibv_wc_status)st));
+	if (write_pattern(&r, &d, d.id)) {
 		fails++;
 		goto out;
 	}
-	printf("LEASE %#" PRIx64 " %#" PRIx32 " %" PRIu64 " %#" PRIx64 "\n",
-	       d.addr, d.rkey, d.length, d.id);
-	fflush(stdout);
+	print_lease(&d);
 	say("holding lease %#" PRIx64 " (keys %s)%s", d.id,
 	    keys_mode_str(r.rep.keys_mode),
 	    stat_every_ms ? ", sending STATs" : "");
@@ -1253,17 +1521,9 @@ static int run_hold(const char *host, const char *port, int stat_every_ms)
 		fails++;
 
 	/* The lease must still hold exactly what was written. */
-	memset(r.data, 0, d.length);
-	st = rdma_op(&r, IBV_WR_RDMA_READ, d.addr, d.rkey, d.length);
-	if (st != IBV_WC_SUCCESS) {
-		if (st >= 0)
-			say("FAIL: READ back of the held lease: %s",
-			    ibv_wc_status_str((enum ibv_wc_status)st));
-		fails++;
-		goto out;
-	}
-	bad_bytes = check_pattern(&r, &d);
+	bad_bytes = read_check(&r, &d, d.id, "at the end");
 	fails += bad_bytes;
+	t_free = now_ms();
 	st = do_simple(&r, RMP_OP_FREE, d.id, &rep, &transport);
 	if (transport || st) {
 		say("FAIL: FREE of the held lease: %s",
@@ -1271,10 +1531,12 @@ static int run_hold(const char *host, const char *port, int stat_every_ms)
 		fails++;
 	} else {
 		have_lease = false;
+		say("FREE of %" PRIu64 " bytes answered in %" PRIu64 " ms",
+		    d.length, now_ms() - t_free);
 	}
 	say("hold: %u STAT(s) answered%s; lease bytes %s; lease %s",
 	    nstat - nstat_fail, nstat_fail ? " (some FAILED)" : "",
-	    bad_bytes ? "CHANGED by someone else" : "intact",
+	    bad_bytes ? "CHANGED by someone else (or unreadable)" : "intact",
 	    have_lease ? "NOT freed" : "freed");
 out:
 	if (have_lease)
@@ -1286,61 +1548,555 @@ out:
 
 /* -------------------------------------------------------------- steal */
 
+static bool is_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_FETCH_AND_ADD ||
+	       op == IBV_WR_ATOMIC_CMP_AND_SWP;
+}
+
 /*
- * steal_once -- on a connection of its own, one RDMA op with someone
- * else's addr/rkey. 0 if it completed with a remote access error.
+ * steal_once -- on a connection of its own, one operation with a key
+ * that was not granted to it. 0 if it completed with a remote access
+ * error (with expect_success: if it succeeded).
  */
 static int steal_once(const char *host, const char *port,
 		      enum ibv_wr_opcode op, uint64_t addr, uint32_t rkey,
-		      uint64_t len)
+		      uint64_t len, bool expect_success)
 {
-	const char *name = op == IBV_WR_RDMA_READ ? "READ" : "WRITE";
+	const char *name = op_name(op);
+	uint64_t n = is_atomic(op) ? 8 : len;
 	struct raw r = { 0 };
+	uint64_t old;
 	int st, fail = 1;
 
 	if (connect_ok(&r, "steal", host, port, len))
 		goto out;
-	if (op == IBV_WR_RDMA_WRITE)
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
 		memset(r.data, 0xee, len);
-	st = rdma_op(&r, op, addr, rkey, len);
+		/* fall through */
+	case IBV_WR_RDMA_READ:
+		st = rdma_op(&r, op, addr, rkey, len);
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		st = atomic_op(&r, op, addr, rkey, 1, 0);
+		break;
+	default:
+		st = atomic_op(&r, op, addr, rkey, 0, 0xeeeeeeeeeeeeeeeeull);
+		break;
+	}
+	memcpy(&old, r.data, sizeof(old));
+	if (expect_success) {
+		if (st == IBV_WC_SUCCESS) {
+			say("ok: %s of %" PRIu64 " bytes at %#" PRIx64 " with "
+			    "key %#x from a connection of its own succeeded, "
+			    "as expected (keys %s)", name, n, addr, rkey,
+			    keys_mode_str(r.rep.keys_mode));
+			if (op == IBV_WR_RDMA_READ)
+				hexdump("bytes read", r.data, len);
+			else if (is_atomic(op))
+				say("%s: old value %#" PRIx64, name, old);
+			fail = 0;
+		} else {
+			say("FAIL: %s with key %#x: %s, want success (the "
+			    "negative control does not reach the lease)",
+			    name, rkey, wc_str(st));
+		}
+		goto out;
+	}
 	if (st == IBV_WC_REM_ACCESS_ERR) {
-		say("ok: %s of %" PRIu64 " bytes at %#" PRIx64 " with rkey "
-		    "%#x from another connection -> %s", name, len, addr, rkey,
+		say("ok: %s of %" PRIu64 " bytes at %#" PRIx64 " with key %#x "
+		    "from a connection of its own -> %s", name, n, addr, rkey,
 		    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
 		fail = 0;
 	} else if (st == IBV_WC_SUCCESS) {
-		say("FAIL: the rkey %#x was usable from another connection "
-		    "(keys %s): %s of %" PRIu64 " bytes at %#" PRIx64
-		    " succeeded", rkey, keys_mode_str(r.rep.keys_mode), name,
-		    len, addr);
+		say("FAIL: the key %#x was usable from a connection it was not "
+		    "granted to (keys %s): %s of %" PRIu64 " bytes at %#"
+		    PRIx64 " succeeded", rkey, keys_mode_str(r.rep.keys_mode),
+		    name, n, addr);
 		if (op == IBV_WR_RDMA_READ)
 			hexdump("stolen bytes", r.data, len);
-	} else if (st >= 0) {
-		say("FAIL: %s with another connection's rkey: %s, want %s",
-		    name, ibv_wc_status_str((enum ibv_wc_status)st),
-		    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+		else if (is_atomic(op))
+			say("%s: old value %#" PRIx64, name, old);
+	} else {
+		say("FAIL: %s with key %#x: %s, want %s", name, rkey,
+		    wc_str(st), ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
 	}
 out:
 	raw_close(&r);
 	return fail;
 }
 
-/* run_steal -- READ, then (on a fresh connection: the failed READ broke
- * the first QP) WRITE; both must be refused. A WRITE that gets through
+/* run_steal -- READ, WRITE, FAA, CAS, each on a fresh connection (a
+ * failed operation breaks its QP). A WRITE or atomic that gets through
  * also shows up in the holder's pattern check. */
 static int run_steal(const char *host, const char *port, uint64_t addr,
-		     uint32_t rkey, uint64_t len)
+		     uint32_t rkey, uint64_t len, bool expect_success)
 {
-	int fails;
+	static const enum ibv_wr_opcode ops[] = {
+		IBV_WR_RDMA_READ, IBV_WR_RDMA_WRITE,
+		IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP,
+	};
+	unsigned nops = sizeof(ops) / sizeof(ops[0]);
+	int fails = 0;
 
-	if (len == 0 || len > (64u << 20)) {
-		say("bad length %" PRIu64, len);
+	if (len < 8 || len > (64u << 20) || addr % 8) {
+		say("bad length %" PRIu64 " or address %#" PRIx64 " (atomics "
+		    "need 8 aligned bytes)", len, addr);
 		return 2;
 	}
-	fails = steal_once(host, port, IBV_WR_RDMA_READ, addr, rkey, len);
-	fails += steal_once(host, port, IBV_WR_RDMA_WRITE, addr, rkey, len);
-	say("%s", fails ? "FAIL" : "PASS");
+	for (unsigned i = 0; i < nops; i++)
+		fails += steal_once(host, port, ops[i], addr, rkey, len,
+				    expect_success);
+	say("steal: %u of %u operations %s: %s", nops - (unsigned)fails, nops,
+	    expect_success ? "succeeded" : "refused",
+	    fails ? "FAIL" : "PASS");
 	return fails ? 1 : 0;
+}
+
+/* -------------------------------------------------------------- guess */
+
+enum guess_outcome { G_ACCESS, G_REFUSED, G_SUCCESS, G_OTHER };
+
+static const char *guess_str(enum guess_outcome o)
+{
+	static const char *const s[] = { "access error", "refused",
+					 "SUCCEEDED", "other outcome" };
+
+	return s[o];
+}
+
+static void guess_run_end(unsigned first, unsigned last,
+			  enum guess_outcome o)
+{
+	if (first == last)
+		say("try %u: %s", first, guess_str(o));
+	else
+		say("tries %u-%u: %s", first, last, guess_str(o));
+}
+
+/* run_guess -- N connections, each READ with a guessed rkey; prints a
+ * summary; 0 unless a guess worked. */
+static int run_guess(const char *host, const char *port, uint64_t addr,
+		     uint32_t rkey, unsigned n, uint64_t len)
+{
+	unsigned count[4] = { 0 }, run_start = 0;
+	enum guess_outcome prev = G_OTHER;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t key = (rkey & ~0xffu) | (i & 0xffu);
+		enum guess_outcome o = G_OTHER;
+		struct raw r = { 0 };
+		int reason = 0, ret, st;
+
+		ret = connect_named(&r, "guess", host, port, len, &reason);
+		if (ret == 1 && reason == RMP_REJ_COOLDOWN) {
+			o = G_REFUSED;
+		} else if (ret == 1) {
+			say("try %u: rejected: %s", i, reason < 0 ?
+			    "(undecodable reject data)" :
+			    rmp_reject_reason_str((unsigned)reason));
+		} else if (ret < 0) {
+			say("try %u: could not connect", i);
+		} else {
+			st = rdma_op(&r, IBV_WR_RDMA_READ, addr, key, len);
+			if (st == IBV_WC_REM_ACCESS_ERR) {
+				o = G_ACCESS;
+			} else if (st == IBV_WC_SUCCESS) {
+				o = G_SUCCESS;
+				say("FAIL: try %u: READ of %" PRIu64 " bytes "
+				    "at %#" PRIx64 " with guessed rkey %#x "
+				    "succeeded", i, len, addr, key);
+				hexdump("bytes read", r.data, len);
+			} else {
+				say("try %u: READ with rkey %#x: %s", i, key,
+				    wc_str(st));
+			}
+		}
+		raw_close(&r);
+		count[o]++;
+		if (i > 0 && o != prev) {
+			guess_run_end(run_start, i - 1, prev);
+			run_start = i;
+		}
+		prev = o;
+		if (o == G_REFUSED)
+			usleep(20000);
+	}
+	if (n)
+		guess_run_end(run_start, n - 1, prev);
+	printf("guess: %u tries, %u access errors, %u refused, %u "
+	       "succeeded\n", n, count[G_ACCESS], count[G_REFUSED],
+	       count[G_SUCCESS]);
+	if (count[G_OTHER])
+		printf("guess: %u tries ended otherwise (see stderr)\n",
+		       count[G_OTHER]);
+	fflush(stdout);
+	return count[G_SUCCESS] ? 1 : 0;
+}
+
+/* ------------------------------------------------------------- expire */
+
+/* run_expire -- after its deadline a lease's rkey must fail on the very
+ * connection it was granted to: the NIC refuses, no clock is consulted
+ * on this side. */
+static int run_expire(const char *host, const char *port, uint32_t ttl_s)
+{
+	struct raw r = { 0 };
+	struct rmp_lease_desc d;
+	uint64_t t_alloc, t_rep, end;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "expire", host, port, LEASE_LEN))
+		goto out;
+	t_alloc = now_ms();
+	if (do_alloc(&r, LEASE_LEN, ttl_s, 0, &d))
+		goto out;
+	t_rep = now_ms();
+	say("lease %#" PRIx64 ": addr %#" PRIx64 " rkey %#x, %" PRIu64
+	    " bytes, ttl %" PRIu64 " ms (keys %s)", d.id, d.addr, d.rkey,
+	    d.length, d.ttl_ms, keys_mode_str(r.rep.keys_mode));
+	if (write_pattern(&r, &d, d.id) ||
+	    read_check(&r, &d, d.id, "before its deadline"))
+		goto out;
+	say("ok: WRITE and READ back before the deadline");
+	/* The later of the asked and the granted deadline, plus 1.5 s. */
+	end = t_alloc + (uint64_t)ttl_s * 1000;
+	if (t_rep + d.ttl_ms > end)
+		end = t_rep + d.ttl_ms;
+	end += 1500;
+	while (now_ms() < end) {
+		pump(&r, (int)(end - now_ms()), -1);
+		if (r.disconnected || r.qp_error) {
+			say("FAIL: the connection was lost %" PRIu64 " ms "
+			    "after the ALLOC, before the check (%s): the "
+			    "NIC's answer cannot be seen", now_ms() - t_alloc,
+			    r.disconnected ? "disconnected" : "QP error");
+			goto out;
+		}
+		if (r.rx_count) {
+			say("note: %u unsolicited message(s) from the server",
+			    r.rx_count);
+			r.rx_count = 0;
+		}
+	}
+	memset(r.data, 0, d.length);
+	st = rdma_op(&r, IBV_WR_RDMA_READ, d.addr, d.rkey, d.length);
+	if (st == IBV_WC_REM_ACCESS_ERR) {
+		say("ok: READ with the same rkey %" PRIu64 " ms after the "
+		    "ALLOC -> %s", now_ms() - t_alloc,
+		    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+		fail = 0;
+	} else if (st == IBV_WC_SUCCESS) {
+		say("FAIL: the lease was still readable with its rkey %"
+		    PRIu64 " ms after the ALLOC (ttl %u s)", now_ms() - t_alloc,
+		    ttl_s);
+		hexdump("bytes read", r.data, d.length);
+	} else {
+		say("FAIL: READ after the deadline: %s, want %s", wc_str(st),
+		    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+	}
+out:
+	raw_close(&r);
+	say("expire: %s", fail ? "FAIL" : "PASS");
+	return fail;
+}
+
+/* ------------------------------------------------------------ credits */
+
+/* run_credits -- keep exactly `credits` STATs in flight (a new one as
+ * each reply comes) until `rounds` replies came. */
+static int run_credits(const char *host, const char *port, uint64_t rounds)
+{
+	struct raw r = { 0 };
+	uint64_t inflight[NRECV], sent = 0, got = 0, t0 = now_ms();
+	unsigned credits = 0, ninflight = 0, k;
+	struct rmp_msg req, rep;
+	int ret, fail = 1;
+
+	if (connect_ok(&r, "credits", host, port, 0))
+		goto out;
+	credits = r.rep.credits;
+	if (credits > NRECV) {
+		say("FAIL: the server grants %u credits; rmp-raw posts %u "
+		    "receive buffers", credits, NRECV);
+		goto out;
+	}
+	say("server grants %u credits: %u STATs in flight at all times",
+	    credits, credits);
+	t0 = now_ms();
+	while (got < rounds) {
+		while (ninflight < credits && sent < rounds) {
+			memset(&req, 0, sizeof(req));
+			req.hdr.opcode = RMP_OP_STAT;
+			if (post_request(&r, &req))
+				goto report;
+			inflight[ninflight++] = req.hdr.req_id;
+			sent++;
+		}
+		ret = next_reply(&r, &rep, TIMEOUT_MS);
+		if (ret == -ENOTCONN) {
+			say("FAIL: connection lost (%s) after %" PRIu64
+			    " replies", r.disconnected ? "disconnected" :
+			    "QP error", got);
+			goto report;
+		}
+		if (ret == -ETIMEDOUT) {
+			say("FAIL: no reply in %d ms after %" PRIu64
+			    " replies, %u requests in flight", TIMEOUT_MS, got,
+			    ninflight);
+			goto report;
+		}
+		if (ret)
+			goto report; /* printed */
+		for (k = 0; k < ninflight && inflight[k] != rep.hdr.req_id; k++)
+			;
+		if (k == ninflight) {
+			say("FAIL: a reply with req_id %#" PRIx64 ", which is "
+			    "not in flight", rep.hdr.req_id);
+			goto report;
+		}
+		inflight[k] = inflight[--ninflight];
+		if (rep.hdr.opcode != RMP_OP_STAT || rep.hdr.status) {
+			say("FAIL: reply %" PRIu64 ": %s %s", got + 1,
+			    rmp_opcode_name(rep.hdr.opcode),
+			    errname(rep.hdr.status));
+			goto report;
+		}
+		got++;
+	}
+	/* Still connected a moment later? */
+	pump(&r, 200, -1);
+	if (r.disconnected || r.qp_error)
+		say("FAIL: the connection was lost after the last reply");
+	else
+		fail = 0;
+report:
+	say("credits: %" PRIu64 " of %" PRIu64 " replies with %u credits in "
+	    "%" PRIu64 " ms", got, rounds, credits, now_ms() - t0);
+out:
+	raw_close(&r);
+	say("credits: %s", fail ? "FAIL" : "PASS");
+	return fail;
+}
+
+/* -------------------------------------------------------------- stall */
+
+/*
+ * run_stall -- a client that stops posting receives: every receive
+ * buffer is used up by replies (the last one by the ALLOC), then a few
+ * more requests go out whose replies meet RNR at this end. Exits 0
+ * whatever the server does about it after that.
+ */
+static int run_stall(const char *host, const char *port, uint32_t ttl_s)
+{
+	struct raw r = { 0 };
+	struct rmp_lease_desc d;
+	struct rmp_msg req, rep;
+	unsigned nstat = 0, extra = 0;
+	uint64_t end;
+	bool transport;
+	int st, ret = 1;
+
+	if (connect_ok(&r, "stall", host, port, LEASE_LEN))
+		goto out;
+	/* From here on each reply uses up a receive buffer for good. */
+	r.no_repost = true;
+	while (r.posted > 1) {
+		st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
+		if (transport || st) {
+			say("FAIL: STAT #%u: %s", nstat + 1,
+			    transport ? "no reply" : errname(st));
+			goto out;
+		}
+		nstat++;
+	}
+	if (do_alloc(&r, LEASE_LEN, ttl_s, 0, &d))
+		goto out;
+	print_lease(&d);
+	for (; extra < STALL_EXTRA; extra++) {
+		memset(&req, 0, sizeof(req));
+		req.hdr.opcode = RMP_OP_STAT;
+		if (post_request(&r, &req))
+			break;
+	}
+	/* The SENDs themselves complete: the server has receive buffers. */
+	end = now_ms() + 3000;
+	while (r.sends_busy && !r.qp_error && now_ms() < end)
+		pump(&r, 100, -1);
+	say("%u STATs and the ALLOC used up all %u receive buffers; %u more "
+	    "STATs sent (%u not completed): their replies meet RNR", nstat,
+	    NRECV, extra, r.sends_busy);
+	printf("STALLED\n");
+	fflush(stdout);
+	ret = 0;
+	wait_stdin(&r, false);
+	say("stall: %s at the end", r.disconnected ? "disconnected" :
+	    r.qp_error ? "QP in error" : "still connected");
+out:
+	raw_close(&r);
+	return ret;
+}
+
+/* --------------------------------------------------------- drainprobe */
+
+/*
+ * run_drainprobe -- connect and hold a lease; on a line on stdin (sent
+ * once the server is draining): ALLOC must get -ESHUTDOWN, while READ,
+ * WRITE and FREE of the lease still work.
+ */
+static int run_drainprobe(const char *host, const char *port)
+{
+	struct raw r = { 0 };
+	struct rmp_lease_desc d, d2;
+	struct rmp_msg rep;
+	bool transport, have_lease = false;
+	int st, fails = 0;
+
+	if (connect_ok(&r, "drainprobe", host, port, LEASE_LEN) ||
+	    do_alloc(&r, LEASE_LEN, 60, 0, &d)) {
+		fails++;
+		goto out;
+	}
+	have_lease = true;
+	if (write_pattern(&r, &d, d.id)) {
+		fails++;
+		goto out;
+	}
+	printf("READY %#" PRIx64 "\n", d.id);
+	fflush(stdout);
+	if (wait_stdin(&r, true)) {
+		say("FAIL: the server dropped the connection before the "
+		    "checks");
+		fails++;
+		goto out;
+	}
+
+	st = do_alloc(&r, LEASE_LEN, 60, 0, &d2);
+	if (st == -ESHUTDOWN) {
+		say("ok: ALLOC while draining -> -ESHUTDOWN");
+	} else {
+		say("FAIL: ALLOC while draining: %s, want -ESHUTDOWN",
+		    errname(st));
+		fails++;
+		if (st == 0)
+			do_simple(&r, RMP_OP_FREE, d2.id, &rep, &transport);
+	}
+	if (read_check(&r, &d, d.id, "while draining")) {
+		fails++;
+	} else {
+		say("ok: READ of the lease while draining: bytes intact");
+	}
+	if (write_pattern(&r, &d, d.id + 1) ||
+	    read_check(&r, &d, d.id + 1, "after a WRITE while draining")) {
+		fails++;
+	} else {
+		say("ok: WRITE and READ back while draining");
+	}
+	st = do_simple(&r, RMP_OP_FREE, d.id, &rep, &transport);
+	if (transport || st) {
+		say("FAIL: FREE while draining: %s",
+		    transport ? "no reply" : errname(st));
+		fails++;
+	} else {
+		have_lease = false;
+		say("ok: FREE while draining");
+	}
+out:
+	if (have_lease)
+		say("(lease %#" PRIx64 " left to the server)", d.id);
+	raw_close(&r);
+	say("drainprobe: %s", fails ? "FAIL" : "PASS");
+	return fails ? 1 : 0;
+}
+
+/* -------------------------------------------------------------- alloc */
+
+static int run_alloc(const char *host, const char *port, uint64_t len,
+		     uint32_t ttl_s, bool free_it, int want)
+{
+	struct raw r = { 0 };
+	struct rmp_lease_desc d;
+	struct rmp_msg rep;
+	bool transport;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "alloc", host, port, pattern_len(len)))
+		goto out;
+	st = do_alloc(&r, len, ttl_s, 0, &d);
+	if (want) {
+		if (st == want) {
+			say("ok: ALLOC of %" PRIu64 " bytes -> %s", len,
+			    errname(st));
+			fail = 0;
+		} else {
+			say("FAIL: ALLOC of %" PRIu64 " bytes: %s, want %s",
+			    len, errname(st), errname(want));
+			if (st == 0)
+				do_simple(&r, RMP_OP_FREE, d.id, &rep,
+					  &transport);
+		}
+		goto out;
+	}
+	if (st) {
+		say("FAIL: ALLOC of %" PRIu64 " bytes: %s", len, errname(st));
+		goto out;
+	}
+	print_lease(&d);
+	if (free_it) {
+		if (write_pattern(&r, &d, d.id) ||
+		    read_check(&r, &d, d.id, "after the WRITE"))
+			goto out;
+		st = do_simple(&r, RMP_OP_FREE, d.id, &rep, &transport);
+		if (transport || st) {
+			say("FAIL: FREE: %s",
+			    transport ? "no reply" : errname(st));
+			goto out;
+		}
+		say("ok: lease %#" PRIx64 " written, read back and freed",
+		    d.id);
+	}
+	fail = 0;
+out:
+	raw_close(&r);
+	return fail;
+}
+
+/* ------------------------------------------------------------ connect */
+
+static int run_connect(const char *host, const char *port, int want)
+{
+	struct raw r = { 0 };
+	struct rmp_msg rep;
+	bool transport;
+	int reason = 0, ret, st, fail = 1;
+
+	ret = connect_named(&r, "connect", host, port, 0, &reason);
+	if (ret == 0 && want == 0) {
+		st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
+		if (transport || st)
+			say("FAIL: connected, but STAT: %s",
+			    transport ? "no reply" : errname(st));
+		else {
+			say("ok: connected and served");
+			fail = 0;
+		}
+	} else if (ret == 0) {
+		say("FAIL: connected, want a reject: %s",
+		    rmp_reject_reason_str((unsigned)want));
+	} else if (ret == 1 && reason == want) {
+		say("ok: rejected: %s", rmp_reject_reason_str((unsigned)want));
+		fail = 0;
+	} else if (ret == 1) {
+		say("FAIL: rejected: %s, want %s", reason < 0 ?
+		    "(undecodable reject data)" :
+		    rmp_reject_reason_str((unsigned)reason), want ?
+		    rmp_reject_reason_str((unsigned)want) : "accepted");
+	} else {
+		say("FAIL: the connect failed");
+	}
+	raw_close(&r);
+	return fail;
 }
 
 /* --------------------------------------------------------- free, stat */
@@ -1388,10 +2144,110 @@ static int run_stat(const char *host, const char *port, unsigned count)
 		}
 	}
 	printf("pool %" PRIu64 " free %" PRIu64 " leases %" PRIu64
-	       " keys %s\n", rep.u.stat.pool_bytes, rep.u.stat.free_bytes,
-	       rep.u.stat.leases, keys_mode_str(rep.u.stat.keys_mode));
+	       " keys %s quarantined %" PRIu64 " zeroing %" PRIu64 "\n",
+	       rep.u.stat.pool_bytes, rep.u.stat.free_bytes,
+	       rep.u.stat.leases, keys_mode_str(rep.u.stat.keys_mode),
+	       rep.u.stat.quarantined_bytes, rep.u.stat.zeroing_bytes);
 	fail = 0;
 out:
+	raw_close(&r);
+	return fail;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* wall_str -- the wall clock time at CLOCK_MONOTONIC ms `mono_ms`, as
+ * HH:MM:SS.mmm (to line up with `date +%T.%3N` in a test's output). */
+static const char *wall_str(uint64_t mono_ms, char *buf, size_t len)
+{
+	struct timespec rt;
+	struct tm tm;
+	int64_t ms;
+	time_t sec;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	ms = (int64_t)rt.tv_sec * 1000 + rt.tv_nsec / 1000000 -
+	     (int64_t)(now_ms() - mono_ms);
+	sec = (time_t)(ms / 1000);
+	localtime_r(&sec, &tm);
+	snprintf(buf, len, "%02d:%02d:%02d.%03d", tm.tm_hour, tm.tm_min,
+		 tm.tm_sec, (int)(ms % 1000));
+	return buf;
+}
+
+/* run_statloop -- STATs back to back on one connection for `seconds`;
+ * prints n, median, p99 and max latency (µs) and the slowest ones. */
+static int run_statloop(const char *host, const char *port, uint32_t seconds)
+{
+	struct { uint64_t us, at; } slow[5] = { { 0, 0 } };
+	struct raw r = { 0 };
+	uint64_t *lat = NULL, t0, end;
+	size_t n = 0, cap = 0;
+	struct rmp_msg rep;
+	bool transport;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "statloop", host, port, 0))
+		goto out;
+	t0 = now_us();
+	end = t0 + (uint64_t)seconds * 1000000;
+	while (now_us() < end) {
+		uint64_t t = now_us(), dt;
+		unsigned k;
+
+		st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
+		dt = now_us() - t;
+		if (transport || st) {
+			say("FAIL: STAT #%zu: %s", n + 1,
+			    transport ? "no reply" : errname(st));
+			goto out;
+		}
+		if (n == cap) {
+			uint64_t *p;
+
+			cap = cap ? 2 * cap : 4096;
+			p = realloc(lat, cap * sizeof(*lat));
+			if (!p) {
+				say("out of memory");
+				goto out;
+			}
+			lat = p;
+		}
+		lat[n++] = dt;
+		/* the five slowest, slowest first */
+		for (k = 0; k < 5 && slow[k].us >= dt; k++)
+			;
+		if (k < 5) {
+			memmove(&slow[k + 1], &slow[k],
+				(4 - k) * sizeof(slow[0]));
+			slow[k].us = dt;
+			slow[k].at = t - t0;
+		}
+	}
+	if (n == 0) {
+		say("FAIL: no STAT in %u s", seconds);
+		goto out;
+	}
+	qsort(lat, n, sizeof(*lat), cmp_u64);
+	for (unsigned k = 0; k < 5 && slow[k].us; k++) {
+		char wall[32];
+
+		say("slow STAT: %" PRIu64 " us, sent %.3f s into the loop, "
+		    "at %s", slow[k].us, (double)slow[k].at / 1e6,
+		    wall_str((t0 + slow[k].at) / 1000, wall, sizeof(wall)));
+	}
+	printf("statloop: n=%zu median_us=%" PRIu64 " p99_us=%" PRIu64
+	       " max_us=%" PRIu64 "\n", n, lat[n / 2], lat[n * 99 / 100],
+	       lat[n - 1]);
+	fflush(stdout);
+	fail = 0;
+out:
+	free(lat);
 	raw_close(&r);
 	return fail;
 }
@@ -1407,21 +2263,50 @@ static bool parse_u64(const char *s, uint64_t *out)
 	return !errno && end != s && !*end && s[0] != '-';
 }
 
+/* parse_reason -- "ok" (0), a reject reason name or number. */
+static bool parse_reason(const char *s, int *out)
+{
+	static const char *const names[] = {
+		"ok", "bad-request", "proto", "unknown-client", "full",
+		"draining", "internal", "cooldown",
+	};
+	uint64_t v;
+
+	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+		if (!strcmp(s, names[i])) {
+			*out = i;
+			return true;
+		}
+	if (!parse_u64(s, &v) || v > 0xffff)
+		return false;
+	*out = (int)v;
+	return true;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
-		"usage: rmp-raw HOST PORT garbage|badconnect|oob\n"
-		"       rmp-raw HOST PORT hold [--stat-every MS]\n"
-		"       rmp-raw HOST PORT steal ADDR RKEY LEN\n"
+		"usage: rmp-raw HOST PORT garbage|badconnect|oob|drainprobe\n"
+		"       rmp-raw HOST PORT connect ok|REASON\n"
+		"       rmp-raw HOST PORT hold [--stat-every MS] "
+		"[--len BYTES]\n"
+		"       rmp-raw HOST PORT steal ADDR RKEY LEN "
+		"[--expect-success]\n"
+		"       rmp-raw HOST PORT guess ADDR RKEY N LEN\n"
+		"       rmp-raw HOST PORT expire|stall TTL_S\n"
+		"       rmp-raw HOST PORT credits ROUNDS\n"
+		"       rmp-raw HOST PORT alloc LEN TTL_S [--free] "
+		"[--expect ERRNO]\n"
 		"       rmp-raw HOST PORT free ID [ERRNO]\n"
-		"       rmp-raw HOST PORT stat [COUNT]\n");
+		"       rmp-raw HOST PORT stat [COUNT]\n"
+		"       rmp-raw HOST PORT statloop SECONDS\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	const char *host, *port, *cmd;
-	uint64_t a, b, c;
+	uint64_t a, b, c, d;
 
 	if (argc < 4)
 		return usage();
@@ -1437,19 +2322,77 @@ int main(int argc, char **argv)
 		return run_badconnect(host, port);
 	if (!strcmp(cmd, "oob") && argc == 4)
 		return run_oob(host, port);
-	if (!strcmp(cmd, "hold")) {
-		if (argc == 4)
-			return run_hold(host, port, 0);
-		if (argc == 6 && !strcmp(argv[4], "--stat-every") &&
-		    parse_u64(argv[5], &a) && a > 0 && a < 600000)
-			return run_hold(host, port, (int)a);
-		return usage();
-	}
-	if (!strcmp(cmd, "steal") && argc == 7) {
-		if (!parse_u64(argv[4], &a) || !parse_u64(argv[5], &b) ||
-		    b > UINT32_MAX || !parse_u64(argv[6], &c))
+	if (!strcmp(cmd, "drainprobe") && argc == 4)
+		return run_drainprobe(host, port);
+	if (!strcmp(cmd, "connect") && argc == 5) {
+		int want;
+
+		if (!parse_reason(argv[4], &want))
 			return usage();
-		return run_steal(host, port, a, (uint32_t)b, c);
+		return run_connect(host, port, want);
+	}
+	if (!strcmp(cmd, "hold")) {
+		uint64_t every = 0, len = LEASE_LEN;
+
+		for (int i = 4; i < argc; i += 2) {
+			if (i + 1 >= argc)
+				return usage();
+			if (!strcmp(argv[i], "--stat-every") &&
+			    parse_u64(argv[i + 1], &every) && every > 0 &&
+			    every < 600000)
+				continue;
+			if (!strcmp(argv[i], "--len") &&
+			    parse_u64(argv[i + 1], &len) && len > 0 &&
+			    len <= (1ull << 40))
+				continue;
+			return usage();
+		}
+		return run_hold(host, port, (int)every, len);
+	}
+	if (!strcmp(cmd, "steal") && (argc == 7 || argc == 8)) {
+		if (!parse_u64(argv[4], &a) || !parse_u64(argv[5], &b) ||
+		    b > UINT32_MAX || !parse_u64(argv[6], &c) ||
+		    (argc == 8 && strcmp(argv[7], "--expect-success")))
+			return usage();
+		return run_steal(host, port, a, (uint32_t)b, c, argc == 8);
+	}
+	if (!strcmp(cmd, "guess") && argc == 8) {
+		if (!parse_u64(argv[4], &a) || !parse_u64(argv[5], &b) ||
+		    b > UINT32_MAX || !parse_u64(argv[6], &c) ||
+		    c == 0 || c > 100000 || !parse_u64(argv[7], &d) ||
+		    d == 0 || d > (64u << 20))
+			return usage();
+		return run_guess(host, port, a, (uint32_t)b, (unsigned)c, d);
+	}
+	if ((!strcmp(cmd, "expire") || !strcmp(cmd, "stall")) && argc == 5) {
+		if (!parse_u64(argv[4], &a) || a == 0 || a > 86400)
+			return usage();
+		return cmd[1] == 'x' ? run_expire(host, port, (uint32_t)a) :
+		       run_stall(host, port, (uint32_t)a);
+	}
+	if (!strcmp(cmd, "credits") && argc == 5) {
+		if (!parse_u64(argv[4], &a) || a == 0)
+			return usage();
+		return run_credits(host, port, a);
+	}
+	if (!strcmp(cmd, "alloc") && argc >= 6) {
+		bool free_it = false;
+		int want = 0;
+
+		if (!parse_u64(argv[4], &a) || a == 0 ||
+		    !parse_u64(argv[5], &b) || b > UINT32_MAX)
+			return usage();
+		for (int i = 6; i < argc; i++) {
+			if (!strcmp(argv[i], "--free"))
+				free_it = true;
+			else if (!strcmp(argv[i], "--expect") &&
+				 i + 1 < argc && parse_errno(argv[i + 1],
+							    &want))
+				i++;
+			else
+				return usage();
+		}
+		return run_alloc(host, port, a, (uint32_t)b, free_it, want);
 	}
 	if (!strcmp(cmd, "free") && (argc == 5 || argc == 6)) {
 		int want = -EPERM;
@@ -1464,6 +2407,11 @@ int main(int argc, char **argv)
 				  a > 1000000))
 			return usage();
 		return run_stat(host, port, argc == 5 ? (unsigned)a : 1);
+	}
+	if (!strcmp(cmd, "statloop") && argc == 5) {
+		if (!parse_u64(argv[4], &a) || a == 0 || a > 3600)
+			return usage();
+		return run_statloop(host, port, (uint32_t)a);
 	}
 	return usage();
 }

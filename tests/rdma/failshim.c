@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/* failshim.c -- an LD_PRELOAD shim that makes chosen verbs calls fail. */
+
+/*
+ * The RDMA tests preload it into rmpoold to see what the daemon does when
+ * it cannot prove a lease's key dead:
+ *
+ *   RMP_SHIM_FAIL_DEALLOC_MW=1   ibv_dealloc_mw returns EIO and leaves the
+ *                                memory window as it is. ibv_dealloc_mw is
+ *                                a static inline calling the context's
+ *                                ops.dealloc_mw, so ibv_open_device (which
+ *                                librdmacm uses too) is interposed and the
+ *                                op replaced in every context it returns.
+ *   RMP_SHIM_FAIL_DEREG_LEN=N    ibv_dereg_mr of an MR of exactly N bytes
+ *                                returns EIO and leaves the MR registered.
+ *
+ * Each kind of fault is reported once on stderr, as "failshim: ...".
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+typedef struct ibv_context *(*open_device_fn)(struct ibv_device *);
+typedef int (*dereg_mr_fn)(struct ibv_mr *);
+
+/* The verbs symbols are versioned; the current version first. */
+#define VERBS_VERSION "IBVERBS_1.1"
+
+static bool fail_dealloc_mw;
+static uint64_t fail_dereg_len;
+static int said_dealloc_mw, said_dereg_mr;
+
+/* next_sym -- the next definition of name (of VERBS_VERSION if any). */
+static void *next_sym(const char *name)
+{
+	void *p = dlvsym(RTLD_NEXT, name, VERBS_VERSION);
+
+	if (!p)
+		p = dlsym(RTLD_NEXT, name);
+	if (!p) {
+		fprintf(stderr, "failshim: %s not found: %s\n", name,
+			dlerror());
+		abort();
+	}
+	return p;
+}
+
+static void say_once(int *said, const char *what)
+{
+	if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "failshim: %s\n", what);
+}
+
+__attribute__((constructor)) static void failshim_init(void)
+{
+	const char *s = getenv("RMP_SHIM_FAIL_DEALLOC_MW");
+
+	fail_dealloc_mw = s && *s && strcmp(s, "0");
+	s = getenv("RMP_SHIM_FAIL_DEREG_LEN");
+	if (s && *s)
+		fail_dereg_len = strtoull(s, NULL, 0);
+	fprintf(stderr, "failshim: loaded (dealloc_mw %s, dereg_mr of %llu "
+		"bytes %s)\n", fail_dealloc_mw ? "fails" : "works",
+		(unsigned long long)fail_dereg_len,
+		fail_dereg_len ? "fails" : "works");
+}
+
+/* failing_dealloc_mw -- the window stays allocated and bound. */
+static int failing_dealloc_mw(struct ibv_mw *mw)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "ibv_dealloc_mw(rkey %#x) -> EIO (window "
+		 "left as it is; reported once)", mw ? mw->rkey : 0);
+	say_once(&said_dealloc_mw, msg);
+	errno = EIO;
+	return EIO;
+}
+
+struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	static open_device_fn real;
+	struct ibv_context *ctx;
+
+	if (!real) {
+		void *p = next_sym("ibv_open_device");
+
+		memcpy(&real, &p, sizeof(real));
+	}
+	ctx = real(device);
+	if (ctx && fail_dealloc_mw)
+		ctx->ops.dealloc_mw = failing_dealloc_mw;
+	return ctx;
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	static dereg_mr_fn real;
+
+	if (!real) {
+		void *p = next_sym("ibv_dereg_mr");
+
+		memcpy(&real, &p, sizeof(real));
+	}
+	if (mr && fail_dereg_len && mr->length == fail_dereg_len) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "ibv_dereg_mr(%zu bytes, rkey %#x) "
+			 "-> EIO (MR left registered; reported once)",
+			 mr->length, mr->rkey);
+		say_once(&said_dereg_mr, msg);
+		errno = EIO;
+		return EIO;
+	}
+	return real(mr);
+}
