@@ -381,6 +381,11 @@ for d in proc sys dev; do
     mount --bind "/$d" "$NEWROOT/$d" || fail "bind /$d"
 done
 mkdir -p /dev/pts /dev/shm /dev/hugepages
+# devtmpfs has no /dev/fd & co.; bash process substitution needs them.
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts "$NEWROOT/dev/pts" || fail "mount /dev/pts"
 mount -t tmpfs -o mode=1777 tmpfs "$NEWROOT/dev/shm" || fail "mount /dev/shm"
 mount -t hugetlbfs -o mode=1777 hugetlbfs "$NEWROOT/dev/hugepages" || fail "mount /dev/hugepages"
