@@ -511,6 +511,20 @@ err:
 	return ret;
 }
 
+void rmp_conns_sweep(struct rmp_conns *s)
+{
+	struct rmp_conn *c, *next;
+
+	for (c = TAILQ_FIRST(&s->list); c; c = next) {
+		c->hold++;
+		if (c->state == RMP_CONN_ESTABLISHED && qp_failed_remotely(c))
+			rmp_conn_close(c, "its queue pair failed");
+		next = TAILQ_NEXT(c, link);
+		c->hold--;
+		maybe_free(c);
+	}
+}
+
 void rmp_conns_close_all(struct rmp_conns *s, const char *why)
 {
 	struct rmp_conn *c, *next;

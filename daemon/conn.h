@@ -114,6 +114,13 @@ void rmp_conns_on_wc(struct rmp_conns *s, const struct ibv_wc *wc);
 /* An async event of the device that names a QP. */
 void rmp_conns_on_qp_event(struct rmp_conns *s,
 			   const struct ibv_async_event *ev);
+/*
+ * rmp_conns_sweep -- close connections whose QP failed on the server side
+ * (a refused rkey, bounds or rights): rxe reports that with no event, and
+ * a client that never disconnects would otherwise keep its slot and its
+ * access errors uncounted.
+ */
+void rmp_conns_sweep(struct rmp_conns *s);
 void rmp_conns_close_all(struct rmp_conns *s, const char *why);
 /* Free what is left, completions due or not (last step of a stop). */
 void rmp_conns_force_free(struct rmp_conns *s);

@@ -31,6 +31,8 @@
 #define DRAIN_POLL_MS 100
 /* Peer addresses whose access errors are remembered. */
 #define GUARD_SLOTS 1024
+/* How often connections are checked for a QP that failed silently. */
+#define SWEEP_MS 1000
 
 /* poll_cq -- handle every completion that is ready; returns how many. */
 static int poll_cq(struct rmp_server *srv)
@@ -115,6 +117,15 @@ static void on_async_event(int fd, short what, void *arg)
 		}
 		ibv_ack_async_event(&ev);
 	}
+}
+
+static void on_sweep(int fd, short what, void *arg)
+{
+	struct rmp_server *srv = arg;
+
+	(void)fd;
+	(void)what;
+	rmp_conns_sweep(&srv->conns);
 }
 
 static void arm_drain_poll(struct rmp_server *srv)
@@ -356,6 +367,8 @@ static struct event *add_event(struct rmp_server *srv, int fd, short what,
 
 static int setup_events(struct rmp_server *srv)
 {
+	const struct timeval sweep_tv = { SWEEP_MS / 1000,
+					  (SWEEP_MS % 1000) * 1000 };
 	int ret = rmp_set_nonblock(srv->dev.verbs->async_fd);
 
 	if (ret)
@@ -367,6 +380,7 @@ static int setup_events(struct rmp_server *srv)
 	srv->async_ev = add_event(srv, srv->dev.verbs->async_fd,
 				  EV_READ | EV_PERSIST, on_async_event);
 	srv->drain_ev = add_event(srv, -1, 0, on_drain_poll);
+	srv->sweep_ev = add_event(srv, -1, EV_PERSIST, on_sweep);
 	srv->sigterm_ev = add_event(srv, SIGTERM, EV_SIGNAL | EV_PERSIST,
 				    on_stop_signal);
 	srv->sigint_ev = add_event(srv, SIGINT, EV_SIGNAL | EV_PERSIST,
@@ -374,9 +388,10 @@ static int setup_events(struct rmp_server *srv)
 	srv->sighup_ev = add_event(srv, SIGHUP, EV_SIGNAL | EV_PERSIST,
 				   on_sighup);
 	if (!srv->cm_ev || !srv->cq_ev || !srv->async_ev || !srv->drain_ev ||
-	    !srv->sigterm_ev || !srv->sigint_ev || !srv->sighup_ev)
+	    !srv->sweep_ev || !srv->sigterm_ev || !srv->sigint_ev ||
+	    !srv->sighup_ev)
 		return -ENOMEM;
-	return 0;
+	return event_add(srv->sweep_ev, &sweep_tv) ? -EIO : 0;
 }
 
 int rmp_server_start(struct rmp_server *srv)
@@ -480,7 +495,7 @@ static void flush(struct rmp_server *srv)
 void rmp_server_stop(struct rmp_server *srv)
 {
 	struct event **evs[] = { &srv->cm_ev, &srv->cq_ev, &srv->async_ev,
-				 &srv->drain_ev, &srv->sigterm_ev,
+				 &srv->drain_ev, &srv->sweep_ev, &srv->sigterm_ev,
 				 &srv->sigint_ev, &srv->sighup_ev };
 
 	srv->listener.draining = true;

@@ -30,8 +30,8 @@ struct rmp_server {
 	struct rmp_conns conns;
 	bool draining;
 	uint64_t drain_deadline_ms;
-	struct event *cm_ev, *cq_ev, *async_ev, *drain_ev, *sigterm_ev,
-		*sigint_ev, *sighup_ev;
+	struct event *cm_ev, *cq_ev, *async_ev, *drain_ev, *sweep_ev,
+		*sigterm_ev, *sigint_ev, *sighup_ev;
 };
 
 /*

@@ -67,7 +67,9 @@ else
 	stage "rdma tests in the Soft-RoCE VM"
 	start=$(date +%s)
 	# 4 GiB: free-1g pins a 1 GiB pool on one of the two NUMA nodes.
-	tests/vm/run-in-vm.sh --build-dir "$build" --mem 4096 \
+	# Both suites take ~10 min under TCG on 2 cores; the bound is for a
+	# hung guest, not a slow one.
+	tests/vm/run-in-vm.sh --build-dir "$build" --mem 4096 --timeout 2400 \
 		-- bash -c "$rdma_cmd" ||
 		status=1
 	echo "rdma suites in the VM: $(($(date +%s) - start)) s wall time"
