@@ -13,6 +13,9 @@
  *                                op replaced in every context it returns.
  *   RMP_SHIM_FAIL_DEREG_LEN=N    ibv_dereg_mr of an MR of exactly N bytes
  *                                returns EIO and leaves the MR registered.
+ *   RMP_SHIM_FAIL_BIND=1         ibv_post_send of a chain holding an
+ *                                IBV_WR_BIND_MW returns ENOMEM, posting
+ *                                nothing (ops.post_send, as above).
  *
  * Each kind of fault is reported once on stderr, as "failshim: ...".
  */
@@ -31,9 +34,11 @@ typedef int (*dereg_mr_fn)(struct ibv_mr *);
 /* The verbs symbols are versioned; the current version first. */
 #define VERBS_VERSION "IBVERBS_1.1"
 
-static bool fail_dealloc_mw;
+static bool fail_dealloc_mw, fail_bind;
 static uint64_t fail_dereg_len;
-static int said_dealloc_mw, said_dereg_mr;
+static int said_dealloc_mw, said_dereg_mr, said_bind;
+static int (*real_post_send)(struct ibv_qp *, struct ibv_send_wr *,
+			     struct ibv_send_wr **);
 
 /* next_sym -- the next definition of name (of VERBS_VERSION if any). */
 static void *next_sym(const char *name)
@@ -64,10 +69,14 @@ __attribute__((constructor)) static void failshim_init(void)
 	s = getenv("RMP_SHIM_FAIL_DEREG_LEN");
 	if (s && *s)
 		fail_dereg_len = strtoull(s, NULL, 0);
+	s = getenv("RMP_SHIM_FAIL_BIND");
+	fail_bind = s && *s && strcmp(s, "0");
 	fprintf(stderr, "failshim: loaded (dealloc_mw %s, dereg_mr of %llu "
-		"bytes %s)\n", fail_dealloc_mw ? "fails" : "works",
+		"bytes %s, window binds %s)\n",
+		fail_dealloc_mw ? "fails" : "works",
 		(unsigned long long)fail_dereg_len,
-		fail_dereg_len ? "fails" : "works");
+		fail_dereg_len ? "fails" : "works",
+		fail_bind ? "fail" : "work");
 }
 
 /* failing_dealloc_mw -- the window stays allocated and bound. */
@@ -80,6 +89,21 @@ static int failing_dealloc_mw(struct ibv_mw *mw)
 	say_once(&said_dealloc_mw, msg);
 	errno = EIO;
 	return EIO;
+}
+
+/* failing_post_send -- a chain with a window bind is refused whole. */
+static int failing_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			     struct ibv_send_wr **bad)
+{
+	for (struct ibv_send_wr *w = wr; w; w = w->next) {
+		if (w->opcode == IBV_WR_BIND_MW) {
+			say_once(&said_bind, "ibv_post_send(IBV_WR_BIND_MW) "
+				 "-> ENOMEM (nothing posted; reported once)");
+			*bad = wr;
+			return ENOMEM;
+		}
+	}
+	return real_post_send(qp, wr, bad);
 }
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
@@ -95,6 +119,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx = real(device);
 	if (ctx && fail_dealloc_mw)
 		ctx->ops.dealloc_mw = failing_dealloc_mw;
+	if (ctx && fail_bind) {
+		real_post_send = ctx->ops.post_send;
+		ctx->ops.post_send = failing_post_send;
+	}
 	return ctx;
 }
 

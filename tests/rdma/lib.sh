@@ -225,20 +225,25 @@ rmp_conf() {
 	fi
 }
 
-# daemon_preload LIB [VAR=VALUE...] -- the next daemon_start runs rmpoold
+# daemon_preload [--strict] LIB [VAR=VALUE...] -- the next daemon_start runs rmpoold
 # with LIB (the fault shim) preloaded and the variables set. In a
 # sanitizer build the ASan runtime must come first in the preload list:
 # it is put there; and the verbs objects a failed dealloc/dereg leaves
 # behind on purpose are not reported as the daemon's leaks.
+#
+# With --strict first, leaks stay reported: for faults after which the
+# daemon must release everything.
 daemon_preload() {
-	local lib=$1 asan supp=$RMP_TMP/lsan.supp
+	local lib asan supp=$RMP_TMP/lsan.supp strict=
+	[ "$1" = --strict ] && { strict=1; shift; }
+	lib=$1
 	shift
 	[ -f "$lib" ] || rmp_fail "no preload library $lib"
 	asan=$(ldd "$RMPOOLD" 2>/dev/null | awk '$1 ~ /^libasan/ { print $3 }')
 	printf 'leak:librxe-rdmav\nleak:/libibverbs/\n' >"$supp"
-	RMP_DAEMON_ENV=("LD_PRELOAD=${asan:+$asan }$lib"
-		"LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp"
-		"$@")
+	RMP_DAEMON_ENV=("LD_PRELOAD=${asan:+$asan }$lib" "$@")
+	[ -n "$strict" ] || RMP_DAEMON_ENV+=(
+		"LSAN_OPTIONS=${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$supp")
 }
 
 # daemon_start -- start rmpoold (with RMP_DAEMON_ENV) and wait until it

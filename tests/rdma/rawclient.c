@@ -190,7 +190,7 @@ static bool parse_errno(const char *s, int *out)
 {
 	static const int known[] = { EPERM, ENOENT, EINVAL, EBADMSG,
 				     EOPNOTSUPP, EPROTONOSUPPORT, EKEYEXPIRED,
-				     EDQUOT, EFBIG, ESHUTDOWN, ENOSPC };
+				     EDQUOT, EFBIG, ESHUTDOWN, ENOSPC, ENOMEM };
 	char *end;
 	long v;
 
