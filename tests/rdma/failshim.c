@@ -16,6 +16,9 @@
  *   RMP_SHIM_FAIL_BIND=1         ibv_post_send of a chain holding an
  *                                IBV_WR_BIND_MW returns ENOMEM, posting
  *                                nothing (ops.post_send, as above).
+ *   RMP_SHIM_FAIL_BIND=complete  such a chain is posted with the bind's
+ *                                length past its MR: the bind completes
+ *                                in error (and its QP goes to error).
  *
  * Each kind of fault is reported once on stderr, as "failshim: ...".
  */
@@ -34,7 +37,7 @@ typedef int (*dereg_mr_fn)(struct ibv_mr *);
 /* The verbs symbols are versioned; the current version first. */
 #define VERBS_VERSION "IBVERBS_1.1"
 
-static bool fail_dealloc_mw, fail_bind;
+static bool fail_dealloc_mw, fail_bind, break_bind;
 static uint64_t fail_dereg_len;
 static int said_dealloc_mw, said_dereg_mr, said_bind;
 static int (*real_post_send)(struct ibv_qp *, struct ibv_send_wr *,
@@ -70,13 +73,15 @@ __attribute__((constructor)) static void failshim_init(void)
 	if (s && *s)
 		fail_dereg_len = strtoull(s, NULL, 0);
 	s = getenv("RMP_SHIM_FAIL_BIND");
-	fail_bind = s && *s && strcmp(s, "0");
+	break_bind = s && !strcmp(s, "complete");
+	fail_bind = s && *s && strcmp(s, "0") && !break_bind;
 	fprintf(stderr, "failshim: loaded (dealloc_mw %s, dereg_mr of %llu "
 		"bytes %s, window binds %s)\n",
 		fail_dealloc_mw ? "fails" : "works",
 		(unsigned long long)fail_dereg_len,
 		fail_dereg_len ? "fails" : "works",
-		fail_bind ? "fail" : "work");
+		fail_bind ? "fail" : break_bind ? "complete in error" :
+		"work");
 }
 
 /* failing_dealloc_mw -- the window stays allocated and bound. */
@@ -96,12 +101,18 @@ static int failing_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			     struct ibv_send_wr **bad)
 {
 	for (struct ibv_send_wr *w = wr; w; w = w->next) {
-		if (w->opcode == IBV_WR_BIND_MW) {
-			say_once(&said_bind, "ibv_post_send(IBV_WR_BIND_MW) "
-				 "-> ENOMEM (nothing posted; reported once)");
-			*bad = wr;
-			return ENOMEM;
+		if (w->opcode != IBV_WR_BIND_MW)
+			continue;
+		if (break_bind) {
+			say_once(&said_bind, "ibv_post_send(IBV_WR_BIND_MW): "
+				 "length set past the MR (reported once)");
+			w->bind_mw.bind_info.length = UINT64_MAX / 2;
+			continue;
 		}
+		say_once(&said_bind, "ibv_post_send(IBV_WR_BIND_MW) "
+			 "-> ENOMEM (nothing posted; reported once)");
+		*bad = wr;
+		return ENOMEM;
 	}
 	return real_post_send(qp, wr, bad);
 }
@@ -119,7 +130,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx = real(device);
 	if (ctx && fail_dealloc_mw)
 		ctx->ops.dealloc_mw = failing_dealloc_mw;
-	if (ctx && fail_bind) {
+	if (ctx && (fail_bind || break_bind)) {
 		real_post_send = ctx->ops.post_send;
 		ctx->ops.post_send = failing_post_send;
 	}

@@ -190,7 +190,8 @@ static bool parse_errno(const char *s, int *out)
 {
 	static const int known[] = { EPERM, ENOENT, EINVAL, EBADMSG,
 				     EOPNOTSUPP, EPROTONOSUPPORT, EKEYEXPIRED,
-				     EDQUOT, EFBIG, ESHUTDOWN, ENOSPC, ENOMEM };
+				     EDQUOT, EFBIG, ESHUTDOWN, ENOSPC, ENOMEM,
+				     ENOTCONN };
 	char *end;
 	long v;
 
