@@ -343,8 +343,9 @@ void rmp_conns_on_qp_event(struct rmp_conns *s,
 
 /* ---------------------------------------------------------- accepting */
 
-/* to_rts -- INIT (receives may be posted after it), RTR, RTS; the
- * retry counts and timeouts are the server's own. */
+/* modify_qp -- move c's QP to state (INIT, RTR or RTS) with the
+ * attributes rdma_cm computed, but the server's own retry counts and
+ * timeouts in RTS. */
 static int modify_qp(struct rmp_conn *c, enum ibv_qp_state state,
 		     uint8_t resp_res)
 {
@@ -511,31 +512,36 @@ err:
 	return ret;
 }
 
-void rmp_conns_sweep(struct rmp_conns *s)
+/* close_where -- close every connection for which pred holds; each is
+ * held while it is closed, so the walk survives frees. */
+static void close_where(struct rmp_conns *s, bool (*pred)(struct rmp_conn *c),
+			const char *why)
 {
 	struct rmp_conn *c, *next;
 
 	for (c = TAILQ_FIRST(&s->list); c; c = next) {
 		c->hold++;
-		if (c->state == RMP_CONN_ESTABLISHED && qp_failed_remotely(c))
-			rmp_conn_close(c, "its queue pair failed");
+		if (!pred || pred(c))
+			rmp_conn_close(c, why);
 		next = TAILQ_NEXT(c, link);
 		c->hold--;
 		maybe_free(c);
 	}
 }
 
+static bool failed_silently(struct rmp_conn *c)
+{
+	return c->state == RMP_CONN_ESTABLISHED && qp_failed_remotely(c);
+}
+
+void rmp_conns_sweep(struct rmp_conns *s)
+{
+	close_where(s, failed_silently, "its queue pair failed");
+}
+
 void rmp_conns_close_all(struct rmp_conns *s, const char *why)
 {
-	struct rmp_conn *c, *next;
-
-	for (c = TAILQ_FIRST(&s->list); c; c = next) {
-		c->hold++;
-		rmp_conn_close(c, why);
-		next = TAILQ_NEXT(c, link);
-		c->hold--;
-		maybe_free(c);
-	}
+	close_where(s, NULL, why);
 }
 
 void rmp_conns_force_free(struct rmp_conns *s)

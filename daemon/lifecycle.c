@@ -264,7 +264,7 @@ static void on_zeroed(void *ctx, void *arg)
 
 	lc->zeroing_bytes -= l->length;
 	lc->nending--;
-	ret = rmp_pool_release(lc->pool, l->offset, l->length);
+	ret = rmp_pool_release(lc->pool, l->offset);
 	if (ret)
 		log_err("lease %016" PRIx64 ": returning extent %" PRIu64
 			"+%" PRIu64 ": %s", l->id, l->offset, l->length,
@@ -499,7 +499,7 @@ err_unindex:
 err_release:
 	/* Never reachable by any key: no zeroing needed beyond the pool's
 	 * own invariant that free extents are zero. */
-	rmp_pool_release(lc->pool, l->offset, l->length);
+	rmp_pool_release(lc->pool, l->offset);
 err_free:
 	free(l);
 	return ret;

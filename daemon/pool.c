@@ -223,12 +223,10 @@ struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off)
 	return i < pool->nchunks ? &pool->chunks[i] : NULL;
 }
 
-int rmp_pool_release(struct rmp_pool *pool, uint64_t offset,
-		     uint64_t length)
+int rmp_pool_release(struct rmp_pool *pool, uint64_t offset)
 {
 	struct rmp_pool_chunk *c = rmp_pool_chunk_of(pool, offset);
 
-	(void)length;
 	if (!c)
 		return -ENOENT;
 	return rmp_alloc_put(c->alloc, offset - c->offset);

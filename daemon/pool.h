@@ -79,8 +79,7 @@ int rmp_pool_get(struct rmp_pool *pool, uint64_t length, uint64_t align,
  * zeroed it (free extents are always zero: a fresh mapping is). 0 or
  * -ENOENT.
  */
-int rmp_pool_release(struct rmp_pool *pool, uint64_t offset,
-		     uint64_t length);
+int rmp_pool_release(struct rmp_pool *pool, uint64_t offset);
 /* The chunk that holds pool offset off. */
 struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off);
 

@@ -33,7 +33,6 @@ struct rmp_zeroer {
 	pthread_cond_t cond;
 	struct zero_jobs todo, done; /* under lock */
 	bool stop;                   /* under lock */
-	size_t backlog;              /* loop thread only */
 	int efd;                     /* worker -> loop: jobs are done */
 	struct event *ev;
 	rmp_zero_done_fn done_fn;
@@ -86,7 +85,6 @@ static void report(struct rmp_zeroer *z)
 	pthread_mutex_unlock(&z->lock);
 	while ((j = STAILQ_FIRST(&done))) {
 		STAILQ_REMOVE_HEAD(&done, link);
-		z->backlog -= j->len;
 		z->done_fn(z->ctx, j->arg);
 		free(j);
 	}
@@ -146,17 +144,11 @@ int rmp_zeroer_submit(struct rmp_zeroer *z, void *addr, size_t len,
 	j->addr = addr;
 	j->len = len;
 	j->arg = arg;
-	z->backlog += len;
 	pthread_mutex_lock(&z->lock);
 	STAILQ_INSERT_TAIL(&z->todo, j, link);
 	pthread_cond_signal(&z->cond);
 	pthread_mutex_unlock(&z->lock);
 	return 0;
-}
-
-size_t rmp_zeroer_backlog(const struct rmp_zeroer *z)
-{
-	return z->backlog;
 }
 
 void rmp_zeroer_free(struct rmp_zeroer *z)

@@ -26,9 +26,6 @@ struct rmp_zeroer *rmp_zeroer_new(struct event_base *base,
 int rmp_zeroer_submit(struct rmp_zeroer *z, void *addr, size_t len,
 		      void *arg);
 
-/* Bytes submitted and not yet reported. */
-size_t rmp_zeroer_backlog(const struct rmp_zeroer *z);
-
 /*
  * rmp_zeroer_free -- finish every submitted job (reporting each), stop the
  * worker, free. Accepts NULL.
