@@ -87,7 +87,7 @@ static void default_name(char *out)
 			out[i] = '?';
 }
 
-/* opts_validate -- check c->opts and copy name/credential into c. */
+/* opts_validate -- check c->opts and copy name, tenant, key into c. */
 static int opts_validate(struct rmp_client *c)
 {
 	struct rmp_client_opts *o = &c->opts;
@@ -99,9 +99,29 @@ static int opts_validate(struct rmp_client *c)
 		return -EINVAL;
 	if (o->max_inflight < 1 || o->max_inflight > RMPC_MAX_INFLIGHT)
 		return -EINVAL;
-	if (o->credential_len > RMP_CRED_LEN ||
-	    (o->credential_len && !o->credential))
+	/* Unused since 0.3 (tenant keys replace it); still checked. */
+	if (o->credential_len > 16 || (o->credential_len && !o->credential))
 		return -EINVAL;
+	/* A tenant proves a key; anonymous has none. */
+	if (o->tenant && *o->tenant) {
+		if (!rmp_tenant_name_ok(o->tenant))
+			return -EINVAL;
+		if (!!o->key == !!o->key_file)
+			return -EINVAL;
+		if (o->key && (o->key_len < RMP_KEY_MIN ||
+			       o->key_len > RMP_KEY_MAX))
+			return -EINVAL;
+		if (o->key_file && rmp_strlcpy(c->key_file, o->key_file,
+					       sizeof(c->key_file)))
+			return -EINVAL;
+		strcpy(c->tenant, o->tenant);
+		if (o->key) {
+			memcpy(c->key, o->key, o->key_len);
+			c->key_len = o->key_len;
+		}
+	} else if (o->key || o->key_file) {
+		return -EINVAL;
+	}
 	if (o->name) {
 		if (!name_ok(o->name))
 			return -EINVAL;
@@ -109,10 +129,12 @@ static int opts_validate(struct rmp_client *c)
 	} else {
 		default_name(c->name);
 	}
-	if (o->credential_len)
-		memcpy(c->cred, o->credential, o->credential_len);
 	o->name = c->name;
-	o->credential = c->cred;
+	o->credential = NULL;
+	o->credential_len = 0;
+	o->tenant = c->tenant;
+	o->key = NULL; /* the copy in c is wiped at free */
+	o->key_file = c->key_file[0] ? c->key_file : NULL;
 	return 0;
 }
 
@@ -828,7 +850,48 @@ static int accepted(struct rmp_client *c, const struct cm_ev *ev)
 	}
 	c->credits = RMP_MIN(rep.credits, RMPC_NRECV);
 	c->keys_mode = rep.keys_mode;
+	c->version = rep.version;
+	memcpy(c->nonce, rep.nonce, sizeof(c->nonce));
 	return 0;
+}
+
+/*
+ * authenticate -- the first message: prove the tenant's key for the
+ * server's nonce. The key file is read here, so its errors reach
+ * rmp_client_last_error(); the key itself never goes into a message.
+ */
+static int authenticate(struct rmp_client *c)
+{
+	uint8_t key[RMP_KEY_MAX];
+	size_t key_len = c->key_len;
+	char why[RMPC_ERRBUF];
+	struct rmp_msg m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_AUTH;
+	if (c->tenant[0]) {
+		if (c->key_file[0]) {
+			err = rmp_key_load(c->key_file, key, &key_len, why,
+					   sizeof(why));
+			if (err) {
+				rmpc_set_error(c, "tenant %s: key file %s",
+					       c->tenant, why);
+				return err == -ENOENT ? -ENOENT : -EACCES;
+			}
+		} else {
+			memcpy(key, c->key, key_len);
+		}
+		rmp_auth_proof(key, key_len, c->nonce, c->version, c->tenant,
+			       c->name, m.u.auth.proof);
+		rmp_wipe(key, sizeof(key));
+	}
+	err = rmpc_rpc(c, &m);
+	if (err == -EKEYREJECTED || err == -EACCES)
+		rmpc_set_error(c, "authentication as tenant %s failed: %s",
+			       c->tenant[0] ? c->tenant : "anonymous",
+			       rmp_detail_str(c->rpc_detail));
+	return err == -EACCES ? -EKEYREJECTED : err;
 }
 
 /* handshake -- rdma_connect with our connect data, wait for the answer. */
@@ -844,7 +907,7 @@ static int handshake(struct rmp_client *c, uint64_t deadline)
 	req.proto_min = RMP_PROTO_MIN;
 	req.proto_max = RMP_PROTO_MAX;
 	strcpy(req.name, c->name);
-	memcpy(req.cred, c->cred, sizeof(req.cred));
+	strcpy(req.tenant, c->tenant);
 	n = rmp_conn_req_encode(pdata, sizeof(pdata), &req);
 	if (n < 0)
 		return n;
@@ -1000,6 +1063,9 @@ int rmp_client_connect(struct rmp_client *c, const char *host, uint16_t port)
 	err = handshake(c, deadline);
 	if (err)
 		goto err_teardown;
+	err = authenticate(c);
+	if (err)
+		goto err_teardown;
 	c->gen++;
 	return 0;
 
@@ -1023,6 +1089,7 @@ void rmp_client_free(struct rmp_client *c)
 	rmpc_leases_free(c);
 	rmpc_mem_free(c);
 	rmpc_io_fini(c);
+	rmp_wipe(c->key, sizeof(c->key));
 	free(c);
 }
 
@@ -1140,7 +1207,13 @@ int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
 			       rmp_opcode_name(c->rpc_rep.hdr.opcode));
 		return -EPROTO;
 	}
+	c->rpc_detail = RMP_MSG_DETAIL(c->rpc_rep.hdr.flags);
 	if (c->rpc_rep.hdr.status < 0) {
+		if (c->rpc_detail)
+			rmpc_set_error(c, "server refused %s: %s: %s",
+				       rmp_opcode_name(op),
+				       rmp_strerror(c->rpc_rep.hdr.status),
+				       rmp_detail_str(c->rpc_detail));
 		if (c->rpc_rep.hdr.status < -4095) {
 			rmpc_set_error(c, "server answered %s with status %d",
 				       rmp_opcode_name(op),

@@ -42,7 +42,7 @@ static const char *rmp_text(int e)
 	case EKEYEXPIRED:
 		return "lease expired or revoked";
 	case EDQUOT:
-		return "client quota exceeded";
+		return "tenant limit exceeded";
 	case ENOSPC:
 		return "not enough space (pool exhausted or buffer too small)";
 	case ESHUTDOWN:
@@ -50,7 +50,9 @@ static const char *rmp_text(int e)
 	case ENOENT:
 		return "no such lease (or wrong secret)";
 	case EPERM:
-		return "lease belongs to another client";
+		return "lease belongs to another tenant";
+	case EKEYREJECTED:
+		return "authentication failed (wrong tenant key)";
 	case EPROTONOSUPPORT:
 		return "no common protocol version with the server";
 	case ECONNREFUSED:

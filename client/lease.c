@@ -9,10 +9,18 @@
 #include "rmp_internal.h"
 #include "util.h"
 
-/* The first published sizes of the caller-sized output structs. */
-#define LEASE_INFO_V1_SIZE sizeof(struct rmp_lease_info)
-/* The struct as 0.1 had it: callers built against 0.1 pass that size. */
+/* The first published sizes of the caller-sized output structs: callers
+ * built against 0.1 pass those. */
+#define LEASE_INFO_V1_SIZE offsetof(struct rmp_lease_info, holders)
 #define POOL_STAT_V1_SIZE offsetof(struct rmp_pool_stat, quarantined_bytes)
+
+void rmp_attach_opts_init(struct rmp_attach_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->size = sizeof(*opts);
+}
 
 void rmp_alloc_opts_init(struct rmp_alloc_opts *opts)
 {
@@ -44,6 +52,31 @@ static void lease_unlink(struct rmp_lease *l)
 		l->next->prev = l->prev;
 }
 
+/*
+ * refresh -- the deadline we know has passed, but another process may
+ * have renewed the lease (by token): ask the server with an ATTACH of the
+ * same access on this connection, which hands back this connection's key
+ * unchanged and the time left. 0 when the lease lives on (l updated).
+ * Posting blindly instead would fail the whole connection at the NIC.
+ */
+static int refresh(struct rmp_lease *l)
+{
+	struct rmp_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_ATTACH;
+	m.u.attach.id = l->id;
+	m.u.attach.secret = l->secret;
+	m.u.attach.access = l->access;
+	if (rmpc_rpc(l->c, &m) || m.u.lease.id != l->id ||
+	    m.u.lease.rkey != l->rkey || m.u.lease.ttl_ms == 0)
+		return -EKEYEXPIRED;
+	l->ttl_ms = m.u.lease.ttl_ms;
+	l->stamp_ms = rmp_now_ms();
+	l->holders = m.u.lease.holders;
+	return 0;
+}
+
 int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 {
 	struct rmp_client *c = l->c;
@@ -61,7 +94,7 @@ int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 	age = rmp_now_ms() - l->stamp_ms;
 	/* The server renews auto-renew leases: no local deadline. */
 	if (check_expiry && l->ttl_ms && age >= l->ttl_ms &&
-	    !(l->flags & RMP_LEASE_F_AUTO_RENEW)) {
+	    !(l->flags & RMP_LEASE_F_AUTO_RENEW) && refresh(l)) {
 		rmpc_set_error(c, "lease %016" PRIx64 " expired %" PRIu64
 			       " ms ago", l->id, age - l->ttl_ms);
 		return -EKEYEXPIRED;
@@ -89,13 +122,14 @@ static int lease_set(struct rmp_lease *l, const struct rmp_lease_desc *d)
 	l->rkey = d->rkey;
 	l->access = d->access;
 	l->flags = d->flags;
+	l->holders = d->holders;
 	strcpy(l->host, c->host);
 	l->port = c->port;
 	return 0;
 }
 
 /* free_on_server -- best effort FREE of a lease we cannot hand out. */
-static void free_on_server(struct rmp_client *c, uint64_t id)
+static void free_on_server(struct rmp_client *c, uint64_t id, uint64_t secret)
 {
 	char keep[RMPC_ERRBUF];
 	struct rmp_msg m;
@@ -104,6 +138,7 @@ static void free_on_server(struct rmp_client *c, uint64_t id)
 	memset(&m, 0, sizeof(m));
 	m.hdr.opcode = RMP_OP_FREE;
 	m.u.free.id = id;
+	m.u.free.secret = secret;
 	rmpc_rpc(c, &m);
 	memcpy(c->errbuf, keep, sizeof(keep));
 }
@@ -161,7 +196,7 @@ int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		err = -EPROTO;
 	}
 	if (err) {
-		free_on_server(c, m.u.lease.id);
+		free_on_server(c, m.u.lease.id, m.u.lease.secret);
 		goto err_free_lease;
 	}
 	lease_link(l);
@@ -173,16 +208,14 @@ err_free_lease:
 	return err;
 }
 
-int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
-		     struct rmp_lease **out)
+/* attach -- ATTACH id with access and flags (already checked). */
+static int attach(struct rmp_client *c, uint64_t id, uint64_t secret,
+		  uint32_t access, uint32_t flags, struct rmp_lease **out)
 {
 	struct rmp_lease *l;
 	struct rmp_msg m;
 	int err;
 
-	if (!c || !out)
-		return -EINVAL;
-	rmpc_clear_error(c);
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -192,6 +225,8 @@ int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 	m.hdr.opcode = RMP_OP_ATTACH;
 	m.u.attach.id = id;
 	m.u.attach.secret = secret;
+	m.u.attach.access = access;
+	m.u.attach.flags = flags;
 	err = rmpc_rpc(c, &m);
 	if (err) {
 		if (!c->errbuf[0])
@@ -216,20 +251,106 @@ err_free_lease:
 	return err;
 }
 
-int rmp_lease_attach_token(struct rmp_client *c, const char *token,
-			   struct rmp_lease **out)
+int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
+		     struct rmp_lease **out)
 {
-	struct rmp_token t;
-
-	if (!c || !token || !out)
+	if (!c || !out)
 		return -EINVAL;
 	rmpc_clear_error(c);
-	if (rmp_token_parse(token, &t)) {
+	return attach(c, id, secret, 0, 0, out);
+}
+
+/* parse_token -- token into *t; the text is never echoed (a secret). */
+static int parse_token(struct rmp_client *c, const char *token,
+		       struct rmp_token *t)
+{
+	if (rmp_token_parse(token, t)) {
 		rmpc_set_error(c, "malformed lease token (expected "
 			       "rmp://HOST:PORT/ID-SECRET)");
 		return -EINVAL;
 	}
-	return rmp_lease_attach(c, t.id, t.secret, out);
+	return 0;
+}
+
+int rmp_lease_attach_token(struct rmp_client *c, const char *token,
+			   struct rmp_lease **out)
+{
+	return rmp_lease_attach_with(c, token, NULL, out);
+}
+
+int rmp_lease_attach_with(struct rmp_client *c, const char *token,
+			  const struct rmp_attach_opts *opts,
+			  struct rmp_lease **out)
+{
+	struct rmp_attach_opts o;
+	struct rmp_token t;
+	int err;
+
+	if (!c || !token || !out)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	rmp_attach_opts_init(&o);
+	if (opts && rmpc_opts_copy(&o, sizeof(o), opts, opts->size)) {
+		rmpc_set_error(c, "rmp_attach_opts.size is not valid");
+		return -EINVAL;
+	}
+	if ((o.access & ~RMP_ACCESS_ALL) || (o.flags & ~RMP_ATTACH_EXCLUSIVE)) {
+		rmpc_set_error(c, "invalid attach options: access 0x%x, flags "
+			       "0x%x", o.access, o.flags);
+		return -EINVAL;
+	}
+	err = parse_token(c, token, &t);
+	if (err)
+		return err;
+	return attach(c, t.id, t.secret, o.access, o.flags, out);
+}
+
+/* token_rpc -- RENEW or FREE (opcode) of a token's lease in *m. */
+static int token_rpc(struct rmp_client *c, const char *token,
+		     unsigned opcode, uint32_t ttl_s, struct rmp_msg *m)
+{
+	struct rmp_token t;
+	int err;
+
+	if (!c || !token)
+		return -EINVAL;
+	rmpc_clear_error(c);
+	err = parse_token(c, token, &t);
+	if (err)
+		return err;
+	memset(m, 0, sizeof(*m));
+	m->hdr.opcode = (uint8_t)opcode;
+	if (opcode == RMP_OP_RENEW) {
+		m->u.renew.id = t.id;
+		m->u.renew.secret = t.secret;
+		m->u.renew.ttl_s = ttl_s;
+	} else {
+		m->u.free.id = t.id;
+		m->u.free.secret = t.secret;
+	}
+	err = rmpc_rpc(c, m);
+	if (err && !c->errbuf[0])
+		rmpc_set_error(c, "server refused %s of lease %016" PRIx64,
+			       rmp_opcode_name(opcode), t.id);
+	return err;
+}
+
+int rmp_lease_renew_token(struct rmp_client *c, const char *token,
+			  uint32_t ttl_s, uint64_t *ttl_ms)
+{
+	struct rmp_msg m;
+	int err = token_rpc(c, token, RMP_OP_RENEW, ttl_s, &m);
+
+	if (!err && ttl_ms)
+		*ttl_ms = m.u.renew_rep.ttl_ms;
+	return err;
+}
+
+int rmp_lease_free_token(struct rmp_client *c, const char *token)
+{
+	struct rmp_msg m;
+
+	return token_rpc(c, token, RMP_OP_FREE, 0, &m);
 }
 
 int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
@@ -248,6 +369,7 @@ int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
 	memset(&m, 0, sizeof(m));
 	m.hdr.opcode = RMP_OP_RENEW;
 	m.u.renew.id = l->id;
+	m.u.renew.secret = l->secret;
 	m.u.renew.ttl_s = ttl_s;
 	err = rmpc_rpc(c, &m);
 	if (err) {
@@ -277,6 +399,7 @@ int rmp_lease_free(struct rmp_lease *l)
 		memset(&m, 0, sizeof(m));
 		m.hdr.opcode = RMP_OP_FREE;
 		m.u.free.id = l->id;
+		m.u.free.secret = l->secret;
 		err = rmpc_rpc(c, &m);
 		if (err && !c->errbuf[0])
 			rmpc_set_error(c, "server refused FREE of lease "
@@ -320,6 +443,7 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
 	i.access = l->access;
 	i.flags = l->flags;
 	i.ttl_ms = l->ttl_ms > age ? l->ttl_ms - age : 0;
+	i.holders = l->holders;
 	memcpy(info, &i, size);
 	return 0;
 }
@@ -365,8 +489,8 @@ int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)
 	s.free_bytes = r->free_bytes;
 	s.largest_free = r->largest_free;
 	s.leases = r->leases;
-	s.client_bytes = r->client_bytes;
-	s.client_leases = r->client_leases;
+	s.client_bytes = r->tenant_bytes;
+	s.client_leases = r->tenant_leases;
 	s.quota_bytes = r->quota_bytes;
 	s.quota_leases = r->quota_leases;
 	s.hugepage_size = r->hugepage_size;
@@ -377,6 +501,9 @@ int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)
 	s.keys_mode = rmp_keys_mode_name(r->keys_mode);
 	s.quarantined_bytes = r->quarantined_bytes;
 	s.zeroing_bytes = r->zeroing_bytes;
+	s.tenant_connections = r->tenant_connections;
+	s.quota_connections = r->quota_connections;
+	s.keys = r->keys;
 	memcpy(st, &s, size);
 	return 0;
 }

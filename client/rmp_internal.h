@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "auth.h"
 #include "proto.h"
 #include "rmpool.h"
 #include "token.h"
@@ -94,14 +95,20 @@ struct rmp_lease {
 	uint64_t ttl_ms;   /* as reported by the server ... */
 	uint64_t stamp_ms; /* ... at this local time (rmp_now_ms) */
 	uint32_t rkey, access, flags;
+	uint32_t holders;  /* as last reported */
 	char host[RMPC_HOST_MAX + 1]; /* server, for the token */
 	uint16_t port;
 };
 
 struct rmp_client {
-	struct rmp_client_opts opts; /* validated copy; name/cred point below */
+	struct rmp_client_opts opts; /* validated copy; strings point below */
 	char name[RMP_NAME_MAX + 1];
-	uint8_t cred[RMP_CRED_LEN];
+	char tenant[RMP_TENANT_MAX + 1]; /* "" = anonymous */
+	uint8_t key[RMP_KEY_MAX];        /* inline key, key_len bytes */
+	size_t key_len;
+	char key_file[4096];             /* or read from here at connect */
+	uint8_t nonce[RMP_NONCE_LEN];    /* from the accept data */
+	uint8_t version;                 /* chosen by the server */
 	char errbuf[RMPC_ERRBUF];
 	char failbuf[RMPC_ERRBUF]; /* why the connection failed (rmpc_fail) */
 
@@ -143,6 +150,7 @@ struct rmp_client {
 	uint64_t rpc_wait_id; /* req_id of the request we wait for, or 0 */
 	bool rpc_done;
 	int rpc_err;          /* decode error of the awaited reply */
+	unsigned rpc_detail;  /* RMP_DETAIL_* of the last reply */
 	struct rmp_msg rpc_rep;
 
 	/* Bounce buffer (+ RMPC_SCRATCH bytes), registered as bounce_mr. */

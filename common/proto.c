@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* proto.c -- encode and decode of control messages and connect data. */
 #include "proto.h"
+#include "auth.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -97,13 +98,15 @@ static const uint8_t *get_s32(const uint8_t *p, int32_t *v)
 /* Payload sizes per opcode: request, successful reply. */
 #define ALLOC_REQ_LEN 32
 #define LEASE_DESC_LEN 56
-#define RENEW_REQ_LEN 16
+#define RENEW_REQ_LEN 24
 #define RENEW_REP_LEN 8
-#define FREE_REQ_LEN 8
+#define FREE_REQ_LEN 16
 #define FREE_REP_LEN 0
-#define ATTACH_REQ_LEN 16
+#define ATTACH_REQ_LEN 24
 #define STAT_REQ_LEN 0
-#define STAT_REP_LEN 112
+#define STAT_REP_LEN 128
+#define AUTH_REQ_LEN RMP_AUTH_PROOF_LEN
+#define AUTH_REP_LEN 0
 
 int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status)
 {
@@ -113,6 +116,7 @@ int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status)
 		[RMP_OP_FREE] = FREE_REQ_LEN,
 		[RMP_OP_ATTACH] = ATTACH_REQ_LEN,
 		[RMP_OP_STAT] = STAT_REQ_LEN,
+		[RMP_OP_AUTH] = AUTH_REQ_LEN,
 	};
 	static const int rep_len[RMP_OP_MAX + 1] = {
 		[RMP_OP_ALLOC] = LEASE_DESC_LEN,
@@ -120,6 +124,7 @@ int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status)
 		[RMP_OP_FREE] = FREE_REP_LEN,
 		[RMP_OP_ATTACH] = LEASE_DESC_LEN,
 		[RMP_OP_STAT] = STAT_REP_LEN,
+		[RMP_OP_AUTH] = AUTH_REP_LEN,
 	};
 
 	/* Error replies carry no payload, whatever the opcode: the server
@@ -144,7 +149,7 @@ static uint8_t *put_lease_desc(uint8_t *p, const struct rmp_lease_desc *d)
 	p = put_le32(p, d->rkey);
 	p = put_le32(p, d->access);
 	p = put_le32(p, d->flags);
-	return put_le32(p, 0);
+	return put_le32(p, d->holders);
 }
 
 static uint8_t *put_stat_rep(uint8_t *p, const struct rmp_stat_rep *s)
@@ -153,8 +158,8 @@ static uint8_t *put_stat_rep(uint8_t *p, const struct rmp_stat_rep *s)
 	p = put_le64(p, s->free_bytes);
 	p = put_le64(p, s->largest_free);
 	p = put_le64(p, s->leases);
-	p = put_le64(p, s->client_bytes);
-	p = put_le64(p, s->client_leases);
+	p = put_le64(p, s->tenant_bytes);
+	p = put_le64(p, s->tenant_leases);
 	p = put_le64(p, s->quota_bytes);
 	p = put_le64(p, s->quota_leases);
 	p = put_le64(p, s->hugepage_size);
@@ -165,7 +170,10 @@ static uint8_t *put_stat_rep(uint8_t *p, const struct rmp_stat_rep *s)
 	p = put_le32(p, s->keys_mode);
 	p = put_le32(p, 0);
 	p = put_le64(p, s->quarantined_bytes);
-	return put_le64(p, s->zeroing_bytes);
+	p = put_le64(p, s->zeroing_bytes);
+	p = put_le32(p, s->tenant_connections);
+	p = put_le32(p, s->quota_connections);
+	return put_le64(p, s->keys);
 }
 
 /* Write the payload of a request or of a successful reply. */
@@ -192,12 +200,15 @@ static void put_payload(uint8_t *p, const struct rmp_msg *m, int is_reply)
 			break;
 		}
 		p = put_le64(p, m->u.renew.id);
+		p = put_le64(p, m->u.renew.secret);
 		p = put_le32(p, m->u.renew.ttl_s);
 		put_le32(p, 0);
 		break;
 	case RMP_OP_FREE:
-		if (!is_reply)
-			put_le64(p, m->u.free.id);
+		if (!is_reply) {
+			p = put_le64(p, m->u.free.id);
+			put_le64(p, m->u.free.secret);
+		}
 		break;
 	case RMP_OP_ATTACH:
 		if (is_reply) {
@@ -205,11 +216,17 @@ static void put_payload(uint8_t *p, const struct rmp_msg *m, int is_reply)
 			break;
 		}
 		p = put_le64(p, m->u.attach.id);
-		put_le64(p, m->u.attach.secret);
+		p = put_le64(p, m->u.attach.secret);
+		p = put_le32(p, m->u.attach.access);
+		put_le32(p, m->u.attach.flags);
 		break;
 	case RMP_OP_STAT:
 		if (is_reply)
 			put_stat_rep(p, &m->u.stat);
+		break;
+	case RMP_OP_AUTH:
+		if (!is_reply)
+			memcpy(p, m->u.auth.proof, RMP_AUTH_PROOF_LEN);
 		break;
 	}
 }
@@ -251,8 +268,8 @@ static int get_lease_desc(const uint8_t *p, struct rmp_lease_desc *d)
 	p = get_le32(p, &d->rkey);
 	p = get_le32(p, &d->access);
 	p = get_le32(p, &d->flags);
-	get_le32(p, &d->reserved);
-	return d->reserved ? -EBADMSG : 0;
+	get_le32(p, &d->holders);
+	return 0;
 }
 
 static int get_stat_rep(const uint8_t *p, struct rmp_stat_rep *s)
@@ -261,8 +278,8 @@ static int get_stat_rep(const uint8_t *p, struct rmp_stat_rep *s)
 	p = get_le64(p, &s->free_bytes);
 	p = get_le64(p, &s->largest_free);
 	p = get_le64(p, &s->leases);
-	p = get_le64(p, &s->client_bytes);
-	p = get_le64(p, &s->client_leases);
+	p = get_le64(p, &s->tenant_bytes);
+	p = get_le64(p, &s->tenant_leases);
 	p = get_le64(p, &s->quota_bytes);
 	p = get_le64(p, &s->quota_leases);
 	p = get_le64(p, &s->hugepage_size);
@@ -273,7 +290,10 @@ static int get_stat_rep(const uint8_t *p, struct rmp_stat_rep *s)
 	p = get_le32(p, &s->keys_mode);
 	p = get_le32(p, &s->reserved);
 	p = get_le64(p, &s->quarantined_bytes);
-	get_le64(p, &s->zeroing_bytes);
+	p = get_le64(p, &s->zeroing_bytes);
+	p = get_le32(p, &s->tenant_connections);
+	p = get_le32(p, &s->quota_connections);
+	get_le64(p, &s->keys);
 	return s->reserved ? -EBADMSG : 0;
 }
 
@@ -303,22 +323,31 @@ static int get_payload(const uint8_t *p, unsigned opcode, int is_reply,
 			return 0;
 		}
 		p = get_le64(p, &m->u.renew.id);
+		p = get_le64(p, &m->u.renew.secret);
 		p = get_le32(p, &m->u.renew.ttl_s);
 		get_le32(p, &m->u.renew.reserved);
 		return m->u.renew.reserved ? -EBADMSG : 0;
 	case RMP_OP_FREE:
-		if (!is_reply)
-			get_le64(p, &m->u.free.id);
+		if (!is_reply) {
+			p = get_le64(p, &m->u.free.id);
+			get_le64(p, &m->u.free.secret);
+		}
 		return 0;
 	case RMP_OP_ATTACH:
 		if (is_reply)
 			return get_lease_desc(p, &m->u.lease);
 		p = get_le64(p, &m->u.attach.id);
-		get_le64(p, &m->u.attach.secret);
+		p = get_le64(p, &m->u.attach.secret);
+		p = get_le32(p, &m->u.attach.access);
+		get_le32(p, &m->u.attach.flags);
 		return 0;
 	case RMP_OP_STAT:
 		if (is_reply)
 			return get_stat_rep(p, &m->u.stat);
+		return 0;
+	case RMP_OP_AUTH:
+		if (!is_reply)
+			memcpy(m->u.auth.proof, p, RMP_AUTH_PROOF_LEN);
 		return 0;
 	}
 	return -EOPNOTSUPP;
@@ -379,8 +408,31 @@ const char *rmp_opcode_name(unsigned opcode)
 		return "ATTACH";
 	case RMP_OP_STAT:
 		return "STAT";
+	case RMP_OP_AUTH:
+		return "AUTH";
 	}
 	return "?";
+}
+
+const char *rmp_detail_str(unsigned detail)
+{
+	switch (detail) {
+	case RMP_DETAIL_BYTES:
+		return "the tenant's byte limit";
+	case RMP_DETAIL_LEASES:
+		return "the tenant's lease limit";
+	case RMP_DETAIL_KEYS:
+		return "the keys-per-lease limit";
+	case RMP_DETAIL_BAD_PROOF:
+		return "the key does not match the tenant's";
+	case RMP_DETAIL_REPLAYED:
+		return "the proof was replayed from another connection";
+	case RMP_DETAIL_NOT_AUTHED:
+		return "a request before authentication";
+	case RMP_DETAIL_TENANT:
+		return "the lease belongs to another tenant";
+	}
+	return "";
 }
 
 static int name_char_ok(unsigned char c)
@@ -388,19 +440,30 @@ static int name_char_ok(unsigned char c)
 	return c >= 0x20 && c <= 0x7e;
 }
 
+/* put_padded -- s (n bytes) then NULs up to width. */
+static uint8_t *put_padded(uint8_t *p, const char *s, size_t n, size_t width)
+{
+	for (size_t i = 0; i < width; i++)
+		p = put_le8(p, i < n ? (uint8_t)s[i] : 0);
+	return p;
+}
+
 int rmp_conn_req_encode(void *buf, size_t cap, const struct rmp_conn_req *r)
 {
 	uint8_t *p = buf;
-	size_t n, i;
+	size_t n, t, i;
 
-	/* Refuse a name the decoder would reject, rather than send it. */
-	for (n = 0; n < sizeof(r->name) && r->name[n]; n++)
-		;
-	if (n > RMP_NAME_MAX)
+	/* Refuse a name or tenant the decoder would reject, rather than
+	 * send it. */
+	n = strnlen(r->name, sizeof(r->name));
+	t = strnlen(r->tenant, sizeof(r->tenant));
+	if (n > RMP_NAME_MAX || t > RMP_TENANT_NAME_MAX)
 		return -EINVAL;
 	for (i = 0; i < n; i++)
 		if (!name_char_ok((unsigned char)r->name[i]))
 			return -EINVAL;
+	if (t && !rmp_tenant_name_ok(r->tenant))
+		return -EINVAL;
 	if (cap < RMP_CONN_REQ_LEN)
 		return -EMSGSIZE;
 
@@ -408,44 +471,61 @@ int rmp_conn_req_encode(void *buf, size_t cap, const struct rmp_conn_req *r)
 	p = put_le8(p, r->proto_min);
 	p = put_le8(p, r->proto_max);
 	p = put_le16(p, r->flags);
-	for (i = 0; i < RMP_NAME_MAX; i++)
-		p = put_le8(p, i < n ? (uint8_t)r->name[i] : 0);
-	for (i = 0; i < RMP_CRED_LEN; i++)
-		p = put_le8(p, r->cred[i]);
+	p = put_padded(p, r->name, n, RMP_NAME_MAX);
+	put_padded(p, r->tenant, t, RMP_TENANT_NAME_MAX);
 	return RMP_CONN_REQ_LEN;
+}
+
+/*
+ * get_padded -- a NUL-padded text field of width bytes into out (width+1):
+ * up to the first NUL every byte must pass ok(), after it only NULs.
+ */
+static int get_padded(const uint8_t *p, size_t width, int (*ok)(unsigned char),
+		      char *out)
+{
+	size_t n, i;
+
+	for (n = 0; n < width && p[n]; n++)
+		if (!ok(p[n]))
+			return -EBADMSG;
+	for (i = n; i < width; i++)
+		if (p[i])
+			return -EBADMSG;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
+}
+
+static int tenant_char_ok(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '-';
 }
 
 int rmp_conn_req_decode(const void *buf, size_t len, struct rmp_conn_req *r)
 {
-	const uint8_t *p = buf, *name;
+	const uint8_t *p = buf;
 	uint32_t magic;
-	size_t n, i;
 
 	memset(r, 0, sizeof(*r));
-	if (len < RMP_CONN_REQ_LEN)
+	if (len < 8)
 		return -EBADMSG;
 	p = get_le32(p, &magic);
 	if (magic != RMP_CONN_MAGIC)
 		return -EBADMSG;
 	p = get_le8(p, &r->proto_min);
 	p = get_le8(p, &r->proto_max);
+	/* The version range first: what follows changed between versions. */
+	if (r->proto_min > RMP_PROTO_VERSION || r->proto_max < RMP_PROTO_VERSION)
+		return -EPROTONOSUPPORT;
+	if (len < RMP_CONN_REQ_LEN)
+		goto bad;
 	p = get_le16(p, &r->flags);
-
-	/* Printable up to the first NUL, then only NUL padding. */
-	name = p;
-	for (n = 0; n < RMP_NAME_MAX && name[n]; n++)
-		if (!name_char_ok(name[n]))
-			goto bad;
-	for (i = n; i < RMP_NAME_MAX; i++)
-		if (name[i])
-			goto bad;
-	for (i = 0; i < n; i++)
-		r->name[i] = (char)name[i];
-	r->name[n] = '\0';
+	if (get_padded(p, RMP_NAME_MAX, name_char_ok, r->name))
+		goto bad;
 	p += RMP_NAME_MAX;
-
-	for (i = 0; i < RMP_CRED_LEN; i++)
-		p = get_le8(p, &r->cred[i]);
+	if (get_padded(p, RMP_TENANT_NAME_MAX, tenant_char_ok, r->tenant))
+		goto bad;
 	return 0;
 bad:
 	memset(r, 0, sizeof(*r));
@@ -463,7 +543,8 @@ int rmp_conn_rep_encode(void *buf, size_t cap, const struct rmp_conn_rep *r)
 	p = put_le8(p, r->keys_mode);
 	p = put_le16(p, 0);
 	p = put_le32(p, r->credits);
-	put_le32(p, r->max_msg);
+	p = put_le32(p, r->max_msg);
+	memcpy(p, r->nonce, RMP_CONN_NONCE_LEN);
 	return RMP_CONN_REP_LEN;
 }
 
@@ -483,7 +564,8 @@ int rmp_conn_rep_decode(const void *buf, size_t len, struct rmp_conn_rep *r)
 	p = get_le8(p, &r->keys_mode);
 	p = get_le16(p, &reserved);
 	p = get_le32(p, &r->credits);
-	get_le32(p, &r->max_msg);
+	p = get_le32(p, &r->max_msg);
+	memcpy(r->nonce, p, RMP_CONN_NONCE_LEN);
 	/* Reserved must be zero so that it can be given a meaning later. */
 	if (reserved) {
 		memset(r, 0, sizeof(*r));
@@ -542,8 +624,8 @@ const char *rmp_reject_reason_str(unsigned reason)
 		return "bad request";
 	case RMP_REJ_PROTO:
 		return "no common protocol version";
-	case RMP_REJ_UNKNOWN_CLIENT:
-		return "unknown client";
+	case RMP_REJ_UNKNOWN_TENANT:
+		return "unknown tenant";
 	case RMP_REJ_FULL:
 		return "server full";
 	case RMP_REJ_DRAINING:
@@ -551,8 +633,16 @@ const char *rmp_reject_reason_str(unsigned reason)
 	case RMP_REJ_INTERNAL:
 		return "server internal error";
 	case RMP_REJ_COOLDOWN:
-		return "refused for a while: too many access errors from "
-		       "this address";
+		return "refused for a while: too many access or "
+		       "authentication errors from this address";
+	case RMP_REJ_ANONYMOUS:
+		return "anonymous access is disabled: name a tenant and its key";
+	case RMP_REJ_TENANT_FULL:
+		return "the tenant's connection limit is reached";
+	case RMP_REJ_PEER_FULL:
+		return "the connection limit of this address is reached";
+	case RMP_REJ_NETWORK:
+		return "the tenant may not connect from this address";
 	}
 	return "unknown reason";
 }

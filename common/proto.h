@@ -22,13 +22,32 @@
  *    16    8 req_id       chosen by the client, echoed in the reply
  */
 #define RMP_MSG_MAGIC 0x31504d52u /* "RMP1" */
-#define RMP_PROTO_VERSION 2
-#define RMP_PROTO_MIN 2
-#define RMP_PROTO_MAX 2
+#define RMP_PROTO_VERSION 3
+#define RMP_PROTO_MIN 3
+#define RMP_PROTO_MAX 3
 #define RMP_MSG_HDR_LEN 24
 #define RMP_MSG_MAX 256
 
 #define RMP_MSG_F_REPLY 0x0001u
+/*
+ * An error reply may say more in bits 8..15 of its flags: which limit an
+ * -EDQUOT hit, why an AUTH failed (enum rmp_detail; 0 = nothing more).
+ */
+#define RMP_MSG_DETAIL(flags) ((unsigned)((flags) >> 8) & 0xffu)
+#define RMP_MSG_F_DETAIL(d) ((uint16_t)(((d) & 0xffu) << 8))
+
+enum rmp_detail {
+	RMP_DETAIL_NONE = 0,
+	RMP_DETAIL_BYTES = 1,       /* the tenant's byte limit */
+	RMP_DETAIL_LEASES = 2,      /* the tenant's lease limit */
+	RMP_DETAIL_KEYS = 3,        /* the keys-per-lease limit */
+	RMP_DETAIL_BAD_PROOF = 4,   /* AUTH: the proof does not match */
+	RMP_DETAIL_REPLAYED = 5,    /* AUTH: a proof already used */
+	RMP_DETAIL_NOT_AUTHED = 6,  /* a request before AUTH succeeded */
+	RMP_DETAIL_TENANT = 7,      /* the lease belongs to another tenant */
+};
+/* Text for a detail ("the tenant's byte limit", ...), "" for NONE. */
+const char *rmp_detail_str(unsigned detail);
 
 enum rmp_opcode {
 	RMP_OP_ALLOC = 1,
@@ -36,8 +55,9 @@ enum rmp_opcode {
 	RMP_OP_FREE = 3,
 	RMP_OP_ATTACH = 4,
 	RMP_OP_STAT = 5,
+	RMP_OP_AUTH = 6,
 };
-#define RMP_OP_MAX RMP_OP_STAT
+#define RMP_OP_MAX RMP_OP_AUTH
 
 /* Lease access bits (wire and API share the values). */
 #define RMP_ACC_READ 0x1u
@@ -77,6 +97,10 @@ struct rmp_alloc_req {
 	uint32_t reserved;  /* must be 0 */
 };
 
+/* ATTACH flags. */
+#define RMP_ATTACH_F_EXCLUSIVE 0x1u /* revoke every other key first */
+#define RMP_ATTACH_F_ALL RMP_ATTACH_F_EXCLUSIVE
+
 /* ALLOC and ATTACH reply: 56 bytes. */
 struct rmp_lease_desc {
 	uint64_t id;
@@ -85,14 +109,18 @@ struct rmp_lease_desc {
 	uint64_t length;
 	uint64_t ttl_ms;  /* time left at the moment of the reply */
 	uint32_t rkey;
-	uint32_t access;
+	uint32_t access;  /* of this key (an attach may ask for less) */
 	uint32_t flags;
-	uint32_t reserved;
+	uint32_t holders; /* live keys of the lease, this one included */
 };
 
-/* RENEW request: 16 bytes; ttl_s 0 = the server's default. */
+/*
+ * RENEW request: 24 bytes; ttl_s 0 = the server's default. By id and
+ * secret from any connection of the lease's tenant: nobody's key changes.
+ */
 struct rmp_renew_req {
 	uint64_t id;
+	uint64_t secret;
 	uint32_t ttl_s;
 	uint32_t reserved;
 };
@@ -102,26 +130,44 @@ struct rmp_renew_rep {
 	uint64_t ttl_ms;
 };
 
-/* FREE request: 8 bytes. Reply has no payload. */
+/* FREE request: 16 bytes, like RENEW. Reply has no payload. */
 struct rmp_free_req {
-	uint64_t id;
-};
-
-/* ATTACH request: 16 bytes. */
-struct rmp_attach_req {
 	uint64_t id;
 	uint64_t secret;
 };
 
-/* STAT reply: 112 bytes. Request has no payload. */
+/*
+ * ATTACH request: 24 bytes. A key for this connection beside the
+ * lease's other keys, with access (0 = the lease's) up to the lease's;
+ * RMP_ATTACH_F_EXCLUSIVE revokes the others first.
+ */
+struct rmp_attach_req {
+	uint64_t id;
+	uint64_t secret;
+	uint32_t access;
+	uint32_t flags;
+};
+
+/*
+ * AUTH request: 32 bytes, the proof of common/auth.h; the first message
+ * of every connection. Reply has no payload; an error reply's detail says
+ * why (RMP_DETAIL_BAD_PROOF, RMP_DETAIL_REPLAYED) and the server closes
+ * the connection after it.
+ */
+#define RMP_AUTH_PROOF_LEN 32
+struct rmp_auth_req {
+	uint8_t proof[RMP_AUTH_PROOF_LEN];
+};
+
+/* STAT reply: 128 bytes. Request has no payload. */
 struct rmp_stat_rep {
 	uint64_t pool_bytes;
 	uint64_t free_bytes;
 	uint64_t largest_free;
-	uint64_t leases;          /* live leases, all clients */
-	uint64_t client_bytes;    /* this client's leased bytes */
-	uint64_t client_leases;
-	uint64_t quota_bytes;     /* per-client limits, 0 = none */
+	uint64_t leases;          /* live leases, all tenants */
+	uint64_t tenant_bytes;    /* this connection's tenant: leased bytes */
+	uint64_t tenant_leases;
+	uint64_t quota_bytes;     /* the tenant's limits, 0 = none */
 	uint64_t quota_leases;
 	uint64_t hugepage_size;   /* 0 = normal pages (fallback) */
 	uint32_t ttl_min_s;
@@ -133,6 +179,10 @@ struct rmp_stat_rep {
 	/* since protocol 2 */
 	uint64_t quarantined_bytes; /* never reused: no proof of revocation */
 	uint64_t zeroing_bytes;     /* revoked, being zeroed before reuse */
+	/* since protocol 3 */
+	uint32_t tenant_connections;
+	uint32_t quota_connections; /* 0 = none */
+	uint64_t keys;              /* live keys of all leases */
 };
 
 struct rmp_msg {
@@ -144,6 +194,7 @@ struct rmp_msg {
 		struct rmp_renew_rep renew_rep;
 		struct rmp_free_req free;
 		struct rmp_attach_req attach;
+		struct rmp_auth_req auth;
 		struct rmp_stat_rep stat;
 	} u;
 };
@@ -184,35 +235,40 @@ const char *rmp_opcode_name(unsigned opcode);
 const char *rmp_keys_mode_name(unsigned mode);
 
 /*
- * Connect private data (client -> server), 48 bytes; fits the 56 bytes that
+ * Connect private data (client -> server), 56 bytes: all that
  * rdma_connect() allows on RC.
  *   0 4 magic RMP_CONN_MAGIC | 4 1 proto_min | 5 1 proto_max | 6 2 flags
- *   8 24 name (NUL padded, printable ASCII) | 32 16 credential (opaque)
+ *   8 24 name (NUL padded, printable ASCII)
+ *  32 24 tenant (NUL padded, [A-Za-z0-9_.-]; empty = anonymous)
+ * (Protocol 2 had a 16-byte credential at 32 and was 48 bytes long.)
  */
 #define RMP_CONN_MAGIC 0x43504d52u /* "RMPC" */
-#define RMP_CONN_REQ_LEN 48
+#define RMP_CONN_REQ_LEN 56
 #define RMP_NAME_MAX 24
-#define RMP_CRED_LEN 16
+#define RMP_TENANT_NAME_MAX 24
 
 struct rmp_conn_req {
 	uint8_t proto_min;
 	uint8_t proto_max;
 	uint16_t flags;
-	char name[RMP_NAME_MAX + 1]; /* NUL terminated after decode */
-	uint8_t cred[RMP_CRED_LEN];
+	char name[RMP_NAME_MAX + 1];          /* NUL terminated after decode */
+	char tenant[RMP_TENANT_NAME_MAX + 1]; /* "" = anonymous */
 };
 
 /*
- * Accept private data (server -> client), 16 bytes.
+ * Accept private data (server -> client), 48 bytes.
  *   0 4 magic | 4 1 version chosen | 5 1 keys_mode | 6 2 reserved
  *   8 4 credits (requests the client may have in flight) | 12 4 max_msg
+ *  16 32 nonce: the challenge the client's AUTH proof covers
  */
-#define RMP_CONN_REP_LEN 16
+#define RMP_CONN_REP_LEN 48
+#define RMP_CONN_NONCE_LEN 32
 struct rmp_conn_rep {
 	uint8_t version;
 	uint8_t keys_mode;
 	uint32_t credits;
 	uint32_t max_msg;
+	uint8_t nonce[RMP_CONN_NONCE_LEN];
 };
 
 /*
@@ -223,12 +279,17 @@ struct rmp_conn_rep {
 enum rmp_reject_reason {
 	RMP_REJ_BAD_REQUEST = 1,  /* no, short or malformed private data */
 	RMP_REJ_PROTO = 2,        /* no common protocol version */
-	RMP_REJ_UNKNOWN_CLIENT = 3, /* name/credential not accepted */
+	RMP_REJ_UNKNOWN_TENANT = 3, /* no such tenant (or it has no key) */
 	RMP_REJ_FULL = 4,         /* connection limit reached */
 	RMP_REJ_DRAINING = 5,     /* server is draining */
 	RMP_REJ_INTERNAL = 6,     /* server could not set up the connection */
 	RMP_REJ_COOLDOWN = 7,     /* this address caused too many access
-				   * errors; refused for a while */
+				   * or authentication errors; refused for
+				   * a while */
+	RMP_REJ_ANONYMOUS = 8,    /* no tenant named, anonymous is off */
+	RMP_REJ_TENANT_FULL = 9,  /* the tenant's connection limit */
+	RMP_REJ_PEER_FULL = 10,   /* connection limit of this address */
+	RMP_REJ_NETWORK = 11,     /* tenant not allowed from this address */
 };
 struct rmp_conn_rej {
 	uint16_t reason;
@@ -238,9 +299,13 @@ struct rmp_conn_rej {
 
 /*
  * Connect data codecs. encode returns the byte count written (the fixed
- * length) or -EMSGSIZE; decode returns 0, or -EBADMSG for a short buffer,
- * a wrong magic or (conn_req) a name with non-printable bytes. Extra bytes
- * after the fixed length are ignored (transports may pad private data).
+ * length) or -EMSGSIZE (-EINVAL for a name or tenant the decoder would
+ * refuse); decode returns 0, or -EBADMSG for a short buffer, a wrong
+ * magic or (conn_req) a bad name or tenant. rmp_conn_req_decode checks
+ * the version range right after the magic: when it does not include
+ * RMP_PROTO_VERSION it returns -EPROTONOSUPPORT with proto_min/max set
+ * (an old client gets a "protocol" reject, not "bad request"). Extra
+ * bytes after the fixed length are ignored (transports pad private data).
  */
 int rmp_conn_req_encode(void *buf, size_t cap, const struct rmp_conn_req *r);
 int rmp_conn_req_decode(const void *buf, size_t len, struct rmp_conn_req *r);

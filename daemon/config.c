@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <string.h>
 #include <syslog.h>
@@ -38,6 +39,8 @@ enum key_syntax {
 	SY_DURATION, /* rmp_parse_duration_ms() */
 	SY_NAMES,    /* one of key.names */
 	SY_NODE,     /* auto or a decimal number */
+	SY_KEY,      /* tenant key: rmp_key_parse() hex, never echoed */
+	SY_NETWORKS, /* ADDR[/PREFIX], comma separated, or empty */
 };
 
 /* Where the value is stored in struct rmp_config. */
@@ -50,11 +53,14 @@ enum key_store {
 	ST_BOOL,
 	ST_HUGEPAGES,
 	ST_LEASE_KEYS,
+	ST_KEY,      /* key and key_len of a struct rmp_tenant_config */
+	ST_NETWORKS, /* nnetworks and networks of a rmp_tenant_limits */
 };
 
 /* Extra rules for numeric keys. */
 #define KF_POW2 0x1u     /* a power of two */
 #define KF_HUGEPAGE 0x2u /* 2M or 1G */
+#define KF_OMIT_EMPTY 0x4u /* the dump leaves the key out when "" */
 
 struct name_val {
 	const char *name;
@@ -99,7 +105,8 @@ struct key {
 	const char *qname; /* "section.name", for messages */
 	enum key_syntax syntax;
 	enum key_store store;
-	size_t off;        /* offsetof(struct rmp_config, ...) */
+	size_t off;        /* offset in struct rmp_config (keys[]) or in
+			    * struct rmp_tenant_config (tenant_keys[]) */
 	size_t len;        /* ST_STR: buffer size */
 	int64_t min, max;  /* numeric range, in stored units */
 	unsigned int flags;
@@ -110,7 +117,16 @@ struct key {
 	{ sec, nm, sec "." nm, sy, st, offsetof(struct rmp_config, field), \
 	  sizeof(((struct rmp_config *)0)->field), mn, mx, fl, nv }
 
+/* A key of a [tenant.NAME] section: field of struct rmp_tenant_config. */
+#define TKEY(nm, sy, st, fld, mn, mx, fl)                                 \
+	{ "tenant", nm, "tenant.NAME." nm, sy, st,                        \
+	  offsetof(struct rmp_tenant_config, fld),                        \
+	  sizeof(((struct rmp_tenant_config *)0)->fld), mn, mx, fl, NULL }
+
 #define SIZE_MAX_I ((int64_t)RMP_CONFIG_SIZE_MAX)
+
+/* Most connections at once: one QP each, as server.max_clients. */
+#define CONNECTIONS_MAX 65536
 
 /*
  * Every key, in the order of conf/rmpoold.conf and of the dump. Numeric
@@ -125,7 +141,7 @@ static const struct key keys[] = {
 	    0, 0, 0, NULL),
 	/* one QP and its receive credits per client */
 	KEY("server", "max_clients", SY_UINT, ST_U32, server.max_clients,
-	    1, 65536, 0, NULL),
+	    1, CONNECTIONS_MAX, 0, NULL),
 	KEY("server", "credits", SY_UINT, ST_U32, server.credits,
 	    1, 1024, 0, NULL),
 	KEY("server", "admin_socket", SY_PATH, ST_STR, server.admin_socket,
@@ -144,6 +160,13 @@ static const struct key keys[] = {
 	    server.access_errors_per_minute, 0, 1000000, 0, NULL),
 	KEY("server", "access_cooldown", SY_DURATION, ST_U64,
 	    server.access_cooldown_ms, 1000, (int64_t)MS_PER_D, 0, NULL),
+	KEY("server", "connections_per_address", SY_UINT, ST_U32,
+	    server.connections_per_address, 0, CONNECTIONS_MAX, 0, NULL),
+	/* under 100ms a proof cannot make it over a loaded network */
+	KEY("server", "auth_timeout", SY_DURATION, ST_U64,
+	    server.auth_timeout_ms, 100, (int64_t)MS_PER_H, 0, NULL),
+	KEY("server", "auth_failures_per_minute", SY_UINT, ST_U32,
+	    server.auth_failures_per_minute, 0, 1000000, 0, NULL),
 	KEY("pool", "size", SY_SIZE, ST_U64, pool.size,
 	    1, SIZE_MAX_I, 0, NULL),
 	KEY("pool", "hugepage_size", SY_SIZE, ST_U64, pool.hugepage_size,
@@ -169,15 +192,45 @@ static const struct key keys[] = {
 	    64, SIZE_MAX_I, KF_POW2, NULL),
 	KEY("lease", "max_lease", SY_SIZE, ST_U64, lease.max_lease,
 	    0, SIZE_MAX_I, 0, NULL),
-	KEY("quota", "bytes_per_client", SY_SIZE, ST_U64,
-	    quota.bytes_per_client, 0, SIZE_MAX_I, 0, NULL),
-	KEY("quota", "leases_per_client", SY_UINT, ST_U64,
-	    quota.leases_per_client, 0, UINT32_MAX, 0, NULL),
+	KEY("lease", "keys_per_lease", SY_UINT, ST_U32, lease.keys_per_lease,
+	    1, 1024, 0, NULL),
+	KEY("anonymous", "enabled", SY_NAMES, ST_BOOL, anonymous.enabled,
+	    0, 0, 0, booleans),
+	KEY("anonymous", "bytes", SY_SIZE, ST_U64, anonymous.limits.bytes,
+	    0, SIZE_MAX_I, 0, NULL),
+	KEY("anonymous", "leases", SY_UINT, ST_U64, anonymous.limits.leases,
+	    0, UINT32_MAX, 0, NULL),
+	KEY("anonymous", "connections", SY_UINT, ST_U32,
+	    anonymous.limits.connections, 0, CONNECTIONS_MAX, 0, NULL),
+	KEY("anonymous", "networks", SY_NETWORKS, ST_NETWORKS,
+	    anonymous.limits, 0, 0, 0, NULL),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static const char *const sections[] = { "server", "pool", "lease", "quota" };
+/*
+ * The keys of each [tenant.NAME], in dump order; qname is a pattern; the
+ * real one is made with the tenant's name. The limits match [anonymous].
+ */
+static const struct key tenant_keys[] = {
+	TKEY("key", SY_KEY, ST_KEY, key, 0, 0, 0),
+	TKEY("key_file", SY_PATH, ST_STR, key_file, 0, 0, KF_OMIT_EMPTY),
+	TKEY("bytes", SY_SIZE, ST_U64, limits.bytes, 0, SIZE_MAX_I, 0),
+	TKEY("leases", SY_UINT, ST_U64, limits.leases, 0, UINT32_MAX, 0),
+	TKEY("connections", SY_UINT, ST_U32, limits.connections, 0,
+	     CONNECTIONS_MAX, 0),
+	TKEY("networks", SY_NETWORKS, ST_NETWORKS, limits, 0, 0, 0),
+};
+
+#define NTKEYS (sizeof(tenant_keys) / sizeof(tenant_keys[0]))
+
+/* "[tenant.NAME]": the section prefix of a tenant. */
+#define TENANT_PFX "tenant."
+#define TENANT_PFX_LEN (sizeof(TENANT_PFX) - 1)
+
+/* The sections besides [tenant.NAME]. */
+static const char *const sections[] = { "server", "pool", "lease",
+					"anonymous" };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -195,6 +248,9 @@ void rmp_config_defaults(struct rmp_config *c)
 	c->server.drain_timeout_ms = 10 * MS_PER_S;
 	c->server.access_errors_per_minute = 10;
 	c->server.access_cooldown_ms = 60 * MS_PER_S;
+	c->server.connections_per_address = 16;
+	c->server.auth_timeout_ms = 5 * MS_PER_S;
+	c->server.auth_failures_per_minute = 5;
 
 	c->pool.size = GIB;
 	c->pool.hugepage_size = 2 * MIB;
@@ -209,9 +265,10 @@ void rmp_config_defaults(struct rmp_config *c)
 	c->lease.expiry_tick_ms = 100;
 	c->lease.alignment = 64;
 	c->lease.max_lease = 0;
+	c->lease.keys_per_lease = 16;
 
-	c->quota.bytes_per_client = 0;
-	c->quota.leases_per_client = 0;
+	c->anonymous.enabled = false; /* and no limits, no networks */
+	c->ntenants = 0;
 }
 
 /*
@@ -422,22 +479,25 @@ char *rmp_format_duration_ms(uint64_t ms, char *buf, size_t buflen)
 	return buf;
 }
 
-/* field -- address of k's value in c. */
-static void *field(const struct key *k, struct rmp_config *c)
+/*
+ * field -- address of k's value in base: a struct rmp_config for keys[],
+ * a struct rmp_tenant_config for tenant_keys[].
+ */
+static void *field(const struct key *k, void *base)
 {
-	return (char *)c + k->off;
+	return (char *)base + k->off;
 }
 
-/* cfield -- field() for a const configuration. */
-static const void *cfield(const struct key *k, const struct rmp_config *c)
+/* cfield -- field() for a const base. */
+static const void *cfield(const struct key *k, const void *base)
 {
-	return (const char *)c + k->off;
+	return (const char *)base + k->off;
 }
 
 /* get_num -- the numeric value of a non-string key. */
-static int64_t get_num(const struct key *k, const struct rmp_config *c)
+static int64_t get_num(const struct key *k, const void *base)
 {
-	const void *p = cfield(k, c);
+	const void *p = cfield(k, base);
 
 	switch (k->store) {
 	case ST_U16:
@@ -455,15 +515,17 @@ static int64_t get_num(const struct key *k, const struct rmp_config *c)
 	case ST_LEASE_KEYS:
 		return *(const enum rmp_lease_keys *)p;
 	case ST_STR:
+	case ST_KEY:
+	case ST_NETWORKS:
 		break;
 	}
 	return 0;
 }
 
 /* set_num -- store v (already range-checked) into a non-string key. */
-static void set_num(const struct key *k, struct rmp_config *c, int64_t v)
+static void set_num(const struct key *k, void *base, int64_t v)
 {
-	void *p = field(k, c);
+	void *p = field(k, base);
 
 	switch (k->store) {
 	case ST_U16:
@@ -488,6 +550,8 @@ static void set_num(const struct key *k, struct rmp_config *c, int64_t v)
 		*(enum rmp_lease_keys *)p = (enum rmp_lease_keys)v;
 		break;
 	case ST_STR:
+	case ST_KEY:
+	case ST_NETWORKS:
 		break;
 	}
 }
@@ -570,11 +634,271 @@ static bool valid_group(const char *s)
 	return true;
 }
 
+/* addr_bytes -- bytes of a network's address: 4 or 16. */
+static unsigned int addr_bytes(int family)
+{
+	return family == AF_INET ? 4 : 16;
+}
+
+/* prefix_mask -- the bits of byte i that a /prefix network fixes. */
+static uint8_t prefix_mask(unsigned int i, unsigned int prefix)
+{
+	if (prefix >= 8 * (i + 1))
+		return 0xff;
+	if (prefix <= 8 * i)
+		return 0;
+	return (uint8_t)(0xff00u >> (prefix - 8 * i));
+}
+
+/* network_ok -- n is a network the parser could have made. */
+static bool network_ok(const struct rmp_network *n)
+{
+	unsigned int i, bytes;
+
+	if (n->family != AF_INET && n->family != AF_INET6)
+		return false;
+	bytes = addr_bytes(n->family);
+	if (n->prefix > 8 * bytes)
+		return false;
+	for (i = 0; i < bytes; i++)
+		if (n->addr[i] & ~prefix_mask(i, n->prefix))
+			return false;
+	return true;
+}
+
+/* network_eq -- a and b are the same network. */
+static bool network_eq(const struct rmp_network *a,
+		       const struct rmp_network *b)
+{
+	return a->family == b->family && a->prefix == b->prefix &&
+	       !memcmp(a->addr, b->addr, addr_bytes(a->family));
+}
+
+/* nnetworks -- l's network count, never beyond its array. */
+static unsigned int nnetworks(const struct rmp_tenant_limits *l)
+{
+	return l->nnetworks < RMP_NETWORKS_MAX ? l->nnetworks :
+						 RMP_NETWORKS_MAX;
+}
+
+/* Room for any network's text: an IPv6 address (at most 39 characters
+ * in hex, with some slack), "/128" and NUL. */
+#define NET_ADDR_TEXT_LEN 48
+#define NET_TEXT_LEN (NET_ADDR_TEXT_LEN + 8)
+
 /*
- * parse_value -- check and store value for key k into c. On failure
- * writes "section.key: why" into msg and returns -EINVAL.
+ * v6_text -- the 8 groups g in hex, the zero groups zs..zs+zl-1 as "::"
+ * (zl 0 = none). Returns the length.
  */
-static int parse_value(const struct key *k, struct rmp_config *c,
+static size_t v6_text(const uint16_t g[8], int zs, int zl, char *buf,
+		      size_t buflen)
+{
+	size_t o = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < 8 && o < buflen; i++) {
+		if (zl && i == zs) {
+			o += (size_t)snprintf(buf + o, buflen - o, "::");
+			i += zl - 1;
+			continue;
+		}
+		o += (size_t)snprintf(buf + o, buflen - o, "%s%x",
+				      i && !(zl && i == zs + zl) ? ":" : "",
+				      (unsigned int)g[i]);
+	}
+	return o;
+}
+
+/*
+ * format_v6 -- a as text. Canonical (RFC 5952, but all hex): lower case,
+ * no leading zeros, the first longest run of two or more zero groups as
+ * "::". Shortest: the run that makes the text shortest, even a single
+ * group -- never longer than any text inet_pton() reads as a.
+ */
+static void format_v6(const uint8_t a[16], bool shortest, char *buf,
+		      size_t buflen)
+{
+	char best[NET_TEXT_LEN], t[NET_TEXT_LEN];
+	uint16_t g[8];
+	int i, j, bs = 0, bl = 0;
+	size_t blen;
+
+	for (i = 0; i < 8; i++)
+		g[i] = (uint16_t)(a[2 * i] << 8 | a[2 * i + 1]);
+	if (!shortest) {
+		for (i = 0; i < 8; i = j + 1) {
+			for (j = i; j < 8 && !g[j]; j++)
+				;
+			if (j - i >= 2 && j - i > bl) {
+				bs = i;
+				bl = j - i;
+			}
+		}
+		v6_text(g, bs, bl, buf, buflen);
+		return;
+	}
+	blen = v6_text(g, 0, 0, best, sizeof(best));
+	for (i = 0; i < 8; i = j + 1) {
+		for (j = i; j < 8 && !g[j]; j++)
+			;
+		if (j > i && v6_text(g, i, j - i, t, sizeof(t)) < blen) {
+			blen = strlen(t);
+			memcpy(best, t, blen + 1);
+		}
+	}
+	snprintf(buf, buflen, "%s", best);
+}
+
+/*
+ * format_network -- n as ADDR/PREFIX. Shortest: host networks as bare
+ * addresses and IPv6 with format_v6()'s shortest text (for a line that
+ * must not grow).
+ */
+static void format_network(const struct rmp_network *n, bool shortest,
+			   char *buf, size_t buflen)
+{
+	char a[NET_ADDR_TEXT_LEN];
+
+	if (n->family == AF_INET)
+		inet_ntop(AF_INET, n->addr, a, sizeof(a));
+	else
+		format_v6(n->addr, shortest, a, sizeof(a));
+	if (shortest && n->prefix == 8 * addr_bytes(n->family))
+		snprintf(buf, buflen, "%s", a);
+	else
+		snprintf(buf, buflen, "%s/%u", a, (unsigned int)n->prefix);
+}
+
+/*
+ * parse_network -- one ADDR[/PREFIX] of a networks list into n: a bare
+ * address is a host network, an IPv4-mapped network ::ffff:a.b.c.d/96+
+ * becomes the IPv4 one. On failure writes "qname: why" into msg and
+ * returns -EINVAL.
+ */
+static int parse_network(const char *s, struct rmp_network *n,
+			 const char *qname, char *msg, size_t msglen)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
+					    0, 0, 0, 0, 0xff, 0xff };
+	char addr[INET6_ADDRSTRLEN], q[QUOTE_LEN];
+	const char *slash = strchr(s, '/'), *end;
+	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
+	uint64_t prefix = 0;
+	unsigned int i, max;
+
+	memset(n, 0, sizeof(*n));
+	if (alen >= sizeof(addr))
+		goto bad;
+	memcpy(addr, s, alen);
+	addr[alen] = '\0';
+	if (inet_pton(AF_INET, addr, n->addr) == 1) {
+		n->family = AF_INET;
+	} else {
+		memset(n->addr, 0, sizeof(n->addr));
+		if (inet_pton(AF_INET6, addr, n->addr) != 1)
+			goto bad;
+		n->family = AF_INET6;
+	}
+	max = 8 * addr_bytes(n->family);
+	prefix = max;
+	/* the prefix is plain decimal: no sign, no leading zeros */
+	if (slash && (parse_digits(slash + 1, &prefix, &end) || *end ||
+		      (slash[1] == '0' && slash[2])))
+		goto bad;
+	if (prefix > max) {
+		snprintf(msg, msglen, "%s: %s: prefix is out of range (0..%u)",
+			 qname, quote(s, q, sizeof(q)), max);
+		return -EINVAL;
+	}
+	n->prefix = (uint8_t)prefix;
+	for (i = 0; i < max / 8; i++) {
+		if (n->addr[i] & ~prefix_mask(i, n->prefix)) {
+			/* s parsed as an address: only [0-9a-fA-F.:/] */
+			snprintf(msg, msglen, "%s: host bits set in %s", qname,
+				 s);
+			return -EINVAL;
+		}
+	}
+	if (n->family == AF_INET6 && n->prefix >= 96 &&
+	    !memcmp(n->addr, mapped, sizeof(mapped))) {
+		n->family = AF_INET;
+		n->prefix -= 96;
+		memmove(n->addr, n->addr + 12, 4);
+		memset(n->addr + 4, 0, sizeof(n->addr) - 4);
+	}
+	return 0;
+bad:
+	snprintf(msg, msglen,
+		 "%s: %s is not ADDR/PREFIX (e.g. 10.0.0.0/8, fd00::/8, "
+		 "192.0.2.7)", qname, quote(s, q, sizeof(q)));
+	return -EINVAL;
+}
+
+/*
+ * parse_networks -- a comma-separated list of networks (or "" for none)
+ * into l. On failure writes "qname: why" into msg, returns -EINVAL and
+ * leaves l untouched.
+ */
+static int parse_networks(const char *value, struct rmp_tenant_limits *l,
+			  const char *qname, char *msg, size_t msglen)
+{
+	struct rmp_network nets[RMP_NETWORKS_MAX];
+	char item[INET6_ADDRSTRLEN + 8], t[NET_TEXT_LEN];
+	const char *s = value, *b, *e, *comma;
+	unsigned int n = 0, i;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	if (!*s) {
+		l->nnetworks = 0;
+		return 0;
+	}
+	for (;;) {
+		comma = strchr(s, ',');
+		e = comma ? comma : s + strlen(s);
+		for (b = s; b < e && isspace((unsigned char)*b); b++)
+			;
+		while (e > b && isspace((unsigned char)e[-1]))
+			e--;
+		if (b == e) {
+			snprintf(msg, msglen, "%s: empty entry in the list",
+				 qname);
+			return -EINVAL;
+		}
+		if (n == RMP_NETWORKS_MAX) {
+			snprintf(msg, msglen, "%s: more than %d networks",
+				 qname, RMP_NETWORKS_MAX);
+			return -EINVAL;
+		}
+		/* cut what is too long for a network: it fails as one */
+		snprintf(item, sizeof(item), "%.*s", (int)(e - b), b);
+		if (parse_network(item, &nets[n], qname, msg, msglen))
+			return -EINVAL;
+		for (i = 0; i < n; i++) {
+			if (network_eq(&nets[i], &nets[n])) {
+				format_network(&nets[n], false, t, sizeof(t));
+				snprintf(msg, msglen, "%s: %s given twice",
+					 qname, t);
+				return -EINVAL;
+			}
+		}
+		n++;
+		if (!comma)
+			break;
+		s = comma + 1;
+	}
+	memcpy(l->networks, nets, n * sizeof(nets[0]));
+	l->nnetworks = n;
+	return 0;
+}
+
+/*
+ * parse_value -- check and store value for key k into base (see field()).
+ * On failure writes "qname: why" into msg and returns -EINVAL. A key's
+ * text never gets into msg.
+ */
+static int parse_value(const struct key *k, void *base, const char *qname,
 		       const char *value, char *msg, size_t msglen)
 {
 	char q[QUOTE_LEN], lo[32], hi[32];
@@ -584,6 +908,21 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 	size_t i;
 	int ret;
 
+	if (k->store == ST_KEY) {
+		struct rmp_tenant_config *t = base;
+
+		if (rmp_key_parse(value, t->key, &t->key_len)) {
+			snprintf(msg, msglen,
+				 "%s: not a key (expected %d to %d hex digits)",
+				 qname, 2 * RMP_KEY_MIN, 2 * RMP_KEY_MAX);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (k->store == ST_NETWORKS)
+		return parse_networks(value, field(k, base), qname, msg,
+				      msglen);
+
 	quote(value, q, sizeof(q));
 
 	if (k->store == ST_STR) {
@@ -592,7 +931,7 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 		if (strlen(value) >= k->len) {
 			snprintf(msg, msglen,
 				 "%s: value is too long (at most %zu characters)",
-				 k->qname, k->len - 1);
+				 qname, k->len - 1);
 			return -EINVAL;
 		}
 		switch (k->syntax) {
@@ -623,10 +962,10 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 			break;
 		}
 		if (!ok) {
-			snprintf(msg, msglen, "%s: %s %s", k->qname, q, what);
+			snprintf(msg, msglen, "%s: %s %s", qname, q, what);
 			return -EINVAL;
 		}
-		strcpy((char *)field(k, c), value);
+		strcpy((char *)field(k, base), value);
 		return 0;
 	}
 
@@ -641,11 +980,11 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 			if (k->names == booleans) {
 				snprintf(msg, msglen,
 					 "%s: %s is not a boolean (use yes or no)",
-					 k->qname, q);
+					 qname, q);
 				return -EINVAL;
 			}
 			o = (size_t)snprintf(msg, msglen,
-					     "%s: %s is not one of ", k->qname,
+					     "%s: %s is not one of ", qname,
 					     q);
 			for (i = 0; k->names[i].name && o < msglen; i++)
 				o += (size_t)snprintf(msg + o, msglen - o,
@@ -653,18 +992,18 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 						      k->names[i].name);
 			return -EINVAL;
 		}
-		set_num(k, c, k->names[i].val);
+		set_num(k, base, k->names[i].val);
 		return 0;
 	case SY_NODE:
 		if (!strcmp(value, "auto")) {
-			set_num(k, c, -1);
+			set_num(k, base, -1);
 			return 0;
 		}
 		ret = parse_digits(value, &u, &end);
 		if (ret || *end) {
 			snprintf(msg, msglen,
 				 "%s: %s is not a NUMA node (use auto or a number >= 0)",
-				 k->qname, q);
+				 qname, q);
 			return -EINVAL;
 		}
 		break;
@@ -672,7 +1011,7 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 		ret = parse_digits(value, &u, &end);
 		if (ret == -EINVAL || *end) {
 			snprintf(msg, msglen, "%s: %s is not a number",
-				 k->qname, q);
+				 qname, q);
 			return -EINVAL;
 		}
 		if (ret)
@@ -683,7 +1022,7 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 		if (ret == -EINVAL) {
 			snprintf(msg, msglen,
 				 "%s: %s is not a size (use e.g. 512M, 4G)",
-				 k->qname, q);
+				 qname, q);
 			return -EINVAL;
 		}
 		if (ret)
@@ -694,14 +1033,14 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 		if (ret == -EINVAL) {
 			snprintf(msg, msglen,
 				 "%s: %s is not a duration (use e.g. 500ms, 30s, 5m, 1h, 1d)",
-				 k->qname, q);
+				 qname, q);
 			return -EINVAL;
 		}
 		if (ret)
 			u = UINT64_MAX;
 		break;
 	default:
-		snprintf(msg, msglen, "%s: has no parser (bug)", k->qname);
+		snprintf(msg, msglen, "%s: has no parser (bug)", qname);
 		return -EINVAL;
 	}
 
@@ -709,23 +1048,23 @@ static int parse_value(const struct key *k, struct rmp_config *c,
 		if (u != 2 * MIB && u != GIB) {
 			snprintf(msg, msglen,
 				 "%s: %s is not a supported hugepage size (2M or 1G)",
-				 k->qname, q);
+				 qname, q);
 			return -EINVAL;
 		}
 	}
 	if (u > (uint64_t)k->max || (int64_t)u < k->min) {
 		snprintf(msg, msglen, "%s: %s is out of range (%s..%s)",
-			 k->qname, q, format_num(k, k->min, lo, sizeof(lo)),
+			 qname, q, format_num(k, k->min, lo, sizeof(lo)),
 			 format_num(k, k->max, hi, sizeof(hi)));
 		return -EINVAL;
 	}
 	if ((k->flags & KF_POW2) && (u & (u - 1))) {
 		snprintf(msg, msglen, "%s: %s is not a power of two",
-			 k->qname, q);
+			 qname, q);
 		return -EINVAL;
 	}
 	v = (int64_t)u;
-	set_num(k, c, v);
+	set_num(k, base, v);
 	return 0;
 }
 
@@ -738,6 +1077,9 @@ struct parse {
 	unsigned int line;       /* line the reader returned last */
 	unsigned int err_line;   /* line of the first error, 0 = none */
 	unsigned int seen[NKEYS]; /* line that set each key, 0 = not yet */
+	/* the same for each tenant's keys, and the line of its section */
+	unsigned int tseen[RMP_TENANTS_MAX][NTKEYS];
+	unsigned int tline[RMP_TENANTS_MAX];
 	FILE *file;              /* source: a file ... */
 	const char *text;        /* ... or a string */
 	int read_errno;
@@ -778,7 +1120,7 @@ static int next_char(struct parse *p)
 	return ch;
 }
 
-/* known_section -- s is one of the four sections. */
+/* known_section -- s is one of the sections besides [tenant.NAME]. */
 static bool known_section(const char *s)
 {
 	size_t i;
@@ -789,10 +1131,60 @@ static bool known_section(const char *s)
 	return false;
 }
 
+/* find_tenant -- index of the tenant called name in c, or -1. */
+static int find_tenant(const struct rmp_config *c, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->ntenants && i < RMP_TENANTS_MAX; i++)
+		if (!strcmp(c->tenants[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * add_tenant -- the [tenant.NAME] header of a new tenant: check the name,
+ * that it is new and that there is room. 0 or -EINVAL (error recorded).
+ */
+static int add_tenant(struct parse *p, const char *name)
+{
+	struct rmp_tenant_config *t;
+	char q[QUOTE_LEN];
+	int i;
+
+	if (!rmp_tenant_name_ok(name)) {
+		fail(p, "tenant name %s is not valid (1 to %d of A-Z, a-z, "
+		     "0-9, '_', '.' and '-')", quote(name, q, sizeof(q)),
+		     RMP_TENANT_MAX);
+		return -EINVAL;
+	}
+	if (!strcmp(name, "anonymous")) {
+		fail(p, "tenant name \"anonymous\" is reserved (anonymous "
+		     "clients are set up in [anonymous])");
+		return -EINVAL;
+	}
+	i = find_tenant(&p->cfg, name);
+	if (i >= 0) {
+		fail(p, "tenant.%s: duplicate tenant (first defined on line "
+		     "%u)", name, p->tline[i]);
+		return -EINVAL;
+	}
+	if (p->cfg.ntenants >= RMP_TENANTS_MAX) {
+		fail(p, "tenant.%s: too many tenants (at most %d)", name,
+		     RMP_TENANTS_MAX);
+		return -EINVAL;
+	}
+	t = &p->cfg.tenants[p->cfg.ntenants];
+	memset(t, 0, sizeof(*t));
+	strcpy(t->name, name);
+	p->tline[p->cfg.ntenants++] = p->line;
+	return 0;
+}
+
 /*
  * check_section -- validate a "[name]" line in buf and rewrite it as
- * exactly "[name]\n" so inih sees the trimmed name. 0 or -EINVAL (with the
- * error recorded).
+ * exactly "[name]\n" so inih sees the trimmed name; a [tenant.NAME]
+ * header adds the tenant. 0 or -EINVAL (with the error recorded).
  */
 static int check_section(struct parse *p, char *buf)
 {
@@ -815,9 +1207,21 @@ static int check_section(struct parse *p, char *buf)
 	for (e = rb; e > name && isspace((unsigned char)e[-1]); e--)
 		;
 	*e = '\0';
-	if (!known_section(name)) {
-		fail(p, "unknown section %s (expected server, pool, lease or quota)",
-		     quote(name, q, sizeof(q)));
+	if (!strcmp(name, "quota")) {
+		fail(p, "section [quota] was replaced by per-tenant limits: "
+		     "bytes and leases in [tenant.NAME] and [anonymous]");
+		return -EINVAL;
+	}
+	if (!strcmp(name, "tenant")) {
+		fail(p, "section [tenant] needs a name: [tenant.NAME]");
+		return -EINVAL;
+	}
+	if (!strncmp(name, TENANT_PFX, TENANT_PFX_LEN)) {
+		if (add_tenant(p, name + TENANT_PFX_LEN))
+			return -EINVAL;
+	} else if (!known_section(name)) {
+		fail(p, "unknown section %s (expected server, pool, lease, "
+		     "anonymous or tenant.NAME)", quote(name, q, sizeof(q)));
 		return -EINVAL;
 	}
 	memmove(buf + 1, name, (size_t)(e - name));
@@ -887,8 +1291,13 @@ static int handler(void *user, const char *section, const char *name,
 		   const char *value)
 {
 	struct parse *p = user;
-	char msg[512], q[QUOTE_LEN];
-	size_t i;
+	char msg[512], q[QUOTE_LEN], qname[64];
+	const struct key *tab = keys;
+	struct rmp_tenant_config *t = NULL;
+	unsigned int *seen = p->seen;
+	void *base = &p->cfg;
+	size_t i, n = NKEYS;
+	int ti;
 
 	if (p->err_line)
 		return 0;
@@ -897,25 +1306,48 @@ static int handler(void *user, const char *section, const char *name,
 		     quote(name, q, sizeof(q)));
 		return 0;
 	}
-	for (i = 0; i < NKEYS; i++)
-		if (!strcmp(section, keys[i].section) &&
-		    !strcmp(name, keys[i].name))
+	if (!strncmp(section, TENANT_PFX, TENANT_PFX_LEN)) {
+		/* check_section() added it */
+		ti = find_tenant(&p->cfg, section + TENANT_PFX_LEN);
+		if (ti < 0) {
+			fail(p, "[%s]: no such tenant (bug)", section);
+			return 0;
+		}
+		t = &p->cfg.tenants[ti];
+		tab = tenant_keys;
+		n = NTKEYS;
+		seen = p->tseen[ti];
+		base = t;
+	}
+	for (i = 0; i < n; i++)
+		if ((t || !strcmp(section, tab[i].section)) &&
+		    !strcmp(name, tab[i].name))
 			break;
-	if (i == NKEYS) {
+	if (t)
+		snprintf(qname, sizeof(qname), "tenant.%s.%s", t->name,
+			 i < n ? tab[i].name : "");
+	else
+		snprintf(qname, sizeof(qname), "%s",
+			 i < n ? tab[i].qname : "");
+	if (i == n) {
 		fail(p, "unknown key %s in section [%s]",
 		     quote(name, q, sizeof(q)), section);
 		return 0;
 	}
-	if (p->seen[i]) {
-		fail(p, "%s: duplicate key (first set on line %u)",
-		     keys[i].qname, p->seen[i]);
+	if (seen[i]) {
+		fail(p, "%s: duplicate key (first set on line %u)", qname,
+		     seen[i]);
 		return 0;
 	}
-	if (parse_value(&keys[i], &p->cfg, value, msg, sizeof(msg))) {
+	if (parse_value(&tab[i], base, qname, value, msg, sizeof(msg))) {
 		fail(p, "%s", msg);
 		return 0;
 	}
-	p->seen[i] = p->line;
+	if (t && t->key_len && t->key_file[0]) {
+		fail(p, "tenant.%s: give key or key_file (not both)", t->name);
+		return 0;
+	}
+	seen[i] = p->line;
 	return 1;
 }
 
@@ -934,9 +1366,10 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* load -- run inih over p's source and publish p->cfg into c on success. */
-static int load(struct rmp_config *c, struct parse *p)
+/* parse_all -- run inih over p's source into p->cfg, then the checks. */
+static int parse_all(struct parse *p)
 {
+	unsigned int i;
 	char ebuf[128];
 	int ret;
 
@@ -960,12 +1393,34 @@ static int load(struct rmp_config *c, struct parse *p)
 	}
 	if (p->err_line)
 		return -EINVAL;
-	ret = rmp_config_check(&p->cfg, p->name, p->err, p->errlen);
-	if (ret)
-		return ret;
-	*c = p->cfg;
-	set_err(p->err, p->errlen, "%s", "");
-	return 0;
+	/* before rmp_config_check(), to say the line */
+	for (i = 0; i < p->cfg.ntenants; i++) {
+		const struct rmp_tenant_config *t = &p->cfg.tenants[i];
+
+		if (!t->key_len && !t->key_file[0]) {
+			p->line = p->tline[i];
+			fail(p, "tenant.%s: give key or key_file (not both)",
+			     t->name);
+			return -EINVAL;
+		}
+	}
+	return rmp_config_check(&p->cfg, p->name, p->err, p->errlen);
+}
+
+/*
+ * load -- parse p's source and publish p->cfg into c on success. Wipes
+ * p->cfg, which may hold keys, either way.
+ */
+static int load(struct rmp_config *c, struct parse *p)
+{
+	int ret = parse_all(p);
+
+	if (!ret) {
+		*c = p->cfg;
+		set_err(p->err, p->errlen, "%s", "");
+	}
+	rmp_wipe(&p->cfg, sizeof(p->cfg));
+	return ret;
 }
 
 int rmp_config_load_string(struct rmp_config *c, const char *text,
@@ -1002,6 +1457,91 @@ int rmp_config_load_file(struct rmp_config *c, const char *path, char *err,
 	ret = load(c, &p);
 	fclose(p.file);
 	return ret;
+}
+
+/*
+ * check_limits -- l's networks: at most RMP_NETWORKS_MAX, each one the
+ * parser could have made. who is "anonymous" or "tenant.NAME".
+ */
+static int check_limits(const struct rmp_tenant_limits *l, const char *who,
+			const char *pre, const char *sep, char *err,
+			size_t errlen)
+{
+	unsigned int i;
+
+	if (l->nnetworks > RMP_NETWORKS_MAX) {
+		set_err(err, errlen, "%s%s%s.networks: more than %d networks",
+			pre, sep, who, RMP_NETWORKS_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < l->nnetworks; i++) {
+		if (!network_ok(&l->networks[i])) {
+			set_err(err, errlen,
+				"%s%s%s.networks: entry %u is not a network",
+				pre, sep, who, i + 1);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* check_tenants -- the tenant rules of rmp_config_check(). */
+static int check_tenants(const struct rmp_config *c, const char *pre,
+			 const char *sep, char *err, size_t errlen)
+{
+	char who[sizeof(TENANT_PFX) + RMP_TENANT_MAX], q[QUOTE_LEN];
+	unsigned int i;
+	int j;
+
+	if (c->ntenants > RMP_TENANTS_MAX) {
+		set_err(err, errlen, "%s%stoo many tenants (%u, at most %d)",
+			pre, sep, c->ntenants, RMP_TENANTS_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < c->ntenants; i++) {
+		const struct rmp_tenant_config *t = &c->tenants[i];
+
+		if (!memchr(t->name, '\0', sizeof(t->name)) ||
+		    !rmp_tenant_name_ok(t->name) ||
+		    !strcmp(t->name, "anonymous")) {
+			set_err(err, errlen,
+				"%s%stenant name %s is not valid", pre, sep,
+				memchr(t->name, '\0', sizeof(t->name)) ?
+				quote(t->name, q, sizeof(q)) : "(unterminated)");
+			return -EINVAL;
+		}
+		snprintf(who, sizeof(who), TENANT_PFX "%s", t->name);
+		j = find_tenant(c, t->name);
+		if (j >= 0 && (unsigned int)j < i) {
+			set_err(err, errlen, "%s%s%s: duplicate tenant", pre,
+				sep, who);
+			return -EINVAL;
+		}
+		if (!memchr(t->key_file, '\0', sizeof(t->key_file)) ||
+		    !t->key_len == !t->key_file[0]) {
+			set_err(err, errlen,
+				"%s%s%s: give key or key_file (not both)", pre,
+				sep, who);
+			return -EINVAL;
+		}
+		if (t->key_len && (t->key_len < RMP_KEY_MIN ||
+				   t->key_len > RMP_KEY_MAX)) {
+			set_err(err, errlen,
+				"%s%s%s.key: not a key (expected %d to %d hex "
+				"digits)", pre, sep, who, 2 * RMP_KEY_MIN,
+				2 * RMP_KEY_MAX);
+			return -EINVAL;
+		}
+		if (t->key_file[0] && !valid_path(t->key_file)) {
+			set_err(err, errlen,
+				"%s%s%s.key_file: not an absolute path", pre,
+				sep, who);
+			return -EINVAL;
+		}
+		if (check_limits(&t->limits, who, pre, sep, err, errlen))
+			return -EINVAL;
+	}
+	return 0;
 }
 
 int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
@@ -1062,7 +1602,10 @@ int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
 			rmp_format_size(c->pool.size, b, sizeof(b)));
 		return -EINVAL;
 	}
-	return 0;
+	if (check_limits(&c->anonymous.limits, "anonymous", pre, sep, err,
+			 errlen))
+		return -EINVAL;
+	return check_tenants(c, pre, sep, err, errlen);
 }
 
 /* name_of -- the printed spelling of v in a name table. */
@@ -1076,54 +1619,245 @@ static const char *name_of(const struct name_val *names, int v)
 	return "?";
 }
 
-int rmp_config_dump(const struct rmp_config *c, FILE *f)
+/*
+ * A networks line the dump prints spaced ("networks = a/8, b/16") only up
+ * to this length, well below inih's line buffer (INI_MAX_LINE, 200 by
+ * default); a longer one compactly ("networks=a/8,b/16", host networks
+ * bare, IPv6 shortest), which is never longer than the line it was parsed
+ * from, so it fits the buffer that line fitted.
+ */
+#define DUMP_LINE_SOFT 120
+
+/* dump_networks -- the "networks" line of l. */
+static void dump_networks(FILE *f, const char *name,
+			  const struct rmp_tenant_limits *l)
 {
-	const char *section = NULL;
-	char buf[32];
+	char line[RMP_NETWORKS_MAX * (NET_TEXT_LEN + 2) + 32];
+	char t[NET_TEXT_LEN];
+	unsigned int i, n = nnetworks(l);
+	size_t o;
+
+	o = (size_t)snprintf(line, sizeof(line), "%s =", name);
+	for (i = 0; i < n; i++) {
+		format_network(&l->networks[i], false, t, sizeof(t));
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s %s",
+				      i ? "," : "", t);
+	}
+	if (o > DUMP_LINE_SOFT) {
+		o = (size_t)snprintf(line, sizeof(line), "%s=", name);
+		for (i = 0; i < n; i++) {
+			format_network(&l->networks[i], true, t, sizeof(t));
+			o += (size_t)snprintf(line + o, sizeof(line) - o,
+					      "%s%s", i ? "," : "", t);
+		}
+	}
+	fprintf(f, "%s\n", line);
+}
+
+/*
+ * dump_keys -- the n keys of tab in base (see field()), one line each;
+ * [section] headers are the caller's.
+ */
+static void dump_keys(FILE *f, const struct key *tab, size_t n,
+		      const void *base, bool show_secrets)
+{
+	char buf[32], hex[2 * RMP_KEY_MAX + 1];
 	size_t i;
 
-	fprintf(f, "# rmpoold effective configuration\n");
-	for (i = 0; i < NKEYS; i++) {
-		const struct key *k = &keys[i];
+	for (i = 0; i < n; i++) {
+		const struct key *k = &tab[i];
 		const char *v;
-		int64_t n;
+		int64_t num;
 
-		if (!section || strcmp(section, k->section)) {
-			section = k->section;
-			fprintf(f, "\n[%s]\n", section);
+		if (k->store == ST_KEY) {
+			const struct rmp_tenant_config *t = base;
+			size_t len = t->key_len < RMP_KEY_MAX ? t->key_len :
+								RMP_KEY_MAX;
+
+			if (!len)
+				continue;
+			if (!show_secrets) {
+				fprintf(f, "# %s = (inline, %zu bytes, not "
+					"shown)\n", k->name, len);
+				continue;
+			}
+			rmp_key_format(t->key, len, hex, sizeof(hex));
+			fprintf(f, "%s = %s\n", k->name, hex);
+			rmp_wipe(hex, sizeof(hex));
+			continue;
+		}
+		if (k->store == ST_NETWORKS) {
+			dump_networks(f, k->name, cfield(k, base));
+			continue;
 		}
 		if (k->store == ST_STR) {
-			v = cfield(k, c);
+			v = cfield(k, base);
+			if ((k->flags & KF_OMIT_EMPTY) && !*v)
+				continue;
 		} else {
-			n = get_num(k, c);
+			num = get_num(k, base);
 			if (k->syntax == SY_NAMES)
-				v = name_of(k->names, (int)n);
-			else if (k->syntax == SY_NODE && n < 0)
+				v = name_of(k->names, (int)num);
+			else if (k->syntax == SY_NODE && num < 0)
 				v = "auto";
 			else
-				v = format_num(k, n, buf, sizeof(buf));
+				v = format_num(k, num, buf, sizeof(buf));
 		}
 		/* "key =" for an empty value: no trailing blank */
 		fprintf(f, "%s =%s%s\n", k->name, *v ? " " : "", v);
+	}
+}
+
+int rmp_config_dump(const struct rmp_config *c, FILE *f, bool show_secrets)
+{
+	size_t i, end;
+
+	fprintf(f, "# rmpoold effective configuration\n");
+	/* keys[] in runs of one section each */
+	for (i = 0; i < NKEYS; i = end) {
+		for (end = i; end < NKEYS &&
+			      !strcmp(keys[end].section, keys[i].section); end++)
+			;
+		fprintf(f, "\n[%s]\n", keys[i].section);
+		dump_keys(f, keys + i, end - i, c, show_secrets);
+	}
+	for (i = 0; i < c->ntenants && i < RMP_TENANTS_MAX; i++) {
+		fprintf(f, "\n[" TENANT_PFX "%s]\n", c->tenants[i].name);
+		dump_keys(f, tenant_keys, NTKEYS, &c->tenants[i],
+			  show_secrets);
 	}
 	fflush(f);
 	return ferror(f) ? -EIO : 0;
 }
 
-const char *rmp_config_diff(const struct rmp_config *a,
-			    const struct rmp_config *b)
+/* networks_eq -- a and b list the same networks in the same order. */
+static bool networks_eq(const struct rmp_tenant_limits *a,
+			const struct rmp_tenant_limits *b)
+{
+	unsigned int i, n = nnetworks(a);
+
+	if (n != nnetworks(b))
+		return false;
+	for (i = 0; i < n; i++)
+		if (!network_eq(&a->networks[i], &b->networks[i]))
+			return false;
+	return true;
+}
+
+/* diff_keys -- the first of the n keys of tab that differs, or NULL. */
+static const struct key *diff_keys(const struct key *tab, size_t n,
+				   const void *a, const void *b)
 {
 	size_t i;
 
-	for (i = 0; i < NKEYS; i++) {
-		const struct key *k = &keys[i];
+	for (i = 0; i < n; i++) {
+		const struct key *k = &tab[i];
 
-		if (k->store == ST_STR) {
+		switch (k->store) {
+		case ST_STR:
 			if (strcmp(cfield(k, a), cfield(k, b)))
-				return k->qname;
-		} else if (get_num(k, a) != get_num(k, b)) {
-			return k->qname;
+				return k;
+			break;
+		case ST_KEY: {
+			const struct rmp_tenant_config *ta = a, *tb = b;
+
+			if (ta->key_len != tb->key_len ||
+			    (ta->key_len <= RMP_KEY_MAX &&
+			     memcmp(ta->key, tb->key, ta->key_len)))
+				return k;
+			break;
+		}
+		case ST_NETWORKS:
+			if (!networks_eq(cfield(k, a), cfield(k, b)))
+				return k;
+			break;
+		default:
+			if (get_num(k, a) != get_num(k, b))
+				return k;
+			break;
 		}
 	}
 	return NULL;
+}
+
+const char *rmp_config_diff(const struct rmp_config *a,
+			    const struct rmp_config *b)
+{
+	static _Thread_local char buf[sizeof(TENANT_PFX) + RMP_TENANT_MAX +
+				      32];
+	const struct rmp_config *x, *y;
+	const struct key *k;
+	unsigned int i;
+	int j, pass;
+
+	k = diff_keys(keys, NKEYS, a, b);
+	if (k)
+		return k->qname;
+	/* a's tenants, changed or gone; then b's new ones */
+	for (pass = 0; pass < 2; pass++) {
+		x = pass ? b : a;
+		y = pass ? a : b;
+		for (i = 0; i < x->ntenants && i < RMP_TENANTS_MAX; i++) {
+			const struct rmp_tenant_config *t = &x->tenants[i];
+
+			j = find_tenant(y, t->name);
+			k = j < 0 || pass ? NULL :
+				diff_keys(tenant_keys, NTKEYS, t,
+					  &y->tenants[j]);
+			if (j < 0 || k) {
+				snprintf(buf, sizeof(buf), TENANT_PFX "%.*s%s%s",
+					 RMP_TENANT_MAX, t->name, k ? "." : "",
+					 k ? k->name : "");
+				return buf;
+			}
+		}
+	}
+	return NULL;
+}
+
+bool rmp_network_match(const struct rmp_network *n,
+		       const struct sockaddr *sa)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
+					    0, 0, 0, 0, 0xff, 0xff };
+	uint8_t a[16];
+	unsigned int i;
+	int family;
+
+	if (!n || !sa)
+		return false;
+	if (sa->sa_family == AF_INET) {
+		family = AF_INET;
+		memcpy(a, (const char *)sa + offsetof(struct sockaddr_in,
+						      sin_addr), 4);
+	} else if (sa->sa_family == AF_INET6) {
+		family = AF_INET6;
+		memcpy(a, (const char *)sa + offsetof(struct sockaddr_in6,
+						      sin6_addr), 16);
+		if (!memcmp(a, mapped, sizeof(mapped))) {
+			family = AF_INET;
+			memmove(a, a + 12, 4);
+		}
+	} else {
+		return false;
+	}
+	if (family != n->family || n->prefix > 8 * addr_bytes(family))
+		return false;
+	for (i = 0; i < addr_bytes(family); i++)
+		if ((a[i] ^ n->addr[i]) & prefix_mask(i, n->prefix))
+			return false;
+	return true;
+}
+
+bool rmp_networks_allow(const struct rmp_tenant_limits *l,
+			const struct sockaddr *sa)
+{
+	unsigned int i, n = nnetworks(l);
+
+	if (!l->nnetworks)
+		return true;
+	for (i = 0; i < n; i++)
+		if (rmp_network_match(&l->networks[i], sa))
+			return true;
+	return false;
 }

@@ -7,17 +7,26 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
+
+#include "auth.h" /* RMP_KEY_MAX, RMP_TENANT_MAX */
 
 /*
  * The daemon reads one INI file (default RMP_CONFIG_PATH) with the sections
- * [server], [pool], [lease] and [quota]; conf/rmpoold.conf lists every key
- * with its default. The rules, held by rmp_config_load_file() and
- * rmp_config_load_string():
+ * [server], [pool], [lease], [anonymous] and one [tenant.NAME] per tenant;
+ * conf/rmpoold.conf lists every key with its default. Sections may come
+ * in any order; [server], [pool], [lease] and [anonymous] may be opened
+ * again (their keys still count once), a tenant's section may not. The
+ * rules, held by rmp_config_load_file() and rmp_config_load_string():
  *
  *  - an unknown section or key, a value that does not parse or is out of
  *    range, a key given twice, a line longer than inih's line buffer and a
  *    line that is not "key = value", "[section]" or a comment all fail the
- *    load with "FILE:LINE: message";
+ *    load with "FILE:LINE: message"; so do a tenant name that is not
+ *    1..RMP_TENANT_MAX bytes of [A-Za-z0-9_.-] (or is "anonymous", the
+ *    name the daemon gives anonymous clients), the same tenant twice,
+ *    more than RMP_TENANTS_MAX tenants, a tenant with both or neither of
+ *    key and key_file, and the retired section [quota];
  *  - checks that involve several keys run after the whole file was read
  *    and fail with "FILE: message";
  *  - comments start with '#' or ';' at the start of a line, or with ';'
@@ -26,7 +35,14 @@
  *  - sizes are decimal with an optional suffix K, M, G or T (powers of
  *    1024, either case); durations are decimal with an optional suffix ms,
  *    s, m, h or d, a bare number being seconds; booleans are yes/no,
- *    true/false, on/off or 1/0.
+ *    true/false, on/off or 1/0;
+ *  - a tenant key is hex (rmp_key_parse()); no message ever holds its
+ *    text. A key_file is only a path here: the daemon reads it later;
+ *  - networks is a comma-separated list of at most RMP_NETWORKS_MAX
+ *    ADDR/PREFIX (numeric IPv4 or IPv6, prefix 0..32 or 0..128; a bare
+ *    address is /32 or /128), host bits zero, none twice; empty = any
+ *    peer. An IPv4-mapped network (::ffff:a.b.c.d/96..128) is stored, and
+ *    printed, as the IPv4 network it maps.
  *
  * Strings live in fixed arrays; a value that does not fit is an error,
  * never silently truncated.
@@ -39,6 +55,10 @@
 #define RMP_CONFIG_IBDEV_LEN 64  /* IB_DEVICE_NAME_MAX */
 #define RMP_CONFIG_PATH_LEN 108  /* sizeof(sockaddr_un.sun_path) */
 #define RMP_CONFIG_GROUP_LEN 64
+
+/* Most [tenant.NAME] sections; most networks in one networks list. */
+#define RMP_TENANTS_MAX 64
+#define RMP_NETWORKS_MAX 8
 
 /* Largest value any size key accepts: keeps sums of sizes far from 2^64. */
 #define RMP_CONFIG_SIZE_MAX (UINT64_C(1) << 56)
@@ -61,7 +81,36 @@ enum rmp_lease_keys {
 	RMP_LEASE_KEYS_POOL = 3,
 };
 
-/* The effective configuration; one member struct per INI section. */
+/* An allowed peer network: address/prefix. */
+struct rmp_network {
+	int family;          /* AF_INET or AF_INET6 */
+	uint8_t addr[16];    /* network address, host bits zero */
+	uint8_t prefix;      /* 0..32 or 0..128 */
+};
+
+/* Limits of one tenant (or of anonymous clients); 0 = unlimited. */
+struct rmp_tenant_limits {
+	uint64_t bytes;        /* leased bytes, all connections, alive or not */
+	uint64_t leases;
+	uint32_t connections;  /* connections at once */
+	unsigned nnetworks;    /* 0 = any peer address */
+	struct rmp_network networks[RMP_NETWORKS_MAX];
+};
+
+/* One [tenant.NAME] section. */
+struct rmp_tenant_config {
+	char name[RMP_TENANT_MAX + 1];
+	uint8_t key[RMP_KEY_MAX];   /* inline key; key_len 0 = key_file */
+	size_t key_len;
+	char key_file[RMP_CONFIG_PATH_LEN]; /* "" when the key is inline */
+	struct rmp_tenant_limits limits;
+};
+
+/*
+ * The effective configuration; one member struct per INI section, and
+ * the tenants in the order of the file. It holds inline tenant keys:
+ * wipe it (rmp_wipe) before freeing memory that held one.
+ */
 struct rmp_config {
 	struct {
 		/* Numeric IPv4/IPv6 address of the rdma_cm listener. */
@@ -84,6 +133,9 @@ struct rmp_config {
 		 * within a minute start a cool-down; 0 = never. */
 		uint32_t access_errors_per_minute;
 		uint64_t access_cooldown_ms;   /* refused this long */
+		uint32_t connections_per_address; /* 0 = unlimited; default 16 */
+		uint64_t auth_timeout_ms;         /* default 5s, >= 100ms */
+		uint32_t auth_failures_per_minute;/* default 5; 0 = never cool down */
 	} server;
 	struct {
 		uint64_t size;                 /* bytes, > 0 */
@@ -100,11 +152,14 @@ struct rmp_config {
 		uint64_t expiry_tick_ms;
 		uint64_t alignment;            /* power of two >= 64 */
 		uint64_t max_lease;            /* bytes, 0 = pool size */
+		uint32_t keys_per_lease;       /* >= 1, default 16 */
 	} lease;
 	struct {
-		uint64_t bytes_per_client;     /* 0 = unlimited */
-		uint64_t leases_per_client;    /* 0 = unlimited */
-	} quota;
+		bool enabled;                     /* default false */
+		struct rmp_tenant_limits limits;
+	} anonymous;
+	unsigned ntenants;
+	struct rmp_tenant_config tenants[RMP_TENANTS_MAX];
 };
 
 /*
@@ -147,8 +202,12 @@ int rmp_config_load_string(struct rmp_config *c, const char *text,
 /*
  * rmp_config_check -- the checks that involve several keys: hugepage_size
  * is 2M or 1G, size > 0 and a multiple of it, ttl_min <= ttl_default <=
- * ttl_max, max_lease and alignment <= size. The load functions run it; it
- * is public for code that builds a configuration by hand.
+ * ttl_max, max_lease and alignment <= size; and what the parser holds for
+ * tenants and networks: at most RMP_TENANTS_MAX tenants with valid,
+ * distinct names, each with exactly one of key (RMP_KEY_MIN..RMP_KEY_MAX
+ * bytes) and key_file (an absolute path), at most RMP_NETWORKS_MAX valid
+ * networks per list. The load functions run it; it is public for code
+ * that builds a configuration by hand.
  * @c:      configuration to check
  * @name:   FILE to put before the message; NULL for none
  * @err:    receives "FILE: message" on failure (may be NULL)
@@ -161,23 +220,51 @@ int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
 
 /*
  * rmp_config_dump -- print c as an INI file that parses back to the same
- * configuration: every section and key in conf/rmpoold.conf order, sizes
- * and durations with the largest exact suffix (for `--check-config`).
- * @c: configuration to print
- * @f: stream to write to
+ * configuration: every section and key in conf/rmpoold.conf order (then
+ * [anonymous] and each [tenant.NAME] in c's order, a tenant with the one
+ * of key and key_file it has), sizes and durations with the largest exact
+ * suffix, networks in canonical CIDR form (for `--check-config`). A
+ * networks line that would get long is printed compactly instead
+ * ("networks=a,b", host networks as bare addresses) so that it is never
+ * longer than the line it was read from.
+ * @c:            configuration to print
+ * @f:            stream to write to
+ * @show_secrets: print inline tenant keys as hex. When false, each is
+ *                the comment "# key = (inline, N bytes, not shown)", and
+ *                a dump of a configuration with inline keys then does NOT
+ *                parse back (that tenant has neither key nor key_file).
  *
  * Returns 0, or -EIO when the stream reports an error.
  */
-int rmp_config_dump(const struct rmp_config *c, FILE *f);
+int rmp_config_dump(const struct rmp_config *c, FILE *f, bool show_secrets);
 
 /*
  * rmp_config_diff -- find the first key whose value differs between a
  * and b (in dump order), e.g. to tell what a reload would change.
- * Returns NULL when all keys are equal, else a static "section.key"
- * string.
+ * Tenants are matched by name, whatever their order: a tenant in only
+ * one of them gives "tenant.NAME", a difference in one of its keys
+ * "tenant.NAME.KEY" (inline keys compare by their bytes).
+ * Returns NULL when all keys are equal, else "section.key" in static
+ * (thread-local) storage, valid until the thread's next call.
  */
 const char *rmp_config_diff(const struct rmp_config *a,
 			    const struct rmp_config *b);
+
+/*
+ * rmp_network_match -- sa (AF_INET or AF_INET6) lies in n. An
+ * IPv4-mapped IPv6 address ::ffff:a.b.c.d counts as the IPv4 address
+ * a.b.c.d: it matches IPv4 networks, never IPv6 ones. False for NULL or
+ * another family.
+ */
+bool rmp_network_match(const struct rmp_network *n,
+		       const struct sockaddr *sa);
+
+/*
+ * rmp_networks_allow -- sa may connect under l: l has no networks, or one
+ * of them matches (rmp_network_match()).
+ */
+bool rmp_networks_allow(const struct rmp_tenant_limits *l,
+			const struct sockaddr *sa);
 
 /*
  * rmp_parse_size -- parse a byte count: decimal digits and an optional

@@ -11,6 +11,7 @@
 #include "guard.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "tenant.h"
 #include "util.h"
 
 /* Key operations (bind / invalidate) one QP may have in flight. */
@@ -31,8 +32,8 @@
 
 void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
-		    const struct rmp_config *cfg, struct rmp_pool *pool,
-		    enum rmp_keys_mode keys_mode)
+		    struct rmp_tenants *tenants, const struct rmp_config *cfg,
+		    struct rmp_pool *pool, enum rmp_keys_mode keys_mode)
 {
 	memset(s, 0, sizeof(*s));
 	s->dev = dev;
@@ -42,6 +43,7 @@ void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 	s->keys_mode = keys_mode;
 	s->req.lc = lc;
 	s->req.pool = pool;
+	s->req.tenants = tenants;
 	s->req.cfg = cfg;
 	s->req.keys_mode = keys_mode;
 	TAILQ_INIT(&s->list);
@@ -77,26 +79,48 @@ static void maybe_free(struct rmp_conn *c)
 	free(c);
 }
 
+unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip)
+{
+	const struct rmp_conn *c;
+	unsigned n = 0;
+
+	/* Linear in the clients (max_clients): only on a connect. */
+	TAILQ_FOREACH(c, &s->list, link)
+		if (c->state != RMP_CONN_CLOSING && !strcmp(c->peer_ip, ip))
+			n++;
+	return n;
+}
+
+void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
+			    const char *label, const char *what,
+			    unsigned max_per_minute)
+{
+	const struct rmp_config *cfg = s->cfg;
+	bool cooldown;
+	unsigned n;
+
+	n = rmp_guard_note(s->guard, ip, rmp_now_ms(), max_per_minute,
+			   cfg->server.access_cooldown_ms, &cooldown);
+	log_warn("%s: %s (%u errors from %s within a minute)", label, what, n,
+		 ip);
+	if (cooldown)
+		log_warn("refusing connections from %s for %" PRIu64 " s: "
+			 "more than %u access or authentication errors "
+			 "within a minute", ip,
+			 cfg->server.access_cooldown_ms / 1000, max_per_minute);
+}
+
 /* note_access_error -- c's QP was refused a remote access: count it. */
 static void note_access_error(struct rmp_conn *c, const char *what)
 {
-	const struct rmp_config *cfg = c->set->cfg;
-	bool cooldown;
-	unsigned n;
+	char msg[160];
 
 	if (c->access_error_noted)
 		return;
 	c->access_error_noted = true;
-	n = rmp_guard_note(c->set->guard, c->peer_ip, rmp_now_ms(),
-			   cfg->server.access_errors_per_minute,
-			   cfg->server.access_cooldown_ms, &cooldown);
-	log_warn("%s: access error: %s (%u from %s within a minute)",
-		 c->holder.label, what, n, c->peer_ip);
-	if (cooldown)
-		log_warn("refusing connections from %s for %" PRIu64 " s: "
-			 "more than %u access errors within a minute",
-			 c->peer_ip, cfg->server.access_cooldown_ms / 1000,
-			 cfg->server.access_errors_per_minute);
+	snprintf(msg, sizeof(msg), "access error: %s", what);
+	rmp_conns_note_failure(c->set, c->peer_ip, c->holder.label, msg,
+			       c->set->cfg->server.access_errors_per_minute);
 }
 
 /*
@@ -126,6 +150,7 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 				  "side (a request it sent was refused)");
 	log_info("%s disconnected: %s", c->holder.label, why);
 	c->state = RMP_CONN_CLOSING;
+	c->auth.tenant->connections--;
 	c->local_failure = true;
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */
@@ -197,6 +222,10 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 
 	s->busy = false;
 	c->replies_due--;
+	if (c->close_after_reply && c->state != RMP_CONN_CLOSING) {
+		c->local_failure = true;
+		rmp_conn_close(c, c->close_after_reply);
+	}
 	if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR) {
 		/* e.g. RNR retries exhausted: it stopped posting receives. */
 		c->local_failure = true;
@@ -230,18 +259,58 @@ static struct rmp_conn *conn_by_qp_num(struct rmp_conns *s, uint32_t qpn)
 	return NULL;
 }
 
+/*
+ * authenticate -- c's first message must prove its tenant's key. On
+ * failure the reply says why, the failure is logged and counted against
+ * the peer address, and c is closed once the reply is out.
+ */
+static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
+			 struct rmp_msg *rep)
+{
+	const char *tenant = c->auth.tenant->name;
+	unsigned detail;
+	char what[160];
+
+	detail = rmp_request_auth(&c->set->req, &c->holder, &c->auth, buf, len,
+				  rep);
+	if (detail == RMP_DETAIL_NONE) {
+		log_info("%s authenticated as tenant %s", c->holder.label,
+			 tenant);
+		return;
+	}
+	c->auth.tenant->auth_failures++;
+	log_notice("audit: auth-fail tenant=%s client=%s peer=%s reason=%s",
+		   tenant, c->name, c->peer,
+		   detail == RMP_DETAIL_REPLAYED ? "replayed-proof" :
+		   detail == RMP_DETAIL_BAD_PROOF ? "wrong-key" :
+		   "request-before-auth");
+	snprintf(what, sizeof(what), "authentication as tenant %s failed: %s",
+		 tenant, rmp_detail_str(detail));
+	rmp_conns_note_failure(c->set, c->peer_ip, c->holder.label, what,
+			       c->set->cfg->server.auth_failures_per_minute);
+	c->close_after_reply = "authentication failed";
+}
+
 /* handle_message -- answer one request of c. */
 static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
 {
 	struct rmp_msg rep;
 	int ret;
 
-	if (rmp_request_handle(&c->set->req, &c->holder, buf, len, &rep) &&
-	    ++c->bad_msgs >= MAX_BAD_MSGS) {
+	if (c->close_after_reply)
+		return; /* going: nothing more is answered */
+	if (!c->holder.tenant) {
+		authenticate(c, buf, len, &rep);
+	} else if (rmp_request_handle(&c->set->req, &c->holder, buf, len,
+				      &rep) && ++c->bad_msgs >= MAX_BAD_MSGS) {
 		rmp_conn_close(c, "too many bad messages");
 		return;
 	}
 	ret = send_reply(c, &rep);
+	if (ret && c->close_after_reply) {
+		rmp_conn_close(c, c->close_after_reply);
+		return;
+	}
 	if (ret == -EAGAIN)
 		rmp_conn_close(c, "requests beyond its credits");
 	else if (ret && ret != -ENOTCONN)
@@ -454,6 +523,7 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 
 int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 		    const char *name, const char *peer, const char *peer_ip,
+		    const struct rmp_auth_pending *auth,
 		    uint8_t initiator_depth, const void *pdata, uint8_t plen,
 		    struct rmp_conn **out)
 {
@@ -474,8 +544,12 @@ int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 	rmp_strlcpy(c->peer_ip, peer_ip, sizeof(c->peer_ip));
 	snprintf(c->holder.label, sizeof(c->holder.label),
 		 "client #%" PRIu64 " (%s, %s)", c->serial, name, peer);
-	TAILQ_INIT(&c->holder.leases);
+	TAILQ_INIT(&c->holder.keys);
 	c->holder.name = c->name;
+	c->holder.peer = c->peer;
+	c->auth = *auth;
+	c->auth.tenant->connections++;
+	c->accepted_ms = rmp_now_ms();
 	TAILQ_INSERT_TAIL(&s->list, c, link);
 	s->count++;
 	id->context = c;
@@ -534,9 +608,17 @@ static bool failed_silently(struct rmp_conn *c)
 	return c->state == RMP_CONN_ESTABLISHED && qp_failed_remotely(c);
 }
 
+static bool auth_overdue(struct rmp_conn *c)
+{
+	return c->state != RMP_CONN_CLOSING && !c->holder.tenant &&
+	       rmp_now_ms() - c->accepted_ms >=
+	       c->set->cfg->server.auth_timeout_ms;
+}
+
 void rmp_conns_sweep(struct rmp_conns *s)
 {
 	close_where(s, failed_silently, "its queue pair failed");
+	close_where(s, auth_overdue, "no authentication in time");
 }
 
 void rmp_conns_close_all(struct rmp_conns *s, const char *why)

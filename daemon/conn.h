@@ -17,6 +17,7 @@
 
 struct rmp_guard;
 struct rmp_lifecycle;
+struct rmp_tenants;
 
 enum rmp_conn_state {
 	RMP_CONN_ACCEPTING,   /* accepted, waiting for ESTABLISHED */
@@ -49,6 +50,11 @@ struct rmp_conn {
 	char peer_ip[64];         /* "ADDR" */
 	enum rmp_conn_state state;
 	unsigned bad_msgs;        /* garbage counter; too many: close */
+	/* Until its AUTH proves the tenant (holder.tenant set), a
+	 * connection may send nothing else. */
+	struct rmp_auth_pending auth;
+	uint64_t accepted_ms;
+	const char *close_after_reply; /* why, once the reply is sent */
 	bool local_failure;       /* its QP failed by our doing */
 	bool access_error_noted;
 	unsigned hold;            /* > 0: in use on the stack, keep it */
@@ -83,17 +89,32 @@ struct rmp_conns {
 
 void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
-		    const struct rmp_config *cfg, struct rmp_pool *pool,
-		    enum rmp_keys_mode keys_mode);
+		    struct rmp_tenants *tenants, const struct rmp_config *cfg,
+		    struct rmp_pool *pool, enum rmp_keys_mode keys_mode);
+
+/* rmp_conns_count_peer -- open connections from address ip. */
+unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip);
+
+/*
+ * rmp_conns_note_failure -- one access or authentication error from ip:
+ * count it with the guard (what, for the log), and log when it starts a
+ * cool-down of the address.
+ */
+void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
+			    const char *label, const char *what,
+			    unsigned max_per_minute);
 
 /*
  * rmp_conn_accept -- a connection for id: its QP (to RTS with the
  * server's own timeouts), buffers, receives, then rdma_accept with the
- * accept data. On failure returns -errno with c closing (the caller
- * rejects id); id is then no longer the connection's.
+ * accept data. It counts against auth->tenant's connections from now on,
+ * and must prove that tenant's key with its first message. On failure
+ * returns -errno with c closing (the caller rejects id); id is then no
+ * longer the connection's.
  */
 int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 		    const char *name, const char *peer, const char *peer_ip,
+		    const struct rmp_auth_pending *auth,
 		    uint8_t initiator_depth, const void *pdata, uint8_t plen,
 		    struct rmp_conn **out);
 
@@ -118,7 +139,8 @@ void rmp_conns_on_qp_event(struct rmp_conns *s,
  * rmp_conns_sweep -- close connections whose QP failed on the server side
  * (a refused rkey, bounds or rights): rxe reports that with no event, and
  * a client that never disconnects would otherwise keep its slot and its
- * access errors uncounted.
+ * access errors uncounted. Also closes connections that have not
+ * authenticated within auth_timeout.
  */
 void rmp_conns_sweep(struct rmp_conns *s);
 void rmp_conns_close_all(struct rmp_conns *s, const char *why);

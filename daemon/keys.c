@@ -68,7 +68,7 @@ static int grant_window(const struct rmp_keys *ks, struct rmp_key *k)
 	wr.bind_mw.bind_info.mr = rmp_pool_chunk_of(ks->pool, l->offset)->mr;
 	wr.bind_mw.bind_info.addr = rmp_keys_remote_addr(ks, l->offset);
 	wr.bind_mw.bind_info.length = l->length;
-	wr.bind_mw.bind_info.mw_access_flags = to_ibv_access(l->access);
+	wr.bind_mw.bind_info.mw_access_flags = to_ibv_access(k->access);
 	ret = post_key_wr(k, &wr, RMP_WR_BIND);
 	if (ret) {
 		/* Never bound: nothing can reach it. */
@@ -90,7 +90,7 @@ static int grant_region(const struct rmp_keys *ks, struct rmp_key *k)
 
 	k->mr = ibv_reg_mr(k->holder->pd, ks->pool->base + l->offset,
 			   l->length, IBV_ACCESS_LOCAL_WRITE |
-			   to_ibv_access(l->access));
+			   to_ibv_access(k->access));
 	if (!k->mr)
 		return errno ? -errno : -ENOMEM;
 	k->rkey = k->mr->rkey;
@@ -98,7 +98,7 @@ static int grant_region(const struct rmp_keys *ks, struct rmp_key *k)
 }
 
 int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
-		  struct rmp_lease *l, struct rmp_key **out)
+		  struct rmp_lease *l, uint32_t access, struct rmp_key **out)
 {
 	struct rmp_key *k;
 	int ret = 0;
@@ -110,6 +110,7 @@ int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
 		return -ENOMEM;
 	k->lease = l;
 	k->holder = h;
+	k->access = access;
 	k->state = RMP_KEY_LIVE;
 	switch (ks->mode) {
 	case RMP_KEYS_WINDOW:

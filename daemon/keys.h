@@ -13,6 +13,7 @@
 
 struct rmp_pool;
 struct rmp_lease;
+struct rmp_tenant;
 
 /*
  * A holder is the queue pair that keys are granted to: one client
@@ -27,10 +28,12 @@ struct rmp_holder {
 	unsigned key_wrs_max;
 	char label[160];       /* "client #7 (name, 192.0.2.1:4242)" for logs */
 	const char *name;      /* the client's name, for lease owners */
+	const char *peer;      /* "ADDR:PORT", for the audit log */
+	struct rmp_tenant *tenant; /* set once the connection proved it */
 
-	/* Kept by the lease lifecycle: the leases granted to this holder. */
-	struct rmp_lease_list leases;
-	uint64_t bytes, nleases;
+	/* Kept by the lease lifecycle: the live keys granted to it. */
+	struct rmp_key_list keys;
+	unsigned nkeys;
 	/*
 	 * Set by the owner of the QP (the connection): the lifecycle calls
 	 * it when the holder must go (a revocation timed out, a key
@@ -51,13 +54,17 @@ struct rmp_key {
 	struct rmp_holder *holder;
 	enum rmp_key_state state;
 	uint32_t rkey;
+	uint32_t access;       /* RMP_ACC_*, within the lease's */
 	struct ibv_mw *mw;
 	struct ibv_mr *mr;
 	unsigned wrs;          /* work requests naming this key, due */
 	bool revoke_wanted;    /* revoke once the due requests complete */
 	const char *why;       /* for UNPROVEN: what failed */
 
-	/* Kept by the lease lifecycle while a revocation is awaited. */
+	/* Kept by the lease lifecycle: live keys in their lease's and
+	 * holder's lists; revoked ones awaited in the revoking list. */
+	TAILQ_ENTRY(rmp_key) lease_link;
+	TAILQ_ENTRY(rmp_key) holder_link;
 	TAILQ_ENTRY(rmp_key) revoke_link;
 	uint64_t revoke_deadline_ms;
 	unsigned revoke_round;  /* 0 not waiting, 1 waiting, 2 holder killed */
@@ -73,14 +80,15 @@ struct rmp_keys {
 uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off);
 
 /*
- * rmp_key_grant -- a key to l's bytes with l's access, usable through h
- * only (as far as the mode allows). In window mode the bind is posted on
+ * rmp_key_grant -- a key to l's bytes with access (RMP_ACC_*), usable
+ * through h only (as far as the mode allows; pool mode gives the pool
+ * key, which neither limits access nor holder). In window mode the bind is posted on
  * h's QP, so it executes before anything posted after it (the reply).
  * Returns 0 and *out, or -errno (-EAGAIN: h has too many key operations
  * in flight; -ENOTCONN: h is not alive).
  */
 int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
-		  struct rmp_lease *l, struct rmp_key **out);
+		  struct rmp_lease *l, uint32_t access, struct rmp_key **out);
 
 /* Outcome of rmp_key_revoke and rmp_key_on_wc. */
 #define RMP_KEY_SETTLED 1u       /* state is DEAD or UNPROVEN now */

@@ -10,6 +10,9 @@
 
 struct rmp_holder;
 struct rmp_key;
+struct rmp_tenant;
+
+TAILQ_HEAD(rmp_key_list, rmp_key);
 
 /*
  * The life of a lease, moved by lifecycle.c only:
@@ -17,8 +20,8 @@ struct rmp_key;
  *   GRANTED --end--> REVOKING --key proven dead--> ZEROING --> (freed)
  *                        \--proof failed---------> QUARANTINED
  *
- * GRANTED: in the table, reachable through its key (if it has a holder).
- * REVOKING: out of the table; its key is being invalidated.
+ * GRANTED: in the table, reachable through its keys (one per holder).
+ * REVOKING: out of the table; its keys are being invalidated.
  * ZEROING: no key reaches the extent; it is being zeroed, then reused.
  * QUARANTINED: a key could not be proven dead: the extent is never reused.
  */
@@ -44,13 +47,16 @@ struct rmp_lease {
 	uint64_t ttl_ms;      /* as last granted (auto-renew extends by it) */
 	char owner[32];       /* client name that allocated it (for admin) */
 	enum rmp_lease_state state;
+	struct rmp_tenant *tenant; /* whose it is: charged, may act on it */
 
-	/* The holder its key is granted to, or NULL while detached. */
-	struct rmp_holder *holder;
-	struct rmp_key *key;      /* the current key, or NULL */
+	/* Its live keys, one per holder (connection) that reaches it. */
+	struct rmp_key_list keys;
+	unsigned nkeys;
+	/* The connection an ephemeral lease ends with (NULL once gone). */
+	struct rmp_holder *owner_holder;
 	unsigned keys_unsettled;  /* keys not yet proven dead (or unproven) */
 	bool tainted;             /* a key of it could not be proven dead */
-	TAILQ_ENTRY(rmp_lease) holder_link; /* in its holder's lease list */
+	uint64_t created_ms;
 	TAILQ_ENTRY(rmp_lease) state_link;  /* revoking / quarantined lists */
 
 	/* table internals */

@@ -2,6 +2,8 @@
 /* lifecycle.c -- the one owner of a lease's life: grant to reuse. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -10,6 +12,7 @@
 #include "lifecycle.h"
 #include "log.h"
 #include "pool.h"
+#include "tenant.h"
 #include "util.h"
 #include "zero.h"
 
@@ -17,8 +20,6 @@
 #define ZERO_INLINE_MAX (256u << 10)
 /* Ids and secrets of recently expired leases, for "expired" answers. */
 #define EXPIRED_RING 1024
-
-TAILQ_HEAD(rmp_key_list, rmp_key);
 
 struct rmp_lifecycle {
 	struct event_base *base;
@@ -32,6 +33,7 @@ struct rmp_lifecycle {
 	struct rmp_lease_list ending;      /* REVOKING leases */
 	struct rmp_lease_list quarantined; /* QUARANTINED leases */
 	uint64_t nending, nrevoking, zeroing_bytes, quarantined_bytes, nquarantined;
+	uint64_t nkeys; /* live keys of all leases */
 	bool draining;
 	struct {
 		uint64_t id, secret;
@@ -77,40 +79,28 @@ void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
 	h->alive = true;
 	h->key_wrs = 0;
 	h->key_wrs_max = key_wrs_max;
-	TAILQ_INIT(&h->leases);
-	h->bytes = h->nleases = 0;
+	TAILQ_INIT(&h->keys);
+	h->nkeys = 0;
 }
 
-static void holder_add(struct rmp_holder *h, struct rmp_lease *l)
+/*
+ * audit -- one line per lease event an operator must be able to trace:
+ * what, whose (tenant), who (client, peer), which lease. Never a secret.
+ */
+static void audit(const struct rmp_holder *h, const struct rmp_tenant *t,
+		  const char *event, uint64_t id, const char *fmt, ...)
 {
-	l->holder = h;
-	TAILQ_INSERT_TAIL(&h->leases, l, holder_link);
-	h->bytes += l->length;
-	h->nleases++;
-}
+	char more[160] = "";
+	va_list ap;
 
-static void holder_del(struct rmp_lease *l)
-{
-	struct rmp_holder *h = l->holder;
-
-	TAILQ_REMOVE(&h->leases, l, holder_link);
-	h->bytes -= l->length;
-	h->nleases--;
-	l->holder = NULL;
-}
-
-/* quota_check -- may h take one more lease of length bytes? */
-static int quota_check(const struct rmp_lifecycle *lc,
-		       const struct rmp_holder *h, uint64_t length)
-{
-	uint64_t qb = lc->cfg->quota.bytes_per_client;
-	uint64_t ql = lc->cfg->quota.leases_per_client;
-
-	if (ql && h->nleases + 1 > ql)
-		return -EDQUOT;
-	if (qb && h->bytes + length > qb)
-		return -EDQUOT;
-	return 0;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(more, sizeof(more), fmt, ap);
+		va_end(ap);
+	}
+	log_notice("audit: %s tenant=%s client=%s peer=%s lease=%016" PRIx64
+		   "%s%s", event, t ? t->name : "-", h ? h->name : "-",
+		   h ? h->peer : "-", id, fmt ? " " : "", more);
 }
 
 /* --------------------------------------------------------------- keys */
@@ -171,8 +161,6 @@ static void key_settled(struct rmp_lifecycle *lc, struct rmp_key *k)
 			k->why);
 		l->tainted = true;
 	}
-	if (l->key == k)
-		l->key = NULL;
 	l->keys_unsettled--;
 	put_key(k);
 	if (l->state == RMP_LEASE_REVOKING && l->keys_unsettled == 0)
@@ -309,25 +297,44 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	on_zeroed(lc, l);
 }
 
+/* drop_key -- k leaves its lease and holder, and is revoked. */
+static void drop_key(struct rmp_lifecycle *lc, struct rmp_key *k)
+{
+	struct rmp_lease *l = k->lease;
+	struct rmp_holder *h = k->holder;
+
+	TAILQ_REMOVE(&l->keys, k, lease_link);
+	l->nkeys--;
+	TAILQ_REMOVE(&h->keys, k, holder_link);
+	h->nkeys--;
+	lc->nkeys--;
+	revoke_key(lc, k);
+}
+
 /* end_lease -- take l out of use: revoke every key, then finish. */
 static void end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 		      const char *why)
 {
+	struct rmp_key *k;
+
 	log_debug("lease %016" PRIx64 " (%" PRIu64 " bytes, %s) ends: %s",
 		  l->id, l->length, l->owner, why);
 	rmp_lease_table_del(lc->table, l);
-	if (l->holder)
-		holder_del(l);
+	rmp_tenant_uncharge(l->tenant, l->length);
 	set_state(l, RMP_LEASE_REVOKING);
 	TAILQ_INSERT_TAIL(&lc->ending, l, state_link);
 	lc->nending++;
 	lc->nrevoking++;
 	/* Revoke first: the extent is zeroed and reused only once no key
-	 * reaches it. Keys of earlier holders may be settling already; the
-	 * last key to settle finishes the lease (and may free it). */
-	if (l->key)
-		revoke_key(lc, l->key);
-	else if (l->keys_unsettled == 0)
+	 * reaches it. Keys dropped earlier may be settling already; the
+	 * last key to settle finishes the lease (and may free it). Hold
+	 * the count up while dropping so that no settle finishes it
+	 * half-way. */
+	l->keys_unsettled++;
+	while ((k = TAILQ_FIRST(&l->keys)))
+		drop_key(lc, k);
+	l->keys_unsettled--;
+	if (l->keys_unsettled == 0)
 		finish_revoke(lc, l);
 }
 
@@ -363,9 +370,8 @@ static void on_expiry(int fd, short what, void *arg)
 	(void)what;
 	while ((l = rmp_lease_table_first(lc->table)) &&
 	       l->deadline_ms <= now) {
-		/* Auto-renew: alive as long as its holder is. */
-		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->holder &&
-		    l->holder->alive) {
+		/* Auto-renew: alive as long as a holder is. */
+		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys) {
 			rmp_lease_table_set_deadline(lc->table, l,
 						     now + l->ttl_ms);
 			continue;
@@ -373,6 +379,8 @@ static void on_expiry(int fd, short what, void *arg)
 		lc->expired[lc->expired_next].id = l->id;
 		lc->expired[lc->expired_next].secret = l->secret;
 		lc->expired_next = (lc->expired_next + 1) % EXPIRED_RING;
+		audit(NULL, l->tenant, "expire", l->id, "bytes=%" PRIu64,
+		      l->length);
 		end_lease(lc, l, "expired");
 		n++;
 	}
@@ -422,23 +430,37 @@ static int new_ids(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	return rmp_random64(&l->secret);
 }
 
-/* give_key -- a fresh key for h on l; l becomes h's. */
+/*
+ * give_key -- a fresh key for h on l with access, beside l's others.
+ * -EDQUOT (detail RMP_DETAIL_KEYS) at the keys-per-lease limit.
+ */
 static int give_key(struct rmp_lifecycle *lc, struct rmp_holder *h,
-		    struct rmp_lease *l)
+		    struct rmp_lease *l, uint32_t access, struct rmp_key **out,
+		    unsigned *detail)
 {
 	struct rmp_key *k;
-	int ret = rmp_key_grant(&lc->keys, h, l, &k);
+	int ret;
 
+	if (l->nkeys >= lc->cfg->lease.keys_per_lease) {
+		*detail = RMP_DETAIL_KEYS;
+		return -EDQUOT;
+	}
+	ret = rmp_key_grant(&lc->keys, h, l, access, &k);
 	if (ret)
 		return ret;
-	l->key = k;
+	TAILQ_INSERT_TAIL(&l->keys, k, lease_link);
+	l->nkeys++;
+	TAILQ_INSERT_TAIL(&h->keys, k, holder_link);
+	h->nkeys++;
+	lc->nkeys++;
 	l->keys_unsettled++;
-	holder_add(h, l);
+	*out = k;
 	return 0;
 }
 
 int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			const struct rmp_alloc_req *r, struct rmp_lease **out)
+			const struct rmp_alloc_req *r, struct rmp_lease **out,
+			struct rmp_key **key, unsigned *detail)
 {
 	const struct rmp_config *cfg = lc->cfg;
 	uint64_t align = r->alignment ? r->alignment : cfg->lease.alignment;
@@ -448,6 +470,7 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	uint64_t ttl;
 	int ret;
 
+	*detail = RMP_DETAIL_NONE;
 	if (lc->draining)
 		return -ESHUTDOWN;
 	if (r->length == 0 || (align & (align - 1)) || r->access == 0 ||
@@ -458,44 +481,52 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	ret = ttl_ms(lc, r->ttl_s, &ttl);
 	if (ret)
 		return ret;
-	ret = quota_check(lc, h, r->length);
-	if (ret)
-		return ret;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	TAILQ_INIT(&l->keys);
 	ret = rmp_pool_get(lc->pool, r->length, RMP_MAX(align, 64),
 			   &l->offset, &l->length);
 	if (ret)
 		goto err_free;
-	/* Rounding may push a lease over the byte quota. */
-	ret = quota_check(lc, h, l->length);
-	if (ret)
+	/* Charged as granted: rounding counts. */
+	ret = rmp_tenant_charge(h->tenant, l->length, detail);
+	if (ret) {
+		audit(h, h->tenant, "refuse", 0, "bytes=%" PRIu64 " limit=%s",
+		      r->length, *detail == RMP_DETAIL_BYTES ? "bytes" :
+		      "leases");
 		goto err_release;
+	}
+	l->tenant = h->tenant;
 	l->access = r->access;
 	l->flags = r->flags;
 	l->ttl_ms = ttl;
-	l->deadline_ms = rmp_now_ms() + ttl;
+	l->created_ms = rmp_now_ms();
+	l->deadline_ms = l->created_ms + ttl;
 	l->state = RMP_LEASE_GRANTED;
+	l->owner_holder = h;
 	rmp_strlcpy(l->owner, h->name, sizeof(l->owner));
 	ret = new_ids(lc, l);
 	if (ret)
-		goto err_release;
+		goto err_uncharge;
 	ret = rmp_lease_table_add(lc->table, l);
 	if (ret)
-		goto err_release;
-	ret = give_key(lc, h, l);
+		goto err_uncharge;
+	ret = give_key(lc, h, l, l->access, key, detail);
 	if (ret)
 		goto err_unindex;
 	schedule_expiry(lc);
-	log_debug("%s: lease %016" PRIx64 " %" PRIu64 " bytes at %" PRIu64
-		  " rkey %#x ttl %" PRIu64 " ms", h->label, l->id, l->length,
-		  l->offset, l->key->rkey, ttl);
+	audit(h, l->tenant, "grant", l->id, "bytes=%" PRIu64 " ttl_ms=%"
+	      PRIu64 " access=%#x%s", l->length, ttl, l->access,
+	      (l->flags & RMP_LEASE_F_EPHEMERAL) ? " ephemeral" :
+	      (l->flags & RMP_LEASE_F_AUTO_RENEW) ? " auto-renew" : "");
 	*out = l;
 	return 0;
 
 err_unindex:
 	rmp_lease_table_del(lc->table, l);
+err_uncharge:
+	rmp_tenant_uncharge(h->tenant, l->length);
 err_release:
 	/* Never reachable by any key: no zeroing needed beyond the pool's
 	 * own invariant that free extents are zero. */
@@ -505,29 +536,42 @@ err_free:
 	return ret;
 }
 
-/* held_lease -- the lease id if it exists and h holds it. */
-static int held_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
-		      uint64_t id, struct rmp_lease **out)
+/*
+ * tenant_lease -- lease id, if the secret matches and it is h's tenant's.
+ * A wrong secret looks exactly like a missing lease; another tenant's
+ * lease gives -EPERM (detail RMP_DETAIL_TENANT): a token alone is not
+ * enough.
+ */
+static int tenant_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			uint64_t id, uint64_t secret, struct rmp_lease **out,
+			unsigned *detail)
 {
 	struct rmp_lease *l = rmp_lease_table_find(lc->table, id);
 
-	if (!l)
-		return recently_expired(lc, id, false, 0) ? -EKEYEXPIRED :
-		       -ENOENT;
-	if (l->holder != h)
+	*detail = RMP_DETAIL_NONE;
+	if (!l || l->secret != secret)
+		return !l && recently_expired(lc, id, true, secret) ?
+		       -EKEYEXPIRED : -ENOENT;
+	if (l->tenant != h->tenant) {
+		*detail = RMP_DETAIL_TENANT;
+		audit(h, h->tenant, "deny", id, "owner=%s", l->tenant->name);
 		return -EPERM;
+	}
+	if (l->deadline_ms <= rmp_now_ms())
+		return -EKEYEXPIRED;
 	*out = l;
 	return 0;
 }
 
 int rmp_lifecycle_renew(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			uint64_t id, uint32_t ttl_s, uint64_t *ttl_out)
+			uint64_t id, uint64_t secret, uint32_t ttl_s,
+			uint64_t *ttl_out, unsigned *detail)
 {
 	struct rmp_lease *l;
 	uint64_t ttl;
 	int ret;
 
-	ret = held_lease(lc, h, id, &l);
+	ret = tenant_lease(lc, h, id, secret, &l, detail);
 	if (ret)
 		return ret;
 	ret = ttl_ms(lc, ttl_s, &ttl);
@@ -536,65 +580,95 @@ int rmp_lifecycle_renew(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	l->ttl_ms = ttl;
 	rmp_lease_table_set_deadline(lc->table, l, rmp_now_ms() + ttl);
 	schedule_expiry(lc);
+	log_debug("%s: renewed lease %016" PRIx64 " for %" PRIu64 " ms",
+		  h->label, id, ttl);
 	*ttl_out = ttl;
 	return 0;
 }
 
 int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			     uint64_t id)
+			     uint64_t id, uint64_t secret, unsigned *detail)
 {
 	struct rmp_lease *l;
-	int ret = held_lease(lc, h, id, &l);
+	int ret = tenant_lease(lc, h, id, secret, &l, detail);
 
 	if (ret)
 		return ret;
-	end_lease(lc, l, "freed by its holder");
+	audit(h, l->tenant, "free", l->id, "bytes=%" PRIu64 " holders=%u",
+	      l->length, l->nkeys);
+	end_lease(lc, l, "freed");
 	schedule_expiry(lc);
 	return 0;
 }
 
-int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			 uint64_t id, uint64_t secret, struct rmp_lease **out)
+/* key_of -- h's live key on l, or NULL. */
+static struct rmp_key *key_of(const struct rmp_lease *l,
+			      const struct rmp_holder *h)
 {
-	struct rmp_lease *l = rmp_lease_table_find(lc->table, id);
+	struct rmp_key *k;
+
+	TAILQ_FOREACH(k, &l->keys, lease_link)
+		if (k->holder == h)
+			return k;
+	return NULL;
+}
+
+int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			 const struct rmp_attach_req *r, struct rmp_lease **out,
+			 struct rmp_key **key, unsigned *detail)
+{
+	bool exclusive = r->flags & RMP_ATTACH_F_EXCLUSIVE;
+	struct rmp_key *k, *next, *mine;
+	struct rmp_lease *l;
+	uint32_t access;
+	unsigned others = 0;
 	int ret;
 
-	/* A wrong secret looks exactly like a missing lease. */
-	if (!l)
-		return recently_expired(lc, id, true, secret) ?
-		       -EKEYEXPIRED : -ENOENT;
-	if (l->secret != secret)
-		return -ENOENT;
-	if (l->deadline_ms <= rmp_now_ms())
-		return -EKEYEXPIRED;
-	if (l->holder == h) {
-		*out = l;
-		return 0;
-	}
-	ret = quota_check(lc, h, l->length);
+	if (r->flags & ~RMP_ATTACH_F_ALL || r->access & ~RMP_ACC_ALL)
+		return -EINVAL;
+	ret = tenant_lease(lc, h, r->id, r->secret, &l, detail);
 	if (ret)
 		return ret;
-	/* Takeover: the previous holder's key is revoked (it settles on
-	 * its own), then h gets a fresh one. */
-	if (l->holder)
-		holder_del(l);
-	if (l->key) {
-		struct rmp_key *old = l->key;
-
-		l->key = NULL;
-		revoke_key(lc, old);
+	access = r->access ? r->access : l->access;
+	if (access & ~l->access)
+		return -EACCES;
+	/* Takeover: every other key is revoked (each settles on its own)
+	 * before the new one is granted. */
+	if (exclusive) {
+		for (k = TAILQ_FIRST(&l->keys); k; k = next) {
+			next = TAILQ_NEXT(k, lease_link);
+			if (k->holder != h) {
+				drop_key(lc, k);
+				others++;
+			}
+		}
+		l->owner_holder = h;
 	}
-	ret = give_key(lc, h, l);
-	if (ret)
-		return ret;
-	rmp_strlcpy(l->owner, h->name, sizeof(l->owner));
-	log_debug("%s: attached lease %016" PRIx64, h->label, l->id);
+	mine = key_of(l, h);
+	if (mine && mine->access == access) {
+		k = mine;
+	} else {
+		/* A holder has one key per lease: a new access replaces it. */
+		if (mine)
+			drop_key(lc, mine);
+		ret = give_key(lc, h, l, access, &k, detail);
+		if (ret)
+			return ret;
+	}
+	if (exclusive)
+		audit(h, l->tenant, "takeover", l->id, "revoked=%u access=%#x",
+		      others, access);
+	else
+		audit(h, l->tenant, "attach", l->id, "holders=%u access=%#x",
+		      l->nkeys, access);
 	*out = l;
+	*key = k;
 	return 0;
 }
 
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
-			    const struct rmp_lease *l, struct rmp_lease_desc *d)
+			    const struct rmp_lease *l, const struct rmp_key *k,
+			    struct rmp_lease_desc *d)
 {
 	uint64_t now = rmp_now_ms();
 
@@ -604,33 +678,35 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 	d->addr = rmp_keys_remote_addr(&lc->keys, l->offset);
 	d->length = l->length;
 	d->ttl_ms = l->deadline_ms > now ? l->deadline_ms - now : 0;
-	d->rkey = l->key ? l->key->rkey : 0;
-	d->access = l->access;
+	d->rkey = k->rkey;
+	d->access = k->access;
 	d->flags = l->flags;
+	d->holders = l->nkeys;
 }
 
 void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
 {
 	struct rmp_lease *l;
+	struct rmp_key *k;
 
-	while ((l = TAILQ_FIRST(&h->leases))) {
-		if (l->flags & RMP_LEASE_F_EPHEMERAL) {
-			end_lease(lc, l, "its connection closed");
-			continue;
-		}
-		holder_del(l);
-		/* A window is bound to h's QP; a region key was handed to
-		 * h's client: neither may outlive the connection. ATTACH
-		 * grants a fresh one. */
-		if (l->key) {
-			struct rmp_key *k = l->key;
-
-			l->key = NULL;
-			revoke_key(lc, k);
+	/* A window is bound to h's QP; a region key was handed to h's
+	 * client: no key may outlive its connection. ATTACH grants a fresh
+	 * one. */
+	while ((k = TAILQ_FIRST(&h->keys))) {
+		l = k->lease;
+		drop_key(lc, k);
+		if (l->owner_holder == h) {
+			l->owner_holder = NULL;
+			if (l->flags & RMP_LEASE_F_EPHEMERAL) {
+				audit(h, l->tenant, "end", l->id,
+				      "why=ephemeral-connection-closed");
+				end_lease(lc, l, "its connection closed");
+				continue;
+			}
 		}
 		/* An auto-renew lease gets one more ttl from the loss of its
-		 * holder: time for a restarted client to attach. */
-		if (l->flags & RMP_LEASE_F_AUTO_RENEW)
+		 * last holder: time for a restarted client to attach. */
+		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys == 0)
 			rmp_lease_table_set_deadline(lc->table, l,
 						     rmp_now_ms() + l->ttl_ms);
 	}
@@ -672,6 +748,7 @@ void rmp_lifecycle_stats(const struct rmp_lifecycle *lc,
 	st->zeroing_bytes = lc->zeroing_bytes;
 	st->quarantined_bytes = lc->quarantined_bytes;
 	st->quarantined_leases = lc->nquarantined;
+	st->keys = lc->nkeys;
 }
 
 struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
@@ -711,8 +788,6 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 	/* Whatever still awaits a completion is abandoned with the device. */
 	while ((k = TAILQ_FIRST(&lc->revoking))) {
 		TAILQ_REMOVE(&lc->revoking, k, revoke_link);
-		if (k->lease && k->lease->key == k)
-			k->lease->key = NULL;
 		rmp_key_free(k);
 	}
 	while ((l = TAILQ_FIRST(&lc->ending))) {
@@ -725,7 +800,10 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 	}
 	while ((l = rmp_lease_table_first(lc->table))) {
 		rmp_lease_table_del(lc->table, l);
-		rmp_key_free(l->key);
+		while ((k = TAILQ_FIRST(&l->keys))) {
+			TAILQ_REMOVE(&l->keys, k, lease_link);
+			rmp_key_free(k);
+		}
 		free(l);
 	}
 	rmp_lease_table_free(lc->table);

@@ -17,9 +17,10 @@ struct rmp_lifecycle;
 
 /*
  * Everything that happens to a lease goes through here: grant, renew,
- * takeover on ATTACH, the end (revoke every key -> proof that no key
- * reaches the extent -> zero -> reuse, or quarantine when proof fails),
- * expiry, and the per-holder accounting. Callers above (requests,
+ * keys for more holders on ATTACH (or a takeover), the end (revoke every
+ * key -> proof that no key reaches the extent -> zero -> reuse, or
+ * quarantine when proof fails), expiry, the per-tenant accounting and
+ * the audit log. Callers above (requests,
  * connections, the server) ask; they never change a lease themselves.
  *
  * Revocation never waits on a client: a key whose invalidation has not
@@ -41,6 +42,7 @@ struct rmp_lifecycle_stats {
 	uint64_t zeroing_bytes;
 	uint64_t quarantined_bytes;
 	uint64_t quarantined_leases;
+	uint64_t keys;              /* live keys of granted leases */
 };
 
 /* NULL on failure (logged). */
@@ -56,35 +58,48 @@ void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
 		     struct ibv_pd *pd, unsigned key_wrs_max);
 
 /*
- * rmp_lifecycle_grant -- ALLOC for holder h. Returns 0 and the granted
- * lease, or -EINVAL (bad length, alignment, access, flags; ttl outside
- * the bounds), -EFBIG (above max_lease), -EDQUOT (holder's quota),
+ * Requests. Each returns 0 or a negative errno; *detail (RMP_DETAIL_*)
+ * says more about an -EDQUOT or -EPERM. Leases belong to the tenant of
+ * the holder that allocated them: only holders of that tenant may renew,
+ * free or attach them, and they must name the secret too.
+ */
+
+/*
+ * rmp_lifecycle_grant -- ALLOC for holder h: the lease and h's key to it.
+ * -EINVAL (bad length, alignment, access, flags; ttl outside the bounds),
+ * -EFBIG (above max_lease), -EDQUOT (the tenant's bytes or leases),
  * -ENOSPC (pool full), -ESHUTDOWN (draining), -ENOMEM, or the key's error.
  */
 int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			const struct rmp_alloc_req *r, struct rmp_lease **out);
-/* RENEW: -ENOENT, -EKEYEXPIRED (recently expired), -EPERM (not h's),
- * -EINVAL (ttl). *ttl_ms is the new lifetime. */
+			const struct rmp_alloc_req *r, struct rmp_lease **out,
+			struct rmp_key **key, unsigned *detail);
+/* RENEW (no key changes): -ENOENT (no such lease or wrong secret),
+ * -EKEYEXPIRED, -EPERM (another tenant's), -EINVAL (ttl). */
 int rmp_lifecycle_renew(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			uint64_t id, uint32_t ttl_s, uint64_t *ttl_ms);
-/* FREE: -ENOENT, -EKEYEXPIRED, -EPERM. */
+			uint64_t id, uint64_t secret, uint32_t ttl_s,
+			uint64_t *ttl_ms, unsigned *detail);
+/* FREE: every key is revoked, then the extent zeroed. Errors as RENEW. */
 int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			     uint64_t id);
+			     uint64_t id, uint64_t secret, unsigned *detail);
 /*
- * ATTACH with the secret: h gets a fresh key; a previous holder's key is
- * revoked first. -ENOENT (no such lease or wrong secret), -EKEYEXPIRED,
- * -EDQUOT, or the key's error.
+ * ATTACH: h gets its own key beside the lease's other keys, with the
+ * access asked for (0 = the lease's; more gives -EACCES); exclusive
+ * revokes every other key first. Errors as RENEW, plus -EDQUOT (the
+ * keys-per-lease limit) and the key's error.
  */
 int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
-			 uint64_t id, uint64_t secret, struct rmp_lease **out);
-/* The wire description of a granted lease. */
+			 const struct rmp_attach_req *r, struct rmp_lease **out,
+			 struct rmp_key **key, unsigned *detail);
+/* The wire description of a granted lease as key k reaches it. */
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
-			    const struct rmp_lease *l, struct rmp_lease_desc *d);
+			    const struct rmp_lease *l, const struct rmp_key *k,
+			    struct rmp_lease_desc *d);
 
 /*
- * rmp_lifecycle_detach -- h is going (its QP killed already): ephemeral
- * leases end, others lose h's key and live on to their deadline (an
- * auto-renew one gets one more ttl). h must not be freed while
+ * rmp_lifecycle_detach -- h is going (its QP killed already): its keys
+ * are revoked; ephemeral leases it allocated end; others live on to
+ * their deadline (an auto-renew one that lost its last holder gets one
+ * more ttl). h must not be freed while
  * h->key_wrs > 0: their completions still come.
  */
 void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h);

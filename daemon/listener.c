@@ -10,6 +10,7 @@
 #include "guard.h"
 #include "listener.h"
 #include "log.h"
+#include "tenant.h"
 #include "util.h"
 
 /* peer_text -- "ADDR:PORT" and "ADDR" of the remote end of id. */
@@ -36,7 +37,7 @@ static void peer_text(struct rdma_cm_id *id, char *peer, size_t plen,
 }
 
 static void reject(struct rdma_cm_id *id, enum rmp_reject_reason reason,
-		   const char *peer, const char *name)
+		   const char *peer, const char *name, const char *tenant)
 {
 	struct rmp_conn_rej rej = {
 		.reason = (uint16_t)reason,
@@ -45,66 +46,111 @@ static void reject(struct rdma_cm_id *id, enum rmp_reject_reason reason,
 	};
 	uint8_t data[RMP_CONN_REJ_LEN];
 
-	log_notice("rejected connection from %s (%s): %s", peer,
-		   name[0] ? name : "no name", rmp_reject_reason_str(reason));
+	log_notice("rejected connection from %s (%s, tenant %s): %s", peer,
+		   name[0] ? name : "no name", tenant[0] ? tenant : "none",
+		   rmp_reject_reason_str(reason));
 	rmp_conn_rej_encode(data, sizeof(data), &rej);
 	if (rdma_reject(id, data, sizeof(data)))
 		log_warn("rdma_reject: %s", strerror(errno));
 	rdma_destroy_id(id);
 }
 
+/*
+ * choose_tenant -- the tenant a connect request names, if it exists, may
+ * connect from this address and has a connection left; else the reject
+ * reason (0 = accept).
+ */
+static unsigned choose_tenant(struct rmp_listener *ls, struct rdma_cm_id *id,
+			      const struct rmp_conn_req *req, const char *peer,
+			      const char *ip, struct rmp_tenant **out)
+{
+	const struct rmp_config *cfg = ls->conns->cfg;
+	struct rmp_tenant *t;
+	unsigned why, per_ip = cfg->server.connections_per_address;
+	char what[96];
+
+	t = rmp_tenants_find(ls->tenants, req->tenant, &why);
+	if (!t) {
+		/* Guessing tenant names is an authentication failure. */
+		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
+			   "reason=%s", req->tenant[0] ? req->tenant : "-",
+			   req->name, peer, why == RMP_REJ_ANONYMOUS ?
+			   "anonymous-disabled" : "unknown-tenant");
+		snprintf(what, sizeof(what), "connect: %s",
+			 rmp_reject_reason_str(why));
+		rmp_conns_note_failure(ls->conns, ip, peer, what,
+				       cfg->server.auth_failures_per_minute);
+		return why;
+	}
+	if (!rmp_networks_allow(&t->limits, rdma_get_peer_addr(id)))
+		return RMP_REJ_NETWORK;
+	if (!rmp_tenant_may_connect(t))
+		return RMP_REJ_TENANT_FULL;
+	if (per_ip && rmp_conns_count_peer(ls->conns, ip) >= per_ip)
+		return RMP_REJ_PEER_FULL;
+	*out = t;
+	return 0;
+}
+
 /* admit -- answer a connect request: accept with a QP, or reject. */
 static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		  const struct rdma_conn_param *param)
 {
+	struct rmp_auth_pending auth = { 0 };
 	struct rmp_conn_req req = { 0 };
 	struct rmp_conn_rep rep = { 0 };
 	uint8_t data[RMP_CONN_REP_LEN];
 	char peer[80], ip[64];
 	struct rmp_conn *c;
-	bool bad;
+	unsigned why;
+	int ret;
 
 	peer_text(id, peer, sizeof(peer), ip, sizeof(ip));
 	if (id->verbs != ls->verbs) {
 		/* The pool is registered with one device only. */
-		reject(id, RMP_REJ_INTERNAL, peer, "");
+		reject(id, RMP_REJ_INTERNAL, peer, "", "");
 		return;
 	}
-	bad = rmp_conn_req_decode(param->private_data,
-				  param->private_data_len, &req) != 0;
-	if (bad)
-		memset(&req, 0, sizeof(req));
+	ret = rmp_conn_req_decode(param->private_data,
+				  param->private_data_len, &req);
 	/* Cooling down comes first: such a peer learns nothing else. */
 	if (rmp_guard_refusing(ls->guard, ip, rmp_now_ms())) {
-		reject(id, RMP_REJ_COOLDOWN, peer, req.name);
+		reject(id, RMP_REJ_COOLDOWN, peer, req.name, req.tenant);
 		return;
 	}
-	if (bad) {
-		reject(id, RMP_REJ_BAD_REQUEST, peer, "");
+	if (ret == -EPROTONOSUPPORT) {
+		reject(id, RMP_REJ_PROTO, peer, "", "");
 		return;
 	}
-	if (req.proto_min > RMP_PROTO_MAX || req.proto_max < RMP_PROTO_MIN) {
-		reject(id, RMP_REJ_PROTO, peer, req.name);
+	if (ret) {
+		reject(id, RMP_REJ_BAD_REQUEST, peer, "", "");
 		return;
 	}
 	if (ls->draining) {
-		reject(id, RMP_REJ_DRAINING, peer, req.name);
+		reject(id, RMP_REJ_DRAINING, peer, req.name, req.tenant);
 		return;
 	}
 	if (ls->conns->count >= ls->max_clients) {
-		reject(id, RMP_REJ_FULL, peer, req.name);
+		reject(id, RMP_REJ_FULL, peer, req.name, req.tenant);
 		return;
 	}
-	rep.version = RMP_PROTO_MAX < req.proto_max ? RMP_PROTO_MAX :
-		      req.proto_max;
+	why = choose_tenant(ls, id, &req, peer, ip, &auth.tenant);
+	if (why) {
+		reject(id, why, peer, req.name, req.tenant);
+		return;
+	}
+	rep.version = RMP_PROTO_VERSION;
 	rep.keys_mode = (uint8_t)ls->conns->keys_mode;
 	rep.credits = ls->conns->cfg->server.credits;
 	rep.max_msg = RMP_MSG_MAX;
+	rmp_auth_random(rep.nonce, sizeof(rep.nonce));
+	memcpy(auth.nonce, rep.nonce, sizeof(auth.nonce));
+	auth.version = rep.version;
 	rmp_conn_rep_encode(data, sizeof(data), &rep);
 	if (rmp_conn_accept(ls->conns, id, req.name[0] ? req.name : peer,
-			    peer, ip, param->initiator_depth, data,
+			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))
-		reject(id, RMP_REJ_INTERNAL, peer, req.name);
+		reject(id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);
 }
 
 static void on_event(struct rmp_listener *ls, struct rdma_cm_event *ev)

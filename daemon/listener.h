@@ -8,12 +8,14 @@
 
 struct rmp_conns;
 struct rmp_guard;
+struct rmp_tenants;
 
 struct rmp_listener {
 	struct rdma_event_channel *channel;
 	struct rdma_cm_id *id;
 	struct rmp_conns *conns;
 	struct rmp_guard *guard;
+	struct rmp_tenants *tenants;
 	struct ibv_context *verbs;  /* connections on other devices: refused */
 	unsigned max_clients;
 	bool draining;              /* refuse new connections */

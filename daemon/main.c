@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (check)
-		return rmp_config_dump(&srv.cfg, stdout) ? 1 : 0;
+		return rmp_config_dump(&srv.cfg, stdout, false) ? 1 : 0;
 	rmp_log_set_level(verbose ? LOG_DEBUG : srv.cfg.server.log_level);
 
 	/* Signals are delivered through the event loop only. */

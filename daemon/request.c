@@ -8,6 +8,7 @@
 #include "log.h"
 #include "pool.h"
 #include "request.h"
+#include "tenant.h"
 #include "util.h"
 
 static void do_stat(const struct rmp_request_ctx *ctx,
@@ -24,10 +25,13 @@ static void do_stat(const struct rmp_request_ctx *ctx,
 	st->free_bytes = ps.free_bytes;
 	st->largest_free = ps.largest_free;
 	st->leases = ls.leases;
-	st->client_bytes = h->bytes;
-	st->client_leases = h->nleases;
-	st->quota_bytes = cfg->quota.bytes_per_client;
-	st->quota_leases = cfg->quota.leases_per_client;
+	st->tenant_bytes = h->tenant->bytes;
+	st->tenant_leases = h->tenant->leases;
+	st->quota_bytes = h->tenant->limits.bytes;
+	st->quota_leases = h->tenant->limits.leases;
+	st->tenant_connections = h->tenant->connections;
+	st->quota_connections = h->tenant->limits.connections;
+	st->keys = ls.keys;
 	st->hugepage_size = ctx->pool->page_size;
 	st->ttl_min_s = (uint32_t)(cfg->lease.ttl_min_ms / 1000);
 	st->ttl_max_s = (uint32_t)RMP_MIN(cfg->lease.ttl_max_ms / 1000,
@@ -41,64 +45,107 @@ static void do_stat(const struct rmp_request_ctx *ctx,
 
 /* dispatch -- act on a decoded request; the reply status. */
 static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
-		    const struct rmp_msg *req, struct rmp_msg *rep)
+		    const struct rmp_msg *req, struct rmp_msg *rep,
+		    unsigned *detail)
 {
 	struct rmp_lease *l;
+	struct rmp_key *k;
 	int ret;
 
 	switch (req->hdr.opcode) {
 	case RMP_OP_ALLOC:
-		ret = rmp_lifecycle_grant(ctx->lc, h, &req->u.alloc, &l);
+		ret = rmp_lifecycle_grant(ctx->lc, h, &req->u.alloc, &l, &k,
+					  detail);
 		if (ret == 0)
-			rmp_lifecycle_describe(ctx->lc, l, &rep->u.lease);
+			rmp_lifecycle_describe(ctx->lc, l, k, &rep->u.lease);
 		return ret;
 	case RMP_OP_RENEW:
 		return rmp_lifecycle_renew(ctx->lc, h, req->u.renew.id,
+					   req->u.renew.secret,
 					   req->u.renew.ttl_s,
-					   &rep->u.renew_rep.ttl_ms);
+					   &rep->u.renew_rep.ttl_ms, detail);
 	case RMP_OP_FREE:
-		return rmp_lifecycle_free_lease(ctx->lc, h, req->u.free.id);
+		return rmp_lifecycle_free_lease(ctx->lc, h, req->u.free.id,
+						req->u.free.secret, detail);
 	case RMP_OP_ATTACH:
-		ret = rmp_lifecycle_attach(ctx->lc, h, req->u.attach.id,
-					   req->u.attach.secret, &l);
+		ret = rmp_lifecycle_attach(ctx->lc, h, &req->u.attach, &l, &k,
+					   detail);
 		if (ret == 0)
-			rmp_lifecycle_describe(ctx->lc, l, &rep->u.lease);
+			rmp_lifecycle_describe(ctx->lc, l, k, &rep->u.lease);
 		return ret;
 	case RMP_OP_STAT:
 		do_stat(ctx, h, &rep->u.stat);
 		return 0;
+	case RMP_OP_AUTH:
+		return -EALREADY; /* authenticated already */
 	}
 	return -EOPNOTSUPP; /* the decoder already refuses these */
+}
+
+/* reply_header -- the reply's header for a request header. */
+static void reply_header(const struct rmp_msg *req, struct rmp_msg *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	/* A header that decoded up to the version carries a req_id and an
+	 * opcode to answer with; anything shorter gets req_id 0. */
+	rep->hdr.req_id = req->hdr.req_id;
+	rep->hdr.opcode = req->hdr.opcode;
+	if (rep->hdr.opcode == 0 || rep->hdr.opcode > RMP_OP_MAX)
+		rep->hdr.opcode = 0;
+	rep->hdr.flags = RMP_MSG_F_REPLY;
+}
+
+unsigned rmp_request_auth(const struct rmp_request_ctx *ctx,
+			  struct rmp_holder *h,
+			  const struct rmp_auth_pending *p,
+			  const uint8_t *buf, size_t len, struct rmp_msg *rep)
+{
+	unsigned detail = RMP_DETAIL_NOT_AUTHED;
+	struct rmp_msg req;
+	int ret;
+
+	ret = rmp_msg_decode(buf, len, &req);
+	reply_header(&req, rep);
+	if (ret == 0 && req.hdr.opcode == RMP_OP_AUTH &&
+	    !(req.hdr.flags & RMP_MSG_F_REPLY))
+		detail = rmp_tenants_check_proof(ctx->tenants, p->tenant,
+						 p->nonce, p->version, h->name,
+						 req.u.auth.proof);
+	if (detail == RMP_DETAIL_NONE) {
+		h->tenant = p->tenant;
+		return detail;
+	}
+	rep->hdr.status = detail == RMP_DETAIL_NOT_AUTHED ? -EACCES :
+			  -EKEYREJECTED;
+	rep->hdr.flags |= RMP_MSG_F_DETAIL(detail);
+	return detail;
 }
 
 bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 			struct rmp_holder *h, const uint8_t *buf, size_t len,
 			struct rmp_msg *rep)
 {
+	unsigned detail = RMP_DETAIL_NONE;
 	struct rmp_msg req;
 	int ret;
 
 	ret = rmp_msg_decode(buf, len, &req);
 	if (ret == 0 && (req.hdr.flags & RMP_MSG_F_REPLY))
 		ret = -EBADMSG;
-	memset(rep, 0, sizeof(*rep));
-	/* A header that decoded up to the version carries a req_id and an
-	 * opcode to answer with; anything shorter gets req_id 0. */
-	rep->hdr.req_id = req.hdr.req_id;
-	rep->hdr.opcode = req.hdr.opcode;
-	rep->hdr.flags = RMP_MSG_F_REPLY;
+	reply_header(&req, rep);
 	if (ret) {
-		if (rep->hdr.opcode == 0 || rep->hdr.opcode > RMP_OP_MAX)
-			rep->hdr.opcode = 0;
 		rep->hdr.status = ret;
 		log_notice("%s: bad message (%s)", h->label, strerror(-ret));
 		return true;
 	}
-	ret = dispatch(ctx, h, &req, rep);
+	ret = dispatch(ctx, h, &req, rep, &detail);
 	if (ret && ret != -ENOENT && ret != -EKEYEXPIRED)
-		log_debug("%s: %s: %s", h->label,
-			  rmp_opcode_name(req.hdr.opcode), strerror(-ret));
+		log_debug("%s: %s: %s%s%s", h->label,
+			  rmp_opcode_name(req.hdr.opcode), strerror(-ret),
+			  detail ? ": " : "", rmp_detail_str(detail));
 	rep->hdr.status = ret;
-	/* Reaching for another client's lease counts as a bad message. */
-	return ret == -EPERM;
+	if (ret)
+		rep->hdr.flags |= RMP_MSG_F_DETAIL(detail);
+	/* Reaching for another tenant's lease counts as a bad message. */
+	return ret == -EPERM || ret == -EALREADY;
 }

@@ -7,26 +7,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth.h"
 #include "config.h"
 #include "proto.h"
 
 struct rmp_lifecycle;
 struct rmp_holder;
 struct rmp_pool;
+struct rmp_tenant;
+struct rmp_tenants;
 
 struct rmp_request_ctx {
 	struct rmp_lifecycle *lc;
 	struct rmp_pool *pool;
+	struct rmp_tenants *tenants;
 	const struct rmp_config *cfg;
 	enum rmp_keys_mode keys_mode;
 };
 
+/* What a connection must prove before anything else: set at accept. */
+struct rmp_auth_pending {
+	struct rmp_tenant *tenant;       /* the tenant it named */
+	uint8_t nonce[RMP_NONCE_LEN];    /* sent in the accept data */
+	uint8_t version;                 /* chosen in the accept data */
+};
+
+/*
+ * rmp_request_auth -- the first message of a connection, which must be an
+ * AUTH proving p->tenant's key for p->nonce. Fills *rep. Returns
+ * RMP_DETAIL_NONE when the proof holds (h->tenant is set then), else why
+ * not (RMP_DETAIL_BAD_PROOF, _REPLAYED, _NOT_AUTHED for any other
+ * message): the caller closes the connection once the reply is sent.
+ */
+unsigned rmp_request_auth(const struct rmp_request_ctx *ctx,
+			  struct rmp_holder *h,
+			  const struct rmp_auth_pending *p,
+			  const uint8_t *buf, size_t len, struct rmp_msg *rep);
+
 /*
  * rmp_request_handle -- answer the len-byte message buf from holder h:
  * *rep is always filled with the reply to send (an error reply for a
- * message that does not decode). Returns true when the message counts
- * against the client: it did not decode, or it reached for a lease that
- * is not its own.
+ * message that does not decode). h must be authenticated. Returns true
+ * when the message counts against the client: it did not decode, or it
+ * reached for a lease of another tenant.
  */
 bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 			struct rmp_holder *h, const uint8_t *buf, size_t len,

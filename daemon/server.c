@@ -14,6 +14,7 @@
 #include <event2/event.h>
 
 #include "guard.h"
+#include "tenant.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "pool.h"
@@ -403,6 +404,10 @@ int rmp_server_start(struct rmp_server *srv)
 	unsigned access;
 	int node, ret;
 
+	/* Key files first: a bad one stops the start before any pinning. */
+	srv->tenants = rmp_tenants_new(cfg);
+	if (!srv->tenants)
+		return -EINVAL;
 	srv->listener.max_clients = cfg->server.max_clients;
 	ret = rmp_listener_bind(&srv->listener, cfg->server.listen,
 				cfg->server.port);
@@ -447,10 +452,11 @@ int rmp_server_start(struct rmp_server *srv)
 	srv->lc = rmp_lifecycle_new(&lp);
 	if (!srv->lc)
 		return -ENOMEM;
-	rmp_conns_init(&srv->conns, &srv->dev, srv->lc, srv->guard, cfg,
-		       srv->pool, srv->keys_mode);
+	rmp_conns_init(&srv->conns, &srv->dev, srv->lc, srv->guard,
+		       srv->tenants, cfg, srv->pool, srv->keys_mode);
 	srv->listener.conns = &srv->conns;
 	srv->listener.guard = srv->guard;
+	srv->listener.tenants = srv->tenants;
 	ret = setup_events(srv);
 	if (ret) {
 		log_err("event loop setup: %s", strerror(-ret));
@@ -514,6 +520,7 @@ void rmp_server_stop(struct rmp_server *srv)
 	if (srv->base)
 		event_base_free(srv->base);
 	rmp_guard_free(srv->guard);
+	rmp_tenants_free(srv->tenants);
 	rmp_pool_free(srv->pool);
 	rmp_device_close(&srv->dev);
 	rmp_listener_close(&srv->listener);

@@ -15,6 +15,7 @@ struct event;
 struct event_base;
 struct rmp_guard;
 struct rmp_lifecycle;
+struct rmp_tenants;
 struct rmp_pool;
 
 struct rmp_server {
@@ -27,6 +28,7 @@ struct rmp_server {
 	struct rmp_pool *pool;
 	struct rmp_lifecycle *lc;
 	struct rmp_guard *guard;
+	struct rmp_tenants *tenants;
 	struct rmp_conns conns;
 	bool draining;
 	uint64_t drain_deadline_ms;

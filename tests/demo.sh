@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # demo.sh -- set everything up and run the main job on a real RDMA device:
 # rmpoold with the shipped config, then the rmpool client allocates a
-# lease, writes a file into it, reads it back and compares.
+# lease, writes a file into it, reads it back and compares. The shipped
+# config admits tenant "default" only, whose key file the demo creates
+# (with `rmpool keygen`) in a scratch directory instead of /etc/rmpool.
 #
 # The device is the host's own when RMP_TEST_ADDR names an address of one,
 # otherwise the Soft-RoCE VM (tests/vm/run-in-vm.sh).
@@ -19,8 +21,13 @@ inside() {
 	trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 	rmpool() { "$build/client/rmpool" -s "$addr" "$@"; }
 
-	echo "== rmpoold -c conf/rmpoold.conf"
-	"$build/daemon/rmpoold" -c conf/rmpoold.conf >"$log" 2>&1 &
+	echo "== rmpool keygen > default.key (tenant default's key, mode 600)"
+	(umask 077 && "$build/client/rmpool" keygen >"$work/default.key")
+	sed "s|^key_file = /etc/rmpool/default.key|key_file = $work/default.key|" \
+		conf/rmpoold.conf >"$work/rmpoold.conf"
+	export RMPOOL_TENANT=default RMPOOL_KEY_FILE=$work/default.key
+	echo "== rmpoold -c rmpoold.conf (conf/rmpoold.conf, key_file in $work)"
+	"$build/daemon/rmpoold" -c "$work/rmpoold.conf" >"$log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 600); do
 		grep -q "listening on" "$log" && break

@@ -16,7 +16,7 @@ packages=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm
 	libibverbs-dev librdmacm-dev libnuma-dev libevent-dev libinih-dev
-	libsystemd-dev
+	libsystemd-dev libsodium-dev
 	# RDMA user space and the baselines
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	iproute2 numactl

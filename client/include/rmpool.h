@@ -20,20 +20,34 @@ extern "C" {
  *
  * Threads: an rmp_client, and every lease and buffer made through it,
  * belongs to one thread at a time, like a queue pair. Nothing on the data
- * path takes a lock. For parallelism open one client per thread.
+ * path takes a lock. For parallelism open one client per thread; each
+ * can attach the same lease (rmp_lease_attach_with) and work on it at
+ * once: every connection gets its own key to the same bytes.
+ *
+ * Tenants: the server knows who may lease how much by tenant. A client
+ * names its tenant and that tenant's key in rmp_client_opts and proves
+ * the key at connect time (the key itself never travels). Leases belong
+ * to the tenant: only its clients can renew, free or attach them, and
+ * only with the lease's secret (in its token) too. A client naming no
+ * tenant is anonymous, which servers refuse unless configured.
  *
  * Errors: every function that can fail returns 0 (or a count) on success
  * and a negative errno on failure; rmp_strerror() gives the text. Outputs
  * are written only on success unless said otherwise. Notable codes:
  *   -ERANGE        offset/length outside the lease (nothing was posted)
  *   -EKEYEXPIRED   the lease expired or was revoked by the server
- *   -EDQUOT        the per-client quota (bytes or leases) is exhausted
+ *   -EDQUOT        a limit of the tenant (bytes, leases) or the
+ *                  keys-per-lease limit is reached (last error says which)
  *   -ENOSPC        the pool has no free extent large enough
  *   -ESHUTDOWN     the server is draining and takes no new leases
- *   -ENOENT        no such lease (or a wrong secret on attach)
- *   -EPERM         the lease belongs to another client
+ *   -ENOENT        no such lease (or a wrong secret)
+ *   -EPERM         the lease belongs to another tenant
+ *   -EKEYREJECTED  authentication failed: wrong tenant key (or a proof
+ *                  replayed from another connection)
  *   -EPROTONOSUPPORT no common protocol version with the server
  *   -ECONNREFUSED  the server rejected the connection or nobody listens
+ *                  (unknown tenant, anonymous access disabled, a
+ *                  connection limit: see rmp_client_last_error())
  *   -ETIMEDOUT     no answer in time (connect, control reply, completion)
  *   -ENOTCONN      the connection is gone; close and reconnect
  *   -EIO           an RDMA operation completed with an error
@@ -87,7 +101,8 @@ struct rmp_client_opts {
 	const char *name;       /* client name shown to operators; default
 				 * "<hostname>:<pid>"; at most 24 bytes of
 				 * printable ASCII */
-	const void *credential; /* opaque, at most 16 bytes; may be NULL */
+	const void *credential; /* unused since 0.3 (see tenant); at most 16
+				 * bytes, may be NULL */
 	size_t credential_len;
 	int connect_timeout_ms; /* default 5000; bounds the network steps of
 				 * rmp_client_connect (address and route
@@ -100,6 +115,17 @@ struct rmp_client_opts {
 				 * default 128; 1 .. 65536, lowered at
 				 * connect if the device's queues are
 				 * smaller */
+	/* Since 0.3: */
+	const char *tenant;     /* tenant name, 1..24 of [A-Za-z0-9_.-];
+				 * NULL or "" = anonymous */
+	const void *key;        /* the tenant's key, key_len 16..64 bytes */
+	size_t key_len;
+	const char *key_file;   /* or: a file with the key as hex, owned by
+				 * this user and not readable by others;
+				 * read at each connect. Exactly one of key
+				 * and key_file with a tenant, neither
+				 * without. The library keeps a copy of key
+				 * (wiped at rmp_client_free). */
 };
 
 /* rmp_client_opts_init -- fill opts with the defaults (sets size). */
@@ -109,8 +135,9 @@ void rmp_client_opts_init(struct rmp_client_opts *opts);
  * rmp_client_new -- create an unconnected client. opts may be NULL for
  * the defaults. Returns 0 and *out, -EINVAL (bad options: a size too small
  * or with unknown non-zero fields, a timeout <= 0, a value out of the
- * ranges above, a bad name, credential_len > 16 or without credential),
- * -ENOMEM.
+ * ranges above, a bad name, credential_len > 16 or without credential,
+ * a bad tenant name, a tenant without exactly one of key and key_file,
+ * a key without a tenant, a key_len out of range), -ENOMEM.
  */
 int rmp_client_new(struct rmp_client **out,
 		   const struct rmp_client_opts *opts);
@@ -118,8 +145,9 @@ int rmp_client_new(struct rmp_client **out,
 /*
  * rmp_client_connect -- connect to the server at host (name or address)
  * and port (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
- * the connect request with protocol version and name, and wait for the
- * accept. Errors: -EHOSTUNREACH (the name does not resolve, or nobody
+ * the connect request with protocol version, name and tenant, wait for
+ * the accept, and prove the tenant's key. Errors: -EKEYREJECTED (wrong
+ * key), -EACCES / -ENOENT (the key file cannot be used), -EHOSTUNREACH (the name does not resolve, or nobody
  * answers address resolution at that address), -ENETUNREACH (no route,
  * or no RDMA device on the way to the address, or none on this host),
  * -ECONNREFUSED (nobody listens, or the server rejected us: see
@@ -180,10 +208,14 @@ int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		    const struct rmp_alloc_opts *opts, struct rmp_lease **out);
 
 /*
- * rmp_lease_attach -- reach an existing lease from this connection, e.g.
- * after a restart: the server grants a fresh rkey for the same bytes and
- * the lease is owned by this connection from now on. Errors: -ENOENT (no
- * such lease or wrong secret), -EKEYEXPIRED, plus those of alloc.
+ * rmp_lease_attach -- reach an existing lease of this client's tenant
+ * from this connection, e.g. after a restart or from another thread or
+ * process: the server grants this connection its own rkey for the same
+ * bytes, with the lease's access, beside the keys other connections
+ * hold (the same as rmp_lease_attach_with and default options). Errors:
+ * -ENOENT (no such lease or wrong secret), -EKEYEXPIRED, -EPERM
+ * (another tenant's lease), -EDQUOT (the keys-per-lease limit), plus
+ * those of alloc.
  */
 int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 		     struct rmp_lease **out);
@@ -196,11 +228,48 @@ int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 int rmp_lease_attach_token(struct rmp_client *c, const char *token,
 			   struct rmp_lease **out);
 
+/* Options for rmp_lease_attach_with(); rmp_attach_opts_init() fills
+ * the defaults. */
+#define RMP_ATTACH_EXCLUSIVE 0x1u /* revoke every other connection's key
+				   * first: a restarted owner's takeover */
+struct rmp_attach_opts {
+	size_t size;     /* sizeof(struct rmp_attach_opts) */
+	uint32_t access; /* RMP_ACCESS_*, at most the lease's; 0 (default) =
+			  * the lease's. E.g. RMP_ACCESS_READ for a
+			  * consumer: its writes fail at the NIC. */
+	uint32_t flags;  /* RMP_ATTACH_* */
+};
+
+void rmp_attach_opts_init(struct rmp_attach_opts *opts);
+
+/*
+ * rmp_lease_attach_with -- rmp_lease_attach_token with options (opts NULL
+ * = defaults). With RMP_ATTACH_EXCLUSIVE every other connection's key to
+ * the lease is revoked before this one is granted: their next access
+ * fails. Errors as rmp_lease_attach, plus -EACCES (more access than the
+ * lease grants) and -EINVAL (malformed token or options).
+ */
+int rmp_lease_attach_with(struct rmp_client *c, const char *token,
+			  const struct rmp_attach_opts *opts,
+			  struct rmp_lease **out);
+
 /*
  * rmp_lease_renew -- extend the lease to ttl_s seconds from now (0 = the
  * server default). -EKEYEXPIRED when it already expired.
  */
 int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
+
+/*
+ * rmp_lease_renew_token / rmp_lease_free_token -- renew or free the lease
+ * of a token without attaching it: nobody's key changes on a renew (an
+ * application using the lease goes on undisturbed), and a free revokes
+ * every key. *ttl_ms (may be NULL) receives the new lifetime. Errors:
+ * -EINVAL (malformed token), -ENOENT, -EKEYEXPIRED, -EPERM (another
+ * tenant's lease), and those of a control call.
+ */
+int rmp_lease_renew_token(struct rmp_client *c, const char *token,
+			  uint32_t ttl_s, uint64_t *ttl_ms);
+int rmp_lease_free_token(struct rmp_client *c, const char *token);
 
 /*
  * rmp_lease_free -- give the lease back to the server (its memory is
@@ -226,6 +295,9 @@ struct rmp_lease_info {
 	uint32_t flags;
 	uint64_t ttl_ms;      /* time left as last reported by the server,
 			       * minus the time since */
+	/* Since 0.3: */
+	uint32_t holders;     /* connections with a key to the lease, as
+			       * last reported (this one included) */
 };
 
 /*
@@ -245,10 +317,12 @@ struct rmp_pool_stat {
 	uint64_t pool_bytes;
 	uint64_t free_bytes;
 	uint64_t largest_free;
-	uint64_t leases;         /* live leases on the server, all clients */
-	uint64_t client_bytes;   /* this connection's leased bytes */
-	uint64_t client_leases;
-	uint64_t quota_bytes;    /* 0 = unlimited */
+	uint64_t leases;         /* live leases on the server, all tenants */
+	uint64_t client_bytes;   /* since 0.3: this client's tenant's leased
+				  * bytes, all its connections, leases held
+				  * by a connection or not */
+	uint64_t client_leases;  /* likewise */
+	uint64_t quota_bytes;    /* the tenant's limits, 0 = unlimited */
 	uint64_t quota_leases;
 	uint64_t hugepage_size;  /* 0 when the pool is on normal pages */
 	uint32_t ttl_min_s, ttl_max_s, ttl_default_s;
@@ -258,6 +332,11 @@ struct rmp_pool_stat {
 	uint64_t quarantined_bytes; /* never reused: the server could not
 				     * prove an old key dead (see its log) */
 	uint64_t zeroing_bytes;  /* revoked, being zeroed before reuse */
+	/* Since 0.3: */
+	uint32_t tenant_connections; /* the tenant's connections now */
+	uint32_t quota_connections;  /* its limit, 0 = unlimited */
+	uint64_t keys;           /* live keys of all leases (one per lease
+				  * and connection that reaches it) */
 };
 
 /*
@@ -291,9 +370,12 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * old value in *old (the swap happened iff *old == expected); rmp_faa adds
  * and stores the old value; old may be NULL. Length 0 is a no-op.
  *
- * A lease whose deadline has passed by the library's own clock (the ttl
- * the server last reported, counted from its reply) gives -EKEYEXPIRED
- * with nothing posted; the connection stays usable. An access the server
+ * When a lease's deadline has passed by the library's own clock (the ttl
+ * the server last reported, counted from its reply), the call first asks
+ * the server (one control round trip), since another process may have
+ * renewed it by token: if the lease lives on, the call goes ahead; if
+ * not it gives -EKEYEXPIRED with nothing posted, and the connection stays
+ * usable. An access the server
  * refused because the lease was revoked gives -EKEYEXPIRED too, but then
  * the connection has to be reopened (RDMA moves the queue pair to an
  * error state). Other errors: -ENOTCONN, -EIO, -ETIMEDOUT (the connection

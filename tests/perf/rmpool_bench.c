@@ -276,6 +276,10 @@ static void setup(struct bench *bp)
 
 	rmp_client_opts_init(&co);
 	co.name = "rmpool-bench";
+	/* The tenant and its key file, as for the rmpool command. */
+	co.tenant = getenv("RMPOOL_TENANT");
+	co.key_file = co.tenant && *co.tenant ? getenv("RMPOOL_KEY_FILE") :
+		      NULL;
 	co.max_inflight = bp->depth > 128 ? bp->depth : 128;
 	err = rmp_client_new(&bp->c, &co);
 	if (err)

@@ -78,15 +78,30 @@ rmp_init() {
 	RMP_DRC=
 	RMP_DAEMON_ENV=()
 	trap rmp_cleanup EXIT
-	# A small pool by default: tests run side by side in one VM.
+	# Every client of the tests is tenant "test" (RMPOOL_TENANT and
+	# RMPOOL_KEY_FILE: read by rmpool, rmp-test, rmp-raw, rmpool-bench)
+	# with a fresh key; all connect from one address, so no per-address
+	# limit unless a test sets one. A small pool by default: tests run
+	# side by side in one VM.
+	RMP_KEY=$RMP_TMP/test.key
+	rmp_keygen "$RMP_KEY"
+	export RMPOOL_TENANT=test RMPOOL_KEY_FILE=$RMP_KEY
 	cat >"$RMP_CONF" <<CONF
+[tenant.test]
+key_file = $RMP_KEY
 [server]
 listen = $RMP_TEST_ADDR
 port = $RMP_PORT
 log_level = debug
+connections_per_address = 0
 [pool]
 size = 16M
 CONF
+}
+
+# rmp_keygen FILE -- a new random 32-byte tenant key, hex, mode 600.
+rmp_keygen() {
+	(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$1")
 }
 
 # pid_running PID -- the process exists and is not a zombie (kill -0

@@ -45,9 +45,33 @@
  *                                      -ESHUTDOWN while READ, WRITE and
  *                                      FREE of the lease still work
  *   rmp-raw HOST PORT alloc LEN TTL_S [--free] [--expect ERRNO]
- *                                      ALLOC; print the LEASE line, with
- *                                      --free WRITE, READ back and FREE it;
- *                                      or expect the ALLOC to fail: ERRNO
+ *                            [--token] [--report]
+ *                                      ALLOC; print the LEASE line (with
+ *                                      --token a "TOKEN rmp://..." line
+ *                                      too), with --free WRITE, READ back
+ *                                      and FREE it; or expect the ALLOC to
+ *                                      fail: ERRNO; --report prints
+ *                                      "ALLOC STATUS DETAIL" and exits 0
+ *                                      whatever the status
+ *   rmp-raw HOST PORT byid attach|renew|free TOKEN|ID SECRET [--ttl S]
+ *                            [--access N] [--exclusive] [--read]
+ *                            [--expect ERRNO [--detail N]]
+ *                                      the request by id and secret on a
+ *                                      connection of its own: succeeds
+ *                                      (printing ATTACH/RENEW/FREE lines),
+ *                                      or is refused with ERRNO (detail N)
+ *                                      and gives no lease
+ *   rmp-raw HOST PORT rowrite TOKEN|ID SECRET
+ *                                      attach read-only: READ works, an
+ *                                      RDMA WRITE gets a remote access
+ *                                      error
+ *   rmp-raw HOST PORT auth wrong-key|replay|before-auth
+ *                                      a refused first message: its status
+ *                                      and detail, no lease, and the
+ *                                      server closes the connection
+ *   rmp-raw HOST PORT tstat            STAT: the tenant's figures
+ *   rmp-raw HOST PORT idle             connect, print CONNECTED, hold the
+ *                                      connection until stdin says
  *   rmp-raw HOST PORT free ID [ERRNO]  FREE of a lease id; expect ERRNO
  *                                      (a name like EPERM, or 0; default
  *                                      EPERM)
@@ -72,7 +96,9 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
+#include "auth.h"
 #include "proto.h"
+#include "token.h"
 
 #define TIMEOUT_MS 15000
 #define NRECV 64              /* receive buffers: >= the server's credits */
@@ -107,6 +133,13 @@ struct raw {
 	size_t data_len;
 	bool connected, disconnected, qp_error;
 	struct rmp_conn_rep rep;
+	/* secrets of the leases this client was granted, for FREE */
+	struct {
+		uint64_t id, secret;
+	} known[64];
+	unsigned nknown;
+	/* flags of the last reply request() returned (RMP_MSG_DETAIL) */
+	uint16_t last_flags;
 
 	/* receives posted; stall stops re-posting them */
 	unsigned posted;
@@ -180,6 +213,9 @@ static const char *errname(int st)
 	case EIO: return "-EIO";
 	case ETIMEDOUT: return "-ETIMEDOUT";
 	case ENOTCONN: return "-ENOTCONN";
+	case EACCES: return "-EACCES";
+	case EKEYREJECTED: return "-EKEYREJECTED";
+	case EALREADY: return "-EALREADY";
 	}
 	snprintf(buf, sizeof(buf), "%d", st);
 	return buf;
@@ -191,7 +227,8 @@ static bool parse_errno(const char *s, int *out)
 	static const int known[] = { EPERM, ENOENT, EINVAL, EBADMSG,
 				     EOPNOTSUPP, EPROTONOSUPPORT, EKEYEXPIRED,
 				     EDQUOT, EFBIG, ESHUTDOWN, ENOSPC, ENOMEM,
-				     ENOTCONN };
+				     ENOTCONN, EACCES, EKEYREJECTED,
+				     EALREADY };
 	char *end;
 	long v;
 
@@ -611,13 +648,60 @@ static int raw_connect(struct raw *r, const char *what, const char *host,
 	return ret;
 }
 
+static int request(struct raw *r, struct rmp_msg *req, struct rmp_msg *rep);
+
+/* raw_tenant -- the tenant of the tests (RMPOOL_TENANT), "" = anonymous. */
+static const char *raw_tenant(void)
+{
+	const char *t = getenv("RMPOOL_TENANT");
+
+	return t ? t : "";
+}
+
 /*
- * connect_named -- a proper connect as client "rmp-raw-WHAT". 0 when
+ * raw_auth -- the first message: AUTH with the proof for the accept's
+ * nonce (the key from RMPOOL_KEY_FILE; none for anonymous). 0 when the
+ * server accepted it, -1 otherwise (printed).
+ */
+static int raw_auth(struct raw *r, const char *name, const char *tenant)
+{
+	const char *file = getenv("RMPOOL_KEY_FILE");
+	struct rmp_msg req = { 0 }, rep;
+	uint8_t key[RMP_KEY_MAX];
+	size_t key_len = 0;
+	char err[256];
+
+	req.hdr.opcode = RMP_OP_AUTH;
+	if (tenant[0]) {
+		if (rmp_auth_init() || !file ||
+		    rmp_key_load(file, key, &key_len, err, sizeof(err))) {
+			say("%s: no usable key for tenant %s: %s", r->what,
+			    tenant, file ? err : "RMPOOL_KEY_FILE is not set");
+			return -1;
+		}
+		rmp_auth_proof(key, key_len, r->rep.nonce, r->rep.version,
+			       tenant, name, req.u.auth.proof);
+	}
+	if (request(r, &req, &rep))
+		return -1;
+	if (rep.hdr.status) {
+		say("%s: AUTH as tenant %s: %s (%s)", r->what, tenant,
+		    errname(rep.hdr.status),
+		    rmp_detail_str(RMP_MSG_DETAIL(rep.hdr.flags)));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * connect_as -- a proper connect as client "rmp-raw-WHAT" of the tenant
+ * RMPOOL_TENANT, then (with auth) the AUTH that proves its key. 0 when
  * established; 1 when rejected, with the reason in *reason (-1 when the
  * reject data does not decode); -1 on any other outcome (printed).
  */
-static int connect_named(struct raw *r, const char *what, const char *host,
-			 const char *port, size_t data_len, int *reason)
+static int connect_as(struct raw *r, const char *what, const char *host,
+		      const char *port, size_t data_len, int *reason,
+		      bool auth)
 {
 	struct rmp_conn_req req = { .proto_min = RMP_PROTO_MIN,
 				    .proto_max = RMP_PROTO_MAX };
@@ -626,6 +710,7 @@ static int connect_named(struct raw *r, const char *what, const char *host,
 	int rej_ret = 0, rej_status = 0, ret;
 
 	snprintf(req.name, sizeof(req.name), "rmp-raw-%s", what);
+	snprintf(req.tenant, sizeof(req.tenant), "%s", raw_tenant());
 	if (rmp_conn_req_encode(pdata, sizeof(pdata), &req) < 0) {
 		say("%s: cannot encode the connect data", what);
 		return -1;
@@ -634,7 +719,16 @@ static int connect_named(struct raw *r, const char *what, const char *host,
 			  &rej, &rej_ret, &rej_status);
 	if (ret == 1)
 		*reason = rej_ret ? -1 : rej.reason;
+	if (ret == 0 && auth && raw_auth(r, req.name, req.tenant))
+		return -1;
 	return ret;
+}
+
+/* connect_named -- connect_as with the AUTH: the normal client. */
+static int connect_named(struct raw *r, const char *what, const char *host,
+			 const char *port, size_t data_len, int *reason)
+{
+	return connect_as(r, what, host, port, data_len, reason, true);
 }
 
 /* connect_ok -- a proper connect; 0 or -1 (printed). */
@@ -896,11 +990,31 @@ static int request(struct raw *r, struct rmp_msg *req, struct rmp_msg *rep)
 		    ret == -ENOTCONN ? "connection lost" : errname(ret));
 		return ret;
 	}
+	r->last_flags = rep->hdr.flags;
 	if (rep->hdr.opcode != req->hdr.opcode) {
 		say("%s: reply to %s carries opcode %u", r->what,
 		    rmp_opcode_name(req->hdr.opcode), rep->hdr.opcode);
 		return -EBADMSG;
 	}
+	return 0;
+}
+
+/* remember -- keep d's secret for a later FREE by id. */
+static void remember(struct raw *r, const struct rmp_lease_desc *d)
+{
+	unsigned i = r->nknown % (sizeof(r->known) / sizeof(r->known[0]));
+
+	r->known[i].id = d->id;
+	r->known[i].secret = d->secret;
+	r->nknown++;
+}
+
+/* secret_of -- the remembered secret of lease id, 0 if unknown. */
+static uint64_t secret_of(const struct raw *r, uint64_t id)
+{
+	for (unsigned i = 0; i < sizeof(r->known) / sizeof(r->known[0]); i++)
+		if (r->known[i].id == id)
+			return r->known[i].secret;
 	return 0;
 }
 
@@ -925,6 +1039,7 @@ static int do_alloc(struct raw *r, uint64_t length, uint32_t ttl_s,
 		return rep.hdr.status;
 	}
 	*d = rep.u.lease;
+	remember(r, d);
 	if (d->length < length) {
 		say("%s: ALLOC gave %" PRIu64 " bytes, asked %" PRIu64,
 		    r->what, d->length, length);
@@ -942,8 +1057,10 @@ static int do_simple(struct raw *r, unsigned opcode, uint64_t id,
 	int ret;
 
 	req.hdr.opcode = (uint8_t)opcode;
-	if (opcode == RMP_OP_FREE)
+	if (opcode == RMP_OP_FREE) {
 		req.u.free.id = id;
+		req.u.free.secret = secret_of(r, id);
+	}
 	ret = request(r, &req, rep);
 	*transport = ret != 0;
 	return ret ? ret : rep->hdr.status;
@@ -1098,10 +1215,10 @@ static int run_garbage(const char *host, const char *port)
 			  0x7102, -EOPNOTSUPP);
 	nbad++;
 
-	/* 3. protocol version 3 (a STAT otherwise). */
+	/* 3. a protocol version after ours (a STAT otherwise). */
 	stat_header(buf, 0x7103);
-	buf[4] = 3;
-	fails += bad_step(&r, "wrong version 3", buf, RMP_MSG_HDR_LEN, 0x7103,
+	buf[4] = RMP_PROTO_VERSION + 1;
+	fails += bad_step(&r, "wrong version", buf, RMP_MSG_HDR_LEN, 0x7103,
 			  -EPROTONOSUPPORT);
 	nbad++;
 
@@ -1286,12 +1403,19 @@ static int run_badconnect(const char *host, const char *port)
 	fails += bad_connect(host, port, "wrong magic", pdata, sizeof(pdata),
 			     RMP_REJ_BAD_REQUEST, false);
 
-	/* (c) protocol 3 only */
-	req.proto_min = req.proto_max = 3;
+	/* (c) a protocol newer than the server's only */
+	req.proto_min = req.proto_max = RMP_PROTO_MAX + 1;
 	if (rmp_conn_req_encode(pdata, sizeof(pdata), &req) < 0)
 		return 1;
-	fails += bad_connect(host, port, "protocol 3-3", pdata, sizeof(pdata),
-			     RMP_REJ_PROTO, true);
+	fails += bad_connect(host, port, "a newer protocol only", pdata,
+			     sizeof(pdata), RMP_REJ_PROTO, true);
+
+	/* (d) an old client: protocol 2, its 48-byte connect data */
+	req.proto_min = req.proto_max = 2;
+	if (rmp_conn_req_encode(pdata, sizeof(pdata), &req) < 0)
+		return 1;
+	fails += bad_connect(host, port, "protocol 2 (an old client)", pdata,
+			     48, RMP_REJ_PROTO, true);
 
 	say("badconnect: %s (%d failed check(s))", fails ? "FAIL" : "PASS",
 	    fails);
@@ -2013,22 +2137,83 @@ out:
 
 /* -------------------------------------------------------------- alloc */
 
+/* print_token -- "TOKEN rmp://HOST:PORT/ID-SECRET" of lease d on stdout
+ * (what librmpool's rmp_lease_token gives). 0 or -1 (printed). */
+static int print_token(const char *host, const char *port,
+		       const struct rmp_lease_desc *d)
+{
+	struct rmp_token t = { .port = (uint16_t)atoi(port), .id = d->id,
+			       .secret = d->secret };
+	char buf[RMP_TOKEN_MAX];
+
+	snprintf(t.host, sizeof(t.host), "%s", host);
+	if (rmp_token_format(&t, buf, sizeof(buf)) < 0) {
+		say("cannot format a token for host %s port %s", host, port);
+		return -1;
+	}
+	printf("TOKEN %s\n", buf);
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * run_alloc -- ALLOC of len bytes. With want: the ALLOC must fail with
+ * want. With report: print "ALLOC STATUS DETAIL" (e.g. "ALLOC -EDQUOT 1")
+ * and succeed whatever the status, as long as a reply came. With token:
+ * print the lease's TOKEN line too.
+ */
 static int run_alloc(const char *host, const char *port, uint64_t len,
-		     uint32_t ttl_s, bool free_it, int want)
+		     uint32_t ttl_s, bool free_it, int want, bool token,
+		     bool report)
 {
 	struct raw r = { 0 };
+	struct rmp_msg req = { 0 }, rep;
 	struct rmp_lease_desc d;
-	struct rmp_msg rep;
 	bool transport;
+	unsigned detail;
 	int st, fail = 1;
 
 	if (connect_ok(&r, "alloc", host, port, pattern_len(len)))
 		goto out;
-	st = do_alloc(&r, len, ttl_s, 0, &d);
-	if (want) {
+	req.hdr.opcode = RMP_OP_ALLOC;
+	req.u.alloc.length = len;
+	req.u.alloc.ttl_s = ttl_s;
+	req.u.alloc.access = RMP_ACC_ALL;
+	/* A transport error (printed) counts as the status for --expect,
+	 * e.g. -ENOTCONN when the server drops the connection. */
+	st = request(&r, &req, &rep);
+	if (st && report)
+		goto out;
+	if (st) {
+		detail = 0;
+		memset(&rep, 0, sizeof(rep));
+	} else {
+		st = rep.hdr.status;
+		detail = RMP_MSG_DETAIL(rep.hdr.flags);
+	}
+	if (st == 0) {
+		d = rep.u.lease;
+		remember(&r, &d);
+		if (d.length < len) {
+			say("FAIL: ALLOC gave %" PRIu64 " bytes, asked %" PRIu64,
+			    d.length, len);
+			goto out;
+		}
+	} else if (rep.hdr.payload_len != 0) {
+		say("FAIL: the refusal of the ALLOC (%s) carries %u payload "
+		    "bytes", errname(st), rep.hdr.payload_len);
+		goto out;
+	}
+	if (report) {
+		printf("ALLOC %s %u\n", errname(st), detail);
+		fflush(stdout);
+		say("ALLOC of %" PRIu64 " bytes -> %s%s%s", len, errname(st),
+		    detail ? ": " : "", rmp_detail_str(detail));
+	} else if (want) {
 		if (st == want) {
-			say("ok: ALLOC of %" PRIu64 " bytes -> %s", len,
-			    errname(st));
+			say("ok: ALLOC of %" PRIu64 " bytes -> %s%s%s", len,
+			    errname(st), detail ? ": " : "",
+			    rmp_detail_str(detail));
 			fail = 0;
 		} else {
 			say("FAIL: ALLOC of %" PRIu64 " bytes: %s, want %s",
@@ -2038,13 +2223,17 @@ static int run_alloc(const char *host, const char *port, uint64_t len,
 					  &transport);
 		}
 		goto out;
-	}
-	if (st) {
-		say("FAIL: ALLOC of %" PRIu64 " bytes: %s", len, errname(st));
+	} else if (st) {
+		say("FAIL: ALLOC of %" PRIu64 " bytes: %s%s%s", len,
+		    errname(st), detail ? ": " : "", rmp_detail_str(detail));
 		goto out;
 	}
-	print_lease(&d);
-	if (free_it) {
+	if (st == 0) {
+		print_lease(&d);
+		if (token && print_token(host, port, &d))
+			goto out;
+	}
+	if (st == 0 && free_it) {
 		if (write_pattern(&r, &d, d.id) ||
 		    read_check(&r, &d, d.id, "after the WRITE"))
 			goto out;
@@ -2057,6 +2246,453 @@ static int run_alloc(const char *host, const char *port, uint64_t len,
 		say("ok: lease %#" PRIx64 " written, read back and freed",
 		    d.id);
 	}
+	fail = 0;
+out:
+	raw_close(&r);
+	return fail;
+}
+
+/* --------------------------------------------------------------- byid */
+
+/* parse_lease_ref -- TOKEN (rmp://...) or ID SECRET at argv[*i]; advances
+ * *i past it. false when neither. */
+static bool parse_lease_ref(int argc, char **argv, int *i, uint64_t *id,
+			    uint64_t *secret)
+{
+	struct rmp_token t;
+	char *end;
+
+	if (*i >= argc)
+		return false;
+	if (!strncmp(argv[*i], "rmp://", 6)) {
+		if (rmp_token_parse(argv[*i], &t))
+			return false;
+		*id = t.id;
+		*secret = t.secret;
+		(*i)++;
+		return true;
+	}
+	if (*i + 1 >= argc)
+		return false;
+	errno = 0;
+	*id = strtoull(argv[*i], &end, 0);
+	if (errno || *end || end == argv[*i])
+		return false;
+	*secret = strtoull(argv[*i + 1], &end, 0);
+	if (errno || *end || end == argv[*i + 1])
+		return false;
+	*i += 2;
+	return true;
+}
+
+/* refusal_ok -- an error reply: status want, detail want_detail (< 0:
+ * any), and nothing else (no payload: no lease, no rkey). 0 or 1. */
+static int refusal_ok(const struct rmp_msg *rep, const char *what, int want,
+		      int want_detail)
+{
+	unsigned detail = RMP_MSG_DETAIL(rep->hdr.flags);
+
+	if (rep->hdr.status != want) {
+		say("FAIL: %s: %s%s%s, want %s", what,
+		    errname(rep->hdr.status), detail ? ": " : "",
+		    rmp_detail_str(detail), errname(want));
+		return 1;
+	}
+	if (want_detail >= 0 && detail != (unsigned)want_detail) {
+		say("FAIL: %s: %s with detail %u (%s), want detail %d (%s)",
+		    what, errname(want), detail, rmp_detail_str(detail),
+		    want_detail, rmp_detail_str((unsigned)want_detail));
+		return 1;
+	}
+	if (rep->hdr.payload_len) {
+		say("FAIL: %s: the refusal carries %u payload bytes", what,
+		    rep->hdr.payload_len);
+		return 1;
+	}
+	say("ok: %s -> %s (detail %u%s%s); no lease, no rkey given", what,
+	    errname(want), detail, detail ? ": " : "", rmp_detail_str(detail));
+	return 0;
+}
+
+/*
+ * run_byid -- ATTACH, RENEW or FREE of a lease by id and secret from a
+ * connection of its own. Success prints, for ATTACH, the LEASE line and
+ * "ATTACH access=A holders=N ttl_ms=T" (with read: READ 8 bytes at
+ * offset 0 and "VALUE V" as a decimal u64), for RENEW "RENEW
+ * ttl_ms=T", for FREE "FREE ok". With want (non-zero) the request must
+ * be refused with it (and want_detail, unless < 0) and give nothing.
+ */
+static int run_byid(const char *host, const char *port, const char *op,
+		    uint64_t id, uint64_t secret, uint32_t ttl_s,
+		    uint32_t access, uint32_t flags, int want, int want_detail,
+		    bool do_read)
+{
+	struct raw r = { 0 };
+	struct rmp_msg req = { 0 }, rep;
+	char what[96];
+	uint64_t v;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "byid", host, port, LEASE_LEN))
+		goto out;
+	if (!strcmp(op, "attach")) {
+		req.hdr.opcode = RMP_OP_ATTACH;
+		req.u.attach.id = id;
+		req.u.attach.secret = secret;
+		req.u.attach.access = access;
+		req.u.attach.flags = flags;
+	} else if (!strcmp(op, "renew")) {
+		req.hdr.opcode = RMP_OP_RENEW;
+		req.u.renew.id = id;
+		req.u.renew.secret = secret;
+		req.u.renew.ttl_s = ttl_s;
+	} else {
+		req.hdr.opcode = RMP_OP_FREE;
+		req.u.free.id = id;
+		req.u.free.secret = secret;
+	}
+	snprintf(what, sizeof(what), "%s of lease %#" PRIx64 " as tenant %s",
+		 rmp_opcode_name(req.hdr.opcode), id,
+		 raw_tenant()[0] ? raw_tenant() : "(anonymous)");
+	if (request(&r, &req, &rep))
+		goto out; /* printed */
+	st = rep.hdr.status;
+	if (want) {
+		fail = refusal_ok(&rep, what, want, want_detail);
+		goto out;
+	}
+	if (st) {
+		unsigned detail = RMP_MSG_DETAIL(rep.hdr.flags);
+
+		say("FAIL: %s: %s%s%s", what, errname(st), detail ? ": " : "",
+		    rmp_detail_str(detail));
+		goto out;
+	}
+	switch (req.hdr.opcode) {
+	case RMP_OP_ATTACH:
+		if (rep.u.lease.id != id) {
+			say("FAIL: %s: the reply describes lease %#" PRIx64,
+			    what, rep.u.lease.id);
+			goto out;
+		}
+		print_lease(&rep.u.lease);
+		printf("ATTACH access=%#x holders=%u ttl_ms=%" PRIu64 "\n",
+		       rep.u.lease.access, rep.u.lease.holders,
+		       rep.u.lease.ttl_ms);
+		fflush(stdout);
+		if (do_read) {
+			st = rdma_op(&r, IBV_WR_RDMA_READ, rep.u.lease.addr,
+				     rep.u.lease.rkey, 8);
+			if (st != IBV_WC_SUCCESS) {
+				say("FAIL: READ of the attached lease: %s",
+				    wc_str(st));
+				goto out;
+			}
+			memcpy(&v, r.data, sizeof(v));
+			printf("VALUE %" PRIu64 "\n", v);
+			fflush(stdout);
+		}
+		break;
+	case RMP_OP_RENEW:
+		printf("RENEW ttl_ms=%" PRIu64 "\n", rep.u.renew_rep.ttl_ms);
+		fflush(stdout);
+		break;
+	default:
+		printf("FREE ok\n");
+		fflush(stdout);
+		break;
+	}
+	say("ok: %s", what);
+	fail = 0;
+out:
+	raw_close(&r);
+	return fail;
+}
+
+/* ------------------------------------------------------------ rowrite */
+
+/*
+ * run_rowrite -- ATTACH a lease read-only: the key's access must say
+ * READ only; an RDMA READ with it works, an RDMA WRITE of 8 bytes at
+ * offset 0 must complete with a remote access error (the NIC refuses:
+ * no library check is involved).
+ */
+static int run_rowrite(const char *host, const char *port, uint64_t id,
+		       uint64_t secret)
+{
+	struct raw r = { 0 };
+	struct rmp_msg req = { 0 }, rep;
+	struct rmp_lease_desc d;
+	uint64_t v;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "rowrite", host, port, LEASE_LEN))
+		goto out;
+	req.hdr.opcode = RMP_OP_ATTACH;
+	req.u.attach.id = id;
+	req.u.attach.secret = secret;
+	req.u.attach.access = RMP_ACC_READ;
+	if (request(&r, &req, &rep))
+		goto out;
+	if (rep.hdr.status) {
+		say("FAIL: read-only ATTACH: %s", errname(rep.hdr.status));
+		goto out;
+	}
+	d = rep.u.lease;
+	if (d.access != RMP_ACC_READ) {
+		say("FAIL: read-only ATTACH gave a key with access %#x", d.access);
+		goto out;
+	}
+	say("read-only key %#x to lease %#" PRIx64 " (holders %u, keys %s)",
+	    d.rkey, d.id, d.holders, keys_mode_str(r.rep.keys_mode));
+	st = rdma_op(&r, IBV_WR_RDMA_READ, d.addr, d.rkey, 8);
+	if (st != IBV_WC_SUCCESS) {
+		say("FAIL: READ with the read-only key: %s", wc_str(st));
+		goto out;
+	}
+	memcpy(&v, r.data, sizeof(v));
+	say("ok: READ with the read-only key: value %" PRIu64, v);
+	printf("VALUE %" PRIu64 "\n", v);
+	fflush(stdout);
+	memset(r.data, 0xee, 8);
+	st = rdma_op(&r, IBV_WR_RDMA_WRITE, d.addr, d.rkey, 8);
+	if (st == IBV_WC_REM_ACCESS_ERR) {
+		say("ok: WRITE with the read-only key -> %s",
+		    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+		printf("WRITE %s\n", ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+		fflush(stdout);
+		fail = 0;
+	} else if (st == IBV_WC_SUCCESS) {
+		say("FAIL: an RDMA WRITE with a read-only key succeeded");
+	} else {
+		say("FAIL: WRITE with the read-only key: %s, want %s",
+		    wc_str(st), ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+	}
+out:
+	raw_close(&r);
+	say("rowrite: %s", fail ? "FAIL" : "PASS");
+	return fail;
+}
+
+/* --------------------------------------------------------------- auth */
+
+/* auth_send -- AUTH with proof; 0 with *rep, or a transport error. */
+static int auth_send(struct raw *r, const uint8_t proof[RMP_PROOF_LEN],
+		     struct rmp_msg *rep)
+{
+	struct rmp_msg req = { 0 };
+
+	req.hdr.opcode = RMP_OP_AUTH;
+	memcpy(req.u.auth.proof, proof, RMP_PROOF_LEN);
+	return request(r, &req, rep);
+}
+
+/*
+ * expect_closed -- after a refused first message: an ALLOC sent now gets
+ * no answer (certainly no lease), and the server closes the connection
+ * within 5 s. 0 or the failed checks (printed).
+ */
+static int expect_closed(struct raw *r)
+{
+	struct rmp_msg req = { 0 }, rep;
+	uint64_t t0 = now_ms(), deadline = t0 + 5000;
+	int fails = 0;
+
+	req.hdr.opcode = RMP_OP_ALLOC;
+	req.u.alloc.length = LEASE_LEN;
+	req.u.alloc.ttl_s = 60;
+	req.u.alloc.access = RMP_ACC_ALL;
+	/* Not waited for: a SEND to a QP the server tore down only ends
+	 * when its retries run out. */
+	if (!r->disconnected && !r->qp_error && post_request(r, &req))
+		say("note: the ALLOC after the refusal could not be posted "
+		    "(the connection is going)");
+	while (now_ms() < deadline) {
+		drain_cq(r);
+		while (r->rx_count) {
+			struct rx_msg *x = &r->rx[r->rx_head];
+
+			r->rx_head = (r->rx_head + 1) % NRECV;
+			r->rx_count--;
+			if (parse_reply(x, &rep)) {
+				say("FAIL: an undecodable message after the "
+				    "refusal");
+			} else if (rep.hdr.status == 0) {
+				say("FAIL: %s after the refusal succeeded%s",
+				    rmp_opcode_name(rep.hdr.opcode),
+				    rep.hdr.opcode == RMP_OP_ALLOC ?
+				    ": a lease was granted" : "");
+			} else {
+				say("FAIL: %s after the refusal answered %s "
+				    "(nothing more should be answered)",
+				    rmp_opcode_name(rep.hdr.opcode),
+				    errname(rep.hdr.status));
+			}
+			fails++;
+		}
+		if (r->disconnected)
+			break;
+		pump(r, 100, -1);
+	}
+	if (!r->disconnected) {
+		say("FAIL: the server did not close the connection within "
+		    "5 s of the refusal");
+		fails++;
+	} else {
+		say("ok: no answer to an ALLOC after the refusal; the server "
+		    "closed the connection after %" PRIu64 " ms",
+		    now_ms() - t0);
+	}
+	return fails;
+}
+
+/* auth_key -- the env tenant's key (RMPOOL_KEY_FILE). 0 or -1. */
+static int auth_key(uint8_t key[RMP_KEY_MAX], size_t *len)
+{
+	const char *file = getenv("RMPOOL_KEY_FILE");
+	char err[256];
+
+	if (!raw_tenant()[0] || !file) {
+		say("auth: needs RMPOOL_TENANT and RMPOOL_KEY_FILE");
+		return -1;
+	}
+	if (rmp_auth_init() || rmp_key_load(file, key, len, err, sizeof(err))) {
+		say("auth: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * run_auth -- refused first messages; each must be refused with its
+ * status and detail, give nothing, and end the connection:
+ *   wrong-key    AUTH with a proof made with another key: -EKEYREJECTED,
+ *                RMP_DETAIL_BAD_PROOF
+ *   replay       a proof accepted on connection 1, sent again on
+ *                connection 2: -EKEYREJECTED, RMP_DETAIL_REPLAYED
+ *   before-auth  ALLOC as the first message: -EACCES,
+ *                RMP_DETAIL_NOT_AUTHED
+ */
+static int run_auth(const char *host, const char *port, const char *mode)
+{
+	struct raw r = { 0 }, r1 = { 0 };
+	uint8_t key[RMP_KEY_MAX], proof[RMP_PROOF_LEN];
+	struct rmp_msg req = { 0 }, rep;
+	char name[RMP_NAME_MAX + 1];
+	size_t key_len = 0;
+	int reason = 0, fails = 1;
+
+	snprintf(name, sizeof(name), "rmp-raw-auth");
+	if (strcmp(mode, "before-auth") && auth_key(key, &key_len))
+		goto out;
+	if (!strcmp(mode, "replay")) {
+		/* Connection 1: the proof is accepted. */
+		if (connect_as(&r1, "auth", host, port, 0, &reason, false)) {
+			say("FAIL: connection 1 was not established");
+			goto out;
+		}
+		rmp_auth_proof(key, key_len, r1.rep.nonce, r1.rep.version,
+			       raw_tenant(), name, proof);
+		if (auth_send(&r1, proof, &rep))
+			goto out;
+		if (rep.hdr.status) {
+			say("FAIL: connection 1: AUTH with the right key: %s",
+			    errname(rep.hdr.status));
+			goto out;
+		}
+		if (do_simple(&r1, RMP_OP_STAT, 0, &rep, &(bool){ false })) {
+			say("FAIL: connection 1: STAT after AUTH failed");
+			goto out;
+		}
+		say("ok: connection 1 authenticated and served");
+	}
+	if (connect_as(&r, "auth", host, port, 0, &reason, false)) {
+		say("FAIL: the connection was not established");
+		goto out;
+	}
+	if (!strcmp(mode, "wrong-key")) {
+		key[0] ^= 0x5a;
+		rmp_auth_proof(key, key_len, r.rep.nonce, r.rep.version,
+			       raw_tenant(), name, proof);
+		if (auth_send(&r, proof, &rep))
+			goto out;
+		fails = refusal_ok(&rep, "AUTH with a wrong key",
+				   -EKEYREJECTED, RMP_DETAIL_BAD_PROOF);
+	} else if (!strcmp(mode, "replay")) {
+		if (!memcmp(r.rep.nonce, r1.rep.nonce, RMP_NONCE_LEN)) {
+			say("FAIL: connection 2 got the nonce of connection 1");
+			goto out;
+		}
+		/* proof: connection 1's, still open */
+		if (auth_send(&r, proof, &rep))
+			goto out;
+		fails = refusal_ok(&rep, "AUTH with connection 1's proof",
+				   -EKEYREJECTED, RMP_DETAIL_REPLAYED);
+	} else {
+		req.hdr.opcode = RMP_OP_ALLOC;
+		req.u.alloc.length = LEASE_LEN;
+		req.u.alloc.ttl_s = 60;
+		req.u.alloc.access = RMP_ACC_ALL;
+		if (request(&r, &req, &rep))
+			goto out;
+		fails = refusal_ok(&rep, "ALLOC before AUTH", -EACCES,
+				   RMP_DETAIL_NOT_AUTHED);
+	}
+	fails += expect_closed(&r);
+out:
+	rmp_wipe(key, sizeof(key));
+	rmp_wipe(proof, sizeof(proof));
+	raw_close(&r1);
+	raw_close(&r);
+	say("auth %s: %s", mode, fails ? "FAIL" : "PASS");
+	return fails ? 1 : 0;
+}
+
+/* --------------------------------------------------------- tstat, idle */
+
+/* run_tstat -- one STAT; print the tenant's figures and the totals. */
+static int run_tstat(const char *host, const char *port)
+{
+	struct raw r = { 0 };
+	struct rmp_msg rep;
+	bool transport;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "tstat", host, port, 0))
+		goto out;
+	st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
+	if (transport || st) {
+		say("FAIL: STAT: %s", transport ? "no reply" : errname(st));
+		goto out;
+	}
+	printf("tenant_bytes %" PRIu64 " tenant_leases %" PRIu64
+	       " quota_bytes %" PRIu64 " quota_leases %" PRIu64
+	       " tenant_connections %" PRIu32 " quota_connections %" PRIu32
+	       " leases %" PRIu64 " keys %" PRIu64 "\n",
+	       rep.u.stat.tenant_bytes, rep.u.stat.tenant_leases,
+	       rep.u.stat.quota_bytes, rep.u.stat.quota_leases,
+	       rep.u.stat.tenant_connections, rep.u.stat.quota_connections,
+	       rep.u.stat.leases, rep.u.stat.keys);
+	fflush(stdout);
+	fail = 0;
+out:
+	raw_close(&r);
+	return fail;
+}
+
+/* run_idle -- connect, print "CONNECTED", hold the connection until a
+ * line or EOF on stdin; fails if the server drops it meanwhile. */
+static int run_idle(const char *host, const char *port)
+{
+	struct raw r = { 0 };
+	int fail = 1;
+
+	if (connect_ok(&r, "idle", host, port, 0))
+		goto out;
+	printf("CONNECTED\n");
+	fflush(stdout);
+	if (wait_stdin(&r, true))
+		goto out;
 	fail = 0;
 out:
 	raw_close(&r);
@@ -2268,10 +2904,16 @@ static bool parse_u64(const char *s, uint64_t *out)
 static bool parse_reason(const char *s, int *out)
 {
 	static const char *const names[] = {
-		"ok", "bad-request", "proto", "unknown-client", "full",
-		"draining", "internal", "cooldown",
+		"ok", "bad-request", "proto", "unknown-tenant", "full",
+		"draining", "internal", "cooldown", "anonymous",
+		"tenant-full", "peer-full", "network",
 	};
 	uint64_t v;
+
+	if (!strcmp(s, "unknown-client")) { /* its protocol 2 name */
+		*out = RMP_REJ_UNKNOWN_TENANT;
+		return true;
+	}
 
 	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
 		if (!strcmp(s, names[i])) {
@@ -2297,7 +2939,13 @@ static int usage(void)
 		"       rmp-raw HOST PORT expire|stall TTL_S\n"
 		"       rmp-raw HOST PORT credits ROUNDS\n"
 		"       rmp-raw HOST PORT alloc LEN TTL_S [--free] "
-		"[--expect ERRNO]\n"
+		"[--expect ERRNO] [--token] [--report]\n"
+		"       rmp-raw HOST PORT byid attach|renew|free TOKEN|ID SECRET\n"
+		"               [--ttl S] [--access N] [--exclusive] [--read]\n"
+		"               [--expect ERRNO [--detail N]]\n"
+		"       rmp-raw HOST PORT rowrite TOKEN|ID SECRET\n"
+		"       rmp-raw HOST PORT auth wrong-key|replay|before-auth\n"
+		"       rmp-raw HOST PORT tstat|idle\n"
 		"       rmp-raw HOST PORT free ID [ERRNO]\n"
 		"       rmp-raw HOST PORT stat [COUNT]\n"
 		"       rmp-raw HOST PORT statloop SECONDS\n");
@@ -2377,7 +3025,7 @@ int main(int argc, char **argv)
 		return run_credits(host, port, a);
 	}
 	if (!strcmp(cmd, "alloc") && argc >= 6) {
-		bool free_it = false;
+		bool free_it = false, token = false, report = false;
 		int want = 0;
 
 		if (!parse_u64(argv[4], &a) || a == 0 ||
@@ -2386,6 +3034,10 @@ int main(int argc, char **argv)
 		for (int i = 6; i < argc; i++) {
 			if (!strcmp(argv[i], "--free"))
 				free_it = true;
+			else if (!strcmp(argv[i], "--token"))
+				token = true;
+			else if (!strcmp(argv[i], "--report"))
+				report = true;
 			else if (!strcmp(argv[i], "--expect") &&
 				 i + 1 < argc && parse_errno(argv[i + 1],
 							    &want))
@@ -2393,8 +3045,73 @@ int main(int argc, char **argv)
 			else
 				return usage();
 		}
-		return run_alloc(host, port, a, (uint32_t)b, free_it, want);
+		if (report && want)
+			return usage();
+		return run_alloc(host, port, a, (uint32_t)b, free_it, want,
+				 token, report);
 	}
+	if (!strcmp(cmd, "byid") && argc >= 6) {
+		const char *op = argv[4];
+		uint32_t ttl = 0, access = 0, flags = 0;
+		int i = 5, want = 0, want_detail = -1;
+		bool do_read = false;
+
+		if (strcmp(op, "attach") && strcmp(op, "renew") &&
+		    strcmp(op, "free"))
+			return usage();
+		if (!parse_lease_ref(argc, argv, &i, &a, &b))
+			return usage();
+		for (; i < argc; i++) {
+			if (!strcmp(argv[i], "--exclusive")) {
+				flags |= RMP_ATTACH_F_EXCLUSIVE;
+			} else if (!strcmp(argv[i], "--read")) {
+				do_read = true;
+			} else if (i + 1 < argc && !strcmp(argv[i], "--ttl") &&
+				   parse_u64(argv[i + 1], &c) &&
+				   c <= UINT32_MAX) {
+				ttl = (uint32_t)c;
+				i++;
+			} else if (i + 1 < argc &&
+				   !strcmp(argv[i], "--access") &&
+				   parse_u64(argv[i + 1], &c) &&
+				   c <= RMP_ACC_ALL) {
+				access = (uint32_t)c;
+				i++;
+			} else if (i + 1 < argc &&
+				   !strcmp(argv[i], "--expect") &&
+				   parse_errno(argv[i + 1], &want)) {
+				i++;
+			} else if (i + 1 < argc &&
+				   !strcmp(argv[i], "--detail") &&
+				   parse_u64(argv[i + 1], &c) && c <= 255) {
+				want_detail = (int)c;
+				i++;
+			} else {
+				return usage();
+			}
+		}
+		if (want_detail >= 0 && !want)
+			return usage();
+		return run_byid(host, port, op, a, b, ttl, access, flags, want,
+				want_detail, do_read);
+	}
+	if (!strcmp(cmd, "rowrite") && (argc == 5 || argc == 6)) {
+		int i = 4;
+
+		if (!parse_lease_ref(argc, argv, &i, &a, &b) || i != argc)
+			return usage();
+		return run_rowrite(host, port, a, b);
+	}
+	if (!strcmp(cmd, "auth") && argc == 5) {
+		if (strcmp(argv[4], "wrong-key") && strcmp(argv[4], "replay") &&
+		    strcmp(argv[4], "before-auth"))
+			return usage();
+		return run_auth(host, port, argv[4]);
+	}
+	if (!strcmp(cmd, "tstat") && argc == 4)
+		return run_tstat(host, port);
+	if (!strcmp(cmd, "idle") && argc == 4)
+		return run_idle(host, port);
 	if (!strcmp(cmd, "free") && (argc == 5 || argc == 6)) {
 		int want = -EPERM;
 

@@ -11,7 +11,9 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +102,10 @@ static struct rmp_client *connect_to(const char *host, const char *port)
 
 	rmp_client_opts_init(&o);
 	o.name = "rmp-test";
+	/* The tenant and its key file, as for the rmpool command. */
+	o.tenant = getenv("RMPOOL_TENANT");
+	o.key_file = o.tenant && *o.tenant ? getenv("RMPOOL_KEY_FILE") :
+		      NULL;
 	expect(rmp_client_new(&c, &o), 0);
 	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
 	if (ret)
@@ -590,6 +596,388 @@ static int run_loop(const char *host, const char *port, unsigned seconds,
 	return 0;
 }
 
+/* token_of -- l's token into buf (RMP_TOKEN_MAXLEN). */
+static void token_of(struct rmp_lease *l, char *buf)
+{
+	if (rmp_lease_token(l, buf, RMP_TOKEN_MAXLEN) < 0)
+		fail("rmp_lease_token");
+}
+
+static struct rmp_lease_info info_of(struct rmp_lease *l)
+{
+	struct rmp_lease_info info = { .size = sizeof(info) };
+
+	expect(rmp_lease_info(l, &info), 0);
+	return info;
+}
+
+/*
+ * readloop TOKEN SECONDS: attach the lease of TOKEN and rmp_read 64
+ * bytes from it back to back for SECONDS; any error fails at once.
+ * Prints "ATTACHED ttl_ms=T" first and "reads N" at the end: while the
+ * lease is renewed by others (rmpool renew), the application must not
+ * notice anything.
+ */
+static int run_readloop(const char *host, const char *port,
+			const char *token, unsigned seconds)
+{
+	struct rmp_client *c = connect_to(host, port);
+	uint64_t reads = 0, t0, end;
+	struct rmp_lease *l;
+	uint8_t buf[64];
+	int ret;
+
+	ret = rmp_lease_attach_token(c, token, &l);
+	if (ret)
+		fail("attach: %s (%s)", rmp_strerror(ret),
+		     rmp_client_last_error(c));
+	printf("ATTACHED ttl_ms=%" PRIu64 "\n", info_of(l).ttl_ms);
+	fflush(stdout);
+	t0 = now_ms();
+	end = t0 + seconds * 1000ull;
+	while (now_ms() < end) {
+		ret = rmp_read(l, 0, buf, sizeof(buf));
+		if (ret)
+			fail("read %" PRIu64 " after %" PRIu64 " ms (%" PRIu64
+			     " reads ok): %s (%s)", reads + 1, now_ms() - t0,
+			     reads, rmp_strerror(ret),
+			     rmp_client_last_error(c));
+		reads++;
+	}
+	rmp_lease_close(l);
+	rmp_client_free(c);
+	printf("reads %" PRIu64 " in %" PRIu64 " ms\n", reads, now_ms() - t0);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- share */
+
+#define SHARE_THREADS 4
+#define SHARE_OPS 10000
+
+struct share_worker {
+	pthread_t tid;
+	const char *host, *port, *token;
+	pthread_barrier_t *go;
+	struct rmp_client *c;
+	struct rmp_lease *l;
+	uint32_t holders;       /* as the attach reported */
+	uint64_t *olds;         /* FAA old values */
+	int err;                /* first failure, 0 if none */
+	char msg[256];
+};
+
+static void *share_thread(void *arg)
+{
+	struct share_worker *w = arg;
+	int ret;
+
+	/* connect_to / fail() exit the process: fine for a test. */
+	w->c = connect_to(w->host, w->port);
+	ret = rmp_lease_attach_with(w->c, w->token, NULL, &w->l);
+	if (ret) {
+		w->err = ret;
+		snprintf(w->msg, sizeof(w->msg), "attach: %s (%s)",
+			 rmp_strerror(ret), rmp_client_last_error(w->c));
+	} else {
+		w->holders = info_of(w->l).holders;
+	}
+	/* Everybody attached before anybody adds: they overlap. */
+	pthread_barrier_wait(w->go);
+	for (int i = 0; !w->err && i < SHARE_OPS; i++) {
+		ret = rmp_faa(w->l, 0, 1, &w->olds[i]);
+		if (ret) {
+			w->err = ret;
+			snprintf(w->msg, sizeof(w->msg), "FAA %d: %s (%s)", i,
+				 rmp_strerror(ret), rmp_client_last_error(w->c));
+		}
+	}
+	return NULL;
+}
+
+static uint64_t read_u64(struct rmp_lease *l, const char *who)
+{
+	uint64_t v;
+	int ret = rmp_read(l, 0, &v, sizeof(v));
+
+	if (ret)
+		fail("%s: read: %s", who, rmp_strerror(ret));
+	return v;
+}
+
+/* next_access_fails -- l's next access must fail (non-zero); prints it. */
+static void next_access_fails(struct rmp_lease *l, const char *who,
+			      const char *after)
+{
+	uint64_t v;
+	int ret = rmp_read(l, 0, &v, sizeof(v));
+
+	if (ret == 0)
+		fail("%s could still read the lease after %s (value %" PRIu64
+		     ")", who, after, v);
+	printf("  %s: next access after %s -> %d (%s)\n", who, after, ret,
+	       rmp_strerror(ret));
+}
+
+/*
+ * share [--pause]: one lease, many connections.
+ *  - the owner allocates 4 KiB (ttl 60); four threads, each with its own
+ *    client, attach it by token and do 10^4 FAA(+1) at offset 0 at once:
+ *    the word is exactly 40000 and the old values are 0..39999, each
+ *    once; the attaches reported holders 2, 3, 4 and 5;
+ *  - a fifth connection attaches read-only (holders 6, STAT keys 6): it
+ *    reads 40000; the library refuses its write and FAA (-EACCES) without
+ *    posting: it still reads afterwards;
+ *  - with --pause: prints "PAUSE TOKEN" and waits for a line on stdin
+ *    (the test proves meanwhile with rmp-raw rowrite that the NIC refuses
+ *    a read-only key's WRITE); the word must still be 40000 after;
+ *  - an exclusive attach from another client (holders 1): the next
+ *    access of the owner, the four threads' and the read-only client
+ *    fails, while the exclusive holder's FAA and read work;
+ *  - two more clients attach (holders 2, 3); a fresh client frees the
+ *    lease by token (rmp_lease_free_token): the next access of the
+ *    exclusive holder and of both fails, and attaching gives -ENOENT.
+ */
+static int run_share(const char *host, const char *port, bool pause_mode)
+{
+	struct share_worker w[SHARE_THREADS];
+	struct rmp_client *owner = connect_to(host, port);
+	struct rmp_lease *l = alloc_lease(owner, 4096, 60, RMP_ACCESS_ALL, 0);
+	struct rmp_client *ro_c, *x_c, *y_c, *z_c, *f_c;
+	struct rmp_lease *ro, *x, *y, *z, *tmp;
+	struct rmp_pool_stat st = { .size = sizeof(st) };
+	struct rmp_attach_opts ao;
+	struct rmp_lease_info info;
+	char token[RMP_TOKEN_MAXLEN];
+	pthread_barrier_t go;
+	uint8_t *seen;
+	unsigned seen_holders = 0;
+	uint64_t v, old;
+	int ret;
+
+	token_of(l, token);
+	info = info_of(l);
+	if (info.holders != 1)
+		fail("a fresh lease reports %u holders, want 1", info.holders);
+	expect(rmp_write(l, 0, &(uint64_t){ 0 }, 8), 0);
+
+	/* 1. Four threads, four clients, one word. */
+	pthread_barrier_init(&go, NULL, SHARE_THREADS);
+	for (int i = 0; i < SHARE_THREADS; i++) {
+		memset(&w[i], 0, sizeof(w[i]));
+		w[i].host = host;
+		w[i].port = port;
+		w[i].token = token;
+		w[i].go = &go;
+		w[i].olds = xmalloc(SHARE_OPS * sizeof(uint64_t));
+		if (pthread_create(&w[i].tid, NULL, share_thread, &w[i]))
+			fail("pthread_create");
+	}
+	for (int i = 0; i < SHARE_THREADS; i++)
+		pthread_join(w[i].tid, NULL);
+	pthread_barrier_destroy(&go);
+	for (int i = 0; i < SHARE_THREADS; i++) {
+		if (w[i].err)
+			fail("thread %d: %s", i, w[i].msg);
+		if (w[i].holders < 2 || w[i].holders > SHARE_THREADS + 1 ||
+		    (seen_holders & (1u << w[i].holders)))
+			fail("thread %d: attach reported %u holders (the "
+			     "attaches should see 2..%d, each once)", i,
+			     w[i].holders, SHARE_THREADS + 1);
+		seen_holders |= 1u << w[i].holders;
+	}
+	printf("holders reported by the attaches: 2..%d (all %d attached: "
+	       "%d holders)\n", SHARE_THREADS + 1, SHARE_THREADS,
+	       SHARE_THREADS + 1);
+	v = read_u64(l, "owner");
+	if (v != SHARE_THREADS * SHARE_OPS)
+		fail("the shared word is %" PRIu64 " after %d x %d FAA(+1), "
+		     "want %d", v, SHARE_THREADS, SHARE_OPS,
+		     SHARE_THREADS * SHARE_OPS);
+	seen = calloc(SHARE_THREADS * SHARE_OPS, 1);
+	if (!seen)
+		fail("out of memory");
+	for (int i = 0; i < SHARE_THREADS; i++) {
+		for (int k = 0; k < SHARE_OPS; k++) {
+			old = w[i].olds[k];
+			if (old >= SHARE_THREADS * SHARE_OPS || seen[old])
+				fail("FAA old value %" PRIu64 " (thread %d, op "
+				     "%d) is out of range or was seen twice",
+				     old, i, k);
+			seen[old] = 1;
+		}
+		free(w[i].olds);
+	}
+	free(seen);
+	printf("faa: %d threads x %d FAA(+1) -> %" PRIu64 "; old values "
+	       "0..%d each once\n", SHARE_THREADS, SHARE_OPS, v,
+	       SHARE_THREADS * SHARE_OPS - 1);
+
+	/* 2. A read-only consumer. */
+	ro_c = connect_to(host, port);
+	rmp_attach_opts_init(&ao);
+	ao.access = RMP_ACCESS_READ;
+	ret = rmp_lease_attach_with(ro_c, token, &ao, &ro);
+	if (ret)
+		fail("read-only attach: %s (%s)", rmp_strerror(ret),
+		     rmp_client_last_error(ro_c));
+	info = info_of(ro);
+	if (info.holders != SHARE_THREADS + 2)
+		fail("the read-only attach reports %u holders, want %d",
+		     info.holders, SHARE_THREADS + 2);
+	if (info.access != RMP_ACCESS_READ)
+		fail("the read-only attach has access %#x, want %#x",
+		     info.access, RMP_ACCESS_READ);
+	expect(rmp_stat(ro_c, &st), 0);
+	if (st.keys != SHARE_THREADS + 2)
+		fail("STAT says %" PRIu64 " keys, want %d (owner, %d threads, "
+		     "read-only)", st.keys, SHARE_THREADS + 2, SHARE_THREADS);
+	v = read_u64(ro, "read-only client");
+	if (v != SHARE_THREADS * SHARE_OPS)
+		fail("the read-only client reads %" PRIu64 ", want %d", v,
+		     SHARE_THREADS * SHARE_OPS);
+	expect(rmp_write(ro, 0, &(uint64_t){ 7 }, 8), -EACCES);
+	expect(rmp_faa(ro, 0, 1, &old), -EACCES);
+	v = read_u64(ro, "read-only client after the refused write");
+	if (v != SHARE_THREADS * SHARE_OPS)
+		fail("after the refused write the word is %" PRIu64, v);
+	printf("read-only: holders %u, keys %" PRIu64 ", reads %" PRIu64
+	       "; write and FAA -> -EACCES (not posted)\n", info.holders,
+	       st.keys, v);
+
+	if (pause_mode) {
+		char line[64];
+
+		printf("PAUSE %s\n", token);
+		fflush(stdout);
+		if (!fgets(line, sizeof(line), stdin))
+			fail("stdin closed during the pause");
+		v = read_u64(l, "owner after the pause");
+		if (v != SHARE_THREADS * SHARE_OPS)
+			fail("after the read-only WRITE attempt the word is "
+			     "%#" PRIx64 ", want %d", v,
+			     SHARE_THREADS * SHARE_OPS);
+		printf("after the pause: the word is still %" PRIu64 "\n", v);
+	}
+
+	/* 3. An exclusive attach (takeover) from another client. */
+	x_c = connect_to(host, port);
+	rmp_attach_opts_init(&ao);
+	ao.flags = RMP_ATTACH_EXCLUSIVE;
+	ret = rmp_lease_attach_with(x_c, token, &ao, &x);
+	if (ret)
+		fail("exclusive attach: %s (%s)", rmp_strerror(ret),
+		     rmp_client_last_error(x_c));
+	info = info_of(x);
+	if (info.holders != 1)
+		fail("the exclusive attach reports %u holders, want 1",
+		     info.holders);
+	printf("exclusive attach: holders %u; the others:\n", info.holders);
+	next_access_fails(l, "owner", "the exclusive attach");
+	for (int i = 0; i < SHARE_THREADS; i++) {
+		char who[32];
+
+		snprintf(who, sizeof(who), "thread %d's client", i);
+		next_access_fails(w[i].l, who, "the exclusive attach");
+	}
+	next_access_fails(ro, "read-only client", "the exclusive attach");
+	expect(rmp_faa(x, 0, 1, &old), 0);
+	if (old != SHARE_THREADS * SHARE_OPS)
+		fail("the exclusive holder's FAA saw %" PRIu64 ", want %d",
+		     old, SHARE_THREADS * SHARE_OPS);
+	v = read_u64(x, "exclusive holder");
+	if (v != SHARE_THREADS * SHARE_OPS + 1)
+		fail("the exclusive holder reads %" PRIu64 ", want %d", v,
+		     SHARE_THREADS * SHARE_OPS + 1);
+	printf("exclusive holder: FAA and read work (%" PRIu64 ")\n", v);
+
+	/* 4. Free by token from a fresh client: every holder loses it. */
+	y_c = connect_to(host, port);
+	z_c = connect_to(host, port);
+	expect(rmp_lease_attach_token(y_c, token, &y), 0);
+	expect(rmp_lease_attach_token(z_c, token, &z), 0);
+	if (info_of(y).holders != 2 || info_of(z).holders != 3)
+		fail("attaches after the takeover report %u and %u holders, "
+		     "want 2 and 3", info_of(y).holders, info_of(z).holders);
+	if (read_u64(y, "y") != v || read_u64(z, "z") != v)
+		fail("y and z do not read %" PRIu64, v);
+	f_c = connect_to(host, port);
+	expect(rmp_lease_free_token(f_c, token), 0);
+	printf("freed by token from another connection; the holders:\n");
+	next_access_fails(x, "exclusive holder", "the free");
+	next_access_fails(y, "y", "the free");
+	next_access_fails(z, "z", "the free");
+	expect(rmp_lease_attach_token(f_c, token, &tmp), -ENOENT);
+
+	rmp_lease_close(l);
+	rmp_lease_close(ro);
+	rmp_lease_close(x);
+	rmp_lease_close(y);
+	rmp_lease_close(z);
+	for (int i = 0; i < SHARE_THREADS; i++) {
+		rmp_lease_close(w[i].l);
+		rmp_client_free(w[i].c);
+	}
+	rmp_client_free(owner);
+	rmp_client_free(ro_c);
+	rmp_client_free(x_c);
+	rmp_client_free(y_c);
+	rmp_client_free(z_c);
+	rmp_client_free(f_c);
+	printf("share: ok\n");
+	return 0;
+}
+
+/* errno_of -- "EKEYREJECTED", "-EKEYREJECTED" or "0" -> 0 / -errno. */
+static int errno_of(const char *s)
+{
+	static const struct { const char *name; int err; } names[] = {
+		{ "EKEYREJECTED", EKEYREJECTED }, { "ECONNREFUSED", ECONNREFUSED },
+		{ "EACCES", EACCES }, { "ENOENT", ENOENT }, { "EPERM", EPERM },
+		{ "ETIMEDOUT", ETIMEDOUT }, { "EINVAL", EINVAL },
+	};
+
+	if (*s == '-')
+		s++;
+	if (!strcmp(s, "0"))
+		return 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name))
+			return -names[i].err;
+	fprintf(stderr, "rmp-test: unknown errno name %s\n", s);
+	exit(2);
+}
+
+/*
+ * connect ERRNO: rmp_client_connect with the tenant of the environment
+ * returns ERRNO (0: connects, and a STAT works); prints the library's
+ * last error.
+ */
+static int run_connect(const char *host, const char *port, int want)
+{
+	struct rmp_pool_stat st = { .size = sizeof(st) };
+	struct rmp_client_opts o;
+	struct rmp_client *c;
+	int ret;
+
+	rmp_client_opts_init(&o);
+	o.name = "rmp-test";
+	o.tenant = getenv("RMPOOL_TENANT");
+	o.key_file = o.tenant && *o.tenant ? getenv("RMPOOL_KEY_FILE") :
+		      NULL;
+	expect(rmp_client_new(&c, &o), 0);
+	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
+	printf("connect: %d (%s): %s\n", ret, rmp_strerror(ret),
+	       rmp_client_last_error(c));
+	if (ret != want)
+		fail("connect returned %d (%s), want %d (%s)", ret,
+		     rmp_strerror(ret), want, rmp_strerror(want));
+	if (ret == 0)
+		expect(rmp_stat(c, &st), 0);
+	rmp_client_free(c);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -600,6 +988,9 @@ static void usage(void)
 		"       rmp-test hold HOST PORT LEN SEED TTL_S\n"
 		"       rmp-test quota HOST PORT LEASES BYTES\n"
 		"       rmp-test loop HOST PORT SECONDS GOFILE\n"
+		"       rmp-test readloop HOST PORT TOKEN SECONDS\n"
+		"       rmp-test share HOST PORT [--pause]\n"
+		"       rmp-test connect HOST PORT ERRNO\n"
 		"       rmp-test pattern SEED LEN\n");
 	exit(2);
 }
@@ -638,6 +1029,14 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "loop") && argc == 6)
 		return run_loop(argv[2], argv[3], (unsigned)atoi(argv[4]),
 				argv[5]);
+	if (!strcmp(scenario, "readloop") && argc == 6)
+		return run_readloop(argv[2], argv[3], argv[4],
+				    (unsigned)atoi(argv[5]));
+	if (!strcmp(scenario, "share") && (argc == 4 ||
+	    (argc == 5 && !strcmp(argv[4], "--pause"))))
+		return run_share(argv[2], argv[3], argc == 5);
+	if (!strcmp(scenario, "connect") && argc == 5)
+		return run_connect(argv[2], argv[3], errno_of(argv[4]));
 	usage();
 	return 2;
 }

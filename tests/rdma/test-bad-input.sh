@@ -9,9 +9,11 @@
 #   - rmp-raw garbage: truncated message, unknown opcode, wrong version,
 #     huge payload_len, FREE of a missing lease, then a garbage stream
 #     until the daemon disconnects;
-#   - rmp-raw badconnect: no / bad-magic / protocol-3 connect data;
-#   - FREE of the well-behaved client's lease from another connection
-#     (-EPERM);
+#   - rmp-raw badconnect: no / bad-magic / newer-protocol / protocol-2
+#     connect data;
+#   - FREE of the well-behaved client's lease from another connection of
+#     its tenant without the secret (-ENOENT: a wrong secret looks like
+#     no lease; another tenant gets -EPERM, see test-tenant-auth);
 #   - the well-behaved client was answered every time, its lease bytes are
 #     intact, and the daemon exits 0 with no sanitizer report.
 source "$(dirname "$0")/lib.sh"
@@ -78,7 +80,7 @@ STAT_PID=$!
 raw() { "$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" "$@"; }
 step "garbage messages" raw garbage
 step "bad connect data" raw badconnect
-step "FREE of another client's lease" raw free "$HOLD_ID" EPERM
+step "FREE of another client's lease without its secret" raw free "$HOLD_ID" ENOENT
 step "daemon logged the garbage disconnect" \
 	daemon_log_has "disconnected: too many bad messages"
 step "daemon logged the rejects" daemon_log_has "rejected connection from"

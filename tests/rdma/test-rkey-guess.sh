@@ -58,8 +58,8 @@ grep -E "access error" "$RMP_DLOG" | grep -F "rmp-raw-guess" | grep -qF "$ip" ||
 	fail_later "no daemon log line with 'access error', the client name rmp-raw-guess and its address $ip"
 grep -E "refusing connections from" "$RMP_DLOG" | grep -qF "$ip" ||
 	fail_later "no daemon log line 'refusing connections from $ip'"
-daemon_log_has "rejected connection from ${ip//./\\.}:[0-9]+ \(rmp-raw-guess\): refused for a while: too many access errors from this address" ||
-	fail_later "no daemon log line 'rejected connection from $ip:PORT (rmp-raw-guess): refused for a while: ...'"
+daemon_log_has "rejected connection from ${ip//./\\.}:[0-9]+ \(rmp-raw-guess, tenant test\): refused for a while: too many access or authentication errors from this address" ||
+	fail_later "no daemon log line 'rejected connection from $ip:PORT (rmp-raw-guess, tenant test): refused for a while: ...'"
 
 daemon_stop
 rmp_done

@@ -23,7 +23,7 @@ LAYERS = [
     ["conn"],          # a connection: QP, receive path, replies, close
     ["request"],       # decode one request, act, build the reply
     ["lifecycle"],     # the one owner of a lease's life
-    ["keys", "zero"],  # windows / regions; zeroing worker
+    ["keys", "zero", "tenant"],  # windows / regions; zeroing; tenants
     ["pool", "device", "lease", "guard", "config"],
     ["alloc", "topology"],  # extent allocator; NUMA and sysfs facts
 ]

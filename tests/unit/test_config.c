@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* test_config.c -- unit tests of the config parser, checks and dump. */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -68,8 +71,16 @@ static void test_defaults(void)
 	CHECK_EQ(c.lease.expiry_tick_ms, 100);
 	CHECK_EQ(c.lease.alignment, 64);
 	CHECK_EQ(c.lease.max_lease, 0);
-	CHECK_EQ(c.quota.bytes_per_client, 0);
-	CHECK_EQ(c.quota.leases_per_client, 0);
+	CHECK_EQ(c.lease.keys_per_lease, 16);
+	CHECK_EQ(c.server.connections_per_address, 16);
+	CHECK_EQ(c.server.auth_timeout_ms, 5000);
+	CHECK_EQ(c.server.auth_failures_per_minute, 5);
+	CHECK(!c.anonymous.enabled);
+	CHECK_EQ(c.anonymous.limits.bytes, 0);
+	CHECK_EQ(c.anonymous.limits.leases, 0);
+	CHECK_EQ(c.anonymous.limits.connections, 0);
+	CHECK_EQ(c.anonymous.limits.nnetworks, 0);
+	CHECK_EQ(c.ntenants, 0);
 	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), 0);
 
 	/* an empty or comment-only text is the defaults */
@@ -242,6 +253,9 @@ static void test_all_keys(void)
 		"admin_group = rmpool-admin\n"
 		"metrics_listen = [::1]:9100\n"
 		"log_level = debug\n"
+		"connections_per_address = 0\n"
+		"auth_timeout = 100ms\n"
+		"auth_failures_per_minute = 0\n"
 		"  [ pool ]   ; leading blanks and an inline comment\r\n"
 		"\tsize = 3G ; three\n"
 		"\thugepage_size = 1G\n"
@@ -256,9 +270,13 @@ static void test_all_keys(void)
 		"expiry_tick = 10ms\n"
 		"alignment = 4K\n"
 		"max_lease = 1G\n"
-		"[quota]\n"
-		"bytes_per_client = 2G\n"
-		"leases_per_client = 100\n";
+		"keys_per_lease = 1\n"
+		"[anonymous]\n"
+		"enabled = yes\n"
+		"bytes = 2G\n"
+		"leases = 100\n"
+		"connections = 7\n"
+		"networks = 192.0.2.0/24\n";
 	struct rmp_config c, d;
 	char *buf = NULL;
 	size_t len = 0;
@@ -288,16 +306,26 @@ static void test_all_keys(void)
 	CHECK_EQ(c.lease.expiry_tick_ms, 10);
 	CHECK_EQ(c.lease.alignment, 4096);
 	CHECK_EQ(c.lease.max_lease, GIB);
-	CHECK_EQ(c.quota.bytes_per_client, 2 * GIB);
-	CHECK_EQ(c.quota.leases_per_client, 100);
+	CHECK_EQ(c.lease.keys_per_lease, 1);
+	CHECK_EQ(c.server.connections_per_address, 0);
+	CHECK_EQ(c.server.auth_timeout_ms, 100);
+	CHECK_EQ(c.server.auth_failures_per_minute, 0);
+	CHECK(c.anonymous.enabled);
+	CHECK_EQ(c.anonymous.limits.bytes, 2 * GIB);
+	CHECK_EQ(c.anonymous.limits.leases, 100);
+	CHECK_EQ(c.anonymous.limits.connections, 7);
+	CHECK_EQ(c.anonymous.limits.nnetworks, 1);
 
 	/* the dump parses back to the same configuration */
 	f = open_memstream(&buf, &len);
 	CHECK(f != NULL);
 	if (!f)
 		return;
-	CHECK_EQ(rmp_config_dump(&c, f), 0);
+	CHECK_EQ(rmp_config_dump(&c, f, false), 0);
 	fclose(f);
+	CHECK(strstr(buf, "\n[anonymous]\nenabled = yes\nbytes = 2G\n"
+			  "leases = 100\nconnections = 7\n"
+			  "networks = 192.0.2.0/24\n") != NULL);
 	CHECK(strstr(buf, "\n[pool]\nsize = 3G\nhugepage_size = 1G\n") !=
 	      NULL);
 	CHECK(strstr(buf, "\nttl_default = 5m\nttl_min = 500ms\n") != NULL);
@@ -351,17 +379,17 @@ static void test_syntax_errors(void)
 		CHECK_EQ(rmp_config_load_string(&c, "[x]\n", NULL, err,
 						sizeof(err)), -EINVAL);
 		CHECK_STR(err, "<string>:1: unknown section \"x\" "
-			       "(expected server, pool, lease or quota)");
+			       "(expected server, pool, lease, anonymous or tenant.NAME)");
 	}
 	EXPECT_ERR("\n[pools]\nsize = 1G\n",
 		   "t.conf:2: unknown section \"pools\" "
-		   "(expected server, pool, lease or quota)");
+		   "(expected server, pool, lease, anonymous or tenant.NAME)");
 	/* an empty unknown section is still an error */
 	EXPECT_ERR("[pool]\n[extra]\n",
 		   "t.conf:2: unknown section \"extra\" "
-		   "(expected server, pool, lease or quota)");
+		   "(expected server, pool, lease, anonymous or tenant.NAME)");
 	EXPECT_ERR("[Pool]\n", "t.conf:1: unknown section \"Pool\" "
-			       "(expected server, pool, lease or quota)");
+			       "(expected server, pool, lease, anonymous or tenant.NAME)");
 	EXPECT_ERR("[pool\nsize = 1G\n",
 		   "t.conf:1: section header lacks ']'");
 	EXPECT_ERR("[pool] size = 1G\n",
@@ -522,12 +550,30 @@ static void test_bad_values(void)
 	EXPECT_ERR("[lease]\nmax_lease = 1Q\n",
 		   "t.conf:2: lease.max_lease: \"1Q\" is not a size "
 		   "(use e.g. 512M, 4G)");
-	EXPECT_ERR("[quota]\nleases_per_client = 4294967296\n",
-		   "t.conf:2: quota.leases_per_client: \"4294967296\" is out "
+	EXPECT_ERR("[anonymous]\nleases = 4294967296\n",
+		   "t.conf:2: anonymous.leases: \"4294967296\" is out "
 		   "of range (0..4294967295)");
-	EXPECT_ERR("[quota]\nbytes_per_client = 1 G\n",
-		   "t.conf:2: quota.bytes_per_client: \"1 G\" is not a size "
+	EXPECT_ERR("[anonymous]\nbytes = 1 G\n",
+		   "t.conf:2: anonymous.bytes: \"1 G\" is not a size "
 		   "(use e.g. 512M, 4G)");
+	EXPECT_ERR("[anonymous]\nconnections = 65537\n",
+		   "t.conf:2: anonymous.connections: \"65537\" is out "
+		   "of range (0..65536)");
+	EXPECT_ERR("[anonymous]\nenabled = maybe\n",
+		   "t.conf:2: anonymous.enabled: \"maybe\" is not a boolean "
+		   "(use yes or no)");
+	EXPECT_ERR("[server]\nauth_timeout = 99ms\n",
+		   "t.conf:2: server.auth_timeout: \"99ms\" is out of range "
+		   "(100ms..1h)");
+	EXPECT_ERR("[server]\nconnections_per_address = -1\n",
+		   "t.conf:2: server.connections_per_address: \"-1\" is not "
+		   "a number");
+	EXPECT_ERR("[server]\nauth_failures_per_minute = 1000001\n",
+		   "t.conf:2: server.auth_failures_per_minute: \"1000001\" is "
+		   "out of range (0..1000000)");
+	EXPECT_ERR("[lease]\nkeys_per_lease = 0\n",
+		   "t.conf:2: lease.keys_per_lease: \"0\" is out of range "
+		   "(1..1024)");
 	/* control bytes are escaped, long values cut */
 	EXPECT_ERR("[pool]\nsize = \x1b[31m\n",
 		   "t.conf:2: pool.size: \"\\x1b[31m\" is not a size "
@@ -621,8 +667,633 @@ static void test_diff(void)
 	b.server.admin_group[0] = 'g';
 	CHECK_STR(rmp_config_diff(&a, &b), "server.admin_group");
 	rmp_config_defaults(&b);
-	b.quota.leases_per_client = 9;
-	CHECK_STR(rmp_config_diff(&a, &b), "quota.leases_per_client");
+	b.anonymous.limits.leases = 9;
+	CHECK_STR(rmp_config_diff(&a, &b), "anonymous.leases");
+	rmp_config_defaults(&b);
+	b.anonymous.enabled = true;
+	CHECK_STR(rmp_config_diff(&a, &b), "anonymous.enabled");
+	rmp_config_defaults(&b);
+	b.lease.keys_per_lease = 2;
+	CHECK_STR(rmp_config_diff(&a, &b), "lease.keys_per_lease");
+	rmp_config_defaults(&b);
+	b.server.auth_timeout_ms = 200;
+	CHECK_STR(rmp_config_diff(&a, &b), "server.auth_timeout");
+}
+
+/* A 32-byte tenant key, as hex. */
+#define KEY_HEX "0123456789abcdef0123456789abcdef" \
+		"fedcba9876543210fedcba9876543210"
+
+/* dump -- c as text (free it), show_secrets as asked. */
+static char *dump(const struct rmp_config *c, bool show_secrets)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	CHECK_EQ(rmp_config_dump(c, f, show_secrets), 0);
+	fclose(f);
+	return buf;
+}
+
+/* peer -- text as a sockaddr: IPv6 when it has a ':'. */
+static const struct sockaddr *peer(struct sockaddr_storage *ss,
+				   const char *text)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (strchr(text, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		CHECK_EQ(inet_pton(AF_INET6, text, &s6->sin6_addr), 1);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+		s4->sin_family = AF_INET;
+		CHECK_EQ(inet_pton(AF_INET, text, &s4->sin_addr), 1);
+	}
+	return (const struct sockaddr *)ss;
+}
+
+/* allowed -- does net (one networks entry) let text in? */
+static bool allowed(const char *net, const char *text)
+{
+	struct rmp_config c;
+	struct sockaddr_storage ss;
+	char conf[256];
+
+	snprintf(conf, sizeof(conf),
+		 "[tenant.t]\nkey_file = /k\nnetworks = %s\n", net);
+	CHECK_EQ(load(&c, conf), 0);
+	if (err[0])
+		printf("# %s\n", err);
+	return rmp_networks_allow(&c.tenants[0].limits, peer(&ss, text));
+}
+
+static void test_tenants(void)
+{
+	static const char text[] =
+		"[tenant.alpha]\n"
+		"key = " KEY_HEX "\n"
+		"bytes = 4G\n"
+		"leases = 10\n"
+		"connections = 3\n"
+		"networks = 10.0.0.0/8, fd00::/8 ,192.0.2.7,2001:DB8::1,"
+		"  ::ffff:198.51.100.0/120\n"
+		"[server]\n"
+		"port = 7000\n"
+		"[tenant.b-2.x_Y]\n"
+		"key_file = /etc/rmpool/b.key ; a comment\n"
+		"[anonymous]\n"
+		"enabled = yes\n"
+		"[tenant.c]\n"
+		"key = 00112233445566778899AABBCCDDEEFF\n"
+		"networks =\n"
+		"[anonymous]\n"
+		"leases = 5\n";
+	static const uint8_t net6[16] = { 0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0,
+					  0, 0, 0, 0, 0, 0, 0, 1 };
+	const struct rmp_tenant_config *t;
+	const struct rmp_network *n;
+	struct rmp_config c;
+	char long_key[2 * 64 + 1];
+
+	CHECK_EQ(load(&c, text), 0);
+	if (err[0])
+		printf("# %s\n", err);
+	CHECK_EQ(c.server.port, 7000);
+	CHECK(c.anonymous.enabled);
+	CHECK_EQ(c.anonymous.limits.leases, 5);
+	CHECK_EQ(c.ntenants, 3);
+
+	t = &c.tenants[0];
+	CHECK_STR(t->name, "alpha");
+	CHECK_EQ(t->key_len, 32);
+	CHECK(t->key[0] == 0x01 && t->key[1] == 0x23 && t->key[31] == 0x10);
+	CHECK_STR(t->key_file, "");
+	CHECK_EQ(t->limits.bytes, 4 * GIB);
+	CHECK_EQ(t->limits.leases, 10);
+	CHECK_EQ(t->limits.connections, 3);
+	CHECK_EQ(t->limits.nnetworks, 5);
+	n = t->limits.networks;
+	CHECK(n[0].family == AF_INET && n[0].prefix == 8 && n[0].addr[0] == 10 &&
+	      n[0].addr[1] == 0);
+	CHECK(n[1].family == AF_INET6 && n[1].prefix == 8 &&
+	      n[1].addr[0] == 0xfd && n[1].addr[1] == 0);
+	CHECK(n[2].family == AF_INET && n[2].prefix == 32 &&
+	      n[2].addr[0] == 192 && n[2].addr[3] == 7);
+	CHECK(n[3].family == AF_INET6 && n[3].prefix == 128 &&
+	      !memcmp(n[3].addr, net6, 16));
+	/* an IPv4-mapped network is the IPv4 network it maps */
+	CHECK(n[4].family == AF_INET && n[4].prefix == 24 &&
+	      n[4].addr[0] == 198 && n[4].addr[2] == 100 &&
+	      n[4].addr[3] == 0);
+
+	t = &c.tenants[1];
+	CHECK_STR(t->name, "b-2.x_Y");
+	CHECK_EQ(t->key_len, 0);
+	CHECK_STR(t->key_file, "/etc/rmpool/b.key");
+	CHECK_EQ(t->limits.bytes, 0);
+	CHECK_EQ(t->limits.nnetworks, 0);
+
+	t = &c.tenants[2];
+	CHECK_STR(t->name, "c");
+	CHECK_EQ(t->key_len, 16);
+	CHECK(t->key[0] == 0x00 && t->key[15] == 0xff);
+	CHECK_EQ(t->limits.nnetworks, 0);
+
+	/* keys of 16 and 64 bytes, names of 1 and 24 characters */
+	memset(long_key, 'a', 128);
+	long_key[128] = '\0';
+	{
+		char conf[400];
+
+		snprintf(conf, sizeof(conf),
+			 "[tenant.x]\nkey = %s\n"
+			 "[tenant.abcdefghijklmnopqrstuvwx]\nkey_file = /k\n",
+			 long_key);
+		CHECK_EQ(load(&c, conf), 0);
+		CHECK_EQ(c.tenants[0].key_len, 64);
+		CHECK_STR(c.tenants[1].name, "abcdefghijklmnopqrstuvwx");
+	}
+
+	/* RMP_TENANTS_MAX tenants are fine, one more is not */
+	{
+		char *big = malloc(65 * 40), *o = big;
+		unsigned int i;
+
+		CHECK(big != NULL);
+		if (!big)
+			return;
+		for (i = 0; i < 65; i++)
+			o += sprintf(o, "[tenant.t%u]\nkey_file = /k%u\n", i, i);
+		CHECK_EQ(load(&c, big), -EINVAL);
+		CHECK_STR(err, "t.conf:129: tenant.t64: too many tenants "
+			       "(at most 64)");
+		*strstr(big, "[tenant.t64]") = '\0';
+		CHECK_EQ(load(&c, big), 0);
+		CHECK_EQ(c.ntenants, 64);
+		CHECK_STR(c.tenants[63].name, "t63");
+		free(big);
+	}
+}
+
+static void test_networks(void)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_un sun;
+	struct rmp_tenant_limits none;
+
+	/* v4, v6, bare, mapped */
+	CHECK(allowed("10.0.0.0/8", "10.1.2.3"));
+	CHECK(!allowed("10.0.0.0/8", "11.0.0.1"));
+	CHECK(allowed("10.0.0.0/8", "::ffff:10.1.2.3"));
+	CHECK(!allowed("10.0.0.0/8", "::ffff:11.1.2.3"));
+	CHECK(!allowed("10.0.0.0/8", "::a01:203")); /* not mapped */
+	CHECK(allowed("fd00::/8", "fd12::1"));
+	CHECK(!allowed("fd00::/8", "fe00::1"));
+	CHECK(!allowed("fd00::/8", "10.1.2.3"));
+	CHECK(allowed("192.0.2.7", "192.0.2.7"));
+	CHECK(allowed("192.0.2.7", "::ffff:192.0.2.7"));
+	CHECK(!allowed("192.0.2.7", "192.0.2.8"));
+	CHECK(allowed("2001:db8::1", "2001:db8::1"));
+	CHECK(!allowed("2001:db8::1", "2001:db8::2"));
+	CHECK(allowed("::ffff:198.51.100.0/120", "198.51.100.77"));
+	CHECK(allowed("::ffff:198.51.100.0/120", "::ffff:198.51.100.77"));
+	CHECK(!allowed("::ffff:198.51.100.0/120", "198.51.101.77"));
+	/* prefixes off byte boundaries, /0 */
+	CHECK(allowed("10.0.0.128/25", "10.0.0.200"));
+	CHECK(!allowed("10.0.0.128/25", "10.0.0.100"));
+	CHECK(allowed("2001:db8:8000::/33", "2001:db8:8000::1"));
+	CHECK(!allowed("2001:db8:8000::/33", "2001:db8::1"));
+	CHECK(allowed("0.0.0.0/0", "203.0.113.9"));
+	CHECK(allowed("0.0.0.0/0", "::ffff:203.0.113.9"));
+	CHECK(!allowed("0.0.0.0/0", "2001:db8::1"));
+	CHECK(allowed("::/0", "2001:db8::1"));
+	CHECK(!allowed("::/0", "203.0.113.9"));
+	CHECK(!allowed("::/0", "::ffff:203.0.113.9"));
+	/* any of a list */
+	CHECK(allowed("10.0.0.0/8, 192.0.2.0/24, fd00::/8", "192.0.2.1"));
+	CHECK(allowed("10.0.0.0/8, 192.0.2.0/24, fd00::/8", "fdff::1"));
+	CHECK(!allowed("10.0.0.0/8, 192.0.2.0/24, fd00::/8", "172.16.0.1"));
+
+	/* no networks: anyone; other families match no network */
+	memset(&none, 0, sizeof(none));
+	CHECK(rmp_networks_allow(&none, peer(&ss, "203.0.113.9")));
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	CHECK(rmp_networks_allow(&none, (const struct sockaddr *)&sun));
+	none.nnetworks = 1;
+	none.networks[0].family = AF_INET; /* 0.0.0.0/0 */
+	CHECK(rmp_networks_allow(&none, peer(&ss, "203.0.113.9")));
+	CHECK(!rmp_networks_allow(&none, (const struct sockaddr *)&sun));
+	CHECK(!rmp_network_match(&none.networks[0], NULL));
+}
+
+static void test_tenant_errors(void)
+{
+	char conf[512];
+	unsigned int i;
+
+	/* names */
+	EXPECT_ERR("[tenant.a b]\n",
+		   "t.conf:1: tenant name \"a b\" is not valid (1 to 24 of "
+		   "A-Z, a-z, 0-9, '_', '.' and '-')");
+	EXPECT_BAD("[tenant.]\n", "t.conf:1: tenant name \"\" is not valid");
+	EXPECT_BAD("[server]\n[tenant.abcdefghijklmnopqrstuvwxy]\n",
+		   "t.conf:2: tenant name \"abcdefghijklmnopqrstuvwxy\" is "
+		   "not valid");
+	EXPECT_BAD("[tenant.a/b]\n", "t.conf:1: tenant name \"a/b\" is not");
+	EXPECT_ERR("[tenant.anonymous]\nkey_file = /k\n",
+		   "t.conf:1: tenant name \"anonymous\" is reserved "
+		   "(anonymous clients are set up in [anonymous])");
+	EXPECT_ERR("[tenant]\n",
+		   "t.conf:1: section [tenant] needs a name: [tenant.NAME]");
+	EXPECT_ERR("[tenants.a]\n",
+		   "t.conf:1: unknown section \"tenants.a\" (expected "
+		   "server, pool, lease, anonymous or tenant.NAME)");
+	/* the same tenant twice, even with another section between */
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\n[server]\n[tenant.a]\n",
+		   "t.conf:4: tenant.a: duplicate tenant (first defined on "
+		   "line 1)");
+	/* names are case-sensitive: A and a are two tenants */
+	{
+		struct rmp_config c;
+
+		CHECK_EQ(load(&c, "[tenant.a]\nkey_file = /k\n"
+				  "[tenant.A]\nkey_file = /k\n"), 0);
+		CHECK_EQ(c.ntenants, 2);
+	}
+
+	/* keys: the message never holds the text */
+	static const char *const bad_keys[] = {
+		"deadbeefdeadbeefdeadbeefdeadbeefXX",   /* not hex */
+		"deadbeefdeadbeefdeadbeefdeadbe",       /* 15 bytes */
+		"deadbeefdeadbeefdeadbeefdeadbeef1",    /* odd digits */
+		"deadbeef deadbeefdeadbeefdeadbeef",    /* a blank inside */
+		"0xdeadbeefdeadbeefdeadbeefdeadbeef",
+		"",
+	};
+	for (i = 0; i < sizeof(bad_keys) / sizeof(bad_keys[0]); i++) {
+		struct rmp_config c;
+
+		snprintf(conf, sizeof(conf), "[tenant.a]\nkey = %s\n",
+			 bad_keys[i]);
+		CHECK_EQ(load(&c, conf), -EINVAL);
+		CHECK_STR(err, "t.conf:2: tenant.a.key: not a key (expected "
+			       "32 to 128 hex digits)");
+		CHECK(strstr(err, "deadbe") == NULL);
+		CHECK(strstr(err, "adbeef") == NULL);
+	}
+	/* 65 bytes */
+	memset(conf, 0, sizeof(conf));
+	strcpy(conf, "[tenant.a]\nkey = ");
+	memset(conf + strlen(conf), 'e', 130);
+	strcat(conf, "\n");
+	EXPECT_ERR(conf, "t.conf:2: tenant.a.key: not a key (expected 32 to "
+			 "128 hex digits)");
+	CHECK(strstr(err, "eeee") == NULL);
+
+	/* key and key_file: exactly one */
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nkey = " KEY_HEX "\n",
+		   "t.conf:3: tenant.a: give key or key_file (not both)");
+	EXPECT_ERR("[tenant.a]\nkey = " KEY_HEX "\nbytes = 1G\n"
+		   "key_file = /k\n",
+		   "t.conf:4: tenant.a: give key or key_file (not both)");
+	CHECK(strstr(err, "0123456789abcdef") == NULL);
+	EXPECT_ERR("[server]\n\n[tenant.a]\nbytes = 1G\n[tenant.b]\n"
+		   "key_file = /k\n",
+		   "t.conf:3: tenant.a: give key or key_file (not both)");
+	EXPECT_ERR("[tenant.a]\n",
+		   "t.conf:1: tenant.a: give key or key_file (not both)");
+	/* the first error by line wins over the missing key */
+	EXPECT_ERR("[tenant.a]\n[pool]\nsize = 1X\n",
+		   "t.conf:3: pool.size: \"1X\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	EXPECT_ERR("[tenant.a]\nkey_file = etc/a.key\n",
+		   "t.conf:2: tenant.a.key_file: \"etc/a.key\" is not an "
+		   "absolute path");
+	EXPECT_ERR("[tenant.a]\nkey_file =\n",
+		   "t.conf:2: tenant.a.key_file: \"\" is not an absolute path");
+	memset(conf, 0, sizeof(conf));
+	strcpy(conf, "[tenant.a]\nkey_file = /");
+	memset(conf + strlen(conf), 'k', 107);
+	strcat(conf, "\n");
+	EXPECT_ERR(conf, "t.conf:2: tenant.a.key_file: value is too long "
+			 "(at most 107 characters)");
+
+	/* keys of the section */
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nbytes_per_client = 1G\n",
+		   "t.conf:3: unknown key \"bytes_per_client\" in section "
+		   "[tenant.a]");
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nenabled = yes\n",
+		   "t.conf:3: unknown key \"enabled\" in section [tenant.a]");
+	EXPECT_ERR("[anonymous]\nkey = " KEY_HEX "\n",
+		   "t.conf:2: unknown key \"key\" in section [anonymous]");
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nbytes = 1G\nbytes = 2G\n",
+		   "t.conf:4: tenant.a.bytes: duplicate key (first set on "
+		   "line 3)");
+	EXPECT_ERR("[anonymous]\nbytes = 1G\n[pool]\n[anonymous]\n"
+		   "bytes = 1G\n",
+		   "t.conf:5: anonymous.bytes: duplicate key (first set on "
+		   "line 2)");
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nbytes = lots\n",
+		   "t.conf:3: tenant.a.bytes: \"lots\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nleases = -1\n",
+		   "t.conf:3: tenant.a.leases: \"-1\" is not a number");
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nconnections = 70000\n",
+		   "t.conf:3: tenant.a.connections: \"70000\" is out of range "
+		   "(0..65536)");
+	{
+		struct rmp_config c;
+
+		/* the same key in two tenants is no duplicate */
+		CHECK_EQ(load(&c, "[tenant.a]\nkey_file = /k\nbytes = 1G\n"
+				  "[tenant.b]\nkey_file = /k\nbytes = 2G\n"),
+			 0);
+		CHECK_EQ(c.tenants[1].limits.bytes, 2 * GIB);
+	}
+
+	/* networks */
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nnetworks = 10.0.0.1/8\n",
+		   "t.conf:3: tenant.a.networks: host bits set in 10.0.0.1/8");
+	EXPECT_ERR("[anonymous]\nnetworks = 192.0.2.0/24, fd00::1/8\n",
+		   "t.conf:2: anonymous.networks: host bits set in fd00::1/8");
+	EXPECT_ERR("[anonymous]\nnetworks = 10.0.0.128/24\n",
+		   "t.conf:2: anonymous.networks: host bits set in "
+		   "10.0.0.128/24");
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nnetworks = 10.0.0.0/33\n",
+		   "t.conf:3: tenant.a.networks: \"10.0.0.0/33\": prefix is "
+		   "out of range (0..32)");
+	EXPECT_ERR("[anonymous]\nnetworks = ::/129\n",
+		   "t.conf:2: anonymous.networks: \"::/129\": prefix is out "
+		   "of range (0..128)");
+	EXPECT_ERR("[anonymous]\nnetworks = host.example\n",
+		   "t.conf:2: anonymous.networks: \"host.example\" is not "
+		   "ADDR/PREFIX (e.g. 10.0.0.0/8, fd00::/8, 192.0.2.7)");
+	static const char *const bad_nets[] = {
+		"10.0.0.0/", "10.0.0.0/08", "10.0.0.0/+8", "10.0.0.0/8/8",
+		"10.0.0.0 /8", "10.0.0/8", "010.0.0.0/8", "fe80::1%eth0",
+		"[fd00::]/8", "10.0.0.0/99999999999999999999999",
+		"fd00::/8 10.0.0.0/8",
+		"1111:2222:3333:4444:5555:6666:7777:8888:9999:aaaa:bbbb/128",
+	};
+	for (i = 0; i < sizeof(bad_nets) / sizeof(bad_nets[0]); i++) {
+		snprintf(conf, sizeof(conf), "[anonymous]\nnetworks = %s\n",
+			 bad_nets[i]);
+		EXPECT_BAD(conf, "t.conf:2: anonymous.networks: \"");
+	}
+	EXPECT_ERR("[anonymous]\nnetworks = 10.0.0.0/8,\n",
+		   "t.conf:2: anonymous.networks: empty entry in the list");
+	EXPECT_ERR("[anonymous]\nnetworks = , 10.0.0.0/8\n",
+		   "t.conf:2: anonymous.networks: empty entry in the list");
+	EXPECT_ERR("[anonymous]\nnetworks = 10.0.0.0/8,,fd00::/8\n",
+		   "t.conf:2: anonymous.networks: empty entry in the list");
+	EXPECT_ERR("[anonymous]\nnetworks = 10.0.0.0/8, 10.0.0.0/8\n",
+		   "t.conf:2: anonymous.networks: 10.0.0.0/8 given twice");
+	EXPECT_ERR("[anonymous]\nnetworks = ::ffff:10.0.0.0/104, 10.0.0.0/8\n",
+		   "t.conf:2: anonymous.networks: 10.0.0.0/8 given twice");
+	EXPECT_ERR("[anonymous]\nnetworks = fd00::/8, FD00:0::/8\n",
+		   "t.conf:2: anonymous.networks: fd00::/8 given twice");
+	/* at most RMP_NETWORKS_MAX */
+	strcpy(conf, "[tenant.a]\nkey_file = /k\nnetworks = ");
+	for (i = 0; i < RMP_NETWORKS_MAX; i++)
+		sprintf(conf + strlen(conf), "%s10.%u.0.0/16", i ? ", " : "",
+			i);
+	strcat(conf, "\n");
+	{
+		struct rmp_config c;
+
+		CHECK_EQ(load(&c, conf), 0);
+		CHECK_EQ(c.tenants[0].limits.nnetworks, RMP_NETWORKS_MAX);
+	}
+	strcpy(strrchr(conf, '\n'), ", 10.99.0.0/16\n");
+	EXPECT_ERR(conf, "t.conf:3: tenant.a.networks: more than 8 networks");
+
+	/* the retired [quota] */
+	EXPECT_ERR("[quota]\nbytes_per_client = 1G\n",
+		   "t.conf:1: section [quota] was replaced by per-tenant "
+		   "limits: bytes and leases in [tenant.NAME] and [anonymous]");
+	EXPECT_ERR("[pool]\n\n  [ quota ]\n",
+		   "t.conf:3: section [quota] was replaced by per-tenant "
+		   "limits: bytes and leases in [tenant.NAME] and [anonymous]");
+}
+
+/* test_check_tenants -- rmp_config_check on hand-built tenants. */
+static void test_check_tenants(void)
+{
+	struct rmp_config c, good;
+	struct rmp_tenant_config *t;
+
+	rmp_config_defaults(&good);
+	good.ntenants = 2;
+	strcpy(good.tenants[0].name, "a");
+	strcpy(good.tenants[0].key_file, "/k");
+	strcpy(good.tenants[1].name, "b");
+	good.tenants[1].key_len = 16;
+	CHECK_EQ(rmp_config_check(&good, "x", err, sizeof(err)), 0);
+
+	c = good;
+	t = &c.tenants[0];
+	t->key_file[0] = '\0';
+	CHECK_EQ(rmp_config_check(&c, "x", err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "x: tenant.a: give key or key_file (not both)");
+	t->key_len = 32;
+	strcpy(t->key_file, "/k");
+	CHECK_EQ(rmp_config_check(&c, "x", err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "x: tenant.a: give key or key_file (not both)");
+	t->key_file[0] = '\0';
+	t->key_len = 15;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "tenant.a.key: not a key (expected 32 to 128 hex "
+		       "digits)");
+	t->key_len = 0;
+	strcpy(t->key_file, "k");
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "tenant.a.key_file: not an absolute path");
+
+	c = good;
+	strcpy(c.tenants[1].name, "a");
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "tenant.a: duplicate tenant");
+	strcpy(c.tenants[1].name, "a b");
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "tenant name \"a b\" is not valid");
+	strcpy(c.tenants[1].name, "anonymous");
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	memset(c.tenants[1].name, 'z', sizeof(c.tenants[1].name));
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "tenant name (unterminated) is not valid");
+	c = good;
+	c.ntenants = RMP_TENANTS_MAX + 1;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "too many tenants (65, at most 64)");
+
+	c = good;
+	c.tenants[0].limits.nnetworks = RMP_NETWORKS_MAX + 1;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "tenant.a.networks: more than 8 networks");
+	c = good;
+	c.anonymous.limits.nnetworks = 1;
+	c.anonymous.limits.networks[0].family = AF_INET;
+	c.anonymous.limits.networks[0].prefix = 8;
+	c.anonymous.limits.networks[0].addr[1] = 1; /* host bit */
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "anonymous.networks: entry 1 is not a network");
+	c.anonymous.limits.networks[0].addr[1] = 0;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), 0);
+	c.anonymous.limits.networks[0].prefix = 33;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	c.anonymous.limits.networks[0].prefix = 8;
+	c.anonymous.limits.networks[0].family = AF_UNIX;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+}
+
+static void test_dump_tenants(void)
+{
+	static const char text[] =
+		"[anonymous]\n"
+		"enabled = on\n"
+		"networks = 0.0.0.0/0, ::/0\n"
+		"[tenant.alpha]\n"
+		"key = " KEY_HEX "\n"
+		"bytes = 1536K\n"
+		"leases = 10\n"
+		"connections = 3\n"
+		"networks = 10.0.0.0/8, FD00:0:0::/8,192.0.2.7,2001:db8::1, "
+		"::ffff:198.51.100.0/120, 1:0:0:2:0:0:0:3, 0:0:1:0:0:2:3:4\n"
+		"[tenant.beta]\n"
+		"key_file = /etc/rmpool/beta key\n"
+		"[tenant.long]\n"
+		"key_file = /k\n"
+		/* 8 networks whose canonical text is too long for one line */
+		"networks=1:2:3:4:5:6:7:8,1:2:3:4:5:6:7:9,1:2:3:4:5:6:7:a,"
+		"1:2:3:4:5:6:7:b,1:2:3:4:5:6:7:c,1:2:3:4:5:6:7:d,"
+		"1:0:3:4:5:6:7:e,::ffff:1.2.3.4\n";
+	struct rmp_config c, d;
+	char *buf;
+
+	CHECK_EQ(load(&c, text), 0);
+	if (err[0])
+		printf("# %s\n", err);
+
+	/* with the secrets: the whole configuration, parsed back */
+	buf = dump(&c, true);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	CHECK(strstr(buf, "\n[anonymous]\nenabled = yes\nbytes = 0\n"
+			  "leases = 0\nconnections = 0\n"
+			  "networks = 0.0.0.0/0, ::/0\n") != NULL);
+	CHECK(strstr(buf, "\n[tenant.alpha]\nkey = " KEY_HEX "\n"
+			  "bytes = 1536K\nleases = 10\nconnections = 3\n"
+			  "networks = 10.0.0.0/8, fd00::/8, 192.0.2.7/32, "
+			  "2001:db8::1/128, 198.51.100.0/24, "
+			  "1:0:0:2::3/128, ::1:0:0:2:3:4/128\n") != NULL);
+	CHECK(strstr(buf, "\n[tenant.beta]\nkey_file = /etc/rmpool/beta key\n"
+			  "bytes = 0\nleases = 0\nconnections = 0\n"
+			  "networks =\n") != NULL);
+	/* the long list comes compact, never longer than it was read */
+	CHECK(strstr(buf, "\nnetworks=1:2:3:4:5:6:7:8,1:2:3:4:5:6:7:9,"
+			  "1:2:3:4:5:6:7:a,1:2:3:4:5:6:7:b,1:2:3:4:5:6:7:c,"
+			  "1:2:3:4:5:6:7:d,1::3:4:5:6:7:e,1.2.3.4\n") != NULL);
+	CHECK(strstr(buf, "key_file =\n") == NULL);
+	CHECK_EQ(load(&d, buf), 0);
+	if (err[0])
+		printf("# %s\n", err);
+	CHECK(rmp_config_diff(&c, &d) == NULL);
+	CHECK(rmp_config_diff(&d, &c) == NULL);
+	free(buf);
+
+	/* without: no key text, and it says so */
+	buf = dump(&c, false);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	CHECK(strstr(buf, "0123456789abcdef") == NULL);
+	CHECK(strstr(buf, "fedcba9876543210") == NULL);
+	CHECK(strstr(buf, "\n[tenant.alpha]\n# key = (inline, 32 bytes, "
+			  "not shown)\nbytes = 1536K\n") != NULL);
+	CHECK(strstr(buf, "\nkey_file = /etc/rmpool/beta key\n") != NULL);
+	/* ... and so it does not parse back */
+	CHECK_EQ(load(&d, buf), -EINVAL);
+	CHECK(strstr(err, ": tenant.alpha: give key or key_file (not both)")
+	      != NULL);
+	free(buf);
+
+	/* a configuration without inline keys dumps the same both ways */
+	CHECK_EQ(load(&c, "[tenant.a]\nkey_file = /k\n"), 0);
+	{
+		char *x = dump(&c, false), *y = dump(&c, true);
+
+		CHECK(x && y && !strcmp(x, y));
+		CHECK_EQ(load(&d, x ? x : ""), 0);
+		CHECK(rmp_config_diff(&c, &d) == NULL);
+		free(x);
+		free(y);
+	}
+}
+
+static void test_diff_tenants(void)
+{
+	static const char text[] =
+		"[tenant.alpha]\nkey = " KEY_HEX "\nbytes = 1G\n"
+		"networks = 10.0.0.0/8\n"
+		"[tenant.beta]\nkey_file = /k\n";
+	struct rmp_config a, b;
+
+	CHECK_EQ(load(&a, text), 0);
+	b = a;
+	CHECK(rmp_config_diff(&a, &b) == NULL);
+	b.tenants[0].limits.bytes = 2 * GIB;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.alpha.bytes");
+	b = a;
+	b.tenants[0].limits.leases = 1;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.alpha.leases");
+	b = a;
+	b.tenants[0].limits.connections = 1;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.alpha.connections");
+	b = a;
+	b.tenants[0].key[31] ^= 1;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.alpha.key");
+	b = a;
+	b.tenants[0].key_len = 16;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.alpha.key");
+	b = a;
+	strcpy(b.tenants[1].key_file, "/k2");
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.beta.key_file");
+	b = a;
+	b.tenants[0].limits.networks[0].prefix = 9;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.alpha.networks");
+	b = a;
+	b.tenants[0].limits.nnetworks = 0;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.alpha.networks");
+	/* gone, added */
+	b = a;
+	b.ntenants = 1;
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.beta");
+	CHECK_STR(rmp_config_diff(&b, &a), "tenant.beta");
+	b = a;
+	strcpy(b.tenants[1].name, "gamma");
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.beta");
+	b.ntenants = 3;
+	b.tenants[2] = a.tenants[1];
+	CHECK_STR(rmp_config_diff(&a, &b), "tenant.gamma");
+	/* the order of the tenants is no difference */
+	b = a;
+	b.tenants[0] = a.tenants[1];
+	b.tenants[1] = a.tenants[0];
+	CHECK(rmp_config_diff(&a, &b) == NULL);
+	/* the other sections come first */
+	b.anonymous.limits.bytes = 1;
+	b.ntenants = 0;
+	CHECK_STR(rmp_config_diff(&a, &b), "anonymous.bytes");
+	b = a;
+	b.anonymous.limits.nnetworks = 1;
+	CHECK_STR(rmp_config_diff(&a, &b), "anonymous.networks");
 }
 
 /* write_file -- a temporary file holding len bytes of data. */
@@ -716,9 +1387,10 @@ static char *key_lines(const char *text)
 }
 
 /*
- * test_shipped_conf -- conf/rmpoold.conf parses as it is; with every
- * "#key" line uncommented it still gives the defaults, and it names the
- * same keys in the same order as the dump.
+ * test_shipped_conf -- conf/rmpoold.conf parses as it is, to the
+ * defaults and its one tenant "default" (key_file set); with every "#key"
+ * line uncommented it still gives the same, and it names the same keys
+ * in the same order as the dump.
  */
 static void test_shipped_conf(const char *root)
 {
@@ -728,7 +1400,11 @@ static void test_shipped_conf(const char *root)
 	FILE *f;
 	long n;
 
+	/* the defaults, and the one tenant the file ships with */
 	rmp_config_defaults(&def);
+	def.ntenants = 1;
+	strcpy(def.tenants[0].name, "default");
+	strcpy(def.tenants[0].key_file, "/etc/rmpool/default.key");
 	snprintf(path, sizeof(path), "%s/conf/rmpoold.conf", root);
 	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), 0);
 	if (err[0])
@@ -765,7 +1441,7 @@ static void test_shipped_conf(const char *root)
 	CHECK(rmp_config_diff(&def, &c) == NULL);
 
 	f = open_memstream(&dump, &len);
-	CHECK(f && rmp_config_dump(&def, f) == 0);
+	CHECK(f && rmp_config_dump(&def, f, false) == 0);
 	if (f)
 		fclose(f);
 	a = key_lines(text);
@@ -790,6 +1466,12 @@ int main(int argc, char **argv)
 	test_cross_checks();
 	test_unchanged_on_failure();
 	test_diff();
+	test_tenants();
+	test_networks();
+	test_tenant_errors();
+	test_check_tenants();
+	test_dump_tenants();
+	test_diff_tenants();
 	test_files();
 	test_shipped_conf(source_root(argc, argv));
 	return check_done();

@@ -12,7 +12,7 @@
 
 /* Wire header bytes for REQ_ID with the given opcode, flags, length, status. */
 #define HDR(op, fl, plen, st0, st1, st2, st3)                               \
-	0x52, 0x4d, 0x50, 0x31, 0x02, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
+	0x52, 0x4d, 0x50, 0x31, 0x03, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
 	0x00, (st0), (st1), (st2), (st3), 0x88, 0x77, 0x66, 0x55, 0x44,     \
 	0x33, 0x22, 0x11
 
@@ -34,6 +34,7 @@ static void fill_lease(struct rmp_lease_desc *d)
 	d->rkey = 0xdeadbeef;
 	d->access = RMP_ACC_ALL;
 	d->flags = RMP_LEASE_F_EPHEMERAL;
+	d->holders = 0x04030201;
 }
 
 static void fill_stat(struct rmp_stat_rep *s)
@@ -42,8 +43,8 @@ static void fill_stat(struct rmp_stat_rep *s)
 	s->free_bytes = 0x0000000300000000ull;
 	s->largest_free = 0x0000000200000000ull;
 	s->leases = 0x11;
-	s->client_bytes = 0x400000;
-	s->client_leases = 2;
+	s->tenant_bytes = 0x400000;
+	s->tenant_leases = 2;
 	s->quota_bytes = 0x0102030405060708ull;
 	s->quota_leases = 0x20;
 	s->hugepage_size = 0x40000000;
@@ -54,6 +55,9 @@ static void fill_stat(struct rmp_stat_rep *s)
 	s->keys_mode = RMP_KEYS_REGION;
 	s->quarantined_bytes = 0x1000;
 	s->zeroing_bytes = 0x8000000000200000ull;
+	s->tenant_connections = 0xc1c2c3c4;
+	s->quota_connections = 0xd1d2d3d4;
+	s->keys = 0xe1e2e3e4e5e6e7e8ull;
 }
 
 /*
@@ -114,20 +118,38 @@ static void test_payload_len(void)
 {
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 0, 0), 32);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 1, 0), 56);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_RENEW, 0, 0), 16);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_RENEW, 0, 0), 24);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_RENEW, 1, 0), 8);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_FREE, 0, 0), 8);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_FREE, 0, 0), 16);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_FREE, 1, 0), 0);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 0, 0), 16);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 0, 0), 24);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 1, 0), 56);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 0, 0), 0);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, 0), 112);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, 0), 128);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 0, 0), 32);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 1, 0), 0);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 1, -EACCES), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 1, -ENOMEM), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, -EPERM), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 1, INT32_MIN), 0);
 	CHECK_EQ(rmp_msg_payload_len(0, 0, 0), -EOPNOTSUPP);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_MAX + 1, 1, 0), -EOPNOTSUPP);
+	CHECK_EQ(rmp_msg_payload_len(7, 0, 0), -EOPNOTSUPP);
 	CHECK_EQ(rmp_msg_payload_len(0x101, 0, 0), -EOPNOTSUPP);
+	/* The sizes the wire carries are those of the structs. */
+	CHECK_EQ(sizeof(struct rmp_lease_desc), 56);
+	CHECK_EQ(sizeof(struct rmp_renew_req), 24);
+	CHECK_EQ(sizeof(struct rmp_free_req), 16);
+	CHECK_EQ(sizeof(struct rmp_attach_req), 24);
+	CHECK_EQ(sizeof(struct rmp_auth_req), RMP_AUTH_PROOF_LEN);
+	CHECK_EQ(sizeof(struct rmp_stat_rep), 128);
+	CHECK_EQ(RMP_PROTO_VERSION, 3);
+	CHECK_EQ(RMP_PROTO_MIN, 3);
+	CHECK_EQ(RMP_PROTO_MAX, 3);
+	CHECK_EQ(RMP_OP_AUTH, 6);
+	CHECK_EQ(RMP_OP_MAX, RMP_OP_AUTH);
+	/* The biggest message fits in one control SEND. */
+	CHECK(RMP_MSG_HDR_LEN + 128 <= RMP_MSG_MAX);
 }
 
 static void test_alloc(void)
@@ -151,7 +173,7 @@ static void test_alloc(void)
 		0xef, 0xbe, 0xad, 0xde,                         /* rkey */
 		0x07, 0x00, 0x00, 0x00,                         /* access */
 		0x01, 0x00, 0x00, 0x00,                         /* flags */
-		0x00, 0x00, 0x00, 0x00,                         /* reserved */
+		0x01, 0x02, 0x03, 0x04,                         /* holders */
 	};
 	static const uint8_t err[] = {
 		HDR(0x01, 0x01, 0, 0xf4, 0xff, 0xff, 0xff),
@@ -178,8 +200,9 @@ static void test_alloc(void)
 static void test_renew(void)
 {
 	static const uint8_t req[] = {
-		HDR(0x02, 0x00, 16, 0, 0, 0, 0),
+		HDR(0x02, 0x00, 24, 0, 0, 0, 0),
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* id */
+		0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, /* secret */
 		0x3c, 0x00, 0x00, 0x00,                         /* ttl_s */
 		0x00, 0x00, 0x00, 0x00,                         /* reserved */
 	};
@@ -190,10 +213,12 @@ static void test_renew(void)
 	static const uint8_t err[] = {
 		HDR(0x02, 0x01, 0, 0xfe, 0xff, 0xff, 0xff),
 	};
-	struct rmp_msg m;
+	struct rmp_msg m, out;
+	uint8_t buf[RMP_MSG_MAX];
 
 	msg_init(&m, RMP_OP_RENEW, 0);
 	m.u.renew.id = 0x0102030405060708ull;
+	m.u.renew.secret = 0x1112131415161718ull;
 	m.u.renew.ttl_s = 60;
 	check_wire(&m, req, sizeof(req));
 
@@ -204,13 +229,32 @@ static void test_renew(void)
 	msg_init(&m, RMP_OP_RENEW, 1);
 	m.hdr.status = -ENOENT;
 	check_wire(&m, err, sizeof(err));
+
+	/* The secret sits at offset 8 of the payload, ttl_s at 16. */
+	msg_init(&m, RMP_OP_RENEW, 0);
+	m.u.renew.secret = UINT64_MAX;
+	m.u.renew.ttl_s = UINT32_MAX;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 24);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 7], 0);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 8], 0xff);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 15], 0xff);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 16], 0xff);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 19], 0xff);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 20], 0);
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 24, &out), 0);
+	CHECK(out.u.renew.secret == UINT64_MAX);
+	CHECK_EQ(out.u.renew.ttl_s, UINT32_MAX);
+	CHECK_EQ(out.u.renew.id, 0);
+	/* The protocol 2 request (16 bytes: id, ttl_s, reserved) is short. */
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 16, &out), -EBADMSG);
 }
 
 static void test_free(void)
 {
 	static const uint8_t req[] = {
-		HDR(0x03, 0x00, 8, 0, 0, 0, 0),
+		HDR(0x03, 0x00, 16, 0, 0, 0, 0),
 		0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, /* id */
+		0xef, 0xcd, 0xab, 0x89, 0x67, 0x45, 0x23, 0x01, /* secret */
 	};
 	static const uint8_t rep[] = {
 		HDR(0x03, 0x01, 0, 0, 0, 0, 0),
@@ -222,6 +266,7 @@ static void test_free(void)
 
 	msg_init(&m, RMP_OP_FREE, 0);
 	m.u.free.id = 0x8000000000000005ull;
+	m.u.free.secret = 0x0123456789abcdefull;
 	check_wire(&m, req, sizeof(req));
 
 	msg_init(&m, RMP_OP_FREE, 1);
@@ -235,9 +280,11 @@ static void test_free(void)
 static void test_attach(void)
 {
 	static const uint8_t req[] = {
-		HDR(0x04, 0x00, 16, 0, 0, 0, 0),
+		HDR(0x04, 0x00, 24, 0, 0, 0, 0),
 		0xa8, 0xa7, 0xa6, 0xa5, 0xa4, 0xa3, 0xa2, 0xa1, /* id */
 		0xb8, 0xb7, 0xb6, 0xb5, 0xb4, 0xb3, 0xb2, 0xb1, /* secret */
+		0x01, 0x00, 0x00, 0x00,                         /* access */
+		0x01, 0x00, 0x00, 0x00,                         /* flags */
 	};
 	static const uint8_t rep[] = {
 		HDR(0x04, 0x01, 56, 0, 0, 0, 0),
@@ -249,17 +296,42 @@ static void test_attach(void)
 		0xef, 0xbe, 0xad, 0xde,                         /* rkey */
 		0x07, 0x00, 0x00, 0x00,                         /* access */
 		0x01, 0x00, 0x00, 0x00,                         /* flags */
-		0x00, 0x00, 0x00, 0x00,                         /* reserved */
+		0x01, 0x02, 0x03, 0x04,                         /* holders */
 	};
 	static const uint8_t err[] = {
 		HDR(0x04, 0x01, 0, 0xf3, 0xff, 0xff, 0xff),
 	};
-	struct rmp_msg m;
+	struct rmp_msg m, out;
+	uint8_t buf[RMP_MSG_MAX];
 
 	msg_init(&m, RMP_OP_ATTACH, 0);
 	m.u.attach.id = 0xa1a2a3a4a5a6a7a8ull;
 	m.u.attach.secret = 0xb1b2b3b4b5b6b7b8ull;
+	m.u.attach.access = RMP_ACC_READ;
+	m.u.attach.flags = RMP_ATTACH_F_EXCLUSIVE;
 	check_wire(&m, req, sizeof(req));
+
+	/* access 0 (= the lease's) and no flags. */
+	msg_init(&m, RMP_OP_ATTACH, 0);
+	m.u.attach.id = 1;
+	m.u.attach.secret = 2;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 24);
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 24, &out), 0);
+	CHECK_EQ(out.u.attach.id, 1);
+	CHECK_EQ(out.u.attach.secret, 2);
+	CHECK_EQ(out.u.attach.access, 0);
+	CHECK_EQ(out.u.attach.flags, 0);
+	/* access at payload offset 16, flags at 20. */
+	m.u.attach.access = RMP_ACC_ALL;
+	m.u.attach.flags = RMP_ATTACH_F_ALL;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 24);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 16], RMP_ACC_ALL);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 20], RMP_ATTACH_F_ALL);
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 24, &out), 0);
+	CHECK_EQ(out.u.attach.access, RMP_ACC_ALL);
+	CHECK_EQ(out.u.attach.flags, RMP_ATTACH_F_EXCLUSIVE);
+	/* The protocol 2 request (16 bytes: id, secret) is short. */
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 16, &out), -EBADMSG);
 
 	msg_init(&m, RMP_OP_ATTACH, 1);
 	fill_lease(&m.u.lease);
@@ -270,19 +342,43 @@ static void test_attach(void)
 	check_wire(&m, err, sizeof(err));
 }
 
+/* holders (the last u32 of a lease desc) is a real field now. */
+static void test_lease_holders(void)
+{
+	static const uint32_t vals[] = { 0, 1, 16, 0x80000000u, UINT32_MAX };
+	struct rmp_msg m, out;
+	uint8_t buf[RMP_MSG_MAX];
+	size_t i;
+
+	for (i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+		msg_init(&m, i % 2 ? RMP_OP_ATTACH : RMP_OP_ALLOC, 1);
+		fill_lease(&m.u.lease);
+		m.u.lease.holders = vals[i];
+		CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m),
+			 RMP_MSG_HDR_LEN + 56);
+		/* Little-endian at payload offset 52. */
+		CHECK_EQ(buf[RMP_MSG_HDR_LEN + 52], vals[i] & 0xff);
+		CHECK_EQ(buf[RMP_MSG_HDR_LEN + 55], vals[i] >> 24);
+		memset(&out, 0xee, sizeof(out));
+		CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 56, &out), 0);
+		CHECK_EQ(out.u.lease.holders, vals[i]);
+		CHECK_EQ(out.u.lease.flags, RMP_LEASE_F_EPHEMERAL);
+	}
+}
+
 static void test_stat(void)
 {
 	static const uint8_t req[] = {
 		HDR(0x05, 0x00, 0, 0, 0, 0, 0),
 	};
 	static const uint8_t rep[] = {
-		HDR(0x05, 0x01, 112, 0, 0, 0, 0),
+		HDR(0x05, 0x01, 128, 0, 0, 0, 0),
 		0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, /* pool */
 		0x00, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, /* free */
 		0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, /* largest */
 		0x11, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* leases */
-		0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* client_b. */
-		0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* client_l. */
+		0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, /* tenant_b. */
+		0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* tenant_l. */
 		0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, /* quota_b. */
 		0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* quota_l. */
 		0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, /* hugepage */
@@ -294,6 +390,9 @@ static void test_stat(void)
 		0x00, 0x00, 0x00, 0x00,                         /* reserved */
 		0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, /* quarant. */
 		0x00, 0x00, 0x20, 0x00, 0x00, 0x00, 0x00, 0x80, /* zeroing */
+		0xc4, 0xc3, 0xc2, 0xc1,                         /* tenant_c. */
+		0xd4, 0xd3, 0xd2, 0xd1,                         /* quota_c. */
+		0xe8, 0xe7, 0xe6, 0xe5, 0xe4, 0xe3, 0xe2, 0xe1, /* keys */
 	};
 	static const uint8_t err[] = {
 		HDR(0x05, 0x01, 0, 0x00, 0x00, 0x00, 0x80),
@@ -302,6 +401,7 @@ static void test_stat(void)
 	uint8_t buf[RMP_MSG_MAX];
 	int n;
 
+	CHECK_EQ(sizeof(rep), RMP_MSG_HDR_LEN + 128);
 	msg_init(&m, RMP_OP_STAT, 0);
 	check_wire(&m, req, sizeof(req));
 
@@ -317,13 +417,162 @@ static void test_stat(void)
 	msg_init(&m, RMP_OP_STAT, 1);
 	m.u.stat.numa_node = INT32_MIN;
 	n = rmp_msg_encode(buf, sizeof(buf), &m);
-	CHECK_EQ(n, RMP_MSG_HDR_LEN + 112);
+	CHECK_EQ(n, RMP_MSG_HDR_LEN + 128);
 	CHECK_EQ(rmp_msg_decode(buf, (size_t)n, &out), 0);
 	CHECK_EQ(out.u.stat.numa_node, INT32_MIN);
 	m.u.stat.numa_node = INT32_MAX;
 	n = rmp_msg_encode(buf, sizeof(buf), &m);
 	CHECK_EQ(rmp_msg_decode(buf, (size_t)n, &out), 0);
 	CHECK_EQ(out.u.stat.numa_node, INT32_MAX);
+
+	/* The new fields at payload offsets 112, 116 and 120. */
+	msg_init(&m, RMP_OP_STAT, 1);
+	m.u.stat.tenant_connections = 3;
+	m.u.stat.quota_connections = 5;
+	m.u.stat.keys = 0x0100000000000007ull;
+	n = rmp_msg_encode(buf, sizeof(buf), &m);
+	CHECK_EQ(n, RMP_MSG_HDR_LEN + 128);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 111], 0);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 112], 3);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 116], 5);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 120], 7);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 127], 1);
+	CHECK_EQ(rmp_msg_decode(buf, (size_t)n, &out), 0);
+	CHECK_EQ(out.u.stat.tenant_connections, 3);
+	CHECK_EQ(out.u.stat.quota_connections, 5);
+	CHECK(out.u.stat.keys == 0x0100000000000007ull);
+	/* A protocol 2 STAT reply (112 bytes) is refused. */
+	buf[8] = 112;
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 112, &out), -EBADMSG);
+}
+
+static void test_auth(void)
+{
+	static const uint8_t req[] = {
+		HDR(0x06, 0x00, 32, 0, 0, 0, 0),
+		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, /* proof */
+		0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+		0xf0, 0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7,
+		0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe, 0xff,
+	};
+	static const uint8_t rep[] = {
+		HDR(0x06, 0x01, 0, 0, 0, 0, 0),
+	};
+	/* -EACCES with detail RMP_DETAIL_BAD_PROOF in flags bits 8..15. */
+	static const uint8_t err[] = {
+		HDR(0x06, 0x01, 0, 0xf3, 0xff, 0xff, 0xff),
+	};
+	uint8_t err_detail[sizeof(err)];
+	struct rmp_msg m, out;
+	uint8_t buf[RMP_MSG_MAX];
+	int i;
+
+	msg_init(&m, RMP_OP_AUTH, 0);
+	for (i = 0; i < 16; i++)
+		m.u.auth.proof[i] = (uint8_t)i;
+	for (i = 16; i < RMP_AUTH_PROOF_LEN; i++)
+		m.u.auth.proof[i] = (uint8_t)(0xe0 + i);
+	check_wire(&m, req, sizeof(req));
+
+	msg_init(&m, RMP_OP_AUTH, 1);
+	check_wire(&m, rep, sizeof(rep));
+
+	msg_init(&m, RMP_OP_AUTH, 1);
+	m.hdr.status = -EACCES;
+	check_wire(&m, err, sizeof(err));
+	memcpy(err_detail, err, sizeof(err));
+	err_detail[7] = RMP_DETAIL_BAD_PROOF;
+	m.hdr.flags |= RMP_MSG_F_DETAIL(RMP_DETAIL_BAD_PROOF);
+	check_wire(&m, err_detail, sizeof(err_detail));
+
+	/* A proof of all zeros is a proof like any other on the wire. */
+	msg_init(&m, RMP_OP_AUTH, 0);
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 32);
+	memset(&out, 0xff, sizeof(out));
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 32, &out), 0);
+	for (i = 0; i < RMP_AUTH_PROOF_LEN && !out.u.auth.proof[i]; i++)
+		;
+	CHECK_EQ(i, RMP_AUTH_PROOF_LEN);
+
+	/* A success reply with a payload, a request without one. */
+	memcpy(buf, req, sizeof(req));
+	buf[6] = RMP_MSG_F_REPLY;
+	CHECK_EQ(rmp_msg_decode(buf, sizeof(req), &out), -EBADMSG);
+	memcpy(buf, req, sizeof(req));
+	buf[8] = 0;
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN, &out), -EBADMSG);
+	/* One byte too many. */
+	memcpy(buf, req, sizeof(req));
+	buf[8] = 33;
+	buf[sizeof(req)] = 0;
+	CHECK_EQ(rmp_msg_decode(buf, sizeof(req) + 1, &out), -EBADMSG);
+	/* A status on a request. */
+	memcpy(buf, req, sizeof(req));
+	buf[12] = 0xff;
+	CHECK_EQ(rmp_msg_decode(buf, sizeof(req), &out), -EBADMSG);
+}
+
+/* The detail code of an error reply rides in flags bits 8..15. */
+static void test_detail(void)
+{
+	static const unsigned details[] = {
+		RMP_DETAIL_NONE, RMP_DETAIL_BYTES, RMP_DETAIL_LEASES,
+		RMP_DETAIL_KEYS, RMP_DETAIL_BAD_PROOF, RMP_DETAIL_REPLAYED,
+		RMP_DETAIL_NOT_AUTHED, RMP_DETAIL_TENANT, 0xff,
+	};
+	struct rmp_msg m, out;
+	uint8_t buf[RMP_MSG_MAX];
+	size_t i;
+	int n;
+
+	CHECK_EQ(RMP_MSG_F_DETAIL(RMP_DETAIL_LEASES), 0x0200);
+	CHECK_EQ(RMP_MSG_F_DETAIL(0x1ff), 0xff00);
+	CHECK_EQ(RMP_MSG_DETAIL(0x0701), RMP_DETAIL_TENANT);
+	CHECK_EQ(RMP_MSG_DETAIL(RMP_MSG_F_REPLY), RMP_DETAIL_NONE);
+	CHECK_EQ(RMP_MSG_DETAIL(0xffff), 0xff);
+	CHECK_EQ(RMP_MSG_F_DETAIL(RMP_DETAIL_BYTES) & RMP_MSG_F_REPLY, 0);
+
+	for (i = 0; i < sizeof(details) / sizeof(details[0]); i++) {
+		msg_init(&m, RMP_OP_ALLOC, 1);
+		m.hdr.status = -EDQUOT;
+		m.hdr.flags |= RMP_MSG_F_DETAIL(details[i]);
+		n = rmp_msg_encode(buf, sizeof(buf), &m);
+		CHECK_EQ(n, RMP_MSG_HDR_LEN);
+		CHECK_EQ(buf[6], RMP_MSG_F_REPLY);
+		CHECK_EQ(buf[7], details[i]);
+		memset(&out, 0xee, sizeof(out));
+		CHECK_EQ(rmp_msg_decode(buf, (size_t)n, &out), 0);
+		CHECK_EQ(out.hdr.status, -EDQUOT);
+		CHECK(out.hdr.flags & RMP_MSG_F_REPLY);
+		CHECK_EQ(RMP_MSG_DETAIL(out.hdr.flags), details[i]);
+	}
+	/* A detail on a success reply is carried as well (flags are opaque
+	 * to the codec), with the payload intact. */
+	msg_init(&m, RMP_OP_RENEW, 1);
+	m.hdr.flags |= RMP_MSG_F_DETAIL(RMP_DETAIL_KEYS);
+	m.u.renew_rep.ttl_ms = 5;
+	n = rmp_msg_encode(buf, sizeof(buf), &m);
+	CHECK_EQ(n, RMP_MSG_HDR_LEN + 8);
+	CHECK_EQ(rmp_msg_decode(buf, (size_t)n, &out), 0);
+	CHECK_EQ(RMP_MSG_DETAIL(out.hdr.flags), RMP_DETAIL_KEYS);
+	CHECK_EQ(out.u.renew_rep.ttl_ms, 5);
+
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_NONE), "");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_BYTES), "the tenant's byte limit");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_LEASES),
+		  "the tenant's lease limit");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_KEYS), "the keys-per-lease limit");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_BAD_PROOF),
+		  "the key does not match the tenant's");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_REPLAYED),
+		  "the proof was replayed from another connection");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_NOT_AUTHED),
+		  "a request before authentication");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_TENANT),
+		  "the lease belongs to another tenant");
+	CHECK_STR(rmp_detail_str(8), "");
+	CHECK_STR(rmp_detail_str(0xff), "");
+	CHECK_STR(rmp_detail_str(~0u), "");
 }
 
 /* Unknown flag bits are carried through unchanged. */
@@ -381,16 +630,22 @@ static void test_encode_errors(void)
 	CHECK(!buf[52] && !buf[53] && !buf[54] && !buf[55]);
 	msg_init(&m, RMP_OP_RENEW, 0);
 	m.u.renew.reserved = 1;
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 16);
-	CHECK(!buf[36] && !buf[37] && !buf[38] && !buf[39]);
-	msg_init(&m, RMP_OP_ATTACH, 1);
-	m.u.lease.reserved = 0xffffffff;
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 56);
-	CHECK(!buf[76] && !buf[77] && !buf[78] && !buf[79]);
+	m.u.renew.ttl_s = 0x01010101;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 24);
+	CHECK(buf[40] == 1 && buf[43] == 1);
+	CHECK(!buf[44] && !buf[45] && !buf[46] && !buf[47]);
 	msg_init(&m, RMP_OP_STAT, 1);
 	m.u.stat.reserved = 0x100;
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 112);
+	m.u.stat.keys_mode = 0x01010101;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 128);
+	CHECK(buf[112] == 1 && buf[115] == 1);
 	CHECK(!buf[116] && !buf[117] && !buf[118] && !buf[119]);
+	/* What used to be the lease desc's reserved word is holders now. */
+	msg_init(&m, RMP_OP_ATTACH, 1);
+	m.u.lease.holders = 0xffffffff;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 56);
+	CHECK(buf[76] == 0xff && buf[77] == 0xff && buf[78] == 0xff &&
+	      buf[79] == 0xff);
 
 	/* The encoder owns magic, version and payload_len. */
 	msg_init(&m, RMP_OP_FREE, 1);
@@ -451,12 +706,19 @@ static void test_decode_errors(void)
 
 	/* Wrong version: header stored so the reply can echo req_id. */
 	n = good(buf, RMP_OP_STAT, 0);
-	buf[4] = 3;
+	CHECK_EQ(buf[4], 3);
+	buf[4] = 4;
 	memset(&m, 0xff, sizeof(m));
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	CHECK_EQ(m.hdr.req_id, REQ_ID);
-	CHECK_EQ(m.hdr.version, 3);
-	/* Protocol 1 (STAT was 96 bytes then) is no longer spoken. */
+	CHECK_EQ(m.hdr.version, 4);
+	/* Protocol 2 (no AUTH, no tenants) is no longer spoken... */
+	buf[4] = 2;
+	memset(&m, 0xff, sizeof(m));
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
+	CHECK_EQ(m.hdr.version, 2);
+	CHECK_EQ(m.hdr.req_id, REQ_ID);
+	/* ...nor protocol 1 (STAT was 96 bytes then). */
 	buf[4] = 1;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	CHECK_EQ(m.hdr.opcode, RMP_OP_STAT);
@@ -534,21 +796,46 @@ static void test_decode_errors(void)
 	n = good(buf, RMP_OP_RENEW, 0);
 	buf[n - 4] = 0x80;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EBADMSG);
-	n = good(buf, RMP_OP_ALLOC, 1);
-	buf[n - 2] = 1;
-	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EBADMSG);
-	n = good(buf, RMP_OP_ATTACH, 1);
-	buf[n - 3] = 1;
+	CHECK_EQ(m.u.renew.reserved, 0);
+	n = good(buf, RMP_OP_STAT, 1);
+	buf[RMP_MSG_HDR_LEN + 95] = 0xff;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EBADMSG);
 	n = good(buf, RMP_OP_STAT, 1);
-	buf[n - 17] = 0xff;
+	buf[RMP_MSG_HDR_LEN + 92] = 0x01;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EBADMSG);
 	/* The bytes around reserved are real fields. */
 	n = good(buf, RMP_OP_STAT, 1);
-	buf[n - 21] = 0xff;
-	buf[n - 16] = 0xff;
+	buf[RMP_MSG_HDR_LEN + 91] = 0xff;
+	buf[RMP_MSG_HDR_LEN + 96] = 0xff;
 	buf[n - 1] = 0xff;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
+	CHECK_EQ(m.u.stat.keys_mode, 0xff000000u);
+	CHECK_EQ(m.u.stat.quarantined_bytes, 0xff);
+	CHECK(m.u.stat.keys == 0xff00000000000000ull);
+	/* No reserved word in a lease desc any more: holders may be
+	 * anything, in ALLOC and ATTACH replies alike. */
+	n = good(buf, RMP_OP_ALLOC, 1);
+	buf[n - 2] = 1;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
+	CHECK_EQ(m.u.lease.holders, 0x00010000);
+	n = good(buf, RMP_OP_ATTACH, 1);
+	buf[n - 4] = 2;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
+	CHECK_EQ(m.u.lease.holders, 2);
+	/* No reserved bytes in FREE, ATTACH or AUTH requests: every bit is
+	 * a field. */
+	n = good(buf, RMP_OP_FREE, 0);
+	buf[n - 1] = 0x80;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
+	CHECK(m.u.free.secret == 0x8000000000000000ull);
+	n = good(buf, RMP_OP_ATTACH, 0);
+	buf[n - 1] = 0x80;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
+	CHECK_EQ(m.u.attach.flags, 0x80000000u);
+	n = good(buf, RMP_OP_AUTH, 0);
+	buf[n - 1] = 0x80;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
+	CHECK_EQ(m.u.auth.proof[RMP_AUTH_PROOF_LEN - 1], 0x80);
 
 	/* Positive status on a reply, with and without a payload. */
 	n = good(buf, RMP_OP_FREE, 1);
@@ -577,24 +864,51 @@ static void test_names(void)
 	CHECK_STR(rmp_opcode_name(RMP_OP_FREE), "FREE");
 	CHECK_STR(rmp_opcode_name(RMP_OP_ATTACH), "ATTACH");
 	CHECK_STR(rmp_opcode_name(RMP_OP_STAT), "STAT");
+	CHECK_STR(rmp_opcode_name(RMP_OP_AUTH), "AUTH");
 	CHECK_STR(rmp_opcode_name(0), "?");
-	CHECK_STR(rmp_opcode_name(6), "?");
+	CHECK_STR(rmp_opcode_name(7), "?");
 	CHECK_STR(rmp_opcode_name(~0u), "?");
+
+	CHECK_STR(rmp_keys_mode_name(RMP_KEYS_WINDOW), "window");
+	CHECK_STR(rmp_keys_mode_name(RMP_KEYS_REGION), "region");
+	CHECK_STR(rmp_keys_mode_name(RMP_KEYS_POOL), "pool");
+	CHECK_STR(rmp_keys_mode_name(0), "unknown");
+
+	/* The reasons keep their wire values. */
+	CHECK_EQ(RMP_REJ_BAD_REQUEST, 1);
+	CHECK_EQ(RMP_REJ_PROTO, 2);
+	CHECK_EQ(RMP_REJ_UNKNOWN_TENANT, 3);
+	CHECK_EQ(RMP_REJ_FULL, 4);
+	CHECK_EQ(RMP_REJ_DRAINING, 5);
+	CHECK_EQ(RMP_REJ_INTERNAL, 6);
+	CHECK_EQ(RMP_REJ_COOLDOWN, 7);
+	CHECK_EQ(RMP_REJ_ANONYMOUS, 8);
+	CHECK_EQ(RMP_REJ_TENANT_FULL, 9);
+	CHECK_EQ(RMP_REJ_PEER_FULL, 10);
+	CHECK_EQ(RMP_REJ_NETWORK, 11);
 
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_BAD_REQUEST), "bad request");
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_PROTO),
 		  "no common protocol version");
-	CHECK_STR(rmp_reject_reason_str(RMP_REJ_UNKNOWN_CLIENT),
-		  "unknown client");
+	CHECK_STR(rmp_reject_reason_str(RMP_REJ_UNKNOWN_TENANT),
+		  "unknown tenant");
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_FULL), "server full");
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_DRAINING), "server draining");
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_INTERNAL),
 		  "server internal error");
-	CHECK_STR(rmp_reject_reason_str(0), "unknown reason");
-	CHECK_STR(rmp_reject_reason_str(8), "unknown reason");
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_COOLDOWN),
-		  "refused for a while: too many access errors from this "
-		  "address");
+		  "refused for a while: too many access or authentication "
+		  "errors from this address");
+	CHECK_STR(rmp_reject_reason_str(RMP_REJ_ANONYMOUS),
+		  "anonymous access is disabled: name a tenant and its key");
+	CHECK_STR(rmp_reject_reason_str(RMP_REJ_TENANT_FULL),
+		  "the tenant's connection limit is reached");
+	CHECK_STR(rmp_reject_reason_str(RMP_REJ_PEER_FULL),
+		  "the connection limit of this address is reached");
+	CHECK_STR(rmp_reject_reason_str(RMP_REJ_NETWORK),
+		  "the tenant may not connect from this address");
+	CHECK_STR(rmp_reject_reason_str(0), "unknown reason");
+	CHECK_STR(rmp_reject_reason_str(12), "unknown reason");
 	CHECK_STR(rmp_reject_reason_str(0xffff), "unknown reason");
 }
 
@@ -603,67 +917,102 @@ static int conn_req_eq(const struct rmp_conn_req *a,
 {
 	return a->proto_min == b->proto_min && a->proto_max == b->proto_max &&
 	       a->flags == b->flags && !strcmp(a->name, b->name) &&
-	       !memcmp(a->cred, b->cred, sizeof(a->cred));
+	       !strcmp(a->tenant, b->tenant);
 }
+
+/* Wire offsets of the connect request. */
+#define REQ_NAME 8
+#define REQ_TENANT 32
 
 static void test_conn_req(void)
 {
 	static const uint8_t want[RMP_CONN_REQ_LEN] = {
-		0x52, 0x4d, 0x50, 0x43, 0x01, 0x03, 0x34, 0x12,
-		'c', 'l', 'i', 'e', 'n', 't', '-', '1',
+		0x52, 0x4d, 0x50, 0x43, 0x03, 0x05, 0x34, 0x12,
+		'c', 'l', 'i', 'e', 'n', 't', '-', '1',          /* name */
 		0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-		0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
-		0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff,
+		'a', 'c', 'm', 'e', '.', 'B', '_', '9',          /* tenant */
+		'-', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	};
 	uint8_t buf[RMP_CONN_REQ_LEN + 8];
 	struct rmp_conn_req r, out;
-	int i;
 
+	CHECK_EQ(sizeof(want), 56);
 	memset(&r, 0, sizeof(r));
-	r.proto_min = 1;
-	r.proto_max = 3;
+	r.proto_min = 3;
+	r.proto_max = 5;
 	r.flags = 0x1234;
 	strcpy(r.name, "client-1");
-	for (i = 0; i < RMP_CRED_LEN; i++)
-		r.cred[i] = (uint8_t)(i * 0x11);
+	strcpy(r.tenant, "acme.B_9-");
 	memset(buf, 0xaa, sizeof(buf));
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
 	CHECK(!memcmp(buf, want, sizeof(want)));
+	CHECK_EQ(buf[REQ_TENANT], 'a');
+	CHECK_EQ(buf[RMP_CONN_REQ_LEN - 1], 0);
 	CHECK_EQ(buf[RMP_CONN_REQ_LEN], 0xaa);
+	CHECK_EQ(rmp_conn_req_encode(buf, RMP_CONN_REQ_LEN, &r),
+		 RMP_CONN_REQ_LEN);
 	CHECK_EQ(rmp_conn_req_encode(buf, RMP_CONN_REQ_LEN - 1, &r),
 		 -EMSGSIZE);
+	CHECK_EQ(rmp_conn_req_encode(buf, 48, &r), -EMSGSIZE);
 	CHECK_EQ(rmp_conn_req_encode(buf, 0, &r), -EMSGSIZE);
 
 	memset(&out, 0xff, sizeof(out));
 	CHECK_EQ(rmp_conn_req_decode(want, sizeof(want), &out), 0);
 	CHECK(conn_req_eq(&r, &out));
 	CHECK_STR(out.name, "client-1");
+	CHECK_STR(out.tenant, "acme.B_9-");
+	CHECK_EQ(out.proto_min, 3);
+	CHECK_EQ(out.proto_max, 5);
+	CHECK_EQ(out.flags, 0x1234);
 	/* Transport padding after the fixed length is ignored. */
 	memcpy(buf, want, sizeof(want));
 	memset(buf + sizeof(want), 0x5a, 8);
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), 0);
+	CHECK_STR(out.tenant, "acme.B_9-");
+	/* Short: the protocol 3 range, but not all 56 bytes. */
+	memset(&out, 0xff, sizeof(out));
 	CHECK_EQ(rmp_conn_req_decode(want, sizeof(want) - 1, &out), -EBADMSG);
+	CHECK_EQ(out.proto_min, 0);
+	CHECK_STR(out.name, "");
+	CHECK_STR(out.tenant, "");
+	CHECK_EQ(rmp_conn_req_decode(want, 48, &out), -EBADMSG);
+	CHECK_EQ(rmp_conn_req_decode(want, 8, &out), -EBADMSG);
+	CHECK_EQ(rmp_conn_req_decode(want, 7, &out), -EBADMSG);
 	CHECK_EQ(rmp_conn_req_decode(want, 0, &out), -EBADMSG);
 	memcpy(buf, want, sizeof(want));
 	buf[3] = 0x31;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
 
-	/* A 24-byte name has no NUL on the wire but one after decode. */
-	memset(r.name, 0, sizeof(r.name));
+	/* A 24-byte name and tenant have no NUL on the wire but one after
+	 * decode. */
+	memset(&r, 0, sizeof(r));
+	r.proto_min = r.proto_max = 3;
 	memset(r.name, '~', RMP_NAME_MAX);
 	r.name[0] = ' ';
+	memset(r.tenant, 'z', RMP_TENANT_NAME_MAX);
+	r.tenant[0] = '0';
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
-	CHECK_EQ(buf[8 + RMP_NAME_MAX - 1], '~');
+	CHECK_EQ(buf[REQ_NAME + RMP_NAME_MAX - 1], '~');
+	CHECK_EQ(buf[REQ_TENANT], '0');
+	CHECK_EQ(buf[REQ_TENANT + RMP_TENANT_NAME_MAX - 1], 'z');
 	memset(&out, 0xff, sizeof(out));
 	CHECK_EQ(rmp_conn_req_decode(buf, RMP_CONN_REQ_LEN, &out), 0);
 	CHECK_EQ(out.name[RMP_NAME_MAX], '\0');
+	CHECK_EQ(out.tenant[RMP_TENANT_NAME_MAX], '\0');
+	CHECK_EQ(strlen(out.tenant), RMP_TENANT_NAME_MAX);
 	CHECK(conn_req_eq(&r, &out));
 
-	/* Empty name. */
+	/* Empty name and tenant (an anonymous client). */
 	memset(r.name, 0, sizeof(r.name));
+	memset(r.tenant, 0, sizeof(r.tenant));
+	memset(buf, 0xaa, sizeof(buf));
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
+	CHECK_EQ(buf[REQ_TENANT], 0);
+	CHECK_EQ(buf[RMP_CONN_REQ_LEN - 1], 0);
+	memset(&out, 0xff, sizeof(out));
 	CHECK_EQ(rmp_conn_req_decode(buf, RMP_CONN_REQ_LEN, &out), 0);
 	CHECK_STR(out.name, "");
+	CHECK_STR(out.tenant, "");
 
 	/* Bad name bytes. */
 	memcpy(buf, want, sizeof(want));
@@ -677,58 +1026,230 @@ static void test_conn_req(void)
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
 	/* Garbage after the terminating NUL. */
 	memcpy(buf, want, sizeof(want));
-	buf[8 + RMP_NAME_MAX - 1] = 'x';
+	buf[REQ_NAME + RMP_NAME_MAX - 1] = 'x';
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
 	memcpy(buf, want, sizeof(want));
 	buf[10] = 0;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
 	/* A leading NUL with text behind it. */
 	memcpy(buf, want, sizeof(want));
-	buf[8] = 0;
+	buf[REQ_NAME] = 0;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
 
-	/* The encoder refuses names the decoder would refuse. */
+	/* Tenant bytes outside [A-Za-z0-9_.-], even printable ones. */
+	{
+		static const uint8_t bad[] = { ' ', '/', ':', '@', '[', '`',
+					       '{', '~', '+', '*', 0x7f,
+					       0x80, 0xff, 0x01, '\n' };
+		size_t i, rejected = 0;
+
+		for (i = 0; i < sizeof(bad); i++) {
+			memcpy(buf, want, sizeof(want));
+			buf[REQ_TENANT + 2] = bad[i];
+			memset(&out, 0xff, sizeof(out));
+			if (rmp_conn_req_decode(buf, sizeof(want), &out) ==
+			    -EBADMSG && !out.tenant[0] && !out.name[0])
+				rejected++;
+			else
+				printf("# tenant byte 0x%02x accepted\n",
+				       bad[i]);
+		}
+		CHECK_EQ(rejected, sizeof(bad));
+	}
+	/* Non-NUL after the tenant's NUL padding. */
+	memcpy(buf, want, sizeof(want));
+	buf[RMP_CONN_REQ_LEN - 1] = 'x';
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
+	memcpy(buf, want, sizeof(want));
+	buf[REQ_TENANT + 10] = 'x'; /* "acme.B_9-" NUL 'x' */
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
+	memcpy(buf, want, sizeof(want));
+	buf[REQ_TENANT] = 0; /* empty tenant with text behind */
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), -EBADMSG);
+	/* Flags are carried as they are. */
+	memcpy(buf, want, sizeof(want));
+	buf[6] = 0xff;
+	buf[7] = 0xff;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(want), &out), 0);
+	CHECK_EQ(out.flags, 0xffff);
+
+	/* The encoder refuses names and tenants the decoder would refuse. */
+	memset(&r, 0, sizeof(r));
+	r.proto_min = r.proto_max = 3;
 	strcpy(r.name, "tab\there");
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
 	memset(r.name, 'a', sizeof(r.name));
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
+	strcpy(r.name, "ok");
+	strcpy(r.tenant, "bad tenant");
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
+	strcpy(r.tenant, "a/b");
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
+	strcpy(r.tenant, "caf\xc3\xa9");
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
+	strcpy(r.tenant, "x:y");
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
+	memset(r.tenant, 'a', sizeof(r.tenant)); /* 25 bytes, no NUL */
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
+	strcpy(r.tenant, "A-z_0.9");
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
+	CHECK_EQ(rmp_conn_req_decode(buf, RMP_CONN_REQ_LEN, &out), 0);
+	CHECK_STR(out.tenant, "A-z_0.9");
+	CHECK_STR(out.name, "ok");
+}
+
+/*
+ * The version range is checked right after the magic: an old client gets
+ * -EPROTONOSUPPORT (and so a "protocol" reject naming the range), not
+ * -EBADMSG for its different layout.
+ */
+static void test_conn_req_version(void)
+{
+	/* A protocol 2 request: 48 bytes, a 16-byte credential at 32. */
+	static const uint8_t v2[48] = {
+		0x52, 0x4d, 0x50, 0x43, 0x02, 0x02, 0x00, 0x00,
+		'o', 'l', 'd', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 0, 0, 0, 0,
+		0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77,
+		0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff,
+	};
+	uint8_t buf[RMP_CONN_REQ_LEN];
+	struct rmp_conn_req r, out;
+	uint8_t *copy;
+
+	/* Exact-size heap copy: nothing past 48 bytes may be read. */
+	copy = malloc(sizeof(v2));
+	if (!copy)
+		abort();
+	memcpy(copy, v2, sizeof(v2));
+	memset(&out, 0xff, sizeof(out));
+	CHECK_EQ(rmp_conn_req_decode(copy, sizeof(v2), &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_min, 2);
+	CHECK_EQ(out.proto_max, 2);
+	CHECK_STR(out.name, "");
+	CHECK_STR(out.tenant, "");
+	free(copy);
+	/* Even 8 bytes are enough to tell the version range. */
+	CHECK_EQ(rmp_conn_req_decode(v2, 8, &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_max, 2);
+	/* The version is checked before the name: bad bytes don't matter. */
+	memcpy(buf, v2, sizeof(v2));
+	buf[9] = 0x01;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
+	/* But the magic comes first. */
+	buf[0] = 0;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EBADMSG);
+	CHECK_EQ(out.proto_min, 0);
+
+	/* A range 1..2, a range above 3, an inverted one. */
+	memcpy(buf, v2, sizeof(v2));
+	buf[4] = 1;
+	buf[5] = 2;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_min, 1);
+	CHECK_EQ(out.proto_max, 2);
+	buf[4] = 4;
+	buf[5] = 9;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_min, 4);
+	CHECK_EQ(out.proto_max, 9);
+	buf[4] = 3;
+	buf[5] = 2;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_min, 3);
+	CHECK_EQ(out.proto_max, 2);
+	/* A range that includes 3 but a protocol 2 length: bad request. */
+	buf[4] = 2;
+	buf[5] = 3;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EBADMSG);
+	CHECK_EQ(out.proto_min, 0);
+
+	/* Ranges that include 3 decode; the encoder sends any range. */
+	memset(&r, 0, sizeof(r));
+	r.proto_min = 1;
+	r.proto_max = 3;
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
+	CHECK_EQ(buf[4], 1);
+	CHECK_EQ(buf[5], 3);
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), 0);
+	r.proto_min = 3;
+	r.proto_max = 255;
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), 0);
+	CHECK_EQ(out.proto_max, 255);
+	r.proto_min = 2;
+	r.proto_max = 2;
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), -EPROTONOSUPPORT);
 }
 
 static void test_conn_rep(void)
 {
-	static const uint8_t want[RMP_CONN_REP_LEN] = {
-		0x52, 0x4d, 0x50, 0x43, 0x01, 0x02, 0x00, 0x00,
+	uint8_t want[RMP_CONN_REP_LEN] = {
+		0x52, 0x4d, 0x50, 0x43, 0x03, 0x02, 0x00, 0x00,
 		0x40, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
 	};
-	uint8_t buf[RMP_CONN_REP_LEN + 4];
+	uint8_t buf[RMP_CONN_REP_LEN + 4], *copy;
 	struct rmp_conn_rep r, out;
+	int i;
 
+	CHECK_EQ(sizeof(want), 48);
 	memset(&r, 0, sizeof(r));
-	r.version = 1;
+	r.version = 3;
 	r.keys_mode = RMP_KEYS_REGION;
 	r.credits = 64;
 	r.max_msg = RMP_MSG_MAX;
+	for (i = 0; i < RMP_CONN_NONCE_LEN; i++) {
+		r.nonce[i] = (uint8_t)(0x11 * i + 7);
+		want[16 + i] = (uint8_t)(0x11 * i + 7);
+	}
 	memset(buf, 0xaa, sizeof(buf));
 	CHECK_EQ(rmp_conn_rep_encode(buf, sizeof(buf), &r), RMP_CONN_REP_LEN);
 	CHECK(!memcmp(buf, want, sizeof(want)));
+	CHECK_EQ(buf[16], 7);
+	CHECK_EQ(buf[47], (uint8_t)(0x11 * 31 + 7));
 	CHECK_EQ(buf[RMP_CONN_REP_LEN], 0xaa);
 	CHECK_EQ(rmp_conn_rep_encode(buf, RMP_CONN_REP_LEN - 1, &r),
 		 -EMSGSIZE);
+	CHECK_EQ(rmp_conn_rep_encode(buf, 16, &r), -EMSGSIZE);
 
+	copy = malloc(sizeof(want));
+	if (!copy)
+		abort();
+	memcpy(copy, want, sizeof(want));
 	memset(&out, 0xff, sizeof(out));
-	CHECK_EQ(rmp_conn_rep_decode(want, sizeof(want), &out), 0);
-	CHECK_EQ(out.version, 1);
+	CHECK_EQ(rmp_conn_rep_decode(copy, sizeof(want), &out), 0);
+	free(copy);
+	CHECK_EQ(out.version, 3);
 	CHECK_EQ(out.keys_mode, RMP_KEYS_REGION);
 	CHECK_EQ(out.credits, 64);
 	CHECK_EQ(out.max_msg, RMP_MSG_MAX);
+	CHECK(!memcmp(out.nonce, r.nonce, RMP_CONN_NONCE_LEN));
 	memcpy(buf, want, sizeof(want));
 	CHECK_EQ(rmp_conn_rep_decode(buf, sizeof(buf), &out), 0);
+	/* Short, down to the 16 bytes protocol 2 sent: no nonce, no deal. */
+	memset(&out, 0xff, sizeof(out));
 	CHECK_EQ(rmp_conn_rep_decode(want, sizeof(want) - 1, &out), -EBADMSG);
+	CHECK_EQ(out.credits, 0);
+	CHECK_EQ(out.nonce[0], 0);
+	CHECK_EQ(rmp_conn_rep_decode(want, 16, &out), -EBADMSG);
+	CHECK_EQ(rmp_conn_rep_decode(want, 0, &out), -EBADMSG);
 	buf[0] = 0;
 	CHECK_EQ(rmp_conn_rep_decode(buf, sizeof(want), &out), -EBADMSG);
 	memcpy(buf, want, sizeof(want));
 	buf[7] = 1;
+	memset(&out, 0xff, sizeof(out));
 	CHECK_EQ(rmp_conn_rep_decode(buf, sizeof(want), &out), -EBADMSG);
+	CHECK_EQ(out.nonce[5], 0);
+	/* Every nonce byte is carried: flip each one. */
+	for (i = 0; i < RMP_CONN_NONCE_LEN; i++) {
+		memcpy(buf, want, sizeof(want));
+		buf[16 + i] ^= 0x80;
+		if (rmp_conn_rep_decode(buf, sizeof(want), &out) ||
+		    out.nonce[i] != (uint8_t)(r.nonce[i] ^ 0x80))
+			break;
+	}
+	CHECK_EQ(i, RMP_CONN_NONCE_LEN);
 }
 
 static void test_conn_rej(void)
@@ -765,6 +1286,27 @@ static void test_conn_rej(void)
 	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);
 	CHECK_EQ(rmp_conn_rej_decode(buf, RMP_CONN_REJ_LEN, &out), 0);
 	CHECK_STR(rmp_reject_reason_str(out.reason), "server draining");
+
+	/* A protocol reject for an old client names the server's range. */
+	r.reason = RMP_REJ_PROTO;
+	r.proto_min = RMP_PROTO_MIN;
+	r.proto_max = RMP_PROTO_MAX;
+	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);
+	CHECK_EQ(buf[4], RMP_REJ_PROTO);
+	CHECK_EQ(buf[6], 3);
+	CHECK_EQ(buf[7], 3);
+	/* The new reasons survive the trip. */
+	r.reason = RMP_REJ_NETWORK;
+	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);
+	CHECK_EQ(buf[4], 11);
+	CHECK_EQ(buf[5], 0);
+	CHECK_EQ(rmp_conn_rej_decode(buf, RMP_CONN_REJ_LEN, &out), 0);
+	CHECK_EQ(out.reason, RMP_REJ_NETWORK);
+	r.reason = RMP_REJ_ANONYMOUS;
+	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);
+	CHECK_EQ(rmp_conn_rej_decode(buf, RMP_CONN_REJ_LEN, &out), 0);
+	CHECK_STR(rmp_reject_reason_str(out.reason),
+		  "anonymous access is disabled: name a tenant and its key");
 }
 
 /* An error reply to a request too broken to name an opcode uses 0. */
@@ -797,12 +1339,16 @@ int main(void)
 	test_renew();
 	test_free();
 	test_attach();
+	test_lease_holders();
 	test_stat();
+	test_auth();
+	test_detail();
 	test_flags();
 	test_encode_errors();
 	test_decode_errors();
 	test_names();
 	test_conn_req();
+	test_conn_req_version();
 	test_conn_rep();
 	test_conn_rej();
 	test_error_reply_without_opcode();

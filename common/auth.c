@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/* auth.c -- tenant keys and the connect-time proof (HMAC-SHA256, libsodium). */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sodium.h>
+
+#include "auth.h"
+
+static const char label[16] = "rmpool-auth-v3"; /* NUL padded to 16 */
+
+int rmp_auth_init(void)
+{
+	return sodium_init() < 0 ? -EIO : 0;
+}
+
+void rmp_auth_random(void *buf, size_t len)
+{
+	randombytes_buf(buf, len);
+}
+
+/* padded -- s NUL padded to n bytes, cut at n. */
+static void padded(const char *s, uint8_t *out, size_t n)
+{
+	size_t l = strnlen(s, n);
+
+	memset(out, 0, n);
+	memcpy(out, s, l);
+}
+
+void rmp_auth_proof(const uint8_t *key, size_t key_len,
+		    const uint8_t nonce[RMP_NONCE_LEN], uint8_t version,
+		    const char *tenant, const char *name,
+		    uint8_t out[RMP_PROOF_LEN])
+{
+	crypto_auth_hmacsha256_state st;
+	uint8_t t[RMP_TENANT_MAX], n[RMP_TENANT_MAX];
+
+	padded(tenant, t, sizeof(t));
+	padded(name, n, sizeof(n));
+	crypto_auth_hmacsha256_init(&st, key, key_len);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label,
+				      sizeof(label));
+	crypto_auth_hmacsha256_update(&st, nonce, RMP_NONCE_LEN);
+	crypto_auth_hmacsha256_update(&st, &version, 1);
+	crypto_auth_hmacsha256_update(&st, t, sizeof(t));
+	crypto_auth_hmacsha256_update(&st, n, sizeof(n));
+	crypto_auth_hmacsha256_final(&st, out);
+	sodium_memzero(&st, sizeof(st));
+}
+
+bool rmp_auth_equal(const uint8_t a[RMP_PROOF_LEN],
+		    const uint8_t b[RMP_PROOF_LEN])
+{
+	return crypto_verify_32(a, b) == 0;
+}
+
+int rmp_key_parse(const char *text, uint8_t out[RMP_KEY_MAX], size_t *len)
+{
+	const char *s = text, *end;
+	uint8_t buf[RMP_KEY_MAX];
+	size_t n;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	end = s;
+	while (isxdigit((unsigned char)*end))
+		end++;
+	for (const char *p = end; *p; p++)
+		if (!isspace((unsigned char)*p))
+			return -EINVAL;
+	if ((end - s) % 2 || (size_t)(end - s) / 2 < RMP_KEY_MIN ||
+	    (size_t)(end - s) / 2 > RMP_KEY_MAX)
+		return -EINVAL;
+	if (sodium_hex2bin(buf, sizeof(buf), s, (size_t)(end - s), NULL, &n,
+			   NULL) || n != (size_t)(end - s) / 2) {
+		sodium_memzero(buf, sizeof(buf));
+		return -EINVAL;
+	}
+	memcpy(out, buf, n);
+	sodium_memzero(buf, sizeof(buf));
+	*len = n;
+	return 0;
+}
+
+int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
+		 char *err, size_t errlen)
+{
+	/* Room for the longest key, its newline and some slack; a longer
+	 * file is not a key. */
+	char text[2 * RMP_KEY_MAX + 64];
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = -EACCES;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		snprintf(err, errlen, "%s: owned by uid %u, not by this user "
+			 "(uid %u) or root", path, (unsigned)st.st_uid,
+			 (unsigned)geteuid());
+		goto out;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(err, errlen, "%s: readable or writable by others; "
+			 "chmod 600 %s", path, path);
+		goto out;
+	}
+	n = read(fd, text, sizeof(text));
+	if (n < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	/* A full buffer means a longer file: not a key. */
+	ret = -EINVAL;
+	if ((size_t)n < sizeof(text)) {
+		text[n] = '\0';
+		ret = rmp_key_parse(text, out, len);
+	}
+	if (ret)
+		snprintf(err, errlen, "%s: not a key (expected %d to %d hex "
+			 "digits)", path, 2 * RMP_KEY_MIN, 2 * RMP_KEY_MAX);
+out:
+	sodium_memzero(text, sizeof(text));
+	close(fd);
+	return ret;
+}
+
+void rmp_key_format(const uint8_t *key, size_t len, char *buf, size_t cap)
+{
+	sodium_bin2hex(buf, cap, key, len);
+}
+
+bool rmp_tenant_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	/* ASCII ranges, not isalnum(): the same answer in every locale. */
+	for (; s[n]; n++)
+		if (n >= RMP_TENANT_MAX ||
+		    !((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'z') ||
+		      (s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_' ||
+		      s[n] == '.' || s[n] == '-'))
+			return false;
+	return n > 0;
+}
+
+void rmp_wipe(void *p, size_t len)
+{
+	sodium_memzero(p, len);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* auth.h -- tenant keys and the connect-time proof (HMAC-SHA256, libsodium). */
+#ifndef RMP_AUTH_H
+#define RMP_AUTH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/*
+ * A tenant key is 16..64 random bytes shared by the tenant's clients and
+ * the daemon, written as hex (32..128 digits, trailing whitespace
+ * allowed). At connect time the server sends a fresh 32-byte nonce in its
+ * accept data; the client's first message, AUTH, carries
+ *
+ *   proof = HMAC-SHA256(key, "rmpool-auth-v3\0\0" || nonce[32] ||
+ *                            version[1] || tenant[24] || name[24])
+ *
+ * (tenant and name NUL padded as on the wire). The nonce makes a proof
+ * good for one connection only; the names and version bind it to what
+ * the client announced. Nothing here is hand-written crypto: HMAC, the
+ * constant-time compare and the random bytes are libsodium's.
+ */
+#define RMP_KEY_MIN 16
+#define RMP_KEY_MAX 64
+#define RMP_NONCE_LEN 32
+#define RMP_PROOF_LEN 32
+#define RMP_TENANT_MAX RMP_TENANT_NAME_MAX /* name bytes on the wire */
+
+/* rmp_auth_init -- initialise libsodium (idempotent). 0 or -EIO. */
+int rmp_auth_init(void);
+
+/* rmp_auth_random -- len random bytes (never fails after init). */
+void rmp_auth_random(void *buf, size_t len);
+
+/*
+ * rmp_auth_proof -- the proof above into out. tenant and name are C
+ * strings of at most 24 bytes (longer ones are cut: callers check).
+ */
+void rmp_auth_proof(const uint8_t *key, size_t key_len,
+		    const uint8_t nonce[RMP_NONCE_LEN], uint8_t version,
+		    const char *tenant, const char *name,
+		    uint8_t out[RMP_PROOF_LEN]);
+
+/* rmp_auth_equal -- constant-time compare of two proofs. */
+bool rmp_auth_equal(const uint8_t a[RMP_PROOF_LEN],
+		    const uint8_t b[RMP_PROOF_LEN]);
+
+/*
+ * rmp_key_parse -- hex text (whitespace around it ignored) to key bytes.
+ * Returns 0 and *len, or -EINVAL (not hex, odd digits, shorter than
+ * RMP_KEY_MIN or longer than RMP_KEY_MAX bytes). The text is never
+ * copied into messages.
+ */
+int rmp_key_parse(const char *text, uint8_t out[RMP_KEY_MAX], size_t *len);
+
+/*
+ * rmp_key_load -- read a key file: a regular file owned by the caller's
+ * effective user (or root) and not readable or writable by group or
+ * others, holding the hex text of a key. Returns 0, or -errno with a
+ * one-line reason in err ("FILE: readable by others; chmod 600 FILE",
+ * "FILE: not a key (expected 32 to 128 hex digits)", ...); err never
+ * holds any of the file's bytes.
+ */
+int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
+		 char *err, size_t errlen);
+
+/* rmp_key_format -- key as lower-case hex into buf (2*len+1 bytes). */
+void rmp_key_format(const uint8_t *key, size_t len, char *buf, size_t cap);
+
+/* rmp_tenant_name_ok -- 1..24 bytes of [A-Za-z0-9_.-]. */
+bool rmp_tenant_name_ok(const char *s);
+
+/* rmp_wipe -- clear secret bytes (not optimised away). */
+void rmp_wipe(void *p, size_t len);
+
+#endif /* RMP_AUTH_H */

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* tenant.h -- tenants: keys, limits, usage, and the connect-time proof. */
+#ifndef RMP_TENANT_H
+#define RMP_TENANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "auth.h"
+#include "config.h"
+
+/*
+ * A tenant is who may lease how much: its key proves a connection is its
+ * own; its leases count against its limits across all its connections,
+ * whether a connection holds them or not. Anonymous clients (naming no
+ * tenant) form one more tenant, "anonymous", when the config enables it.
+ * Pure bookkeeping: no I/O after rmp_tenants_new() read the key files.
+ */
+struct rmp_tenant {
+	char name[RMP_TENANT_MAX + 1]; /* "anonymous" for the anonymous one */
+	bool anonymous;
+	bool usable;          /* has a key (or is the enabled anonymous) */
+	uint8_t key[RMP_KEY_MAX];
+	size_t key_len;
+	struct rmp_tenant_limits limits;
+
+	uint64_t bytes, leases;  /* leased now (alive, connected or not) */
+	uint32_t connections;    /* connected now */
+	uint64_t auth_failures, quota_refusals;
+};
+
+struct rmp_tenants;
+
+/*
+ * rmp_tenants_new -- the tenants of cfg, their key files read (a missing
+ * file leaves that tenant unusable, with a warning saying how to create
+ * it; a file others can read, or not a key, is an error). Returns NULL on
+ * error (logged).
+ */
+struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg);
+/* Wipes the keys. Accepts NULL. */
+void rmp_tenants_free(struct rmp_tenants *ts);
+
+/*
+ * rmp_tenants_find -- the usable tenant called name ("" = anonymous).
+ * NULL when there is none: *why is then RMP_REJ_UNKNOWN_TENANT or
+ * RMP_REJ_ANONYMOUS.
+ */
+struct rmp_tenant *rmp_tenants_find(struct rmp_tenants *ts, const char *name,
+				    unsigned *why);
+
+/*
+ * rmp_tenants_check_proof -- does proof prove t's key for this nonce,
+ * version and client name? Returns RMP_DETAIL_NONE (yes; the proof is
+ * remembered), RMP_DETAIL_BAD_PROOF or RMP_DETAIL_REPLAYED (it was
+ * accepted on an earlier connection). The anonymous tenant has no key:
+ * any proof is accepted for it.
+ */
+unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
+				 const struct rmp_tenant *t,
+				 const uint8_t nonce[RMP_NONCE_LEN],
+				 uint8_t version, const char *name,
+				 const uint8_t proof[RMP_PROOF_LEN]);
+
+/*
+ * rmp_tenant_charge -- one more lease of bytes for t. 0, or -EDQUOT with
+ * *detail RMP_DETAIL_BYTES / RMP_DETAIL_LEASES (counted as a refusal).
+ */
+int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail);
+void rmp_tenant_uncharge(struct rmp_tenant *t, uint64_t bytes);
+
+/* rmp_tenant_may_connect -- below its connection limit? */
+bool rmp_tenant_may_connect(const struct rmp_tenant *t);
+
+#endif /* RMP_TENANT_H */

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz_auth.c -- libFuzzer target: the AUTH message and the proof check. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../daemon/config.h"
+#include "../../daemon/tenant.h"
+#include "proto.h"
+
+/*
+ * The input is what a client sends as its first message. It goes the way
+ * the daemon's rmp_request_auth() takes it: rmp_msg_decode(), and when it
+ * is an AUTH request, rmp_tenants_check_proof() against one fixed tenant,
+ * nonce, version and client name. The target asserts that the check
+ * accepts exactly the right proof (computed here with rmp_auth_proof())
+ * and nothing else, and that it never calls a wrong proof a replay: only
+ * the right proof is ever accepted, so only it can be replayed.
+ *
+ * Each input is tried twice: as it is, and with its first 32 bytes put
+ * into a well-formed AUTH request, so that random bytes reach the proof
+ * check without a seed corpus. Seeds (the right proof, alone and in a
+ * message, and a wrong one) are in corpus/fuzz_auth/, made with:
+ *
+ *   import hmac, hashlib, struct
+ *   key = bytes.fromhex(KEY_HEX); nonce = bytes((i * 37 + 11) % 256
+ *                                               for i in range(32))
+ *   msg = (b"rmpool-auth-v3\0\0" + nonce + b"\x03" +
+ *          b"fuzz".ljust(24, b"\0") + b"fuzz-client".ljust(24, b"\0"))
+ *   proof = hmac.new(key, msg, hashlib.sha256).digest()
+ *   hdr = struct.pack("<IBBHIiQ", 0x31504d52, 3, 6, 0, 32, 0, 1)
+ */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define KEY_HEX "f0e1d2c3b4a5968778695a4b3c2d1e0f00112233445566778899aabbccddeeff"
+#define TENANT "fuzz"
+#define CLIENT "fuzz-client"
+
+static struct rmp_tenants *tenants;
+static struct rmp_tenant *tenant;
+static uint8_t nonce[RMP_NONCE_LEN], other_nonce[RMP_NONCE_LEN];
+static uint8_t right[RMP_PROOF_LEN];
+
+/* setup -- the tenant table, from a config text like the daemon's. */
+static void setup(void)
+{
+	static const char text[] = "[tenant." TENANT "]\n"
+				   "key = " KEY_HEX "\n"
+				   "connections = 4\n";
+	static struct rmp_config cfg;
+	char err[256];
+	unsigned why;
+
+	if (rmp_config_load_string(&cfg, text, "fuzz_auth", err,
+				   sizeof(err))) {
+		fprintf(stderr, "fuzz_auth: %s\n", err);
+		abort();
+	}
+	tenants = rmp_tenants_new(&cfg);
+	if (!tenants)
+		abort();
+	tenant = rmp_tenants_find(tenants, TENANT, &why);
+	if (!tenant || tenant->anonymous)
+		abort();
+	for (unsigned i = 0; i < RMP_NONCE_LEN; i++) {
+		nonce[i] = (uint8_t)(i * 37 + 11);
+		other_nonce[i] = (uint8_t)~nonce[i];
+	}
+	rmp_auth_proof(cfg.tenants[0].key, cfg.tenants[0].key_len, nonce,
+		       RMP_PROTO_VERSION, TENANT, CLIENT, right);
+	rmp_wipe(&cfg, sizeof(cfg));
+}
+
+/* check -- one message through the daemon's AUTH path. */
+static void check(const uint8_t *buf, size_t len)
+{
+	struct rmp_msg m;
+	unsigned d;
+	int same;
+
+	if (rmp_msg_decode(buf, len, &m))
+		return;
+	if (m.hdr.opcode != RMP_OP_AUTH || (m.hdr.flags & RMP_MSG_F_REPLY))
+		return;
+	if (m.hdr.version != RMP_PROTO_VERSION || m.hdr.status != 0 ||
+	    len != RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN ||
+	    memcmp(m.u.auth.proof, buf + RMP_MSG_HDR_LEN, RMP_AUTH_PROOF_LEN))
+		abort(); /* the decoder let through what it must not */
+
+	d = rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
+				    CLIENT, m.u.auth.proof);
+	same = !memcmp(m.u.auth.proof, right, RMP_PROOF_LEN);
+	if (d == RMP_DETAIL_NONE && !same)
+		abort(); /* a wrong proof let in */
+	if (same && d != RMP_DETAIL_NONE)
+		abort(); /* the right proof refused */
+	if (!same && d != RMP_DETAIL_BAD_PROOF)
+		abort(); /* a wrong proof called a replay (or worse) */
+
+	/* The right proof works on its own connection, again and again... */
+	if (rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
+				    CLIENT, right) != RMP_DETAIL_NONE)
+		abort();
+	/* ...is a replay on another one... */
+	if (rmp_tenants_check_proof(tenants, tenant, other_nonce,
+				    RMP_PROTO_VERSION, CLIENT, right) !=
+	    RMP_DETAIL_REPLAYED)
+		abort();
+	/* ...and the received proof is no good on another connection. */
+	d = rmp_tenants_check_proof(tenants, tenant, other_nonce,
+				    RMP_PROTO_VERSION, CLIENT, m.u.auth.proof);
+	if (d != (same ? RMP_DETAIL_REPLAYED : RMP_DETAIL_BAD_PROOF))
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t buf[RMP_MSG_MAX];
+	struct rmp_msg m;
+	int n;
+
+	if (!tenants)
+		setup();
+
+	check(data, size);
+
+	/* The first 32 bytes as the proof of a well-formed AUTH request. */
+	if (size < RMP_AUTH_PROOF_LEN)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_AUTH;
+	m.hdr.req_id = 1;
+	memcpy(m.u.auth.proof, data, RMP_AUTH_PROOF_LEN);
+	n = rmp_msg_encode(buf, sizeof(buf), &m);
+	if (n != RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN)
+		abort();
+	check(buf, (size_t)n);
+	return 0;
+}

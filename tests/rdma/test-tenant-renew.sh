@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-tenant-renew.sh PORT -- `rmpool renew` from the shell keeps a lease
+# alive while an application reads it, without disturbing the
+# application (a renew by token changes nobody's key).
+#
+# A lease is allocated with ttl 6 s. rmp-test readloop attaches it and
+# reads 64 bytes back to back for 15 s, failing on any error. Meanwhile
+# `rmpool renew TOKEN --ttl 6` runs again and again (1 s apart), the token
+# given each of the four ways the CLI takes it (argument, "-" on stdin,
+# --token-file, $RMPOOL_TOKEN). The reader must read for the whole 15 s:
+# well over twice the ttl it attached with. After the last renew the lease expires within its
+# ttl (+ slack), and then `rmpool renew` fails. No client output holds
+# the tenant key.
+source "$(dirname "$0")/lib.sh"
+rmp_init tenant-renew "$1"
+rmp_conf lease ttl_min 1s
+rmp_conf lease expiry_tick 100ms
+TTL=6
+READ_S=15
+daemon_start
+
+OUT=$RMP_TMP/out
+mkdir -p "$OUT"
+rmp_raw alloc 4096 $TTL --token >"$OUT/alloc.out" || rmp_fail "alloc failed"
+token=$(sed -n 's/^TOKEN //p' "$OUT/alloc.out")
+[ -n "$token" ] || rmp_fail "no token"
+(umask 077 && printf '%s\n' "$token" >"$RMP_TMP/token")
+
+"$RMP_TESTBIN" readloop "$RMP_TEST_ADDR" "$RMP_PORT" "$token" $READ_S \
+	>"$OUT/readloop.out" 2>"$OUT/readloop.err" &
+reader=$!
+t0=$(date +%s%N)
+for _ in $(seq 1 300); do
+	grep -q '^ATTACHED ' "$OUT/readloop.out" && break
+	pid_running "$reader" || break
+	sleep 0.1
+done
+
+i=0
+while pid_running "$reader"; do
+	i=$((i + 1))
+	t_start=$(date +%s%N)
+	case $((i % 4)) in
+	1) how=argument
+	   rmpool renew "$token" --ttl $TTL ;;
+	2) how=stdin
+	   printf '%s\n' "$token" | rmpool renew - --ttl $TTL ;;
+	3) how=token-file
+	   rmpool renew --token-file "$RMP_TMP/token" --ttl $TTL ;;
+	0) how=RMPOOL_TOKEN
+	   RMPOOL_TOKEN=$token rmpool renew --ttl $TTL ;;
+	esac >"$OUT/renew$i.out" 2>"$OUT/renew$i.err"
+	rc=$?
+	t_last=$(date +%s%N)
+	echo "renew $i (token by $how) at $(((t_start - t0) / 1000000)) ms," \
+		"took $(((t_last - t_start) / 1000000)) ms: exit $rc"
+	cat "$OUT/renew$i.out" "$OUT/renew$i.err"
+	[ "$rc" -eq 0 ] || rmp_fail "rmpool renew (token by $how) exited $rc"
+	sleep 1
+done
+rc=0
+wait "$reader" || rc=$?
+cat "$OUT/readloop.out"
+sed 's/^/[readloop] /' "$OUT/readloop.err" >&2
+if [ "$rc" -ne 0 ]; then
+	# Diagnosis: does the server still hold the lease?
+	if rmp_raw byid attach "$token" --read; then
+		rmp_fail "the reader failed while the lease was renewed (exit" \
+			"$rc), although the server still holds the lease: a new" \
+			"connection attaches and reads it"
+	fi
+	rmp_fail "the reader failed while the lease was renewed (exit $rc)"
+fi
+[ "$i" -ge 4 ] || rmp_fail "only $i renewals ran during the read loop"
+attach_ttl=$(sed -n 's/^ATTACHED ttl_ms=//p' "$OUT/readloop.out")
+read -r _ reads _ ms _ < <(grep '^reads ' "$OUT/readloop.out")
+[ -n "$attach_ttl" ] && [ "$attach_ttl" -le $((TTL * 1000)) ] ||
+	rmp_fail "the reader attached with ttl '$attach_ttl' ms, want <= $((TTL * 1000))"
+[ "${reads:-0}" -gt 0 ] && [ "${ms:-0}" -ge $((READ_S * 1000)) ] ||
+	rmp_fail "the reader made ${reads:-no} reads in ${ms:-?} ms"
+[ "$ms" -gt $((attach_ttl + 2000)) ] ||
+	rmp_fail "the reader's $ms ms do not prove renewals (ttl $attach_ttl ms)"
+echo "ok: $reads reads in $ms ms on a lease attached with $attach_ttl ms to" \
+	"live, $i renewals by rmpool"
+
+# No more renewals: the lease ends within its ttl (+ tick + slack).
+now=$(date +%s%N)
+wait_ms=$(((t_last - now) / 1000000 + TTL * 1000 + 1500))
+[ "$wait_ms" -gt 0 ] && sleep "$(printf '%d.%03d' $((wait_ms / 1000)) $((wait_ms % 1000)))"
+check rmp_raw byid attach "$token" --expect EKEYEXPIRED
+rc=0
+rmpool renew "$token" --ttl $TTL >"$OUT/late.out" 2>"$OUT/late.err" || rc=$?
+cat "$OUT/late.out" "$OUT/late.err"
+[ "$rc" -eq 1 ] || rmp_fail "rmpool renew of an expired lease exited $rc, want 1"
+daemon_log_has "audit: expire tenant=test client=- peer=- lease=" ||
+	rmp_fail "no audit line for the expiry"
+
+# Neither half of the tenant key's hex in any output (control: in the
+# key file they are found).
+hex=$(cat "$RMP_KEY")
+pats=(-e "${hex:0:32}" -e "${hex:32:32}")
+grep -qiF "${pats[@]}" "$RMP_KEY" || rmp_fail "the key patterns do not match the key"
+leaks=$(grep -liF "${pats[@]}" "$OUT"/* "$RMP_DLOG")
+[ -z "$leaks" ] || rmp_fail "tenant key text found in:" $leaks
+daemon_stop
+rmp_pass

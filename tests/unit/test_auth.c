@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/* test_auth.c -- unit tests for tenant keys and the connect-time proof. */
+#include "check.h"
+#include "auth.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A 32-byte key 00 01 .. 1f and the nonce a0 a1 .. bf. */
+static const char key_hex[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+static void fill_nonce(uint8_t nonce[RMP_NONCE_LEN])
+{
+	for (int i = 0; i < RMP_NONCE_LEN; i++)
+		nonce[i] = (uint8_t)(0xa0 + i);
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/*
+ * Known answers pin the construction of auth.h. They were computed
+ * independently of libsodium and of this code, offline, with Python's
+ * hmac module:
+ *
+ *   import hmac, hashlib
+ *   def proof(key, nonce, version, tenant, name):
+ *       msg = (b"rmpool-auth-v3\0\0" + nonce + bytes([version]) +
+ *              tenant.ljust(24, b"\0") + name.ljust(24, b"\0"))
+ *       return hmac.new(key, msg, hashlib.sha256).hexdigest()
+ *   proof(bytes(range(32)), bytes(range(0xa0, 0xc0)), 3, b"acme",
+ *         b"client-1")
+ *   proof(bytes.fromhex("00112233445566778899aabbccddeeff"), bytes(32),
+ *         3, b"T" * 24, b"n" * 24)
+ *   proof(b"\xff" * 64, b"\x5a" * 32, 7, b"x", b"")
+ */
+static void test_known_answers(void)
+{
+	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], p[RMP_PROOF_LEN];
+	char h[2 * RMP_PROOF_LEN + 1], t24[25], n24[25];
+	size_t len;
+
+	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
+	CHECK_EQ(len, 32);
+	fill_nonce(nonce);
+	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+	hex(p, sizeof(p), h);
+	CHECK_STR(h, "95155a920fad07f83cc44c2462902b70"
+		     "d1934f02eb46b686062a10b0bf424927");
+
+	/* The shortest key; 24-byte names fill their fields, no NUL. */
+	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddeeff", key, &len),
+		 0);
+	CHECK_EQ(len, RMP_KEY_MIN);
+	memset(nonce, 0, sizeof(nonce));
+	memset(t24, 'T', 24);
+	t24[24] = '\0';
+	memset(n24, 'n', 24);
+	n24[24] = '\0';
+	rmp_auth_proof(key, len, nonce, 3, t24, n24, p);
+	hex(p, sizeof(p), h);
+	CHECK_STR(h, "52aef40cc84cc47200e2acce20e56e18"
+		     "2af39bd85c524bd0d1fd327501d0e7dc");
+
+	/* The longest key (one HMAC block), an empty name, version 7. */
+	memset(key, 0xff, RMP_KEY_MAX);
+	memset(nonce, 0x5a, sizeof(nonce));
+	rmp_auth_proof(key, RMP_KEY_MAX, nonce, 7, "x", "", p);
+	hex(p, sizeof(p), h);
+	CHECK_STR(h, "83abb4b3963561b2495edc9a198f6911"
+		     "4c43107e7cbaf14688b139a48e561f67");
+}
+
+static void test_proof_inputs(void)
+{
+	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN];
+	uint8_t base[RMP_PROOF_LEN], p[RMP_PROOF_LEN];
+	size_t len, i, differ;
+	char long_name[40];
+
+	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
+	fill_nonce(nonce);
+	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", base);
+
+	/* Deterministic. */
+	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+	CHECK(!memcmp(p, base, sizeof(p)));
+	CHECK(rmp_auth_equal(p, base));
+
+	/* Any key byte, any nonce byte changes it. */
+	for (i = 0, differ = 0; i < len; i++) {
+		key[i] ^= 0x01;
+		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+		key[i] ^= 0x01;
+		differ += !!memcmp(p, base, sizeof(p));
+	}
+	CHECK_EQ(differ, len);
+	for (i = 0, differ = 0; i < RMP_NONCE_LEN; i++) {
+		nonce[i] ^= 0x80;
+		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+		nonce[i] ^= 0x80;
+		differ += !!memcmp(p, base, sizeof(p));
+	}
+	CHECK_EQ(differ, RMP_NONCE_LEN);
+	/* A key one byte shorter (its prefix) is another key. */
+	rmp_auth_proof(key, len - 1, nonce, 3, "acme", "client-1", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+
+	/* Version, tenant, name. */
+	rmp_auth_proof(key, len, nonce, 2, "acme", "client-1", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	rmp_auth_proof(key, len, nonce, 3, "acmf", "client-1", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	rmp_auth_proof(key, len, nonce, 3, "acm", "client-1", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	rmp_auth_proof(key, len, nonce, 3, "", "client-1", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	rmp_auth_proof(key, len, nonce, 3, "acme", "client-2", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	rmp_auth_proof(key, len, nonce, 3, "acme", "", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	/* Tenant and name are separate fields: moving bytes between them
+	 * is another proof. */
+	rmp_auth_proof(key, len, nonce, 3, "acmec", "lient-1", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	rmp_auth_proof(key, len, nonce, 3, "client-1", "acme", p);
+	CHECK(memcmp(p, base, sizeof(p)));
+
+	/* Longer strings are cut at 24 bytes, as on the wire. */
+	memset(long_name, 'q', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, base);
+	long_name[24] = '\0';
+	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, p);
+	CHECK(!memcmp(p, base, sizeof(p)));
+	long_name[23] = '\0';
+	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, p);
+	CHECK(memcmp(p, base, sizeof(p)));
+
+	/* rmp_auth_equal looks at all 32 bytes. */
+	memcpy(p, base, sizeof(p));
+	CHECK(rmp_auth_equal(p, base));
+	p[0] ^= 1;
+	CHECK(!rmp_auth_equal(p, base));
+	p[0] ^= 1;
+	p[RMP_PROOF_LEN - 1] ^= 0x80;
+	CHECK(!rmp_auth_equal(p, base));
+}
+
+static void test_key_parse(void)
+{
+	uint8_t key[RMP_KEY_MAX], canary[RMP_KEY_MAX + 8];
+	char text[2 * RMP_KEY_MAX + 16];
+	size_t len;
+
+	len = 99;
+	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
+	CHECK_EQ(len, 32);
+	CHECK_EQ(key[0], 0x00);
+	CHECK_EQ(key[1], 0x01);
+	CHECK_EQ(key[31], 0x1f);
+
+	/* 32 digits (16 bytes), the least; upper case is hex too. */
+	CHECK_EQ(rmp_key_parse("00112233445566778899AABBCCDDEEFF", key, &len),
+		 0);
+	CHECK_EQ(len, 16);
+	CHECK_EQ(key[10], 0xaa);
+	CHECK_EQ(key[15], 0xff);
+	/* 128 digits (64 bytes), the most. */
+	memset(text, 'e', 128);
+	text[128] = '\0';
+	memset(canary, 0x5a, sizeof(canary));
+	CHECK_EQ(rmp_key_parse(text, canary, &len), 0);
+	CHECK_EQ(len, 64);
+	CHECK_EQ(canary[63], 0xee);
+	CHECK_EQ(canary[64], 0x5a); /* nothing written past the key */
+	/* Whitespace around it. */
+	CHECK_EQ(rmp_key_parse(" \t00112233445566778899aabbccddeeff\n", key,
+			       &len), 0);
+	CHECK_EQ(len, 16);
+	CHECK_EQ(key[0], 0x00);
+	CHECK_EQ(key[1], 0x11);
+	CHECK_EQ(rmp_key_parse("\n\n00112233445566778899aabbccddeeff\r\n  \n",
+			       key, &len), 0);
+	CHECK_EQ(len, 16);
+
+	/* Refused: too short, too long, odd, not hex, inner space. */
+	len = 77;
+	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddee", key, &len),
+		 -EINVAL); /* 30 digits */
+	CHECK_EQ(len, 77);
+	CHECK_EQ(rmp_key_parse("", key, &len), -EINVAL);
+	CHECK_EQ(rmp_key_parse("   \n", key, &len), -EINVAL);
+	memset(text, 'e', 130);
+	text[130] = '\0';
+	CHECK_EQ(rmp_key_parse(text, key, &len), -EINVAL); /* 65 bytes */
+	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddeeff0", key, &len),
+		 -EINVAL); /* 33 digits */
+	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddeefg", key, &len),
+		 -EINVAL);
+	CHECK_EQ(rmp_key_parse("0x112233445566778899aabbccddeeff", key, &len),
+		 -EINVAL);
+	CHECK_EQ(rmp_key_parse("0x00112233445566778899aabbccddeeff", key,
+			       &len), -EINVAL);
+	CHECK_EQ(rmp_key_parse("00112233445566778899 aabbccddeeff0011", key,
+			       &len), -EINVAL);
+	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddeeff x", key,
+			       &len), -EINVAL);
+	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddeeff\n"
+			       "00112233445566778899aabbccddeeff", key, &len),
+		 -EINVAL);
+	CHECK_EQ(rmp_key_parse("00:11:22:33:44:55:66:77:88:99:aa:bb:cc:dd:ee",
+			       key, &len), -EINVAL);
+	CHECK_EQ(len, 77);
+}
+
+static char tmpdir[64];
+
+/* write_file -- path in tmpdir holding text, with mode; 0 or -1. */
+static int write_file(char *path, size_t cap, const char *text, mode_t mode)
+{
+	int fd;
+
+	snprintf(path, cap, "%s/keyXXXXXX", tmpdir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
+	    fchmod(fd, mode)) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+static void test_key_load(void)
+{
+	static const char secret_hex[] =
+		"c0ffee00c0ffee00c0ffee00c0ffee00deadbeefdeadbeef";
+	uint8_t key[RMP_KEY_MAX];
+	char path[128], link[160], err[512];
+	size_t len;
+	int ret;
+
+	/* 600: fine. */
+	CHECK_EQ(write_file(path, sizeof(path), "c0ffee00c0ffee00c0ffee00"
+			    "c0ffee00deadbeefdeadbeef\n", 0600), 0);
+	len = 0;
+	err[0] = '\0';
+	CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)), 0);
+	CHECK_EQ(len, 24);
+	CHECK_EQ(key[0], 0xc0);
+	CHECK_EQ(key[23], 0xef);
+	/* 400 is fine as well. */
+	CHECK_EQ(chmod(path, 0400), 0);
+	CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)), 0);
+
+	/* Group or others may read or write it: refused, with the fix,
+	 * without the key. */
+	static const mode_t bad_modes[] = { 0640, 0644, 0604, 0620, 0602,
+					    0610, 0666 };
+	for (size_t i = 0; i < sizeof(bad_modes) / sizeof(bad_modes[0]);
+	     i++) {
+		char want[160];
+
+		CHECK_EQ(chmod(path, bad_modes[i]), 0);
+		err[0] = '\0';
+		len = 99;
+		ret = rmp_key_load(path, key, &len, err, sizeof(err));
+		CHECK_EQ(ret, -EACCES);
+		snprintf(want, sizeof(want), "chmod 600 %s", path);
+		if (!check_report(strstr(err, want) != NULL,
+				  "message says chmod 600 FILE", __FILE__,
+				  __LINE__))
+			printf("#   mode %o: \"%s\"\n", (unsigned)bad_modes[i],
+			       err);
+		CHECK(strstr(err, path) == err); /* "FILE: ..." */
+		CHECK(!strstr(err, "c0ffee"));
+		CHECK(!strstr(err, "deadbeef"));
+	}
+	CHECK_EQ(chmod(path, 0600), 0);
+
+	/* A symlink to a good key file is refused (O_NOFOLLOW). */
+	snprintf(link, sizeof(link), "%s.link", path);
+	CHECK_EQ(symlink(path, link), 0);
+	err[0] = '\0';
+	ret = rmp_key_load(link, key, &len, err, sizeof(err));
+	CHECK_EQ(ret, -ELOOP);
+	CHECK(strstr(err, link) != NULL);
+	CHECK(!strstr(err, "c0ffee"));
+	unlink(link);
+
+	/* Owned by someone else (only root can arrange that). */
+	if (geteuid() == 0) {
+		CHECK_EQ(chown(path, 65534, 65534), 0);
+		err[0] = '\0';
+		CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)),
+			 -EACCES);
+		CHECK(strstr(err, "owned by uid 65534") != NULL);
+		CHECK(!strstr(err, "c0ffee"));
+		CHECK_EQ(chown(path, 0, 0), 0);
+	} else {
+		CHECK(1); /* skipped: not root */
+		CHECK(1);
+		CHECK(1);
+		CHECK(1);
+		CHECK(1);
+	}
+	unlink(path);
+
+	/* Missing. */
+	snprintf(path, sizeof(path), "%s/missing.key", tmpdir);
+	err[0] = '\0';
+	CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)), -ENOENT);
+	CHECK(strstr(err, path) != NULL);
+
+	/* A directory is not a key file. */
+	err[0] = '\0';
+	CHECK_EQ(rmp_key_load(tmpdir, key, &len, err, sizeof(err)), -EACCES);
+	CHECK(strstr(err, "not a regular file") != NULL);
+
+	/* Not a key: the message says what is expected, never what the
+	 * file holds. */
+	CHECK_EQ(write_file(path, sizeof(path), "password=hunter2-sekrit\n",
+			    0600), 0);
+	err[0] = '\0';
+	ret = rmp_key_load(path, key, &len, err, sizeof(err));
+	CHECK(ret < 0);
+	CHECK_EQ(ret, -EINVAL);
+	CHECK(strstr(err, "not a key") != NULL);
+	CHECK(strstr(err, "32 to 128 hex digits") != NULL);
+	CHECK(!strstr(err, "hunter2"));
+	CHECK(!strstr(err, "sekrit"));
+	unlink(path);
+	/* A key that is one digit short: no digit of it in the message. */
+	CHECK_EQ(write_file(path, sizeof(path), secret_hex + 17, 0600), 0);
+	err[0] = '\0';
+	CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)), -EINVAL);
+	CHECK(!strstr(err, "deadbeef"));
+	CHECK(!strstr(err, "0c0ffee"));
+	unlink(path);
+	/* Empty. */
+	CHECK_EQ(write_file(path, sizeof(path), "", 0600), 0);
+	CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)), -EINVAL);
+	unlink(path);
+	/* The longest key with a trailing newline. */
+	{
+		char text[2 * RMP_KEY_MAX + 2];
+
+		memset(text, '7', 2 * RMP_KEY_MAX);
+		strcpy(text + 2 * RMP_KEY_MAX, "\n");
+		CHECK_EQ(write_file(path, sizeof(path), text, 0600), 0);
+		CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)), 0);
+		CHECK_EQ(len, RMP_KEY_MAX);
+		CHECK_EQ(key[RMP_KEY_MAX - 1], 0x77);
+		unlink(path);
+	}
+	/* A message cut to a small buffer is still NUL terminated. */
+	snprintf(path, sizeof(path), "%s/missing.key", tmpdir);
+	memset(err, 'x', sizeof(err));
+	CHECK_EQ(rmp_key_load(path, key, &len, err, 8), -ENOENT);
+	CHECK_EQ(strlen(err), 7);
+}
+
+static void test_key_format(void)
+{
+	uint8_t key[RMP_KEY_MAX], again[RMP_KEY_MAX];
+	char text[2 * RMP_KEY_MAX + 1];
+	size_t len, len2;
+
+	CHECK_EQ(rmp_key_parse("00112233445566778899AABBCCDDEEFF", key, &len),
+		 0);
+	rmp_key_format(key, len, text, sizeof(text));
+	CHECK_STR(text, "00112233445566778899aabbccddeeff");
+	CHECK_EQ(rmp_key_parse(text, again, &len2), 0);
+	CHECK_EQ(len2, len);
+	CHECK(!memcmp(key, again, len));
+}
+
+static void test_tenant_name(void)
+{
+	char s[40];
+
+	CHECK(rmp_tenant_name_ok("a"));
+	CHECK(rmp_tenant_name_ok("acme"));
+	CHECK(rmp_tenant_name_ok("A-z_0.9"));
+	CHECK(rmp_tenant_name_ok("..."));
+	CHECK(rmp_tenant_name_ok("-"));
+	memset(s, 'x', 24);
+	s[24] = '\0';
+	CHECK(rmp_tenant_name_ok(s));
+	s[24] = 'x';
+	s[25] = '\0';
+	CHECK(!rmp_tenant_name_ok(s));
+	CHECK(!rmp_tenant_name_ok(""));
+	CHECK(!rmp_tenant_name_ok("a b"));
+	CHECK(!rmp_tenant_name_ok(" a"));
+	CHECK(!rmp_tenant_name_ok("a\n"));
+	CHECK(!rmp_tenant_name_ok("a/b"));
+	CHECK(!rmp_tenant_name_ok("a:b"));
+	CHECK(!rmp_tenant_name_ok("a@b"));
+	CHECK(!rmp_tenant_name_ok("a+b"));
+	CHECK(!rmp_tenant_name_ok("a\\b"));
+	CHECK(!rmp_tenant_name_ok("a\"b"));
+	CHECK(!rmp_tenant_name_ok("caf\xc3\xa9"));
+	CHECK(!rmp_tenant_name_ok("\x7f"));
+	CHECK(!rmp_tenant_name_ok("\xff"));
+}
+
+static void test_random(void)
+{
+	uint8_t a[32], b[32];
+
+	CHECK_EQ(rmp_auth_init(), 0);
+	CHECK_EQ(rmp_auth_init(), 0); /* idempotent */
+	memset(a, 0, sizeof(a));
+	memset(b, 0, sizeof(b));
+	rmp_auth_random(a, sizeof(a));
+	rmp_auth_random(b, sizeof(b));
+	CHECK(memcmp(a, b, sizeof(a)));
+	rmp_wipe(a, sizeof(a));
+	CHECK(!memcmp(a, (uint8_t[32]){ 0 }, sizeof(a)));
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/rmp-auth-XXXXXX",
+		 t && *t && strlen(t) < 40 ? t : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	umask(077);
+	CHECK_EQ(rmp_auth_init(), 0);
+	test_known_answers();
+	test_proof_inputs();
+	test_key_parse();
+	test_key_load();
+	test_key_format();
+	test_tenant_name();
+	test_random();
+	rmdir(tmpdir);
+	return check_done();
+}

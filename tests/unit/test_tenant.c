@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: MIT */
+/* test_tenant.c -- unit tests for the daemon's tenant table. */
+#include "check.h"
+#include "config.h"
+#include "tenant.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MIB (UINT64_C(1) << 20)
+
+static char tmpdir[64];
+static char good_file[128], missing_file[128], open_file[128];
+
+static const char key_a_hex[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+static const char key_c_hex[] = "00112233445566778899aabbccddeeff";
+
+static int write_key(const char *path, const char *text, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL, 0600);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
+	    fchmod(fd, mode)) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/*
+ * The configuration under test: tenant "a" with an inline key and limits
+ * bytes=1M leases=2 connections=1; "b" whose key file does not exist;
+ * "c" whose key file is fine.
+ */
+static void make_config(struct rmp_config *cfg, bool anonymous)
+{
+	struct rmp_tenant_config *t;
+	size_t len;
+
+	rmp_config_defaults(cfg);
+	cfg->anonymous.enabled = anonymous;
+	cfg->anonymous.limits.leases = 1;
+
+	t = &cfg->tenants[cfg->ntenants++];
+	strcpy(t->name, "a");
+	if (rmp_key_parse(key_a_hex, t->key, &len))
+		abort();
+	t->key_len = len;
+	t->limits.bytes = MIB;
+	t->limits.leases = 2;
+	t->limits.connections = 1;
+
+	t = &cfg->tenants[cfg->ntenants++];
+	strcpy(t->name, "b");
+	strcpy(t->key_file, missing_file);
+
+	t = &cfg->tenants[cfg->ntenants++];
+	strcpy(t->name, "c");
+	strcpy(t->key_file, good_file);
+}
+
+static void test_find(void)
+{
+	struct rmp_config cfg;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *t;
+	char err[256];
+	unsigned why;
+
+	make_config(&cfg, false);
+	CHECK_EQ(rmp_config_check(&cfg, NULL, err, sizeof(err)), 0);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+
+	why = 0;
+	t = rmp_tenants_find(ts, "a", &why);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_STR(t->name, "a");
+		CHECK(t->usable);
+		CHECK(!t->anonymous);
+		CHECK_EQ(t->key_len, 32);
+		CHECK_EQ(t->key[31], 0x1f);
+		CHECK_EQ(t->limits.bytes, MIB);
+		CHECK_EQ(t->limits.leases, 2);
+		CHECK_EQ(t->limits.connections, 1);
+		CHECK_EQ(t->bytes, 0);
+		CHECK_EQ(t->leases, 0);
+		CHECK_EQ(t->connections, 0);
+	}
+	t = rmp_tenants_find(ts, "c", &why);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_STR(t->name, "c");
+		CHECK_EQ(t->key_len, 16);
+		CHECK_EQ(t->key[15], 0xff);
+	}
+
+	/* Unknown names, case matters. */
+	why = 0;
+	CHECK(rmp_tenants_find(ts, "nobody", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	why = 0;
+	CHECK(rmp_tenants_find(ts, "A", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	why = 0;
+	CHECK(rmp_tenants_find(ts, "aa", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	/* The key file of "b" is missing: it exists, but nobody gets in. */
+	why = 0;
+	CHECK(rmp_tenants_find(ts, "b", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	/* Anonymous is off. */
+	why = 0;
+	CHECK(rmp_tenants_find(ts, "", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_ANONYMOUS);
+	/* Naming the anonymous tenant is not a way in either. */
+	why = 0;
+	CHECK(rmp_tenants_find(ts, "anonymous", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	rmp_tenants_free(ts);
+
+	make_config(&cfg, true);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	why = 0;
+	t = rmp_tenants_find(ts, "", &why);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK(t->anonymous);
+		CHECK(t->usable);
+		CHECK_STR(t->name, "anonymous");
+		CHECK_EQ(t->key_len, 0);
+		CHECK_EQ(t->limits.leases, 1);
+	}
+	why = 0;
+	CHECK(rmp_tenants_find(ts, "anonymous", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	CHECK(rmp_tenants_find(ts, "a", &why) != NULL);
+	CHECK(rmp_tenants_find(ts, "b", &why) == NULL);
+	rmp_tenants_free(ts);
+	rmp_tenants_free(NULL);
+}
+
+static void test_charge(void)
+{
+	struct rmp_config cfg;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *t, *anon;
+	unsigned why, detail;
+
+	make_config(&cfg, true);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	t = rmp_tenants_find(ts, "a", &why);
+	anon = rmp_tenants_find(ts, "", &why);
+	CHECK(t && anon);
+	if (!t || !anon) {
+		rmp_tenants_free(ts);
+		return;
+	}
+
+	detail = 99;
+	CHECK_EQ(rmp_tenant_charge(t, MIB / 2, &detail), 0);
+	CHECK_EQ(detail, RMP_DETAIL_NONE);
+	CHECK_EQ(t->bytes, MIB / 2);
+	CHECK_EQ(t->leases, 1);
+	/* Over the byte limit. */
+	CHECK_EQ(rmp_tenant_charge(t, MIB / 2 + 1, &detail), -EDQUOT);
+	CHECK_EQ(detail, RMP_DETAIL_BYTES);
+	CHECK_EQ(t->bytes, MIB / 2);
+	CHECK_EQ(t->leases, 1);
+	CHECK_EQ(t->quota_refusals, 1);
+	/* Up to the byte limit exactly. */
+	CHECK_EQ(rmp_tenant_charge(t, MIB / 2, &detail), 0);
+	CHECK_EQ(detail, RMP_DETAIL_NONE);
+	CHECK_EQ(t->bytes, MIB);
+	CHECK_EQ(t->leases, 2);
+	/* Over the lease limit (even an empty lease). */
+	CHECK_EQ(rmp_tenant_charge(t, 0, &detail), -EDQUOT);
+	CHECK_EQ(detail, RMP_DETAIL_LEASES);
+	CHECK_EQ(t->leases, 2);
+	CHECK_EQ(t->quota_refusals, 2);
+	/* Both over: the lease limit is named. */
+	CHECK_EQ(rmp_tenant_charge(t, MIB, &detail), -EDQUOT);
+	CHECK_EQ(detail, RMP_DETAIL_LEASES);
+	/* One lease given back: the byte limit applies again. */
+	rmp_tenant_uncharge(t, MIB / 2);
+	CHECK_EQ(rmp_tenant_charge(t, RMP_CONFIG_SIZE_MAX, &detail), -EDQUOT);
+	CHECK_EQ(detail, RMP_DETAIL_BYTES);
+	CHECK_EQ(t->bytes, MIB / 2);
+	CHECK_EQ(t->leases, 1);
+	/* Back to zero. */
+	rmp_tenant_uncharge(t, MIB / 2);
+	CHECK_EQ(t->bytes, 0);
+	CHECK_EQ(t->leases, 0);
+	CHECK_EQ(t->quota_refusals, 4);
+	/* And the whole limit is free again. */
+	CHECK_EQ(rmp_tenant_charge(t, MIB, &detail), 0);
+	rmp_tenant_uncharge(t, MIB);
+	CHECK_EQ(t->bytes, 0);
+	CHECK_EQ(t->leases, 0);
+
+	/* Anonymous: one lease, no byte limit. */
+	CHECK_EQ(rmp_tenant_charge(anon, UINT64_C(1) << 40, &detail), 0);
+	CHECK_EQ(rmp_tenant_charge(anon, 1, &detail), -EDQUOT);
+	CHECK_EQ(detail, RMP_DETAIL_LEASES);
+	rmp_tenant_uncharge(anon, UINT64_C(1) << 40);
+	CHECK_EQ(anon->bytes, 0);
+	CHECK_EQ(anon->leases, 0);
+	/* The counters are the tenant's own. */
+	CHECK_EQ(t->quota_refusals, 4);
+
+	/* Connections: "a" may have one, anonymous any number. */
+	CHECK(rmp_tenant_may_connect(t));
+	t->connections = 1;
+	CHECK(!rmp_tenant_may_connect(t));
+	t->connections = 0;
+	CHECK(rmp_tenant_may_connect(t));
+	anon->connections = 1000;
+	CHECK(rmp_tenant_may_connect(anon));
+	rmp_tenants_free(ts);
+}
+
+static void test_proof(void)
+{
+	uint8_t key[RMP_KEY_MAX], n1[RMP_NONCE_LEN], n2[RMP_NONCE_LEN];
+	uint8_t p1[RMP_PROOF_LEN], p2[RMP_PROOF_LEN], bad[RMP_PROOF_LEN];
+	struct rmp_config cfg;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *a, *c, *anon;
+	unsigned why;
+	size_t len;
+
+	make_config(&cfg, true);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	a = rmp_tenants_find(ts, "a", &why);
+	c = rmp_tenants_find(ts, "c", &why);
+	anon = rmp_tenants_find(ts, "", &why);
+	CHECK(a && c && anon);
+	if (!a || !c || !anon) {
+		rmp_tenants_free(ts);
+		return;
+	}
+	memset(n1, 0x11, sizeof(n1));
+	memset(n2, 0x22, sizeof(n2));
+
+	/* The right key, nonce, version and client name. */
+	if (rmp_key_parse(key_a_hex, key, &len))
+		abort();
+	rmp_auth_proof(key, len, n1, RMP_PROTO_VERSION, "a", "client", p1);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+					 "client", p1), RMP_DETAIL_NONE);
+
+	/* Another key. */
+	if (rmp_key_parse(key_c_hex, key, &len))
+		abort();
+	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", bad);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
+					 "client", bad), RMP_DETAIL_BAD_PROOF);
+	CHECK_EQ(rmp_tenants_check_proof(ts, c, n2, RMP_PROTO_VERSION,
+					 "client", bad), RMP_DETAIL_BAD_PROOF);
+	/* The key of "c", for "c": fine (file keys work). */
+	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "c", "client", p2);
+	CHECK_EQ(rmp_tenants_check_proof(ts, c, n2, RMP_PROTO_VERSION,
+					 "client", p2), RMP_DETAIL_NONE);
+
+	/* The right proof of n1 shown again on a new connection (nonce
+	 * n2): a replay, and told as one. */
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
+					 "client", p1), RMP_DETAIL_REPLAYED);
+	/* Bound to the client name and the version, too. */
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+					 "client2", p1), RMP_DETAIL_REPLAYED);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, 2, "client", p1),
+		 RMP_DETAIL_REPLAYED);
+	/* A wrong proof that was never accepted is just wrong. */
+	memcpy(bad, p1, sizeof(bad));
+	bad[0] ^= 1;
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+					 "client", bad), RMP_DETAIL_BAD_PROOF);
+	memset(bad, 0, sizeof(bad));
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+					 "client", bad), RMP_DETAIL_BAD_PROOF);
+	/* The proof of "c" does not open "a" (it was accepted for "c", so
+	 * this is reported as a replay). */
+	CHECK(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION, "client",
+				      p2) != RMP_DETAIL_NONE);
+
+	/* A fresh right proof for n2 is fine. */
+	if (rmp_key_parse(key_a_hex, key, &len))
+		abort();
+	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", p2);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
+					 "client", p2), RMP_DETAIL_NONE);
+
+	/* Anonymous has no key: any proof. */
+	memset(bad, 0xee, sizeof(bad));
+	CHECK_EQ(rmp_tenants_check_proof(ts, anon, n1, RMP_PROTO_VERSION,
+					 "client", bad), RMP_DETAIL_NONE);
+	CHECK_EQ(rmp_tenants_check_proof(ts, anon, n1, RMP_PROTO_VERSION, "",
+					 p1), RMP_DETAIL_NONE);
+	rmp_tenants_free(ts);
+}
+
+/* Key files others can read, or that hold no key, fail the whole table. */
+static void test_bad_key_files(void)
+{
+	struct rmp_config cfg;
+	struct rmp_tenants *ts;
+
+	make_config(&cfg, false);
+	strcpy(cfg.tenants[2].key_file, open_file);
+	CHECK_EQ(chmod(open_file, 0644), 0);
+	CHECK(rmp_tenants_new(&cfg) == NULL);
+	CHECK_EQ(chmod(open_file, 0640), 0);
+	CHECK(rmp_tenants_new(&cfg) == NULL);
+	/* Once fixed, it loads. */
+	CHECK_EQ(chmod(open_file, 0600), 0);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	rmp_tenants_free(ts);
+
+	/* Not a key. */
+	unlink(open_file);
+	CHECK_EQ(write_key(open_file, "not a key\n", 0600), 0);
+	CHECK(rmp_tenants_new(&cfg) == NULL);
+	/* A symlink to a good file. */
+	unlink(open_file);
+	CHECK_EQ(symlink(good_file, open_file), 0);
+	CHECK(rmp_tenants_new(&cfg) == NULL);
+	unlink(open_file);
+
+	/* No tenants at all: only anonymous, if enabled. */
+	rmp_config_defaults(&cfg);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (ts) {
+		unsigned why = 0;
+
+		CHECK(rmp_tenants_find(ts, "", &why) == NULL);
+		CHECK_EQ(why, RMP_REJ_ANONYMOUS);
+		CHECK(rmp_tenants_find(ts, "a", &why) == NULL);
+		CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+		rmp_tenants_free(ts);
+	}
+}
+
+int main(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/rmp-tenant-XXXXXX",
+		 t && *t && t[0] == '/' && strlen(t) < 32 ? t : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return EXIT_FAILURE;
+	}
+	snprintf(good_file, sizeof(good_file), "%s/c.key", tmpdir);
+	snprintf(missing_file, sizeof(missing_file), "%s/b.key", tmpdir);
+	snprintf(open_file, sizeof(open_file), "%s/open.key", tmpdir);
+	if (write_key(good_file, key_c_hex, 0600) ||
+	    write_key(open_file, key_c_hex, 0600)) {
+		perror("write key");
+		return EXIT_FAILURE;
+	}
+
+	test_find();
+	test_charge();
+	test_proof();
+	test_bad_key_files();
+
+	unlink(good_file);
+	unlink(open_file);
+	rmdir(tmpdir);
+	return check_done();
+}
