@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* proto.c -- encode and decode of control messages and connect data. */
 #include "proto.h"
-#include "auth.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -440,6 +439,13 @@ static int name_char_ok(unsigned char c)
 	return c >= 0x20 && c <= 0x7e;
 }
 
+/* tenant_char_ok -- [A-Za-z0-9_.-], as rmp_tenant_name_ok (auth.c). */
+static int tenant_char_ok(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '-';
+}
+
 /* put_padded -- s (n bytes) then NULs up to width. */
 static uint8_t *put_padded(uint8_t *p, const char *s, size_t n, size_t width)
 {
@@ -462,8 +468,9 @@ int rmp_conn_req_encode(void *buf, size_t cap, const struct rmp_conn_req *r)
 	for (i = 0; i < n; i++)
 		if (!name_char_ok((unsigned char)r->name[i]))
 			return -EINVAL;
-	if (t && !rmp_tenant_name_ok(r->tenant))
-		return -EINVAL;
+	for (i = 0; i < t; i++)
+		if (!tenant_char_ok((unsigned char)r->tenant[i]))
+			return -EINVAL;
 	if (cap < RMP_CONN_REQ_LEN)
 		return -EMSGSIZE;
 
@@ -496,11 +503,6 @@ static int get_padded(const uint8_t *p, size_t width, int (*ok)(unsigned char),
 	return 0;
 }
 
-static int tenant_char_ok(unsigned char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-	       (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '-';
-}
 
 int rmp_conn_req_decode(const void *buf, size_t len, struct rmp_conn_req *r)
 {
