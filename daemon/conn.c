@@ -222,6 +222,8 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 
 	s->busy = false;
 	c->replies_due--;
+	/* Held: the closes below must not free c under us. */
+	c->hold++;
 	if (c->close_after_reply && c->state != RMP_CONN_CLOSING) {
 		c->local_failure = true;
 		rmp_conn_close(c, c->close_after_reply);
@@ -233,6 +235,7 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 			 ibv_wc_status_str(wc->status));
 		rmp_conn_close(c, "a reply could not be delivered");
 	}
+	c->hold--;
 	maybe_free(c);
 }
 
