@@ -154,12 +154,9 @@ bool rmp_tenant_name_ok(const char *s)
 {
 	size_t n = 0;
 
-	/* ASCII ranges, not isalnum(): the same answer in every locale. */
 	for (; s[n]; n++)
 		if (n >= RMP_TENANT_MAX ||
-		    !((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'z') ||
-		      (s[n] >= 'A' && s[n] <= 'Z') || s[n] == '_' ||
-		      s[n] == '.' || s[n] == '-'))
+		    !rmp_tenant_char_ok((unsigned char)s[n]))
 			return false;
 	return n > 0;
 }

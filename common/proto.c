@@ -439,8 +439,7 @@ static int name_char_ok(unsigned char c)
 	return c >= 0x20 && c <= 0x7e;
 }
 
-/* tenant_char_ok -- [A-Za-z0-9_.-], as rmp_tenant_name_ok (auth.c). */
-static int tenant_char_ok(unsigned char c)
+int rmp_tenant_char_ok(unsigned char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
 	       (c >= 'A' && c <= 'Z') || c == '_' || c == '.' || c == '-';
@@ -469,7 +468,7 @@ int rmp_conn_req_encode(void *buf, size_t cap, const struct rmp_conn_req *r)
 		if (!name_char_ok((unsigned char)r->name[i]))
 			return -EINVAL;
 	for (i = 0; i < t; i++)
-		if (!tenant_char_ok((unsigned char)r->tenant[i]))
+		if (!rmp_tenant_char_ok((unsigned char)r->tenant[i]))
 			return -EINVAL;
 	if (cap < RMP_CONN_REQ_LEN)
 		return -EMSGSIZE;
@@ -526,7 +525,7 @@ int rmp_conn_req_decode(const void *buf, size_t len, struct rmp_conn_req *r)
 	if (get_padded(p, RMP_NAME_MAX, name_char_ok, r->name))
 		goto bad;
 	p += RMP_NAME_MAX;
-	if (get_padded(p, RMP_TENANT_NAME_MAX, tenant_char_ok, r->tenant))
+	if (get_padded(p, RMP_TENANT_NAME_MAX, rmp_tenant_char_ok, r->tenant))
 		goto bad;
 	return 0;
 bad:

@@ -314,6 +314,10 @@ int rmp_conn_rep_decode(const void *buf, size_t len, struct rmp_conn_rep *r);
 int rmp_conn_rej_encode(void *buf, size_t cap, const struct rmp_conn_rej *r);
 int rmp_conn_rej_decode(const void *buf, size_t len, struct rmp_conn_rej *r);
 
+/* rmp_tenant_char_ok -- c may appear in a tenant name: [A-Za-z0-9_.-]
+ * (ASCII ranges: the same answer in every locale). */
+int rmp_tenant_char_ok(unsigned char c);
+
 /* Text for a reject reason ("server full", ...). */
 const char *rmp_reject_reason_str(unsigned reason);
 

@@ -94,19 +94,27 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
-static struct rmp_client *connect_to(const char *host, const char *port)
+/* new_client -- an unconnected client as tenant $RMPOOL_TENANT with key
+ * file $RMPOOL_KEY_FILE, as for the rmpool command. */
+static struct rmp_client *new_client(void)
 {
 	struct rmp_client_opts o;
 	struct rmp_client *c;
-	int ret;
 
 	rmp_client_opts_init(&o);
 	o.name = "rmp-test";
-	/* The tenant and its key file, as for the rmpool command. */
 	o.tenant = getenv("RMPOOL_TENANT");
 	o.key_file = o.tenant && *o.tenant ? getenv("RMPOOL_KEY_FILE") :
 		      NULL;
 	expect(rmp_client_new(&c, &o), 0);
+	return c;
+}
+
+static struct rmp_client *connect_to(const char *host, const char *port)
+{
+	struct rmp_client *c = new_client();
+	int ret;
+
 	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
 	if (ret)
 		fail("connect %s:%s: %s (%s)", host, port, rmp_strerror(ret),
@@ -956,16 +964,9 @@ static int errno_of(const char *s)
 static int run_connect(const char *host, const char *port, int want)
 {
 	struct rmp_pool_stat st = { .size = sizeof(st) };
-	struct rmp_client_opts o;
-	struct rmp_client *c;
+	struct rmp_client *c = new_client();
 	int ret;
 
-	rmp_client_opts_init(&o);
-	o.name = "rmp-test";
-	o.tenant = getenv("RMPOOL_TENANT");
-	o.key_file = o.tenant && *o.tenant ? getenv("RMPOOL_KEY_FILE") :
-		      NULL;
-	expect(rmp_client_new(&c, &o), 0);
 	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
 	printf("connect: %d (%s): %s\n", ret, rmp_strerror(ret),
 	       rmp_client_last_error(c));
