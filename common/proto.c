@@ -647,3 +647,23 @@ const char *rmp_reject_reason_str(unsigned reason)
 	}
 	return "unknown reason";
 }
+
+const char *rmp_reject_reason_name(unsigned reason)
+{
+	static const char *const names[RMP_REJ_REASONS] = {
+		[RMP_REJ_BAD_REQUEST] = "bad_request",
+		[RMP_REJ_PROTO] = "protocol_version",
+		[RMP_REJ_UNKNOWN_TENANT] = "unknown_tenant",
+		[RMP_REJ_FULL] = "server_full",
+		[RMP_REJ_DRAINING] = "draining",
+		[RMP_REJ_INTERNAL] = "internal",
+		[RMP_REJ_COOLDOWN] = "cooldown",
+		[RMP_REJ_ANONYMOUS] = "anonymous_disabled",
+		[RMP_REJ_TENANT_FULL] = "tenant_connections",
+		[RMP_REJ_PEER_FULL] = "address_connections",
+		[RMP_REJ_NETWORK] = "network",
+	};
+
+	return reason < RMP_REJ_REASONS && names[reason] ? names[reason] :
+	       "other";
+}

@@ -291,6 +291,7 @@ enum rmp_reject_reason {
 	RMP_REJ_PEER_FULL = 10,   /* connection limit of this address */
 	RMP_REJ_NETWORK = 11,     /* tenant not allowed from this address */
 };
+#define RMP_REJ_REASONS 12 /* reasons are 1 .. RMP_REJ_REASONS - 1 */
 struct rmp_conn_rej {
 	uint16_t reason;
 	uint8_t proto_min;
@@ -320,5 +321,8 @@ int rmp_tenant_char_ok(unsigned char c);
 
 /* Text for a reject reason ("server full", ...). */
 const char *rmp_reject_reason_str(unsigned reason);
+/* rmp_reject_reason_name -- a short label ("unknown_tenant"), e.g. for
+ * metrics; "other" for an unknown reason. */
+const char *rmp_reject_reason_name(unsigned reason);
 
 #endif /* RMP_PROTO_H */

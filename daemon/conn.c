@@ -72,6 +72,7 @@ static void maybe_free(struct rmp_conn *c)
 		rdma_destroy_id(c->id);
 	TAILQ_REMOVE(&s->list, c, link);
 	s->count--;
+	s->counters.closed++;
 	free(c->replies);
 	free(c->send_mem);
 	free(c->rx);
@@ -118,6 +119,8 @@ static void note_access_error(struct rmp_conn *c, const char *what)
 	if (c->access_error_noted)
 		return;
 	c->access_error_noted = true;
+	c->errors++;
+	c->set->counters.access_errors++;
 	snprintf(msg, sizeof(msg), "access error: %s", what);
 	rmp_conns_note_failure(c->set, c->peer_ip, c->holder.label, msg,
 			       c->set->cfg->server.access_errors_per_minute);
@@ -282,6 +285,7 @@ static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 		return;
 	}
 	c->auth.tenant->auth_failures++;
+	c->set->counters.auth_failures++;
 	log_notice("audit: auth-fail tenant=%s client=%s peer=%s reason=%s",
 		   tenant, c->name, c->peer,
 		   detail == RMP_DETAIL_REPLAYED ? "replayed-proof" :
@@ -297,19 +301,32 @@ static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 /* handle_message -- answer one request of c. */
 static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
 {
+	uint64_t start = rmp_now_ns();
 	struct rmp_msg rep;
+	bool bad;
 	int ret;
 
 	if (c->close_after_reply)
 		return; /* going: nothing more is answered */
+	c->requests++;
 	if (!c->holder.tenant) {
 		authenticate(c, buf, len, &rep);
-	} else if (rmp_request_handle(&c->set->req, &c->holder, buf, len,
-				      &rep) && ++c->bad_msgs >= MAX_BAD_MSGS) {
-		rmp_conn_close(c, "too many bad messages");
-		return;
+	} else {
+		bad = rmp_request_handle(&c->set->req, &c->holder, buf, len,
+					 &rep);
+		if (bad)
+			c->set->counters.bad_messages++;
+		if (bad && ++c->bad_msgs >= MAX_BAD_MSGS) {
+			c->errors++;
+			rmp_conn_close(c, "too many bad messages");
+			return;
+		}
 	}
+	if (rep.hdr.status)
+		c->errors++;
 	ret = send_reply(c, &rep);
+	rmp_latency_add(&c->set->latency, rep.hdr.opcode,
+			rmp_now_ns() - start);
 	if (ret && c->close_after_reply) {
 		rmp_conn_close(c, c->close_after_reply);
 		return;
@@ -555,6 +572,7 @@ int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 	c->accepted_ms = rmp_now_ms();
 	TAILQ_INSERT_TAIL(&s->list, c, link);
 	s->count++;
+	s->counters.accepted++;
 	id->context = c;
 	/* The client reads and does atomics against us: grant as many
 	 * outstanding ones as it asks for and the device allows. */

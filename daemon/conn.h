@@ -54,6 +54,7 @@ struct rmp_conn {
 	 * connection may send nothing else. */
 	struct rmp_auth_pending auth;
 	uint64_t accepted_ms;
+	uint64_t requests, errors; /* answered; error replies + access errors */
 	const char *close_after_reply; /* why, once the reply is sent */
 	bool local_failure;       /* its QP failed by our doing */
 	bool access_error_noted;
@@ -85,6 +86,12 @@ struct rmp_conns {
 	struct rmp_conn_list list;
 	uint32_t count;
 	uint64_t next_serial;
+	/* Since start, for metrics. */
+	struct {
+		uint64_t accepted, closed, auth_failures, access_errors,
+			 bad_messages;
+	} counters;
+	struct rmp_latency latency;
 };
 
 void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,

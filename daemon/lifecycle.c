@@ -34,6 +34,11 @@ struct rmp_lifecycle {
 	struct rmp_lease_list quarantined; /* QUARANTINED leases */
 	uint64_t nending, nrevoking, zeroing_bytes, quarantined_bytes, nquarantined;
 	uint64_t nkeys; /* live keys of all leases */
+	uint64_t leased_bytes, revoking_bytes;
+	struct {
+		uint64_t grants, renewals, frees, expiries, revocations,
+			 takeovers, attaches, refusals;
+	} n;
 	bool draining;
 	struct {
 		uint64_t id, secret;
@@ -282,6 +287,7 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
 	TAILQ_REMOVE(&lc->ending, l, state_link);
 	lc->nrevoking--;
+	lc->revoking_bytes -= l->length;
 	if (l->tainted) {
 		quarantine(lc, l);
 		return;
@@ -321,10 +327,12 @@ static void end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 		  l->id, l->length, l->owner, why);
 	rmp_lease_table_del(lc->table, l);
 	rmp_tenant_uncharge(l->tenant, l->length);
+	lc->leased_bytes -= l->length;
 	set_state(l, RMP_LEASE_REVOKING);
 	TAILQ_INSERT_TAIL(&lc->ending, l, state_link);
 	lc->nending++;
 	lc->nrevoking++;
+	lc->revoking_bytes += l->length;
 	/* Revoke first: the extent is zeroed and reused only once no key
 	 * reaches it. Keys dropped earlier may be settling already; the
 	 * last key to settle finishes the lease (and may free it). Hold
@@ -360,6 +368,15 @@ static void schedule_expiry(struct rmp_lifecycle *lc)
 	event_add(lc->expiry_ev, &tv);
 }
 
+/* remember_expired -- later requests for l get -EKEYEXPIRED. */
+static void remember_expired(struct rmp_lifecycle *lc,
+			     const struct rmp_lease *l)
+{
+	lc->expired[lc->expired_next].id = l->id;
+	lc->expired[lc->expired_next].secret = l->secret;
+	lc->expired_next = (lc->expired_next + 1) % EXPIRED_RING;
+}
+
 static void on_expiry(int fd, short what, void *arg)
 {
 	struct rmp_lifecycle *lc = arg;
@@ -376,9 +393,8 @@ static void on_expiry(int fd, short what, void *arg)
 						     now + l->ttl_ms);
 			continue;
 		}
-		lc->expired[lc->expired_next].id = l->id;
-		lc->expired[lc->expired_next].secret = l->secret;
-		lc->expired_next = (lc->expired_next + 1) % EXPIRED_RING;
+		remember_expired(lc, l);
+		lc->n.expiries++;
 		audit(NULL, l->tenant, "expire", l->id, "bytes=%" PRIu64,
 		      l->length);
 		end_lease(lc, l, "expired");
@@ -492,6 +508,7 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	/* Charged as granted: rounding counts. */
 	ret = rmp_tenant_charge(h->tenant, l->length, detail);
 	if (ret) {
+		lc->n.refusals++;
 		audit(h, h->tenant, "refuse", 0, "bytes=%" PRIu64 " limit=%s",
 		      r->length, *detail == RMP_DETAIL_BYTES ? "bytes" :
 		      "leases");
@@ -516,6 +533,8 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	if (ret)
 		goto err_unindex;
 	schedule_expiry(lc);
+	lc->n.grants++;
+	lc->leased_bytes += l->length;
 	audit(h, l->tenant, "grant", l->id, "bytes=%" PRIu64 " ttl_ms=%"
 	      PRIu64 " access=%#x%s", l->length, ttl, l->access,
 	      (l->flags & RMP_LEASE_F_EPHEMERAL) ? " ephemeral" :
@@ -580,6 +599,7 @@ int rmp_lifecycle_renew(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	l->ttl_ms = ttl;
 	rmp_lease_table_set_deadline(lc->table, l, rmp_now_ms() + ttl);
 	schedule_expiry(lc);
+	lc->n.renewals++;
 	log_debug("%s: renewed lease %016" PRIx64 " for %" PRIu64 " ms",
 		  h->label, id, ttl);
 	*ttl_out = ttl;
@@ -594,6 +614,7 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 
 	if (ret)
 		return ret;
+	lc->n.frees++;
 	audit(h, l->tenant, "free", l->id, "bytes=%" PRIu64 " holders=%u",
 	      l->length, l->nkeys);
 	end_lease(lc, l, "freed");
@@ -655,6 +676,10 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		if (ret)
 			return ret;
 	}
+	if (exclusive)
+		lc->n.takeovers++;
+	else
+		lc->n.attaches++;
 	if (exclusive)
 		audit(h, l->tenant, "takeover", l->id, "revoked=%u access=%#x",
 		      others, access);
@@ -749,6 +774,83 @@ void rmp_lifecycle_stats(const struct rmp_lifecycle *lc,
 	st->quarantined_bytes = lc->quarantined_bytes;
 	st->quarantined_leases = lc->nquarantined;
 	st->keys = lc->nkeys;
+	st->leased_bytes = lc->leased_bytes;
+	st->revoking_bytes = lc->revoking_bytes;
+	st->grants = lc->n.grants;
+	st->renewals = lc->n.renewals;
+	st->frees = lc->n.frees;
+	st->expiries = lc->n.expiries;
+	st->revocations = lc->n.revocations;
+	st->takeovers = lc->n.takeovers;
+	st->attaches = lc->n.attaches;
+	st->refusals = lc->n.refusals;
+}
+
+/* ---------------------------------------------------------- operators */
+
+const struct rmp_lease *rmp_lifecycle_find(const struct rmp_lifecycle *lc,
+					   uint64_t id)
+{
+	return rmp_lease_table_find(lc->table, id);
+}
+
+struct foreach_ctx {
+	void (*fn)(const struct rmp_lease *l, void *arg);
+	void *arg;
+};
+
+static void foreach_one(struct rmp_lease *l, void *arg)
+{
+	struct foreach_ctx *f = arg;
+
+	f->fn(l, f->arg);
+}
+
+void rmp_lifecycle_foreach(const struct rmp_lifecycle *lc,
+			   void (*fn)(const struct rmp_lease *l, void *arg),
+			   void *arg)
+{
+	struct foreach_ctx f = { fn, arg };
+
+	rmp_lease_table_foreach(lc->table, foreach_one, &f);
+}
+
+int rmp_lifecycle_revoke(struct rmp_lifecycle *lc, uint64_t id,
+			 const char *who)
+{
+	struct rmp_lease *l = rmp_lease_table_find(lc->table, id);
+
+	if (!l)
+		return -ENOENT;
+	remember_expired(lc, l);
+	lc->n.revocations++;
+	audit(NULL, l->tenant, "revoke", l->id, "bytes=%" PRIu64
+	      " holders=%u by=\"%s\"", l->length, l->nkeys, who);
+	end_lease(lc, l, "revoked by the operator");
+	schedule_expiry(lc);
+	return 0;
+}
+
+int rmp_lifecycle_extend(struct rmp_lifecycle *lc, uint64_t id,
+			 uint64_t ttl, const char *who)
+{
+	struct rmp_lease *l = rmp_lease_table_find(lc->table, id);
+
+	if (!l)
+		return -ENOENT;
+	if (ttl == 0 || ttl > lc->cfg->lease.ttl_max_ms)
+		return -EINVAL;
+	l->ttl_ms = ttl;
+	rmp_lease_table_set_deadline(lc->table, l, rmp_now_ms() + ttl);
+	schedule_expiry(lc);
+	audit(NULL, l->tenant, "extend", l->id, "ttl_ms=%" PRIu64
+	      " by=\"%s\"", ttl, who);
+	return 0;
+}
+
+void rmp_lifecycle_config_changed(struct rmp_lifecycle *lc)
+{
+	schedule_expiry(lc);
 }
 
 struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)

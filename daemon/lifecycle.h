@@ -43,6 +43,11 @@ struct rmp_lifecycle_stats {
 	uint64_t quarantined_bytes;
 	uint64_t quarantined_leases;
 	uint64_t keys;              /* live keys of granted leases */
+	uint64_t leased_bytes;      /* bytes of granted leases */
+	uint64_t revoking_bytes;
+	/* Events since start (metrics). */
+	uint64_t grants, renewals, frees, expiries, revocations, takeovers,
+		 attaches, refusals;
 };
 
 /* NULL on failure (logged). */
@@ -115,5 +120,32 @@ bool rmp_lifecycle_draining(const struct rmp_lifecycle *lc);
 void rmp_lifecycle_end_all(struct rmp_lifecycle *lc, const char *why);
 void rmp_lifecycle_stats(const struct rmp_lifecycle *lc,
 			 struct rmp_lifecycle_stats *st);
+
+/*
+ * Operators (ops.c). Leases are found by id alone: the operator needs
+ * no secret. Each action is audited with who asked.
+ */
+
+/* rmp_lifecycle_find -- the granted lease id, or NULL. */
+const struct rmp_lease *rmp_lifecycle_find(const struct rmp_lifecycle *lc,
+					   uint64_t id);
+/* rmp_lifecycle_foreach -- fn on every granted lease, in no order; fn
+ * must not change the lifecycle. */
+void rmp_lifecycle_foreach(const struct rmp_lifecycle *lc,
+			   void (*fn)(const struct rmp_lease *l, void *arg),
+			   void *arg);
+/*
+ * rmp_lifecycle_revoke -- end lease id now, as expiry does (later
+ * requests for it get -EKEYEXPIRED). 0 or -ENOENT.
+ */
+int rmp_lifecycle_revoke(struct rmp_lifecycle *lc, uint64_t id,
+			 const char *who);
+/* rmp_lifecycle_extend -- deadline = now + ttl_ms, and ttl = ttl_ms.
+ * 0, -ENOENT, -EINVAL (0 or above ttl_max). */
+int rmp_lifecycle_extend(struct rmp_lifecycle *lc, uint64_t id,
+			 uint64_t ttl_ms, const char *who);
+/* rmp_lifecycle_config_changed -- the configuration was reloaded: pick
+ * up a new expiry tick. */
+void rmp_lifecycle_config_changed(struct rmp_lifecycle *lc);
 
 #endif /* RMP_LIFECYCLE_H */

@@ -36,8 +36,9 @@ static void peer_text(struct rdma_cm_id *id, char *peer, size_t plen,
 	rmp_strlcpy(ip, host, iplen);
 }
 
-static void reject(struct rdma_cm_id *id, enum rmp_reject_reason reason,
-		   const char *peer, const char *name, const char *tenant)
+static void reject(struct rmp_listener *ls, struct rdma_cm_id *id,
+		   enum rmp_reject_reason reason, const char *peer,
+		   const char *name, const char *tenant)
 {
 	struct rmp_conn_rej rej = {
 		.reason = (uint16_t)reason,
@@ -46,6 +47,8 @@ static void reject(struct rdma_cm_id *id, enum rmp_reject_reason reason,
 	};
 	uint8_t data[RMP_CONN_REJ_LEN];
 
+	if ((unsigned)reason < RMP_REJ_REASONS)
+		ls->rejects[reason]++;
 	log_notice("rejected connection from %s (%s, tenant %s): %s", peer,
 		   name[0] ? name : "no name", tenant[0] ? tenant : "none",
 		   rmp_reject_reason_str(reason));
@@ -108,35 +111,35 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	peer_text(id, peer, sizeof(peer), ip, sizeof(ip));
 	if (id->verbs != ls->verbs) {
 		/* The pool is registered with one device only. */
-		reject(id, RMP_REJ_INTERNAL, peer, "", "");
+		reject(ls, id, RMP_REJ_INTERNAL, peer, "", "");
 		return;
 	}
 	ret = rmp_conn_req_decode(param->private_data,
 				  param->private_data_len, &req);
 	/* Cooling down comes first: such a peer learns nothing else. */
 	if (rmp_guard_refusing(ls->guard, ip, rmp_now_ms())) {
-		reject(id, RMP_REJ_COOLDOWN, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_COOLDOWN, peer, req.name, req.tenant);
 		return;
 	}
 	if (ret == -EPROTONOSUPPORT) {
-		reject(id, RMP_REJ_PROTO, peer, "", "");
+		reject(ls, id, RMP_REJ_PROTO, peer, "", "");
 		return;
 	}
 	if (ret) {
-		reject(id, RMP_REJ_BAD_REQUEST, peer, "", "");
+		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, "", "");
 		return;
 	}
 	if (ls->draining) {
-		reject(id, RMP_REJ_DRAINING, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_DRAINING, peer, req.name, req.tenant);
 		return;
 	}
 	if (ls->conns->count >= ls->max_clients) {
-		reject(id, RMP_REJ_FULL, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_FULL, peer, req.name, req.tenant);
 		return;
 	}
 	why = choose_tenant(ls, id, &req, peer, ip, &auth.tenant);
 	if (why) {
-		reject(id, why, peer, req.name, req.tenant);
+		reject(ls, id, why, peer, req.name, req.tenant);
 		return;
 	}
 	rep.version = RMP_PROTO_VERSION;
@@ -150,7 +153,7 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	if (rmp_conn_accept(ls->conns, id, req.name[0] ? req.name : peer,
 			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))
-		reject(id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);
 }
 
 static void on_event(struct rmp_listener *ls, struct rdma_cm_event *ev)

@@ -4,7 +4,10 @@
 #define RMP_LISTENER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <rdma/rdma_cma.h>
+
+#include "proto.h"
 
 struct rmp_conns;
 struct rmp_guard;
@@ -20,6 +23,8 @@ struct rmp_listener {
 	unsigned max_clients;
 	bool draining;              /* refuse new connections */
 	bool device_lost;           /* DEVICE_REMOVAL seen: stop */
+	/* Connect requests refused since start, by enum rmp_reject_reason. */
+	uint64_t rejects[RMP_REJ_REASONS];
 };
 
 /*

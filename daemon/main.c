@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <systemd/sd-daemon.h>
 
 #include "config.h"
 #include "log.h"
@@ -84,13 +83,11 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
+	srv.config_path = path;
+	srv.verbose = verbose;
 	ret = rmp_server_start(&srv);
-	if (ret == 0) {
-		sd_notifyf(0, "READY=1\nSTATUS=serving %s:%u",
-			   srv.cfg.server.listen, srv.cfg.server.port);
+	if (ret == 0)
 		ret = rmp_server_run(&srv);
-		sd_notify(0, "STOPPING=1");
-	}
 	rmp_server_stop(&srv);
 	if (ret) {
 		log_err("exiting: %s", strerror(-ret));

@@ -121,6 +121,25 @@ unsigned rmp_request_auth(const struct rmp_request_ctx *ctx,
 	return detail;
 }
 
+/* Microseconds: a SEND/RECV round trip is ~10 µs on hardware; the
+ * zeroing of a large extent or a slow key bind lands in the upper ones. */
+const uint32_t rmp_latency_bounds_us[RMP_LATENCY_BUCKETS] = {
+	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 10000, 50000, 250000,
+};
+
+void rmp_latency_add(struct rmp_latency *h, unsigned op, uint64_t ns)
+{
+	unsigned b = 0;
+
+	if (op > RMP_OP_MAX)
+		op = 0;
+	while (b < RMP_LATENCY_BUCKETS &&
+	       ns > (uint64_t)rmp_latency_bounds_us[b] * 1000)
+		b++;
+	h->count[op][b]++;
+	h->sum_ns[op] += ns;
+}
+
 bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 			struct rmp_holder *h, const uint8_t *buf, size_t len,
 			struct rmp_msg *rep)

@@ -25,6 +25,20 @@ struct rmp_request_ctx {
 	enum rmp_keys_mode keys_mode;
 };
 
+/*
+ * Service time of control requests by opcode, from the receive
+ * completion to the reply posted: a histogram with the upper bounds
+ * rmp_latency_bounds_us (the last bucket is everything above).
+ */
+#define RMP_LATENCY_BUCKETS 12
+extern const uint32_t rmp_latency_bounds_us[RMP_LATENCY_BUCKETS];
+struct rmp_latency {
+	uint64_t count[RMP_OP_MAX + 1][RMP_LATENCY_BUCKETS + 1];
+	uint64_t sum_ns[RMP_OP_MAX + 1];
+};
+/* rmp_latency_add -- one request of opcode op (0 = did not decode). */
+void rmp_latency_add(struct rmp_latency *h, unsigned op, uint64_t ns);
+
 /* What a connection must prove before anything else: set at accept. */
 struct rmp_auth_pending {
 	struct rmp_tenant *tenant;       /* the tenant it named */

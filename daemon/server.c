@@ -17,6 +17,7 @@
 #include "tenant.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "notify.h"
 #include "pool.h"
 #include "server.h"
 #include "topology.h"
@@ -171,8 +172,10 @@ static void on_stop_signal(int sig, short what, void *arg)
 		return;
 	}
 	srv->draining = true;
+	srv->ops.stopping = true;
 	srv->listener.draining = true;
 	rmp_lifecycle_set_draining(srv->lc, true);
+	rmp_notify_stopping(srv->notify);
 	srv->drain_deadline_ms = rmp_now_ms() + srv->cfg.server.drain_timeout_ms;
 	log_notice("%s: draining: no new connections or leases; stopping when "
 		   "the %u client(s) are gone, in %" PRIu64 " ms at most",
@@ -181,13 +184,17 @@ static void on_stop_signal(int sig, short what, void *arg)
 	on_drain_poll(-1, 0, srv);
 }
 
+/* on_sighup -- reload the configuration (systemctl reload). */
 static void on_sighup(int sig, short what, void *arg)
 {
+	struct rmp_server *srv = arg;
+	char msg[512];
+
 	(void)sig;
 	(void)what;
-	(void)arg;
-	log_notice("SIGHUP: configuration reload is not supported yet; "
-		   "restart the service to apply changes");
+	rmp_notify_reloading(srv->notify);
+	rmp_ops_reload(&srv->ops, "SIGHUP", msg, sizeof(msg));
+	rmp_notify_ready(srv->notify);
 }
 
 /*
@@ -457,6 +464,22 @@ int rmp_server_start(struct rmp_server *srv)
 	srv->listener.conns = &srv->conns;
 	srv->listener.guard = srv->guard;
 	srv->listener.tenants = srv->tenants;
+	srv->ops = (struct rmp_ops){
+		.cfg = &srv->cfg,
+		.config_path = srv->config_path,
+		.verbose = srv->verbose,
+		.lc = srv->lc,
+		.conns = &srv->conns,
+		.listener = &srv->listener,
+		.tenants = srv->tenants,
+		.pool = srv->pool,
+		.dev = &srv->dev,
+		.keys_mode = srv->keys_mode,
+		.started_ms = rmp_now_ms(),
+	};
+	srv->notify = rmp_notify_new(srv->base, &srv->ops);
+	if (!srv->notify)
+		return -ENOMEM;
 	ret = setup_events(srv);
 	if (ret) {
 		log_err("event loop setup: %s", strerror(-ret));
@@ -470,6 +493,7 @@ int rmp_server_start(struct rmp_server *srv)
 		 cfg->server.port, ibv_get_device_name(verbs->device),
 		 rmp_keys_mode_name(srv->keys_mode), cfg->server.max_clients,
 		 credits);
+	rmp_notify_ready(srv->notify);
 	return 0;
 }
 
@@ -505,6 +529,7 @@ void rmp_server_stop(struct rmp_server *srv)
 				 &srv->sigint_ev, &srv->sighup_ev };
 
 	srv->listener.draining = true;
+	rmp_notify_stopping(srv->notify);
 	if (srv->lc) {
 		rmp_lifecycle_set_draining(srv->lc, true);
 		rmp_conns_close_all(&srv->conns, "server stopping");
@@ -517,6 +542,7 @@ void rmp_server_stop(struct rmp_server *srv)
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (*evs[i])
 			event_free(*evs[i]);
+	rmp_notify_free(srv->notify);
 	if (srv->base)
 		event_base_free(srv->base);
 	rmp_guard_free(srv->guard);

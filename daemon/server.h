@@ -10,16 +10,20 @@
 #include "conn.h"
 #include "device.h"
 #include "listener.h"
+#include "ops.h"
 
 struct event;
 struct event_base;
 struct rmp_guard;
+struct rmp_notify;
 struct rmp_lifecycle;
 struct rmp_tenants;
 struct rmp_pool;
 
 struct rmp_server {
 	struct rmp_config cfg;
+	const char *config_path;
+	bool verbose;              /* -v: debug logging whatever the config */
 	struct event_base *base;
 	struct rmp_listener listener;
 	struct ibv_context **devices; /* rdma_get_devices(), wildcard listen */
@@ -30,6 +34,8 @@ struct rmp_server {
 	struct rmp_guard *guard;
 	struct rmp_tenants *tenants;
 	struct rmp_conns conns;
+	struct rmp_ops ops;        /* operators' view: admin, metrics, SIGHUP */
+	struct rmp_notify *notify;
 	bool draining;
 	uint64_t drain_deadline_ms;
 	struct event *cm_ev, *cq_ev, *async_ev, *drain_ev, *sweep_ev,
@@ -39,7 +45,8 @@ struct rmp_server {
 /*
  * rmp_server_start -- open the device of the listen address, map and
  * register the pool, set up queues, lease lifecycle, listener and the
- * event loop. On failure logs what went wrong and returns -errno.
+ * event loop, then tells systemd it is ready. On failure logs what went
+ * wrong and returns -errno.
  */
 int rmp_server_start(struct rmp_server *srv);
 /*

@@ -14,39 +14,43 @@
 #define PROOF_RING 1024
 
 struct rmp_tenants {
-	unsigned n;
 	struct rmp_tenant anonymous;
+	/* Configured tenants, in config order, then removed ones that
+	 * still have leases or connections (unusable, kept for them). */
+	TAILQ_HEAD(, rmp_tenant) list;
 	uint8_t proofs[PROOF_RING][RMP_PROOF_LEN];
 	unsigned proofs_next, proofs_used;
-	struct rmp_tenant v[];
 };
 
-/* load_key -- t's key from the config: inline, or its file. */
-static int load_key(struct rmp_tenant *t, const struct rmp_tenant_config *tc)
+/* A key as read from the config or its file, before it is used. */
+struct loaded_key {
+	uint8_t key[RMP_KEY_MAX];
+	size_t len;          /* 0: the file does not exist yet */
+};
+
+/* load_key -- tc's key: inline, or from its file. */
+static int load_key(const struct rmp_tenant_config *tc, struct loaded_key *k)
 {
 	char err[RMP_CONFIG_PATH_LEN + 128];
 	int ret;
 
+	k->len = 0;
 	if (tc->key_len) {
-		memcpy(t->key, tc->key, tc->key_len);
-		t->key_len = tc->key_len;
-		t->usable = true;
+		memcpy(k->key, tc->key, tc->key_len);
+		k->len = tc->key_len;
 		return 0;
 	}
-	ret = rmp_key_load(tc->key_file, t->key, &t->key_len, err,
-			   sizeof(err));
+	ret = rmp_key_load(tc->key_file, k->key, &k->len, err, sizeof(err));
 	if (ret == -ENOENT) {
 		log_warn("tenant %s: no key file yet, so no client of it can "
 			 "connect; create one with: rmpool keygen > %s && "
-			 "chmod 600 %s", t->name, tc->key_file, tc->key_file);
+			 "chmod 600 %s", tc->name, tc->key_file, tc->key_file);
+		k->len = 0;
 		return 0;
 	}
-	if (ret) {
-		log_err("tenant %s: %s", t->name, err);
-		return ret;
-	}
-	t->usable = true;
-	return 0;
+	if (ret)
+		log_err("tenant %s: %s", tc->name, err);
+	return ret;
 }
 
 /* limit -- "N" or "unlimited" for one limit. */
@@ -58,22 +62,182 @@ static const char *limit(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
-/* log_limits -- what t may do, once at start (never its key). */
-static void log_limits(const struct rmp_tenant *t)
+/* log_limits -- what t may do (never its key). */
+static void log_limits(const struct rmp_tenant *t, const char *when)
 {
 	char b[24], l[24], c[24];
 
-	log_info("tenant %s: %s; bytes %s, leases %s, connections %s, "
-		 "networks %s", t->name, t->anonymous ? "anonymous clients" :
-		 t->usable ? "key loaded" : "NO KEY (refused)",
-		 limit(t->limits.bytes, b, sizeof(b)),
+	log_info("%stenant %s: %s; bytes %s, leases %s, connections %s, "
+		 "networks %s", when, t->name, t->anonymous ?
+		 "anonymous clients" : t->usable ? "key loaded" :
+		 "NO KEY (refused)", limit(t->limits.bytes, b, sizeof(b)),
 		 limit(t->limits.leases, l, sizeof(l)),
 		 limit(t->limits.connections, c, sizeof(c)),
 		 t->limits.nnetworks ? "restricted" : "any");
 }
 
+static struct rmp_tenant *by_name(const struct rmp_tenants *ts,
+				  const char *name)
+{
+	struct rmp_tenant *t;
+
+	TAILQ_FOREACH(t, &ts->list, link)
+		if (!strcmp(t->name, name))
+			return t;
+	return NULL;
+}
+
+static void free_tenant(struct rmp_tenant *t)
+{
+	rmp_wipe(t, sizeof(*t));
+	free(t);
+}
+
+/* set_key -- t takes k (wiping the old one); true when it changed. */
+static bool set_key(struct rmp_tenant *t, const struct loaded_key *k)
+{
+	bool changed = t->key_len != k->len ||
+		       (k->len && memcmp(t->key, k->key, k->len));
+
+	rmp_wipe(t->key, sizeof(t->key));
+	memcpy(t->key, k->key, k->len);
+	t->key_len = k->len;
+	t->usable = k->len > 0;
+	return changed;
+}
+
+static bool same_limits(const struct rmp_tenant_limits *a,
+			const struct rmp_tenant_limits *b)
+{
+	return a->bytes == b->bytes && a->leases == b->leases &&
+	       a->connections == b->connections &&
+	       a->nnetworks == b->nnetworks &&
+	       !memcmp(a->networks, b->networks,
+		       a->nnetworks * sizeof(a->networks[0]));
+}
+
+/*
+ * apply -- make ts what cfg says, with keys already loaded: tenants are
+ * updated in place (a lease or connection points at its tenant), added,
+ * or taken out of use. Returns how many things changed (logged).
+ */
+static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
+		      const struct loaded_key *keys, bool start)
+{
+	TAILQ_HEAD(, rmp_tenant) removed;
+	struct rmp_tenant *t, *next;
+	unsigned changes = 0;
+	bool anon_was = ts->anonymous.usable;
+
+	/* Every tenant is "removed" until the config names it. */
+	TAILQ_FOREACH(t, &ts->list, link)
+		t->configured = false;
+	for (unsigned i = 0; i < cfg->ntenants; i++) {
+		const struct rmp_tenant_config *tc = &cfg->tenants[i];
+		bool added = false, key_changed, lim_changed;
+
+		t = by_name(ts, tc->name);
+		if (!t) {
+			t = calloc(1, sizeof(*t));
+			if (!t) {
+				log_err("tenant %s: out of memory", tc->name);
+				continue;
+			}
+			rmp_strlcpy(t->name, tc->name, sizeof(t->name));
+			added = true;
+		}
+		/* Config order, for listings. */
+		if (!added)
+			TAILQ_REMOVE(&ts->list, t, link);
+		TAILQ_INSERT_TAIL(&ts->list, t, link);
+		t->configured = true;
+		key_changed = set_key(t, &keys[i]);
+		lim_changed = !same_limits(&t->limits, &tc->limits);
+		t->limits = tc->limits;
+		if (start) {
+			log_limits(t, "");
+		} else if (added) {
+			log_limits(t, "reload: added ");
+			changes++;
+		} else if (key_changed || lim_changed) {
+			if (key_changed)
+				log_notice("reload: tenant %s: key %s", t->name,
+					   t->usable ? "changed" : "gone: "
+					   "refused until it is created");
+			if (lim_changed)
+				log_limits(t, "reload: ");
+			changes++;
+		}
+	}
+	/* Removed: refused from now on; kept (after the configured ones)
+	 * while something uses them. */
+	TAILQ_INIT(&removed);
+	for (t = TAILQ_FIRST(&ts->list); t; t = next) {
+		next = TAILQ_NEXT(t, link);
+		if (t->configured)
+			continue;
+		TAILQ_REMOVE(&ts->list, t, link);
+		if (t->usable) {
+			log_notice("reload: tenant %s removed: new connections "
+				   "are refused; its %" PRIu64 " lease(s) and %"
+				   PRIu32 " connection(s) live on to their end",
+				   t->name, t->leases, t->connections);
+			changes++;
+		}
+		t->usable = false;
+		rmp_wipe(t->key, sizeof(t->key));
+		t->key_len = 0;
+		if (!t->leases && !t->connections)
+			free_tenant(t);
+		else
+			TAILQ_INSERT_TAIL(&removed, t, link);
+	}
+	TAILQ_CONCAT(&ts->list, &removed, link);
+	ts->anonymous.usable = cfg->anonymous.enabled;
+	if (!start && (anon_was != ts->anonymous.usable ||
+		       !same_limits(&ts->anonymous.limits,
+				    &cfg->anonymous.limits))) {
+		changes++;
+		if (ts->anonymous.usable)
+			log_limits(&ts->anonymous, "reload: ");
+		else
+			log_notice("reload: anonymous clients: refused from "
+				   "now on");
+	}
+	ts->anonymous.limits = cfg->anonymous.limits;
+	if (start && ts->anonymous.usable)
+		log_limits(&ts->anonymous, "");
+	else if (start)
+		log_info("anonymous clients: refused");
+	if (!ts->anonymous.usable && cfg->ntenants == 0)
+		log_warn("no tenant is configured and anonymous access is off: "
+			 "every client will be refused");
+	return changes;
+}
+
+/* load_keys -- every tenant's key of cfg, or nothing (-errno, logged). */
+static struct loaded_key *load_keys(const struct rmp_config *cfg, int *err)
+{
+	struct loaded_key *keys = calloc(cfg->ntenants + 1, sizeof(*keys));
+
+	*err = -ENOMEM;
+	if (!keys)
+		return NULL;
+	for (unsigned i = 0; i < cfg->ntenants; i++) {
+		*err = load_key(&cfg->tenants[i], &keys[i]);
+		if (*err) {
+			rmp_wipe(keys, (cfg->ntenants + 1) * sizeof(*keys));
+			free(keys);
+			return NULL;
+		}
+	}
+	*err = 0;
+	return keys;
+}
+
 struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg)
 {
+	struct loaded_key *keys;
 	struct rmp_tenants *ts;
 	int ret = rmp_auth_init();
 
@@ -81,56 +245,79 @@ struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg)
 		log_err("libsodium initialisation failed");
 		return NULL;
 	}
-	ts = calloc(1, sizeof(*ts) + cfg->ntenants * sizeof(ts->v[0]));
+	ts = calloc(1, sizeof(*ts));
 	if (!ts)
 		return NULL;
-	ts->n = cfg->ntenants;
+	TAILQ_INIT(&ts->list);
 	rmp_strlcpy(ts->anonymous.name, "anonymous",
 		    sizeof(ts->anonymous.name));
 	ts->anonymous.anonymous = true;
-	ts->anonymous.usable = cfg->anonymous.enabled;
-	ts->anonymous.limits = cfg->anonymous.limits;
-	for (unsigned i = 0; i < ts->n; i++) {
-		struct rmp_tenant *t = &ts->v[i];
-
-		rmp_strlcpy(t->name, cfg->tenants[i].name, sizeof(t->name));
-		t->limits = cfg->tenants[i].limits;
-		if (load_key(t, &cfg->tenants[i])) {
-			rmp_tenants_free(ts);
-			return NULL;
-		}
-		log_limits(t);
+	ts->anonymous.configured = true;
+	keys = load_keys(cfg, &ret);
+	if (!keys) {
+		rmp_tenants_free(ts);
+		return NULL;
 	}
-	if (ts->anonymous.usable)
-		log_limits(&ts->anonymous);
-	else
-		log_info("anonymous clients: refused");
-	if (!ts->anonymous.usable && ts->n == 0)
-		log_warn("no tenant is configured and anonymous access is off: "
-			 "every client will be refused");
+	apply(ts, cfg, keys, true);
+	rmp_wipe(keys, (cfg->ntenants + 1) * sizeof(*keys));
+	free(keys);
 	return ts;
+}
+
+int rmp_tenants_reload(struct rmp_tenants *ts, const struct rmp_config *cfg,
+		       unsigned *changes)
+{
+	struct loaded_key *keys;
+	int ret;
+
+	keys = load_keys(cfg, &ret);
+	if (!keys)
+		return ret;
+	*changes = apply(ts, cfg, keys, false);
+	rmp_wipe(keys, (cfg->ntenants + 1) * sizeof(*keys));
+	free(keys);
+	return 0;
 }
 
 void rmp_tenants_free(struct rmp_tenants *ts)
 {
+	struct rmp_tenant *t;
+
 	if (!ts)
 		return;
-	rmp_wipe(ts, sizeof(*ts) + ts->n * sizeof(ts->v[0]));
+	while ((t = TAILQ_FIRST(&ts->list))) {
+		TAILQ_REMOVE(&ts->list, t, link);
+		free_tenant(t);
+	}
+	rmp_wipe(ts, sizeof(*ts));
 	free(ts);
 }
 
 struct rmp_tenant *rmp_tenants_find(struct rmp_tenants *ts, const char *name,
 				    unsigned *why)
 {
+	struct rmp_tenant *t;
+
 	if (!name[0]) {
 		*why = RMP_REJ_ANONYMOUS;
 		return ts->anonymous.usable ? &ts->anonymous : NULL;
 	}
 	*why = RMP_REJ_UNKNOWN_TENANT;
-	for (unsigned i = 0; i < ts->n; i++)
-		if (!strcmp(ts->v[i].name, name))
-			return ts->v[i].usable ? &ts->v[i] : NULL;
-	return NULL;
+	t = by_name(ts, name);
+	return t && t->usable ? t : NULL;
+}
+
+void rmp_tenants_foreach(const struct rmp_tenants *ts,
+			 void (*fn)(const struct rmp_tenant *t, void *arg),
+			 void *arg)
+{
+	const struct rmp_tenant *t;
+
+	TAILQ_FOREACH(t, &ts->list, link)
+		fn(t, arg);
+	if (ts->anonymous.usable || ts->anonymous.leases ||
+	    ts->anonymous.connections)
+		fn(&ts->anonymous, arg);
 }
 
 /* seen -- was proof accepted before? (Only on the failure path.) */

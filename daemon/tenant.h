@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 
 #include "auth.h"
@@ -28,6 +29,11 @@ struct rmp_tenant {
 	uint64_t bytes, leases;  /* leased now (alive, connected or not) */
 	uint32_t connections;    /* connected now */
 	uint64_t auth_failures, quota_refusals;
+
+	/* The table's: still in the config (else refused, kept only while
+	 * leases or connections point at it). */
+	bool configured;
+	TAILQ_ENTRY(rmp_tenant) link;
 };
 
 struct rmp_tenants;
@@ -39,6 +45,22 @@ struct rmp_tenants;
  * error (logged).
  */
 struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg);
+/*
+ * rmp_tenants_reload -- make the table what cfg says: limits, keys and
+ * networks change in place (leases and connections keep their tenant
+ * and its usage), new tenants are added, removed ones are refused from
+ * now on while their leases and connections live to their end. Every
+ * key file is read first: when one cannot be (other than missing), the
+ * table is left as it was and -errno returned (logged). *changes gets
+ * the number of tenants that changed (each logged).
+ */
+int rmp_tenants_reload(struct rmp_tenants *ts, const struct rmp_config *cfg,
+		       unsigned *changes);
+/* rmp_tenants_foreach -- fn on every tenant in config order (removed
+ * ones still in use after), then anonymous when enabled or in use. */
+void rmp_tenants_foreach(const struct rmp_tenants *ts,
+			 void (*fn)(const struct rmp_tenant *t, void *arg),
+			 void *arg);
 /* Wipes the keys. Accepts NULL. */
 void rmp_tenants_free(struct rmp_tenants *ts);
 

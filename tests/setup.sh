@@ -16,7 +16,9 @@ packages=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm
 	libibverbs-dev librdmacm-dev libnuma-dev libevent-dev libinih-dev
-	libsystemd-dev libsodium-dev
+	libsystemd-dev libsodium-dev libjson-c-dev scdoc
+	# operations: unit checks (systemd-analyze) and a real Prometheus
+	systemd prometheus
 	# RDMA user space and the baselines
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	iproute2 numactl

@@ -82,7 +82,8 @@ rmp_init() {
 	# RMPOOL_KEY_FILE: read by rmpool, rmp-test, rmp-raw, rmpool-bench)
 	# with a fresh key; all connect from one address, so no per-address
 	# limit unless a test sets one. A small pool by default: tests run
-	# side by side in one VM.
+	# side by side in one VM, each with its own admin socket
+	# ($RMP_TMP/admin.sock) and metrics port (PORT + 1000).
 	RMP_KEY=$RMP_TMP/test.key
 	rmp_keygen "$RMP_KEY"
 	export RMPOOL_TENANT=test RMPOOL_KEY_FILE=$RMP_KEY
@@ -94,6 +95,8 @@ listen = $RMP_TEST_ADDR
 port = $RMP_PORT
 log_level = debug
 connections_per_address = 0
+admin_socket = $RMP_TMP/admin.sock
+metrics_listen = 127.0.0.1:$((RMP_PORT + 1000))
 [pool]
 size = 16M
 CONF

@@ -19,6 +19,8 @@ import sys
 LAYERS = [
     ["main"],          # arguments, config file, runs the server
     ["server"],        # set-up, event loop, signals, drain, stop
+    ["notify"],        # systemd: ready, watchdog, status, reload, stop
+    ["ops"],           # operators: status, leases, clients, reload
     ["listener"],      # rdma_cm events: admit or reject
     ["conn"],          # a connection: QP, receive path, replies, close
     ["request"],       # decode one request, act, build the reply

@@ -908,6 +908,16 @@ static void test_names(void)
 	CHECK_STR(rmp_reject_reason_str(RMP_REJ_NETWORK),
 		  "the tenant may not connect from this address");
 	CHECK_STR(rmp_reject_reason_str(0), "unknown reason");
+	/* Every reason has its own metrics label. */
+	for (unsigned i = 1; i < RMP_REJ_REASONS; i++) {
+		CHECK(strcmp(rmp_reject_reason_name(i), "other") != 0);
+		for (unsigned j = 1; j < i; j++)
+			CHECK(strcmp(rmp_reject_reason_name(i),
+				     rmp_reject_reason_name(j)) != 0);
+	}
+	CHECK_STR(rmp_reject_reason_name(RMP_REJ_NETWORK), "network");
+	CHECK_STR(rmp_reject_reason_name(0), "other");
+	CHECK_STR(rmp_reject_reason_name(RMP_REJ_REASONS), "other");
 	CHECK_STR(rmp_reject_reason_str(12), "unknown reason");
 	CHECK_STR(rmp_reject_reason_str(0xffff), "unknown reason");
 }

@@ -364,6 +364,104 @@ static void test_bad_key_files(void)
 	}
 }
 
+/* collect -- names of rmp_tenants_foreach, comma-separated. */
+static void collect(const struct rmp_tenant *t, void *arg)
+{
+	char *names = arg;
+
+	strcat(names, t->name);
+	strcat(names, ",");
+}
+
+/*
+ * A reload changes tenants in place: a lease or connection keeps its
+ * tenant and usage; a removed tenant in use is refused yet kept; a key
+ * file that cannot be read changes nothing.
+ */
+static void test_reload(void)
+{
+	struct rmp_config cfg, next;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *a, *c, *t;
+	unsigned why, detail, changes = 99;
+	char names[256] = "";
+
+	make_config(&cfg, false);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	a = rmp_tenants_find(ts, "a", &why);
+	c = rmp_tenants_find(ts, "c", &why);
+	CHECK(a && c);
+	if (!a || !c)
+		goto out;
+	CHECK_EQ(rmp_tenant_charge(a, MIB / 2, &detail), 0);
+
+	/* Nothing changed: nothing logged as a change. */
+	CHECK_EQ(rmp_tenants_reload(ts, &cfg, &changes), 0);
+	CHECK_EQ(changes, 0);
+
+	/* a's limit grows, b goes, d comes, anonymous opens. */
+	next = cfg;
+	next.tenants[0].limits.bytes = 4 * MIB;
+	next.tenants[1] = next.tenants[2];          /* c */
+	strcpy(next.tenants[2].name, "d");
+	strcpy(next.tenants[2].key_file, good_file);
+	next.anonymous.enabled = true;
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK_EQ(changes, 3); /* a, d, anonymous (b was never usable) */
+	CHECK(rmp_tenants_find(ts, "a", &why) == a);
+	CHECK_EQ(a->limits.bytes, 4 * MIB);
+	CHECK_EQ(a->bytes, MIB / 2);
+	CHECK_EQ(a->leases, 1);
+	CHECK_EQ(rmp_tenant_charge(a, 2 * MIB, &detail), 0);
+	CHECK(rmp_tenants_find(ts, "c", &why) == c);
+	CHECK(rmp_tenants_find(ts, "b", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	t = rmp_tenants_find(ts, "d", &why);
+	CHECK(t != NULL && t->usable && t->key_len == 16);
+	CHECK(rmp_tenants_find(ts, "", &why) != NULL);
+	rmp_tenants_foreach(ts, collect, names);
+	CHECK_STR(names, "a,c,d,anonymous,");
+
+	/* a is removed while it holds leases: refused, kept, usage kept. */
+	next.tenants[0] = next.tenants[2];            /* d */
+	next.ntenants = 2;                            /* d, c */
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK_EQ(changes, 1);
+	CHECK(rmp_tenants_find(ts, "a", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	CHECK(!a->usable);
+	CHECK_EQ(a->key_len, 0);
+	CHECK_EQ(a->leases, 2);
+	names[0] = 0;
+	rmp_tenants_foreach(ts, collect, names);
+	CHECK_STR(names, "d,c,a,anonymous,");
+	/* Its leases end; it comes back: the same tenant, usable again. */
+	rmp_tenant_uncharge(a, 2 * MIB);
+	rmp_tenant_uncharge(a, MIB / 2);
+	CHECK_EQ(rmp_tenants_reload(ts, &cfg, &changes), 0);
+	CHECK(rmp_tenants_find(ts, "a", &why) == a);
+	CHECK(a->usable && a->key_len == 32 && a->limits.bytes == MIB);
+	CHECK(rmp_tenants_find(ts, "d", &why) == NULL);
+	CHECK(rmp_tenants_find(ts, "", &why) == NULL);
+
+	/* A key file others can read fails the reload: nothing changes. */
+	if (chmod(open_file, 0644) == 0) {
+		next = cfg;
+		next.tenants[0].limits.bytes = 8 * MIB;
+		strcpy(next.tenants[1].key_file, open_file);
+		next.tenants[1].key_len = 0;
+		CHECK(rmp_tenants_reload(ts, &next, &changes) < 0);
+		CHECK_EQ(a->limits.bytes, MIB);
+		CHECK(rmp_tenants_find(ts, "b", &why) == NULL);
+		chmod(open_file, 0600);
+	}
+out:
+	rmp_tenants_free(ts);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -387,6 +485,7 @@ int main(void)
 	test_charge();
 	test_proof();
 	test_bad_key_files();
+	test_reload();
 
 	unlink(good_file);
 	unlink(open_file);

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* ops.h -- what an operator may see and do: status, leases, clients, reload. */
+#ifndef RMP_OPS_H
+#define RMP_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "conn.h"
+#include "lifecycle.h"
+#include "listener.h"
+
+struct rmp_device;
+struct rmp_pool;
+struct rmp_tenants;
+
+/*
+ * The operator's view of a running daemon, shared by the admin socket
+ * (rmpoolctl), the metrics endpoint, SIGHUP and the systemd status line.
+ * Everything runs in the event loop: no locking. Every action is logged
+ * with who asked (e.g. "rmpoolctl uid 0").
+ */
+struct rmp_ops {
+	struct rmp_config *cfg;        /* the live configuration */
+	const char *config_path;       /* re-read by a reload */
+	bool verbose;                  /* -v: log level stays debug */
+	struct rmp_lifecycle *lc;
+	struct rmp_conns *conns;
+	struct rmp_listener *listener;
+	struct rmp_tenants *tenants;
+	struct rmp_pool *pool;
+	struct rmp_device *dev;
+	enum rmp_keys_mode keys_mode;
+	uint64_t started_ms;           /* rmp_now_ms() at start */
+	bool drained;                  /* operator's drain: no new leases */
+	bool stopping;                 /* SIGTERM/SIGINT: draining to stop */
+	uint64_t reloads, reload_failures;
+};
+
+/* rmp_status -- the daemon at a glance (rmpoolctl status, STATUS=). */
+struct rmp_status {
+	const char *version;
+	uint64_t uptime_ms;
+	char device[64];
+	char listen[RMP_CONFIG_ADDR_LEN];
+	uint16_t port;
+	int numa_node;
+	uint64_t pool_bytes, free_bytes, largest_free;
+	uint64_t quarantined_bytes, quarantined_leases;
+	uint64_t zeroing_bytes;        /* ended, being zeroed */
+	uint64_t hugepage_size;        /* 0 = normal pages */
+	const char *keys_mode;         /* "window", "region" or "pool" */
+	uint32_t clients;
+	uint64_t leases, leased_bytes, keys;
+	bool draining;                 /* no new leases (either reason) */
+	bool stopping;
+};
+
+void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st);
+
+/* rmp_lease_state_name -- "granted", "revoking", ... */
+const char *rmp_ops_lease_state(const struct rmp_lease *l);
+
+/*
+ * rmp_ops_revoke -- end lease id now, as expiry does: every key is
+ * revoked at once, then the extent is zeroed and reused. Its holders
+ * get -EKEYEXPIRED from then on. 0 or -ENOENT.
+ */
+int rmp_ops_revoke(struct rmp_ops *o, uint64_t id, const char *who);
+/*
+ * rmp_ops_extend -- lease id's deadline becomes now + ttl_ms (also its
+ * ttl for auto-renew). 0, -ENOENT, or -EINVAL (ttl_ms 0 or above
+ * [lease] ttl_max).
+ */
+int rmp_ops_extend(struct rmp_ops *o, uint64_t id, uint64_t ttl_ms,
+		   const char *who);
+
+/*
+ * rmp_ops_find_client -- the connection called "#N" or "N" (its serial)
+ * or by its client name. NULL with *err = -ENOENT (none) or -EEXIST (the
+ * name is not unique: use the serial).
+ */
+struct rmp_conn *rmp_ops_find_client(const struct rmp_ops *o,
+				     const char *which, int *err);
+/* rmp_ops_disconnect -- close it; its leases follow the lease rules. */
+void rmp_ops_disconnect(struct rmp_ops *o, struct rmp_conn *c,
+			const char *who);
+
+/* Bytes of the leases c holds a key to, and how many. */
+void rmp_ops_client_usage(const struct rmp_conn *c, uint64_t *leases,
+			  uint64_t *bytes);
+
+/*
+ * rmp_ops_drain -- on: no new leases (ALLOC fails with -ESHUTDOWN);
+ * connections and existing leases keep working. Off: leases again.
+ * 0, or -EBUSY to undrain while the daemon is stopping.
+ */
+int rmp_ops_drain(struct rmp_ops *o, bool on, const char *who);
+
+/*
+ * rmp_ops_reload -- read config_path again and apply what can change
+ * live: TTL bounds, alignment, max_lease, keys_per_lease, expiry tick,
+ * log level, the timeouts and per-address limits, tenants (limits,
+ * keys, networks; added and removed) and [anonymous]. Each change is
+ * logged; each changed key that needs a restart (pool, device, listen
+ * address and port, max_clients, credits, lease_keys, admin socket,
+ * metrics address) is named in the log and keeps its running value.
+ * A file that does not load, or a tenant key that cannot be read,
+ * changes nothing: -EINVAL (or -errno) with "FILE:LINE: ..." in err.
+ * On success err says what happened in one line ("3 changes, 1 needs a
+ * restart").
+ */
+int rmp_ops_reload(struct rmp_ops *o, const char *who, char *err,
+		   size_t errlen);
+
+#endif /* RMP_OPS_H */
