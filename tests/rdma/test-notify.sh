@@ -23,8 +23,8 @@ python3 "$(dirname "$0")/notify-listen.py" "$sock" "$nlog" \
 	"$RMPOOL" -s "$RMP_SERVER" stat &
 listener=$!
 trap 'kill $listener 2>/dev/null; rmp_cleanup' EXIT
-for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
-[ -S "$sock" ] || rmp_fail "the notify listener did not start"
+for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
+[ -S "$sock" ] || rmp_fail "the notify listener did not start within 30 s"
 
 # count MSG -- notify messages that contain MSG (a whole field).
 count() { grep -cE "(^[0-9]+ |\|)$1(\||$)" "$nlog" || true; }
