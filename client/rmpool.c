@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "parse.h"
 #include "rmpool.h"
 #include "token.h"
 
@@ -27,12 +28,12 @@
 
 static const char usage_text[] =
 	"Usage: rmpool [-s HOST[:PORT]] [--tenant NAME --key-file FILE] [--name NAME]\n"
-	"              [--timeout MS] COMMAND [ARGS]\n"
+	"              [--timeout TIME] COMMAND [ARGS]\n"
 	"\n"
 	"Lease memory of an rmpoold server and access it with RDMA.\n"
 	"\n"
 	"Commands:\n"
-	"  alloc SIZE [--ttl S] [--ephemeral] [--json]\n"
+	"  alloc SIZE [--ttl TIME] [--ephemeral] [--json]\n"
 	"      lease SIZE bytes; print the lease token, or with --json an object\n"
 	"      {token, id, length, remote_addr, rkey, ttl_ms, ephemeral} (id and\n"
 	"      remote_addr as hex strings). A lease outlives this command until its\n"
@@ -43,7 +44,7 @@ static const char usage_text[] =
 	"                                  longer than the lease is refused\n"
 	"  read TOKEN [--offset N] [--length N] [--exclusive]\n"
 	"                                  lease -> standard output (default: to its end)\n"
-	"  renew TOKEN [--ttl S]           extend the lease (S = 0: server default)\n"
+	"  renew TOKEN [--ttl TIME]        extend the lease (0: server default)\n"
 	"  free TOKEN                      give the lease back\n"
 	"  cas TOKEN OFFSET EXPECTED DESIRED\n"
 	"                                  compare-and-swap 8 bytes; prints the old value\n"
@@ -69,12 +70,14 @@ static const char usage_text[] =
 	"                            sent. A tenant needs a key file and a key file\n"
 	"                            a tenant.\n"
 	"      --name NAME           client name shown to operators\n"
-	"      --timeout MS          connect and operation timeout\n"
+	"      --timeout TIME        connect and operation timeout (bare number: ms)\n"
 	"  -h, --help                this text\n"
 	"  -V, --version             library version\n"
 	"\n"
-	"SIZE, OFFSET and --length take K, M, G, T suffixes (powers of 1024).\n"
-	"Numbers may be decimal or 0x hexadecimal; EXPECTED, DESIRED and ADD may\n"
+	"SIZE, OFFSET and --length take K, M, G, T suffixes (powers of 1024; KiB\n"
+	"and KB mean the same). TIME takes ms, s, m, h, d suffixes; a --ttl is\n"
+	"whole seconds, a bare number being seconds. Numbers may be decimal or 0x\n"
+	"hexadecimal (no suffix after hex); EXPECTED, DESIRED and ADD may\n"
 	"also be negative (two's complement). Exit status: 0 ok, 1 error, 2 usage.\n";
 
 /* Global options and the connection they lead to. */
@@ -221,121 +224,38 @@ static void fail_msg(struct rmp_client *c, const char *what, int err,
 	exit(EXIT_FAILURE);
 }
 
-/* ---- number parsing -------------------------------------------------- */
-
-/* parse_uint -- decimal or 0x hex digits, all of s up to end; no sign. */
-static bool parse_uint(const char *s, uint64_t *out, const char **end)
-{
-	unsigned base = 10, d;
-	uint64_t v = 0;
-	bool any = false;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	for (;; s++) {
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
-			break;
-		if (v > (UINT64_MAX - d) / base)
-			return false;
-		v = v * base + d;
-		any = true;
-	}
-	*out = v;
-	*end = s;
-	return any;
-}
-
-/* parse_size -- a number with an optional K/M/G/T (1024-based) suffix. */
-static bool parse_size(const char *s, uint64_t *out)
-{
-	const char *end;
-	unsigned shift = 0;
-	uint64_t v;
-
-	if (!parse_uint(s, &v, &end))
-		return false;
-	switch (*end) {
-	case 'k': case 'K':
-		shift = 10;
-		break;
-	case 'm': case 'M':
-		shift = 20;
-		break;
-	case 'g': case 'G':
-		shift = 30;
-		break;
-	case 't': case 'T':
-		shift = 40;
-		break;
-	case '\0':
-		break;
-	default:
-		return false;
-	}
-	if (shift) {
-		end++;
-		if (!strcmp(end, "iB") || !strcmp(end, "B"))
-			end += strlen(end);
-		if (v > UINT64_MAX >> shift)
-			return false;
-		v <<= shift;
-	}
-	if (*end)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* parse_value -- a 64-bit operand: unsigned, or negative decimal. */
-static bool parse_value(const char *s, uint64_t *out)
-{
-	const char *end;
-	uint64_t v;
-
-	if (*s == '-') {
-		if (!parse_uint(s + 1, &v, &end) || *end ||
-		    v > (UINT64_C(1) << 63))
-			return false;
-		*out = (uint64_t)0 - v;
-		return true;
-	}
-	return parse_uint(s, out, &end) && !*end;
-}
+/* ---- number parsing (common/parse.h) ---------------------------------- */
 
 static uint64_t arg_size(const char *what, const char *s)
 {
 	uint64_t v;
 
-	if (!parse_size(s, &v))
+	if (rmp_parse_size(s, &v))
 		usage_error("invalid %s %s", what, quoted(s));
 	return v;
 }
 
+/* arg_value -- a 64-bit operand: unsigned, or negative (two's complement). */
 static uint64_t arg_value(const char *what, const char *s)
 {
 	uint64_t v;
+	int64_t i;
 
-	if (!parse_value(s, &v))
+	if (*s == '-' ? rmp_parse_i64(s, &i) : rmp_parse_u64(s, &v))
 		usage_error("invalid %s %s", what, quoted(s));
-	return v;
+	return *s == '-' ? (uint64_t)i : v;
 }
 
+/* arg_ttl -- a duration in whole seconds (the wire's unit), bare = s. */
 static uint32_t arg_ttl(const char *s)
 {
-	const char *end;
-	uint64_t v;
+	uint64_t ms;
 
-	if (!parse_uint(s, &v, &end) || *end || v > UINT32_MAX)
-		usage_error("invalid ttl %s (seconds)", quoted(s));
-	return (uint32_t)v;
+	if (rmp_parse_duration_ms(s, &ms) || ms % RMP_MS_PER_S ||
+	    ms / RMP_MS_PER_S > UINT32_MAX)
+		usage_error("invalid ttl %s (whole seconds, e.g. 300, 90s, "
+			    "5m, 1h)", quoted(s));
+	return (uint32_t)(ms / RMP_MS_PER_S);
 }
 
 /* ---- argument parsing ------------------------------------------------ */
@@ -1127,7 +1047,7 @@ static const char *global_opt(int argc, char **argv, int *i, const char *sh,
 /* global_option -- take argv[*i] (and its value) if it is a global option. */
 static bool global_option(struct cli *cli, int argc, char **argv, int *i)
 {
-	const char *v, *end;
+	const char *v;
 	uint64_t ms;
 
 	if ((v = global_opt(argc, argv, i, "-s", "--server"))) {
@@ -1139,8 +1059,10 @@ static bool global_option(struct cli *cli, int argc, char **argv, int *i)
 	} else if ((v = global_opt(argc, argv, i, NULL, "--key-file"))) {
 		cli->key_file = v;
 	} else if ((v = global_opt(argc, argv, i, NULL, "--timeout"))) {
-		if (!parse_uint(v, &ms, &end) || *end || ms == 0 || ms > INT_MAX)
-			usage_error("invalid timeout %s (ms)", quoted(v));
+		/* a bare number has always been milliseconds here */
+		if (rmp_parse_duration(v, 1, &ms) || ms == 0 || ms > INT_MAX)
+			usage_error("invalid timeout %s (e.g. 500ms, 10s; a bare "
+				    "number is ms)", quoted(v));
 		cli->timeout_ms = (int)ms;
 	} else {
 		return false;

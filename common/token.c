@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "parse.h"
+
 #define TOKEN_SCHEME "rmp://"
 #define TOKEN_HEX_DIGITS 16
 
@@ -23,33 +25,6 @@ static int space_char(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' ||
 	       c == '\r';
-}
-
-static int hex_val(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Exactly TOKEN_HEX_DIGITS hex digits at s; returns the end or NULL. */
-static const char *parse_hex64(const char *s, uint64_t *v)
-{
-	uint64_t x = 0;
-	int i, d;
-
-	for (i = 0; i < TOKEN_HEX_DIGITS; i++) {
-		d = hex_val(s[i]);
-		if (d < 0)
-			return NULL;
-		x = x << 4 | (uint64_t)d;
-	}
-	*v = x;
-	return s + TOKEN_HEX_DIGITS;
 }
 
 int rmp_token_format(const struct rmp_token *t, char *buf, size_t cap)
@@ -85,123 +60,49 @@ int rmp_token_format(const struct rmp_token *t, char *buf, size_t cap)
 int rmp_token_parse(const char *s, struct rmp_token *t)
 {
 	struct rmp_token tok;
-	const char *p, *host;
+	/* "[HOST]:PORT", and room to see that a longer one is too long */
+	char hostport[RMP_TOKEN_HOST_MAX + 16];
+	const char *p, *slash, *ptext;
 	size_t n, scheme_len = strlen(TOKEN_SCHEME);
-	unsigned long port;
-	int bracket;
+	uint64_t port;
 
 	if (!s || strncmp(s, TOKEN_SCHEME, scheme_len))
 		return -EINVAL;
 	p = s + scheme_len;
 
-	/* HOST: "[v6]" (must hold a ':') or a name/IPv4 without ':'. */
-	bracket = *p == '[';
-	if (bracket)
-		p++;
-	host = p;
-	while (*p && *p != (bracket ? ']' : ':')) {
-		if (!host_char_ok(*p))
-			return -EINVAL;
-		if (++p - host > RMP_TOKEN_HOST_MAX)
-			return -EINVAL;
-	}
-	n = (size_t)(p - host);
-	if (n == 0)
+	/* HOST:PORT ends at the first '/', which no HOST holds. */
+	slash = strchr(p, '/');
+	if (!slash || (size_t)(slash - p) >= sizeof(hostport))
 		return -EINVAL;
-	if (bracket) {
-		if (*p != ']' || !memchr(host, ':', n))
-			return -EINVAL;
-		p++;
-	}
-	if (*p++ != ':')
+	memcpy(hostport, p, (size_t)(slash - p));
+	hostport[slash - p] = '\0';
+	memset(&tok, 0, sizeof(tok));
+	if (rmp_split_hostport(hostport, tok.host, sizeof(tok.host), &ptext) ||
+	    !ptext)
 		return -EINVAL;
+	/* a ':' in HOST only within brackets, and brackets only around one */
+	if ((hostport[0] == '[') != (strchr(tok.host, ':') != NULL))
+		return -EINVAL;
+	for (n = 0; tok.host[n]; n++)
+		if (!host_char_ok(tok.host[n]))
+			return -EINVAL;
+	if (rmp_parse_dec(ptext, &port) || port < 1 || port > UINT16_MAX)
+		return -EINVAL;
+	tok.port = (uint16_t)port;
 
-	/* PORT: decimal 1..65535, digits only; stop before it can overflow. */
-	if (*p < '0' || *p > '9')
+	/* ID-SECRET, then nothing but trailing whitespace */
+	p = slash + 1;
+	if (rmp_parse_hex_fixed(p, TOKEN_HEX_DIGITS, &tok.id) ||
+	    p[TOKEN_HEX_DIGITS] != '-')
 		return -EINVAL;
-	port = 0;
-	while (*p >= '0' && *p <= '9') {
-		port = port * 10 + (unsigned long)(*p++ - '0');
-		if (port > UINT16_MAX)
-			return -EINVAL;
-	}
-	if (port == 0 || *p++ != '/')
+	p += TOKEN_HEX_DIGITS + 1;
+	if (rmp_parse_hex_fixed(p, TOKEN_HEX_DIGITS, &tok.secret))
 		return -EINVAL;
-
-	p = parse_hex64(p, &tok.id);
-	if (!p || *p++ != '-')
-		return -EINVAL;
-	p = parse_hex64(p, &tok.secret);
-	if (!p)
-		return -EINVAL;
+	p += TOKEN_HEX_DIGITS;
 	while (space_char(*p))
 		p++;
 	if (*p)
 		return -EINVAL;
-
-	memset(tok.host, 0, sizeof(tok.host));
-	memcpy(tok.host, host, n);
-	tok.port = (uint16_t)port;
 	*t = tok;
-	return 0;
-}
-
-/* port_value -- decimal or 0x hex, 1..65535, nothing after it. */
-static int port_value(const char *s, uint16_t *out)
-{
-	unsigned base = 10, v = 0, d;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	if (!*s)
-		return -EINVAL;
-	for (; *s; s++) {
-		if (*s >= '0' && *s <= '9')
-			d = (unsigned)(*s - '0');
-		else if (base == 16 && *s >= 'a' && *s <= 'f')
-			d = (unsigned)(*s - 'a' + 10);
-		else if (base == 16 && *s >= 'A' && *s <= 'F')
-			d = (unsigned)(*s - 'A' + 10);
-		else
-			return -EINVAL;
-		v = v * base + d;
-		if (v > 65535)
-			return -EINVAL;
-	}
-	if (v == 0)
-		return -EINVAL;
-	*out = (uint16_t)v;
-	return 0;
-}
-
-int rmp_split_server(const char *s, char *host, size_t hostlen,
-		     uint16_t *port)
-{
-	const char *colon = NULL, *start = s, *p;
-	uint16_t v = 0;
-	size_t n;
-
-	if (*s == '[') {
-		p = strchr(s, ']');
-		if (!p || (p[1] && p[1] != ':'))
-			return -EINVAL;
-		start = s + 1;
-		n = (size_t)(p - start);
-		colon = p[1] ? p + 1 : NULL;
-	} else {
-		p = strchr(s, ':');
-		if (p && !strchr(p + 1, ':'))
-			colon = p; /* one ':' -> HOST:PORT; more -> IPv6 */
-		n = colon ? (size_t)(colon - s) : strlen(s);
-	}
-	if (n == 0 || n >= hostlen)
-		return -EINVAL;
-	if (colon && port_value(colon + 1, &v))
-		return -EINVAL;
-	memcpy(host, start, n);
-	host[n] = '\0';
-	*port = v;
 	return 0;
 }

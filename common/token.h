@@ -6,14 +6,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse.h" /* rmp_split_server(), which token users need too */
+
 /*
  * A lease token is what a user copies between processes to reach a lease:
  *
  *     rmp://HOST:PORT/ID-SECRET
  *
  * HOST is an IPv4 address, a host name, or an IPv6 address in brackets
- * ("[fe80::1]"); PORT is decimal 1..65535; ID and SECRET are exactly 16
- * lower- or upper-case hex digits each. Nothing may follow SECRET except
+ * ("[fe80::1]"); PORT is decimal 1..65535 (no "0x": a token has one
+ * spelling but for the case of its hex digits); ID and SECRET are exactly
+ * 16 lower- or upper-case hex digits each. common/parse.h parses the
+ * parts. Nothing may follow SECRET except
  * trailing whitespace (a newline from a shell pipe). The secret is what
  * makes ATTACH safe: treat a token like a password.
  */
@@ -40,14 +44,5 @@ int rmp_token_format(const struct rmp_token *t, char *buf, size_t cap);
  * written on success.
  */
 int rmp_token_parse(const char *s, struct rmp_token *t);
-
-/*
- * rmp_split_server -- split a server address as users type it: HOST,
- * HOST:PORT, [V6ADDR]:PORT, [V6ADDR] or a bare IPv6 address. PORT is
- * decimal or 0x hex, 1..65535; *port is 0 when none was given. Returns 0,
- * or -EINVAL (host empty or too long for hostlen, bad port).
- */
-int rmp_split_server(const char *s, char *host, size_t hostlen,
-		     uint16_t *port);
 
 #endif /* RMP_TOKEN_H */

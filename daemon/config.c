@@ -8,7 +8,6 @@
 #include <ini.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <net/if.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <string.h>
@@ -17,12 +16,10 @@
 #define KIB UINT64_C(1024)
 #define MIB (KIB * 1024)
 #define GIB (MIB * 1024)
-#define TIB (GIB * 1024)
 
-#define MS_PER_S UINT64_C(1000)
-#define MS_PER_M (MS_PER_S * 60)
-#define MS_PER_H (MS_PER_M * 60)
-#define MS_PER_D (MS_PER_H * 24)
+#define MS_PER_S RMP_MS_PER_S
+#define MS_PER_H RMP_MS_PER_H
+#define MS_PER_D RMP_MS_PER_D
 
 /* The wire carries ttls as 32-bit seconds (common/proto.h). */
 #define TTL_MAX_MS (UINT64_C(0xffffffff) * MS_PER_S)
@@ -34,11 +31,12 @@ enum key_syntax {
 	SY_PATH,     /* absolute path */
 	SY_GROUP,    /* group name or empty */
 	SY_HOSTPORT, /* ADDR:PORT, [V6]:PORT or empty */
-	SY_UINT,     /* decimal number */
+	SY_UINT,     /* rmp_parse_u64() */
 	SY_SIZE,     /* rmp_parse_size() */
 	SY_DURATION, /* rmp_parse_duration_ms() */
+	SY_BOOL,     /* rmp_parse_bool(); dumped as yes or no */
 	SY_NAMES,    /* one of key.names */
-	SY_NODE,     /* auto or a decimal number */
+	SY_NODE,     /* auto or rmp_parse_u64() */
 	SY_KEY,      /* tenant key: rmp_key_parse() hex, never echoed */
 	SY_NETWORKS, /* ADDR[/PREFIX], comma separated, or empty */
 };
@@ -88,13 +86,6 @@ static const struct name_val lease_keys_modes[] = {
 	{ "window", RMP_LEASE_KEYS_WINDOW },
 	{ "region", RMP_LEASE_KEYS_REGION },
 	{ "pool", RMP_LEASE_KEYS_POOL },
-	{ NULL, 0 },
-};
-
-/* The first spelling of each value is the one rmp_config_dump() prints. */
-static const struct name_val booleans[] = {
-	{ "yes", 1 }, { "no", 0 },  { "true", 1 }, { "false", 0 },
-	{ "on", 1 },  { "off", 0 }, { "1", 1 },    { "0", 0 },
 	{ NULL, 0 },
 };
 
@@ -175,8 +166,8 @@ static const struct key keys[] = {
 	    0, 0, 0, hugepages_modes),
 	KEY("pool", "numa_node", SY_NODE, ST_INT, pool.numa_node,
 	    0, INT_MAX, 0, NULL),
-	KEY("pool", "lock", SY_NAMES, ST_BOOL, pool.lock,
-	    0, 0, 0, booleans),
+	KEY("pool", "lock", SY_BOOL, ST_BOOL, pool.lock,
+	    0, 0, 0, NULL),
 	KEY("lease", "lease_keys", SY_NAMES, ST_LEASE_KEYS, lease.lease_keys,
 	    0, 0, 0, lease_keys_modes),
 	KEY("lease", "ttl_default", SY_DURATION, ST_U64, lease.ttl_default_ms,
@@ -194,8 +185,8 @@ static const struct key keys[] = {
 	    0, SIZE_MAX_I, 0, NULL),
 	KEY("lease", "keys_per_lease", SY_UINT, ST_U32, lease.keys_per_lease,
 	    1, 1024, 0, NULL),
-	KEY("anonymous", "enabled", SY_NAMES, ST_BOOL, anonymous.enabled,
-	    0, 0, 0, booleans),
+	KEY("anonymous", "enabled", SY_BOOL, ST_BOOL, anonymous.enabled,
+	    0, 0, 0, NULL),
 	KEY("anonymous", "bytes", SY_SIZE, ST_U64, anonymous.limits.bytes,
 	    0, SIZE_MAX_I, 0, NULL),
 	KEY("anonymous", "leases", SY_UINT, ST_U64, anonymous.limits.leases,
@@ -269,214 +260,6 @@ void rmp_config_defaults(struct rmp_config *c)
 
 	c->anonymous.enabled = false; /* and no limits, no networks */
 	c->ntenants = 0;
-}
-
-/*
- * parse_digits -- the decimal digits at the start of s. Sets *end past
- * them, and *out unless they overflow. Returns 0, -EINVAL (no digit) or
- * -ERANGE (more than 64 bits).
- */
-static int parse_digits(const char *s, uint64_t *out, const char **end)
-{
-	uint64_t v = 0;
-	int ret = 0;
-
-	*end = s;
-	if (!isdigit((unsigned char)*s))
-		return -EINVAL;
-	for (; isdigit((unsigned char)*s); s++) {
-		unsigned int d = (unsigned int)(*s - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			ret = -ERANGE;
-		v = v * 10 + d;
-	}
-	*end = s;
-	if (!ret)
-		*out = v;
-	return ret;
-}
-
-/* mul_checked -- *v *= m, or -ERANGE when the product exceeds 64 bits. */
-static int mul_checked(uint64_t *v, uint64_t m)
-{
-	if (m && *v > UINT64_MAX / m)
-		return -ERANGE;
-	*v *= m;
-	return 0;
-}
-
-int rmp_parse_size(const char *s, uint64_t *out)
-{
-	static const char suffixes[] = "KMGT";
-	uint64_t v = 0, mult = 1;
-	const char *end, *sfx;
-	int ret;
-
-	if (!s)
-		return -EINVAL;
-	ret = parse_digits(s, &v, &end);
-	if (ret == -EINVAL)
-		return ret;
-	/* Syntax errors win over overflow: "99999999999999999999X" is EINVAL */
-	if (*end) {
-		sfx = strchr(suffixes, toupper((unsigned char)*end));
-		if (!sfx || end[1])
-			return -EINVAL;
-		mult = KIB << (10 * (sfx - suffixes));
-	}
-	if (ret)
-		return ret;
-	ret = mul_checked(&v, mult);
-	if (ret)
-		return ret;
-	*out = v;
-	return 0;
-}
-
-int rmp_parse_duration_ms(const char *s, uint64_t *out)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t ms;
-	} units[] = {
-		{ "", MS_PER_S }, { "ms", 1 },        { "s", MS_PER_S },
-		{ "m", MS_PER_M }, { "h", MS_PER_H }, { "d", MS_PER_D },
-	};
-	uint64_t v = 0;
-	const char *end;
-	size_t i;
-	int ret;
-
-	if (!s)
-		return -EINVAL;
-	ret = parse_digits(s, &v, &end);
-	if (ret == -EINVAL)
-		return ret;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (!strcmp(end, units[i].suffix))
-			break;
-	if (i == sizeof(units) / sizeof(units[0]))
-		return -EINVAL;
-	if (ret)
-		return ret;
-	ret = mul_checked(&v, units[i].ms);
-	if (ret)
-		return ret;
-	*out = v;
-	return 0;
-}
-
-/* valid_addr -- numeric IPv4, IPv6, or IPv6 with a %scope of an ifname. */
-static bool valid_addr(const char *s)
-{
-	char buf[INET6_ADDRSTRLEN];
-	unsigned char bin[sizeof(struct in6_addr)];
-	const char *pct = strchr(s, '%');
-	size_t n = pct ? (size_t)(pct - s) : strlen(s);
-
-	if (inet_pton(AF_INET, s, bin) == 1)
-		return true;
-	if (n >= sizeof(buf))
-		return false;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	if (inet_pton(AF_INET6, buf, bin) != 1)
-		return false;
-	if (pct && (!pct[1] || strlen(pct + 1) >= IF_NAMESIZE ||
-		    strchr(pct + 1, '/')))
-		return false;
-	return true;
-}
-
-int rmp_parse_hostport(const char *s, char *host, size_t hostlen,
-		       uint16_t *port)
-{
-	char addr[RMP_CONFIG_ADDR_LEN];
-	const char *colon, *a;
-	size_t alen;
-	uint64_t p = 0;
-	const char *end;
-
-	if (!s)
-		return -EINVAL;
-	if (*s == '[') {
-		const char *rb = strchr(s, ']');
-
-		if (!rb || rb[1] != ':')
-			return -EINVAL;
-		a = s + 1;
-		alen = (size_t)(rb - a);
-		colon = rb + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon)
-			return -EINVAL;
-		a = s;
-		alen = (size_t)(colon - s);
-	}
-	if (!alen || alen >= sizeof(addr))
-		return -EINVAL;
-	memcpy(addr, a, alen);
-	addr[alen] = '\0';
-	/* Without brackets only IPv4 is unambiguous. */
-	if (*s == '[' ? (!strchr(addr, ':') || !valid_addr(addr)) :
-			(strchr(addr, ':') || !valid_addr(addr)))
-		return -EINVAL;
-	if (parse_digits(colon + 1, &p, &end) || *end || p < 1 || p > 65535)
-		return -EINVAL;
-	if (host && alen >= hostlen)
-		return -ENOSPC;
-	if (host)
-		memcpy(host, addr, alen + 1);
-	if (port)
-		*port = (uint16_t)p;
-	return 0;
-}
-
-char *rmp_format_size(uint64_t bytes, char *buf, size_t buflen)
-{
-	static const struct {
-		char suffix;
-		uint64_t mult;
-	} units[] = { { 'T', TIB }, { 'G', GIB }, { 'M', MIB }, { 'K', KIB } };
-	size_t i;
-
-	if (!buflen)
-		return buf;
-	for (i = 0; bytes && i < sizeof(units) / sizeof(units[0]); i++) {
-		if (bytes % units[i].mult == 0) {
-			snprintf(buf, buflen, "%" PRIu64 "%c",
-				 bytes / units[i].mult, units[i].suffix);
-			return buf;
-		}
-	}
-	snprintf(buf, buflen, "%" PRIu64, bytes);
-	return buf;
-}
-
-char *rmp_format_duration_ms(uint64_t ms, char *buf, size_t buflen)
-{
-	static const struct {
-		const char *suffix;
-		uint64_t mult;
-	} units[] = {
-		{ "d", MS_PER_D }, { "h", MS_PER_H }, { "m", MS_PER_M },
-		{ "s", MS_PER_S },
-	};
-	size_t i;
-
-	if (!buflen)
-		return buf;
-	for (i = 0; ms && i < sizeof(units) / sizeof(units[0]); i++) {
-		if (ms % units[i].mult == 0) {
-			snprintf(buf, buflen, "%" PRIu64 "%s",
-				 ms / units[i].mult, units[i].suffix);
-			return buf;
-		}
-	}
-	snprintf(buf, buflen, "%" PRIu64 "ms", ms);
-	return buf;
 }
 
 /*
@@ -782,7 +565,7 @@ static int parse_network(const char *s, struct rmp_network *n,
 	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
 					    0, 0, 0, 0, 0xff, 0xff };
 	char addr[INET6_ADDRSTRLEN], q[QUOTE_LEN];
-	const char *slash = strchr(s, '/'), *end;
+	const char *slash = strchr(s, '/');
 	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
 	uint64_t prefix = 0;
 	unsigned int i, max;
@@ -803,7 +586,7 @@ static int parse_network(const char *s, struct rmp_network *n,
 	max = 8 * addr_bytes(n->family);
 	prefix = max;
 	/* the prefix is plain decimal: no sign, no leading zeros */
-	if (slash && (parse_digits(slash + 1, &prefix, &end) || *end ||
+	if (slash && (rmp_parse_dec(slash + 1, &prefix) ||
 		      (slash[1] == '0' && slash[2])))
 		goto bad;
 	if (prefix > max) {
@@ -902,7 +685,7 @@ static int parse_value(const struct key *k, void *base, const char *qname,
 		       const char *value, char *msg, size_t msglen)
 {
 	char q[QUOTE_LEN], lo[32], hi[32];
-	const char *what = NULL, *end;
+	const char *what = NULL;
 	uint64_t u = 0;
 	int64_t v;
 	size_t i;
@@ -936,7 +719,7 @@ static int parse_value(const struct key *k, void *base, const char *qname,
 		}
 		switch (k->syntax) {
 		case SY_ADDR:
-			ok = valid_addr(value);
+			ok = !rmp_parse_addr(value, NULL);
 			what = "is not a numeric IPv4 or IPv6 address";
 			break;
 		case SY_IBDEV:
@@ -977,12 +760,6 @@ static int parse_value(const struct key *k, void *base, const char *qname,
 		if (!k->names[i].name) {
 			size_t o;
 
-			if (k->names == booleans) {
-				snprintf(msg, msglen,
-					 "%s: %s is not a boolean (use yes or no)",
-					 qname, q);
-				return -EINVAL;
-			}
 			o = (size_t)snprintf(msg, msglen,
 					     "%s: %s is not one of ", qname,
 					     q);
@@ -994,13 +771,25 @@ static int parse_value(const struct key *k, void *base, const char *qname,
 		}
 		set_num(k, base, k->names[i].val);
 		return 0;
+	case SY_BOOL: {
+		bool b;
+
+		if (rmp_parse_bool(value, &b)) {
+			snprintf(msg, msglen,
+				 "%s: %s is not a boolean (use yes or no)",
+				 qname, q);
+			return -EINVAL;
+		}
+		set_num(k, base, b);
+		return 0;
+	}
 	case SY_NODE:
 		if (!strcmp(value, "auto")) {
 			set_num(k, base, -1);
 			return 0;
 		}
-		ret = parse_digits(value, &u, &end);
-		if (ret || *end) {
+		ret = rmp_parse_u64(value, &u);
+		if (ret) {
 			snprintf(msg, msglen,
 				 "%s: %s is not a NUMA node (use auto or a number >= 0)",
 				 qname, q);
@@ -1008,8 +797,8 @@ static int parse_value(const struct key *k, void *base, const char *qname,
 		}
 		break;
 	case SY_UINT:
-		ret = parse_digits(value, &u, &end);
-		if (ret == -EINVAL || *end) {
+		ret = rmp_parse_u64(value, &u);
+		if (ret == -EINVAL) {
 			snprintf(msg, msglen, "%s: %s is not a number",
 				 qname, q);
 			return -EINVAL;
@@ -1696,7 +1485,9 @@ static void dump_keys(FILE *f, const struct key *tab, size_t n,
 				continue;
 		} else {
 			num = get_num(k, base);
-			if (k->syntax == SY_NAMES)
+			if (k->syntax == SY_BOOL)
+				v = num ? "yes" : "no";
+			else if (k->syntax == SY_NAMES)
 				v = name_of(k->names, (int)num);
 			else if (k->syntax == SY_NODE && num < 0)
 				v = "auto";

@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <sys/socket.h>
 
-#include "auth.h" /* RMP_KEY_MAX, RMP_TENANT_MAX */
+#include "auth.h"  /* RMP_KEY_MAX, RMP_TENANT_MAX */
+#include "parse.h" /* the value grammar; rmp_parse_size() & co. */
 
 /*
  * The daemon reads one INI file (default RMP_CONFIG_PATH) with the sections
@@ -32,10 +33,11 @@
  *  - comments start with '#' or ';' at the start of a line, or with ';'
  *    after whitespace within a line; leading whitespace is ignored, so
  *    there are no multi-line (continuation) values;
- *  - sizes are decimal with an optional suffix K, M, G or T (powers of
- *    1024, either case); durations are decimal with an optional suffix ms,
- *    s, m, h or d, a bare number being seconds; booleans are yes/no,
- *    true/false, on/off or 1/0;
+ *  - numbers, sizes (4K, 512M: powers of 1024), durations (500ms, 30s;
+ *    a bare number being seconds), booleans (yes/no, ...) and host:port
+ *    follow the grammar of common/parse.h, the same as on the command
+ *    line; the dump prints them with rmp_format_size() and
+ *    rmp_format_duration_ms();
  *  - a tenant key is hex (rmp_key_parse()); no message ever holds its
  *    text. A key_file is only a path here: the daemon reads it later;
  *  - networks is a comma-separated list of at most RMP_NETWORKS_MAX
@@ -265,67 +267,5 @@ bool rmp_network_match(const struct rmp_network *n,
  */
 bool rmp_networks_allow(const struct rmp_tenant_limits *l,
 			const struct sockaddr *sa);
-
-/*
- * rmp_parse_size -- parse a byte count: decimal digits and an optional
- * suffix K, M, G or T (either case, powers of 1024), nothing else (no
- * sign, spaces or fraction).
- * @s:   text to parse
- * @out: receives the byte count; untouched on failure
- *
- * Returns 0, -EINVAL (empty, not a number, unknown suffix, trailing
- * characters) or -ERANGE (does not fit in 64 bits).
- */
-int rmp_parse_size(const char *s, uint64_t *out);
-
-/*
- * rmp_parse_duration_ms -- parse a duration: decimal digits and an
- * optional suffix ms, s, m, h or d (lower case); a bare number means
- * seconds.
- * @s:   text to parse
- * @out: receives milliseconds; untouched on failure
- *
- * Returns 0, -EINVAL (empty, not a number, unknown suffix, trailing
- * characters) or -ERANGE (does not fit in 64 bits of milliseconds).
- */
-int rmp_parse_duration_ms(const char *s, uint64_t *out);
-
-/*
- * rmp_parse_hostport -- split "ADDR:PORT" or "[V6ADDR]:PORT" with a
- * numeric address and a port in 1..65535 (the metrics_listen syntax).
- * @s:       text to parse
- * @host:    receives the address without brackets; may be NULL
- * @hostlen: size of host
- * @port:    receives the port; may be NULL
- *
- * Returns 0, -EINVAL (bad syntax, address or port) or -ENOSPC (host too
- * small). Outputs are untouched on failure.
- */
-int rmp_parse_hostport(const char *s, char *host, size_t hostlen,
-		       uint16_t *port);
-
-/*
- * rmp_format_size -- print bytes with the largest suffix that divides it
- * exactly ("1G", "3M", "1536K", "100"); the output parses back with
- * rmp_parse_size().
- * @bytes:  value
- * @buf:    output buffer; 24 bytes always suffice
- * @buflen: size of buf
- *
- * Returns buf.
- */
-char *rmp_format_size(uint64_t bytes, char *buf, size_t buflen);
-
-/*
- * rmp_format_duration_ms -- print milliseconds with the largest unit that
- * divides it exactly ("1d", "90s", "1500ms"); the output parses back with
- * rmp_parse_duration_ms().
- * @ms:     value
- * @buf:    output buffer; 24 bytes always suffice
- * @buflen: size of buf
- *
- * Returns buf.
- */
-char *rmp_format_duration_ms(uint64_t ms, char *buf, size_t buflen);
 
 #endif /* RMP_CONFIG_H */

@@ -91,152 +91,86 @@ static void test_defaults(void)
 	CHECK(rmp_config_diff(&c, &d) == NULL);
 }
 
-static void test_parse_size(void)
+/*
+ * The values follow common/parse.h (test_parse.c holds its cases): here
+ * only that the config takes its spellings and reports its errors.
+ */
+static void test_value_grammar(void)
 {
-	uint64_t v = 7;
+	struct rmp_config c;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
 
-	CHECK_EQ(rmp_parse_size("0", &v), 0);
-	CHECK_EQ(v, 0);
-	CHECK_EQ(rmp_parse_size("512", &v), 0);
-	CHECK_EQ(v, 512);
-	CHECK_EQ(rmp_parse_size("4K", &v), 0);
-	CHECK_EQ(v, 4096);
-	CHECK_EQ(rmp_parse_size("4k", &v), 0);
-	CHECK_EQ(v, 4096);
-	CHECK_EQ(rmp_parse_size("512M", &v), 0);
-	CHECK_EQ(v, 512 * MIB);
-	CHECK_EQ(rmp_parse_size("1g", &v), 0);
-	CHECK_EQ(v, GIB);
-	CHECK_EQ(rmp_parse_size("3T", &v), 0);
-	CHECK(v == 3 * GIB * 1024);
-	CHECK_EQ(rmp_parse_size("0010", &v), 0);
-	CHECK_EQ(v, 10);
-	CHECK_EQ(rmp_parse_size("18446744073709551615", &v), 0);
-	CHECK(v == UINT64_MAX);
-	CHECK_EQ(rmp_parse_size("16777215T", &v), 0);
-	CHECK(v == UINT64_C(16777215) << 40);
+	CHECK_EQ(load(&c, "[pool]\nsize = 2GiB\nhugepage_size = 2048KB\n"
+			  "numa_node = 0x1\nlock = off\n"
+			  "[lease]\nttl_default = 0x3c\nttl_max = 1440m\n"
+			  "alignment = 0x1000\n"
+			  "[server]\nport = 0x1d2f\n"
+			  "metrics_listen = 127.0.0.1:0x2503\n"
+			  "[anonymous]\nenabled = on\nbytes = 1tib\n"), -EINVAL);
+	/* "1tib": the unit letter is either case, "iB" is not */
+	CHECK_STR(err, "t.conf:15: anonymous.bytes: \"1tib\" is not a "
+		  "size (use e.g. 512M, 4G)");
+	CHECK_EQ(load(&c, "[pool]\nsize = 2GiB\nhugepage_size = 2048KB\n"
+			  "numa_node = 0x1\nlock = off\n"
+			  "[lease]\nttl_default = 0x3c\nttl_max = 1440m\n"
+			  "alignment = 0x1000\n"
+			  "[server]\nport = 0x1d2f\n"
+			  "metrics_listen = 127.0.0.1:0x2503\n"
+			  "[anonymous]\nenabled = on\nbytes = 1TiB\n"), 0);
+	CHECK_EQ(c.pool.size, 2 * GIB);
+	CHECK_EQ(c.pool.hugepage_size, 2 * MIB);
+	CHECK_EQ(c.pool.numa_node, 1);
+	CHECK(!c.pool.lock);
+	CHECK_EQ(c.lease.ttl_default_ms, 60000);
+	CHECK_EQ(c.lease.ttl_max_ms, 86400000);
+	CHECK_EQ(c.lease.alignment, 4096);
+	CHECK_EQ(c.server.port, 7471);
+	CHECK_STR(c.server.metrics_listen, "127.0.0.1:0x2503");
+	CHECK(c.anonymous.enabled);
+	CHECK(c.anonymous.limits.bytes == GIB * 1024);
 
-	v = 7;
-	CHECK_EQ(rmp_parse_size("18446744073709551616", &v), -ERANGE);
-	CHECK_EQ(rmp_parse_size("16777216T", &v), -ERANGE);
-	CHECK_EQ(rmp_parse_size("17179869184G", &v), -ERANGE);
-	CHECK_EQ(rmp_parse_size("99999999999999999999999K", &v), -ERANGE);
-	CHECK_EQ(rmp_parse_size("", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size(NULL, &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("-1", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("+1", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size(" 1", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("1 ", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("1X", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("1KB", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("1KiB", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("1.5G", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("0x10", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("G", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_size("99999999999999999999X", &v), -EINVAL);
-	CHECK_EQ(v, 7); /* untouched on failure */
-}
+	/* the dump prints one spelling of each */
+	f = open_memstream(&buf, &len);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK_EQ(rmp_config_dump(&c, f, false), 0);
+	fclose(f);
+	CHECK(strstr(buf, "\nsize = 2G\nhugepage_size = 2M\n") != NULL);
+	CHECK(strstr(buf, "\nnuma_node = 1\nlock = no\n") != NULL);
+	CHECK(strstr(buf, "\nttl_default = 1m\n") != NULL);
+	CHECK(strstr(buf, "\nttl_max = 1d\n") != NULL);
+	CHECK(strstr(buf, "\nport = 7471\n") != NULL);
+	CHECK(strstr(buf, "\nenabled = yes\nbytes = 1T\n") != NULL);
+	free(buf);
 
-static void test_parse_duration(void)
-{
-	uint64_t v = 7;
-
-	CHECK_EQ(rmp_parse_duration_ms("0", &v), 0);
-	CHECK_EQ(v, 0);
-	CHECK_EQ(rmp_parse_duration_ms("5", &v), 0);
-	CHECK_EQ(v, 5000);
-	CHECK_EQ(rmp_parse_duration_ms("500ms", &v), 0);
-	CHECK_EQ(v, 500);
-	CHECK_EQ(rmp_parse_duration_ms("30s", &v), 0);
-	CHECK_EQ(v, 30000);
-	CHECK_EQ(rmp_parse_duration_ms("5m", &v), 0);
-	CHECK_EQ(v, 300000);
-	CHECK_EQ(rmp_parse_duration_ms("2h", &v), 0);
-	CHECK_EQ(v, 7200000);
-	CHECK_EQ(rmp_parse_duration_ms("1d", &v), 0);
-	CHECK_EQ(v, 86400000);
-	CHECK_EQ(rmp_parse_duration_ms("18446744073709551615ms", &v), 0);
-	CHECK(v == UINT64_MAX);
-
-	v = 7;
-	CHECK_EQ(rmp_parse_duration_ms("18446744073709552s", &v), -ERANGE);
-	CHECK_EQ(rmp_parse_duration_ms("18446744073709551616ms", &v),
-		 -ERANGE);
-	CHECK_EQ(rmp_parse_duration_ms("213503982335d", &v), -ERANGE);
-	CHECK_EQ(rmp_parse_duration_ms("", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms(NULL, &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("-1s", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("1.5s", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("1 s", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("1S", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("1D", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("1sec", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("1h30m", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("ms", &v), -EINVAL);
-	CHECK_EQ(rmp_parse_duration_ms("s", &v), -EINVAL);
-	CHECK_EQ(v, 7);
-}
-
-static void test_hostport(void)
-{
-	char host[64] = "x", small[4] = "x";
-	uint16_t port = 1;
-
-	CHECK_EQ(rmp_parse_hostport("127.0.0.1:9471", host, sizeof(host),
-				    &port), 0);
-	CHECK_STR(host, "127.0.0.1");
-	CHECK_EQ(port, 9471);
-	CHECK_EQ(rmp_parse_hostport("[::1]:80", host, sizeof(host), &port),
-		 0);
-	CHECK_STR(host, "::1");
-	CHECK_EQ(port, 80);
-	CHECK_EQ(rmp_parse_hostport("[fe80::1%eth0]:65535", host,
-				    sizeof(host), &port), 0);
-	CHECK_STR(host, "fe80::1%eth0");
-	CHECK_EQ(port, 65535);
-	CHECK_EQ(rmp_parse_hostport("1.2.3.4:1", NULL, 0, NULL), 0);
-
-	CHECK_EQ(rmp_parse_hostport("::1:80", host, sizeof(host), &port),
-		 -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("[1.2.3.4]:80", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("localhost:80", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("1.2.3.4", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("1.2.3.4:", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("1.2.3.4:0", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("1.2.3.4:65536", NULL, 0, NULL),
-		 -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("1.2.3.4:80x", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport(":80", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("[::1]80", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("[::1:80", NULL, 0, NULL), -EINVAL);
-	CHECK_EQ(rmp_parse_hostport("1.2.3.4:80", small, sizeof(small),
-				    &port), -ENOSPC);
-	CHECK_STR(small, "x");
-	CHECK_EQ(port, 65535);
-}
-
-static void test_format(void)
-{
-	static const char *const sizes[] = { "0", "100", "1536K", "3M",
-					     "1G", "1025M", "5T", "4097" };
-	static const char *const durs[] = { "0ms", "1500ms", "90s", "1m",
-					    "25h", "1d", "7d", "61s" };
-	char buf[32];
-	uint64_t v;
-	size_t i;
-
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
-		CHECK_EQ(rmp_parse_size(sizes[i], &v), 0);
-		CHECK_STR(rmp_format_size(v, buf, sizeof(buf)), sizes[i]);
-	}
-	for (i = 0; i < sizeof(durs) / sizeof(durs[0]); i++) {
-		CHECK_EQ(rmp_parse_duration_ms(durs[i], &v), 0);
-		CHECK_STR(rmp_format_duration_ms(v, buf, sizeof(buf)),
-			  durs[i]);
-	}
-	CHECK_STR(rmp_format_size(UINT64_MAX, buf, sizeof(buf)),
-		  "18446744073709551615");
-	CHECK_STR(rmp_format_duration_ms(60000, buf, sizeof(buf)), "1m");
+	/* no unit after hex, no sign, no blank inside */
+	EXPECT_ERR("[pool]\nsize = 0x1G\n",
+		   "t.conf:2: pool.size: \"0x1G\" is not a size "
+		   "(use e.g. 512M, 4G)");
+	CHECK_EQ(load(&c, "[lease]\nexpiry_tick = 0x1d\n"), 0);
+	CHECK_EQ(c.lease.expiry_tick_ms, 29000); /* 29 s, not a day */
+	EXPECT_ERR("[lease]\nttl_max = 0x\n",
+		   "t.conf:2: lease.ttl_max: \"0x\" is not a duration "
+		   "(use e.g. 500ms, 30s, 5m, 1h, 1d)");
+	EXPECT_ERR("[server]\ncredits = +5\n",
+		   "t.conf:2: server.credits: \"+5\" is not a number");
+	EXPECT_ERR("[server]\ncredits = 0x\n",
+		   "t.conf:2: server.credits: \"0x\" is not a number");
+	EXPECT_ERR("[server]\ncredits = 0x10000000000000000\n",
+		   "t.conf:2: server.credits: \"0x10000000000000000\" is out "
+		   "of range (1..1024)");
+	EXPECT_ERR("[anonymous]\nenabled = Yes\n",
+		   "t.conf:2: anonymous.enabled: \"Yes\" is not a boolean "
+		   "(use yes or no)");
+	EXPECT_ERR("[server]\nmetrics_listen = 127.0.0.1:0x\n",
+		   "t.conf:2: server.metrics_listen: \"127.0.0.1:0x\" is not "
+		   "ADDR:PORT or [V6ADDR]:PORT (or empty)");
+	/* a CIDR prefix stays plain decimal */
+	EXPECT_BAD("[anonymous]\nnetworks = 10.0.0.0/0x8\n",
+		   "t.conf:2: anonymous.networks: ");
 }
 
 static void test_all_keys(void)
@@ -1456,10 +1390,7 @@ static void test_shipped_conf(const char *root)
 int main(int argc, char **argv)
 {
 	test_defaults();
-	test_parse_size();
-	test_parse_duration();
-	test_hostport();
-	test_format();
+	test_value_grammar();
 	test_all_keys();
 	test_syntax_errors();
 	test_bad_values();
