@@ -34,8 +34,8 @@ int rmpc_mem_alloc(struct rmp_client *c)
 
 void rmpc_mem_free(struct rmp_client *c)
 {
-	while (c->bufs)
-		rmp_buf_dereg(c->bufs);
+	while (!LIST_EMPTY(&c->bufs))
+		rmp_buf_dereg(LIST_FIRST(&c->bufs));
 	free(c->bounce);
 	c->bounce = NULL;
 	free(c->ctl_mem);
@@ -69,7 +69,7 @@ void rmpc_mem_dereg(struct rmp_client *c)
 {
 	struct rmp_buf *b;
 
-	for (b = c->bufs; b; b = b->next) {
+	LIST_FOREACH(b, &c->bufs, link) {
 		if (b->mr)
 			ibv_dereg_mr(b->mr);
 		b->mr = NULL;
@@ -88,7 +88,7 @@ struct ibv_mr *rmpc_buf_lookup(struct rmp_client *c, const void *p,
 	uintptr_t a = (uintptr_t)p, start;
 	struct rmp_buf *b;
 
-	for (b = c->bufs; b; b = b->next) {
+	LIST_FOREACH(b, &c->bufs, link) {
 		start = (uintptr_t)b->addr;
 		if (b->mr && a >= start && len <= b->len &&
 		    a - start <= b->len - len)
@@ -128,27 +128,16 @@ int rmp_buf_reg(struct rmp_client *c, void *addr, size_t len,
 		free(b);
 		return err;
 	}
-	b->next = c->bufs;
-	if (c->bufs)
-		c->bufs->prev = b;
-	c->bufs = b;
+	LIST_INSERT_HEAD(&c->bufs, b, link);
 	*out = b;
 	return 0;
 }
 
 void rmp_buf_dereg(struct rmp_buf *b)
 {
-	struct rmp_client *c;
-
 	if (!b)
 		return;
-	c = b->c;
-	if (b->prev)
-		b->prev->next = b->next;
-	else
-		c->bufs = b->next;
-	if (b->next)
-		b->next->prev = b->prev;
+	LIST_REMOVE(b, link);
 	if (b->mr)
 		ibv_dereg_mr(b->mr);
 	free(b);

@@ -148,6 +148,8 @@ int rmp_client_new(struct rmp_client **out, const struct rmp_client_opts *opts)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	LIST_INIT(&c->leases);
+	LIST_INIT(&c->bufs);
 	rmp_client_opts_init(&c->opts);
 	if (opts) {
 		err = rmpc_opts_copy(&c->opts, sizeof(c->opts), opts,

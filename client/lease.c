@@ -33,23 +33,12 @@ void rmp_alloc_opts_init(struct rmp_alloc_opts *opts)
 
 static void lease_link(struct rmp_lease *l)
 {
-	struct rmp_client *c = l->c;
-
-	l->prev = NULL;
-	l->next = c->leases;
-	if (c->leases)
-		c->leases->prev = l;
-	c->leases = l;
+	LIST_INSERT_HEAD(&l->c->leases, l, link);
 }
 
 static void lease_unlink(struct rmp_lease *l)
 {
-	if (l->prev)
-		l->prev->next = l->next;
-	else
-		l->c->leases = l->next;
-	if (l->next)
-		l->next->prev = l->prev;
+	LIST_REMOVE(l, link);
 }
 
 /*
@@ -420,8 +409,8 @@ void rmp_lease_close(struct rmp_lease *l)
 
 void rmpc_leases_free(struct rmp_client *c)
 {
-	while (c->leases)
-		rmp_lease_close(c->leases);
+	while (!LIST_EMPTY(&c->leases))
+		rmp_lease_close(LIST_FIRST(&c->leases));
 }
 
 int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -80,7 +81,7 @@ struct rmpc_op {
 
 struct rmp_buf {
 	struct rmp_client *c;
-	struct rmp_buf *prev, *next;
+	LIST_ENTRY(rmp_buf) link; /* in c->bufs */
 	char *addr;
 	size_t len;
 	struct ibv_mr *mr; /* NULL once the connection it was made on closed */
@@ -88,7 +89,7 @@ struct rmp_buf {
 
 struct rmp_lease {
 	struct rmp_client *c;
-	struct rmp_lease *prev, *next;
+	LIST_ENTRY(rmp_lease) link; /* in c->leases */
 	uint64_t gen;      /* c->gen of the connection that made the handle */
 	uint64_t id, secret;
 	uint64_t addr, length;
@@ -167,8 +168,8 @@ struct rmp_client {
 	unsigned max_inflight; /* effective limit, <= ring_size */
 	uint64_t ring_head, ring_posted, ring_tail;
 
-	struct rmp_lease *leases;
-	struct rmp_buf *bufs;
+	LIST_HEAD(, rmp_lease) leases; /* open handles */
+	LIST_HEAD(, rmp_buf) bufs;     /* registered buffers */
 };
 
 /* --- error.c ----------------------------------------------------------- */

@@ -5,10 +5,12 @@
  * Structure
  *
  * The pool is cut into physically contiguous blocks, each described by a
- * heap-allocated struct blk (offset, size, free flag, links to the
- * physical neighbours, and two list links). Nothing is ever stored in the
- * pool itself: clients write it through RDMA, so in-band headers could be
- * forged.
+ * heap-allocated struct blk (offset, size, free flag, its place in the
+ * list of physical neighbours, and one list link). Nothing is ever stored
+ * in the pool itself: clients write it through RDMA, so in-band headers
+ * could be forged. The lists are <sys/queue.h> ones: a TAILQ in offset
+ * order for the neighbours, a LIST per size class (O(1) removal of any
+ * member, as merging needs), SLISTs for hash chains and spares.
  *
  * Free blocks are kept in TLSF (two-level segregated fit) lists. With the
  * size u counted in grains, the first level is floor(log2(u)) and the
@@ -22,7 +24,8 @@
  * rmp_alloc_put receives only an offset. Allocated blocks are therefore
  * indexed by a chained hash table keyed by offset (Fibonacci hashing of
  * offset / GRAIN), with the chain threaded through the descriptor's list
- * link, which an allocated block does not otherwise use. The table doubles
+ * link, which an allocated block does not otherwise use (a free block is
+ * on its class list, a spare descriptor on the spare list). The table doubles
  * when it holds more entries than buckets, so lookups are O(1) expected
  * and insertions O(1) amortised. If doubling fails for lack of memory the
  * old table stays in use with longer chains: still correct.
@@ -60,6 +63,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/queue.h>
 
 #define GRAIN ((uint64_t)RMP_ALLOC_GRAIN)
 #define GRAIN_SHIFT 6
@@ -84,30 +88,36 @@ struct blk {
 	uint64_t off;
 	uint64_t size;
 	/* Physical neighbours: the block just below and just above. */
-	struct blk *phys_prev, *phys_next;
-	/*
-	 * Free block: links of its TLSF list. Allocated block: next is the
-	 * hash chain and prev is unused. Spare descriptor: next only.
-	 */
-	struct blk *next, *prev;
+	TAILQ_ENTRY(blk) phys;
+	/* The one list b is on, by what b is: */
+	union {
+		LIST_ENTRY(blk) cls;    /* free: its TLSF class */
+		SLIST_ENTRY(blk) hash;  /* allocated: its hash chain */
+		SLIST_ENTRY(blk) spare; /* spare descriptor */
+	} link;
 	bool free;
 };
+
+LIST_HEAD(blk_list, blk);
+SLIST_HEAD(blk_slist, blk);
+TAILQ_HEAD(blk_phys, blk);
 
 struct rmp_alloc {
 	uint64_t size;
 	uint64_t free_bytes;
 	uint64_t extents;      /* allocated blocks, == hash entries */
 	uint64_t nblocks;      /* all blocks, free and allocated */
-	struct blk *first;     /* the block at offset 0; never merged away */
+	/* Every block by offset; the first, at 0, is never merged away. */
+	struct blk_phys phys;
 
 	uint64_t fl_map;               /* bit fl: some sl_map[fl] bit set */
 	uint32_t sl_map[FL_COUNT];     /* bit sl: heads[fl][sl] non-empty */
-	struct blk *heads[FL_COUNT][SL_COUNT];
+	struct blk_list heads[FL_COUNT][SL_COUNT];
 
-	struct blk **hash;     /* 1 << hash_bits buckets */
+	struct blk_slist *hash; /* 1 << hash_bits buckets */
 	unsigned int hash_bits;
 
-	struct blk *spare;
+	struct blk_slist spare;
 	unsigned int nspare;
 };
 
@@ -131,38 +141,45 @@ static void mapping(uint64_t u, unsigned int *fl, unsigned int *sl)
 	*sl = (unsigned int)(u >> (f - SL_LOG2)) - SL_COUNT;
 }
 
+/*
+ * phys_prev -- the block just below b, or NULL for the first. Not
+ * TAILQ_PREV(): that reads the predecessor's predecessor too (one more
+ * cache line per put); b's back link points into its predecessor, so
+ * that is found from it alone.
+ */
+static struct blk *phys_prev(const struct rmp_alloc *a, struct blk *b)
+{
+	if (b == TAILQ_FIRST(&a->phys))
+		return NULL;
+	return (struct blk *)((char *)b->phys.tqe_prev -
+			      offsetof(struct blk, phys.tqe_next));
+}
+
 static void list_insert(struct rmp_alloc *a, struct blk *b)
 {
 	unsigned int fl, sl;
 
 	mapping(b->size >> GRAIN_SHIFT, &fl, &sl);
-	b->prev = NULL;
-	b->next = a->heads[fl][sl];
-	if (b->next)
-		b->next->prev = b;
-	a->heads[fl][sl] = b;
+	LIST_INSERT_HEAD(&a->heads[fl][sl], b, link.cls);
 	a->sl_map[fl] |= 1u << sl;
 	a->fl_map |= 1ull << fl;
 }
 
 static void list_remove(struct rmp_alloc *a, struct blk *b)
 {
+	bool last = !LIST_NEXT(b, link.cls);
 	unsigned int fl, sl;
 
-	if (b->next)
-		b->next->prev = b->prev;
-	if (b->prev) {
-		b->prev->next = b->next;
-	} else {
-		mapping(b->size >> GRAIN_SHIFT, &fl, &sl);
-		a->heads[fl][sl] = b->next;
-		if (!b->next) {
-			a->sl_map[fl] &= ~(1u << sl);
-			if (!a->sl_map[fl])
-				a->fl_map &= ~(1ull << fl);
-		}
+	LIST_REMOVE(b, link.cls);
+	/* Only the last block of a list can leave it empty. */
+	if (!last)
+		return;
+	mapping(b->size >> GRAIN_SHIFT, &fl, &sl);
+	if (LIST_EMPTY(&a->heads[fl][sl])) {
+		a->sl_map[fl] &= ~(1u << sl);
+		if (!a->sl_map[fl])
+			a->fl_map &= ~(1ull << fl);
 	}
-	b->next = b->prev = NULL;
 }
 
 /* First non-empty list at class (fl, sl) or above, or NULL. */
@@ -185,7 +202,7 @@ static struct blk *find_from(const struct rmp_alloc *a, unsigned int fl,
 		sl_bits = a->sl_map[fl];
 	}
 	sl = (unsigned int)__builtin_ctz(sl_bits);
-	return a->heads[fl][sl];
+	return LIST_FIRST(&a->heads[fl][sl]);
 }
 
 /*
@@ -210,7 +227,7 @@ static struct blk *class_head(const struct rmp_alloc *a, uint64_t len)
 	unsigned int fl, sl;
 
 	mapping(len >> GRAIN_SHIFT, &fl, &sl);
-	return a->heads[fl][sl];
+	return LIST_FIRST(&a->heads[fl][sl]);
 }
 
 /* Whether b holds len bytes at an align boundary; *pad = bytes skipped. */
@@ -254,10 +271,11 @@ static size_t hash_slot(uint64_t off, unsigned int bits)
 
 static struct blk *hash_find(const struct rmp_alloc *a, uint64_t off)
 {
-	struct blk *b = a->hash[hash_slot(off, a->hash_bits)];
+	struct blk *b;
 
-	while (b && b->off != off)
-		b = b->next;
+	SLIST_FOREACH(b, &a->hash[hash_slot(off, a->hash_bits)], link.hash)
+		if (b->off == off)
+			break;
 	return b;
 }
 
@@ -266,20 +284,19 @@ static void hash_grow(struct rmp_alloc *a)
 {
 	unsigned int bits = a->hash_bits + 1;
 	size_t n = (size_t)1 << a->hash_bits, i;
-	struct blk **nh, *b, *next;
+	struct blk_slist *nh;
+	struct blk *b;
 
 	if (bits >= 8 * sizeof(size_t) - 4)
 		return;
-	nh = calloc((size_t)1 << bits, sizeof(*nh));
+	nh = calloc((size_t)1 << bits, sizeof(*nh)); /* all SLIST_INIT */
 	if (!nh)
 		return;
 	for (i = 0; i < n; i++) {
-		for (b = a->hash[i]; b; b = next) {
-			size_t s = hash_slot(b->off, bits);
-
-			next = b->next;
-			b->next = nh[s];
-			nh[s] = b;
+		while ((b = SLIST_FIRST(&a->hash[i]))) {
+			SLIST_REMOVE_HEAD(&a->hash[i], link.hash);
+			SLIST_INSERT_HEAD(&nh[hash_slot(b->off, bits)], b,
+					  link.hash);
 		}
 	}
 	free(a->hash);
@@ -290,28 +307,25 @@ static void hash_grow(struct rmp_alloc *a)
 /* Index allocated block b; a->extents must already count it. */
 static void hash_insert(struct rmp_alloc *a, struct blk *b)
 {
-	size_t s;
-
 	if (a->extents > ((uint64_t)1 << a->hash_bits))
 		hash_grow(a);
-	s = hash_slot(b->off, a->hash_bits);
-	b->prev = NULL;
-	b->next = a->hash[s];
-	a->hash[s] = b;
+	SLIST_INSERT_HEAD(&a->hash[hash_slot(b->off, a->hash_bits)], b,
+			  link.hash);
 }
 
+/*
+ * Singly linked, so that neither insert nor remove writes to another
+ * block's descriptor (a cold cache line); SLIST_REMOVE walks the chain
+ * again, but hash_find just brought it into the cache.
+ */
 static struct blk *hash_remove(struct rmp_alloc *a, uint64_t off)
 {
-	struct blk **pp = &a->hash[hash_slot(off, a->hash_bits)], *b;
+	struct blk *b = hash_find(a, off);
 
-	for (; (b = *pp); pp = &b->next) {
-		if (b->off == off) {
-			*pp = b->next;
-			b->next = NULL;
-			return b;
-		}
-	}
-	return NULL;
+	if (b)
+		SLIST_REMOVE(&a->hash[hash_slot(off, a->hash_bits)], b, blk,
+			     link.hash);
+	return b;
 }
 
 /* Make sure two descriptors are at hand, so a split cannot fail midway. */
@@ -322,8 +336,7 @@ static int spare_reserve(struct rmp_alloc *a)
 
 		if (!b)
 			return -ENOMEM;
-		b->next = a->spare;
-		a->spare = b;
+		SLIST_INSERT_HEAD(&a->spare, b, link.spare);
 		a->nspare++;
 	}
 	return 0;
@@ -331,9 +344,9 @@ static int spare_reserve(struct rmp_alloc *a)
 
 static struct blk *spare_get(struct rmp_alloc *a)
 {
-	struct blk *b = a->spare;
+	struct blk *b = SLIST_FIRST(&a->spare);
 
-	a->spare = b->next;
+	SLIST_REMOVE_HEAD(&a->spare, link.spare);
 	a->nspare--;
 	return b;
 }
@@ -344,8 +357,7 @@ static void spare_put(struct rmp_alloc *a, struct blk *b)
 		free(b);
 		return;
 	}
-	b->next = a->spare;
-	a->spare = b;
+	SLIST_INSERT_HEAD(&a->spare, b, link.spare);
 	a->nspare++;
 }
 
@@ -356,11 +368,7 @@ static void split_after(struct rmp_alloc *a, struct blk *b, uint64_t at,
 	n->off = b->off + at;
 	n->size = b->size - at;
 	n->free = true;
-	n->phys_prev = b;
-	n->phys_next = b->phys_next;
-	if (n->phys_next)
-		n->phys_next->phys_prev = n;
-	b->phys_next = n;
+	TAILQ_INSERT_AFTER(&a->phys, b, n, phys);
 	b->size = at;
 	a->nblocks++;
 }
@@ -368,10 +376,7 @@ static void split_after(struct rmp_alloc *a, struct blk *b, uint64_t at,
 /* Drop b from the physical chain (it has been merged into a neighbour). */
 static void unlink_phys(struct rmp_alloc *a, struct blk *b)
 {
-	if (b->phys_prev)
-		b->phys_prev->phys_next = b->phys_next;
-	if (b->phys_next)
-		b->phys_next->phys_prev = b->phys_prev;
+	TAILQ_REMOVE(&a->phys, b, phys);
 	a->nblocks--;
 	spare_put(a, b);
 }
@@ -404,8 +409,9 @@ struct rmp_alloc *rmp_alloc_new(uint64_t size)
 	a->size = size;
 	a->free_bytes = size;
 	a->nblocks = 1;
-	a->first = b;
-	list_insert(a, b);
+	TAILQ_INIT(&a->phys);
+	TAILQ_INSERT_HEAD(&a->phys, b, phys);
+	list_insert(a, b); /* calloc left every other list empty */
 	return a;
 }
 
@@ -415,12 +421,12 @@ void rmp_alloc_free(struct rmp_alloc *a)
 
 	if (!a)
 		return;
-	for (b = a->first; b; b = next) {
-		next = b->phys_next;
+	for (b = TAILQ_FIRST(&a->phys); b; b = next) {
+		next = TAILQ_NEXT(b, phys);
 		free(b);
 	}
-	for (b = a->spare; b; b = next) {
-		next = b->next;
+	for (b = SLIST_FIRST(&a->spare); b; b = next) {
+		next = SLIST_NEXT(b, link.spare);
 		free(b);
 	}
 	free(a->hash);
@@ -456,11 +462,11 @@ int rmp_alloc_get(struct rmp_alloc *a, uint64_t length, uint64_t align,
 		/* The front remainder stays b, free; the extent is new. */
 		split_after(a, b, pad, spare_get(a));
 		list_insert(a, b);
-		b = b->phys_next;
+		b = TAILQ_NEXT(b, phys);
 	}
 	if (b->size > len) {
 		split_after(a, b, len, spare_get(a));
-		list_insert(a, b->phys_next);
+		list_insert(a, TAILQ_NEXT(b, phys));
 	}
 	b->free = false;
 	a->free_bytes -= len;
@@ -485,13 +491,13 @@ int rmp_alloc_put(struct rmp_alloc *a, uint64_t offset)
 	b->free = true;
 
 	/* Merge into b the free block above, and b into the free one below. */
-	n = b->phys_next;
+	n = TAILQ_NEXT(b, phys);
 	if (n && n->free) {
 		list_remove(a, n);
 		b->size += n->size;
 		unlink_phys(a, n);
 	}
-	p = b->phys_prev;
+	p = phys_prev(a, b);
 	if (p && p->free) {
 		list_remove(a, p);
 		p->size += b->size;
@@ -523,42 +529,56 @@ void rmp_alloc_stats(const struct rmp_alloc *a, struct rmp_alloc_stats *st)
 	if (a->fl_map) {
 		fl = log2_u64(a->fl_map);
 		sl = 31u - (unsigned int)__builtin_clz(a->sl_map[fl]);
-		st->largest_free = a->heads[fl][sl]->size;
+		st->largest_free = LIST_FIRST(&a->heads[fl][sl])->size;
 	}
 }
+
+/*
+ * The back links of <sys/queue.h> entries point at the field that points
+ * to the entry: the predecessor's next field, or the head's first.
+ */
+#define PHYS_BACK(a, prev) ((prev) ? &(prev)->phys.tqe_next : \
+			    &(a)->phys.tqh_first)
+#define LIST_BACK(head, prev) ((prev) ? &(prev)->link.cls.le_next : \
+			       &(head)->lh_first)
 
 /* Whether b is linked into the physical chain from both sides. */
 static bool phys_linked(const struct rmp_alloc *a, const struct blk *b)
 {
-	if (b->phys_prev ? b->phys_prev->phys_next != b : b != a->first)
+	const struct blk *n = TAILQ_NEXT(b, phys);
+
+	if (*b->phys.tqe_prev != b)
 		return false;
-	if (b->phys_next && b->phys_next->phys_prev != b)
+	if (n ? n->phys.tqe_prev != &b->phys.tqe_next :
+		a->phys.tqh_last != &b->phys.tqe_next)
 		return false;
 	return true;
 }
 
 /*
- * Walks every hash bucket, the physical chain and every free list. The
- * hash must resolve every allocated block's offset to that block and hold
- * nothing else. The free lists are matched against the free blocks of
- * the chain by count and by the sum and xor of their offsets; members are
- * also checked to be free, filed in the right class and linked into the
- * chain. Every walk is bounded by a counter so a cycle cannot hang it.
+ * Walks every hash bucket, the physical chain, every free list and the
+ * spare list. The hash must resolve every allocated block's offset to
+ * that block and hold nothing else. The free lists are matched against
+ * the free blocks of the chain by count and by the sum and xor of their
+ * offsets; members are also checked to be free, filed in the right class
+ * and linked into the chain. Every walk is bounded by a counter so a
+ * cycle cannot hang it.
  */
 int rmp_alloc_check(const struct rmp_alloc *a)
 {
 	uint64_t expect = 0, nfree = 0, nalloc = 0, freeb = 0;
 	uint64_t fsum = 0, fxor = 0, lsum = 0, lxor = 0, n = 0;
-	const struct blk *b, *prev = NULL;
+	const struct blk *b, *prev;
 	unsigned int fl, sl, bfl, bsl;
 	size_t i;
 
-	if (!a || !a->first || a->first->off || !a->hash)
+	if (!a || !TAILQ_FIRST(&a->phys) || TAILQ_FIRST(&a->phys)->off ||
+	    !a->hash)
 		return -EFAULT;
 
 	/* Buckets first: it bounds the chains that hash_find walks below. */
 	for (i = 0; i < (size_t)1 << a->hash_bits; i++) {
-		for (b = a->hash[i]; b; b = b->next) {
+		SLIST_FOREACH(b, &a->hash[i], link.hash) {
 			if (++n > a->extents || b->free ||
 			    hash_slot(b->off, a->hash_bits) != i ||
 			    !phys_linked(a, b))
@@ -569,11 +589,13 @@ int rmp_alloc_check(const struct rmp_alloc *a)
 		return -EFAULT;
 
 	n = 0;
-	for (b = a->first; b; prev = b, b = b->phys_next) {
+	prev = NULL;
+	TAILQ_FOREACH(b, &a->phys, phys) {
 		if (++n > a->nblocks)
 			return -EFAULT;
 		if (b->off != expect || !b->size || b->size % GRAIN ||
-		    b->size > a->size - b->off || b->phys_prev != prev)
+		    b->size > a->size - b->off ||
+		    b->phys.tqe_prev != PHYS_BACK(a, prev))
 			return -EFAULT;
 		expect += b->size;
 		if (b->free) {
@@ -588,9 +610,10 @@ int rmp_alloc_check(const struct rmp_alloc *a)
 			if (hash_find(a, b->off) != b)
 				return -EFAULT;
 		}
+		prev = b;
 	}
 	if (expect != a->size || n != a->nblocks || freeb != a->free_bytes ||
-	    nalloc != a->extents)
+	    nalloc != a->extents || !phys_linked(a, prev))
 		return -EFAULT;
 
 	n = 0;
@@ -600,22 +623,33 @@ int rmp_alloc_check(const struct rmp_alloc *a)
 		if (!!a->sl_map[fl] != !!(a->fl_map & (1ull << fl)))
 			return -EFAULT;
 		for (sl = 0; sl < SL_COUNT; sl++) {
-			b = a->heads[fl][sl];
-			if (!!b != !!(a->sl_map[fl] & (1u << sl)))
+			const struct blk_list *h = &a->heads[fl][sl];
+
+			if (LIST_EMPTY(h) == !!(a->sl_map[fl] & (1u << sl)))
 				return -EFAULT;
-			for (prev = NULL; b; prev = b, b = b->next) {
+			prev = NULL;
+			LIST_FOREACH(b, h, link.cls) {
 				if (++n > nfree || !b->free ||
-				    b->prev != prev || !phys_linked(a, b))
+				    b->link.cls.le_prev != LIST_BACK(h, prev) ||
+				    !phys_linked(a, b))
 					return -EFAULT;
 				mapping(b->size >> GRAIN_SHIFT, &bfl, &bsl);
 				if (bfl != fl || bsl != sl)
 					return -EFAULT;
 				lsum += b->off;
 				lxor ^= b->off;
+				prev = b;
 			}
 		}
 	}
 	if (n != nfree || lsum != fsum || lxor != fxor)
+		return -EFAULT;
+
+	n = 0;
+	SLIST_FOREACH(b, &a->spare, link.spare)
+		if (++n > a->nspare)
+			return -EFAULT;
+	if (n != a->nspare || n > SPARE_MAX)
 		return -EFAULT;
 	return 0;
 }

@@ -3,10 +3,11 @@
 
 /*
  * Lease ids are random 64-bit numbers, so their low bits already spread
- * evenly: the bucket is id & mask, chained through l->hash_next. The
- * bucket array doubles once more than 3/4 of its size would be in use;
- * doubling with realloc keeps each chain's order and splits bucket i
- * into buckets i and i + old size by the next id bit.
+ * evenly: the bucket is id & mask, an SLIST chained through
+ * l->hash_link (no back link points into the bucket array, so realloc
+ * may move it). The bucket array doubles once more than 3/4 of its size
+ * would be in use; doubling splits bucket i into buckets i and i + old
+ * size by the next id bit.
  *
  * Expiry order is a binary min-heap of lease pointers keyed by
  * deadline_ms, each lease remembering its slot in l->heap_idx, so that
@@ -27,8 +28,10 @@
 #define HEAP_MIN 64
 #define IDX_NONE UINT32_MAX
 
+SLIST_HEAD(rmp_lease_chain, rmp_lease);
+
 struct rmp_lease_table {
-	struct rmp_lease **buckets; /* nbuckets, a power of two */
+	struct rmp_lease_chain *buckets; /* nbuckets, a power of two */
 	size_t nbuckets;
 	struct rmp_lease **heap;    /* count entries, cap allocated */
 	size_t cap;
@@ -41,7 +44,7 @@ struct rmp_lease_table *rmp_lease_table_new(void)
 
 	if (!t)
 		return NULL;
-	t->buckets = calloc(HASH_MIN, sizeof(*t->buckets));
+	t->buckets = calloc(HASH_MIN, sizeof(*t->buckets)); /* SLIST_INIT */
 	t->heap = malloc(HEAP_MIN * sizeof(*t->heap));
 	if (!t->buckets || !t->heap) {
 		free(t->buckets);
@@ -72,7 +75,8 @@ static size_t bucket(const struct rmp_lease_table *t, uint64_t id)
 static int hash_grow(struct rmp_lease_table *t)
 {
 	size_t old = t->nbuckets, i;
-	struct rmp_lease **nb, *l, *next, **lo, **hi;
+	struct rmp_lease_chain *nb;
+	struct rmp_lease *l, *next;
 
 	if (old > SIZE_MAX / 2 / sizeof(*nb))
 		return -ENOMEM;
@@ -82,21 +86,13 @@ static int hash_grow(struct rmp_lease_table *t)
 	t->buckets = nb;
 	t->nbuckets = 2 * old;
 	for (i = 0; i < old; i++) {
-		l = nb[i];
-		lo = &nb[i];
-		hi = &nb[i + old];
+		l = SLIST_FIRST(&nb[i]);
+		SLIST_INIT(&nb[i]);
+		SLIST_INIT(&nb[i + old]);
 		for (; l; l = next) {
-			next = l->hash_next;
-			if (l->id & old) {
-				*hi = l;
-				hi = &l->hash_next;
-			} else {
-				*lo = l;
-				lo = &l->hash_next;
-			}
+			next = SLIST_NEXT(l, hash_link);
+			SLIST_INSERT_HEAD(&nb[bucket(t, l->id)], l, hash_link);
 		}
-		*lo = NULL;
-		*hi = NULL;
 	}
 	return 0;
 }
@@ -192,8 +188,7 @@ int rmp_lease_table_add(struct rmp_lease_table *t, struct rmp_lease *l)
 	}
 
 	b = bucket(t, l->id);
-	l->hash_next = t->buckets[b];
-	t->buckets[b] = l;
+	SLIST_INSERT_HEAD(&t->buckets[b], l, hash_link);
 	t->heap[t->count] = l;
 	l->heap_idx = (uint32_t)t->count;
 	t->count++;
@@ -203,19 +198,14 @@ int rmp_lease_table_add(struct rmp_lease_table *t, struct rmp_lease *l)
 
 void rmp_lease_table_del(struct rmp_lease_table *t, struct rmp_lease *l)
 {
-	struct rmp_lease **pp = &t->buckets[bucket(t, l->id)];
 	size_t i = l->heap_idx;
 	struct rmp_lease *last;
 
 	/* Tolerate a lease that is not in this table: change nothing. */
 	if (i >= t->count || t->heap[i] != l)
 		return;
-	while (*pp && *pp != l)
-		pp = &(*pp)->hash_next;
-	if (!*pp)
-		return;
-	*pp = l->hash_next;
-	l->hash_next = NULL;
+	/* in the heap, so in its chain: SLIST_REMOVE finds it */
+	SLIST_REMOVE(&t->buckets[bucket(t, l->id)], l, rmp_lease, hash_link);
 
 	last = t->heap[--t->count];
 	if (last != l) {
@@ -228,10 +218,11 @@ void rmp_lease_table_del(struct rmp_lease_table *t, struct rmp_lease *l)
 struct rmp_lease *rmp_lease_table_find(const struct rmp_lease_table *t,
 				       uint64_t id)
 {
-	struct rmp_lease *l = t->buckets[bucket(t, id)];
+	struct rmp_lease *l;
 
-	while (l && l->id != id)
-		l = l->hash_next;
+	SLIST_FOREACH(l, &t->buckets[bucket(t, id)], hash_link)
+		if (l->id == id)
+			break;
 	return l;
 }
 

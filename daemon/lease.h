@@ -60,7 +60,7 @@ struct rmp_lease {
 	TAILQ_ENTRY(rmp_lease) state_link;  /* revoking / quarantined lists */
 
 	/* table internals */
-	struct rmp_lease *hash_next;
+	SLIST_ENTRY(rmp_lease) hash_link; /* its bucket's chain */
 	uint32_t heap_idx;
 };
 
