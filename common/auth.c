@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -87,20 +88,61 @@ int rmp_key_parse(const char *text, uint8_t out[RMP_KEY_MAX], size_t *len)
 	return 0;
 }
 
+/*
+ * root_group_read -- st is a key file a process that is not root may use
+ * although its group can read it: owned by root (so the process cannot
+ * change it), its group the process's effective group, readable by that
+ * group only (mode 0640 or 0440). It is how a service running as its own
+ * user reads keys an administrator manages: root:rmpool 0640. A process
+ * owning the file itself, root included, keeps to 0600.
+ */
+static bool root_group_read(const struct stat *st)
+{
+	return st->st_uid == 0 && geteuid() != 0 &&
+	       st->st_gid == getegid() &&
+	       !(st->st_mode & (S_IWGRP | S_IXGRP | S_IRWXO));
+}
+
+/* group_name -- gid's name, or its number when it has none. */
+static const char *group_name(gid_t gid, char *buf, size_t len)
+{
+	struct group gr, *res = NULL;
+	char tmp[1024];
+
+	if (!getgrgid_r(gid, &gr, tmp, sizeof(tmp), &res) && res &&
+	    strlen(res->gr_name) < len)
+		snprintf(buf, len, "%s", res->gr_name);
+	else
+		snprintf(buf, len, "%u", (unsigned)gid);
+	return buf;
+}
+
 int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
 		 char *err, size_t errlen)
 {
 	/* Room for the longest key, its newline and some slack; a longer
 	 * file is not a key. */
 	char text[2 * RMP_KEY_MAX + 64];
+	char grp[64];
 	struct stat st;
 	ssize_t n;
 	int fd, ret;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO put at the path must not hang the reader (it
+	 * is refused below as not a regular file). */
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
+		  O_NONBLOCK);
 	if (fd < 0) {
 		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (ret == -EACCES)
+			snprintf(err, errlen, "%s: %s (this process runs as "
+				 "uid %u, group %s: make the file this user's, "
+				 "mode 600, or root's with that group, mode "
+				 "640)", path, strerror(EACCES),
+				 (unsigned)geteuid(),
+				 group_name(getegid(), grp, sizeof(grp)));
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &st)) {
@@ -119,9 +161,16 @@ int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
 			 (unsigned)geteuid());
 		goto out;
 	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		snprintf(err, errlen, "%s: readable or writable by others; "
-			 "chmod 600 %s", path, path);
+	if ((st.st_mode & (S_IRWXG | S_IRWXO)) && !root_group_read(&st)) {
+		if (st.st_uid == 0 && geteuid() != 0)
+			snprintf(err, errlen, "%s: readable or writable by "
+				 "others; chgrp %s %s && chmod 640 %s (or make "
+				 "it this user's, mode 600)", path,
+				 group_name(getegid(), grp, sizeof(grp)), path,
+				 path);
+		else
+			snprintf(err, errlen, "%s: readable or writable by "
+				 "others; chmod 600 %s", path, path);
 		goto out;
 	}
 	n = read(fd, text, sizeof(text));

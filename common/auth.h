@@ -57,9 +57,11 @@ bool rmp_auth_equal(const uint8_t a[RMP_PROOF_LEN],
 int rmp_key_parse(const char *text, uint8_t out[RMP_KEY_MAX], size_t *len);
 
 /*
- * rmp_key_load -- read a key file: a regular file owned by the caller's
- * effective user (or root) and not readable or writable by group or
- * others, holding the hex text of a key. Returns 0, or -errno with a
+ * rmp_key_load -- read a key file: a regular file holding the hex text
+ * of a key, either owned by the caller's effective user (or root) with
+ * no group or other access (mode 600/400), or owned by root, group of
+ * the caller and only group-readable (mode 640/440: how a packaged
+ * daemon running as its own user reads keys root manages). Returns 0, or -errno with a
  * one-line reason in err ("FILE: readable by others; chmod 600 FILE",
  * "FILE: not a key (expected 32 to 128 hex digits)", ...); err never
  * holds any of the file's bytes.

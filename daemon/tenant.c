@@ -44,7 +44,10 @@ static int load_key(const struct rmp_tenant_config *tc, struct loaded_key *k)
 	if (ret == -ENOENT) {
 		log_warn("tenant %s: no key file yet, so no client of it can "
 			 "connect; create one with: rmpool keygen > %s && "
-			 "chmod 600 %s", tc->name, tc->key_file, tc->key_file);
+			 "chmod 600 %s (or, for a daemon running as user "
+			 "rmpool: chgrp rmpool %s && chmod 640 %s)", tc->name,
+			 tc->key_file, tc->key_file, tc->key_file,
+			 tc->key_file);
 		k->len = 0;
 		return 0;
 	}

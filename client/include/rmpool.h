@@ -120,9 +120,10 @@ struct rmp_client_opts {
 				 * NULL or "" = anonymous */
 	const void *key;        /* the tenant's key, key_len 16..64 bytes */
 	size_t key_len;
-	const char *key_file;   /* or: a file with the key as hex, owned by
-				 * this user and not readable by others;
-				 * read at each connect. Exactly one of key
+	const char *key_file;   /* or: a file with the key as hex, this
+				 * user's with mode 600 (or root's with
+				 * this user's group, mode 640); read at
+				 * each connect. Exactly one of key
 				 * and key_file with a tenant, neither
 				 * without. The library keeps a copy of key
 				 * (wiped at rmp_client_free). */

@@ -374,6 +374,102 @@ static void test_key_load(void)
 	CHECK_EQ(strlen(err), 7);
 }
 
+/*
+ * as_user -- rmp_key_load(path) with effective uid and gid id, then back
+ * to root; the message into err. Only root can call it.
+ */
+static int as_user(uid_t id, const char *path, char *err, size_t errlen)
+{
+	uint8_t key[RMP_KEY_MAX];
+	size_t len;
+	int ret;
+
+	if (setegid((gid_t)id) || seteuid(id))
+		return -EPERM;
+	err[0] = '\0';
+	ret = rmp_key_load(path, key, &len, err, errlen);
+	if (seteuid(0) || setegid(0)) {
+		perror("seteuid");
+		exit(EXIT_FAILURE);
+	}
+	return ret;
+}
+
+/*
+ * A service running as its own user (rmpoold as rmpool) may also read a
+ * key that root owns and only the service's group may read: root:rmpool
+ * 0640, so an administrator manages it and the service cannot change it.
+ * The owner of a file, root included, keeps to 0600.
+ */
+static void test_key_load_root_group(void)
+{
+	static const uid_t svc = 65534; /* nobody, and as a gid nogroup */
+	char dir[96], path[128], err[512], want[256];
+	size_t i;
+
+	if (geteuid() != 0) {
+		printf("# skipped: root-owned key files need root\n");
+		for (i = 0; i < 19; i++)
+			CHECK(1);
+		return;
+	}
+	/* A directory the service may search. */
+	snprintf(dir, sizeof(dir), "%s/svcXXXXXX", tmpdir);
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_EQ(chmod(tmpdir, 0711) | chmod(dir, 0711), 0);
+	snprintf(path, sizeof(path), "%s/svc.key", dir);
+	{
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		static const char text[] = "00112233445566778899aabbccddeeff\n";
+
+		CHECK(fd >= 0 && write(fd, text, sizeof(text) - 1) ==
+			  (ssize_t)sizeof(text) - 1 && close(fd) == 0);
+	}
+
+	/* root:svc 0640 and 0440: the service reads it. */
+	CHECK_EQ(chown(path, 0, (gid_t)svc) | chmod(path, 0640), 0);
+	CHECK_EQ(as_user(svc, path, err, sizeof(err)), 0);
+	CHECK_EQ(chmod(path, 0440), 0);
+	CHECK_EQ(as_user(svc, path, err, sizeof(err)), 0);
+
+	/* Group-writable, or others may read: refused, with the fix. */
+	static const mode_t bad[] = { 0660, 0644 };
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_EQ(chmod(path, bad[i]), 0);
+		if (!check_report(as_user(svc, path, err, sizeof(err)) ==
+				  -EACCES, "group-writable or world-readable "
+				  "refused", __FILE__, __LINE__))
+			printf("#   mode %o: \"%s\"\n", (unsigned)bad[i], err);
+	}
+	snprintf(want, sizeof(want), "&& chmod 640 %s", path);
+	CHECK(strstr(err, want) != NULL);
+
+	/* Root itself keeps to 0600 for a root:root 0640 file. */
+	CHECK_EQ(chown(path, 0, 0) | chmod(path, 0640), 0);
+	err[0] = '\0';
+	{
+		uint8_t key[RMP_KEY_MAX];
+		size_t len;
+
+		CHECK_EQ(rmp_key_load(path, key, &len, err, sizeof(err)),
+			 -EACCES);
+	}
+	/* The service's own file keeps to 0600 too. */
+	CHECK_EQ(chown(path, svc, (gid_t)svc), 0);
+	CHECK_EQ(as_user(svc, path, err, sizeof(err)), -EACCES);
+
+	/* Another group: the service cannot even open it, and is told
+	 * who it runs as. */
+	CHECK_EQ(chown(path, 0, (gid_t)(svc - 1)), 0);
+	CHECK_EQ(as_user(svc, path, err, sizeof(err)), -EACCES);
+	snprintf(want, sizeof(want), "runs as uid %u", (unsigned)svc);
+	CHECK(strstr(err, want) != NULL);
+
+	unlink(path);
+	rmdir(dir);
+	chmod(tmpdir, 0700);
+}
+
 static void test_key_format(void)
 {
 	uint8_t key[RMP_KEY_MAX], again[RMP_KEY_MAX];
@@ -450,6 +546,7 @@ int main(void)
 	test_proof_inputs();
 	test_key_parse();
 	test_key_load();
+	test_key_load_root_group();
 	test_key_format();
 	test_tenant_name();
 	test_random();
