@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "parse.h"
 #include "tenant.h"
 #include "util.h"
 
@@ -119,6 +120,44 @@ static bool same_limits(const struct rmp_tenant_limits *a,
 		       a->nnetworks * sizeof(a->networks[0]));
 }
 
+/* fmt_limit -- a limit as rmpoold.conf spells it (0 is "unlimited"). */
+static const char *fmt_limit(uint64_t v, bool size, char *buf, size_t len)
+{
+	if (!v)
+		return "unlimited";
+	if (size)
+		return rmp_format_size(v, buf, len);
+	snprintf(buf, len, "%" PRIu64, v);
+	return buf;
+}
+
+/* log_limit_changes -- "reload: tenant T: bytes: 1M -> 32K", one line
+ * per limit that changed. */
+static void log_limit_changes(const char *name,
+			      const struct rmp_tenant_limits *was,
+			      const struct rmp_tenant_limits *now)
+{
+	char a[RMP_FORMAT_LEN], b[RMP_FORMAT_LEN];
+
+	if (was->bytes != now->bytes)
+		log_notice("reload: tenant %s: bytes: %s -> %s", name,
+			   fmt_limit(was->bytes, true, a, sizeof(a)),
+			   fmt_limit(now->bytes, true, b, sizeof(b)));
+	if (was->leases != now->leases)
+		log_notice("reload: tenant %s: leases: %s -> %s", name,
+			   fmt_limit(was->leases, false, a, sizeof(a)),
+			   fmt_limit(now->leases, false, b, sizeof(b)));
+	if (was->connections != now->connections)
+		log_notice("reload: tenant %s: connections: %s -> %s", name,
+			   fmt_limit(was->connections, false, a, sizeof(a)),
+			   fmt_limit(now->connections, false, b, sizeof(b)));
+	if (was->nnetworks != now->nnetworks ||
+	    memcmp(was->networks, now->networks,
+		   now->nnetworks * sizeof(now->networks[0])))
+		log_notice("reload: tenant %s: networks changed (%u -> %u "
+			   "networks)", name, was->nnetworks, now->nnetworks);
+}
+
 /*
  * apply -- make ts what cfg says, with keys already loaded: tenants are
  * updated in place (a lease or connection points at its tenant), added,
@@ -156,6 +195,8 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 		t->configured = true;
 		key_changed = set_key(t, &keys[i]);
 		lim_changed = !same_limits(&t->limits, &tc->limits);
+		if (lim_changed && !start && !added)
+			log_limit_changes(t->name, &t->limits, &tc->limits);
 		t->limits = tc->limits;
 		if (start) {
 			log_limits(t, "");

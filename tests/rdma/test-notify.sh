@@ -9,7 +9,8 @@
 # 3. STATUS= changes when a lease is taken ("1 lease").
 # 4. SIGHUP: RELOADING=1 then READY=1. A longer ttl_max applies at once
 #    (an ALLOC refused before works after), a tenant added to the file
-#    can connect, a changed port is named as needing a restart and
+#    can connect, then a lowered quota of it refuses the next ALLOC above
+#    it (no restart), a changed port is named as needing a restart and
 #    kept; a file with a bad line changes nothing and the log names
 #    FILE:LINE.
 # 5. SIGTERM: STOPPING=1, exit 0.
@@ -79,7 +80,7 @@ RMPOOL_TENANT=second RMPOOL_KEY_FILE=$key2 rmpool stat >/dev/null 2>&1 &&
 	rmp_fail "tenant second connected before it was configured"
 rmp_conf lease ttl_max 3h
 sed -i "s/^port = .*/port = $((RMP_PORT + 1))/" "$RMP_CONF"
-printf '[tenant.second]\nkey_file = %s\nleases = 1\n' "$key2" >>"$RMP_CONF"
+printf '[tenant.second]\nkey_file = %s\nbytes = 1M\n' "$key2" >>"$RMP_CONF"
 r0=$(count RELOADING=1)
 k0=$(count READY=1)
 kill -HUP "$RMP_DPID"
@@ -100,6 +101,30 @@ tok2=$(rmpool alloc 4K --ttl 7200) ||
 	fail_later "ALLOC with ttl 2 h refused after ttl_max became 3h"
 RMPOOL_TENANT=second RMPOOL_KEY_FILE=$key2 rmpool stat >/dev/null ||
 	fail_later "tenant second could not connect after the reload"
+
+echo "---- a lowered quota applies to the next ALLOC"
+second() { RMPOOL_TENANT=second RMPOOL_KEY_FILE=$key2 rmpool "$@"; }
+t=$(second alloc 64K --ttl 60) ||
+	fail_later "tenant second: 64K refused under bytes = 1M"
+[ -n "$t" ] && second free "$t" >/dev/null
+sed -i 's/^bytes = 1M$/bytes = 32K/' "$RMP_CONF"
+k0=$(count READY=1)
+kill -HUP "$RMP_DPID"
+wait_for READY=1 $((k0 + 1)) 10 || rmp_fail "no READY=1 after the quota reload"
+daemon_log_has "reload: tenant second: bytes: 1M -> 32K" ||
+	fail_later "the log does not name the lowered quota"
+grep "tenant second" "$RMP_DLOG" | tail -n 2 | sed 's/^/  log: /'
+if err=$(second alloc 64K --ttl 60 2>&1); then
+	fail_later "tenant second: 64K granted after bytes became 32K"
+	second free "$err" >/dev/null
+else
+	echo "64K after the reload: $err"
+	grep -q "tenant limit exceeded" <<<"$err" ||
+		fail_later "64K after the reload failed, but not for the quota: $err"
+fi
+t=$(second alloc 16K --ttl 60) ||
+	fail_later "tenant second: 16K refused under bytes = 32K"
+[ -n "$t" ] && second free "$t" >/dev/null
 
 echo "---- a bad file changes nothing"
 rmp_conf lease ttl_max 2h
