@@ -13,6 +13,13 @@
 
 set -u
 
+# python3 is Debian's, not whatever PATH finds first: a version manager's
+# shim (pyenv's is a shell script that runs another program) costs
+# seconds per start in the TCG VM, and the tests start python often.
+if [ -x /usr/bin/python3 ]; then
+	python3() { /usr/bin/python3 "$@"; }
+fi
+
 RMP_FAILURES=()
 
 rmp_fail() {
