@@ -10,6 +10,7 @@
 #include "device.h"
 #include "log.h"
 #include "ops.h"
+#include "parse.h"
 #include "pool.h"
 #include "tenant.h"
 #include "util.h"
@@ -75,20 +76,15 @@ struct rmp_conn *rmp_ops_find_client(const struct rmp_ops *o,
 				     const char *which, int *err)
 {
 	struct rmp_conn *c, *found = NULL;
-	const char *num = which[0] == '#' ? which + 1 : which;
-	char *end;
-	unsigned long long serial;
+	uint64_t serial;
 
 	*err = -ENOENT;
-	if (*num >= '0' && *num <= '9') {
-		serial = strtoull(num, &end, 10);
-		if (!*end) {
-			TAILQ_FOREACH(c, &o->conns->list, link)
-				if (c->serial == serial &&
-				    c->state != RMP_CONN_CLOSING)
-					return c;
-			return NULL;
-		}
+	if (!rmp_parse_dec(which[0] == '#' ? which + 1 : which, &serial)) {
+		TAILQ_FOREACH(c, &o->conns->list, link)
+			if (c->serial == serial &&
+			    c->state != RMP_CONN_CLOSING)
+				return c;
+		return NULL;
 	}
 	TAILQ_FOREACH(c, &o->conns->list, link) {
 		if (c->state == RMP_CONN_CLOSING || strcmp(c->name, which))

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <event2/event.h>
 
+#include "admin.h"
 #include "guard.h"
 #include "tenant.h"
 #include "lifecycle.h"
@@ -488,6 +489,13 @@ int rmp_server_start(struct rmp_server *srv)
 	ret = rmp_listener_listen(&srv->listener);
 	if (ret)
 		return ret;
+	if (cfg->server.admin_socket[0]) {
+		srv->admin = rmp_admin_new(srv->base, &srv->ops,
+					   cfg->server.admin_socket,
+					   cfg->server.admin_group);
+		if (!srv->admin)
+			return -errno;
+	}
 	log_info("listening on %s port %u, device %s, lease keys: %s, "
 		 "%u clients x %u credits", cfg->server.listen,
 		 cfg->server.port, ibv_get_device_name(verbs->device),
@@ -530,6 +538,8 @@ void rmp_server_stop(struct rmp_server *srv)
 
 	srv->listener.draining = true;
 	rmp_notify_stopping(srv->notify);
+	rmp_admin_free(srv->admin);
+	srv->admin = NULL;
 	if (srv->lc) {
 		rmp_lifecycle_set_draining(srv->lc, true);
 		rmp_conns_close_all(&srv->conns, "server stopping");

@@ -15,6 +15,7 @@
 struct event;
 struct event_base;
 struct rmp_guard;
+struct rmp_admin;
 struct rmp_notify;
 struct rmp_lifecycle;
 struct rmp_tenants;
@@ -36,6 +37,7 @@ struct rmp_server {
 	struct rmp_conns conns;
 	struct rmp_ops ops;        /* operators' view: admin, metrics, SIGHUP */
 	struct rmp_notify *notify;
+	struct rmp_admin *admin;   /* NULL: admin_socket = "" */
 	bool draining;
 	uint64_t drain_deadline_ms;
 	struct event *cm_ev, *cq_ev, *async_ev, *drain_ev, *sweep_ev,

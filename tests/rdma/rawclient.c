@@ -40,6 +40,16 @@
  *                                      posting receives and send STATs so
  *                                      that the server's replies meet RNR;
  *                                      print "STALLED", wait for stdin
+ *   rmp-raw HOST PORT revoked [--len BYTES]
+ *                                      ALLOC + WRITE a pattern, print the
+ *                                      LEASE line, wait for a line on
+ *                                      stdin (the operator revokes the
+ *                                      lease meanwhile): then RENEW must
+ *                                      get -EKEYEXPIRED and a READ with
+ *                                      its rkey a remote access error
+ *   rmp-raw HOST PORT fill N LEN TTL_S N ALLOCs of LEN bytes, `credits` in
+ *                                      flight, all of which must succeed;
+ *                                      print "FILLED N" (the leases stay)
  *   rmp-raw HOST PORT drainprobe       ALLOC + WRITE, print "READY", wait
  *                                      for a line: then ALLOC must get
  *                                      -ESHUTDOWN while READ, WRITE and
@@ -2135,6 +2145,121 @@ out:
 	return fails ? 1 : 0;
 }
 
+/* ------------------------------------------------------------ revoked */
+
+/*
+ * run_revoked -- a lease the operator revokes (rmpoolctl revoke) while
+ * this connection holds it: afterwards its RENEW gets -EKEYEXPIRED and
+ * its rkey fails at the NIC. Prints "RENEW STATUS" and "READ STATUS".
+ */
+static int run_revoked(const char *host, const char *port, uint64_t length)
+{
+	struct raw r = { 0 };
+	struct rmp_msg req = { 0 }, rep;
+	struct rmp_lease_desc d;
+	size_t n = pattern_len(length);
+	int st, fails = 0;
+
+	if (connect_ok(&r, "revoked", host, port, n) ||
+	    do_alloc(&r, length, HOLD_TTL_S, 0, &d) ||
+	    write_pattern(&r, &d, d.id) ||
+	    read_check(&r, &d, d.id, "before the revocation")) {
+		fails++;
+		goto out;
+	}
+	print_lease(&d);
+	if (wait_stdin(&r, true)) {
+		say("FAIL: the server dropped the connection before the "
+		    "checks: a revocation must not");
+		fails++;
+		goto out;
+	}
+	req.hdr.opcode = RMP_OP_RENEW;
+	req.u.renew.id = d.id;
+	req.u.renew.secret = d.secret;
+	st = request(&r, &req, &rep);
+	if (!st)
+		st = rep.hdr.status;
+	printf("RENEW %s\n", errname(st));
+	fflush(stdout);
+	if (st != -EKEYEXPIRED) {
+		say("FAIL: RENEW of the revoked lease: %s, want -EKEYEXPIRED",
+		    errname(st));
+		fails++;
+	}
+	memset(r.data, 0, n);
+	st = rdma_op(&r, IBV_WR_RDMA_READ, d.addr, d.rkey, n);
+	printf("READ %s\n", wc_str(st));
+	fflush(stdout);
+	if (st == IBV_WC_REM_ACCESS_ERR) {
+		say("ok: READ with the revoked rkey -> %s", wc_str(st));
+	} else {
+		say("FAIL: READ with the revoked rkey: %s, want %s",
+		    wc_str(st), ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR));
+		if (st == IBV_WC_SUCCESS)
+			hexdump("bytes read", r.data, n < 64 ? n : 64);
+		fails++;
+	}
+out:
+	raw_close(&r);
+	say("revoked: %s", fails ? "FAIL" : "PASS");
+	return fails ? 1 : 0;
+}
+
+/* --------------------------------------------------------------- fill */
+
+/* run_fill -- n leases of len bytes, as fast as credits allow: many
+ * leases for the operator's listings. */
+static int run_fill(const char *host, const char *port, uint64_t n,
+		    uint64_t len, uint32_t ttl_s)
+{
+	struct raw r = { 0 };
+	uint64_t sent = 0, got = 0, t0;
+	unsigned inflight = 0;
+	struct rmp_msg req, rep;
+	int ret, fail = 1;
+
+	if (connect_ok(&r, "fill", host, port, 0))
+		goto out;
+	t0 = now_ms();
+	while (got < n) {
+		while (inflight < r.rep.credits && inflight < NRECV &&
+		       sent < n) {
+			memset(&req, 0, sizeof(req));
+			req.hdr.opcode = RMP_OP_ALLOC;
+			req.u.alloc.length = len;
+			req.u.alloc.ttl_s = ttl_s;
+			req.u.alloc.access = RMP_ACC_ALL;
+			if (post_request(&r, &req))
+				goto out;
+			inflight++;
+			sent++;
+		}
+		ret = next_reply(&r, &rep, TIMEOUT_MS);
+		if (ret) {
+			say("FAIL: no reply after %" PRIu64 " leases: %s", got,
+			    errname(ret));
+			goto out;
+		}
+		inflight--;
+		if (rep.hdr.opcode != RMP_OP_ALLOC || rep.hdr.status) {
+			say("FAIL: ALLOC %" PRIu64 ": %s %s", got + 1,
+			    rmp_opcode_name(rep.hdr.opcode),
+			    errname(rep.hdr.status));
+			goto out;
+		}
+		got++;
+	}
+	say("fill: %" PRIu64 " leases of %" PRIu64 " bytes in %" PRIu64
+	    " ms", got, len, now_ms() - t0);
+	printf("FILLED %" PRIu64 "\n", got);
+	fflush(stdout);
+	fail = 0;
+out:
+	raw_close(&r);
+	return fail;
+}
+
 /* -------------------------------------------------------------- alloc */
 
 /* print_token -- "TOKEN rmp://HOST:PORT/ID-SECRET" of lease d on stdout
@@ -2933,6 +3058,8 @@ static int usage(void)
 		"       rmp-raw HOST PORT connect ok|REASON\n"
 		"       rmp-raw HOST PORT hold [--stat-every MS] "
 		"[--len BYTES]\n"
+		"       rmp-raw HOST PORT revoked [--len BYTES]\n"
+		"       rmp-raw HOST PORT fill N LEN TTL_S\n"
 		"       rmp-raw HOST PORT steal ADDR RKEY LEN "
 		"[--expect-success]\n"
 		"       rmp-raw HOST PORT guess ADDR RKEY N LEN\n"
@@ -2997,6 +3124,22 @@ int main(int argc, char **argv)
 			return usage();
 		}
 		return run_hold(host, port, (int)every, len);
+	}
+	if (!strcmp(cmd, "revoked") && (argc == 4 || argc == 6)) {
+		uint64_t len = LEASE_LEN;
+
+		if (argc == 6 && (strcmp(argv[4], "--len") ||
+				  !parse_u64(argv[5], &len) || len == 0 ||
+				  len > (1ull << 40)))
+			return usage();
+		return run_revoked(host, port, len);
+	}
+	if (!strcmp(cmd, "fill") && argc == 7) {
+		if (!parse_u64(argv[4], &a) || a == 0 ||
+		    !parse_u64(argv[5], &b) || b == 0 ||
+		    !parse_u64(argv[6], &c) || c == 0 || c > UINT32_MAX)
+			return usage();
+		return run_fill(host, port, a, b, (uint32_t)c);
 	}
 	if (!strcmp(cmd, "steal") && (argc == 7 || argc == 8)) {
 		if (!parse_u64(argv[4], &a) || !parse_u64(argv[5], &b) ||

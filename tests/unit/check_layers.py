@@ -17,9 +17,9 @@ import sys
 
 # Top first. Each line is one layer; the README shows the same picture.
 LAYERS = [
-    ["main"],          # arguments, config file, runs the server
+    ["main", "rmpoolctl"],  # the daemon; rmpoolctl, a program of its own
     ["server"],        # set-up, event loop, signals, drain, stop
-    ["notify"],        # systemd: ready, watchdog, status, reload, stop
+    ["admin", "notify"],  # admin socket; systemd
     ["ops"],           # operators: status, leases, clients, reload
     ["listener"],      # rdma_cm events: admit or reject
     ["conn"],          # a connection: QP, receive path, replies, close
