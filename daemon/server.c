@@ -18,6 +18,7 @@
 #include "tenant.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "pool.h"
 #include "server.h"
@@ -489,6 +490,12 @@ int rmp_server_start(struct rmp_server *srv)
 	ret = rmp_listener_listen(&srv->listener);
 	if (ret)
 		return ret;
+	if (cfg->server.metrics_listen[0]) {
+		srv->metrics = rmp_metrics_new(srv->base, &srv->ops,
+					       cfg->server.metrics_listen);
+		if (!srv->metrics)
+			return -errno;
+	}
 	if (cfg->server.admin_socket[0]) {
 		srv->admin = rmp_admin_new(srv->base, &srv->ops,
 					   cfg->server.admin_socket,
@@ -538,6 +545,8 @@ void rmp_server_stop(struct rmp_server *srv)
 
 	srv->listener.draining = true;
 	rmp_notify_stopping(srv->notify);
+	rmp_metrics_free(srv->metrics);
+	srv->metrics = NULL;
 	rmp_admin_free(srv->admin);
 	srv->admin = NULL;
 	if (srv->lc) {

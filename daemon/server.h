@@ -15,6 +15,7 @@
 struct event;
 struct event_base;
 struct rmp_guard;
+struct rmp_metrics;
 struct rmp_admin;
 struct rmp_notify;
 struct rmp_lifecycle;
@@ -37,6 +38,7 @@ struct rmp_server {
 	struct rmp_conns conns;
 	struct rmp_ops ops;        /* operators' view: admin, metrics, SIGHUP */
 	struct rmp_notify *notify;
+	struct rmp_metrics *metrics; /* NULL: metrics_listen = "" */
 	struct rmp_admin *admin;   /* NULL: admin_socket = "" */
 	bool draining;
 	uint64_t drain_deadline_ms;

@@ -19,7 +19,7 @@ import sys
 LAYERS = [
     ["main", "rmpoolctl"],  # the daemon; rmpoolctl, a program of its own
     ["server"],        # set-up, event loop, signals, drain, stop
-    ["admin", "notify"],  # admin socket; systemd
+    ["admin", "metrics", "notify"],  # admin socket; Prometheus; systemd
     ["ops"],           # operators: status, leases, clients, reload
     ["listener"],      # rdma_cm events: admit or reject
     ["conn"],          # a connection: QP, receive path, replies, close
