@@ -20,10 +20,13 @@ inside() {
 	pid=
 	trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$work"' EXIT
 	rmpool() { "$build/client/rmpool" -s "$addr" "$@"; }
+	rmpoolctl() { "$build/daemon/rmpoolctl" -s "$work/admin.sock" "$@"; }
 
 	echo "== rmpool keygen > default.key (tenant default's key, mode 600)"
 	(umask 077 && "$build/client/rmpool" keygen >"$work/default.key")
-	sed "s|^key_file = /etc/rmpool/default.key|key_file = $work/default.key|" \
+	# The shipped config, with the key and the admin socket in $work.
+	sed -e "s|^key_file = /etc/rmpool/default.key|key_file = $work/default.key|" \
+		-e "s|^#admin_socket = .*|admin_socket = $work/admin.sock|" \
 		conf/rmpoold.conf >"$work/rmpoold.conf"
 	export RMPOOL_TENANT=default RMPOOL_KEY_FILE=$work/default.key
 	echo "== rmpoold -c rmpoold.conf (conf/rmpoold.conf, key_file in $work)"
@@ -54,6 +57,14 @@ inside() {
 	fi
 	echo "== the lease, from the server's point of view (rmpool stat)"
 	rmpool stat | grep -E "leases|free"
+	echo "== the operator's view: rmpoolctl status, rmpoolctl leases"
+	rmpoolctl status
+	rmpoolctl leases
+	echo "== Prometheus metrics (127.0.0.1:9471/metrics), a few lines"
+	python3 -c 'import urllib.request as u
+print(u.urlopen("http://127.0.0.1:9471/metrics", timeout=10).read().decode())' |
+		grep -E '^rmpool_(lease_grants_total|pool_free_bytes|leases\{state="granted")' ||
+		rc=1
 	echo "== rmpool free TOKEN"
 	rmpool free "$tok"
 	kill -TERM $pid
