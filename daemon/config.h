@@ -50,7 +50,11 @@
  * never silently truncated.
  */
 
+/* The build sets it to SYSCONFDIR/rmpool/rmpoold.conf, where meson
+ * install puts the file (daemon/meson.build). */
+#ifndef RMP_CONFIG_PATH
 #define RMP_CONFIG_PATH "/etc/rmpool/rmpoold.conf"
+#endif
 
 /* Buffer sizes of the string keys, terminating NUL included. */
 #define RMP_CONFIG_ADDR_LEN 64   /* IPv6 text + "%" + interface name */
