@@ -8,23 +8,6 @@
 #include "rmp_internal.h"
 #include "util.h"
 
-const char *rmpc_wr_name(unsigned opcode)
-{
-	switch (opcode) {
-	case IBV_WR_RDMA_READ:
-		return "RDMA READ";
-	case IBV_WR_RDMA_WRITE:
-		return "RDMA WRITE";
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-		return "RDMA compare-and-swap";
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return "RDMA fetch-and-add";
-	case IBV_WR_SEND:
-		return "control SEND";
-	}
-	return "work request";
-}
-
 int rmpc_io_init(struct rmp_client *c)
 {
 	c->ring_size = c->opts.max_inflight;
@@ -45,25 +28,6 @@ void rmpc_io_reset(struct rmp_client *c)
 	c->ring_head = c->ring_posted = c->ring_tail = 0;
 	c->max_inflight = 0;
 	c->sync_err = 0;
-}
-
-void rmpc_io_retire(struct rmp_client *c, const struct rmpc_sq_slot *s,
-		    int status)
-{
-	struct rmpc_op *op;
-
-	if (s->kind == RMPC_SQ_SYNC) {
-		if (status && !c->sync_err)
-			c->sync_err = status;
-		return;
-	}
-	if (s->idx >= c->ring_size)
-		return;
-	op = &c->ring[s->idx];
-	if (op->state == RMPC_OP_POSTED) {
-		op->status = status;
-		op->state = RMPC_OP_DONE;
-	}
 }
 
 /* access_name -- "read", "write" or "atomic" for one right. */

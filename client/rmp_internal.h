@@ -3,9 +3,11 @@
 #ifndef RMP_INTERNAL_H
 #define RMP_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/queue.h>
 
 #include <infiniband/verbs.h>
@@ -183,15 +185,33 @@ void rmpc_clear_error(struct rmp_client *c);
  * for details about a failed system or verbs call. */
 const char *rmpc_errno_text(int err);
 
-/* --- client.c ---------------------------------------------------------- */
-
 /*
  * rmpc_opts_copy -- copy caller options of src_size bytes into dst
  * (dst_size bytes, already holding the defaults). A larger src is accepted
  * only when the bytes we do not know are zero. -EINVAL otherwise.
  */
-int rmpc_opts_copy(void *dst, size_t dst_size, const void *src,
-		   size_t src_size);
+static inline int rmpc_opts_copy(void *dst, size_t dst_size,
+				 const void *src, size_t src_size)
+{
+	const unsigned char *extra = (const unsigned char *)src + dst_size;
+	size_t i;
+
+	/* A size beyond any plausible struct is an uninitialised field. */
+	if (src_size < sizeof(size_t) || src_size > RMPC_OPTS_SIZE_MAX)
+		return -EINVAL;
+	/* A newer caller may pass fields we do not know: only as zeroes. */
+	for (i = 0; src_size > dst_size && i < src_size - dst_size; i++)
+		if (extra[i])
+			return -EINVAL;
+	memcpy(dst, src, dst_size < src_size ? dst_size : src_size);
+	*(size_t *)dst = dst_size;
+	return 0;
+}
+
+/* --- chan.c ------------------------------------------------------------ */
+
+/* rmpc_post_recv -- (re)post receive buffer slot. 0 or -errno. */
+int rmpc_post_recv(struct rmp_client *c, uint32_t slot);
 
 /* rmpc_check_conn -- 0 when c can post work, else -ENOTCONN (with text). */
 int rmpc_check_conn(struct rmp_client *c);
@@ -248,6 +268,9 @@ int rmpc_post_send(struct rmp_client *c, struct ibv_send_wr *wr,
  */
 int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m);
 
+/* rmpc_wr_name -- "RDMA READ", ... for texts. */
+const char *rmpc_wr_name(unsigned opcode);
+
 /* --- io.c -------------------------------------------------------------- */
 
 /* rmpc_io_init / rmpc_io_fini -- the async ring (rmp_client_new/free). */
@@ -255,11 +278,6 @@ int rmpc_io_init(struct rmp_client *c);
 void rmpc_io_fini(struct rmp_client *c);
 /* rmpc_io_reset -- drop every queued, posted and unreaped op (close). */
 void rmpc_io_reset(struct rmp_client *c);
-/* rmpc_io_retire -- a SYNC or ASYNC send slot completed with status. */
-void rmpc_io_retire(struct rmp_client *c, const struct rmpc_sq_slot *s,
-		    int status);
-/* rmpc_wr_name -- "RDMA READ", ... for texts. */
-const char *rmpc_wr_name(unsigned opcode);
 
 /* --- buf.c ------------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* rmpool.c -- the rmpool command: lease, read, write, renew and free remote memory from scripts; make tenant keys. */
+/* cli.c -- the rmpool command: lease, read, write, renew and free remote memory from scripts; make tenant keys. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
