@@ -388,6 +388,21 @@ static json_object *client_json(const struct rmp_conn *c)
 /* ----------------------------------------------------- request fields */
 
 /*
+ * get_field -- field k of req: 1 and *v when present, 0 when absent and
+ * optional, -EINVAL (error replied) when absent and required.
+ */
+static int get_field(struct admin_conn *c, json_object *req, const char *cmd,
+		     const char *k, bool required, json_object **v)
+{
+	if (json_object_object_get_ex(req, k, v))
+		return 1;
+	if (!required)
+		return 0;
+	reply_error(c, EINVAL, "%s needs \"%s\"", cmd, k);
+	return -EINVAL;
+}
+
+/*
  * get_str -- field k of req, a string: 0 and *out (NULL when absent and
  * optional), or -EINVAL with the error replied.
  */
@@ -395,14 +410,12 @@ static int get_str(struct admin_conn *c, json_object *req, const char *cmd,
 		   const char *k, bool required, const char **out)
 {
 	json_object *v;
+	int ret;
 
 	*out = NULL;
-	if (!json_object_object_get_ex(req, k, &v)) {
-		if (!required)
-			return 0;
-		reply_error(c, EINVAL, "%s needs \"%s\"", cmd, k);
-		return -EINVAL;
-	}
+	ret = get_field(c, req, cmd, k, required, &v);
+	if (ret <= 0)
+		return ret;
 	if (!json_object_is_type(v, json_type_string)) {
 		reply_error(c, EINVAL, "\"%s\" must be a string", k);
 		return -EINVAL;
@@ -416,14 +429,12 @@ static int get_u64(struct admin_conn *c, json_object *req, const char *cmd,
 		   const char *k, bool required, uint64_t *out, bool *present)
 {
 	json_object *v;
+	int ret;
 
 	*present = false;
-	if (!json_object_object_get_ex(req, k, &v)) {
-		if (!required)
-			return 0;
-		reply_error(c, EINVAL, "%s needs \"%s\"", cmd, k);
-		return -EINVAL;
-	}
+	ret = get_field(c, req, cmd, k, required, &v);
+	if (ret <= 0)
+		return ret;
 	if (!json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) < 0) {
 		reply_error(c, EINVAL, "\"%s\" must be a non-negative integer "
