@@ -15,10 +15,10 @@ set -u
 
 # python3 is Debian's, not whatever PATH finds first: a version manager's
 # shim (pyenv's is a shell script that runs another program) costs
-# seconds per start in the TCG VM, and the tests start python often.
-if [ -x /usr/bin/python3 ]; then
-	python3() { /usr/bin/python3 "$@"; }
-fi
+# seconds per start in the TCG VM, and the tests start python often. On
+# PATH, not as a shell function: `python3 ... &` must leave a PID that
+# kill reaches (a function would run in a subshell with python its child).
+[ -x /usr/bin/python3 ] && PATH=/usr/bin:$PATH
 
 RMP_FAILURES=()
 
