@@ -650,7 +650,8 @@ static void cmd_leases(struct admin_conn *c, json_object *req)
 		reply_error(c, ENOMEM, "out of memory listing the leases");
 		return;
 	}
-	qsort(f.ids, f.n, sizeof(*f.ids), cmp_u64);
+	if (f.n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(f.ids, f.n, sizeof(*f.ids), cmp_u64);
 	j = ok_reply();
 	put(j, "stream", json_object_new_string("leases"));
 	put_u64(j, "total", f.n);
