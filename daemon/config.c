@@ -59,6 +59,7 @@ enum key_store {
 #define KF_POW2 0x1u     /* a power of two */
 #define KF_HUGEPAGE 0x2u /* 2M or 1G */
 #define KF_OMIT_EMPTY 0x4u /* the dump leaves the key out when "" */
+#define KF_EMPTY_OFF 0x8u  /* "" is valid: the feature is off */
 
 struct name_val {
 	const char *name;
@@ -136,7 +137,7 @@ static const struct key keys[] = {
 	KEY("server", "credits", SY_UINT, ST_U32, server.credits,
 	    1, 1024, 0, NULL),
 	KEY("server", "admin_socket", SY_PATH, ST_STR, server.admin_socket,
-	    0, 0, 0, NULL),
+	    0, 0, KF_EMPTY_OFF, NULL),
 	KEY("server", "admin_group", SY_GROUP, ST_STR, server.admin_group,
 	    0, 0, 0, NULL),
 	KEY("server", "metrics_listen", SY_HOSTPORT, ST_STR,
@@ -727,8 +728,11 @@ static int parse_value(const struct key *k, void *base, const char *qname,
 			what = "is not an RDMA device name";
 			break;
 		case SY_PATH:
-			ok = valid_path(value);
-			what = "is not an absolute path";
+			ok = ((k->flags & KF_EMPTY_OFF) && !*value) ||
+			     valid_path(value);
+			what = k->flags & KF_EMPTY_OFF ?
+				       "is not an absolute path (or empty)" :
+				       "is not an absolute path";
 			break;
 		case SY_GROUP:
 			ok = valid_group(value);

@@ -417,10 +417,19 @@ static void test_bad_values(void)
 		   "(1..1024)");
 	EXPECT_ERR("[server]\nadmin_socket = run/admin.sock\n",
 		   "t.conf:2: server.admin_socket: \"run/admin.sock\" is not "
-		   "an absolute path");
+		   "an absolute path (or empty)");
 	EXPECT_ERR("[server]\nadmin_socket = \"/run/a\"\n",
 		   "t.conf:2: server.admin_socket: \"\\x22/run/a\\x22\" is not "
-		   "an absolute path");
+		   "an absolute path (or empty)");
+	{
+		/* Empty turns the admin socket off, like metrics_listen. */
+		struct rmp_config c;
+
+		CHECK_EQ(load(&c, "[server]\nadmin_socket =\nmetrics_listen =\n"),
+			 0);
+		CHECK_STR(c.server.admin_socket, "");
+		CHECK_STR(c.server.metrics_listen, "");
+	}
 	EXPECT_ERR("[server]\nadmin_group = wheel:x\n",
 		   "t.conf:2: server.admin_group: \"wheel:x\" is not a group "
 		   "name");
