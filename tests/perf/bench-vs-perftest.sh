@@ -174,15 +174,23 @@ gid_index() {
 dport=
 start_daemon() {
 	local port=${RMP_BENCH_PORT:-7690}
+	# A tenant of its own (anonymous clients are refused by default);
+	# no admin socket or metrics endpoint to collide with a real daemon.
+	(umask 077 && "$build/client/rmpool" keygen >"$work/bench.key")
+	export RMPOOL_TENANT=bench RMPOOL_KEY_FILE=$work/bench.key
 	for _ in 1 2 3 4 5; do
 		cat >"$work/rmpoold.conf" <<CONF
 [server]
 listen = $addr
 port = $port
 log_level = info
+admin_socket =
+metrics_listen =
 [pool]
 size = 64M
 hugepages = preferred
+[tenant.bench]
+key_file = $work/bench.key
 CONF
 		if [ -n "${RMP_BENCH_LEASE_KEYS:-}" ]; then
 			printf '[lease]\nlease_keys = %s\n' "$RMP_BENCH_LEASE_KEYS" \
