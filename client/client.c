@@ -654,6 +654,7 @@ static void conn_teardown(struct rmp_client *c)
 	rmpc_io_reset(c);
 
 	c->connected = c->broken = c->disconnected = c->cq_armed = false;
+	c->fd_wanted = false; /* a new connection has a new fd */
 	c->cq_unacked = 0;
 	c->sq_depth = 0;
 	c->sq_posted = c->sq_done = 0;
@@ -747,11 +748,14 @@ void rmp_client_free(struct rmp_client *c)
 	free(c);
 }
 
-int rmp_client_fd(const struct rmp_client *c)
+int rmp_client_fd(struct rmp_client *c)
 {
 	if (!c)
 		return -EINVAL;
 	if (!c->comp_ch)
 		return -ENOTCONN;
+	/* From now on rmp_submit() and rmp_poll() keep the fd armed; until
+	 * then a caller that polls pays no system call for it. */
+	c->fd_wanted = true;
 	return c->comp_ch->fd;
 }

@@ -456,8 +456,11 @@ int rmp_submit(struct rmp_client *c)
 		}
 		return err;
 	}
-	/* Make rmp_client_fd() readable when the batch completes. */
-	rmpc_arm_cq(c);
+	/* Make rmp_client_fd() readable when the batch completes (only for
+	 * a caller that waits on it: arming is a system call on some
+	 * devices, Soft-RoCE among them). */
+	if (c->fd_wanted)
+		rmpc_arm_cq(c);
 	return (int)n;
 }
 
@@ -499,8 +502,11 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
 		rmpc_set_error(c, "client is not connected");
 		return -ENOTCONN;
 	}
-	/* The caller may come from a readable rmp_client_fd(). */
-	rmpc_drain_cq_events(c);
+	/* The caller may come from a readable rmp_client_fd(): consume the
+	 * event so that the fd can be armed again. Only an armed CQ can
+	 * have raised one, so a caller that polls makes no read(). */
+	if (c->cq_armed)
+		rmpc_drain_cq_events(c);
 	rmpc_poll_cq(c);
 	n = harvest(c, out, max);
 	if (n == 0 && c->ring_head < c->ring_posted && timeout_ms != 0) {
@@ -509,7 +515,7 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
 			return err;
 		n = harvest(c, out, max);
 	}
-	if (c->ring_head < c->ring_posted && !c->cq_armed) {
+	if (c->fd_wanted && c->ring_head < c->ring_posted && !c->cq_armed) {
 		/* Operations remain: the fd must signal their completion.
 		 * Poll once more after arming, nothing may slip through. */
 		rmpc_arm_cq(c);

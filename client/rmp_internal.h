@@ -126,6 +126,7 @@ struct rmp_client {
 	bool broken;       /* QP in error: every call gives -ENOTCONN */
 	bool disconnected; /* DISCONNECTED event seen */
 	bool cq_armed;     /* notification requested, event not consumed */
+	bool fd_wanted;    /* rmp_client_fd() was asked: keep the fd armed */
 	unsigned cq_unacked;
 	uint64_t gen;      /* bumped at every connect and close */
 	char host[RMPC_HOST_MAX + 1];

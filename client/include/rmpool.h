@@ -452,13 +452,15 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
 /*
  * rmp_client_fd -- a file descriptor that becomes readable when
  * completions may be ready, for epoll/poll; then call rmp_poll(c, ..., 0)
- * until it returns fewer than max. The fd is armed by rmp_submit() and by
- * an rmp_poll() that leaves operations outstanding; other calls on c
- * (synchronous ones included) may reap completions without the fd
- * signaling them, so call rmp_poll(c, ..., 0) after them before waiting
- * on the fd. -ENOTCONN when not connected; a new connection has a new fd.
+ * until it returns fewer than max. Asking for it turns the fd on: from
+ * then on rmp_submit() and an rmp_poll() that leaves operations
+ * outstanding arm it (a caller that never asks, and polls, makes no
+ * system call for completions). Other calls on c (synchronous ones
+ * included) may reap completions without the fd signaling them, so call
+ * rmp_poll(c, ..., 0) after them before waiting on the fd. -ENOTCONN when
+ * not connected; a new connection has a new fd (ask again).
  */
-int rmp_client_fd(const struct rmp_client *c);
+int rmp_client_fd(struct rmp_client *c);
 
 /*
  * rmp_strerror -- text for a (negative) rmpool error code, in the

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -191,7 +192,7 @@ static void check_async(struct rmp_client *c, uint32_t seed)
 	uint8_t *mem = aligned_alloc(4096, 2 * N * CHUNK);
 	struct rmp_completion comp[N];
 	struct rmp_buf *b;
-	int got = 0, n;
+	int got = 0, n, fd;
 
 	if (!mem)
 		fail("out of memory");
@@ -215,14 +216,28 @@ static void check_async(struct rmp_client *c, uint32_t seed)
 		}
 		got += n;
 	}
+	/* The reads are waited for as an event loop would: on
+	 * rmp_client_fd(), which rmp_submit() and rmp_poll() must arm. */
+	fd = rmp_client_fd(c);
+	if (fd < 0)
+		fail("rmp_client_fd: %d (%s)", fd, rmp_strerror(fd));
 	for (int i = 0; i < N; i++)
 		expect(rmp_post_read(l, (uint64_t)i * CHUNK, b,
 				     (size_t)(N + i) * CHUNK, CHUNK,
 				     (uint64_t)i), 0);
 	expect(rmp_submit(c), N);
 	for (got = 0; got < N; got += n) {
-		n = rmp_poll(c, comp, N, 10000);
-		if (n <= 0)
+		n = rmp_poll(c, comp, N, 0);
+		if (n == 0) {
+			struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, 10000) != 1)
+				fail("rmp_client_fd() not readable within 10 s "
+				     "with %d of %d reads outstanding",
+				     N - got, N);
+			continue;
+		}
+		if (n < 0)
 			fail("rmp_poll (reads): %d", n);
 		for (int i = 0; i < n; i++)
 			if (comp[i].status)
