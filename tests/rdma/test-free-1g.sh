@@ -9,8 +9,11 @@
 # Under TCG the guest itself stalls a STAT now and then by 20 ms or more
 # (10-30 times the median) with nothing else going on. So the same loop
 # first runs alone as a control, and a slowest STAT above 10 x the median
-# still passes when it is within 3 x the control's slowest: a daemon that
-# zeroes 1 GiB on its event loop stalls for far longer than that.
+# still passes when it is within 3 x the control's slowest, or, in the
+# VM (RMP_IN_VM), under 100 ms (with the zeroing thread taking one of the
+# guest's two vCPUs a STAT has been seen at 38 ms): a daemon that zeroes
+# 1 GiB on its event loop stalls it for seconds under TCG. On hardware
+# (a 1 GiB memset is about 100 ms there) only the ratios count.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init free-1g "$1"
@@ -88,8 +91,11 @@ if [ "$max" -le $((10 * median)) ]; then
 elif [ "$max" -le $((3 * c_max)) ]; then
 	echo "ok: above 10 x the median, but within the guest's own noise" \
 		"(3 x the control's slowest)"
+elif [ -n "${RMP_IN_VM:-}" ] && [ "$max" -le 100000 ]; then
+	echo "ok: above 10 x the median and 3 x the control's slowest, but" \
+		"under 100 ms: CPU contention in the guest, not a stalled loop"
 else
-	fail_later "a STAT took $max us while the 1 GiB lease was freed: more than 10 x the median $median us and 3 x the control's slowest $c_max us"
+	fail_later "a STAT took $max us while the 1 GiB lease was freed: more than 10 x the median $median us, 3 x the control's slowest $c_max us and 100 ms"
 fi
 
 # The extent comes back once zeroed.
