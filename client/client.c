@@ -42,7 +42,6 @@ void rmp_client_opts_init(struct rmp_client_opts *opts)
 	opts->max_inflight = RMPC_DEF_MAX_INFLIGHT;
 }
 
-
 /* name_ok -- printable ASCII, at most RMP_NAME_MAX bytes. */
 static bool name_ok(const char *s)
 {

@@ -120,17 +120,6 @@ static bool same_limits(const struct rmp_tenant_limits *a,
 		       a->nnetworks * sizeof(a->networks[0]));
 }
 
-/* fmt_limit -- a limit as rmpoold.conf spells it (0 is "unlimited"). */
-static const char *fmt_limit(uint64_t v, bool size, char *buf, size_t len)
-{
-	if (!v)
-		return "unlimited";
-	if (size)
-		return rmp_format_size(v, buf, len);
-	snprintf(buf, len, "%" PRIu64, v);
-	return buf;
-}
-
 /* log_limit_changes -- "reload: tenant T: bytes: 1M -> 32K", one line
  * per limit that changed. */
 static void log_limit_changes(const char *name,
@@ -141,16 +130,18 @@ static void log_limit_changes(const char *name,
 
 	if (was->bytes != now->bytes)
 		log_notice("reload: tenant %s: bytes: %s -> %s", name,
-			   fmt_limit(was->bytes, true, a, sizeof(a)),
-			   fmt_limit(now->bytes, true, b, sizeof(b)));
+			   was->bytes ? rmp_format_size(was->bytes, a, sizeof(a))
+				      : "unlimited",
+			   now->bytes ? rmp_format_size(now->bytes, b, sizeof(b))
+				      : "unlimited");
 	if (was->leases != now->leases)
 		log_notice("reload: tenant %s: leases: %s -> %s", name,
-			   fmt_limit(was->leases, false, a, sizeof(a)),
-			   fmt_limit(now->leases, false, b, sizeof(b)));
+			   limit(was->leases, a, sizeof(a)),
+			   limit(now->leases, b, sizeof(b)));
 	if (was->connections != now->connections)
 		log_notice("reload: tenant %s: connections: %s -> %s", name,
-			   fmt_limit(was->connections, false, a, sizeof(a)),
-			   fmt_limit(now->connections, false, b, sizeof(b)));
+			   limit(was->connections, a, sizeof(a)),
+			   limit(now->connections, b, sizeof(b)));
 	if (was->nnetworks != now->nnetworks ||
 	    memcmp(was->networks, now->networks,
 		   now->nnetworks * sizeof(now->networks[0])))
