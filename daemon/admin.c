@@ -312,16 +312,16 @@ static json_object *lease_json(const struct rmp_ops *o,
 			       const struct rmp_lease *l, bool detail)
 {
 	const struct rmp_keys ks = { o->keys_mode, o->pool };
-	uint64_t now = rmp_now_ms(), addr = rmp_keys_remote_addr(&ks, l->offset);
+	uint64_t now = rmp_now_ms(), addr = rmp_keys_remote_addr(&ks, l->ext.offset);
 	json_object *j = json_object_new_object();
 
 	put_id(j, "id", l->id);
 	put_text(j, "tenant", l->tenant ? l->tenant->name : "");
 	put_text(j, "owner", l->owner);
-	put_u64(j, "bytes", l->length);
-	put_u64(j, "offset", l->offset);
+	put_u64(j, "bytes", l->ext.length);
+	put_u64(j, "offset", l->ext.offset);
 	put_u64(j, "addr", addr);
-	put_u64(j, "end", addr + l->length);
+	put_u64(j, "end", addr + l->ext.length);
 	put_access(j, "access", l->access);
 	put_u64(j, "keys", l->nkeys);
 	put(j, "keys_mode", json_object_new_string(

@@ -5,12 +5,12 @@
  * Structure
  *
  * The pool is cut into physically contiguous blocks, each described by a
- * heap-allocated struct blk (offset, size, free flag, its place in the
- * list of physical neighbours, and one list link). Nothing is ever stored
- * in the pool itself: clients write it through RDMA, so in-band headers
+ * struct blk (offset, size, state, its place in the list of physical
+ * neighbours, and one list link) on the heap. Nothing is ever stored in
+ * the pool itself: clients write it through RDMA, so in-band headers
  * could be forged. The lists are <sys/queue.h> ones: a TAILQ in offset
  * order for the neighbours, a LIST per size class (O(1) removal of any
- * member, as merging needs), SLISTs for hash chains and spares.
+ * member, as merging needs), an SLIST of spare descriptors.
  *
  * Free blocks are kept in TLSF (two-level segregated fit) lists. With the
  * size u counted in grains, the first level is floor(log2(u)) and the
@@ -21,14 +21,16 @@
  * request with two find-first-set operations, so get and put are O(1)
  * whatever the number of free or live extents.
  *
- * rmp_alloc_put receives only an offset. Allocated blocks are therefore
- * indexed by a chained hash table keyed by offset (Fibonacci hashing of
- * offset / GRAIN), with the chain threaded through the descriptor's list
- * link, which an allocated block does not otherwise use (a free block is
- * on its class list, a spare descriptor on the spare list). The table doubles
- * when it holds more entries than buckets, so lookups are O(1) expected
- * and insertions O(1) amortised. If doubling fails for lack of memory the
- * old table stays in use with longer chains: still correct.
+ * Descriptors are carved from slabs of SLAB_LEN that never move, and a
+ * descriptor's id is its index over all slabs. rmp_alloc_get hands the id
+ * out with the extent and rmp_alloc_put takes it back, checked against
+ * the descriptor's state, offset and length, so a stale or wrong extent is
+ * refused, never trusted. An earlier version found the block by offset in
+ * a hash table; at 10^6 live extents its bucket and chain were two cache
+ * misses of the six or so a get+put pair costs (bench_alloc: 507 ns per
+ * churn pair with the hash, see tests/perf/bench_alloc.c for today's).
+ * Unused descriptors wait on a LIFO spare list, so the ones reused are
+ * the ones most recently touched.
  *
  * On put the block is merged with a free physical predecessor and/or
  * successor, so two free blocks are never adjacent and freeing everything
@@ -78,24 +80,29 @@ _Static_assert((1u << GRAIN_SHIFT) == RMP_ALLOC_GRAIN, "GRAIN_SHIFT");
 #define FL_COUNT (64 - GRAIN_SHIFT - SL_LOG2 + 1)
 _Static_assert(FL_COUNT < 64, "first-level bitmap is 64 bits");
 
-/* Descriptors kept for reuse so that get/put rarely call malloc. */
-#define SPARE_MAX 64
+/* Descriptors per slab; ids are 32 bits, so at most 2^32 descriptors. */
+#define SLAB_SHIFT 12
+#define SLAB_LEN (1u << SLAB_SHIFT)
+#define SLABS_MAX (1u << (32 - SLAB_SHIFT))
 
-#define HASH_MIN_BITS 6
-#define HASH_MUL 0x9e3779b97f4a7c15ull
+enum blk_state {
+	BLK_SPARE = 0, /* on the spare list (a fresh slab is zeroed) */
+	BLK_FREE,      /* a free block, on its class list */
+	BLK_USED,      /* an allocated extent */
+};
 
 struct blk {
 	uint64_t off;
 	uint64_t size;
 	/* Physical neighbours: the block just below and just above. */
 	TAILQ_ENTRY(blk) phys;
-	/* The one list b is on, by what b is: */
+	/* The one list b is on, by what b is (an allocated one is on none): */
 	union {
 		LIST_ENTRY(blk) cls;    /* free: its TLSF class */
-		SLIST_ENTRY(blk) hash;  /* allocated: its hash chain */
 		SLIST_ENTRY(blk) spare; /* spare descriptor */
 	} link;
-	bool free;
+	uint32_t id;
+	uint8_t state;          /* enum blk_state */
 };
 
 LIST_HEAD(blk_list, blk);
@@ -105,7 +112,7 @@ TAILQ_HEAD(blk_phys, blk);
 struct rmp_alloc {
 	uint64_t size;
 	uint64_t free_bytes;
-	uint64_t extents;      /* allocated blocks, == hash entries */
+	uint64_t extents;      /* allocated blocks */
 	uint64_t nblocks;      /* all blocks, free and allocated */
 	/* Every block by offset; the first, at 0, is never merged away. */
 	struct blk_phys phys;
@@ -114,11 +121,11 @@ struct rmp_alloc {
 	uint32_t sl_map[FL_COUNT];     /* bit sl: heads[fl][sl] non-empty */
 	struct blk_list heads[FL_COUNT][SL_COUNT];
 
-	struct blk_slist *hash; /* 1 << hash_bits buckets */
-	unsigned int hash_bits;
+	struct blk **slabs;    /* nslabs slabs of SLAB_LEN descriptors */
+	uint32_t nslabs, slabs_cap;
 
 	struct blk_slist spare;
-	unsigned int nspare;
+	uint64_t nspare;
 };
 
 static unsigned int log2_u64(uint64_t v)
@@ -264,82 +271,48 @@ static struct blk *pick(const struct rmp_alloc *a, uint64_t len,
 	return NULL;
 }
 
-static size_t hash_slot(uint64_t off, unsigned int bits)
+/* Descriptor `id`, or NULL when no slab holds it. */
+static struct blk *blk_of(const struct rmp_alloc *a, uint32_t id)
 {
-	return (size_t)(((off >> GRAIN_SHIFT) * HASH_MUL) >> (64 - bits));
+	if ((id >> SLAB_SHIFT) >= a->nslabs)
+		return NULL;
+	return &a->slabs[id >> SLAB_SHIFT][id & (SLAB_LEN - 1)];
 }
 
-static struct blk *hash_find(const struct rmp_alloc *a, uint64_t off)
+/* Add a zeroed slab and put its descriptors on the spare list. */
+static int slab_add(struct rmp_alloc *a)
 {
-	struct blk *b;
+	struct blk *slab;
+	uint32_t i;
 
-	SLIST_FOREACH(b, &a->hash[hash_slot(off, a->hash_bits)], link.hash)
-		if (b->off == off)
-			break;
-	return b;
-}
+	if (a->nslabs == SLABS_MAX)
+		return -ENOMEM;
+	if (a->nslabs == a->slabs_cap) {
+		uint32_t cap = a->slabs_cap ? a->slabs_cap * 2 : 16;
+		struct blk **n = realloc(a->slabs, cap * sizeof(*n));
 
-/* Double the bucket array; on ENOMEM keep the current one (still valid). */
-static void hash_grow(struct rmp_alloc *a)
-{
-	unsigned int bits = a->hash_bits + 1;
-	size_t n = (size_t)1 << a->hash_bits, i;
-	struct blk_slist *nh;
-	struct blk *b;
-
-	if (bits >= 8 * sizeof(size_t) - 4)
-		return;
-	nh = calloc((size_t)1 << bits, sizeof(*nh)); /* all SLIST_INIT */
-	if (!nh)
-		return;
-	for (i = 0; i < n; i++) {
-		while ((b = SLIST_FIRST(&a->hash[i]))) {
-			SLIST_REMOVE_HEAD(&a->hash[i], link.hash);
-			SLIST_INSERT_HEAD(&nh[hash_slot(b->off, bits)], b,
-					  link.hash);
-		}
+		if (!n)
+			return -ENOMEM;
+		a->slabs = n;
+		a->slabs_cap = cap;
 	}
-	free(a->hash);
-	a->hash = nh;
-	a->hash_bits = bits;
-}
-
-/* Index allocated block b; a->extents must already count it. */
-static void hash_insert(struct rmp_alloc *a, struct blk *b)
-{
-	if (a->extents > ((uint64_t)1 << a->hash_bits))
-		hash_grow(a);
-	SLIST_INSERT_HEAD(&a->hash[hash_slot(b->off, a->hash_bits)], b,
-			  link.hash);
-}
-
-/*
- * Singly linked, so that neither insert nor remove writes to another
- * block's descriptor (a cold cache line); SLIST_REMOVE walks the chain
- * again, but hash_find just brought it into the cache.
- */
-static struct blk *hash_remove(struct rmp_alloc *a, uint64_t off)
-{
-	struct blk *b = hash_find(a, off);
-
-	if (b)
-		SLIST_REMOVE(&a->hash[hash_slot(off, a->hash_bits)], b, blk,
-			     link.hash);
-	return b;
+	slab = calloc(SLAB_LEN, sizeof(*slab));
+	if (!slab)
+		return -ENOMEM;
+	/* Highest index pushed first, so slab[0] is handed out first. */
+	for (i = SLAB_LEN; i-- > 0;) {
+		slab[i].id = (a->nslabs << SLAB_SHIFT) | i;
+		SLIST_INSERT_HEAD(&a->spare, &slab[i], link.spare);
+	}
+	a->slabs[a->nslabs++] = slab;
+	a->nspare += SLAB_LEN;
+	return 0;
 }
 
 /* Make sure two descriptors are at hand, so a split cannot fail midway. */
 static int spare_reserve(struct rmp_alloc *a)
 {
-	while (a->nspare < 2) {
-		struct blk *b = malloc(sizeof(*b));
-
-		if (!b)
-			return -ENOMEM;
-		SLIST_INSERT_HEAD(&a->spare, b, link.spare);
-		a->nspare++;
-	}
-	return 0;
+	return a->nspare >= 2 ? 0 : slab_add(a);
 }
 
 static struct blk *spare_get(struct rmp_alloc *a)
@@ -353,10 +326,7 @@ static struct blk *spare_get(struct rmp_alloc *a)
 
 static void spare_put(struct rmp_alloc *a, struct blk *b)
 {
-	if (a->nspare >= SPARE_MAX) {
-		free(b);
-		return;
-	}
+	b->state = BLK_SPARE;
 	SLIST_INSERT_HEAD(&a->spare, b, link.spare);
 	a->nspare++;
 }
@@ -367,7 +337,7 @@ static void split_after(struct rmp_alloc *a, struct blk *b, uint64_t at,
 {
 	n->off = b->off + at;
 	n->size = b->size - at;
-	n->free = true;
+	n->state = BLK_FREE;
 	TAILQ_INSERT_AFTER(&a->phys, b, n, phys);
 	b->size = at;
 	a->nblocks++;
@@ -393,19 +363,16 @@ struct rmp_alloc *rmp_alloc_new(uint64_t size)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
-	a->hash_bits = HASH_MIN_BITS;
-	a->hash = calloc((size_t)1 << a->hash_bits, sizeof(*a->hash));
-	b = calloc(1, sizeof(*b));
-	if (!a->hash || !b) {
-		free(b);
-		free(a->hash);
-		free(a);
+	SLIST_INIT(&a->spare);
+	if (slab_add(a)) {
+		rmp_alloc_free(a);
 		errno = ENOMEM;
 		return NULL;
 	}
+	b = spare_get(a);
 	b->off = 0;
 	b->size = size;
-	b->free = true;
+	b->state = BLK_FREE;
 	a->size = size;
 	a->free_bytes = size;
 	a->nblocks = 1;
@@ -417,29 +384,21 @@ struct rmp_alloc *rmp_alloc_new(uint64_t size)
 
 void rmp_alloc_free(struct rmp_alloc *a)
 {
-	struct blk *b, *next;
-
 	if (!a)
 		return;
-	for (b = TAILQ_FIRST(&a->phys); b; b = next) {
-		next = TAILQ_NEXT(b, phys);
-		free(b);
-	}
-	for (b = SLIST_FIRST(&a->spare); b; b = next) {
-		next = SLIST_NEXT(b, link.spare);
-		free(b);
-	}
-	free(a->hash);
+	for (uint32_t i = 0; i < a->nslabs; i++)
+		free(a->slabs[i]);
+	free(a->slabs);
 	free(a);
 }
 
 int rmp_alloc_get(struct rmp_alloc *a, uint64_t length, uint64_t align,
-		  uint64_t *offset, uint64_t *rounded)
+		  struct rmp_extent *ext)
 {
 	struct blk *b;
 	uint64_t len, pad;
 
-	if (!a || !offset || !rounded || !length)
+	if (!a || !ext || !length)
 		return -EINVAL;
 	if (align <= GRAIN)
 		align = GRAIN;
@@ -468,37 +427,41 @@ int rmp_alloc_get(struct rmp_alloc *a, uint64_t length, uint64_t align,
 		split_after(a, b, len, spare_get(a));
 		list_insert(a, TAILQ_NEXT(b, phys));
 	}
-	b->free = false;
+	b->state = BLK_USED;
 	a->free_bytes -= len;
 	a->extents++;
-	hash_insert(a, b);
-	*offset = b->off;
-	*rounded = len;
+	ext->offset = b->off;
+	ext->length = len;
+	ext->id = b->id;
 	return 0;
 }
 
-int rmp_alloc_put(struct rmp_alloc *a, uint64_t offset)
+int rmp_alloc_put(struct rmp_alloc *a, const struct rmp_extent *ext)
 {
 	struct blk *b, *n, *p;
 
-	if (!a)
+	if (!a || !ext)
 		return -EINVAL;
-	b = hash_remove(a, offset);
-	if (!b)
+	b = blk_of(a, ext->id);
+	if (!b || b->state != BLK_USED || b->off != ext->offset ||
+	    b->size != ext->length)
 		return -ENOENT;
+	/* Both neighbours are needed below: fetch them at the same time. */
+	n = TAILQ_NEXT(b, phys);
+	p = phys_prev(a, b);
+	__builtin_prefetch(n);
+	__builtin_prefetch(p);
 	a->free_bytes += b->size;
 	a->extents--;
-	b->free = true;
+	b->state = BLK_FREE;
 
 	/* Merge into b the free block above, and b into the free one below. */
-	n = TAILQ_NEXT(b, phys);
-	if (n && n->free) {
+	if (n && n->state == BLK_FREE) {
 		list_remove(a, n);
 		b->size += n->size;
 		unlink_phys(a, n);
 	}
-	p = phys_prev(a, b);
-	if (p && p->free) {
+	if (p && p->state == BLK_FREE) {
 		list_remove(a, p);
 		p->size += b->size;
 		unlink_phys(a, b);
@@ -556,50 +519,55 @@ static bool phys_linked(const struct rmp_alloc *a, const struct blk *b)
 }
 
 /*
- * Walks every hash bucket, the physical chain, every free list and the
- * spare list. The hash must resolve every allocated block's offset to
- * that block and hold nothing else. The free lists are matched against
- * the free blocks of the chain by count and by the sum and xor of their
- * offsets; members are also checked to be free, filed in the right class
- * and linked into the chain. Every walk is bounded by a counter so a
- * cycle cannot hang it.
+ * Walks every slab, the physical chain, every free list and the spare
+ * list. Each descriptor must carry its own id and be in one of the three
+ * states; the counts by state must match the chain's blocks, the extent
+ * count and the spare list. The free lists are matched against the free
+ * blocks of the chain by count and by the sum and xor of their offsets;
+ * members are also checked to be free, filed in the right class and
+ * linked into the chain. Every walk is bounded by a counter so a cycle
+ * cannot hang it.
  */
 int rmp_alloc_check(const struct rmp_alloc *a)
 {
 	uint64_t expect = 0, nfree = 0, nalloc = 0, freeb = 0;
 	uint64_t fsum = 0, fxor = 0, lsum = 0, lxor = 0, n = 0;
+	uint64_t by_state[3] = { 0, 0, 0 };
 	const struct blk *b, *prev;
 	unsigned int fl, sl, bfl, bsl;
-	size_t i;
 
 	if (!a || !TAILQ_FIRST(&a->phys) || TAILQ_FIRST(&a->phys)->off ||
-	    !a->hash)
+	    !a->nslabs)
 		return -EFAULT;
 
-	/* Buckets first: it bounds the chains that hash_find walks below. */
-	for (i = 0; i < (size_t)1 << a->hash_bits; i++) {
-		SLIST_FOREACH(b, &a->hash[i], link.hash) {
-			if (++n > a->extents || b->free ||
-			    hash_slot(b->off, a->hash_bits) != i ||
-			    !phys_linked(a, b))
+	for (uint32_t s = 0; s < a->nslabs; s++) {
+		for (uint32_t i = 0; i < SLAB_LEN; i++) {
+			b = &a->slabs[s][i];
+			if (b->id != ((s << SLAB_SHIFT) | i) ||
+			    b->state > BLK_USED)
+				return -EFAULT;
+			by_state[b->state]++;
+			if (b->state != BLK_SPARE && !phys_linked(a, b))
 				return -EFAULT;
 		}
 	}
-	if (n != a->extents)
+	if (by_state[BLK_USED] != a->extents ||
+	    by_state[BLK_SPARE] != a->nspare ||
+	    by_state[BLK_FREE] + by_state[BLK_USED] != a->nblocks)
 		return -EFAULT;
 
-	n = 0;
 	prev = NULL;
 	TAILQ_FOREACH(b, &a->phys, phys) {
 		if (++n > a->nblocks)
 			return -EFAULT;
 		if (b->off != expect || !b->size || b->size % GRAIN ||
-		    b->size > a->size - b->off ||
+		    b->size > a->size - b->off || b->state == BLK_SPARE ||
+		    blk_of(a, b->id) != b ||
 		    b->phys.tqe_prev != PHYS_BACK(a, prev))
 			return -EFAULT;
 		expect += b->size;
-		if (b->free) {
-			if (prev && prev->free)
+		if (b->state == BLK_FREE) {
+			if (prev && prev->state == BLK_FREE)
 				return -EFAULT;
 			nfree++;
 			freeb += b->size;
@@ -607,8 +575,6 @@ int rmp_alloc_check(const struct rmp_alloc *a)
 			fxor ^= b->off;
 		} else {
 			nalloc++;
-			if (hash_find(a, b->off) != b)
-				return -EFAULT;
 		}
 		prev = b;
 	}
@@ -629,7 +595,7 @@ int rmp_alloc_check(const struct rmp_alloc *a)
 				return -EFAULT;
 			prev = NULL;
 			LIST_FOREACH(b, h, link.cls) {
-				if (++n > nfree || !b->free ||
+				if (++n > nfree || b->state != BLK_FREE ||
 				    b->link.cls.le_prev != LIST_BACK(h, prev) ||
 				    !phys_linked(a, b))
 					return -EFAULT;
@@ -647,9 +613,7 @@ int rmp_alloc_check(const struct rmp_alloc *a)
 
 	n = 0;
 	SLIST_FOREACH(b, &a->spare, link.spare)
-		if (++n > a->nspare)
+		if (++n > a->nspare || b->state != BLK_SPARE)
 			return -EFAULT;
-	if (n != a->nspare || n > SPARE_MAX)
-		return -EFAULT;
-	return 0;
+	return n == a->nspare ? 0 : -EFAULT;
 }

@@ -65,9 +65,9 @@ static int grant_window(const struct rmp_keys *ks, struct rmp_key *k)
 	wr.opcode = IBV_WR_BIND_MW;
 	wr.bind_mw.mw = k->mw;
 	wr.bind_mw.rkey = k->rkey;
-	wr.bind_mw.bind_info.mr = rmp_pool_chunk_of(ks->pool, l->offset)->mr;
-	wr.bind_mw.bind_info.addr = rmp_keys_remote_addr(ks, l->offset);
-	wr.bind_mw.bind_info.length = l->length;
+	wr.bind_mw.bind_info.mr = rmp_pool_chunk_of(ks->pool, l->ext.offset)->mr;
+	wr.bind_mw.bind_info.addr = rmp_keys_remote_addr(ks, l->ext.offset);
+	wr.bind_mw.bind_info.length = l->ext.length;
 	wr.bind_mw.bind_info.mw_access_flags = to_ibv_access(k->access);
 	ret = post_key_wr(k, &wr, RMP_WR_BIND);
 	if (ret) {
@@ -88,8 +88,8 @@ static int grant_region(const struct rmp_keys *ks, struct rmp_key *k)
 {
 	struct rmp_lease *l = k->lease;
 
-	k->mr = ibv_reg_mr(k->holder->pd, ks->pool->base + l->offset,
-			   l->length, IBV_ACCESS_LOCAL_WRITE |
+	k->mr = ibv_reg_mr(k->holder->pd, ks->pool->base + l->ext.offset,
+			   l->ext.length, IBV_ACCESS_LOCAL_WRITE |
 			   to_ibv_access(k->access));
 	if (!k->mr)
 		return errno ? -errno : -ENOMEM;
@@ -120,7 +120,7 @@ int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
 		ret = grant_region(ks, k);
 		break;
 	case RMP_KEYS_POOL:
-		k->rkey = rmp_pool_chunk_of(ks->pool, l->offset)->mr->rkey;
+		k->rkey = rmp_pool_chunk_of(ks->pool, l->ext.offset)->mr->rkey;
 		break;
 	default:
 		ret = -EINVAL;

@@ -8,6 +8,8 @@
 
 #include <sys/queue.h>
 
+#include "alloc.h"
+
 struct rmp_holder;
 struct rmp_key;
 struct rmp_tenant;
@@ -39,8 +41,8 @@ enum rmp_lease_state {
 struct rmp_lease {
 	uint64_t id;
 	uint64_t secret;
-	uint64_t offset;      /* in the pool */
-	uint64_t length;      /* as granted (rounded to the allocator grain) */
+	/* Where in the pool; length as granted (rounded to the grain). */
+	struct rmp_extent ext;
 	uint32_t access;      /* RMP_ACC_* */
 	uint32_t flags;       /* RMP_LEASE_F_* */
 	uint64_t deadline_ms; /* CLOCK_MONOTONIC milliseconds */

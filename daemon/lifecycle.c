@@ -255,15 +255,15 @@ static void on_zeroed(void *ctx, void *arg)
 	struct rmp_lease *l = arg;
 	int ret;
 
-	lc->zeroing_bytes -= l->length;
+	lc->zeroing_bytes -= l->ext.length;
 	lc->nending--;
-	ret = rmp_pool_release(lc->pool, l->offset);
+	ret = rmp_pool_release(lc->pool, &l->ext);
 	if (ret)
 		log_err("lease %016" PRIx64 ": returning extent %" PRIu64
-			"+%" PRIu64 ": %s", l->id, l->offset, l->length,
+			"+%" PRIu64 ": %s", l->id, l->ext.offset, l->ext.length,
 			strerror(-ret));
 	log_debug("lease %016" PRIx64 ": %" PRIu64 " bytes zeroed and free",
-		  l->id, l->length);
+		  l->id, l->ext.length);
 	free(l);
 }
 
@@ -273,12 +273,12 @@ static void quarantine(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	set_state(l, RMP_LEASE_QUARANTINED);
 	TAILQ_INSERT_TAIL(&lc->quarantined, l, state_link);
 	lc->nending--;
-	lc->quarantined_bytes += l->length;
+	lc->quarantined_bytes += l->ext.length;
 	lc->nquarantined++;
 	log_err("lease %016" PRIx64 ": extent %" PRIu64 "+%" PRIu64
 		" quarantined: a key to it could not be proven dead; it is "
 		"never reused (%" PRIu64 " bytes in %" PRIu64 " extents "
-		"quarantined)", l->id, l->offset, l->length,
+		"quarantined)", l->id, l->ext.offset, l->ext.length,
 		lc->quarantined_bytes, lc->nquarantined);
 }
 
@@ -287,19 +287,19 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
 	TAILQ_REMOVE(&lc->ending, l, state_link);
 	lc->nrevoking--;
-	lc->revoking_bytes -= l->length;
+	lc->revoking_bytes -= l->ext.length;
 	if (l->tainted) {
 		quarantine(lc, l);
 		return;
 	}
 	set_state(l, RMP_LEASE_ZEROING);
-	lc->zeroing_bytes += l->length;
+	lc->zeroing_bytes += l->ext.length;
 	/* No client ever sees another lease's old bytes. */
-	if (l->length > ZERO_INLINE_MAX && lc->zeroer &&
-	    rmp_zeroer_submit(lc->zeroer, lc->pool->base + l->offset,
-			      l->length, l) == 0)
+	if (l->ext.length > ZERO_INLINE_MAX && lc->zeroer &&
+	    rmp_zeroer_submit(lc->zeroer, lc->pool->base + l->ext.offset,
+			      l->ext.length, l) == 0)
 		return;
-	memset(lc->pool->base + l->offset, 0, l->length);
+	memset(lc->pool->base + l->ext.offset, 0, l->ext.length);
 	on_zeroed(lc, l);
 }
 
@@ -324,15 +324,15 @@ static void end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	struct rmp_key *k;
 
 	log_debug("lease %016" PRIx64 " (%" PRIu64 " bytes, %s) ends: %s",
-		  l->id, l->length, l->owner, why);
+		  l->id, l->ext.length, l->owner, why);
 	rmp_lease_table_del(lc->table, l);
-	rmp_tenant_uncharge(l->tenant, l->length);
-	lc->leased_bytes -= l->length;
+	rmp_tenant_uncharge(l->tenant, l->ext.length);
+	lc->leased_bytes -= l->ext.length;
 	set_state(l, RMP_LEASE_REVOKING);
 	TAILQ_INSERT_TAIL(&lc->ending, l, state_link);
 	lc->nending++;
 	lc->nrevoking++;
-	lc->revoking_bytes += l->length;
+	lc->revoking_bytes += l->ext.length;
 	/* Revoke first: the extent is zeroed and reused only once no key
 	 * reaches it. Keys dropped earlier may be settling already; the
 	 * last key to settle finishes the lease (and may free it). Hold
@@ -396,7 +396,7 @@ static void on_expiry(int fd, short what, void *arg)
 		remember_expired(lc, l);
 		lc->n.expiries++;
 		audit(NULL, l->tenant, "expire", l->id, "bytes=%" PRIu64,
-		      l->length);
+		      l->ext.length);
 		end_lease(lc, l, "expired");
 		n++;
 	}
@@ -502,11 +502,11 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		return -ENOMEM;
 	TAILQ_INIT(&l->keys);
 	ret = rmp_pool_get(lc->pool, r->length, RMP_MAX(align, 64),
-			   &l->offset, &l->length);
+			   &l->ext);
 	if (ret)
 		goto err_free;
 	/* Charged as granted: rounding counts. */
-	ret = rmp_tenant_charge(h->tenant, l->length, detail);
+	ret = rmp_tenant_charge(h->tenant, l->ext.length, detail);
 	if (ret) {
 		lc->n.refusals++;
 		audit(h, h->tenant, "refuse", 0, "bytes=%" PRIu64 " limit=%s",
@@ -534,9 +534,9 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		goto err_unindex;
 	schedule_expiry(lc);
 	lc->n.grants++;
-	lc->leased_bytes += l->length;
+	lc->leased_bytes += l->ext.length;
 	audit(h, l->tenant, "grant", l->id, "bytes=%" PRIu64 " ttl_ms=%"
-	      PRIu64 " access=%#x%s", l->length, ttl, l->access,
+	      PRIu64 " access=%#x%s", l->ext.length, ttl, l->access,
 	      (l->flags & RMP_LEASE_F_EPHEMERAL) ? " ephemeral" :
 	      (l->flags & RMP_LEASE_F_AUTO_RENEW) ? " auto-renew" : "");
 	*out = l;
@@ -545,11 +545,11 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 err_unindex:
 	rmp_lease_table_del(lc->table, l);
 err_uncharge:
-	rmp_tenant_uncharge(h->tenant, l->length);
+	rmp_tenant_uncharge(h->tenant, l->ext.length);
 err_release:
 	/* Never reachable by any key: no zeroing needed beyond the pool's
 	 * own invariant that free extents are zero. */
-	rmp_pool_release(lc->pool, l->offset);
+	rmp_pool_release(lc->pool, &l->ext);
 err_free:
 	free(l);
 	return ret;
@@ -616,7 +616,7 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		return ret;
 	lc->n.frees++;
 	audit(h, l->tenant, "free", l->id, "bytes=%" PRIu64 " holders=%u",
-	      l->length, l->nkeys);
+	      l->ext.length, l->nkeys);
 	end_lease(lc, l, "freed");
 	schedule_expiry(lc);
 	return 0;
@@ -700,8 +700,8 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 	memset(d, 0, sizeof(*d));
 	d->id = l->id;
 	d->secret = l->secret;
-	d->addr = rmp_keys_remote_addr(&lc->keys, l->offset);
-	d->length = l->length;
+	d->addr = rmp_keys_remote_addr(&lc->keys, l->ext.offset);
+	d->length = l->ext.length;
 	d->ttl_ms = l->deadline_ms > now ? l->deadline_ms - now : 0;
 	d->rkey = k->rkey;
 	d->access = k->access;
@@ -825,7 +825,7 @@ int rmp_lifecycle_revoke(struct rmp_lifecycle *lc, uint64_t id,
 	remember_expired(lc, l);
 	lc->n.revocations++;
 	audit(NULL, l->tenant, "revoke", l->id, "bytes=%" PRIu64
-	      " holders=%u by=\"%s\"", l->length, l->nkeys, who);
+	      " holders=%u by=\"%s\"", l->ext.length, l->nkeys, who);
 	end_lease(lc, l, "revoked by the operator");
 	schedule_expiry(lc);
 	return 0;

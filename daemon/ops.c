@@ -120,7 +120,7 @@ void rmp_ops_client_usage(const struct rmp_conn *c, uint64_t *leases,
 	*bytes = 0;
 	TAILQ_FOREACH(k, &c->holder.keys, holder_link) {
 		(*leases)++;
-		*bytes += k->lease->length;
+		*bytes += k->lease->ext.length;
 	}
 }
 

@@ -198,16 +198,16 @@ void rmp_pool_free(struct rmp_pool *pool)
 }
 
 int rmp_pool_get(struct rmp_pool *pool, uint64_t length, uint64_t align,
-		 uint64_t *offset, uint64_t *rounded)
+		 struct rmp_extent *ext)
 {
 	int ret = -ENOSPC;
 
 	for (uint32_t i = 0; i < pool->nchunks; i++) {
 		struct rmp_pool_chunk *c = &pool->chunks[i];
 
-		ret = rmp_alloc_get(c->alloc, length, align, offset, rounded);
+		ret = rmp_alloc_get(c->alloc, length, align, ext);
 		if (ret == 0) {
-			*offset += c->offset;
+			ext->offset += c->offset;
 			return 0;
 		}
 		if (ret != -ENOSPC)
@@ -223,13 +223,15 @@ struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off)
 	return i < pool->nchunks ? &pool->chunks[i] : NULL;
 }
 
-int rmp_pool_release(struct rmp_pool *pool, uint64_t offset)
+int rmp_pool_release(struct rmp_pool *pool, const struct rmp_extent *ext)
 {
-	struct rmp_pool_chunk *c = rmp_pool_chunk_of(pool, offset);
+	struct rmp_pool_chunk *c = rmp_pool_chunk_of(pool, ext->offset);
+	struct rmp_extent in_chunk = *ext;
 
 	if (!c)
 		return -ENOENT;
-	return rmp_alloc_put(c->alloc, offset - c->offset);
+	in_chunk.offset -= c->offset;
+	return rmp_alloc_put(c->alloc, &in_chunk);
 }
 
 void rmp_pool_stats(const struct rmp_pool *pool, struct rmp_pool_stats *st)

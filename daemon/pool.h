@@ -6,9 +6,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "alloc.h"
+
 struct ibv_pd;
 struct ibv_mr;
-struct rmp_alloc;
 
 struct rmp_pool_params {
 	uint64_t size;          /* bytes; a multiple of hugepage_size */
@@ -69,17 +70,18 @@ void rmp_pool_free(struct rmp_pool *pool);
 
 /*
  * rmp_pool_get -- reserve length bytes (aligned) from the first chunk
- * that has room. Stores the pool offset and the rounded length. Errors as
- * rmp_alloc_get (-ENOSPC when no chunk has room).
+ * that has room. Fills *ext with the pool offset, the rounded length and
+ * the allocator's id. Errors as rmp_alloc_get (-ENOSPC when no chunk has
+ * room).
  */
 int rmp_pool_get(struct rmp_pool *pool, uint64_t length, uint64_t align,
-		 uint64_t *offset, uint64_t *rounded);
+		 struct rmp_extent *ext);
 /*
- * rmp_pool_release -- return an extent to its allocator. The caller has
- * zeroed it (free extents are always zero: a fresh mapping is). 0 or
- * -ENOENT.
+ * rmp_pool_release -- return an extent, as rmp_pool_get filled it in, to
+ * its allocator. The caller has zeroed it (free extents are always zero:
+ * a fresh mapping is). 0 or -ENOENT.
  */
-int rmp_pool_release(struct rmp_pool *pool, uint64_t offset);
+int rmp_pool_release(struct rmp_pool *pool, const struct rmp_extent *ext);
 /* The chunk that holds pool offset off. */
 struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off);
 

@@ -46,14 +46,22 @@ static struct rmp_alloc_stats stats(const struct rmp_alloc *a)
 static bool is_one_free_extent(struct rmp_alloc *a)
 {
 	struct rmp_alloc_stats st = stats(a);
-	uint64_t off = 1, len = 0;
+	struct rmp_extent e = { .offset = 1 };
 
 	if (st.free_bytes != st.size || st.extents ||
 	    st.largest_free != st.size)
 		return false;
-	if (rmp_alloc_get(a, st.size, 0, &off, &len) || off || len != st.size)
+	if (rmp_alloc_get(a, st.size, 0, &e) || e.offset ||
+	    e.length != st.size)
 		return false;
-	return rmp_alloc_put(a, off) == 0;
+	return rmp_alloc_put(a, &e) == 0;
+}
+
+/* e moved by delta bytes: no longer the extent the allocator gave. */
+static struct rmp_extent moved(struct rmp_extent e, uint64_t delta)
+{
+	e.offset += delta;
+	return e;
 }
 
 static void test_new(void)
@@ -85,7 +93,7 @@ static void test_new(void)
 static void test_args_and_rounding(void)
 {
 	struct rmp_alloc *a = rmp_alloc_new(1 * MiB);
-	uint64_t off, len, offs[8];
+	struct rmp_extent e, es[8];
 	static const struct {
 		uint64_t in, out;
 	} r[] = {
@@ -94,26 +102,27 @@ static void test_args_and_rounding(void)
 	};
 	size_t i;
 
-	CHECK_EQ(rmp_alloc_get(a, 0, 0, &off, &len), -EINVAL);
-	CHECK_EQ(rmp_alloc_get(a, 64, 192, &off, &len), -EINVAL);
-	CHECK_EQ(rmp_alloc_get(a, 64, 4097, &off, &len), -EINVAL);
-	CHECK_EQ(rmp_alloc_get(NULL, 64, 0, &off, &len), -EINVAL);
-	CHECK_EQ(rmp_alloc_get(a, UINT64_MAX, 0, &off, &len), -ENOSPC);
-	CHECK_EQ(rmp_alloc_get(a, 1 * MiB + 1, 0, &off, &len), -ENOSPC);
+	CHECK_EQ(rmp_alloc_get(a, 0, 0, &e), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, 64, 192, &e), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, 64, 4097, &e), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(NULL, 64, 0, &e), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, NULL), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, UINT64_MAX, 0, &e), -ENOSPC);
+	CHECK_EQ(rmp_alloc_get(a, 1 * MiB + 1, 0, &e), -ENOSPC);
 
 	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-		len = 0;
-		CHECK_EQ(rmp_alloc_get(a, r[i].in, 0, &offs[i], &len), 0);
-		CHECK_EQ(len, r[i].out);
-		CHECK_EQ(offs[i] % GRAIN, 0);
+		es[i].length = 0;
+		CHECK_EQ(rmp_alloc_get(a, r[i].in, 0, &es[i]), 0);
+		CHECK_EQ(es[i].length, r[i].out);
+		CHECK_EQ(es[i].offset % GRAIN, 0);
 	}
 	/* Any align <= GRAIN, even not a power of two, means GRAIN. */
-	CHECK_EQ(rmp_alloc_get(a, 10, 3, &offs[i], &len), 0);
-	CHECK_EQ(len, 64);
+	CHECK_EQ(rmp_alloc_get(a, 10, 3, &es[i]), 0);
+	CHECK_EQ(es[i].length, 64);
 	CHECK_EQ(stats(a).extents, i + 1);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	for (i++; i-- > 0;)
-		CHECK_EQ(rmp_alloc_put(a, offs[i]), 0);
+		CHECK_EQ(rmp_alloc_put(a, &es[i]), 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	CHECK(is_one_free_extent(a));
 	rmp_alloc_free(a);
@@ -123,24 +132,40 @@ static void test_bad_put(void)
 {
 	struct rmp_alloc *a = rmp_alloc_new(1 * MiB);
 	struct rmp_alloc_stats before, after;
-	uint64_t o1, o2, len;
+	struct rmp_extent e1, e2, bad, zero = { 0, GRAIN, 0 };
 
-	CHECK_EQ(rmp_alloc_put(a, 0), -ENOENT);
-	CHECK_EQ(rmp_alloc_get(a, 4096, 0, &o1, &len), 0);
-	CHECK_EQ(rmp_alloc_get(a, 4096, 0, &o2, &len), 0);
+	/* Descriptor 0 describes the one free block: not an extent. */
+	CHECK_EQ(rmp_alloc_put(a, &zero), -ENOENT);
+	CHECK_EQ(rmp_alloc_put(a, NULL), -EINVAL);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 0, &e1), 0);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 0, &e2), 0);
 	before = stats(a);
-	CHECK_EQ(rmp_alloc_put(a, o1 + 64), -ENOENT);   /* inside */
-	CHECK_EQ(rmp_alloc_put(a, o1 + 1), -ENOENT);    /* unaligned */
-	CHECK_EQ(rmp_alloc_put(a, o2 + 4096), -ENOENT); /* free block */
-	CHECK_EQ(rmp_alloc_put(a, 1 * MiB), -ENOENT);   /* past the end */
-	CHECK_EQ(rmp_alloc_put(a, UINT64_MAX), -ENOENT);
+	bad = moved(e1, 64);                            /* inside */
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
+	bad = moved(e1, 1);                             /* unaligned */
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
+	bad = moved(e2, 4096);                          /* free block */
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
+	bad = moved(e1, 1 * MiB);                       /* past the end */
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
+	bad = e1;                                       /* e2's offset */
+	bad.offset = e2.offset;
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
+	bad = e1;                                       /* wrong length */
+	bad.length += GRAIN;
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
+	bad = e1;                                       /* no such id */
+	bad.id = UINT32_MAX;
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
+	bad.id = e1.id + 1000;                          /* a spare one */
+	CHECK_EQ(rmp_alloc_put(a, &bad), -ENOENT);
 	after = stats(a);
 	CHECK(memcmp(&before, &after, sizeof(before)) == 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
-	CHECK_EQ(rmp_alloc_put(a, o1), 0);
-	CHECK_EQ(rmp_alloc_put(a, o1), -ENOENT);        /* double put */
+	CHECK_EQ(rmp_alloc_put(a, &e1), 0);
+	CHECK_EQ(rmp_alloc_put(a, &e1), -ENOENT);       /* double put */
 	CHECK_EQ(rmp_alloc_check(a), 0);
-	CHECK_EQ(rmp_alloc_put(a, o2), 0);
+	CHECK_EQ(rmp_alloc_put(a, &e2), 0);
 	CHECK(is_one_free_extent(a));
 	rmp_alloc_free(a);
 }
@@ -148,40 +173,41 @@ static void test_bad_put(void)
 static void test_exhaustion(void)
 {
 	struct rmp_alloc *a = rmp_alloc_new(1 * MiB);
-	uint64_t off, len, offs[256];
+	struct rmp_extent e, whole, es[256];
 	int i, bad = 0;
 
-	CHECK_EQ(rmp_alloc_get(a, 1 * MiB, 0, &off, &len), 0);
-	CHECK_EQ(off, 0);
-	CHECK_EQ(len, 1 * MiB);
+	CHECK_EQ(rmp_alloc_get(a, 1 * MiB, 0, &e), 0);
+	CHECK_EQ(e.offset, 0);
+	CHECK_EQ(e.length, 1 * MiB);
 	CHECK_EQ(stats(a).free_bytes, 0);
 	CHECK_EQ(stats(a).largest_free, 0);
-	CHECK_EQ(rmp_alloc_get(a, 1, 0, &off, &len), -ENOSPC);
+	whole = e;
+	CHECK_EQ(rmp_alloc_get(a, 1, 0, &e), -ENOSPC);
 	CHECK_EQ(rmp_alloc_check(a), 0);
-	CHECK_EQ(rmp_alloc_put(a, 0), 0);
+	CHECK_EQ(rmp_alloc_put(a, &whole), 0);
 
 	for (i = 0; i < 256; i++)
-		bad += rmp_alloc_get(a, 4096, 0, &offs[i], &len) != 0;
+		bad += rmp_alloc_get(a, 4096, 0, &es[i]) != 0;
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(stats(a).extents, 256);
-	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), -ENOSPC);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &e), -ENOSPC);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 
 	/* Free every other page: 512 KiB free, but no 8 KiB hole. */
 	for (i = 0; i < 256; i += 2)
-		bad += rmp_alloc_put(a, offs[i]) != 0;
+		bad += rmp_alloc_put(a, &es[i]) != 0;
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(stats(a).free_bytes, 512 * KiB);
 	CHECK_EQ(stats(a).largest_free, 4096);
-	CHECK_EQ(rmp_alloc_get(a, 4097, 0, &off, &len), -ENOSPC);
-	CHECK_EQ(rmp_alloc_get(a, 4096, 8192, &off, &len), 0);
-	CHECK_EQ(off % 8192, 0);
-	CHECK_EQ(rmp_alloc_put(a, off), 0);
+	CHECK_EQ(rmp_alloc_get(a, 4097, 0, &e), -ENOSPC);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 8192, &e), 0);
+	CHECK_EQ(e.offset % 8192, 0);
+	CHECK_EQ(rmp_alloc_put(a, &e), 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 
 	/* Free the rest in reverse: everything must merge back. */
 	for (i = 255; i >= 0; i -= 2)
-		bad += rmp_alloc_put(a, offs[i]) != 0;
+		bad += rmp_alloc_put(a, &es[i]) != 0;
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	CHECK(is_one_free_extent(a));
@@ -191,31 +217,32 @@ static void test_exhaustion(void)
 static void test_alignment(void)
 {
 	struct rmp_alloc *a = rmp_alloc_new(256 * MiB);
-	uint64_t off, len, align, offs[64], first;
+	struct rmp_extent e, es[64], first;
+	uint64_t align;
 	unsigned int n = 0, bad = 0;
 	int round;
 
 	/* Knock every later block off any large alignment. */
-	CHECK_EQ(rmp_alloc_get(a, 64, 0, &first, &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &first), 0);
 	for (round = 0; round < 2; round++) {
 		for (align = 64; align <= 2 * MiB; align *= 2) {
 			uint64_t want = round ? align + 64 : 100;
 
-			if (rmp_alloc_get(a, want, align, &off, &len)) {
+			if (rmp_alloc_get(a, want, align, &e)) {
 				bad++;
 				continue;
 			}
-			offs[n++] = off;
-			bad += off % align != 0;
-			bad += len != round_grain(want);
+			es[n++] = e;
+			bad += e.offset % align != 0;
+			bad += e.length != round_grain(want);
 		}
 	}
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(n, 32);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	while (n)
-		bad += rmp_alloc_put(a, offs[--n]) != 0;
-	CHECK_EQ(rmp_alloc_put(a, first), 0);
+		bad += rmp_alloc_put(a, &es[--n]) != 0;
+	CHECK_EQ(rmp_alloc_put(a, &first), 0);
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	CHECK(is_one_free_extent(a));
@@ -223,13 +250,13 @@ static void test_alignment(void)
 
 	/* An alignment above the pool size can only be met at offset 0. */
 	a = rmp_alloc_new(1 * MiB);
-	CHECK_EQ(rmp_alloc_get(a, 4096, 1ull << 30, &off, &len), 0);
-	CHECK_EQ(off, 0);
-	CHECK_EQ(rmp_alloc_get(a, 64, 1ull << 63, &first, &len), -ENOSPC);
-	CHECK_EQ(rmp_alloc_put(a, 0), 0);
-	CHECK_EQ(rmp_alloc_get(a, 64, 1ull << 63, &off, &len), 0);
-	CHECK_EQ(off, 0);
-	CHECK_EQ(rmp_alloc_put(a, 0), 0);
+	CHECK_EQ(rmp_alloc_get(a, 4096, 1ull << 30, &e), 0);
+	CHECK_EQ(e.offset, 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 1ull << 63, &first), -ENOSPC);
+	CHECK_EQ(rmp_alloc_put(a, &e), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 1ull << 63, &e), 0);
+	CHECK_EQ(e.offset, 0);
+	CHECK_EQ(rmp_alloc_put(a, &e), 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	rmp_alloc_free(a);
 }
@@ -238,22 +265,22 @@ static void test_alignment(void)
 static void test_largest_free(void)
 {
 	struct rmp_alloc *a = rmp_alloc_new(64 * MiB);
-	uint64_t off, len, o[4];
+	struct rmp_extent e, o[4];
 	struct rmp_alloc_stats st;
 
 	/* Holes of 1008, 1020 and 1012 grains: all in one class. */
-	CHECK_EQ(rmp_alloc_get(a, 1008 * GRAIN, 0, &o[0], &len), 0);
-	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), 0);
-	CHECK_EQ(rmp_alloc_get(a, 1020 * GRAIN, 0, &o[1], &len), 0);
-	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), 0);
-	CHECK_EQ(rmp_alloc_get(a, 1012 * GRAIN, 0, &o[2], &len), 0);
-	CHECK_EQ(rmp_alloc_get(a, 64, 0, &off, &len), 0);
-	CHECK_EQ(rmp_alloc_get(a, stats(a).free_bytes, 0, &o[3], &len), 0);
+	CHECK_EQ(rmp_alloc_get(a, 1008 * GRAIN, 0, &o[0]), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &e), 0);
+	CHECK_EQ(rmp_alloc_get(a, 1020 * GRAIN, 0, &o[1]), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &e), 0);
+	CHECK_EQ(rmp_alloc_get(a, 1012 * GRAIN, 0, &o[2]), 0);
+	CHECK_EQ(rmp_alloc_get(a, 64, 0, &e), 0);
+	CHECK_EQ(rmp_alloc_get(a, stats(a).free_bytes, 0, &o[3]), 0);
 	CHECK_EQ(stats(a).free_bytes, 0);
 	CHECK_EQ(stats(a).largest_free, 0);
-	CHECK_EQ(rmp_alloc_put(a, o[0]), 0);
-	CHECK_EQ(rmp_alloc_put(a, o[1]), 0);
-	CHECK_EQ(rmp_alloc_put(a, o[2]), 0);
+	CHECK_EQ(rmp_alloc_put(a, &o[0]), 0);
+	CHECK_EQ(rmp_alloc_put(a, &o[1]), 0);
+	CHECK_EQ(rmp_alloc_put(a, &o[2]), 0);
 	st = stats(a);
 	CHECK_EQ(st.free_bytes, 3040 * GRAIN);
 	CHECK(st.largest_free >= 1008 * GRAIN);
@@ -263,12 +290,12 @@ static void test_largest_free(void)
 	 * A get of largest_free must succeed although it is not a class
 	 * start: the rounded search finds nothing, the class head is used.
 	 */
-	CHECK_EQ(rmp_alloc_get(a, st.largest_free, 0, &off, &len), 0);
-	CHECK_EQ(len, st.largest_free);
+	CHECK_EQ(rmp_alloc_get(a, st.largest_free, 0, &e), 0);
+	CHECK_EQ(e.length, st.largest_free);
 	CHECK_EQ(rmp_alloc_check(a), 0);
-	CHECK_EQ(rmp_alloc_put(a, off), 0);
-	CHECK_EQ(rmp_alloc_put(a, o[3]), 0);
-	CHECK_EQ(stats(a).largest_free, stats(a).size - o[3]);
+	CHECK_EQ(rmp_alloc_put(a, &e), 0);
+	CHECK_EQ(rmp_alloc_put(a, &o[3]), 0);
+	CHECK_EQ(stats(a).largest_free, stats(a).size - o[3].offset);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	rmp_alloc_free(a);
 }
@@ -283,12 +310,8 @@ static void test_largest_free(void)
 #define RMAX_LIVE 4096
 #define ROPS 200000
 
-struct ext {
-	uint64_t off, len;
-};
-
 static uint8_t owner[RGRAINS];
-static struct ext live[RMAX_LIVE];
+static struct rmp_extent live[RMAX_LIVE];
 
 /* The largest run of free grains in the model, in bytes. */
 static uint64_t model_largest(void)
@@ -344,13 +367,14 @@ static void test_random(void)
 	memset(owner, 0, sizeof(owner));
 	for (op = 0; op < ROPS; op++) {
 		int small = (op / 20000) % 2 == 0;
-		uint64_t r = rng() % 100, off, len;
+		uint64_t r = rng() % 100;
+		struct rmp_extent e;
 
 		if (n == 0 || (n < RMAX_LIVE && r < 55)) {
 			uint64_t want = random_length(small);
 			uint64_t align = random_align();
 			uint64_t al = align <= GRAIN ? GRAIN : align;
-			int ret = rmp_alloc_get(a, want, align, &off, &len);
+			int ret = rmp_alloc_get(a, want, align, &e);
 
 			gets++;
 			if (ret == -ENOSPC) {
@@ -369,30 +393,28 @@ static void test_random(void)
 				badret++;
 				continue;
 			}
-			misaligned += off % al != 0;
-			badlen += len != round_grain(want);
-			if (off + len > RPOOL || !model_range_free(off, len)) {
+			misaligned += e.offset % al != 0;
+			badlen += e.length != round_grain(want);
+			if (e.offset + e.length > RPOOL ||
+			    !model_range_free(e.offset, e.length)) {
 				overlap++;
 				continue;
 			}
-			memset(&owner[off / GRAIN], 1, len / GRAIN);
-			live[n].off = off;
-			live[n].len = len;
-			n++;
-			used += len;
+			memset(&owner[e.offset / GRAIN], 1, e.length / GRAIN);
+			live[n++] = e;
+			used += e.length;
 		} else if (r < 98) {
 			k = (unsigned int)(rng() % n);
-			bad_put += rmp_alloc_put(a, live[k].off) != 0;
-			memset(&owner[live[k].off / GRAIN], 0,
-			       live[k].len / GRAIN);
-			used -= live[k].len;
+			bad_put += rmp_alloc_put(a, &live[k]) != 0;
+			memset(&owner[live[k].offset / GRAIN], 0,
+			       live[k].length / GRAIN);
+			used -= live[k].length;
 			live[k] = live[--n];
 		} else {
 			/* Not an extent start: inside one, or a free spot. */
 			k = (unsigned int)(rng() % n);
-			off = live[k].len > GRAIN ? live[k].off + GRAIN :
-						    live[k].off + 1;
-			bad_put += rmp_alloc_put(a, off) != -ENOENT;
+			e = moved(live[k], live[k].length > GRAIN ? GRAIN : 1);
+			bad_put += rmp_alloc_put(a, &e) != -ENOENT;
 		}
 		if (used > peak)
 			peak = used;
@@ -410,9 +432,9 @@ static void test_random(void)
 			bad_largest += st.largest_free > big ||
 				       st.largest_free * 33 <= big * 32;
 			if (st.largest_free) {
-				if (rmp_alloc_get(a, st.largest_free, 0, &off,
-						  &len) ||
-				    rmp_alloc_put(a, off))
+				if (rmp_alloc_get(a, st.largest_free, 0,
+						  &e) ||
+				    rmp_alloc_put(a, &e))
 					bad_largest++;
 			}
 		}
@@ -435,7 +457,7 @@ static void test_random(void)
 	/* Free what is left in random order: all must coalesce. */
 	while (n) {
 		k = (unsigned int)(rng() % n);
-		bad_put += rmp_alloc_put(a, live[k].off) != 0;
+		bad_put += rmp_alloc_put(a, &live[k]) != 0;
 		live[k] = live[--n];
 		if (n % 64 == 0)
 			bad_check += rmp_alloc_check(a) != 0;
@@ -449,26 +471,25 @@ static void test_random(void)
 	rmp_alloc_free(a);
 }
 
-/* Many small extents: the offset hash must grow and stay consistent. */
+/* Many small extents: descriptor slabs must grow and stay consistent. */
 static void test_many(void)
 {
 	enum { N = 50000 };
 	struct rmp_alloc *a = rmp_alloc_new(N * GRAIN * 2);
-	static uint64_t offs[N];
+	static struct rmp_extent es[N];
 	unsigned int i, bad = 0;
-	uint64_t len;
 
 	for (i = 0; i < N; i++)
-		bad += rmp_alloc_get(a, 1 + i % 128, 0, &offs[i], &len) != 0;
+		bad += rmp_alloc_get(a, 1 + i % 128, 0, &es[i]) != 0;
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(stats(a).extents, N);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	for (i = 0; i < N; i += 2)
-		bad += rmp_alloc_put(a, offs[i]) != 0;
+		bad += rmp_alloc_put(a, &es[i]) != 0;
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	for (i = 1; i < N; i += 2)
-		bad += rmp_alloc_put(a, offs[i]) != 0;
+		bad += rmp_alloc_put(a, &es[i]) != 0;
 	CHECK_EQ(bad, 0);
 	CHECK_EQ(rmp_alloc_check(a), 0);
 	CHECK(is_one_free_extent(a));
