@@ -274,22 +274,61 @@ static void cm_events(struct rmp_client *c)
 	}
 }
 
-int rmpc_wait(struct rmp_client *c,
+/*
+ * Spinning pays when the wait ends while the CPU still polls: then no
+ * interrupt, no wake-up and no system call lie on the path. So a kind of
+ * wait polls about twice as long as its recent average, at least
+ * RMPC_SPIN_MIN_NS; if that average is beyond spin_max_us, spinning would
+ * mostly burn CPU before sleeping anyway, so only the minimum is spent.
+ * The average includes waits that ended asleep, so after a slow spell
+ * the budget grows to cover the waits again, and it shrinks as they get
+ * shorter. spin_max_us = 0 never spins.
+ */
+uint64_t rmpc_spin_ns(const struct rmp_client *c, enum rmpc_wait_kind kind)
+{
+	uint64_t max = (uint64_t)c->opts.spin_max_us * 1000;
+	uint64_t want = 2 * c->wait_avg_ns[kind];
+
+	if (!max)
+		return 0;
+	if (kind == RMPC_WAIT_OTHER || want > max)
+		return RMP_MIN(max, (uint64_t)RMPC_SPIN_MIN_NS);
+	return RMP_MAX(want, (uint64_t)RMPC_SPIN_MIN_NS);
+}
+
+/* Moving average over about the last 8 waits of a kind. */
+static void wait_took(struct rmp_client *c, enum rmpc_wait_kind kind,
+		      uint64_t ns)
+{
+	uint64_t *avg = &c->wait_avg_ns[kind];
+
+	*avg = *avg ? *avg - *avg / 8 + ns / 8 : ns;
+}
+
+int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
 	      bool (*done)(struct rmp_client *c, const void *arg),
 	      const void *arg, int timeout_ms)
 {
-	uint64_t deadline, now, spin_end = rmp_now_ns() + RMPC_SPIN_NS;
+	uint64_t start = rmp_now_ns(), deadline, now;
+	uint64_t spin_end = start + rmpc_spin_ns(c, kind);
 	struct pollfd pfd[2];
+	unsigned polls = 0;
 	int r, wait_ms;
 
 	deadline = timeout_ms < 0 ? UINT64_MAX :
 				    rmp_now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		rmpc_poll_cq(c);
-		if (done(c, arg))
+		if (done(c, arg)) {
+			wait_took(c, kind, rmp_now_ns() - start);
 			return 0;
+		}
 		if (!c->cq || !c->cm_ch)
 			return -ENOTCONN;
+		/* The clock every 16 polls: without a vDSO clock (some VMs)
+		 * each read is a system call. */
+		if (++polls % 16 && spin_end > start)
+			continue;
 		if (rmp_now_ns() < spin_end)
 			continue;
 		if (!c->cq_armed) {
@@ -339,7 +378,8 @@ int rmpc_sq_reserve(struct rmp_client *c, uint32_t n)
 		return -EINVAL;
 	if (!c->broken && rmpc_sq_room(c) >= n)
 		return 0;
-	err = rmpc_wait(c, sq_room_ok, &n, c->opts.op_timeout_ms);
+	err = rmpc_wait(c, RMPC_WAIT_OTHER, sq_room_ok, &n,
+			c->opts.op_timeout_ms);
 	if (err == -ETIMEDOUT)
 		rmpc_set_error(c, "send queue stayed full for %d ms",
 			       c->opts.op_timeout_ms);
@@ -417,7 +457,8 @@ int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
 	if (err)
 		return err;
 	/* At most `credits` requests outstanding, late replies included. */
-	err = rmpc_wait(c, ctl_ready, NULL, c->opts.op_timeout_ms);
+	err = rmpc_wait(c, RMPC_WAIT_OTHER, ctl_ready, NULL,
+			c->opts.op_timeout_ms);
 	if (err == -ETIMEDOUT)
 		rmpc_set_error(c, "server answers no control requests (%u "
 			       "outstanding)", c->ctl_inflight);
@@ -460,7 +501,8 @@ int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
 	c->rpc_done = false;
 	c->rpc_err = 0;
 
-	err = rmpc_wait(c, rpc_replied, NULL, c->opts.op_timeout_ms);
+	err = rmpc_wait(c, RMPC_WAIT_CTL, rpc_replied, NULL,
+			c->opts.op_timeout_ms);
 	if (!c->rpc_done) {
 		/* A late reply is dropped; it still returns its credit. */
 		c->rpc_wait_id = 0;

@@ -40,6 +40,7 @@ void rmp_client_opts_init(struct rmp_client_opts *opts)
 	opts->op_timeout_ms = RMPC_DEF_OP_TIMEOUT_MS;
 	opts->bounce_bytes = RMPC_DEF_BOUNCE_BYTES;
 	opts->max_inflight = RMPC_DEF_MAX_INFLIGHT;
+	opts->spin_max_us = RMPC_DEF_SPIN_MAX_US;
 }
 
 /* name_ok -- printable ASCII, at most RMP_NAME_MAX bytes. */
@@ -80,6 +81,8 @@ static int opts_validate(struct rmp_client *c)
 	    o->bounce_bytes > RMPC_MAX_BOUNCE_BYTES)
 		return -EINVAL;
 	if (o->max_inflight < 1 || o->max_inflight > RMPC_MAX_INFLIGHT)
+		return -EINVAL;
+	if (o->spin_max_us > RMPC_MAX_SPIN_MAX_US)
 		return -EINVAL;
 	/* Unused since 0.3 (tenant keys replace it); still checked. */
 	if (o->credential_len > 16 || (o->credential_len && !o->credential))
@@ -403,12 +406,22 @@ static int qp_setup(struct rmp_client *c)
 	qa.cap.max_recv_wr = RMPC_NRECV;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
-	if (rdma_create_qp(c->id, c->pd, &qa)) {
+	/* Small WRITEs travel in the WQE: no DMA read of the source, no
+	 * bounce copy. A device that cannot is asked again without. */
+	qa.cap.max_inline_data = RMPC_INLINE_WANT;
+	err = rdma_create_qp(c->id, c->pd, &qa);
+	if (err) {
+		qa.cap.max_inline_data = 0;
+		err = rdma_create_qp(c->id, c->pd, &qa);
+	}
+	if (err) {
 		err = errno ? -errno : -ENOMEM;
 		rmpc_set_error(c, "rdma_create_qp: %s", rmpc_errno_text(err));
 		goto err_destroy_cq;
 	}
 	c->qp = c->id->qp;
+	/* The provider reports what it granted, which may be more. */
+	c->max_inline = qa.cap.max_inline_data;
 
 	err = rmpc_mem_reg(c);
 	if (err) {

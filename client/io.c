@@ -100,13 +100,15 @@ static int sync_post(struct rmp_client *c, struct ibv_send_wr *wr, unsigned n)
 	for (i = 0; i < n; i++) {
 		wr[i].wr_id = rmpc_sq_take(c, RMPC_SQ_SYNC, 0, wr[i].opcode);
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
-		wr[i].send_flags = i + 1 < n ? 0 : IBV_SEND_SIGNALED;
+		if (i + 1 == n)
+			wr[i].send_flags |= IBV_SEND_SIGNALED;
 	}
 	last = wr[n - 1].wr_id;
 	err = rmpc_post_send(c, wr, NULL);
 	if (err)
 		return err;
-	err = rmpc_wait(c, sq_passed, &last, c->opts.op_timeout_ms);
+	err = rmpc_wait(c, RMPC_WAIT_DATA, sq_passed, &last,
+			c->opts.op_timeout_ms);
 	if (err) {
 		if (err == -ETIMEDOUT)
 			rmpc_set_error(c, "%s: no completion within %d ms",
@@ -148,6 +150,20 @@ static int sync_rw(struct rmp_lease *l, uint64_t off, char *local,
 	if (err || len == 0)
 		return err;
 
+	/* Inline: the data is copied into the WQE at post, from anywhere. */
+	if (write && len <= c->max_inline) {
+		memset(wr, 0, sizeof(wr[0]));
+		sge[0].addr = (uintptr_t)local;
+		sge[0].length = (uint32_t)len;
+		sge[0].lkey = 0;
+		wr[0].opcode = IBV_WR_RDMA_WRITE;
+		wr[0].send_flags = IBV_SEND_INLINE;
+		wr[0].sg_list = &sge[0];
+		wr[0].num_sge = 1;
+		wr[0].wr.rdma.remote_addr = l->addr + off;
+		wr[0].wr.rdma.rkey = l->rkey;
+		return sync_post(c, wr, 1);
+	}
 	mr = rmpc_buf_lookup(c, local, len);
 	chunk = c->max_msg_sz;
 	if (!mr)
@@ -343,6 +359,9 @@ static int async_queue(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
 	op->wr.opcode = opcode;
 	op->wr.sg_list = &op->sge;
 	op->wr.num_sge = len ? 1 : 0;
+	/* Copied into the WQE at rmp_submit: the buffer is read then. */
+	if (opcode == IBV_WR_RDMA_WRITE && len && len <= c->max_inline)
+		op->wr.send_flags = IBV_SEND_INLINE;
 	if (atomic) {
 		op->wr.wr.atomic.remote_addr = l->addr + off;
 		op->wr.wr.atomic.compare_add = compare_add;
@@ -432,8 +451,9 @@ int rmp_submit(struct rmp_client *c)
 		op = &c->ring[idx];
 		op->wr.wr_id = rmpc_sq_take(c, RMPC_SQ_ASYNC, idx,
 					    op->wr.opcode);
-		op->wr.send_flags = ((k + 1) % c->signal_every == 0 ||
-				     k + 1 == n) ? IBV_SEND_SIGNALED : 0;
+		op->wr.send_flags &= IBV_SEND_INLINE;
+		if ((k + 1) % c->signal_every == 0 || k + 1 == n)
+			op->wr.send_flags |= IBV_SEND_SIGNALED;
 		op->wr.next = NULL;
 		op->state = RMPC_OP_POSTED;
 		if (prev)
@@ -510,7 +530,8 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
 	rmpc_poll_cq(c);
 	n = harvest(c, out, max);
 	if (n == 0 && c->ring_head < c->ring_posted && timeout_ms != 0) {
-		err = rmpc_wait(c, head_done, NULL, timeout_ms);
+		err = rmpc_wait(c, RMPC_WAIT_OTHER, head_done, NULL,
+				timeout_ms);
 		if (err && err != -ETIMEDOUT)
 			return err;
 		n = harvest(c, out, max);

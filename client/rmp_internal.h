@@ -40,7 +40,12 @@
 #define RMPC_WRID_RECV (UINT64_C(1) << 63)
 #define RMPC_ERRBUF 256u
 #define RMPC_HOST_MAX RMP_TOKEN_HOST_MAX
-#define RMPC_SPIN_NS 20000u  /* poll the CQ this long before sleeping */
+/* Adaptive spinning before a wait sleeps (see rmpc_wait). */
+#define RMPC_SPIN_MIN_NS 20000u
+#define RMPC_DEF_SPIN_MAX_US 1000u
+#define RMPC_MAX_SPIN_MAX_US 1000000u
+/* Bytes of a WRITE the QP is asked to carry in the WQE (inline). */
+#define RMPC_INLINE_WANT 256u
 
 /* Defaults of struct rmp_client_opts. */
 #define RMPC_DEF_CONNECT_TIMEOUT_MS 5000
@@ -51,6 +56,14 @@
 #define RMPC_MAX_BOUNCE_BYTES (1u << 30)
 #define RMPC_MAX_INFLIGHT 65536u
 #define RMPC_OPTS_SIZE_MAX 4096u /* largest option struct size accepted */
+
+/* What a wait waits for: each kind learns its own typical time. */
+enum rmpc_wait_kind {
+	RMPC_WAIT_DATA,  /* a synchronous data call's completion */
+	RMPC_WAIT_CTL,   /* a control request's reply */
+	RMPC_WAIT_OTHER, /* room in the SQ, rmp_poll: the minimum spin */
+	RMPC_WAIT_KINDS,
+};
 
 enum rmpc_sq_kind {
 	RMPC_SQ_NONE = 0,
@@ -114,6 +127,8 @@ struct rmp_client {
 	uint8_t version;                 /* chosen by the server */
 	char errbuf[RMPC_ERRBUF];
 	char failbuf[RMPC_ERRBUF]; /* why the connection failed (rmpc_fail) */
+	/* Moving average of how long each kind of wait took, in ns. */
+	uint64_t wait_avg_ns[RMPC_WAIT_KINDS];
 
 	/* Connection; everything here is NULL/0 while not connected. */
 	struct rdma_event_channel *cm_ch;
@@ -132,6 +147,7 @@ struct rmp_client {
 	char host[RMPC_HOST_MAX + 1];
 	uint16_t port;
 	uint32_t max_msg_sz; /* port's largest message */
+	uint32_t max_inline; /* WRITEs up to this many bytes go inline */
 	bool atomics;        /* device supports RDMA atomics */
 	uint8_t rd_atom;      /* device max_qp_rd_atom, 1..255 */
 	uint8_t init_rd_atom; /* device max_qp_init_rd_atom, 1..255 */
@@ -234,13 +250,18 @@ void rmpc_drain_cq_events(struct rmp_client *c);
 void rmpc_arm_cq(struct rmp_client *c);
 
 /*
- * rmpc_wait -- reap completions until done(c, arg) holds. Spins briefly,
- * then sleeps in poll() on the completion channel and the rdma_cm channel.
- * timeout_ms < 0 waits forever. Returns 0, -ETIMEDOUT, or -errno of poll.
+ * rmpc_wait -- reap completions until done(c, arg) holds. Polls the CQ
+ * for a while that adapts to how long waits of this kind took lately
+ * (rmpc_spin_ns), then sleeps in poll() on the completion channel and the
+ * rdma_cm channel. timeout_ms < 0 waits forever. Returns 0, -ETIMEDOUT,
+ * or -errno of poll.
  */
-int rmpc_wait(struct rmp_client *c, bool (*done)(struct rmp_client *c,
-						 const void *arg),
+int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
+	      bool (*done)(struct rmp_client *c, const void *arg),
 	      const void *arg, int timeout_ms);
+
+/* rmpc_spin_ns -- how long the next wait of this kind polls first. */
+uint64_t rmpc_spin_ns(const struct rmp_client *c, enum rmpc_wait_kind kind);
 
 /* rmpc_sq_room -- free send queue slots. */
 uint32_t rmpc_sq_room(const struct rmp_client *c);

@@ -127,6 +127,15 @@ struct rmp_client_opts {
 				 * and key_file with a tenant, neither
 				 * without. The library keeps a copy of key
 				 * (wiped at rmp_client_free). */
+	/* Since 0.4: */
+	unsigned spin_max_us;   /* how long a waiting call may poll the
+				 * completion queue before it sleeps;
+				 * default 1000, at most 1000000. The spin
+				 * adapts: about twice the recent time such
+				 * a wait took, at least 20 us, and none
+				 * beyond this when waits take longer.
+				 * 0 = sleep at once (no CPU spent waiting,
+				 * a wake-up added to every call). */
 };
 
 /* rmp_client_opts_init -- fill opts with the defaults (sets size). */

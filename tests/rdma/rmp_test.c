@@ -184,6 +184,40 @@ static void check_atomics(struct rmp_client *c)
 	expect(rmp_lease_free(l), 0);
 }
 
+/*
+ * check_small_writes -- WRITEs of a few bytes up to past the inline limit
+ * (256 asked of the device), from unaligned, unregistered memory at odd
+ * offsets: each must land exactly, and the bytes around it keep theirs.
+ */
+static void check_small_writes(struct rmp_client *c, uint32_t seed)
+{
+	static const size_t lens[] = { 1, 7, 8, 63, 64, 200, 255, 256, 257,
+				       300, 511, 1000 };
+	enum { LEN = 8192 };
+	struct rmp_lease *l = alloc_lease(c, LEN, 0, RMP_ACCESS_ALL, 0);
+	uint8_t *model = calloc(1, LEN), *got = xmalloc(LEN);
+	uint8_t src[1024 + 1];
+	uint64_t off = 3;
+
+	if (!model)
+		fail("out of memory");
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		fill(src + 1, lens[i], seed + (uint32_t)i, 0);
+		expect(rmp_write(l, off, src + 1, lens[i]), 0);
+		memcpy(model + off, src + 1, lens[i]);
+		expect(rmp_read(l, 0, got, LEN), 0);
+		for (size_t k = 0; k < LEN; k++)
+			if (got[k] != model[k])
+				fail("after a %zu-byte WRITE at %" PRIu64
+				     ": byte %zu is %#x, want %#x", lens[i],
+				     off, k, got[k], model[k]);
+		off += lens[i] + 5;
+	}
+	expect(rmp_lease_free(l), 0);
+	free(model);
+	free(got);
+}
+
 /* check_async -- many writes and reads, one doorbell each batch. */
 static void check_async(struct rmp_client *c, uint32_t seed)
 {
@@ -245,6 +279,30 @@ static void check_async(struct rmp_client *c, uint32_t seed)
 				     rmp_strerror(comp[i].status));
 	}
 	compare(mem + N * CHUNK, N * CHUNK, seed, 0, "async read back");
+
+	/* Small writes (inline where the device allows) in one batch. */
+	enum { SMALL = 100 };
+	fill(mem, N * SMALL, seed + 1, 0);
+	for (int i = 0; i < N; i++)
+		expect(rmp_post_write(l, (uint64_t)i * CHUNK + 1, b,
+				      (size_t)i * SMALL, SMALL, (uint64_t)i),
+		       0);
+	expect(rmp_submit(c), N);
+	for (got = 0; got < N; got += n) {
+		n = rmp_poll(c, comp, N, 10000);
+		if (n <= 0)
+			fail("rmp_poll (small writes): %d", n);
+		for (int i = 0; i < n; i++)
+			if (comp[i].status)
+				fail("small async write: %s",
+				     rmp_strerror(comp[i].status));
+	}
+	for (int i = 0; i < N; i++) {
+		expect(rmp_read(l, (uint64_t)i * CHUNK + 1, mem + N * CHUNK,
+				SMALL), 0);
+		compare(mem + N * CHUNK, SMALL, seed + 1, (uint64_t)i * SMALL,
+			"small async write read back");
+	}
 	rmp_buf_dereg(b);
 	free(mem);
 	expect(rmp_lease_free(l), 0);
@@ -286,6 +344,7 @@ static int run_patterns(const char *host, const char *port, uint32_t seed)
 		expect(rmp_lease_free(l), 0);
 	}
 	rmp_buf_dereg(b);
+	check_small_writes(c, seed);
 	check_atomics(c);
 	check_async(c, seed);
 	free(buf);
