@@ -2,23 +2,37 @@
 /* rmpool_bench.c -- latency and bandwidth of librmpool's data path against a running rmpoold. */
 
 /*
- * Usage: rmpool-bench -s HOST[:PORT] [--size N] [--iters N] [--depth N]
- *                     [--warmup N] [--busy-poll] MODE
+ * Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N]
+ *                     [--depth N] [--warmup N] [--busy-poll]
+ *                     [--spin-max-us N] [--json] [--progress] MODE
+ *
+ * --size takes a list: the sizes run one after the other on the same
+ * connection and lease, one result each (a sweep). --json prints each
+ * result as one JSON object per line instead of key=value. --progress
+ * (or a terminal on stderr) shows a progress line there, once a second.
  *
  * Modes (the counterpart in perftest in brackets):
  *   read-lat   synchronous rmp_read of SIZE bytes     [ib_read_lat]
  *   write-lat  synchronous rmp_write of SIZE bytes    [ib_write_lat is a
  *              ping-pong, not the same thing: compare with care]
  *   faa-lat    synchronous 8-byte rmp_faa             [ib_atomic_lat -A FETCH_AND_ADD]
+ *   cas-lat    synchronous 8-byte rmp_cas, always swapping [ib_atomic_lat -A CMP_AND_SWAP]
+ *   alloc-lat  rmp_lease_alloc of SIZE bytes (default 4096) + rmp_lease_free:
+ *              two control round trips per sample [ib_send_lat, twice]
  *   read-bw    DEPTH asynchronous READs in flight     [ib_read_bw]
  *   write-bw   DEPTH asynchronous WRITEs in flight    [ib_write_bw]
  *
  * --busy-poll (latency modes): instead of the synchronous call, post the
  * one operation with rmp_post_*, rmp_submit it and spin on rmp_poll(c, ..,
  * 0) until it completes, as perftest spins on its CQ. The synchronous calls
- * spin only briefly and then sleep on the completion channel; comparing the
- * two separates the wait strategy from the rest of the library's path.
- * The output line then says "read-lat-poll" (etc.) instead of "read-lat".
+ * spin for about twice their recent latency and then sleep on the
+ * completion channel; comparing the two separates the wait strategy from
+ * the rest of the library's path. The output line then says
+ * "read-lat-poll" (etc.) instead of "read-lat".
+ *
+ * --spin-max-us N sets rmp_client_opts.spin_max_us (default: the
+ * library's). With 0 the synchronous calls sleep at once, and the output
+ * line says "read-lat-sleep" (etc.).
  *
  * The local memory is one buffer registered with rmp_buf_reg, so the sync
  * calls are zero copy too. The lease is max(SIZE * DEPTH, 1 MiB) bytes,
@@ -29,9 +43,14 @@
  * a message on stderr and exit status 1 (2 for a usage error).
  *
  * Output: one line per result on stdout, key=value, fixed order:
- *   rmpool read-lat size=64 iters=2000 min=.. median=.. p99=.. avg=.. us
+ *   rmpool read-lat size=64 iters=2000 min=.. median=.. p99=.. p99.9=.. avg=.. us
  *   rmpool read-lat-poll size=64 ...            (the same with --busy-poll)
  *   rmpool write-bw size=65536 iters=2000 depth=16 MB/s=.. MiB/s=.. Gb/s=.. ops/s=..
+ * or with --json:
+ *   {"tool":"rmpool","mode":"read-lat","size":64,"iters":2000,"min_us":..,
+ *    "median_us":..,"p99_us":..,"p999_us":..,"avg_us":..}
+ *   {"tool":"rmpool","mode":"write-bw","size":65536,"iters":2000,"depth":16,
+ *    "MBps":..,"MiBps":..,"Gbps":..,"ops_per_s":..}
  * Latencies are in microseconds, measured per call with CLOCK_MONOTONIC;
  * MB = 10^6 bytes, MiB = 2^20 bytes (perftest's "MB/sec"), Gb = 10^9 bits.
  * Bandwidth is timed from the first submit to the last completion.
@@ -46,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "rmpool.h"
 #include "token.h"
@@ -53,12 +73,15 @@
 #define MIN_LEASE (1u << 20)
 #define POLL_TIMEOUT_MS 10000
 #define MAX_DEPTH 65536u
+#define MAX_SIZES 32u
 
-enum mode { READ_LAT, WRITE_LAT, FAA_LAT, READ_BW, WRITE_BW };
+enum mode { READ_LAT, WRITE_LAT, FAA_LAT, CAS_LAT, ALLOC_LAT, READ_BW,
+	    WRITE_BW };
 
 static const char *const mode_names[] = {
 	[READ_LAT] = "read-lat", [WRITE_LAT] = "write-lat",
-	[FAA_LAT] = "faa-lat",   [READ_BW] = "read-bw",
+	[FAA_LAT] = "faa-lat",   [CAS_LAT] = "cas-lat",
+	[ALLOC_LAT] = "alloc-lat", [READ_BW] = "read-bw",
 	[WRITE_BW] = "write-bw",
 };
 
@@ -71,6 +94,12 @@ struct bench {
 	unsigned depth;
 	uint64_t warmup;
 	bool busy_poll;
+	long spin_max_us;       /* -1: the library's default */
+	size_t sizes[MAX_SIZES]; /* --size list; size is the one running */
+	unsigned nsizes;
+	bool json;
+	bool progress;
+	uint64_t progress_at;   /* next progress line, ns */
 
 	struct rmp_client *c;
 	struct rmp_lease *l;
@@ -85,20 +114,29 @@ static struct bench *g_bench; /* for fail(): the client's last error */
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmpool-bench -s HOST[:PORT] [--size N] [--iters N] "
-		"[--depth N] [--warmup N] MODE\n"
-		"Modes: read-lat write-lat faa-lat (synchronous, one at a time)\n"
+		"Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N] "
+		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
+		"[--json] [--progress] MODE\n"
+		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat (synchronous,\n"
+		"       one at a time; alloc-lat: lease alloc + free)\n"
 		"       read-bw write-bw (asynchronous, DEPTH in flight)\n"
 		"  -s, --server HOST[:PORT]  rmpoold address (port default %u)\n"
-		"  --size N      bytes per operation, suffix K/M allowed\n"
-		"                (default 64 for *-lat, 65536 for *-bw; faa: 8)\n"
+		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
+		"                runs each size in turn (default 64 for *-lat,\n"
+		"                65536 for *-bw, 4096 for alloc-lat; atomics: 8)\n"
 		"  --iters N     timed operations (default 1000)\n"
 		"  --depth N     operations in flight for *-bw (default 16)\n"
 		"  --warmup N    untimed operations first (default 100)\n"
 		"  --busy-poll   *-lat: post + submit + spin on rmp_poll(.., 0)\n"
 		"                instead of the synchronous call\n"
-		"Prints one line: rmpool MODE size=.. iters=.. then min= median= "
-		"p99= avg= us (latency) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
+		"  --spin-max-us N  longest spin of a waiting call (default:\n"
+		"                the library's); 0 = sleep at once (\"-sleep\")\n"
+		"  --json        one JSON object per result line\n"
+		"  --progress    a progress line on stderr once a second (the\n"
+		"                default when stderr is a terminal)\n"
+		"Prints a line per size: rmpool MODE size=.. iters=.. then min= "
+		"median= p99= p99.9= avg= us (latency) or MB/s= MiB/s= Gb/s= "
+		"ops/s= (bw).\n",
 		RMP_DEFAULT_PORT);
 }
 
@@ -136,6 +174,29 @@ static void failx(const char *fmt, ...)
 	va_end(ap);
 	fputs("\n", stderr);
 	exit(1);
+}
+
+static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
+			  uint64_t max);
+
+/* parse_sizes -- "64,4K,1M": each 1 B .. 1 GiB, MAX_SIZES at most. */
+static void parse_sizes(struct bench *bp, const char *arg)
+{
+	char buf[512], *save = NULL, *tok;
+
+	if (strlen(arg) >= sizeof(buf))
+		usage_error("--size: list too long");
+	strcpy(buf, arg);
+	bp->nsizes = 0;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (bp->nsizes == MAX_SIZES)
+			usage_error("--size: at most %u sizes", MAX_SIZES);
+		bp->sizes[bp->nsizes++] = (size_t)parse_num("--size", tok, 1,
+							     UINT64_C(1) << 30);
+	}
+	if (!bp->nsizes)
+		usage_error("--size: no size given");
 }
 
 /* parse_num -- a decimal count with an optional K/M/G suffix (x1024). */
@@ -185,6 +246,9 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 		{ "depth", required_argument, NULL, 'd' },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "busy-poll", no_argument, NULL, 'p' },
+		{ "spin-max-us", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -195,6 +259,7 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 	bp->iters = 1000;
 	bp->depth = 16;
 	bp->warmup = 100;
+	bp->spin_max_us = -1;
 	while ((o = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
 		switch (o) {
 		case 's':
@@ -202,9 +267,14 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 			have_server = true;
 			break;
 		case 'z':
-			bp->size = (size_t)parse_num("--size", optarg, 1,
-						     UINT64_C(1) << 30);
+			parse_sizes(bp, optarg);
 			have_size = true;
+			break;
+		case 'j':
+			bp->json = true;
+			break;
+		case 'P':
+			bp->progress = true;
 			break;
 		case 'n':
 			bp->iters = parse_num("--iters", optarg, 1,
@@ -220,6 +290,10 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 			break;
 		case 'p':
 			bp->busy_poll = true;
+			break;
+		case 'S':
+			bp->spin_max_us = (long)parse_num("--spin-max-us",
+							  optarg, 0, 1000000);
 			break;
 		case 'h':
 			usage(stdout);
@@ -241,20 +315,35 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 		usage_error("unknown mode '%s'", argv[optind]);
 	bp->mode = (enum mode)i;
 
-	if (bp->mode == FAA_LAT) {
-		if (have_size && bp->size != 8)
-			usage_error("faa-lat works on 8 bytes (--size 8)");
-		bp->size = 8;
-	} else if (!have_size) {
-		bp->size = bp->mode == READ_BW || bp->mode == WRITE_BW ? 65536 :
-									 64;
+	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
+		if (have_size && (bp->nsizes != 1 || bp->sizes[0] != 8))
+			usage_error("%s works on 8 bytes (--size 8)",
+				    mode_names[bp->mode]);
+		bp->sizes[0] = 8;
+		bp->nsizes = 1;
+	} else if (bp->mode == ALLOC_LAT) {
+		if (bp->busy_poll)
+			usage_error("--busy-poll is for the data modes");
+	}
+	if (!bp->nsizes) {
+		bp->sizes[0] = bp->mode == READ_BW || bp->mode == WRITE_BW ?
+				       65536 :
+			       bp->mode == ALLOC_LAT ? 4096 : 64;
+		bp->nsizes = 1;
 	}
 	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
 		bp->depth = 1; /* one synchronous call at a time */
 	else if (bp->busy_poll)
 		usage_error("--busy-poll is for the latency modes");
+	/* Lease and buffer are sized for the largest. */
+	bp->size = 0;
+	for (i = 0; i < bp->nsizes; i++)
+		if (bp->sizes[i] > bp->size)
+			bp->size = bp->sizes[i];
 	if ((uint64_t)bp->size * bp->depth > (UINT64_C(1) << 34))
 		usage_error("--size x --depth above 16 GiB");
+	if (!bp->progress)
+		bp->progress = isatty(STDERR_FILENO);
 }
 
 static uint64_t now_ns(void)
@@ -281,6 +370,8 @@ static void setup(struct bench *bp)
 	co.key_file = co.tenant && *co.tenant ? getenv("RMPOOL_KEY_FILE") :
 		      NULL;
 	co.max_inflight = bp->depth > 128 ? bp->depth : 128;
+	if (bp->spin_max_us >= 0)
+		co.spin_max_us = (unsigned)bp->spin_max_us;
 	err = rmp_client_new(&bp->c, &co);
 	if (err)
 		fail("rmp_client_new", err);
@@ -367,6 +458,10 @@ static void polled_op(struct bench *bp)
 	case FAA_LAT:
 		err = rmp_post_faa(bp->l, 0, 1, bp->b, 0, 1);
 		break;
+	case CAS_LAT:
+		err = rmp_post_cas(bp->l, 0, faa_expect, faa_expect + 1, bp->b,
+				   0, 1);
+		break;
 	default:
 		abort();
 	}
@@ -389,13 +484,32 @@ static void polled_op(struct bench *bp)
 		fail("rmp_poll", err);
 	if (comp.status)
 		fail("completion", comp.status);
-	if (bp->mode == FAA_LAT) {
+	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
 		memcpy(&old, bp->mem, sizeof(old));
 		if (old != faa_expect)
-			failx("rmp_post_faa returned %" PRIu64 ", expected %"
-			      PRIu64, old, faa_expect);
+			failx("%s returned %" PRIu64 ", expected %" PRIu64,
+			      bp->mode == FAA_LAT ? "rmp_post_faa" :
+						    "rmp_post_cas", old,
+			      faa_expect);
 		faa_expect++;
 	}
+}
+
+/* alloc_free -- one lease of SIZE bytes granted and given back. */
+static void alloc_free(struct bench *bp)
+{
+	struct rmp_alloc_opts ao;
+	struct rmp_lease *l;
+	int err;
+
+	rmp_alloc_opts_init(&ao);
+	ao.flags = RMP_LEASE_EPHEMERAL;
+	err = rmp_lease_alloc(bp->c, bp->size, &ao, &l);
+	if (err)
+		fail("rmp_lease_alloc", err);
+	err = rmp_lease_free(l);
+	if (err)
+		fail("rmp_lease_free", err);
 }
 
 /* one_op -- one synchronous call of the mode (or a polled one). */
@@ -428,9 +542,52 @@ static void one_op(struct bench *bp)
 			      old, faa_expect);
 		faa_expect++;
 		break;
+	case CAS_LAT:
+		/* Always the expected value: every CAS swaps. */
+		err = rmp_cas(bp->l, 0, faa_expect, faa_expect + 1, &old);
+		if (err)
+			fail("rmp_cas", err);
+		if (old != faa_expect)
+			failx("rmp_cas returned %" PRIu64 ", expected %" PRIu64,
+			      old, faa_expect);
+		faa_expect++;
+		break;
+	case ALLOC_LAT:
+		alloc_free(bp);
+		break;
 	default:
 		abort();
 	}
+}
+
+/* The mode's name as printed: "-poll" / "-sleep" tell the variant. */
+static void result_name(const struct bench *bp, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", mode_names[bp->mode],
+		 bp->busy_poll ? "-poll" : bp->spin_max_us == 0 ? "-sleep" :
+								  "");
+}
+
+/* progress -- once a second (with --progress), how far the run is. */
+static void progress(struct bench *bp, const char *phase, uint64_t i,
+		     uint64_t n)
+{
+	char name[32];
+	uint64_t t;
+
+	if (!bp->progress)
+		return;
+	t = now_ns();
+	if (!bp->progress_at) {
+		bp->progress_at = t + 1000000000u;
+		return;
+	}
+	if (t < bp->progress_at)
+		return;
+	bp->progress_at = t + 1000000000u;
+	result_name(bp, name, sizeof(name));
+	fprintf(stderr, "rmpool-bench: %s size=%zu: %s %" PRIu64 " of %"
+		PRIu64 "\n", name, bp->size, phase, i, n);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -442,13 +599,14 @@ static int cmp_u64(const void *a, const void *b)
 
 static void run_lat(struct bench *bp)
 {
-	uint64_t *t, i, t0, sum = 0, median2, p99i;
+	uint64_t *t, i, t0, sum = 0, median2, p99i, p999i;
+	char name[32];
 	int err;
 
 	t = malloc(bp->iters * sizeof(*t));
 	if (!t)
 		failx("cannot allocate %" PRIu64 " samples", bp->iters);
-	if (bp->mode == FAA_LAT) {
+	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
 		/* A known start value: every old value is then checked. */
 		memset(bp->mem, 0, 8);
 		err = rmp_write(bp->l, 0, bp->mem, 8);
@@ -456,12 +614,15 @@ static void run_lat(struct bench *bp)
 			fail("rmp_write", err);
 		faa_expect = 0;
 	}
-	for (i = 0; i < bp->warmup; i++)
+	for (i = 0; i < bp->warmup; i++) {
 		one_op(bp);
+		progress(bp, "warm-up", i, bp->warmup);
+	}
 	for (i = 0; i < bp->iters; i++) {
 		t0 = now_ns();
 		one_op(bp);
 		t[i] = now_ns() - t0;
+		progress(bp, "timed", i, bp->iters);
 	}
 	qsort(t, bp->iters, sizeof(*t), cmp_u64);
 	for (i = 0; i < bp->iters; i++)
@@ -471,10 +632,17 @@ static void run_lat(struct bench *bp)
 	median2 = bp->iters % 2 ? 2 * t[bp->iters / 2] :
 				  t[bp->iters / 2 - 1] + t[bp->iters / 2];
 	p99i = (bp->iters * 99 + 99) / 100; /* ceil(0.99 n), 1-based */
-	printf("rmpool %s%s size=%zu iters=%" PRIu64 " min=%.2f median=%.2f "
-	       "p99=%.2f avg=%.2f us\n",
-	       mode_names[bp->mode], bp->busy_poll ? "-poll" : "", bp->size, bp->iters, t[0] / 1e3,
-	       median2 / 2e3, t[p99i - 1] / 1e3,
+	p999i = (bp->iters * 999 + 999) / 1000;
+	result_name(bp, name, sizeof(name));
+	printf(bp->json ?
+		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
+		       "\"iters\":%" PRIu64 ",\"min_us\":%.2f,\"median_us\":"
+		       "%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"avg_us\":"
+		       "%.2f}\n" :
+		       "rmpool %s size=%zu iters=%" PRIu64 " min=%.2f median="
+		       "%.2f p99=%.2f p99.9=%.2f avg=%.2f us\n",
+	       name, bp->size, bp->iters, t[0] / 1e3, median2 / 2e3,
+	       t[p99i - 1] / 1e3, t[p999i - 1] / 1e3,
 	       (double)sum / (double)bp->iters / 1e3);
 	free(t);
 }
@@ -522,6 +690,7 @@ static void pump(struct bench *bp, uint64_t n, struct rmp_completion *comp)
 		if (got == 0)
 			failx("no completion within %d ms (%" PRIu64 " of %"
 			      PRIu64 " done)", POLL_TIMEOUT_MS, done, n);
+		progress(bp, "done", done, n);
 		for (k = 0; k < got; k++) {
 			if (comp[k].status)
 				fail("completion", comp[k].status);
@@ -554,8 +723,12 @@ static void run_bw(struct bench *bp)
 	t1 = now_ns();
 	secs = (double)(t1 - t0) / 1e9;
 	bytes = (double)bp->size * (double)bp->iters;
-	printf("rmpool %s size=%zu iters=%" PRIu64 " depth=%u MB/s=%.2f "
-	       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
+	printf(bp->json ?
+		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
+		       "\"iters\":%" PRIu64 ",\"depth\":%u,\"MBps\":%.2f,"
+		       "\"MiBps\":%.2f,\"Gbps\":%.3f,\"ops_per_s\":%.0f}\n" :
+		       "rmpool %s size=%zu iters=%" PRIu64 " depth=%u MB/s=%.2f "
+		       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
 	       mode_names[bp->mode], bp->size, bp->iters, bp->depth,
 	       bytes / secs / 1e6, bytes / secs / 1048576.0,
 	       bytes * 8 / secs / 1e9, (double)bp->iters / secs);
@@ -570,12 +743,16 @@ int main(int argc, char **argv)
 	g_bench = &bench;
 	parse_args(&bench, argc, argv);
 	setup(&bench);
-	if (bench.mode == READ_BW || bench.mode == WRITE_BW)
-		run_bw(&bench);
-	else
-		run_lat(&bench);
-	if (fflush(stdout))
-		failx("writing the result: %s", strerror(errno));
+	for (unsigned i = 0; i < bench.nsizes; i++) {
+		bench.size = bench.sizes[i];
+		if (bench.mode == READ_BW || bench.mode == WRITE_BW)
+			run_bw(&bench);
+		else
+			run_lat(&bench);
+		/* Each result is out as soon as it is known. */
+		if (fflush(stdout))
+			failx("writing the result: %s", strerror(errno));
+	}
 	teardown(&bench);
 	return 0;
 }

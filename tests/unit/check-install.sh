@@ -45,6 +45,7 @@ one() {
 one rmpoold '*/sbin/rmpoold'
 one rmpoolctl '*/sbin/rmpoolctl'
 one rmpool '*/bin/rmpool'
+one rmpool-bench '*/bin/rmpool-bench'
 one librmpool '*/lib*/librmpool.so.[0-9]*.[0-9]*.[0-9]*'
 one rmpool.h '*/include/rmpool.h'
 one rmpool.pc '*/pkgconfig/rmpool.pc'
@@ -53,7 +54,7 @@ one rmpoold.service '*/systemd/system/rmpoold.service'
 one sysusers.d '*/sysusers.d/rmpool.conf'
 one tmpfiles.d '*/tmpfiles.d/rmpool.conf'
 for page in man8/rmpoold.8 man5/rmpoold.conf.5 man1/rmpool.1 \
-	man3/librmpool.3 man8/rmpoolctl.8; do
+	man3/librmpool.3 man8/rmpoolctl.8 man1/rmpool-bench.1; do
 	one "$page" "*/share/man/$page"
 done
 
