@@ -21,7 +21,7 @@ packages=(
 	systemd prometheus
 	# RDMA user space and the baselines
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
-	iproute2 numactl strace
+	iproute2 numactl strace gnuplot-nox
 	# the Soft-RoCE VM
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
 )

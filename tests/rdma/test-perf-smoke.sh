@@ -1,31 +1,49 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-perf-smoke.sh PORT -- tests/perf/bench-vs-perftest.sh, smoke-sized,
-# so that the comparison cannot rot unnoticed (it once printed perftest's
-# column only, for months, after anonymous clients were refused).
+# test-perf-smoke.sh PORT -- tests/perf/compare, smoke-sized, so that the
+# comparison cannot rot unnoticed (it once printed perftest's column only,
+# for months, after anonymous clients were refused).
 #
-# One round, 200 iterations a pair: it must exit 0 and its table must
-# hold an rmpool figure (not "-") for each row: sync and polled READ
-# latency and WRITE bandwidth. No figure is judged: under TCG they mean
+# One round, 200 iterations a case, one latency size and one bandwidth
+# case: compare must exit 0 (it does not when a row lacks a figure of
+# either tool), every row of compare.json must hold both figures, and
+# compare.png must be a PNG. No figure is judged: under TCG they mean
 # nothing at this size.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init perf-smoke "$1"
-out=$RMP_TMP/bench.out
+out=$RMP_TMP/compare.out
 rc=0
 RMP_BENCH_PORT=$RMP_PORT RMP_BENCH_PERFTEST_PORT=$((RMP_PORT + 11000)) \
-RMP_BENCH_ROUNDS=1 RMP_BENCH_LAT_ITERS=200 RMP_BENCH_BW_ITERS=200 \
-RMP_BENCH_READ_BW=0 \
-	"$(dirname "$0")/../perf/bench-vs-perftest.sh" >"$out" 2>&1 || rc=$?
+RMP_BENCH_ROUNDS=1 RMP_BENCH_LAT_SIZES=64 RMP_BENCH_LAT_ITERS=200 \
+RMP_BENCH_BW_CASES=65536:16 RMP_BENCH_BW_ITERS=200 \
+RMP_BENCH_ALLOC_ITERS=50 RMP_BENCH_OUT=$RMP_TMP/out \
+	"$(dirname "$0")/../perf/compare" >"$out" 2>&1 || rc=$?
 cat "$out"
-[ "$rc" -eq 0 ] || fail_later "bench-vs-perftest.sh exited $rc"
-for row in "read 64B lat median (us)" "polled: lat median (us)" \
-	"write 64KiB bw (Gb/s)"; do
-	line=$(grep -F "$row" "$out" | tail -n 1)
-	# metric columns: ... perftest rmpool ratio range
-	rm=$(awk '{ print $(NF - 2) }' <<<"$line")
-	echo "$row: rmpool $rm"
-	[[ $rm =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
-		fail_later "no rmpool figure for '$row' in the table: '$line'"
-done
+[ "$rc" -eq 0 ] || fail_later "tests/perf/compare exited $rc"
+
+# Every pair the issue names, each with both figures.
+python3 - "$RMP_TMP/out/compare.json" <<'PY' || fail_later "compare.json incomplete"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+want = ["read 64B lat, polled", "read 64B lat, sync", "write 64B lat, polled",
+        "write 64B lat, sync", "cas 8B lat, polled", "cas 8B lat, sync",
+        "faa 8B lat, polled", "faa 8B lat, sync", "alloc+free 4KiB pair",
+        "write 65536B x16 bw", "read 65536B x16 bw"]
+bad = 0
+for w in want:
+    r = [x for x in rows if x["label"].startswith(w)]
+    if not r:
+        print(f"no row '{w}'"); bad += 1; continue
+    r = r[0]
+    if not (isinstance(r["perftest"], float) and r["perftest"] > 0 and
+            isinstance(r["rmpool"], float) and r["rmpool"] > 0):
+        print(f"row '{w}': perftest {r['perftest']} rmpool {r['rmpool']}")
+        bad += 1
+    else:
+        print(f"row '{w}': perftest {r['perftest']:.2f} rmpool {r['rmpool']:.2f}")
+sys.exit(1 if bad else 0)
+PY
+magic=$(head -c 8 "$RMP_TMP/out/compare.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
+[ "$magic" = 89504e470d0a1a0a ] || fail_later "compare.png is not a PNG ($magic)"
 rmp_done

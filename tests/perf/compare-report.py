@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""compare-report.py -- the table, JSON and chart of tests/perf/compare.
+
+Input (written by tests/perf/compare):
+  --data FILE  one figure per line: round, tool, case, metric, value (tabs)
+  --rows FILE  one table row per line: label, kind (lat|ctl|bw), size,
+               perftest case, metric, scale, rmpool case, metric, target
+               (tabs). The perftest figure is multiplied by scale (2 for
+               ib_write_lat's half round trip, see compare's header).
+Output:
+  the table on stdout; OUT/compare.json (rows with medians, ratio, per-
+  round ratios and target, plus every raw figure); OUT/compare.png
+  (gnuplot: latency and bandwidth by message size, both tools).
+Exit status 1 when a row lacks a figure of either tool, or gnuplot fails.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+
+def load_data(path):
+    figures = {}  # (tool, case, metric) -> {round: value}
+    raw = []
+    with open(path) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 5:
+                continue
+            rnd, tool, case, metric, value = parts
+            try:
+                v = float(value)
+            except ValueError:
+                continue
+            figures.setdefault((tool, case, metric), {})[int(rnd)] = v
+            raw.append({"round": int(rnd), "tool": tool, "case": case,
+                        "metric": metric, "value": v})
+    return figures, raw
+
+
+def load_rows(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if len(p) != 9:
+                continue
+            rows.append({"label": p[0], "kind": p[1], "size": int(p[2]),
+                         "perftest_case": p[3], "perftest_metric": p[4],
+                         "perftest_scale": float(p[5]),
+                         "rmpool_case": p[6], "rmpool_metric": p[7],
+                         "target": p[8]})
+    return rows
+
+
+def meets(ratio, target):
+    if ratio is None or not target:
+        return None
+    op, val = target[:2], float(target[2:])
+    return ratio <= val if op == "<=" else ratio >= val
+
+
+def fmt(v, digits=None):
+    if v is None:
+        return "-"
+    if digits is None:
+        digits = 2 if v >= 10 else 3
+    return f"{v:.{digits}f}"
+
+
+def evaluate(rows, figures):
+    missing = 0
+    for row in rows:
+        pt = figures.get(("perftest", row["perftest_case"],
+                          row["perftest_metric"]), {})
+        rb = figures.get(("rmpool", row["rmpool_case"],
+                          row["rmpool_metric"]), {})
+        pt = {r: v * row["perftest_scale"] for r, v in pt.items()}
+        row["perftest_rounds"] = [pt[r] for r in sorted(pt)]
+        row["rmpool_rounds"] = [rb[r] for r in sorted(rb)]
+        row["perftest"] = statistics.median(pt.values()) if pt else None
+        row["rmpool"] = statistics.median(rb.values()) if rb else None
+        row["ratio"] = (row["rmpool"] / row["perftest"]
+                        if row["perftest"] and row["rmpool"] is not None
+                        else None)
+        per_round = [rb[r] / pt[r] for r in sorted(pt) if r in rb and pt[r]]
+        row["round_ratios"] = per_round
+        row["meets_target"] = meets(row["ratio"], row["target"])
+        if row["perftest"] is None or row["rmpool"] is None:
+            missing += 1
+    return missing
+
+
+def print_table(rows, rounds, mode):
+    print(f"{'metric':34} {'perftest':>9} {'rmpool':>9} {'ratio':>6} "
+          f"{'ratio range':>11} {'target':>7}")
+    for row in rows:
+        rr = row["round_ratios"]
+        rng = f"{min(rr):.2f}-{max(rr):.2f}" if len(rr) > 1 else "-"
+        verdict = {True: "", False: " (not met)", None: ""}[
+            row["meets_target"]]
+        print(f"{row['label']:34} {fmt(row['perftest']):>9} "
+              f"{fmt(row['rmpool']):>9} {fmt(row['ratio'], 2):>6} "
+              f"{rng:>11} {row['target']:>7}{verdict}")
+    print(f"(medians over {rounds} round(s); ratio = rmpool / perftest: for "
+          "latency > 1 means rmpool is slower, for bandwidth < 1 does; range:"
+          " per-round ratios; write rows: 2 x ib_write_lat, alloc+free: "
+          "4 x ib_send_lat, see tests/perf/compare; perftest over "
+          f"{mode})")
+
+
+def chart(rows, out_dir):
+    """compare.png: latency (left) and bandwidth (right) by size."""
+    series = {}  # (panel, title) -> [(size, value)]
+    for row in rows:
+        if row["kind"] == "ctl":
+            continue
+        panel = "lat" if row["kind"] == "lat" else "bw"
+        op = row["label"].split()[0]
+        variant = ""
+        if "polled" in row["label"]:
+            variant = " polled"
+        elif "sync" in row["label"]:
+            variant = " sync"
+        for tool in ("perftest", "rmpool"):
+            if row[tool] is None:
+                continue
+            title = f"{tool} {op}" + (variant if tool == "rmpool" else "")
+            pts = series.setdefault((panel, title), [])
+            if (row["size"], row[tool]) not in pts:
+                pts.append((row["size"], row[tool]))
+    data_path = os.path.join(out_dir, "compare.dat")
+    plots = {"lat": [], "bw": []}
+    index = 0
+    with open(data_path, "w") as f:
+        for (panel, title), pts in sorted(series.items()):
+            f.write(f"# {title}\n")
+            for size, v in sorted(pts):
+                f.write(f"{size} {v}\n")
+            f.write("\n\n")
+            dash = "dt 1" if title.startswith("rmpool") else "dt 2"
+            plots[panel].append(f"'{data_path}' index {index} with "
+                                f"linespoints {dash} lw 2 title '{title}'")
+            index += 1
+    png = os.path.join(out_dir, "compare.png")
+    script = f"""
+set terminal png size 1400,600 noenhanced
+set output '{png}'
+set multiplot layout 1,2 title 'rmpool vs perftest, same device, same run'
+set logscale x 2
+set grid
+set key left top
+set xlabel 'message size (bytes)'
+set ylabel 'median latency (us)'
+set title 'latency (write: 2 x ib_write_lat)'
+plot {', '.join(plots['lat']) or "NaN notitle"}
+set ylabel 'bandwidth (Gb/s)'
+set title 'bandwidth'
+plot {', '.join(plots['bw']) or "NaN notitle"}
+unset multiplot
+"""
+    res = subprocess.run(["gnuplot"], input=script, text=True,
+                         capture_output=True)
+    if res.returncode != 0 or not os.path.exists(png):
+        sys.stderr.write(f"compare-report: gnuplot failed: {res.stderr}\n")
+        return None
+    return png
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--rows", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--rounds", type=int, default=0)
+    ap.add_argument("--perftest-mode", default="?")
+    args = ap.parse_args()
+
+    figures, raw = load_data(args.data)
+    rows = load_rows(args.rows)
+    missing = evaluate(rows, figures)
+    print_table(rows, args.rounds, args.perftest_mode)
+    os.makedirs(args.out, exist_ok=True)
+    json_path = os.path.join(args.out, "compare.json")
+    with open(json_path, "w") as f:
+        json.dump({"rounds": args.rounds,
+                   "perftest_mode": args.perftest_mode,
+                   "rows": rows, "figures": raw}, f, indent=1)
+        f.write("\n")
+    png = chart(rows, args.out)
+    print(f"compare: wrote {json_path}" + (f" and {png}" if png else ""))
+    if missing:
+        sys.stderr.write(f"compare-report: {missing} row(s) lack a figure "
+                         "of one tool\n")
+    return 1 if missing or not png else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
