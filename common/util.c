@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
@@ -23,13 +24,35 @@ uint64_t rmp_now_ms(void)
 	return rmp_now_ns() / 1000000u;
 }
 
-int rmp_random64(uint64_t *out)
+/*
+ * Random bits are fetched 512 bytes at a time: one getrandom(2) per 64
+ * values instead of one per value (a lease takes two, its id and its
+ * secret, on the control path). Each value is wiped from the buffer as it
+ * is handed out, and the buffer is per thread. A forked child starts with
+ * an empty buffer, so parent and child never hand out the same bits.
+ */
+#define RANDOM_BATCH 512u
+static __thread uint8_t random_buf[RANDOM_BATCH];
+static __thread size_t random_left; /* unused bytes at the buffer's end */
+static pthread_once_t random_once = PTHREAD_ONCE_INIT;
+
+static void random_forget(void)
 {
-	uint8_t *p = (uint8_t *)out;
+	explicit_bzero(random_buf, sizeof(random_buf));
+	random_left = 0;
+}
+
+static void random_at_fork(void)
+{
+	pthread_atfork(NULL, NULL, random_forget);
+}
+
+static int random_fill(void)
+{
 	size_t got = 0;
 
-	while (got < sizeof(*out)) {
-		ssize_t n = getrandom(p + got, sizeof(*out) - got, 0);
+	while (got < RANDOM_BATCH) {
+		ssize_t n = getrandom(random_buf + got, RANDOM_BATCH - got, 0);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -38,6 +61,25 @@ int rmp_random64(uint64_t *out)
 		}
 		got += (size_t)n;
 	}
+	random_left = RANDOM_BATCH;
+	return 0;
+}
+
+int rmp_random64(uint64_t *out)
+{
+	uint8_t *p;
+	int err;
+
+	pthread_once(&random_once, random_at_fork);
+	if (random_left < sizeof(*out)) {
+		err = random_fill();
+		if (err)
+			return err;
+	}
+	p = random_buf + RANDOM_BATCH - random_left;
+	memcpy(out, p, sizeof(*out));
+	explicit_bzero(p, sizeof(*out));
+	random_left -= sizeof(*out);
 	return 0;
 }
 

@@ -14,7 +14,8 @@
 uint64_t rmp_now_ms(void);
 uint64_t rmp_now_ns(void);
 
-/* rmp_random64 -- 64 random bits from getrandom(2); 0 or -errno. */
+/* rmp_random64 -- 64 random bits from getrandom(2), fetched in batches;
+ * 0 or -errno. */
 int rmp_random64(uint64_t *out);
 
 /*
