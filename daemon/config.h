@@ -142,6 +142,8 @@ struct rmp_config {
 		uint32_t connections_per_address; /* 0 = unlimited; default 16 */
 		uint64_t auth_timeout_ms;         /* default 5s, >= 100ms */
 		uint32_t auth_failures_per_minute;/* default 5; 0 = never cool down */
+		/* Poll the CQ this long after work before sleeping; 0 = never. */
+		uint32_t busy_poll_us;            /* default 50, <= 1000 */
 	} server;
 	struct {
 		uint64_t size;                 /* bytes, > 0 */

@@ -54,6 +54,41 @@ static int poll_cq(struct rmp_server *srv)
 	return total;
 }
 
+/*
+ * busy_poll -- after a wake-up that found work, poll on for busy_poll_us:
+ * a client in a request loop sends its next request about a round trip
+ * after our reply, and finding it here saves the wake-up (interrupt,
+ * epoll, channel read, re-arm) that dominates a small request's cost.
+ * Each completion found starts the time again, but the event loop gets
+ * control back within BUSY_POLL_MAX_NS whatever comes in. The CQ stays
+ * armed: at worst the next wake-up finds nothing. The clock is read
+ * every 16 polls (without a vDSO clock each read is a system call).
+ */
+#define BUSY_POLL_MAX_NS 1000000u
+static void busy_poll(struct rmp_server *srv)
+{
+	uint64_t budget = (uint64_t)srv->cfg.server.busy_poll_us * 1000;
+	uint64_t now, end, hard_end;
+	unsigned polls = 0;
+
+	if (!budget)
+		return;
+	now = rmp_now_ns();
+	end = now + budget;
+	hard_end = now + RMP_MAX(budget, (uint64_t)BUSY_POLL_MAX_NS);
+	for (;;) {
+		if (poll_cq(srv) > 0) {
+			now = rmp_now_ns();
+			end = RMP_MIN(now + budget, hard_end);
+			continue;
+		}
+		if (++polls % 16)
+			continue;
+		if (rmp_now_ns() >= end)
+			return;
+	}
+}
+
 static void on_cq_event(int fd, short what, void *arg)
 {
 	struct rmp_server *srv = arg;
@@ -68,7 +103,8 @@ static void on_cq_event(int fd, short what, void *arg)
 	/* Re-arm before draining so no completion slips between the two. */
 	if (ibv_req_notify_cq(cq, 0))
 		log_err("ibv_req_notify_cq: %s", strerror(errno));
-	poll_cq(srv);
+	if (poll_cq(srv) > 0)
+		busy_poll(srv);
 }
 
 static void on_cm_event(int fd, short what, void *arg)
