@@ -57,6 +57,7 @@ static void maybe_free(struct rmp_conn *c)
 	if (c->state != RMP_CONN_CLOSING || c->hold || c->replies_due ||
 	    c->recvs_due || c->holder.key_wrs)
 		return;
+	rmp_holder_drop_windows(&c->holder);
 	if (c->qp && ibv_destroy_qp(c->qp))
 		log_err("%s: ibv_destroy_qp: %s", c->holder.label,
 			strerror(errno));

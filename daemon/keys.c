@@ -50,17 +50,56 @@ static int post_key_wr(struct rmp_key *k, struct ibv_send_wr *wr,
 	return 0;
 }
 
-/* grant_window -- allocate a type-2 window and bind it on h's QP. */
+/*
+ * Windows are reused within their holder: a LOCAL_INV that completed
+ * successfully proves the window unbound (its rkey dead), and the next
+ * bind gives it a new key tag. The tag is 8 bits, so after 256 binds of
+ * one window an old rkey's value comes back; it only ever names a window
+ * of this holder's PD, bound on this holder's QP to a lease this holder
+ * holds at that moment, with that grant's rights. Nothing of another
+ * holder's becomes reachable.
+ */
+static struct ibv_mw *window_get(struct rmp_holder *h)
+{
+	if (h->nspare_mw)
+		return h->spare_mw[--h->nspare_mw];
+	return ibv_alloc_mw(h->pd, IBV_MW_TYPE_2);
+}
+
+/* window_put -- keep an unbound window for h's next grant, or free it. */
+static void window_put(struct rmp_holder *h, struct ibv_mw *mw)
+{
+	if (h->alive && h->nspare_mw < RMP_HOLDER_SPARE_MW) {
+		h->spare_mw[h->nspare_mw++] = mw;
+		return;
+	}
+	if (ibv_dealloc_mw(mw))
+		log_err("%s: ibv_dealloc_mw of an unbound window: %s",
+			h->label, strerror(errno));
+}
+
+void rmp_holder_drop_windows(struct rmp_holder *h)
+{
+	while (h->nspare_mw) {
+		struct ibv_mw *mw = h->spare_mw[--h->nspare_mw];
+
+		if (ibv_dealloc_mw(mw))
+			log_err("%s: ibv_dealloc_mw of an unbound window: %s",
+				h->label, strerror(errno));
+	}
+}
+
+/* grant_window -- bind a type-2 window (a spare one if any) on h's QP. */
 static int grant_window(const struct rmp_keys *ks, struct rmp_key *k)
 {
 	struct rmp_lease *l = k->lease;
 	struct ibv_send_wr wr = { 0 };
 	int ret;
 
-	k->mw = ibv_alloc_mw(k->holder->pd, IBV_MW_TYPE_2);
+	k->mw = window_get(k->holder);
 	if (!k->mw)
 		return errno ? -errno : -ENOMEM;
-	/* A fresh key tag on every bind: an old rkey never comes back. */
+	/* A fresh key tag on every bind: the last rkey is dead for good. */
 	k->rkey = ibv_inc_rkey(k->mw->rkey);
 	wr.opcode = IBV_WR_BIND_MW;
 	wr.bind_mw.mw = k->mw;
@@ -72,12 +111,13 @@ static int grant_window(const struct rmp_keys *ks, struct rmp_key *k)
 	ret = post_key_wr(k, &wr, RMP_WR_BIND);
 	if (ret) {
 		/* Never bound: nothing can reach it. */
-		if (ibv_dealloc_mw(k->mw))
-			log_err("%s: ibv_dealloc_mw of an unbound window: %s",
-				k->holder->label, strerror(errno));
+		window_put(k->holder, k->mw);
 		k->mw = NULL;
+		return ret;
 	}
-	return ret;
+	/* The provider leaves tracking a type-2 window's key to us. */
+	k->mw->rkey = k->rkey;
+	return 0;
 }
 
 /*
@@ -216,9 +256,15 @@ unsigned rmp_key_on_wc(const struct rmp_keys *ks, struct rmp_key *k,
 		h->alive = false;
 	}
 	if (tag == RMP_WR_INV) {
+		if (wc->status == IBV_WC_SUCCESS && k->mw) {
+			/* Invalidated: the window is unbound, reuse it. */
+			window_put(h, k->mw);
+			k->mw = NULL;
+			return out | settle(k, 0, NULL);
+		}
 		if (wc->status == IBV_WC_SUCCESS ||
 		    wc->status == IBV_WC_WR_FLUSH_ERR)
-			/* Invalidated, or its QP is dead: dealloc proves it. */
+			/* Its QP is dead: dealloc proves it. */
 			return out | release(k);
 		return out | settle(k, 1, "LOCAL_INV failed");
 	}

@@ -20,6 +20,9 @@ struct rmp_tenant;
  * connection. Keys bound to it work through that QP only (window mode) or
  * through QPs of its PD only (region mode, a PD per connection).
  */
+/* Unbound windows a holder keeps for its next grants (window mode). */
+#define RMP_HOLDER_SPARE_MW 32u
+
 struct rmp_holder {
 	struct ibv_qp *qp;
 	struct ibv_pd *pd;     /* the QP's PD: windows and regions live there */
@@ -34,6 +37,13 @@ struct rmp_holder {
 	/* Kept by the lease lifecycle: the live keys granted to it. */
 	struct rmp_key_list keys;
 	unsigned nkeys;
+	/*
+	 * Kept by the key module: windows in h's PD, invalidated (proven by
+	 * a successful LOCAL_INV) or never bound, for the next grants. A
+	 * grant then costs no ibv_alloc_mw and a revoke no ibv_dealloc_mw.
+	 */
+	struct ibv_mw *spare_mw[RMP_HOLDER_SPARE_MW];
+	unsigned nspare_mw;
 	/*
 	 * Set by the owner of the QP (the connection): the lifecycle calls
 	 * it when the holder must go (a revocation timed out, a key
@@ -114,6 +124,12 @@ bool rmp_key_idle(const struct rmp_key *k);
 /* rmp_key_free -- free the object (an UNPROVEN key's verbs object is
  * deliberately left allocated). Accepts NULL. */
 void rmp_key_free(struct rmp_key *k);
+
+/*
+ * rmp_holder_drop_windows -- deallocate h's spare windows. Call before
+ * its PD goes; h gets no more grants.
+ */
+void rmp_holder_drop_windows(struct rmp_holder *h);
 
 /*
  * rmp_holder_kill -- move h's QP to the error state: nothing more executes

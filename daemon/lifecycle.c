@@ -86,6 +86,7 @@ void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
 	h->key_wrs_max = key_wrs_max;
 	TAILQ_INIT(&h->keys);
 	h->nkeys = 0;
+	h->nspare_mw = 0;
 }
 
 /*

@@ -211,6 +211,22 @@ hold_stop() {
 	raw_bg_stop hold
 }
 
+# rmp_hold LEN SEED TTL -- start "rmp-test hold" in the background: a
+# lease and an ephemeral lease of LEN bytes (ttl TTL s) written with the
+# pattern SEED; return once both tokens are out ($RMP_TMP/hold). Sets
+# HOLDER to its pid, for the test to kill.
+rmp_hold() {
+	"$RMP_TESTBIN" hold "$RMP_TEST_ADDR" "$RMP_PORT" "$1" "$2" "$3" \
+		>"$RMP_TMP/hold" &
+	HOLDER=$!
+	for _ in $(seq 1 200); do
+		grep -q EPHEMERAL "$RMP_TMP/hold" && return 0
+		kill -0 $HOLDER 2>/dev/null || rmp_fail "holder died"
+		sleep 0.1
+	done
+	rmp_fail "the holder printed no tokens in 20 s"
+}
+
 # rmp_raw ARGS... -- rmp-raw against this test's daemon.
 rmp_raw() {
 	"$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" "$@"

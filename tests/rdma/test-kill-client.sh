@@ -11,13 +11,8 @@ daemon_start
 ttl=15
 len=65536
 start=$(date +%s)
-"$RMP_TESTBIN" hold "$RMP_TEST_ADDR" "$RMP_PORT" $len 7 $ttl >"$RMP_TMP/hold" &
-holder=$!
-for _ in $(seq 1 200); do
-	grep -q EPHEMERAL "$RMP_TMP/hold" && break
-	kill -0 $holder 2>/dev/null || rmp_fail "holder died"
-	sleep 0.1
-done
+rmp_hold $len 7 $ttl
+holder=$HOLDER
 token=$(awk '$1 == "TOKEN" { print $2 }' "$RMP_TMP/hold")
 etoken=$(awk '$1 == "EPHEMERAL" { print $2 }' "$RMP_TMP/hold")
 [ -n "$token" ] && [ -n "$etoken" ] || rmp_fail "holder printed no tokens"
