@@ -112,14 +112,28 @@ def print_table(rows, rounds, mode):
           f"{mode})")
 
 
+# One hue per operation, dark for perftest, lighter for rmpool's variants.
+STYLES = {
+    "perftest read": "lc rgb '#000080'",
+    "rmpool read polled": "lc rgb '#1f77b4'",
+    "rmpool read sync": "lc rgb '#9ecae1'",
+    "rmpool read": "lc rgb '#1f77b4'",
+    "perftest write": "lc rgb '#8b0000'",
+    "rmpool write polled": "lc rgb '#d62728'",
+    "rmpool write sync": "lc rgb '#fc9272'",
+    "rmpool write": "lc rgb '#d62728'",
+}
+
+
 def chart(rows, out_dir):
     """compare.png: latency (left) and bandwidth (right) by size."""
     series = {}  # (panel, title) -> [(size, value)]
     for row in rows:
-        if row["kind"] == "ctl":
+        op = row["label"].split()[0]
+        # Atomics and ALLOC+FREE have one size: the table has them.
+        if row["kind"] == "ctl" or op not in ("read", "write"):
             continue
         panel = "lat" if row["kind"] == "lat" else "bw"
-        op = row["label"].split()[0]
         variant = ""
         if "polled" in row["label"]:
             variant = " polled"
@@ -141,9 +155,10 @@ def chart(rows, out_dir):
             for size, v in sorted(pts):
                 f.write(f"{size} {v}\n")
             f.write("\n\n")
-            dash = "dt 1" if title.startswith("rmpool") else "dt 2"
+            style = STYLES.get(title, "lc rgb 'gray'")
             plots[panel].append(f"'{data_path}' index {index} with "
-                                f"linespoints {dash} lw 2 title '{title}'")
+                                f"linespoints {style} lw 2 pt 7 "
+                                f"title '{title}'")
             index += 1
     png = os.path.join(out_dir, "compare.png")
     script = f"""
@@ -158,7 +173,7 @@ set ylabel 'median latency (us)'
 set title 'latency (write: 2 x ib_write_lat)'
 plot {', '.join(plots['lat']) or "NaN notitle"}
 set ylabel 'bandwidth (Gb/s)'
-set title 'bandwidth'
+set title 'bandwidth (each size at its depth: see the table)'
 plot {', '.join(plots['bw']) or "NaN notitle"}
 unset multiplot
 """
@@ -168,6 +183,12 @@ unset multiplot
         sys.stderr.write(f"compare-report: gnuplot failed: {res.stderr}\n")
         return None
     return png
+
+
+def daemon_cpu(figures):
+    """rmpoold's CPU share while rmpool-bench ran the bandwidth cases."""
+    v = figures.get(("rmpoold", "cpu-during-bw", "percent"), {})
+    return [v[r] for r in sorted(v)]
 
 
 def main():
@@ -183,11 +204,17 @@ def main():
     rows = load_rows(args.rows)
     missing = evaluate(rows, figures)
     print_table(rows, args.rounds, args.perftest_mode)
+    cpu = daemon_cpu(figures)
+    if cpu:
+        print("rmpoold CPU while the rmpool bandwidth cases ran: "
+              + ", ".join(f"{c:.2f}%" for c in cpu) + " (per round; "
+              "target < 1%)")
     os.makedirs(args.out, exist_ok=True)
     json_path = os.path.join(args.out, "compare.json")
     with open(json_path, "w") as f:
         json.dump({"rounds": args.rounds,
                    "perftest_mode": args.perftest_mode,
+                   "rmpoold_cpu_percent_during_bw": cpu,
                    "rows": rows, "figures": raw}, f, indent=1)
         f.write("\n")
     png = chart(rows, args.out)
