@@ -4,7 +4,7 @@
 
 Input (written by tests/perf/compare):
   --data FILE  one figure per line: round, tool, case, metric, value (tabs)
-  --rows FILE  one table row per line: label, kind (lat|ctl|bw), size,
+  --rows FILE  one table row per line: label, kind (lat|ctl|bw|bwc), size,
                perftest case, metric, scale, rmpool case, metric, target
                (tabs). The perftest figure is multiplied by scale (2 for
                ib_write_lat's half round trip, see compare's header).
@@ -108,7 +108,8 @@ def print_table(rows, rounds, mode):
     print(f"(medians over {rounds} round(s); ratio = rmpool / perftest: for "
           "latency > 1 means rmpool is slower, for bandwidth < 1 does; range:"
           " per-round ratios; write rows: 2 x ib_write_lat, alloc+free: "
-          "4 x ib_send_lat, see tests/perf/compare; perftest over "
+          "4 x ib_send_lat, attach: 2 x ib_send_lat, see tests/perf/compare;"
+          " perftest over "
           f"{mode})")
 
 
@@ -131,7 +132,7 @@ def chart(rows, out_dir):
     for row in rows:
         op = row["label"].split()[0]
         # Atomics and ALLOC+FREE have one size: the table has them.
-        if row["kind"] == "ctl" or op not in ("read", "write"):
+        if row["kind"] not in ("lat", "bw") or op not in ("read", "write"):
             continue
         panel = "lat" if row["kind"] == "lat" else "bw"
         variant = ""

@@ -4,7 +4,13 @@
 /*
  * Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N]
  *                     [--depth N] [--warmup N] [--busy-poll]
- *                     [--spin-max-us N] [--json] [--progress] MODE
+ *                     [--spin-max-us N] [--threads N] [--json]
+ *                     [--progress] MODE
+ *
+ * --threads N (bandwidth modes): N threads, each with its own client,
+ * connection, lease and buffer (a client belongs to one thread), start
+ * each size together; the result is their sum over the time from the
+ * first start to the last end, with conns=N in the line.
  *
  * --size takes a list: the sizes run one after the other on the same
  * connection and lease, one result each (a sweep). --json prints each
@@ -19,6 +25,10 @@
  *   cas-lat    synchronous 8-byte rmp_cas, always swapping [ib_atomic_lat -A CMP_AND_SWAP]
  *   alloc-lat  rmp_lease_alloc of SIZE bytes (default 4096) + rmp_lease_free:
  *              two control round trips per sample [ib_send_lat, twice]
+ *   attach-lat a second connection attaches the lease by token, its access
+ *              alternating between read-only and all, so that every attach
+ *              revokes its last key and binds a new one: one control round
+ *              trip per sample [ib_send_lat]
  *   read-bw    DEPTH asynchronous READs in flight     [ib_read_bw]
  *   write-bw   DEPTH asynchronous WRITEs in flight    [ib_write_bw]
  *
@@ -64,6 +74,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,14 +85,16 @@
 #define POLL_TIMEOUT_MS 10000
 #define MAX_DEPTH 65536u
 #define MAX_SIZES 32u
+#define MAX_THREADS 64u
 
-enum mode { READ_LAT, WRITE_LAT, FAA_LAT, CAS_LAT, ALLOC_LAT, READ_BW,
-	    WRITE_BW };
+enum mode { READ_LAT, WRITE_LAT, FAA_LAT, CAS_LAT, ALLOC_LAT, ATTACH_LAT,
+	    READ_BW, WRITE_BW };
 
 static const char *const mode_names[] = {
 	[READ_LAT] = "read-lat", [WRITE_LAT] = "write-lat",
 	[FAA_LAT] = "faa-lat",   [CAS_LAT] = "cas-lat",
-	[ALLOC_LAT] = "alloc-lat", [READ_BW] = "read-bw",
+	[ALLOC_LAT] = "alloc-lat", [ATTACH_LAT] = "attach-lat",
+	[READ_BW] = "read-bw",
 	[WRITE_BW] = "write-bw",
 };
 
@@ -99,17 +112,22 @@ struct bench {
 	unsigned nsizes;
 	bool json;
 	bool progress;
+	unsigned threads;       /* bandwidth modes: connections at once */
 	uint64_t progress_at;   /* next progress line, ns */
 
 	struct rmp_client *c;
 	struct rmp_lease *l;
+	struct rmp_client *c2;  /* attach-lat: the attaching connection */
+	char token[RMP_TOKEN_MAXLEN];
+	unsigned attaches;
 	struct rmp_buf *b;
 	char *mem;
 	size_t mem_len;
 	uint64_t lease_len;
 };
 
-static struct bench *g_bench; /* for fail(): the client's last error */
+/* For fail(): the calling thread's client's last error. */
+static __thread struct bench *g_bench;
 
 static void usage(FILE *f)
 {
@@ -117,8 +135,9 @@ static void usage(FILE *f)
 		"Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
 		"[--json] [--progress] MODE\n"
-		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat (synchronous,\n"
-		"       one at a time; alloc-lat: lease alloc + free)\n"
+		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat attach-lat\n"
+		"       (synchronous, one at a time; alloc-lat: lease alloc +\n"
+		"       free; attach-lat: attach by token from a 2nd connection)\n"
 		"       read-bw write-bw (asynchronous, DEPTH in flight)\n"
 		"  -s, --server HOST[:PORT]  rmpoold address (port default %u)\n"
 		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
@@ -131,6 +150,7 @@ static void usage(FILE *f)
 		"                instead of the synchronous call\n"
 		"  --spin-max-us N  longest spin of a waiting call (default:\n"
 		"                the library's); 0 = sleep at once (\"-sleep\")\n"
+		"  --threads N   *-bw: N connections, one thread each, summed\n"
 		"  --json        one JSON object per result line\n"
 		"  --progress    a progress line on stderr once a second (the\n"
 		"                default when stderr is a terminal)\n"
@@ -248,6 +268,7 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 		{ "busy-poll", no_argument, NULL, 'p' },
 		{ "spin-max-us", required_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -272,6 +293,10 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 			break;
 		case 'j':
 			bp->json = true;
+			break;
+		case 'T':
+			bp->threads = (unsigned)parse_num("--threads", optarg, 1,
+							  MAX_THREADS);
 			break;
 		case 'P':
 			bp->progress = true;
@@ -321,7 +346,7 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 				    mode_names[bp->mode]);
 		bp->sizes[0] = 8;
 		bp->nsizes = 1;
-	} else if (bp->mode == ALLOC_LAT) {
+	} else if (bp->mode == ALLOC_LAT || bp->mode == ATTACH_LAT) {
 		if (bp->busy_poll)
 			usage_error("--busy-poll is for the data modes");
 	}
@@ -331,6 +356,10 @@ static void parse_args(struct bench *bp, int argc, char **argv)
 			       bp->mode == ALLOC_LAT ? 4096 : 64;
 		bp->nsizes = 1;
 	}
+	if (!bp->threads)
+		bp->threads = 1;
+	if (bp->threads > 1 && bp->mode != READ_BW && bp->mode != WRITE_BW)
+		usage_error("--threads is for the bandwidth modes");
 	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
 		bp->depth = 1; /* one synchronous call at a time */
 	else if (bp->busy_poll)
@@ -394,6 +423,18 @@ static void setup(struct bench *bp)
 	if (li.length < bp->lease_len)
 		failx("lease of %" PRIu64 " bytes granted for %" PRIu64,
 		      li.length, bp->lease_len);
+	if (bp->mode == ATTACH_LAT) {
+		/* The second connection, of the same tenant. */
+		co.name = "rmpool-bench-attach";
+		err = rmp_client_new(&bp->c2, &co);
+		if (err)
+			fail("rmp_client_new", err);
+		err = rmp_client_connect(bp->c2, bp->host, bp->port);
+		if (err)
+			fail("connect (second connection)", err);
+		if (rmp_lease_token(bp->l, bp->token, sizeof(bp->token)) < 0)
+			failx("rmp_lease_token failed");
+	}
 
 	/* One slot of SIZE bytes per operation in flight, page aligned;
 	 * one more slot for the check below. */
@@ -428,6 +469,8 @@ static void teardown(struct bench *bp)
 
 	rmp_buf_dereg(bp->b);
 	bp->b = NULL;
+	rmp_client_free(bp->c2);
+	bp->c2 = NULL;
 	err = rmp_lease_free(bp->l);
 	bp->l = NULL;
 	if (err)
@@ -512,6 +555,21 @@ static void alloc_free(struct bench *bp)
 		fail("rmp_lease_free", err);
 }
 
+/* attach_once -- the second connection attaches with a new key. */
+static void attach_once(struct bench *bp)
+{
+	struct rmp_attach_opts ao;
+	struct rmp_lease *l;
+	int err;
+
+	rmp_attach_opts_init(&ao);
+	ao.access = bp->attaches++ % 2 ? RMP_ACCESS_ALL : RMP_ACCESS_READ;
+	err = rmp_lease_attach_with(bp->c2, bp->token, &ao, &l);
+	if (err)
+		fail("rmp_lease_attach_with", err);
+	rmp_lease_close(l);
+}
+
 /* one_op -- one synchronous call of the mode (or a polled one). */
 static void one_op(struct bench *bp)
 {
@@ -554,6 +612,9 @@ static void one_op(struct bench *bp)
 		break;
 	case ALLOC_LAT:
 		alloc_free(bp);
+		break;
+	case ATTACH_LAT:
+		attach_once(bp);
 		break;
 	default:
 		abort();
@@ -707,11 +768,32 @@ static void pump(struct bench *bp, uint64_t n, struct rmp_completion *comp)
 	}
 }
 
+/* print_bw -- one bandwidth result: conns connections, ns elapsed. */
+static void print_bw(const struct bench *bp, unsigned conns, uint64_t ns)
+{
+	double secs = (double)ns / 1e9;
+	double ops = (double)bp->iters * conns;
+	double bytes = (double)bp->size * ops;
+	char extra[32] = "";
+
+	if (conns > 1)
+		snprintf(extra, sizeof(extra),
+			 bp->json ? ",\"conns\":%u" : " conns=%u", conns);
+	printf(bp->json ?
+		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
+		       "\"iters\":%" PRIu64 ",\"depth\":%u%s,\"MBps\":%.2f,"
+		       "\"MiBps\":%.2f,\"Gbps\":%.3f,\"ops_per_s\":%.0f}\n" :
+		       "rmpool %s size=%zu iters=%" PRIu64 " depth=%u%s MB/s=%.2f "
+		       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
+	       mode_names[bp->mode], bp->size, bp->iters, bp->depth, extra,
+	       bytes / secs / 1e6, bytes / secs / 1048576.0,
+	       bytes * 8 / secs / 1e9, ops / secs);
+}
+
 static void run_bw(struct bench *bp)
 {
 	struct rmp_completion *comp;
 	uint64_t t0, t1;
-	double secs, bytes;
 
 	comp = calloc(bp->depth, sizeof(*comp));
 	if (!comp)
@@ -721,18 +803,81 @@ static void run_bw(struct bench *bp)
 	t0 = now_ns();
 	pump(bp, bp->iters, comp);
 	t1 = now_ns();
-	secs = (double)(t1 - t0) / 1e9;
-	bytes = (double)bp->size * (double)bp->iters;
-	printf(bp->json ?
-		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
-		       "\"iters\":%" PRIu64 ",\"depth\":%u,\"MBps\":%.2f,"
-		       "\"MiBps\":%.2f,\"Gbps\":%.3f,\"ops_per_s\":%.0f}\n" :
-		       "rmpool %s size=%zu iters=%" PRIu64 " depth=%u MB/s=%.2f "
-		       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
-	       mode_names[bp->mode], bp->size, bp->iters, bp->depth,
-	       bytes / secs / 1e6, bytes / secs / 1048576.0,
-	       bytes * 8 / secs / 1e9, (double)bp->iters / secs);
+	print_bw(bp, 1, t1 - t0);
 	free(comp);
+}
+
+/* ---- several connections ------------------------------------------- */
+
+struct worker {
+	struct bench b;
+	pthread_t thread;
+	uint64_t start[MAX_SIZES], end[MAX_SIZES];
+};
+
+static pthread_barrier_t start_line; /* every size starts together */
+
+static void *bw_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct rmp_completion *comp;
+
+	g_bench = &w->b;
+	setup(&w->b);
+	comp = calloc(w->b.depth, sizeof(*comp));
+	if (!comp)
+		failx("cannot allocate %u completions", w->b.depth);
+	for (unsigned i = 0; i < w->b.nsizes; i++) {
+		w->b.size = w->b.sizes[i];
+		if (w->b.warmup)
+			pump(&w->b, w->b.warmup, comp);
+		pthread_barrier_wait(&start_line);
+		w->start[i] = now_ns();
+		pump(&w->b, w->b.iters, comp);
+		w->end[i] = now_ns();
+	}
+	free(comp);
+	teardown(&w->b);
+	return NULL;
+}
+
+/* run_threads -- bp->threads connections at once, results summed. */
+static void run_threads(struct bench *bp)
+{
+	unsigned n = bp->threads, k;
+	struct worker *w = calloc(n, sizeof(*w));
+	uint64_t first, last;
+	int err;
+
+	if (!w)
+		failx("cannot allocate %u workers", n);
+	if (pthread_barrier_init(&start_line, NULL, n))
+		failx("pthread_barrier_init failed");
+	for (k = 0; k < n; k++) {
+		w[k].b = *bp;
+		w[k].b.progress = bp->progress && k == 0;
+		err = pthread_create(&w[k].thread, NULL, bw_worker, &w[k]);
+		if (err)
+			failx("pthread_create: %s", strerror(err));
+	}
+	for (k = 0; k < n; k++)
+		pthread_join(w[k].thread, NULL);
+	for (unsigned i = 0; i < bp->nsizes; i++) {
+		first = w[0].start[i];
+		last = w[0].end[i];
+		for (k = 1; k < n; k++) {
+			if (w[k].start[i] < first)
+				first = w[k].start[i];
+			if (w[k].end[i] > last)
+				last = w[k].end[i];
+		}
+		bp->size = bp->sizes[i];
+		print_bw(bp, n, last - first);
+	}
+	if (fflush(stdout))
+		failx("writing the result: %s", strerror(errno));
+	pthread_barrier_destroy(&start_line);
+	free(w);
 }
 
 int main(int argc, char **argv)
@@ -742,6 +887,10 @@ int main(int argc, char **argv)
 	memset(&bench, 0, sizeof(bench));
 	g_bench = &bench;
 	parse_args(&bench, argc, argv);
+	if (bench.threads > 1) {
+		run_threads(&bench);
+		return 0;
+	}
 	setup(&bench);
 	for (unsigned i = 0; i < bench.nsizes; i++) {
 		bench.size = bench.sizes[i];

@@ -5,10 +5,10 @@
 # for months, after anonymous clients were refused).
 #
 # One round, 200 iterations a case, one latency size and one bandwidth
-# case: compare must exit 0 (it does not when a row lacks a figure of
-# either tool), every row of compare.json must hold both figures, and
-# compare.png must be a PNG. No figure is judged: under TCG they mean
-# nothing at this size.
+# case (and its two-connection variant): compare must exit 0 (it does
+# not when a row lacks a figure of either tool), every row of
+# compare.json must hold both figures, and compare.png must be a PNG. No
+# figure is judged: under TCG they mean nothing at this size.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init perf-smoke "$1"
@@ -29,7 +29,9 @@ rows = json.load(open(sys.argv[1]))["rows"]
 want = ["read 64B lat, polled", "read 64B lat, sync", "write 64B lat, polled",
         "write 64B lat, sync", "cas 8B lat, polled", "cas 8B lat, sync",
         "faa 8B lat, polled", "faa 8B lat, sync", "alloc+free 4KiB pair",
-        "write 65536B x16 bw", "read 65536B x16 bw"]
+        "attach, new key",
+        "write 65536B x16 bw", "read 65536B x16 bw",
+        "write 65536B x16 2 conns"]
 bad = 0
 for w in want:
     r = [x for x in rows if x["label"].startswith(w)]
