@@ -3,6 +3,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <numaif.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +58,72 @@ static int check_hugepages(const struct rmp_pool_params *p, char *err,
 	return -ENOMEM;
 }
 
+/*
+ * Faulting the pool in is most of the start-up cost (the kernel zeroes
+ * every page; bench_startup measures it), and page faults of different
+ * CPUs run in parallel, so large pools are touched by several threads,
+ * each a slice. Placement does not depend on the touching CPU: the
+ * mbind policy puts every page on the node.
+ */
+#define FAULT_THREADS_MAX 16u
+#define FAULT_SLICE_MIN (64ull << 20) /* smaller pools: one thread */
+
+struct touch_slice {
+	uint8_t *base;
+	uint64_t len, step;
+	pthread_t thread;
+};
+
+static void *touch(void *arg)
+{
+	struct touch_slice *t = arg;
+
+	for (uint64_t off = 0; off < t->len; off += t->step)
+		((volatile uint8_t *)t->base)[off] = 0;
+	return NULL;
+}
+
+static unsigned fault_threads(const struct rmp_pool *pool,
+			      const struct rmp_pool_params *p)
+{
+	unsigned n = p->fault_threads;
+	cpu_set_t cpus;
+
+	if (!n) {
+		n = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ?
+			    (unsigned)CPU_COUNT(&cpus) : 1;
+	}
+	n = RMP_MIN(n, FAULT_THREADS_MAX);
+	n = (unsigned)RMP_MIN((uint64_t)n, pool->size / FAULT_SLICE_MIN);
+	return n ? n : 1;
+}
+
+/* touch_all -- fault every page in, with up to n threads. */
+static void touch_all(struct rmp_pool *pool, uint64_t step, unsigned n)
+{
+	struct touch_slice t[FAULT_THREADS_MAX];
+	uint64_t slice = (pool->size / n + step - 1) / step * step, off = 0;
+	bool started[FAULT_THREADS_MAX] = { false };
+	unsigned k = 0;
+
+	for (; k < n && off < pool->size; k++) {
+		t[k].base = pool->base + off;
+		t[k].len = RMP_MIN(slice, pool->size - off);
+		t[k].step = step;
+		off += t[k].len;
+	}
+	/* Slice 0 is ours; a slice whose thread cannot start is ours too. */
+	for (unsigned i = 1; i < k; i++)
+		started[i] = !pthread_create(&t[i].thread, NULL, touch, &t[i]);
+	touch(&t[0]);
+	for (unsigned i = 1; i < k; i++) {
+		if (started[i])
+			pthread_join(t[i].thread, NULL);
+		else
+			touch(&t[i]);
+	}
+}
+
 /* bind_and_touch -- bind to the node, fault every page in, lock. */
 static int bind_and_touch(struct rmp_pool *pool, const struct rmp_pool_params *p,
 			  char *err, size_t errlen)
@@ -77,8 +146,7 @@ static int bind_and_touch(struct rmp_pool *pool, const struct rmp_pool_params *p
 		return -e;
 	}
 	/* First touch after the bind places every page on the node. */
-	for (uint64_t off = 0; off < pool->size; off += step)
-		pool->base[off] = 0;
+	touch_all(pool, step, fault_threads(pool, p));
 	if (p->lock && mlock(pool->base, pool->size)) {
 		int e = errno;
 

@@ -18,6 +18,8 @@ struct rmp_pool_params {
 	int node;               /* NUMA node to bind to, >= 0 */
 	bool lock;              /* mlock the pool */
 	const char *sysroot;    /* "" for the real /sys (tests: a fixture) */
+	unsigned fault_threads; /* threads faulting the pool in; 0 = one per
+				 * CPU we may run on (at most 16) */
 };
 
 /*

@@ -2,8 +2,8 @@
 /* bench_startup.c -- what rmpoold's start costs: map, fault, lock, register. */
 
 /*
- * Usage: bench_startup [--device NAME] [--node N] [--max-mr-size SIZE]
- *                      [SIZE_MIB ...]            (default: 64 256)
+ * Usage: bench_startup [--device NAME] [--node N] [--max-mr-size MIB]
+ *                      [--fault-threads N] [SIZE_MIB ...]  (default: 64 256)
  *
  * For each pool size, on 2 MiB hugepages and then on 4 KiB pages, it
  * times the two steps rmpoold takes before it serves: rmp_pool_map (mmap,
@@ -12,9 +12,13 @@
  * device's own limit unless --max-mr-size sets a smaller one), on the
  * first RDMA device or NAME, and prints each as milliseconds and MiB/s:
  *
- *   startup size=256MiB pages=2M map+fault+lock=..ms (..MiB/s)
+ *   startup size=256MiB pages=2M faulters=2 map+fault+lock=..ms (..MiB/s)
  *           register=..ms (..MiB/s) mrs=1
  *
+ * Each row is run with one faulting thread and with as many as rmpoold
+ * uses (one per CPU it may run on, pools of 128 MiB and more), so the
+ * gain of faulting in parallel shows in the same run; --fault-threads N
+ * runs N only.
  * 4 KiB pages are had the way rmpoold falls back to them (hugepages =
  * preferred with no hugepage counters found): the sysfs root is pointed
  * at nothing. A step that fails ends the run with exit status 1; a
@@ -62,7 +66,7 @@ static struct ibv_context *open_device(const char *name)
 
 /* one -- map and register size bytes on huge (2 MiB) or 4 KiB pages. */
 static int one(struct ibv_pd *pd, uint64_t size, int node, bool huge,
-	       uint64_t max_mr)
+	       uint64_t max_mr, unsigned faulters)
 {
 	struct rmp_pool_params p = {
 		.size = size,
@@ -71,6 +75,7 @@ static int one(struct ibv_pd *pd, uint64_t size, int node, bool huge,
 		.node = node,
 		.lock = true,
 		.sysroot = huge ? "" : "/nonexistent",
+		.fault_threads = faulters,
 	};
 	struct rmp_pool *pool = NULL;
 	char err[512];
@@ -82,8 +87,8 @@ static int one(struct ibv_pd *pd, uint64_t size, int node, bool huge,
 	t1 = now_ms();
 	if (ret) {
 		if (huge) {
-			printf("startup size=%.0fMiB pages=2M skipped: %s\n", mib,
-			       err);
+			printf("startup size=%.0fMiB pages=2M faulters=%s skipped: "
+			       "%s\n", mib, faulters == 1 ? "1" : "auto", err);
 			return 0;
 		}
 		fprintf(stderr, "bench_startup: map: %s\n", err);
@@ -103,13 +108,32 @@ static int one(struct ibv_pd *pd, uint64_t size, int node, bool huge,
 		rmp_pool_free(pool);
 		return 1;
 	}
-	printf("startup size=%.0fMiB pages=%s map+fault+lock=%.1fms "
-	       "(%.0fMiB/s) register=%.1fms (%.0fMiB/s) mrs=%u\n", mib,
-	       huge ? "2M" : "4K", t1 - t0, mib / ((t1 - t0) / 1e3), t2 - t1,
-	       mib / ((t2 - t1) / 1e3), pool->nchunks);
+	printf("startup size=%.0fMiB pages=%s faulters=%s map+fault+lock="
+	       "%.1fms (%.0fMiB/s) register=%.1fms (%.0fMiB/s) mrs=%u\n", mib,
+	       huge ? "2M" : "4K", faulters == 1 ? "1" : "auto", t1 - t0,
+	       mib / ((t1 - t0) / 1e3), t2 - t1, mib / ((t2 - t1) / 1e3),
+	       pool->nchunks);
 	fflush(stdout);
 	rmp_pool_free(pool);
 	return 0;
+}
+
+/* rows -- size on both page kinds, with 1 and with auto faulters. */
+static int rows(struct ibv_pd *pd, uint64_t size, int node, uint64_t max_mr,
+		int faulters)
+{
+	int bad = 0;
+
+	for (int huge = 1; huge >= 0; huge--) {
+		if (faulters < 0) {
+			bad |= one(pd, size, node, huge, max_mr, 1);
+			bad |= one(pd, size, node, huge, max_mr, 0);
+		} else {
+			bad |= one(pd, size, node, huge, max_mr,
+				   (unsigned)faulters);
+		}
+	}
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -121,6 +145,7 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	int node = 0, i = 1, bad = 0;
+	int faulters = -1; /* -1: both 1 and auto (0) */
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (i + 1 >= argc)
@@ -131,6 +156,8 @@ int main(int argc, char **argv)
 			node = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--max-mr-size"))
 			max_mr = strtoull(argv[++i], NULL, 0) * MiB;
+		else if (!strcmp(argv[i], "--fault-threads"))
+			faulters = atoi(argv[++i]);
 		else
 			goto usage;
 	}
@@ -152,24 +179,21 @@ int main(int argc, char **argv)
 	       "node %d\n", ibv_get_device_name(ctx->device), max_mr / MiB,
 	       node);
 	if (i == argc) {
-		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-			bad |= one(pd, sizes[k] * MiB, node, true, max_mr);
-			bad |= one(pd, sizes[k] * MiB, node, false, max_mr);
-		}
+		for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++)
+			bad |= rows(pd, sizes[k] * MiB, node, max_mr, faulters);
 	}
 	for (; i < argc; i++) {
 		uint64_t mib = strtoull(argv[i], NULL, 0);
 
 		if (!mib)
 			goto usage;
-		bad |= one(pd, mib * MiB, node, true, max_mr);
-		bad |= one(pd, mib * MiB, node, false, max_mr);
+		bad |= rows(pd, mib * MiB, node, max_mr, faulters);
 	}
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
 	return bad;
 usage:
 	fprintf(stderr, "usage: bench_startup [--device NAME] [--node N] "
-		"[--max-mr-size MIB] [SIZE_MIB ...]\n");
+		"[--max-mr-size MIB] [--fault-threads N] [SIZE_MIB ...]\n");
 	return 2;
 }
