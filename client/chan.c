@@ -315,8 +315,9 @@ int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
 	unsigned polls = 0;
 	int r, wait_ms;
 
+	/* From the one clock read above: each read can be a system call. */
 	deadline = timeout_ms < 0 ? UINT64_MAX :
-				    rmp_now_ms() + (uint64_t)timeout_ms;
+				    start / 1000000u + (uint64_t)timeout_ms;
 	for (;;) {
 		rmpc_poll_cq(c);
 		if (done(c, arg)) {

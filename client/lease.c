@@ -80,10 +80,13 @@ int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 	err = rmpc_check_conn(c);
 	if (err)
 		return err;
+	/* The server renews auto-renew leases: no local deadline, and no
+	 * clock read (a system call where there is no vDSO clock). */
+	if (!check_expiry || !l->ttl_ms ||
+	    (l->flags & RMP_LEASE_F_AUTO_RENEW))
+		return 0;
 	age = rmp_now_ms() - l->stamp_ms;
-	/* The server renews auto-renew leases: no local deadline. */
-	if (check_expiry && l->ttl_ms && age >= l->ttl_ms &&
-	    !(l->flags & RMP_LEASE_F_AUTO_RENEW) && refresh(l)) {
+	if (age >= l->ttl_ms && refresh(l)) {
 		rmpc_set_error(c, "lease %016" PRIx64 " expired %" PRIu64
 			       " ms ago", l->id, age - l->ttl_ms);
 		return -EKEYEXPIRED;
