@@ -22,38 +22,35 @@ import subprocess
 import sys
 
 
-def load_data(path):
-    figures = {}  # (tool, case, metric) -> {round: value}
-    raw = []
+def tsv(path, fields):
+    """The lines of a tab-separated file that have that many fields."""
     with open(path) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
-            if len(parts) != 5:
-                continue
-            rnd, tool, case, metric, value = parts
-            try:
-                v = float(value)
-            except ValueError:
-                continue
-            figures.setdefault((tool, case, metric), {})[int(rnd)] = v
-            raw.append({"round": int(rnd), "tool": tool, "case": case,
-                        "metric": metric, "value": v})
+            if len(parts) == fields:
+                yield parts
+
+
+def load_data(path):
+    figures = {}  # (tool, case, metric) -> {round: value}
+    raw = []
+    for rnd, tool, case, metric, value in tsv(path, 5):
+        try:
+            v = float(value)
+        except ValueError:
+            continue
+        figures.setdefault((tool, case, metric), {})[int(rnd)] = v
+        raw.append({"round": int(rnd), "tool": tool, "case": case,
+                    "metric": metric, "value": v})
     return figures, raw
 
 
 def load_rows(path):
-    rows = []
-    with open(path) as f:
-        for line in f:
-            p = line.rstrip("\n").split("\t")
-            if len(p) != 9:
-                continue
-            rows.append({"label": p[0], "kind": p[1], "size": int(p[2]),
-                         "perftest_case": p[3], "perftest_metric": p[4],
-                         "perftest_scale": float(p[5]),
-                         "rmpool_case": p[6], "rmpool_metric": p[7],
-                         "target": p[8]})
-    return rows
+    return [{"label": p[0], "kind": p[1], "size": int(p[2]),
+             "perftest_case": p[3], "perftest_metric": p[4],
+             "perftest_scale": float(p[5]), "rmpool_case": p[6],
+             "rmpool_metric": p[7], "target": p[8]}
+            for p in tsv(path, 9)]
 
 
 def meets(ratio, target):
