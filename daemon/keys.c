@@ -66,27 +66,27 @@ static struct ibv_mw *window_get(struct rmp_holder *h)
 	return ibv_alloc_mw(h->pd, IBV_MW_TYPE_2);
 }
 
-/* window_put -- keep an unbound window for h's next grant, or free it. */
-static void window_put(struct rmp_holder *h, struct ibv_mw *mw)
+/* window_free -- deallocate an unbound window of h (nothing reaches it). */
+static void window_free(struct rmp_holder *h, struct ibv_mw *mw)
 {
-	if (h->alive && h->nspare_mw < RMP_HOLDER_SPARE_MW) {
-		h->spare_mw[h->nspare_mw++] = mw;
-		return;
-	}
 	if (ibv_dealloc_mw(mw))
 		log_err("%s: ibv_dealloc_mw of an unbound window: %s",
 			h->label, strerror(errno));
 }
 
+/* window_put -- keep an unbound window for h's next grant, or free it. */
+static void window_put(struct rmp_holder *h, struct ibv_mw *mw)
+{
+	if (h->alive && h->nspare_mw < RMP_HOLDER_SPARE_MW)
+		h->spare_mw[h->nspare_mw++] = mw;
+	else
+		window_free(h, mw);
+}
+
 void rmp_holder_drop_windows(struct rmp_holder *h)
 {
-	while (h->nspare_mw) {
-		struct ibv_mw *mw = h->spare_mw[--h->nspare_mw];
-
-		if (ibv_dealloc_mw(mw))
-			log_err("%s: ibv_dealloc_mw of an unbound window: %s",
-				h->label, strerror(errno));
-	}
+	while (h->nspare_mw)
+		window_free(h, h->spare_mw[--h->nspare_mw]);
 }
 
 /* grant_window -- bind a type-2 window (a spare one if any) on h's QP. */
