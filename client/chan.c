@@ -284,7 +284,7 @@ static void cm_events(struct rmp_client *c)
  * the budget grows to cover the waits again, and it shrinks as they get
  * shorter. spin_max_us = 0 never spins.
  */
-uint64_t rmpc_spin_ns(const struct rmp_client *c, enum rmpc_wait_kind kind)
+static uint64_t spin_ns(const struct rmp_client *c, enum rmpc_wait_kind kind)
 {
 	uint64_t max = (uint64_t)c->opts.spin_max_us * 1000;
 	uint64_t want = 2 * c->wait_avg_ns[kind];
@@ -310,7 +310,7 @@ int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
 	      const void *arg, int timeout_ms)
 {
 	uint64_t start = rmp_now_ns(), deadline, now;
-	uint64_t spin_end = start + rmpc_spin_ns(c, kind);
+	uint64_t spin_end = start + spin_ns(c, kind);
 	struct pollfd pfd[2];
 	unsigned polls = 0;
 	int r, wait_ms;

@@ -136,6 +136,7 @@ static int sync_rw(struct rmp_lease *l, uint64_t off, char *local,
 	uint32_t lkey;
 	unsigned n;
 	char *base;
+	bool in_wqe;
 	int err;
 
 	if (!l)
@@ -150,29 +151,18 @@ static int sync_rw(struct rmp_lease *l, uint64_t off, char *local,
 	if (err || len == 0)
 		return err;
 
-	/* Inline: the data is copied into the WQE at post, from anywhere. */
-	if (write && len <= c->max_inline) {
-		memset(wr, 0, sizeof(wr[0]));
-		sge[0].addr = (uintptr_t)local;
-		sge[0].length = (uint32_t)len;
-		sge[0].lkey = 0;
-		wr[0].opcode = IBV_WR_RDMA_WRITE;
-		wr[0].send_flags = IBV_SEND_INLINE;
-		wr[0].sg_list = &sge[0];
-		wr[0].num_sge = 1;
-		wr[0].wr.rdma.remote_addr = l->addr + off;
-		wr[0].wr.rdma.rkey = l->rkey;
-		return sync_post(c, wr, 1);
-	}
-	mr = rmpc_buf_lookup(c, local, len);
+	/* Inline: the data is copied into the WQE at post, from anywhere:
+	 * no registered memory, no bounce copy. */
+	in_wqe = write && len <= c->max_inline;
+	mr = in_wqe ? NULL : rmpc_buf_lookup(c, local, len);
 	chunk = c->max_msg_sz;
-	if (!mr)
+	if (!mr && !in_wqe)
 		chunk = RMP_MIN(chunk, c->bounce_len);
 	for (done = 0; done < len; done += batch) {
 		batch = RMP_MIN(len - done, chunk * RMPC_SYNC_BATCH);
-		if (mr) {
+		if (mr || in_wqe) {
 			base = local + done;
-			lkey = mr->lkey;
+			lkey = mr ? mr->lkey : 0;
 		} else {
 			batch = RMP_MIN(batch, c->bounce_len);
 			base = c->bounce;
@@ -188,6 +178,7 @@ static int sync_rw(struct rmp_lease *l, uint64_t off, char *local,
 			sge[n].lkey = lkey;
 			wr[n].opcode = write ? IBV_WR_RDMA_WRITE :
 					       IBV_WR_RDMA_READ;
+			wr[n].send_flags = in_wqe ? IBV_SEND_INLINE : 0;
 			wr[n].sg_list = &sge[n];
 			wr[n].num_sge = 1;
 			wr[n].wr.rdma.remote_addr = l->addr + off + done + pos;

@@ -252,16 +252,13 @@ void rmpc_arm_cq(struct rmp_client *c);
 /*
  * rmpc_wait -- reap completions until done(c, arg) holds. Polls the CQ
  * for a while that adapts to how long waits of this kind took lately
- * (rmpc_spin_ns), then sleeps in poll() on the completion channel and the
- * rdma_cm channel. timeout_ms < 0 waits forever. Returns 0, -ETIMEDOUT,
- * or -errno of poll.
+ * (see spin_ns in chan.c), then sleeps in poll() on the completion
+ * channel and the rdma_cm channel. timeout_ms < 0 waits forever. Returns
+ * 0, -ETIMEDOUT, or -errno of poll.
  */
 int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
 	      bool (*done)(struct rmp_client *c, const void *arg),
 	      const void *arg, int timeout_ms);
-
-/* rmpc_spin_ns -- how long the next wait of this kind polls first. */
-uint64_t rmpc_spin_ns(const struct rmp_client *c, enum rmpc_wait_kind kind);
 
 /* rmpc_sq_room -- free send queue slots. */
 uint32_t rmpc_sq_room(const struct rmp_client *c);
