@@ -482,7 +482,17 @@ static void teardown(struct bench *bp)
 
 /* ---- latency --------------------------------------------------------- */
 
-static uint64_t faa_expect; /* the counter's value before the next faa */
+/* The counter's value before the next FAA (or swapping CAS). */
+static uint64_t faa_expect;
+
+/* check_old -- an atomic returned the counter's value: the next one. */
+static void check_old(const char *call, uint64_t old)
+{
+	if (old != faa_expect)
+		failx("%s returned %" PRIu64 ", expected %" PRIu64, call, old,
+		      faa_expect);
+	faa_expect++;
+}
 
 /* polled_op -- one operation posted asynchronously, then spin on rmp_poll. */
 static void polled_op(struct bench *bp)
@@ -529,12 +539,8 @@ static void polled_op(struct bench *bp)
 		fail("completion", comp.status);
 	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
 		memcpy(&old, bp->mem, sizeof(old));
-		if (old != faa_expect)
-			failx("%s returned %" PRIu64 ", expected %" PRIu64,
-			      bp->mode == FAA_LAT ? "rmp_post_faa" :
-						    "rmp_post_cas", old,
-			      faa_expect);
-		faa_expect++;
+		check_old(bp->mode == FAA_LAT ? "rmp_post_faa" : "rmp_post_cas",
+			  old);
 	}
 }
 
@@ -595,20 +601,14 @@ static void one_op(struct bench *bp)
 		err = rmp_faa(bp->l, 0, 1, &old);
 		if (err)
 			fail("rmp_faa", err);
-		if (old != faa_expect)
-			failx("rmp_faa returned %" PRIu64 ", expected %" PRIu64,
-			      old, faa_expect);
-		faa_expect++;
+		check_old("rmp_faa", old);
 		break;
 	case CAS_LAT:
 		/* Always the expected value: every CAS swaps. */
 		err = rmp_cas(bp->l, 0, faa_expect, faa_expect + 1, &old);
 		if (err)
 			fail("rmp_cas", err);
-		if (old != faa_expect)
-			failx("rmp_cas returned %" PRIu64 ", expected %" PRIu64,
-			      old, faa_expect);
-		faa_expect++;
+		check_old("rmp_cas", old);
 		break;
 	case ALLOC_LAT:
 		alloc_free(bp);
