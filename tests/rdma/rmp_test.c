@@ -1053,6 +1053,75 @@ static int run_connect(const char *host, const char *port, int want)
 	return 0;
 }
 
+/*
+ * run_mix -- OPS random READs, WRITEs and CASes (1/3 each) on one 64 KiB
+ * lease, checked against a local model: every READ must return the
+ * model's bytes and every CAS the model's old word. Made for lossy links
+ * (RC retransmits); prints the rate.
+ */
+static int run_mix(const char *host, const char *port, uint64_t ops,
+		   uint32_t seed)
+{
+	enum { LEN = 65536, MAXIO = 4096 };
+	struct rmp_client *c = connect_to(host, port);
+	struct rmp_lease *l = alloc_lease(c, LEN, 0, RMP_ACCESS_ALL, 0);
+	uint8_t *model = calloc(1, LEN), *buf = xmalloc(MAXIO);
+	uint64_t x = seed | 1ull, start = now_ms(), reads = 0, writes = 0,
+		 cases = 0, ms;
+
+	if (!model)
+		fail("out of memory");
+	for (uint64_t i = 0; i < ops; i++) {
+		uint64_t r, off, len, old, want, cmp;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		r = x;
+		len = 1 + (r >> 8) % MAXIO;
+		off = (r >> 24) % (LEN - len + 1);
+		switch (r % 3) {
+		case 0:
+			expect(rmp_read(l, off, buf, len), 0);
+			if (memcmp(buf, model + off, len))
+				fail("op %" PRIu64 ": READ %" PRIu64 "+%" PRIu64
+				     " differs from what was written", i, off,
+				     len);
+			reads++;
+			break;
+		case 1:
+			for (uint64_t j = 0; j < len; j++)
+				buf[j] = pattern_byte(seed + (uint32_t)i, j);
+			expect(rmp_write(l, off, buf, len), 0);
+			memcpy(model + off, buf, len);
+			writes++;
+			break;
+		default:
+			off &= ~7ull;
+			memcpy(&want, model + off, 8);
+			/* Half of them match and swap, half do not. */
+			cmp = (r >> 40) & 1 ? want : want + 1;
+			expect(rmp_cas(l, off, cmp, r, &old), 0);
+			if (old != want)
+				fail("op %" PRIu64 ": CAS at %" PRIu64 " saw %#"
+				     PRIx64 ", want %#" PRIx64, i, off, old,
+				     want);
+			if (cmp == want)
+				memcpy(model + off, &r, 8);
+			cases++;
+			break;
+		}
+	}
+	ms = now_ms() - start;
+	printf("mix: %" PRIu64 " ops (%" PRIu64 " reads, %" PRIu64 " writes, %"
+	       PRIu64 " cas) in %" PRIu64 " ms: %.0f ops/s, all checked\n",
+	       ops, reads, writes, cases, ms,
+	       (double)ops * 1000.0 / (double)(ms ? ms : 1));
+	expect(rmp_lease_free(l), 0);
+	free(model);
+	free(buf);
+	rmp_client_free(c);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1066,6 +1135,7 @@ static void usage(void)
 		"       rmp-test readloop HOST PORT TOKEN SECONDS\n"
 		"       rmp-test share HOST PORT [--pause]\n"
 		"       rmp-test connect HOST PORT ERRNO\n"
+		"       rmp-test mix HOST PORT OPS SEED\n"
 		"       rmp-test pattern SEED LEN\n");
 	exit(2);
 }
@@ -1110,6 +1180,9 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "share") && (argc == 4 ||
 	    (argc == 5 && !strcmp(argv[4], "--pause"))))
 		return run_share(argv[2], argv[3], argc == 5);
+	if (!strcmp(scenario, "mix") && argc == 6)
+		return run_mix(argv[2], argv[3], strtoull(argv[4], NULL, 0),
+			       (uint32_t)atoi(argv[5]));
 	if (!strcmp(scenario, "connect") && argc == 5)
 		return run_connect(argv[2], argv[3], errno_of(argv[4]));
 	usage();

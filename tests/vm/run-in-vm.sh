@@ -14,6 +14,12 @@
 # leaves the guest) behind a PCIe expander bridge on NUMA node 1; one rxe
 # device (rxe0) on eth0; 2 MiB hugepages reserved on both nodes.
 #
+# Two guests can be linked into a two-host bed (tests/vm/pair.sh does it):
+# --link gives eth0 a UDP tunnel to another guest's QEMU on 127.0.0.1 (still
+# nothing leaves this machine), --addr its own address, --spool a host
+# directory the guest sees uncached at /run/rmp-spool (the guest agent reads
+# commands there), --pidfile QEMU's pid (SIGKILL it: a dead host).
+#
 # The command gets: the caller's cwd, PATH, HOME, USER, locale, TERM, CI,
 # sanitizer/malloc options, every RMP_*, MESON_*, RDMAV_* and IBV_* variable
 # (plus any --env NAME), and RMP_TEST_ADDR, RMP_TEST_DEV, RMP_IN_VM=1.
@@ -37,7 +43,8 @@ SCRIPT_PATH=$(readlink -f -- "${BASH_SOURCE[0]}")
 readonly SCRIPT_PATH
 
 # Guest network / RDMA facts, shared by /init and the command's environment.
-readonly GUEST_ADDR=192.0.2.1 GUEST_PREFIX=24 GUEST_NETDEV=eth0 GUEST_RDMA_DEV=rxe0
+readonly GUEST_PREFIX=24 GUEST_NETDEV=eth0 GUEST_RDMA_DEV=rxe0
+GUEST_ADDR=192.0.2.1
 
 # Kernel modules the guest needs, in the order they are asked for.
 # Optional ones may fail to load (no PCLMUL on the vCPU, no netem) without
@@ -61,7 +68,7 @@ usage() {
     cat <<EOF
 Usage: tests/vm/run-in-vm.sh [OPTIONS] -- COMMAND [ARGS...]
 
-Run COMMAND inside a QEMU guest with Soft-RoCE (rxe0 on eth0, ${GUEST_ADDR})
+Run COMMAND inside a QEMU guest with Soft-RoCE (rxe0 on eth0, 192.0.2.1)
 and exit with its exit status (124: timeout, 125: guest setup failed or the
 guest died without reporting a status).
 
@@ -75,6 +82,14 @@ Options:
                       (default: 2048)
   --env NAME[=VALUE]  also pass NAME (or set it to VALUE) in the guest;
                       may be repeated
+  --addr ADDR         eth0's address, 192.0.2.N (default 192.0.2.1); the
+                      MAC address ends in N
+  --link LPORT:RPORT  connect eth0 to another guest: Ethernet frames go
+                      over UDP from 127.0.0.1:LPORT to 127.0.0.1:RPORT
+                      (default: a hub with no other port)
+  --spool DIR         share host DIR uncached at /run/rmp-spool
+  --pidfile FILE      write QEMU's pid to FILE
+  --name NAME         the guest's host name (default rmp-vm)
   -h, --help          show this help
 
 Environment:
@@ -92,7 +107,7 @@ The command runs as root in the guest, in the caller's current directory,
 with stdin from /dev/null and its output on the serial console, which is
 streamed to stdout and kept in DIR/vm-logs. It gets PATH, HOME, locale,
 TERM, CI, sanitizer options and all RMP_*, MESON_*, RDMAV_*, IBV_* variables,
-plus RMP_TEST_ADDR=${GUEST_ADDR} RMP_TEST_DEV=${GUEST_RDMA_DEV} RMP_IN_VM=1.
+plus RMP_TEST_ADDR (--addr) RMP_TEST_DEV=${GUEST_RDMA_DEV} RMP_IN_VM=1.
 
 Example:
   tests/vm/run-in-vm.sh -- sh -c 'ibv_devices; rdma link'
@@ -124,6 +139,10 @@ TIMEOUT=900
 MEM_MB=2048
 EXTRA_ENV=()
 CMD=()
+LINK=
+SPOOL=
+PIDFILE=
+GUEST_NAME=rmp-vm
 
 parse_args() {
     while [[ $# -gt 0 ]]; do
@@ -136,6 +155,11 @@ parse_args() {
             --mem=*) MEM_MB=${1#*=}; shift ;;
             --env) [[ $# -ge 2 ]] || die "--env needs a value"; EXTRA_ENV+=("$2"); shift 2 ;;
             --env=*) EXTRA_ENV+=("${1#*=}"); shift ;;
+            --addr) [[ $# -ge 2 ]] || die "--addr needs a value"; GUEST_ADDR=$2; shift 2 ;;
+            --link) [[ $# -ge 2 ]] || die "--link needs a value"; LINK=$2; shift 2 ;;
+            --spool) [[ $# -ge 2 ]] || die "--spool needs a value"; SPOOL=$2; shift 2 ;;
+            --pidfile) [[ $# -ge 2 ]] || die "--pidfile needs a value"; PIDFILE=$2; shift 2 ;;
+            --name) [[ $# -ge 2 ]] || die "--name needs a value"; GUEST_NAME=$2; shift 2 ;;
             -h|--help) usage; exit 0 ;;
             --) shift; CMD=("$@"); break ;;
             *) log "unknown argument: $1"; usage >&2; exit 2 ;;
@@ -152,6 +176,12 @@ parse_args() {
     # kernel and the command need some of each node too).
     (( HUGEPAGES * 2 < MEM_MB / 2 )) \
         || die "RMP_VM_HUGEPAGES=$HUGEPAGES per node does not fit in --mem $MEM_MB (half per node)"
+    [[ $GUEST_ADDR =~ ^192\.0\.2\.([1-9][0-9]?|1[0-9][0-9]|2[0-4][0-9]|25[0-4])$ ]] \
+        || die "--addr must be 192.0.2.N with N in 1..254"
+    [[ -z $LINK || $LINK =~ ^[1-9][0-9]{3,4}:[1-9][0-9]{3,4}$ ]] \
+        || die "--link must be LPORT:RPORT (ports 1000..65535)"
+    [[ -z $SPOOL || -d $SPOOL ]] || die "--spool $SPOOL is not a directory"
+    [[ $GUEST_NAME =~ ^[a-z][a-z0-9-]{0,30}$ ]] || die "bad --name $GUEST_NAME"
     local e
     for e in "${EXTRA_ENV[@]}"; do
         [[ ${e%%=*} =~ ^[A-Za-z_][A-Za-z0-9_]*$ ]] || die "bad --env name: ${e%%=*}"
@@ -391,7 +421,13 @@ mount -t tmpfs -o mode=1777 tmpfs "$NEWROOT/dev/shm" || fail "mount /dev/shm"
 mount -t hugetlbfs -o mode=1777 hugetlbfs "$NEWROOT/dev/hugepages" || fail "mount /dev/hugepages"
 mount -t tmpfs -o mode=755 tmpfs "$NEWROOT/run" || fail "mount /run"
 mount -t tmpfs -o mode=1777 tmpfs "$NEWROOT/tmp" || fail "mount /tmp"
-hostname rmp-vm
+hostname "$GUEST_NAME"
+if [ "$SPOOL" = 1 ]; then
+    # Uncached: the host and the guest agent both write here during the run.
+    mkdir -p "$NEWROOT/run/rmp-spool"
+    mount -t 9p -o trans=virtio,version=9p2000.L,cache=none spool "$NEWROOT/run/rmp-spool" \
+        || fail "cannot mount the spool"
+fi
 
 stage "file systems mounted"
 # Network: only the isolated virtio NIC and lo.
@@ -568,6 +604,7 @@ make_run_initrd() {
         printf 'DEBUG=%s\n' "$([[ ${RMP_VM_DEBUG:-0} == 1 ]] && echo 1 || echo 0)"
         printf 'ADDR=%s\nPREFIX=%s\n' "$GUEST_ADDR" "$GUEST_PREFIX"
         printf 'NETDEV=%s\nRDMA_DEV=%s\n' "$GUEST_NETDEV" "$GUEST_RDMA_DEV"
+        printf 'GUEST_NAME=%s\nSPOOL=%s\n' "$GUEST_NAME" "$([[ -n $SPOOL ]] && echo 1 || echo 0)"
     } >"$stage/rmp/run.conf"
     write_run_script "$stage/rmp/run.sh"
     { cat "$INITRAMFS"
@@ -710,9 +747,21 @@ main() {
         -nic none
         -device pxb-pcie,id=pxb1,bus_nr=128,bus=pcie.0,numa_node=1
         -device pcie-root-port,id=rp1,bus=pxb1,chassis=1
-        -netdev hubport,id=n1,hubid=0
-        -device virtio-net-pci,netdev=n1,bus=rp1
     )
+    if [[ -n $LINK ]]; then
+        # A link to the other guest: frames in UDP datagrams over loopback.
+        # Connectionless, so either guest may die and boot again.
+        qemu+=(-netdev "socket,id=n1,udp=127.0.0.1:${LINK#*:},localaddr=127.0.0.1:${LINK%%:*}")
+    else
+        qemu+=(-netdev hubport,id=n1,hubid=0)
+    fi
+    # Every guest has its own MAC: the default one is the same for all.
+    qemu+=(-device "virtio-net-pci,netdev=n1,bus=rp1,mac=52:54:00:12:34:$(printf %02x "${GUEST_ADDR##*.}")")
+    if [[ -n $SPOOL ]]; then
+        qemu+=(-fsdev "local,id=fs1,path=$(qemu_escape "$(cd "$SPOOL" && pwd -P)"),security_model=none"
+               -device virtio-9p-pci,fsdev=fs1,mount_tag=spool,bus=pcie.0)
+    fi
+    [[ -n $PIDFILE ]] && qemu+=(-pidfile "$PIDFILE")
 
     log "booting $KVER ($ACCEL_NAME, ${MEM_MB} MiB, timeout ${TIMEOUT}s), log: $log"
     local t0 t1 qrc=0
