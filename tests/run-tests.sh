@@ -6,6 +6,8 @@
 #   rdma   daemon + clients as separate processes on a real RDMA device:
 #          the host's own when RMP_TEST_ADDR names an address of one,
 #          otherwise inside the Soft-RoCE VM (tests/vm/run-in-vm.sh)
+#   twohost  faults between two hosts (loss, dead hosts, restarts) on two
+#          linked Soft-RoCE guests (tests/vm/pair.sh), run from this host
 #   asan   the unit and rdma suites again, built with
 #          -Db_sanitize=address,undefined
 #   fuzz   each libFuzzer target for RMP_FUZZ_SECONDS (default 30) s
@@ -74,6 +76,11 @@ else
 		status=1
 	echo "rdma suites in the VM: $(($(date +%s) - start)) s wall time"
 fi
+
+stage "two-host fault bed"
+start=$(date +%s)
+run_suite "$build" twohost twohost
+echo "two-host suite: $(($(date +%s) - start)) s wall time"
 
 if [ -z "${RMP_SKIP_FUZZ:-}" ]; then
 	stage "fuzz (${RMP_FUZZ_SECONDS:-30} s per target)"

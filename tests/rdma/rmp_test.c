@@ -1064,7 +1064,8 @@ static int run_mix(const char *host, const char *port, uint64_t ops,
 {
 	enum { LEN = 65536, MAXIO = 4096 };
 	struct rmp_client *c = connect_to(host, port);
-	struct rmp_lease *l = alloc_lease(c, LEN, 0, RMP_ACCESS_ALL, 0);
+	struct rmp_lease *l = alloc_lease(c, LEN, 0, RMP_ACCESS_ALL,
+					  RMP_LEASE_AUTO_RENEW);
 	uint8_t *model = calloc(1, LEN), *buf = xmalloc(MAXIO);
 	uint64_t x = seed | 1ull, start = now_ms(), reads = 0, writes = 0,
 		 cases = 0, ms;

@@ -11,7 +11,8 @@
 #   bg_on HOST LOG CMD   start CMD in the background on HOST, output to LOG
 #   kill_host HOST       SIGKILL HOST's QEMU: a host that dies at once
 #   boot_host HOST       boot HOST (again) and wait for its agent
-#   pair_stop            power both off (also on exit)
+#   pair_stop            power both off (on exit too, unless the caller has
+#                        an EXIT trap of its own: then that must call it)
 #
 # Each guest runs tests/vm/run-in-vm.sh with tests/vm/agent.sh as its
 # command; requests go through a spool directory that the guest sees
@@ -74,7 +75,8 @@ pair_boot() {
 	: "${PAIR_DIR:?PAIR_DIR is not set}" "${RMP_BUILD_ROOT:?RMP_BUILD_ROOT is not set}"
 	local t0=$SECONDS
 	read -r PAIR_SPORT PAIR_CPORT < <(pair_ports)
-	trap pair_stop EXIT
+	# The caller's own EXIT trap, if any, must call pair_stop.
+	[ -n "$(trap -p EXIT)" ] || trap pair_stop EXIT
 	# One at a time: the first boot builds the initramfs cache.
 	boot_host server || return 1
 	boot_host client || return 1
