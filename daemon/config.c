@@ -162,6 +162,9 @@ static const struct key keys[] = {
 	/* above 1ms the event loop's timers would lag behind */
 	KEY("server", "busy_poll_us", SY_UINT, ST_U32, server.busy_poll_us,
 	    0, 1000, 0, NULL),
+	/* the sweep that sends probes runs once a second */
+	KEY("server", "keepalive", SY_DURATION, ST_U64, server.keepalive_ms,
+	    1000, (int64_t)MS_PER_H, 0, NULL),
 	KEY("pool", "size", SY_SIZE, ST_U64, pool.size,
 	    1, SIZE_MAX_I, 0, NULL),
 	KEY("pool", "hugepage_size", SY_SIZE, ST_U64, pool.hugepage_size,
@@ -247,6 +250,7 @@ void rmp_config_defaults(struct rmp_config *c)
 	c->server.auth_timeout_ms = 5 * MS_PER_S;
 	c->server.auth_failures_per_minute = 5;
 	c->server.busy_poll_us = 50;
+	c->server.keepalive_ms = 10 * MS_PER_S;
 
 	c->pool.size = GIB;
 	c->pool.hugepage_size = 2 * MIB;

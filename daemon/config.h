@@ -144,6 +144,8 @@ struct rmp_config {
 		uint32_t auth_failures_per_minute;/* default 5; 0 = never cool down */
 		/* Poll the CQ this long after work before sleeping; 0 = never. */
 		uint32_t busy_poll_us;            /* default 50, <= 1000 */
+		/* A connection quiet this long is probed; no answer: closed. */
+		uint64_t keepalive_ms;            /* default 10s, 1s..1h */
 	} server;
 	struct {
 		uint64_t size;                 /* bytes, > 0 */

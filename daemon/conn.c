@@ -26,6 +26,10 @@
  * 2^14 = 67 ms per try), and the largest accepted (~1 s). */
 #define SERVER_ACK_TIMEOUT 14
 #define SERVER_ACK_TIMEOUT_MAX 18
+/* Transport retries of a send the peer does not acknowledge. Never 7:
+ * Soft-RoCE takes 7 to mean "forever" (as rnr_retry does), and then a
+ * dead client's host would never fail a probe (tested on rxe). */
+#define SERVER_RETRY_CNT 6
 
 #define conn_of_holder(h) \
 	((struct rmp_conn *)((char *)(h) - offsetof(struct rmp_conn, holder)))
@@ -55,7 +59,7 @@ static void maybe_free(struct rmp_conn *c)
 	struct rmp_conns *s = c->set;
 
 	if (c->state != RMP_CONN_CLOSING || c->hold || c->replies_due ||
-	    c->recvs_due || c->holder.key_wrs)
+	    c->recvs_due || c->holder.key_wrs || c->probe_out)
 		return;
 	rmp_holder_drop_windows(&c->holder);
 	if (c->qp && ibv_destroy_qp(c->qp))
@@ -181,6 +185,7 @@ void rmp_conn_established(struct rmp_conn *c)
 	if (c->state != RMP_CONN_ACCEPTING)
 		return;
 	c->state = RMP_CONN_ESTABLISHED;
+	c->quiet_since_ms = rmp_now_ms();
 	log_info("%s connected", c->holder.label);
 }
 
@@ -226,6 +231,8 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 
 	s->busy = false;
 	c->replies_due--;
+	if (wc->status == IBV_WC_SUCCESS)
+		c->heard++; /* the peer acknowledged it */
 	/* Held: the closes below must not free c under us. */
 	c->hold++;
 	if (c->close_after_reply && c->state != RMP_CONN_CLOSING) {
@@ -238,6 +245,52 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 		log_warn("%s: reply not delivered: %s", c->holder.label,
 			 ibv_wc_status_str(wc->status));
 		rmp_conn_close(c, "a reply could not be delivered");
+	}
+	c->hold--;
+	maybe_free(c);
+}
+
+/* ----------------------------------------------------------- liveness */
+
+/*
+ * probe -- a zero-length RDMA WRITE to c's peer. Its NIC acknowledges it
+ * without the client's CPU and without checking an rkey (none is needed
+ * for zero bytes, IBA C9-88); if the peer's host is gone, the QP's retries
+ * run out and the completion says so.
+ */
+static void probe(struct rmp_conn *c)
+{
+	struct ibv_send_wr wr = { 0 }, *bad;
+	int ret;
+
+	wr.wr_id = rmp_wr_id(c, RMP_WR_PROBE);
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	ret = ibv_post_send(c->qp, &wr, &bad);
+	if (ret) {
+		log_warn("%s: posting a liveness probe: %s", c->holder.label,
+			 strerror(ret));
+		return;
+	}
+	c->probe_out = true;
+	log_debug("%s: quiet for %" PRIu64 " ms, probed", c->holder.label,
+		  rmp_now_ms() - c->quiet_since_ms);
+}
+
+static void on_probe_done(struct rmp_conn *c, const struct ibv_wc *wc)
+{
+	c->probe_out = false;
+	c->hold++;
+	if (wc->status == IBV_WC_SUCCESS) {
+		c->heard++;
+	} else if (wc->status != IBV_WC_WR_FLUSH_ERR) {
+		/* Our probe failed the QP, not a request of the client. */
+		c->local_failure = true;
+		c->set->counters.unreachable++;
+		log_notice("%s: no answer to a liveness probe (%s): its host "
+			   "is down or cannot be reached", c->holder.label,
+			   ibv_wc_status_str(wc->status));
+		rmp_conn_close(c, "peer unreachable");
 	}
 	c->hold--;
 	maybe_free(c);
@@ -352,6 +405,7 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 		/* A message can overtake the ESTABLISHED event: it proves
 		 * the connection is up (the QP is in RTS already). */
 		rmp_conn_established(c);
+		c->heard++;
 		if (c->state == RMP_CONN_ESTABLISHED)
 			handle_message(c, rx->buf, wc->byte_len);
 	} else if (wc->status != IBV_WC_SUCCESS &&
@@ -388,6 +442,9 @@ void rmp_conns_on_wc(struct rmp_conns *s, const struct ibv_wc *wc)
 		break;
 	case RMP_WR_RECV:
 		on_recv(s, p, wc);
+		break;
+	case RMP_WR_PROBE:
+		on_probe_done(p, wc);
 		break;
 	case RMP_WR_BIND:
 	case RMP_WR_INV:
@@ -449,14 +506,17 @@ static int modify_qp(struct rmp_conn *c, enum ibv_qp_state state,
 	if (state == IBV_QPS_RTS) {
 		attr.max_rd_atomic = 0; /* the server reads nothing */
 		attr.rnr_retry = SERVER_RNR_RETRY;
-		if (attr.retry_cnt > 7)
-			attr.retry_cnt = 7;
+		attr.retry_cnt = SERVER_RETRY_CNT;
 		if (attr.timeout == 0 || attr.timeout > SERVER_ACK_TIMEOUT_MAX)
 			attr.timeout = SERVER_ACK_TIMEOUT;
 		mask |= IBV_QP_RNR_RETRY | IBV_QP_RETRY_CNT | IBV_QP_TIMEOUT |
 			IBV_QP_MAX_QP_RD_ATOMIC;
 	}
 	ret = ibv_modify_qp(c->qp, &attr, mask);
+	if (ret == 0 && state == IBV_QPS_RTS)
+		log_debug("%s: ACK timeout 4.096 us x 2^%u, %u retries",
+			  c->holder.label, (unsigned)attr.timeout,
+			  (unsigned)attr.retry_cnt);
 	return -ret;
 }
 
@@ -471,7 +531,7 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 		.recv_cq = s->dev->cq,
 		.srq = s->dev->srq,
 		.cap = {
-			.max_send_wr = 2 * credits + KEY_WRS,
+			.max_send_wr = 2 * credits + KEY_WRS + 1, /* probe */
 			.max_send_sge = 1,
 		},
 		.qp_type = IBV_QPT_RC,
@@ -625,9 +685,12 @@ static void close_where(struct rmp_conns *s, bool (*pred)(struct rmp_conn *c),
 	}
 }
 
+/* With a probe in flight an error state may be the probe's own failure
+ * (an unreachable peer, not a refused request): its completion decides. */
 static bool failed_silently(struct rmp_conn *c)
 {
-	return c->state == RMP_CONN_ESTABLISHED && qp_failed_remotely(c);
+	return c->state == RMP_CONN_ESTABLISHED && !c->probe_out &&
+	       qp_failed_remotely(c);
 }
 
 static bool auth_overdue(struct rmp_conn *c)
@@ -637,10 +700,30 @@ static bool auth_overdue(struct rmp_conn *c)
 	       c->set->cfg->server.auth_timeout_ms;
 }
 
+/* keep_alive -- probe each connection that has been quiet for keepalive
+ * and has no probe out: a live peer's NIC answers. */
+static void keep_alive(struct rmp_conns *s)
+{
+	uint64_t now = rmp_now_ms(), quiet = s->cfg->server.keepalive_ms;
+	struct rmp_conn *c;
+
+	TAILQ_FOREACH(c, &s->list, link) {
+		if (c->state != RMP_CONN_ESTABLISHED)
+			continue;
+		if (c->heard != c->heard_at_sweep) {
+			c->heard_at_sweep = c->heard;
+			c->quiet_since_ms = now;
+		} else if (!c->probe_out && now - c->quiet_since_ms >= quiet) {
+			probe(c);
+		}
+	}
+}
+
 void rmp_conns_sweep(struct rmp_conns *s)
 {
 	close_where(s, failed_silently, "its queue pair failed");
 	close_where(s, auth_overdue, "no authentication in time");
+	keep_alive(s);
 }
 
 void rmp_conns_close_all(struct rmp_conns *s, const char *why)
@@ -655,6 +738,7 @@ void rmp_conns_force_free(struct rmp_conns *s)
 	while ((c = TAILQ_FIRST(&s->list))) {
 		c->state = RMP_CONN_CLOSING;
 		c->hold = c->replies_due = c->recvs_due = 0;
+		c->probe_out = false;
 		c->holder.key_wrs = 0;
 		maybe_free(c);
 	}

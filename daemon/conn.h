@@ -59,6 +59,11 @@ struct rmp_conn {
 	bool local_failure;       /* its QP failed by our doing */
 	bool access_error_noted;
 	unsigned hold;            /* > 0: in use on the stack, keep it */
+	/* Liveness: completions that prove the peer alive (requests in,
+	 * replies acknowledged, probes answered), their count at the last
+	 * sweep and since when it has not moved; a probe in flight. */
+	uint64_t heard, heard_at_sweep, quiet_since_ms;
+	bool probe_out;
 
 	unsigned nreply, replies_due;
 	struct rmp_reply_slot *replies;
@@ -89,7 +94,7 @@ struct rmp_conns {
 	/* Since start, for metrics. */
 	struct {
 		uint64_t accepted, closed, auth_failures, access_errors,
-			 bad_messages;
+			 bad_messages, unreachable;
 	} counters;
 	struct rmp_latency latency;
 };
@@ -147,7 +152,8 @@ void rmp_conns_on_qp_event(struct rmp_conns *s,
  * (a refused rkey, bounds or rights): rxe reports that with no event, and
  * a client that never disconnects would otherwise keep its slot and its
  * access errors uncounted. Also closes connections that have not
- * authenticated within auth_timeout.
+ * authenticated within auth_timeout, and probes connections quiet for
+ * keepalive (a failed probe closes the connection: its peer is gone).
  */
 void rmp_conns_sweep(struct rmp_conns *s);
 void rmp_conns_close_all(struct rmp_conns *s, const char *why);

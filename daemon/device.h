@@ -15,12 +15,14 @@
  *   RMP_WR_RECV   struct rmp_rx_buf *       a receive buffer
  *   RMP_WR_BIND   struct rmp_key *          IBV_WR_BIND_MW of a key (keys.c)
  *   RMP_WR_INV    struct rmp_key *          IBV_WR_LOCAL_INV of a key
+ *   RMP_WR_PROBE  struct rmp_conn *         zero-length WRITE: is it alive?
  */
 enum rmp_wr_tag {
 	RMP_WR_REPLY = 0,
 	RMP_WR_RECV = 1,
 	RMP_WR_BIND = 2,
 	RMP_WR_INV = 3,
+	RMP_WR_PROBE = 4,
 };
 #define RMP_WR_TAG_MASK UINT64_C(7)
 

@@ -391,6 +391,10 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	one(b, "rmpool_bad_messages_total", "counter",
 	    "Requests that did not decode or reached for another tenant's "
 	    "lease.", cs->counters.bad_messages);
+	one(b, "rmpool_clients_unreachable_total", "counter",
+	    "Connections closed because a liveness probe got no answer (the "
+	    "client's host died or cannot be reached).",
+	    cs->counters.unreachable);
 	put_latency(b, &cs->latency);
 	put_tenants(b, o->tenants);
 	put_device(m, b, false);

@@ -531,12 +531,16 @@ static int run_autorenew(const char *host, const char *port, uint32_t ttl,
 /* hold LEN SEED TTL: a lease and an ephemeral lease, both filled with the
  * pattern; print their tokens, then wait to be killed. */
 static int run_hold(const char *host, const char *port, uint64_t len,
-		    uint32_t seed, uint32_t ttl)
+		    uint32_t seed, uint32_t ttl, bool auto_renew)
 {
 	struct rmp_client *c = connect_to(host, port);
-	struct rmp_lease *l = alloc_lease(c, len, ttl, RMP_ACCESS_ALL, 0);
+	struct rmp_lease *l = alloc_lease(c, len, ttl, RMP_ACCESS_ALL,
+					  auto_renew ? RMP_LEASE_AUTO_RENEW : 0);
+	/* With --auto-renew both are renewed: the ephemeral one then lives
+	 * exactly as long as the connection. */
 	struct rmp_lease *e = alloc_lease(c, len, ttl, RMP_ACCESS_ALL,
-					  RMP_LEASE_EPHEMERAL);
+					  RMP_LEASE_EPHEMERAL |
+					  (auto_renew ? RMP_LEASE_AUTO_RENEW : 0));
 	char tok[RMP_TOKEN_MAXLEN], etok[RMP_TOKEN_MAXLEN];
 	uint8_t *buf = xmalloc(len);
 
@@ -1130,7 +1134,7 @@ static void usage(void)
 		"       rmp-test flush|range|exhaust HOST PORT\n"
 		"       rmp-test expiry HOST PORT LEN TTL_S TICK_MS\n"
 		"       rmp-test autorenew HOST PORT TTL_S TICK_MS\n"
-		"       rmp-test hold HOST PORT LEN SEED TTL_S\n"
+		"       rmp-test hold HOST PORT LEN SEED TTL_S [--auto-renew]\n"
 		"       rmp-test quota HOST PORT LEASES BYTES\n"
 		"       rmp-test loop HOST PORT SECONDS GOFILE\n"
 		"       rmp-test readloop HOST PORT TOKEN SECONDS\n"
@@ -1166,9 +1170,11 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "autorenew") && argc == 6)
 		return run_autorenew(argv[2], argv[3], (uint32_t)atoi(argv[4]),
 				     strtoull(argv[5], NULL, 0));
-	if (!strcmp(scenario, "hold") && argc == 7)
+	if (!strcmp(scenario, "hold") && (argc == 7 ||
+	    (argc == 8 && !strcmp(argv[7], "--auto-renew"))))
 		return run_hold(argv[2], argv[3], strtoull(argv[4], NULL, 0),
-				(uint32_t)atoi(argv[5]), (uint32_t)atoi(argv[6]));
+				(uint32_t)atoi(argv[5]), (uint32_t)atoi(argv[6]),
+				argc == 8);
 	if (!strcmp(scenario, "quota") && argc == 6)
 		return run_quota(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 				 strtoull(argv[5], NULL, 0));
