@@ -62,6 +62,10 @@ static int wc_errno(enum ibv_wc_status st)
 	case IBV_WC_REM_ACCESS_ERR:
 		/* Our range and rights checks passed: the key was revoked. */
 		return -EKEYEXPIRED;
+	case IBV_WC_RETRY_EXC_ERR:
+		/* The transport's retries ran out: no answer from the
+		 * server's host (down, or the network between is). */
+		return -ETIMEDOUT;
 	default:
 		return -EIO;
 	}

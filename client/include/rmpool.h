@@ -48,7 +48,9 @@ extern "C" {
  *   -ECONNREFUSED  the server rejected the connection or nobody listens
  *                  (unknown tenant, anonymous access disabled, a
  *                  connection limit: see rmp_client_last_error())
- *   -ETIMEDOUT     no answer in time (connect, control reply, completion)
+ *   -ETIMEDOUT     no answer in time (connect, control reply, completion;
+ *                  or the transport's retries ran out, about 0.5 s:
+ *                  the server's host is down or cannot be reached)
  *   -ENOTCONN      the connection is gone; close and reconnect
  *   -EIO           an RDMA operation completed with an error
  *   -EACCES        the lease does not grant this kind of access

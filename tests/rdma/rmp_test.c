@@ -1127,6 +1127,99 @@ static int run_mix(const char *host, const char *port, uint64_t ops,
 	return 0;
 }
 
+/* timed_op -- one operation of kind i % 4 on l (WRITE, READ, CAS, or a
+ * posted READ reaped by rmp_poll(.., -1)); its result, its time in *ms. */
+static int timed_op(struct rmp_client *c, struct rmp_lease *l,
+		    struct rmp_buf *b, uint8_t *buf, uint64_t i, uint64_t *ms)
+{
+	struct rmp_completion comp;
+	uint64_t t0 = now_ms(), old;
+	int ret;
+
+	switch (i % 4) {
+	case 0:
+		ret = rmp_write(l, 0, buf, 4096);
+		break;
+	case 1:
+		ret = rmp_read(l, 0, buf, 4096);
+		break;
+	case 2:
+		ret = rmp_cas(l, 4096, i, i + 1, &old);
+		break;
+	default:
+		ret = rmp_post_read(l, 0, b, 0, 4096, i);
+		if (ret == 0)
+			ret = rmp_submit(c) < 0 ? -EIO : 0;
+		if (ret == 0) {
+			ret = rmp_poll(c, &comp, 1, -1);
+			ret = ret == 1 ? comp.status : ret < 0 ? ret : -EIO;
+		}
+		break;
+	}
+	*ms = now_ms() - t0;
+	return ret;
+}
+
+/*
+ * run_until_down -- READY, then operations without pause until one fails
+ * (the server's host is killed meanwhile), then 8 more: every call must
+ * return, failed ones within the op timeout (TIMEOUT_MS) and a second.
+ */
+static int run_until_down(const char *host, const char *port,
+			  unsigned timeout_ms)
+{
+	static const char *const kind[] = { "rmp_write", "rmp_read", "rmp_cas",
+					    "rmp_poll(-1)" };
+	struct rmp_client_opts o;
+	struct rmp_client *c;
+	struct rmp_lease *l;
+	struct rmp_buf *b;
+	uint8_t *buf = xmalloc(4096);
+	uint64_t i = 0, ms, worst = 0;
+	int ret;
+
+	rmp_client_opts_init(&o);
+	o.name = "rmp-test";
+	o.tenant = getenv("RMPOOL_TENANT");
+	o.key_file = getenv("RMPOOL_KEY_FILE");
+	o.op_timeout_ms = (int)timeout_ms;
+	expect(rmp_client_new(&c, &o), 0);
+	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
+	if (ret)
+		fail("connect: %s", rmp_strerror(ret));
+	l = alloc_lease(c, 8192, 0, RMP_ACCESS_ALL, RMP_LEASE_AUTO_RENEW);
+	expect(rmp_buf_reg(c, buf, 4096, &b), 0);
+	memset(buf, 0, 4096);
+	printf("READY\n");
+	fflush(stdout);
+	while ((ret = timed_op(c, l, b, buf, i, &ms)) == 0)
+		i++;
+	printf("op %" PRIu64 ": %s failed after %" PRIu64 " ms: %s\n", i,
+	       kind[i % 4], ms, rmp_strerror(ret));
+	worst = ms;
+	for (uint64_t j = i + 1; j <= i + 8; j++) {
+		ret = timed_op(c, l, b, buf, j, &ms);
+		printf("then %s: %s after %" PRIu64 " ms\n", kind[j % 4],
+		       rmp_strerror(ret), ms);
+		if (ret == 0)
+			fail("%s succeeded with the server's host dead",
+			     kind[j % 4]);
+		worst = ms > worst ? ms : worst;
+	}
+	fflush(stdout);
+	if (worst > timeout_ms + 1000)
+		fail("a call took %" PRIu64 " ms, op timeout %u ms", worst,
+		     timeout_ms);
+	printf("DOWN after %" PRIu64 " good ops; slowest failing call %"
+	       PRIu64 " ms\n", i, worst);
+	/* Freeing what a dead server held must not hang either. */
+	rmp_buf_dereg(b);
+	rmp_lease_free(l);
+	rmp_client_free(c);
+	free(buf);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1141,6 +1234,7 @@ static void usage(void)
 		"       rmp-test share HOST PORT [--pause]\n"
 		"       rmp-test connect HOST PORT ERRNO\n"
 		"       rmp-test mix HOST PORT OPS SEED\n"
+		"       rmp-test until-down HOST PORT TIMEOUT_MS\n"
 		"       rmp-test pattern SEED LEN\n");
 	exit(2);
 }
@@ -1187,6 +1281,9 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "share") && (argc == 4 ||
 	    (argc == 5 && !strcmp(argv[4], "--pause"))))
 		return run_share(argv[2], argv[3], argc == 5);
+	if (!strcmp(scenario, "until-down") && argc == 5)
+		return run_until_down(argv[2], argv[3],
+				      (unsigned)atoi(argv[4]));
 	if (!strcmp(scenario, "mix") && argc == 6)
 		return run_mix(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 			       (uint32_t)atoi(argv[5]));
