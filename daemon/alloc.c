@@ -436,6 +436,42 @@ int rmp_alloc_get(struct rmp_alloc *a, uint64_t length, uint64_t align,
 	return 0;
 }
 
+int rmp_alloc_take(struct rmp_alloc *a, uint64_t offset, uint64_t length,
+		   struct rmp_extent *ext)
+{
+	struct blk *b;
+
+	if (!a || !ext || !length || offset % GRAIN || length % GRAIN ||
+	    offset > a->size || length > a->size - offset)
+		return -EINVAL;
+	/* The block that starts at or below offset; in increasing order of
+	 * takes it is the last one (what follows the previous take). */
+	TAILQ_FOREACH_REVERSE(b, &a->phys, blk_phys, phys)
+		if (b->off <= offset)
+			break;
+	if (!b || b->state != BLK_FREE || offset + length > b->off + b->size)
+		return -EBUSY;
+	if (spare_reserve(a))
+		return -ENOMEM;
+	list_remove(a, b);
+	if (offset > b->off) {
+		split_after(a, b, offset - b->off, spare_get(a));
+		list_insert(a, b);
+		b = TAILQ_NEXT(b, phys);
+	}
+	if (b->size > length) {
+		split_after(a, b, length, spare_get(a));
+		list_insert(a, TAILQ_NEXT(b, phys));
+	}
+	b->state = BLK_USED;
+	a->free_bytes -= length;
+	a->extents++;
+	ext->offset = b->off;
+	ext->length = length;
+	ext->id = b->id;
+	return 0;
+}
+
 int rmp_alloc_put(struct rmp_alloc *a, const struct rmp_extent *ext)
 {
 	struct blk *b, *n, *p;

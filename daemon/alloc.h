@@ -63,6 +63,17 @@ int rmp_alloc_get(struct rmp_alloc *a, uint64_t length, uint64_t align,
  */
 int rmp_alloc_put(struct rmp_alloc *a, const struct rmp_extent *ext);
 
+/*
+ * rmp_alloc_take -- reserve exactly [offset, offset + length), as a lease
+ * recovered after a restart needs its old bytes back. Both multiples of
+ * the grain. Fills *ext as rmp_alloc_get does. Errors: -EINVAL (unaligned,
+ * empty or out of range), -EBUSY (some of it is not free), -ENOMEM.
+ * Constant time when called in increasing offset order (recovery sorts
+ * first); a backward walk over the blocks otherwise.
+ */
+int rmp_alloc_take(struct rmp_alloc *a, uint64_t offset, uint64_t length,
+		   struct rmp_extent *ext);
+
 void rmp_alloc_stats(const struct rmp_alloc *a, struct rmp_alloc_stats *st);
 
 /* Full consistency check for tests: 0 or -EFAULT with no side effect. */

@@ -496,6 +496,51 @@ static void test_many(void)
 	rmp_alloc_free(a);
 }
 
+/*
+ * test_take -- exact ranges back after a restart: in increasing order and
+ * not, next to each other and apart; overlaps and bad ranges refused;
+ * what was taken is put back like any extent.
+ */
+static void test_take(void)
+{
+	struct rmp_alloc *a = rmp_alloc_new(1 * MiB);
+	struct rmp_extent e[6], x;
+	static const uint64_t at[][2] = {
+		{ 0, 4 * KiB }, { 4 * KiB, 64 }, { 64 * KiB, 128 * KiB },
+		{ 900 * KiB, 124 * KiB }, { 512 * KiB, 4 * KiB },
+		{ 8 * KiB, 8 * KiB },
+	};
+
+	CHECK(a != NULL);
+	for (unsigned i = 0; i < 6; i++) {
+		CHECK_EQ(rmp_alloc_take(a, at[i][0], at[i][1], &e[i]), 0);
+		CHECK_EQ(e[i].offset, at[i][0]);
+		CHECK_EQ(e[i].length, at[i][1]);
+		CHECK_EQ(rmp_alloc_check(a), 0);
+	}
+	CHECK_EQ(stats(a).extents, 6);
+	CHECK_EQ(stats(a).free_bytes, 1 * MiB - (4 * KiB + 64 + 128 * KiB +
+		 124 * KiB + 4 * KiB + 8 * KiB));
+	/* Overlapping a taken range, at its start, middle or end: busy. */
+	CHECK_EQ(rmp_alloc_take(a, 0, 64, &x), -EBUSY);
+	CHECK_EQ(rmp_alloc_take(a, 100 * KiB, 4 * KiB, &x), -EBUSY);
+	CHECK_EQ(rmp_alloc_take(a, 60 * KiB, 8 * KiB, &x), -EBUSY);
+	CHECK_EQ(rmp_alloc_take(a, 1020 * KiB, 8 * KiB, &x), -EINVAL);
+	CHECK_EQ(rmp_alloc_take(a, 32 * KiB, 0, &x), -EINVAL);
+	CHECK_EQ(rmp_alloc_take(a, 32 * KiB + 1, 64, &x), -EINVAL);
+	CHECK_EQ(rmp_alloc_take(a, UINT64_MAX - 63, 64, &x), -EINVAL);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	/* get never hands out a taken byte. */
+	for (unsigned n = 0; rmp_alloc_get(a, 4 * KiB, 0, &x) == 0; n++)
+		for (unsigned i = 0; i < 6; i++)
+			CHECK(x.offset + x.length <= e[i].offset ||
+			      x.offset >= e[i].offset + e[i].length);
+	for (unsigned i = 0; i < 6; i++)
+		CHECK_EQ(rmp_alloc_put(a, &e[i]), 0);
+	CHECK_EQ(rmp_alloc_check(a), 0);
+	rmp_alloc_free(a);
+}
+
 int main(void)
 {
 	test_new();
@@ -506,5 +551,6 @@ int main(void)
 	test_largest_free();
 	test_random();
 	test_many();
+	test_take();
 	return check_done();
 }
