@@ -26,7 +26,7 @@ LAYERS = [
     ["request"],       # decode one request, act, build the reply
     ["lifecycle"],     # the one owner of a lease's life
     ["keys", "zero", "tenant"],  # windows / regions; zeroing; tenants
-    ["pool", "device", "lease", "guard", "config"],
+    ["pool", "device", "lease", "journal", "guard", "config"],
     ["alloc", "topology"],  # extent allocator; NUMA and sysfs facts
 ]
 
