@@ -175,6 +175,10 @@ static const struct key keys[] = {
 	    0, INT_MAX, 0, NULL),
 	KEY("pool", "lock", SY_BOOL, ST_BOOL, pool.lock,
 	    0, 0, 0, NULL),
+	KEY("pool", "state_dir", SY_PATH, ST_STR, pool.state_dir,
+	    0, 0, KF_EMPTY_OFF, NULL),
+	KEY("pool", "max_leases", SY_UINT, ST_U32, pool.max_leases,
+	    16, 16u << 20, 0, NULL),
 	KEY("lease", "lease_keys", SY_NAMES, ST_LEASE_KEYS, lease.lease_keys,
 	    0, 0, 0, lease_keys_modes),
 	KEY("lease", "ttl_default", SY_DURATION, ST_U64, lease.ttl_default_ms,
@@ -257,6 +261,7 @@ void rmp_config_defaults(struct rmp_config *c)
 	c->pool.hugepages = RMP_HUGEPAGES_REQUIRED;
 	c->pool.numa_node = -1;
 	c->pool.lock = true;
+	c->pool.max_leases = 65536;
 
 	c->lease.lease_keys = RMP_LEASE_KEYS_AUTO;
 	c->lease.ttl_default_ms = 60 * MS_PER_S;

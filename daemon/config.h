@@ -153,6 +153,11 @@ struct rmp_config {
 		enum rmp_hugepages_mode hugepages;
 		int numa_node;                 /* -1 = auto */
 		bool lock;                     /* mlock the pool */
+		/* Where the pool and its lease journal live as a file that
+		 * outlives the process (hot restart); "" = anonymous memory,
+		 * a restart loses every lease. */
+		char state_dir[RMP_CONFIG_PATH_LEN];
+		uint32_t max_leases;           /* journal records; 65536 */
 	} pool;
 	struct {
 		enum rmp_lease_keys lease_keys;

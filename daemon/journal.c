@@ -290,6 +290,8 @@ int rmp_journal_put(struct rmp_journal *j, struct rmp_journal_lease *r,
 			return -ENOSPC;
 		*slot = j->free_slots[--j->nfree];
 		r->seq = j->next_seq++;
+	} else {
+		r->seq = rec(j, *slot)->l.seq;
 	}
 	tmp.l = *r;
 	checksum(&tmp, offsetof(struct record, sum), tmp.sum);

@@ -79,7 +79,8 @@ int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 /*
  * rmp_journal_put -- write r. *slot 0: a new lease (a free record is
  * taken and stored in *slot, and r->seq set); else rewrite that record
- * (renew), keeping its seq. -ENOSPC when every record is in use.
+ * (renew), keeping the seq it has (r->seq is ignored). -ENOSPC when every
+ * record is in use.
  */
 int rmp_journal_put(struct rmp_journal *j, struct rmp_journal_lease *r,
 		    uint32_t *slot);

@@ -59,6 +59,7 @@ struct rmp_lease {
 	unsigned keys_unsettled;  /* keys not yet proven dead (or unproven) */
 	bool tainted;             /* a key of it could not be proven dead */
 	uint64_t created_ms;
+	uint32_t jslot;           /* its journal record (0: none) */
 	TAILQ_ENTRY(rmp_lease) state_link;  /* revoking / quarantined lists */
 
 	/* table internals */

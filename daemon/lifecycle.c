@@ -9,6 +9,7 @@
 #include <sys/time.h>
 #include <event2/event.h>
 
+#include "journal.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "pool.h"
@@ -27,6 +28,8 @@ struct rmp_lifecycle {
 	struct rmp_pool *pool;
 	struct rmp_keys keys;
 	struct rmp_lease_table *table;
+	struct rmp_journal *journal; /* NULL: leases die with the process */
+	struct rmp_tenants *tenants;
 	struct rmp_zeroer *zeroer;
 	struct event *expiry_ev, *revoke_ev;
 	struct rmp_key_list revoking;      /* keys awaited, by deadline */
@@ -327,6 +330,9 @@ static void end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	log_debug("lease %016" PRIx64 " (%" PRIu64 " bytes, %s) ends: %s",
 		  l->id, l->ext.length, l->owner, why);
 	rmp_lease_table_del(lc->table, l);
+	/* From now on a restart does not bring it back. */
+	if (lc->journal)
+		rmp_journal_drop(lc->journal, &l->jslot);
 	rmp_tenant_uncharge(l->tenant, l->ext.length);
 	lc->leased_bytes -= l->ext.length;
 	set_state(l, RMP_LEASE_REVOKING);
@@ -345,6 +351,42 @@ static void end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	l->keys_unsettled--;
 	if (l->keys_unsettled == 0)
 		finish_revoke(lc, l);
+}
+
+/* ------------------------------------------------------------ journal */
+
+/*
+ * journal_put -- record l as it is now, so it outlives the process.
+ * Ephemeral leases are not kept: they end with their connection, and a
+ * restart ends every connection. -ENOSPC when the journal is full.
+ */
+static int journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l)
+{
+	struct rmp_journal_lease r;
+
+	if (!lc->journal || (l->flags & RMP_LEASE_F_EPHEMERAL))
+		return 0;
+	memset(&r, 0, sizeof(r));
+	r.id = l->id;
+	r.secret = l->secret;
+	r.offset = l->ext.offset;
+	r.length = l->ext.length;
+	r.deadline_ms = l->deadline_ms;
+	r.ttl_ms = l->ttl_ms;
+	r.access = l->access;
+	r.flags = l->flags;
+	rmp_strlcpy(r.tenant, l->tenant->name, sizeof(r.tenant));
+	rmp_strlcpy(r.owner, l->owner, sizeof(r.owner));
+	return rmp_journal_put(lc->journal, &r, &l->jslot);
+}
+
+/* set_deadline -- a new deadline for l, in the table and the journal. */
+static void set_deadline(struct rmp_lifecycle *lc, struct rmp_lease *l,
+			 uint64_t deadline_ms)
+{
+	rmp_lease_table_set_deadline(lc->table, l, deadline_ms);
+	/* A rewrite of l's own record: it cannot run out of room. */
+	journal_put(lc, l);
 }
 
 /* ------------------------------------------------------------- expiry */
@@ -390,7 +432,7 @@ static void on_expiry(int fd, short what, void *arg)
 	       l->deadline_ms <= now) {
 		/* Auto-renew: alive as long as a holder is. */
 		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys) {
-			rmp_lease_table_set_deadline(lc->table, l,
+			set_deadline(lc, l,
 						     now + l->ttl_ms);
 			continue;
 		}
@@ -530,6 +572,12 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	ret = rmp_lease_table_add(lc->table, l);
 	if (ret)
 		goto err_uncharge;
+	ret = journal_put(lc, l);
+	if (ret) {
+		log_warn("%s: lease journal full ([pool] max_leases = %u): "
+			 "ALLOC refused", h->label, lc->cfg->pool.max_leases);
+		goto err_unindex;
+	}
 	ret = give_key(lc, h, l, l->access, key, detail);
 	if (ret)
 		goto err_unindex;
@@ -544,6 +592,8 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	return 0;
 
 err_unindex:
+	if (lc->journal)
+		rmp_journal_drop(lc->journal, &l->jslot);
 	rmp_lease_table_del(lc->table, l);
 err_uncharge:
 	rmp_tenant_uncharge(h->tenant, l->ext.length);
@@ -598,7 +648,7 @@ int rmp_lifecycle_renew(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	if (ret)
 		return ret;
 	l->ttl_ms = ttl;
-	rmp_lease_table_set_deadline(lc->table, l, rmp_now_ms() + ttl);
+	set_deadline(lc, l, rmp_now_ms() + ttl);
 	schedule_expiry(lc);
 	lc->n.renewals++;
 	log_debug("%s: renewed lease %016" PRIx64 " for %" PRIu64 " ms",
@@ -733,7 +783,7 @@ void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
 		/* An auto-renew lease gets one more ttl from the loss of its
 		 * last holder: time for a restarted client to attach. */
 		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys == 0)
-			rmp_lease_table_set_deadline(lc->table, l,
+			set_deadline(lc, l,
 						     rmp_now_ms() + l->ttl_ms);
 	}
 	schedule_expiry(lc);
@@ -842,7 +892,7 @@ int rmp_lifecycle_extend(struct rmp_lifecycle *lc, uint64_t id,
 	if (ttl == 0 || ttl > lc->cfg->lease.ttl_max_ms)
 		return -EINVAL;
 	l->ttl_ms = ttl;
-	rmp_lease_table_set_deadline(lc->table, l, rmp_now_ms() + ttl);
+	set_deadline(lc, l, rmp_now_ms() + ttl);
 	schedule_expiry(lc);
 	audit(NULL, l->tenant, "extend", l->id, "ttl_ms=%" PRIu64
 	      " by=\"%s\"", ttl, who);
@@ -851,6 +901,120 @@ int rmp_lifecycle_extend(struct rmp_lifecycle *lc, uint64_t id,
 
 void rmp_lifecycle_config_changed(struct rmp_lifecycle *lc)
 {
+	schedule_expiry(lc);
+}
+
+bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc)
+{
+	return lc->journal != NULL;
+}
+
+struct recovery {
+	struct rmp_lifecycle *lc;
+	uint64_t now, zeroed_to, zeroed, bytes, n, no_tenant, refused;
+	bool adopted;
+};
+
+/* zero_to -- zero the pool from where the last recovered lease ended up
+ * to end: nothing there is a live lease's. */
+static void zero_to(struct recovery *rc, uint64_t end)
+{
+	if (rc->adopted && end > rc->zeroed_to) {
+		memset(rc->lc->pool->base + rc->zeroed_to, 0,
+		       end - rc->zeroed_to);
+		rc->zeroed += end - rc->zeroed_to;
+	}
+	if (end > rc->zeroed_to)
+		rc->zeroed_to = end;
+}
+
+/* adopt -- one live record from the journal (in offset order). */
+static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
+		  void *arg)
+{
+	struct recovery *rc = arg;
+	struct rmp_lifecycle *lc = rc->lc;
+	struct rmp_tenant *t;
+	struct rmp_lease *l;
+	uint32_t s = slot;
+	unsigned why;
+
+	t = rmp_tenants_find(lc->tenants, r->tenant, &why);
+	l = calloc(1, sizeof(*l));
+	if (!t || !l) {
+		rc->no_tenant += !t;
+		log_warn("lease %016" PRIx64 " of tenant %s not recovered: %s",
+			 r->id, r->tenant, t ? "out of memory" :
+			 "the tenant is not configured any more");
+		goto drop;
+	}
+	TAILQ_INIT(&l->keys);
+	l->ext.offset = r->offset;
+	l->ext.length = r->length;
+	if (rmp_pool_take(lc->pool, &l->ext) ||
+	    rmp_lease_table_find(lc->table, r->id)) {
+		rc->refused++;
+		log_warn("lease %016" PRIx64 " not recovered: its extent %"
+			 PRIu64 "+%" PRIu64 " or its id is taken", r->id,
+			 r->offset, r->length);
+		goto drop;
+	}
+	l->id = r->id;
+	l->secret = r->secret;
+	l->access = r->access;
+	l->flags = r->flags;
+	l->ttl_ms = r->ttl_ms;
+	l->tenant = t;
+	l->state = RMP_LEASE_GRANTED;
+	l->created_ms = rc->now;
+	l->jslot = slot;
+	rmp_strlcpy(l->owner, r->owner, sizeof(l->owner));
+	/* Its connection is gone: an auto-renewed lease lives one more ttl
+	 * from now, time for its holder to attach again. */
+	l->deadline_ms = (l->flags & RMP_LEASE_F_AUTO_RENEW) ?
+			 rc->now + l->ttl_ms : r->deadline_ms;
+	if (rmp_lease_table_add(lc->table, l)) {
+		rmp_pool_release(lc->pool, &l->ext);
+		goto drop;
+	}
+	journal_put(lc, l);
+	rmp_tenant_adopt(t, l->ext.length);
+	lc->leased_bytes += l->ext.length;
+	zero_to(rc, l->ext.offset);
+	rc->zeroed_to = RMP_MAX(rc->zeroed_to, l->ext.offset + l->ext.length);
+	rc->bytes += l->ext.length;
+	rc->n++;
+	return;
+drop:
+	free(l);
+	rmp_journal_drop(lc->journal, &s);
+}
+
+void rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
+			   bool adopted)
+{
+	struct recovery rc = { .lc = lc, .now = rmp_now_ms(),
+			       .adopted = adopted };
+	struct rmp_journal_stats st = { 0 };
+	uint64_t start = rmp_now_ms();
+
+	if (lc->journal && found) {
+		if (rmp_journal_recover(lc->journal, rc.now, adopt, &rc))
+			log_err("lease journal: out of memory: no lease "
+				"recovered");
+		rmp_journal_stats(lc->journal, &st);
+	}
+	/* Whatever no recovered lease covers was an earlier process's. */
+	zero_to(&rc, lc->pool->size);
+	if (!adopted)
+		return;
+	log_notice("recovered %" PRIu64 " lease(s), %" PRIu64 " bytes, from "
+		   "the journal; not recovered: %u expired, %u damaged, %u "
+		   "invalid, %u overlapping, %" PRIu64 " of unknown tenants, %"
+		   PRIu64 " refused; %" PRIu64 " MiB zeroed; %" PRIu64 " ms",
+		   rc.n, rc.bytes, st.expired, st.damaged, st.invalid,
+		   st.overlapped, rc.no_tenant, rc.refused, rc.zeroed >> 20,
+		   rmp_now_ms() - start);
 	schedule_expiry(lc);
 }
 
@@ -865,6 +1029,8 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
 	lc->pool = p->pool;
 	lc->keys.mode = p->keys_mode;
 	lc->keys.pool = p->pool;
+	lc->journal = p->journal;
+	lc->tenants = p->tenants;
 	TAILQ_INIT(&lc->revoking);
 	TAILQ_INIT(&lc->ending);
 	TAILQ_INIT(&lc->quarantined);

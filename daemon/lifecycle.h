@@ -12,7 +12,9 @@
 #include "proto.h"
 
 struct event_base;
+struct rmp_journal;
 struct rmp_pool;
+struct rmp_tenants;
 struct rmp_lifecycle;
 
 /*
@@ -33,6 +35,10 @@ struct rmp_lifecycle_params {
 	struct rmp_pool *pool;
 	enum rmp_keys_mode keys_mode;
 	const struct rmp_config *cfg; /* read at every use: may be reloaded */
+	/* Where leases are kept across restarts (NULL: they die with the
+	 * process); tenants, to name a recovered lease's owner. */
+	struct rmp_journal *journal;
+	struct rmp_tenants *tenants;
 };
 
 struct rmp_lifecycle_stats {
@@ -57,6 +63,20 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p);
  * rmp_lifecycle_end_all and after every holder is detached. Accepts NULL.
  */
 void rmp_lifecycle_free(struct rmp_lifecycle *lc);
+
+/*
+ * rmp_lifecycle_recover -- after a restart: take back the journal's live
+ * leases (found: the journal had a valid header) with their own bytes,
+ * ids and secrets; they have no keys until a holder attaches by token.
+ * Auto-renewed ones get one more ttl from now (their connections are
+ * gone). Every byte of the pool that no recovered lease covers is zeroed
+ * when the memory is an earlier process's (adopted). Logs the outcome.
+ */
+void rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
+			   bool adopted);
+
+/* rmp_lifecycle_persistent -- do leases outlive the process (a journal)? */
+bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc);
 
 /* rmp_holder_init -- an empty holder for qp (alive), before any grant. */
 void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,

@@ -164,6 +164,8 @@ static const struct restart_key {
 	KEEP("pool.hugepages", pool.hugepages, false),
 	KEEP("pool.numa_node", pool.numa_node, false),
 	KEEP("pool.lock", pool.lock, false),
+	KEEP("pool.state_dir", pool.state_dir, true),
+	KEEP("pool.max_leases", pool.max_leases, false),
 	KEEP("lease.lease_keys", lease.lease_keys, false),
 };
 

@@ -9,7 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 
@@ -21,6 +25,7 @@
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
 #endif
+#define HUGETLBFS_MAGIC 0x958458f6
 
 
 /* log2_u64 -- log2 of a power of two. */
@@ -83,6 +88,17 @@ static void *touch(void *arg)
 	return NULL;
 }
 
+/* keep_touch -- fault in, keeping what the bytes hold (an adopted file). */
+static void *keep_touch(void *arg)
+{
+	struct touch_slice *t = arg;
+	volatile uint8_t *b = t->base;
+
+	for (uint64_t off = 0; off < t->len; off += t->step)
+		b[off] = b[off];
+	return NULL;
+}
+
 static unsigned fault_threads(const struct rmp_pool *pool,
 			      const struct rmp_pool_params *p)
 {
@@ -101,6 +117,7 @@ static unsigned fault_threads(const struct rmp_pool *pool,
 /* touch_all -- fault every page in, with up to n threads. */
 static void touch_all(struct rmp_pool *pool, uint64_t step, unsigned n)
 {
+	void *(*fn)(void *) = pool->adopted ? keep_touch : touch;
 	struct touch_slice t[FAULT_THREADS_MAX];
 	uint64_t slice = (pool->size / n + step - 1) / step * step, off = 0;
 	bool started[FAULT_THREADS_MAX] = { false };
@@ -114,13 +131,13 @@ static void touch_all(struct rmp_pool *pool, uint64_t step, unsigned n)
 	}
 	/* Slice 0 is ours; a slice whose thread cannot start is ours too. */
 	for (unsigned i = 1; i < k; i++)
-		started[i] = !pthread_create(&t[i].thread, NULL, touch, &t[i]);
-	touch(&t[0]);
+		started[i] = !pthread_create(&t[i].thread, NULL, fn, &t[i]);
+	fn(&t[0]);
 	for (unsigned i = 1; i < k; i++) {
 		if (started[i])
 			pthread_join(t[i].thread, NULL);
 		else
-			touch(&t[i]);
+			fn(&t[i]);
 	}
 }
 
@@ -137,8 +154,10 @@ static int bind_and_touch(struct rmp_pool *pool, const struct rmp_pool_params *p
 		return -EINVAL;
 	}
 	mask[p->node / 64] |= 1ul << (p->node % 64);
+	/* Adopted pages are where the last process put them: only check
+	 * placement of new ones. */
 	if (mbind(pool->base, pool->size, MPOL_BIND, mask, sizeof(mask) * 8,
-		  MPOL_MF_STRICT)) {
+		  pool->adopted ? 0 : MPOL_MF_STRICT)) {
 		int e = errno;
 
 		snprintf(err, errlen, "mbind to NUMA node %d: %s", p->node,
@@ -157,6 +176,102 @@ static int bind_and_touch(struct rmp_pool *pool, const struct rmp_pool_params *p
 	return 0;
 }
 
+/*
+ * map_state_file -- map p->state_file (created, or adopted when it has
+ * the right size) as the pool plus its state bytes. hugetlbfs gives the
+ * pool hugepages; any other file system normal pages (refused when
+ * hugepages are required).
+ */
+static int map_state_file(struct rmp_pool *pool,
+			  const struct rmp_pool_params *p, char *err,
+			  size_t errlen)
+{
+	const char *path = p->state_file;
+	struct statfs fs;
+	struct stat st;
+	uint64_t page, total;
+	int fd, ret;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "state file %s: %s", path,
+			 strerror(-ret));
+		goto err;
+	}
+	pool->state_fd = fd;
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ret = -errno;
+		snprintf(err, errlen, "state file %s: %s", path,
+			 ret == -EWOULDBLOCK ? "in use by another rmpoold" :
+			 strerror(-ret));
+		goto err;
+	}
+	if ((uint32_t)fs.f_type == HUGETLBFS_MAGIC) {
+		/* The mount's page size is the file's. */
+		if ((uint64_t)fs.f_bsize != p->hugepage_size) {
+			ret = -EINVAL;
+			snprintf(err, errlen, "state file %s: its hugetlbfs "
+				 "mount has %ld kB pages, the pool wants %"
+				 PRIu64 " kB", path, (long)fs.f_bsize >> 10,
+				 p->hugepage_size >> 10);
+			goto err;
+		}
+		pool->page_size = p->hugepage_size;
+	} else if (p->hugepages_required) {
+		ret = -EINVAL;
+		snprintf(err, errlen, "state file %s is not on hugetlbfs, and "
+			 "the pool must be on hugepages: put state_dir on a "
+			 "hugetlbfs mount (e.g. /dev/hugepages/rmpoold)", path);
+		goto err;
+	} else {
+		pool->page_size = 0;
+	}
+	page = pool->page_size ? pool->page_size : 4096;
+	pool->state_len = (p->state_bytes + page - 1) / page * page;
+	total = p->size + pool->state_len;
+	pool->adopted = (uint64_t)st.st_size == total;
+	if (!pool->adopted) {
+		/* Another size (or new): nothing in it is worth keeping. */
+		if (st.st_size && ftruncate(fd, 0) == 0)
+			snprintf(err, errlen, "state file %s had %lld bytes, "
+				 "not %" PRIu64 ": its contents are dropped",
+				 path, (long long)st.st_size, total);
+		if (!pool->page_size && ftruncate(fd, (off_t)total)) {
+			ret = -errno;
+			snprintf(err, errlen, "state file %s: %s", path,
+				 strerror(-ret));
+			goto err;
+		}
+		/* hugetlbfs grows with the mapping's faults; its size is
+		 * set below, once the pages are there. */
+	}
+	if (pool->page_size && !pool->adopted) {
+		ret = check_hugepages(p, err, errlen);
+		if (ret < 0)
+			goto err;
+		if (ftruncate(fd, (off_t)total)) {
+			ret = -errno;
+			snprintf(err, errlen, "state file %s: %s", path,
+				 strerror(-ret));
+			goto err;
+		}
+	}
+	pool->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			  0);
+	if (pool->base == MAP_FAILED) {
+		ret = -errno;
+		pool->base = NULL;
+		snprintf(err, errlen, "mmap of state file %s (%" PRIu64
+			 " bytes): %s", path, total, strerror(-ret));
+		goto err;
+	}
+	pool->state = pool->base + p->size;
+	return 0;
+err:
+	return ret;
+}
+
 int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 		 char *err, size_t errlen)
 {
@@ -171,6 +286,13 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 	pool->size = p->size;
 	pool->node = p->node;
 	pool->page_size = p->hugepage_size;
+	pool->state_fd = -1;
+	if (p->state_file) {
+		ret = map_state_file(pool, p, err, errlen);
+		if (ret < 0)
+			goto err_free;
+		goto mapped;
+	}
 
 	ret = check_hugepages(p, err, errlen);
 	if (ret == 0) {
@@ -180,6 +302,7 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 				  -1, 0);
 		if (pool->base == MAP_FAILED) {
 			ret = -errno;
+			pool->base = NULL;
 			snprintf(err, errlen, "mmap of %" PRIu64 " bytes on %"
 				 PRIu64 " kB hugepages: %s", p->size,
 				 p->hugepage_size >> 10, strerror(-ret));
@@ -197,21 +320,21 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (pool->base == MAP_FAILED) {
 			ret = -errno;
+			pool->base = NULL;
 			snprintf(err, errlen, "mmap of %" PRIu64 " bytes: %s",
 				 p->size, strerror(-ret));
 			goto err_free;
 		}
 	}
+mapped:
 	ret = bind_and_touch(pool, p, err, errlen);
 	if (ret < 0)
-		goto err_unmap;
+		goto err_free;
 	*out = pool;
 	return 0;
 
-err_unmap:
-	munmap(pool->base, pool->size);
 err_free:
-	free(pool);
+	rmp_pool_free(pool);
 	return ret;
 }
 
@@ -261,8 +384,26 @@ void rmp_pool_free(struct rmp_pool *pool)
 	}
 	free(pool->chunks);
 	if (pool->base)
-		munmap(pool->base, pool->size);
+		munmap(pool->base, pool->size + pool->state_len);
+	/* The file stays: the next rmpoold adopts it. */
+	if (pool->state_fd >= 0)
+		close(pool->state_fd);
 	free(pool);
+}
+
+int rmp_pool_take(struct rmp_pool *pool, struct rmp_extent *ext)
+{
+	struct rmp_pool_chunk *c = rmp_pool_chunk_of(pool, ext->offset);
+	struct rmp_extent in_chunk;
+	int ret;
+
+	if (!c || ext->length > c->size - (ext->offset - c->offset))
+		return -EINVAL;
+	ret = rmp_alloc_take(c->alloc, ext->offset - c->offset, ext->length,
+			     &in_chunk);
+	if (ret == 0)
+		ext->id = in_chunk.id;
+	return ret;
 }
 
 int rmp_pool_get(struct rmp_pool *pool, uint64_t length, uint64_t align,

@@ -20,6 +20,11 @@ struct rmp_pool_params {
 	const char *sysroot;    /* "" for the real /sys (tests: a fixture) */
 	unsigned fault_threads; /* threads faulting the pool in; 0 = one per
 				 * CPU we may run on (at most 16) */
+	/* A file that holds the pool and, after it, state_bytes more (the
+	 * lease journal), so both outlive the process; NULL = anonymous
+	 * memory. On hugetlbfs for hugepages, tmpfs for normal pages. */
+	const char *state_file;
+	uint64_t state_bytes;
 };
 
 /*
@@ -42,6 +47,14 @@ struct rmp_pool {
 	uint32_t nchunks;
 	uint64_t chunk_span; /* every chunk but the last has this size */
 	struct rmp_pool_chunk *chunks;
+	/* With a state file: its fd (locked), the state_bytes after the
+	 * pool, and whether the file was there already with this size
+	 * (its bytes are an earlier process's: the caller decides what of
+	 * them to keep and must zero the rest). */
+	int state_fd;
+	uint8_t *state;
+	uint64_t state_len;
+	bool adopted;
 };
 
 /*
@@ -54,6 +67,13 @@ struct rmp_pool {
  */
 int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 		 char *err, size_t errlen);
+
+/*
+ * rmp_pool_take -- reserve exactly ext->length bytes at ext->offset (a
+ * lease recovered after a restart), filling in ext->id. Errors as
+ * rmp_alloc_take (-EBUSY: not free; -EINVAL: crosses a chunk boundary).
+ */
+int rmp_pool_take(struct rmp_pool *pool, struct rmp_extent *ext);
 
 /*
  * rmp_pool_register -- register the pool with pd once, with the given

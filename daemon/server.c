@@ -9,12 +9,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <event2/event.h>
 
 #include "admin.h"
 #include "guard.h"
+#include "journal.h"
 #include "tenant.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -360,8 +362,38 @@ static int resolve_keys(struct rmp_server *srv, unsigned *access)
 	return 0;
 }
 
+/*
+ * open_journal -- the lease journal in the state file's tail. A journal
+ * that cannot be used (another boot, pool size, damage) is formatted, and
+ * the pool's old bytes are then all zeroed by the recovery.
+ */
+static int open_journal(struct rmp_server *srv, const char *path)
+{
+	char why[256];
+	int ret;
+
+	ret = rmp_journal_open(&srv->journal, srv->pool->state,
+			       srv->pool->state_len, srv->pool->size,
+			       &srv->journal_found, why, sizeof(why));
+	if (ret) {
+		log_err("lease journal in %s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (srv->pool->adopted && !srv->journal_found)
+		log_warn("state file %s: its leases are not recovered: %s; "
+			 "its memory is zeroed", path, why[0] ? why :
+			 "no journal in it");
+	else if (srv->pool->adopted)
+		log_info("state file %s: adopting the pool and leases of an "
+			 "earlier run", path);
+	else
+		log_info("state file %s: new; leases outlive restarts", path);
+	return 0;
+}
+
 static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 {
+	const char *dir = srv->cfg.pool.state_dir;
 	struct rmp_pool_params p = {
 		.size = srv->cfg.pool.size,
 		.hugepage_size = srv->cfg.pool.hugepage_size,
@@ -370,11 +402,20 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 		.node = node,
 		.lock = srv->cfg.pool.lock,
 		.sysroot = "",
+		.state_bytes = rmp_journal_bytes(srv->cfg.pool.max_leases),
 	};
-	char err[512];
+	char err[512], path[RMP_CONFIG_PATH_LEN + 8];
 	uint64_t start = rmp_now_ms();
 	int ret;
 
+	if (dir[0]) {
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			log_err("state_dir %s: %s", dir, strerror(errno));
+			return -errno;
+		}
+		snprintf(path, sizeof(path), "%s/pool", dir);
+		p.state_file = path;
+	}
 	ret = rmp_pool_map(&srv->pool, &p, err, sizeof(err));
 	if (ret) {
 		log_err("%s", err);
@@ -382,6 +423,11 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 	}
 	if (err[0])
 		log_warn("%s", err);
+	if (dir[0]) {
+		ret = open_journal(srv, path);
+		if (ret)
+			return ret;
+	}
 	ret = rmp_pool_register(srv->pool, srv->dev.pd,
 				srv->dev.attr.orig_attr.max_mr_size, access);
 	if (ret) {
@@ -494,9 +540,14 @@ int rmp_server_start(struct rmp_server *srv)
 	lp.pool = srv->pool;
 	lp.keys_mode = srv->keys_mode;
 	lp.cfg = cfg;
+	lp.journal = srv->journal;
+	lp.tenants = srv->tenants;
 	srv->lc = rmp_lifecycle_new(&lp);
 	if (!srv->lc)
 		return -ENOMEM;
+	if (srv->journal)
+		rmp_lifecycle_recover(srv->lc, srv->journal_found,
+				      srv->pool->adopted);
 	rmp_conns_init(&srv->conns, &srv->dev, srv->lc, srv->guard,
 		       srv->tenants, cfg, srv->pool, srv->keys_mode);
 	srv->listener.conns = &srv->conns;
@@ -588,7 +639,18 @@ void rmp_server_stop(struct rmp_server *srv)
 	if (srv->lc) {
 		rmp_lifecycle_set_draining(srv->lc, true);
 		rmp_conns_close_all(&srv->conns, "server stopping");
-		rmp_lifecycle_end_all(srv->lc, "server stopping");
+		/* With a journal the leases stay for the next start (their
+		 * keys die with the connections); else they end now. */
+		if (rmp_lifecycle_persistent(srv->lc)) {
+			struct rmp_lifecycle_stats st;
+
+			rmp_lifecycle_stats(srv->lc, &st);
+			log_info("%" PRIu64 " lease(s) of %" PRIu64 " bytes kept "
+				 "for the next start", st.leases,
+				 st.leased_bytes);
+		} else {
+			rmp_lifecycle_end_all(srv->lc, "server stopping");
+		}
 		flush(srv);
 		/* Whatever did not flush in time is torn down anyway. */
 		rmp_conns_force_free(&srv->conns);
@@ -602,6 +664,7 @@ void rmp_server_stop(struct rmp_server *srv)
 		event_base_free(srv->base);
 	rmp_guard_free(srv->guard);
 	rmp_tenants_free(srv->tenants);
+	rmp_journal_close(srv->journal);
 	rmp_pool_free(srv->pool);
 	rmp_device_close(&srv->dev);
 	rmp_listener_close(&srv->listener);

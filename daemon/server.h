@@ -32,6 +32,8 @@ struct rmp_server {
 	struct rmp_device dev;
 	enum rmp_keys_mode keys_mode;
 	struct rmp_pool *pool;
+	struct rmp_journal *journal; /* with [pool] state_dir; else NULL */
+	bool journal_found;          /* it held leases of an earlier run */
 	struct rmp_lifecycle *lc;
 	struct rmp_guard *guard;
 	struct rmp_tenants *tenants;

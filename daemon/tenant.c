@@ -409,6 +409,12 @@ int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail)
 	return 0;
 }
 
+void rmp_tenant_adopt(struct rmp_tenant *t, uint64_t bytes)
+{
+	t->bytes += bytes;
+	t->leases++;
+}
+
 void rmp_tenant_uncharge(struct rmp_tenant *t, uint64_t bytes)
 {
 	t->bytes -= bytes;

@@ -91,6 +91,9 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
  */
 int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail);
 void rmp_tenant_uncharge(struct rmp_tenant *t, uint64_t bytes);
+/* rmp_tenant_adopt -- charge a lease recovered after a restart, whatever
+ * the limits say now: they apply to new leases. */
+void rmp_tenant_adopt(struct rmp_tenant *t, uint64_t bytes);
 
 /* rmp_tenant_may_connect -- below its connection limit? */
 bool rmp_tenant_may_connect(const struct rmp_tenant *t);
