@@ -1220,6 +1220,127 @@ static int run_until_down(const char *host, const char *port,
 	return 0;
 }
 
+/*
+ * run_fill -- N leases of LEN bytes (ttl TTL_S; the last one SHORT_S),
+ * each written with the pattern SEED + i and flushed; one line per lease,
+ * "TOKEN i token", then DONE. The leases outlive this process.
+ */
+static int run_fill(const char *host, const char *port, unsigned n,
+		    uint64_t len, uint32_t ttl, uint32_t short_ttl,
+		    uint32_t seed)
+{
+	struct rmp_client *c = connect_to(host, port);
+	uint8_t *buf = xmalloc(len);
+	char tok[RMP_TOKEN_MAXLEN];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rmp_lease *l = alloc_lease(c, len, i + 1 == n ?
+						  short_ttl : ttl,
+						  RMP_ACCESS_ALL, 0);
+
+		fill(buf, len, seed + i, 0);
+		expect(rmp_write(l, 0, buf, len), 0);
+		expect(rmp_flush(l), 0);
+		if (rmp_lease_token(l, tok, sizeof(tok)) < 0)
+			fail("rmp_lease_token");
+		printf("TOKEN %u %s\n", i, tok);
+	}
+	printf("DONE\n");
+	fflush(stdout);
+	free(buf);
+	rmp_client_free(c);
+	return 0;
+}
+
+/*
+ * run_verify -- attach every token of FILE (fill's output) and compare
+ * its bytes with the pattern; the token of index GONE (-1: none) must be
+ * gone instead; with GONE -2 any lease may be gone (a damaged journal),
+ * but none may hold other bytes. Prints how many were intact.
+ */
+static int run_verify(const char *host, const char *port, const char *file,
+		      uint64_t len, uint32_t seed, int gone)
+{
+	struct rmp_client *c = connect_to(host, port);
+	uint8_t *buf = xmalloc(len);
+	char line[RMP_TOKEN_MAXLEN + 32], tok[RMP_TOKEN_MAXLEN];
+	unsigned i, n = 0, lost = 0;
+	FILE *f = fopen(file, "r");
+	int ret;
+
+	if (!f)
+		fail("%s: %s", file, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		struct rmp_lease *l;
+
+		if (sscanf(line, "TOKEN %u %319s", &i, tok) != 2)
+			continue;
+		ret = rmp_lease_attach_token(c, tok, &l);
+		if (gone == -2 && (ret == -ENOENT || ret == -EKEYEXPIRED)) {
+			lost++;
+			continue;
+		}
+		if ((int)i == gone) {
+			if (ret != -ENOENT && ret != -EKEYEXPIRED)
+				fail("lease %u: attach gave %s, want it gone",
+				     i, rmp_strerror(ret));
+			printf("lease %u: gone (%s), as its deadline passed\n",
+			       i, rmp_strerror(ret));
+			continue;
+		}
+		if (ret)
+			fail("lease %u: attach: %s (%s)", i, rmp_strerror(ret),
+			     rmp_client_last_error(c));
+		if (lease_len(l) != len)
+			fail("lease %u: %" PRIu64 " bytes, want %" PRIu64, i,
+			     lease_len(l), len);
+		memset(buf, 0, len);
+		expect(rmp_read(l, 0, buf, len), 0);
+		compare(buf, len, seed + i, 0, "a recovered lease");
+		rmp_lease_close(l);
+		n++;
+	}
+	fclose(f);
+	printf("VERIFIED %u leases intact, %u gone\n", n, lost);
+	free(buf);
+	rmp_client_free(c);
+	return 0;
+}
+
+/*
+ * run_crowd -- lease LEN-byte pieces until the pool is full, each written
+ * with pattern SEED: if the server handed out bytes a live lease covers,
+ * that lease's check (verify, afterwards) finds SEED's bytes. Prints how
+ * many it got; they outlive this process until their ttl (60 s).
+ */
+static int run_crowd(const char *host, const char *port, uint64_t len,
+		     uint32_t seed)
+{
+	struct rmp_client *c = connect_to(host, port);
+	uint8_t *buf = xmalloc(len);
+	struct rmp_alloc_opts o;
+	struct rmp_lease *l;
+	unsigned n = 0;
+	int ret;
+
+	fill(buf, len, seed, 0);
+	rmp_alloc_opts_init(&o);
+	while ((ret = rmp_lease_alloc(c, len, &o, &l)) == 0) {
+		expect(rmp_write(l, 0, buf, len), 0);
+		expect(rmp_flush(l), 0);
+		rmp_lease_close(l);
+		n++;
+	}
+	if (ret != -ENOSPC)
+		fail("alloc: %s (%s)", rmp_strerror(ret),
+		     rmp_client_last_error(c));
+	printf("CROWD %u leases of %" PRIu64 " bytes until the pool was full\n",
+	       n, len);
+	free(buf);
+	rmp_client_free(c);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1234,6 +1355,9 @@ static void usage(void)
 		"       rmp-test share HOST PORT [--pause]\n"
 		"       rmp-test connect HOST PORT ERRNO\n"
 		"       rmp-test mix HOST PORT OPS SEED\n"
+		"       rmp-test fill HOST PORT N LEN TTL_S SHORT_TTL_S SEED\n"
+		"       rmp-test verify HOST PORT FILE LEN SEED GONE_INDEX\n"
+		"       rmp-test crowd HOST PORT LEN SEED\n"
 		"       rmp-test until-down HOST PORT TIMEOUT_MS\n"
 		"       rmp-test pattern SEED LEN\n");
 	exit(2);
@@ -1284,6 +1408,18 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "until-down") && argc == 5)
 		return run_until_down(argv[2], argv[3],
 				      (unsigned)atoi(argv[4]));
+	if (!strcmp(scenario, "fill") && argc == 9)
+		return run_fill(argv[2], argv[3], (unsigned)atoi(argv[4]),
+				strtoull(argv[5], NULL, 0),
+				(uint32_t)atoi(argv[6]), (uint32_t)atoi(argv[7]),
+				(uint32_t)atoi(argv[8]));
+	if (!strcmp(scenario, "verify") && argc == 8)
+		return run_verify(argv[2], argv[3], argv[4],
+				  strtoull(argv[5], NULL, 0),
+				  (uint32_t)atoi(argv[6]), atoi(argv[7]));
+	if (!strcmp(scenario, "crowd") && argc == 6)
+		return run_crowd(argv[2], argv[3], strtoull(argv[4], NULL, 0),
+				 (uint32_t)atoi(argv[5]));
 	if (!strcmp(scenario, "mix") && argc == 6)
 		return run_mix(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 			       (uint32_t)atoi(argv[5]));

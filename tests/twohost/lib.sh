@@ -26,9 +26,10 @@ th_done() {
 
 # th_dump -- the daemon's log tail, for a failure's reader.
 th_dump() {
-	[ -r "$TH_DIR/rmpoold.log" ] || return 0
-	echo "---- rmpoold log (last 40 lines)" >&2
-	tail -n 40 "$TH_DIR/rmpoold.log" >&2
+	local log=${TH_LOG:-$TH_DIR/rmpoold.log}
+	[ -r "$log" ] || return 0
+	echo "---- ${log##*/} (last 40 lines)" >&2
+	tail -n 40 "$log" >&2
 }
 
 # th_cleanup -- power the hosts off; keep the test directory of a failure.
@@ -81,17 +82,19 @@ th_client() {
 	on client "export RMPOOL_TENANT=test RMPOOL_KEY_FILE=$(printf %q "$TH_KEY"); $1"
 }
 
-# th_daemon_start -- rmpoold on the server host, listening.
+# th_daemon_start [NAME] -- rmpoold on the server host, listening; its
+# output in $TH_DIR/NAME.log (default rmpoold), the file TH_LOG names.
 th_daemon_start() {
 	local i
-	TH_DPID=$(bg_on server "$TH_DIR/rmpoold.log" \
+	TH_LOG=$TH_DIR/${1:-rmpoold}.log
+	TH_DPID=$(bg_on server "$TH_LOG" \
 		"exec $(printf %q "$RMPOOLD") -c $(printf %q "$TH_CONF")") ||
 		th_fail "starting rmpoold"
-	for ((i = 0; i < 60; i++)); do
-		on server "grep -q 'listening on' $(printf %q "$TH_DIR/rmpoold.log")" &&
+	for ((i = 0; i < 120; i++)); do
+		on server "grep -q 'listening on' $(printf %q "$TH_LOG")" &&
 			return 0
 		on server "kill -0 $TH_DPID" || th_fail "rmpoold exited during start"
-		sleep 0.5
+		sleep 0.25
 	done
 	th_fail "rmpoold did not start listening in 30 s"
 }
