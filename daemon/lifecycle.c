@@ -1006,6 +1006,7 @@ void rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
 	}
 	/* Whatever no recovered lease covers was an earlier process's. */
 	zero_to(&rc, lc->pool->size);
+	schedule_expiry(lc);
 	if (!adopted)
 		return;
 	log_notice("recovered %" PRIu64 " lease(s), %" PRIu64 " bytes, from "
@@ -1015,7 +1016,6 @@ void rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
 		   rc.n, rc.bytes, st.expired, st.damaged, st.invalid,
 		   st.overlapped, rc.no_tenant, rc.refused, rc.zeroed >> 20,
 		   rmp_now_ms() - start);
-	schedule_expiry(lc);
 }
 
 struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
