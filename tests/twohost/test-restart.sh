@@ -27,7 +27,8 @@ fill_start=$SECONDS
 rmp_test fill $PAIR_SERVER_ADDR $TH_PORT $((N + 1)) $LEN $TTL $SHORT $SEED \
 	>"$TH_DIR/tokens" || th_fail "fill failed: $(tail -3 "$TH_DIR/tokens")"
 grep -q '^DONE' "$TH_DIR/tokens" || th_fail "fill did not finish"
-echo "filled $((N + 1)) leases of $LEN bytes in $((SECONDS - fill_start)) s"
+fill_end=$SECONDS # the short lease was granted last, by now
+echo "filled $((N + 1)) leases of $LEN bytes in $((fill_end - fill_start)) s"
 free_before=$(free_bytes) || th_fail "rmpool stat failed"
 
 # restart HOW NAME [UNTIL] -- stop the daemon (kill -HOW), wait until
@@ -42,7 +43,7 @@ restart() {
 }
 
 # The short lease's deadline passes while the daemon is down.
-restart KILL rmpoold-2 $((fill_start + SHORT + 2))
+restart KILL rmpoold-2 $((fill_end + SHORT + 2))
 on server "grep -q 'recovered $N lease(s), $((N * LEN)) bytes, from the journal; not recovered: 1 expired, 0 damaged' $TH_LOG" ||
 	th_check_later "the log does not say $N leases were recovered and 1 expired"
 out=$(rmp_test verify $PAIR_SERVER_ADDR $TH_PORT "$TH_DIR/tokens" $LEN $SEED $N) ||
