@@ -48,9 +48,16 @@ static void fail(const char *fmt, ...)
 			     rmp_strerror(want));                           \
 	} while (0)
 
+/*
+ * pattern_byte -- byte off of the pattern of seed. The seed is spread over
+ * all 64 bits before the mix: XORed in as it is, a small seed only touched
+ * bits the shift drops, and every seed gave the same bytes (so a test
+ * could not tell one writer's data from another's).
+ */
 static uint8_t pattern_byte(uint32_t seed, uint64_t off)
 {
-	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+	uint64_t x = ((off + 1) ^ ((uint64_t)seed * 0xbf58476d1ce4e5b9ull)) *
+		     0x9e3779b97f4a7c15ull;
 
 	return (uint8_t)(x >> 29);
 }
