@@ -1348,6 +1348,84 @@ static int run_crowd(const char *host, const char *port, uint64_t len,
 	return 0;
 }
 
+/*
+ * run_flap -- READY, then operations until one fails (the test cuts the
+ * link meanwhile): it must fail within the op timeout and a second, and
+ * the next call at once. Then, once GOFILE exists (the link is back),
+ * what an application does: close, connect again (retrying for up to
+ * 30 s), attach the lease by token; its bytes must be intact.
+ */
+static int run_flap(const char *host, const char *port, unsigned timeout_ms,
+		    const char *gofile)
+{
+	enum { LEN = 65536 };
+	struct rmp_client_opts o;
+	struct rmp_client *c;
+	struct rmp_lease *l;
+	struct rmp_buf *b;
+	char tok[RMP_TOKEN_MAXLEN];
+	uint8_t *buf = xmalloc(LEN);
+	uint64_t i = 0, ms, t0;
+	int ret;
+
+	rmp_client_opts_init(&o);
+	o.name = "rmp-test";
+	o.tenant = getenv("RMPOOL_TENANT");
+	o.key_file = getenv("RMPOOL_KEY_FILE");
+	o.op_timeout_ms = (int)timeout_ms;
+	expect(rmp_client_new(&c, &o), 0);
+	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
+	if (ret)
+		fail("connect: %s", rmp_strerror(ret));
+	l = alloc_lease(c, LEN, 0, RMP_ACCESS_ALL, RMP_LEASE_AUTO_RENEW);
+	fill(buf, LEN, 77, 0);
+	expect(rmp_write(l, 0, buf, LEN), 0);
+	expect(rmp_flush(l), 0);
+	if (rmp_lease_token(l, tok, sizeof(tok)) < 0)
+		fail("rmp_lease_token");
+	expect(rmp_buf_reg(c, buf, 4096, &b), 0);
+	printf("READY\n");
+	fflush(stdout);
+	while ((ret = timed_op(c, l, b, buf, i, &ms)) == 0)
+		i++;
+	printf("op %" PRIu64 " failed after %" PRIu64 " ms: %s\n", i, ms,
+	       rmp_strerror(ret));
+	if (ms > timeout_ms + 1000)
+		fail("the failing call took %" PRIu64 " ms, op timeout %u ms",
+		     ms, timeout_ms);
+	ret = timed_op(c, l, b, buf, 0, &ms);
+	printf("then: %s after %" PRIu64 " ms\n", rmp_strerror(ret), ms);
+	if (ret == 0 || ms > 100)
+		fail("a call on the broken connection did not fail at once");
+	fflush(stdout);
+	while (access(gofile, F_OK))
+		sleep_ms(50);
+	rmp_buf_dereg(b);
+	rmp_lease_close(l);
+	rmp_client_close(c);
+	t0 = now_ms();
+	while ((ret = rmp_client_connect(c, host, (uint16_t)atoi(port)))) {
+		if (now_ms() - t0 > 30000)
+			fail("no connection 30 s after the link came back: "
+			     "%s", rmp_strerror(ret));
+		sleep_ms(200);
+	}
+	ret = rmp_lease_attach_token(c, tok, &l);
+	if (ret)
+		fail("attach after the link came back: %s (%s)",
+		     rmp_strerror(ret), rmp_client_last_error(c));
+	memset(buf, 0, LEN);
+	expect(rmp_read(l, 0, buf, LEN), 0);
+	compare(buf, LEN, 77, 0, "the lease after the link flap");
+	printf("BACK: connected and attached %" PRIu64 " ms after the link "
+	       "returned; the lease's %d bytes are intact\n", now_ms() - t0,
+	       LEN);
+	expect(rmp_lease_free(l), 0);
+	rmp_client_free(c);
+	free(buf);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1365,6 +1443,7 @@ static void usage(void)
 		"       rmp-test fill HOST PORT N LEN TTL_S SHORT_TTL_S SEED\n"
 		"       rmp-test verify HOST PORT FILE LEN SEED GONE_INDEX\n"
 		"       rmp-test crowd HOST PORT LEN SEED\n"
+		"       rmp-test flap HOST PORT TIMEOUT_MS GOFILE\n"
 		"       rmp-test until-down HOST PORT TIMEOUT_MS\n"
 		"       rmp-test pattern SEED LEN\n");
 	exit(2);
@@ -1424,6 +1503,9 @@ int main(int argc, char **argv)
 		return run_verify(argv[2], argv[3], argv[4],
 				  strtoull(argv[5], NULL, 0),
 				  (uint32_t)atoi(argv[6]), atoi(argv[7]));
+	if (!strcmp(scenario, "flap") && argc == 6)
+		return run_flap(argv[2], argv[3], (unsigned)atoi(argv[4]),
+				argv[5]);
 	if (!strcmp(scenario, "crowd") && argc == 6)
 		return run_crowd(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 				 (uint32_t)atoi(argv[5]));
