@@ -98,6 +98,15 @@ int rmpc_check_conn(struct rmp_client *c)
 	return 0;
 }
 
+int rmpc_conn_ready(struct rmp_client *c)
+{
+	int err = rmpc_check_conn(c);
+
+	if (err && c->auto_reconnect && !c->reconnecting && c->reconnect)
+		err = c->reconnect(c);
+	return err;
+}
+
 int rmpc_post_recv(struct rmp_client *c, uint32_t slot)
 {
 	struct ibv_sge sge = {
@@ -458,7 +467,7 @@ int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
 	int slot, len, err;
 	char *buf;
 
-	err = rmpc_check_conn(c);
+	err = rmpc_conn_ready(c);
 	if (err)
 		return err;
 	/* At most `credits` requests outstanding, late replies included. */

@@ -2,6 +2,7 @@
 /* client.c -- rmp_client: options, connect (resolve, queue pair, handshake, proof), close, free. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
@@ -21,6 +22,8 @@
  * route's ~0.3-1 s, and 7 tries (retry_count 6) bound how long an
  * unreachable server goes unnoticed on the data path: ~0.5 s. */
 #define CLIENT_ACK_TIMEOUT 14
+
+static int reconnect(struct rmp_client *c);
 
 _Static_assert(RMP_ACCESS_READ == RMP_ACC_READ &&
 		       RMP_ACCESS_WRITE == RMP_ACC_WRITE &&
@@ -46,6 +49,7 @@ void rmp_client_opts_init(struct rmp_client_opts *opts)
 	opts->bounce_bytes = RMPC_DEF_BOUNCE_BYTES;
 	opts->max_inflight = RMPC_DEF_MAX_INFLIGHT;
 	opts->spin_max_us = RMPC_DEF_SPIN_MAX_US;
+	opts->reconnect_max_ms = 0;
 }
 
 /* name_ok -- printable ASCII, at most RMP_NAME_MAX bytes. */
@@ -88,6 +92,8 @@ static int opts_validate(struct rmp_client *c)
 	if (o->max_inflight < 1 || o->max_inflight > RMPC_MAX_INFLIGHT)
 		return -EINVAL;
 	if (o->spin_max_us > RMPC_MAX_SPIN_MAX_US)
+		return -EINVAL;
+	if (o->reconnect_max_ms > RMPC_MAX_RECONNECT_MS)
 		return -EINVAL;
 	/* Unused since 0.3 (tenant keys replace it); still checked. */
 	if (o->credential_len > 16 || (o->credential_len && !o->credential))
@@ -140,6 +146,7 @@ int rmp_client_new(struct rmp_client **out, const struct rmp_client_opts *opts)
 		return -ENOMEM;
 	LIST_INIT(&c->leases);
 	LIST_INIT(&c->bufs);
+	c->reconnect = reconnect;
 	rmp_client_opts_init(&c->opts);
 	if (opts) {
 		err = rmpc_opts_copy(&c->opts, sizeof(c->opts), opts,
@@ -745,6 +752,7 @@ int rmp_client_connect(struct rmp_client *c, const char *host, uint16_t port)
 	if (err)
 		goto err_teardown;
 	c->gen++;
+	c->auto_reconnect = c->opts.reconnect_max_ms > 0;
 	return 0;
 
 err_teardown:
@@ -756,7 +764,48 @@ void rmp_client_close(struct rmp_client *c)
 {
 	if (!c)
 		return;
+	c->auto_reconnect = false;
+	c->backoff_ms = 0;
 	conn_teardown(c);
+}
+
+/*
+ * reconnect -- the upcall of rmpc_conn_ready(): the connection is lost;
+ * connect to the same server again, at most once per backoff step. Lease
+ * handles are attached again lazily, at their next use (lease.c).
+ */
+static int reconnect(struct rmp_client *c)
+{
+	char host[RMPC_HOST_MAX + 1], why[RMPC_ERRBUF];
+	uint64_t now = rmp_now_ms();
+	uint16_t port = c->port;
+	int err;
+
+	if (now < c->reconnect_at_ms) {
+		rmpc_set_error(c, "connection lost; next reconnect to %s:%u in "
+			       "%" PRIu64 " ms", c->host, (unsigned)port,
+			       c->reconnect_at_ms - now);
+		return -ENOTCONN;
+	}
+	strcpy(host, c->host);
+	c->reconnecting = true;
+	conn_teardown(c);
+	err = rmp_client_connect(c, host, port);
+	c->reconnecting = false;
+	if (err == 0) {
+		c->backoff_ms = 0;
+		return 0;
+	}
+	c->auto_reconnect = true; /* until the caller closes */
+	c->backoff_ms = c->backoff_ms ?
+		RMP_MIN(2 * c->backoff_ms, c->opts.reconnect_max_ms) :
+		RMP_MIN(RMPC_RECONNECT_FIRST_MS, c->opts.reconnect_max_ms);
+	c->reconnect_at_ms = rmp_now_ms() + c->backoff_ms;
+	snprintf(why, sizeof(why), "%s", c->errbuf);
+	rmpc_set_error(c, "connection lost; reconnecting to %s:%u failed (%s: "
+		       "%s); next try in %u ms", host, (unsigned)port,
+		       rmpc_errno_text(err), why, c->backoff_ms);
+	return -ENOTCONN;
 }
 
 void rmp_client_free(struct rmp_client *c)

@@ -66,12 +66,55 @@ static int refresh(struct rmp_lease *l)
 	return 0;
 }
 
+static int lease_set(struct rmp_lease *l, const struct rmp_lease_desc *d);
+
+/*
+ * reattach -- after a reconnect: attach l's lease again on the new
+ * connection, by its id and secret, with the access it had; l is updated
+ * in place (new rkey, new gen).
+ */
+static int reattach(struct rmp_lease *l)
+{
+	struct rmp_client *c = l->c;
+	struct rmp_msg m;
+	int err;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.opcode = RMP_OP_ATTACH;
+	m.u.attach.id = l->id;
+	m.u.attach.secret = l->secret;
+	m.u.attach.access = l->access;
+	err = rmpc_rpc(c, &m);
+	if (err) {
+		if (!c->errbuf[0])
+			rmpc_set_error(c, "lease %016" PRIx64 " could not be "
+				       "attached again after a reconnect",
+				       l->id);
+		return err;
+	}
+	if (m.u.lease.id != l->id) {
+		rmpc_set_error(c, "server attached lease %016" PRIx64
+			       " instead of %016" PRIx64, m.u.lease.id, l->id);
+		return -EPROTO;
+	}
+	return lease_set(l, &m.u.lease);
+}
+
 int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 {
 	struct rmp_client *c = l->c;
 	uint64_t age;
 	int err;
 
+	if (c->auto_reconnect) {
+		/* A lost connection is made again, and a handle of an
+		 * earlier one attached again, before the call goes on. */
+		err = rmpc_conn_ready(c);
+		if (!err && l->gen != c->gen)
+			err = reattach(l);
+		if (err)
+			return err;
+	}
 	if (l->gen != c->gen) {
 		rmpc_set_error(c, "lease handle belongs to a closed connection; "
 			       "attach the lease again");

@@ -44,6 +44,8 @@
 #define RMPC_SPIN_MIN_NS 20000u
 #define RMPC_DEF_SPIN_MAX_US 1000u
 #define RMPC_MAX_SPIN_MAX_US 1000000u
+#define RMPC_MAX_RECONNECT_MS 60000u
+#define RMPC_RECONNECT_FIRST_MS 100u
 /* Bytes of a WRITE the QP is asked to carry in the WQE (inline). */
 #define RMPC_INLINE_WANT 256u
 
@@ -189,6 +191,15 @@ struct rmp_client {
 
 	LIST_HEAD(, rmp_lease) leases; /* open handles */
 	LIST_HEAD(, rmp_buf) bufs;     /* registered buffers */
+
+	/* Reconnecting (opts.reconnect_max_ms). The upcall is client.c's:
+	 * the layers below that find the connection lost call up through
+	 * it, so no file includes one above it. */
+	int (*reconnect)(struct rmp_client *c);
+	bool auto_reconnect;   /* connected once, not closed by the caller */
+	bool reconnecting;     /* inside the upcall: no second one */
+	unsigned backoff_ms;
+	uint64_t reconnect_at_ms;
 };
 
 /* --- error.c ----------------------------------------------------------- */
@@ -232,6 +243,9 @@ int rmpc_post_recv(struct rmp_client *c, uint32_t slot);
 
 /* rmpc_check_conn -- 0 when c can post work, else -ENOTCONN (with text). */
 int rmpc_check_conn(struct rmp_client *c);
+/* rmpc_conn_ready -- rmpc_check_conn, and when the connection is lost and
+ * reconnecting is on, one reconnect try (as its backoff allows). */
+int rmpc_conn_ready(struct rmp_client *c);
 
 /*
  * rmpc_fail -- the connection is unusable: move the QP to the error state

@@ -138,7 +138,32 @@ struct rmp_client_opts {
 				 * beyond this when waits take longer.
 				 * 0 = sleep at once (no CPU spent waiting,
 				 * a wake-up added to every call). */
+	/* Since 0.5: */
+	unsigned reconnect_max_ms; /* 0 (default): a lost connection stays
+				 * lost until rmp_client_close() and a new
+				 * connect. Else the library reconnects by
+				 * itself (see "Reconnecting" below), one
+				 * try per backoff step of 100 ms doubling up
+				 * to this; at most 60000. */
 };
+
+/*
+ * Reconnecting (rmp_client_opts.reconnect_max_ms > 0). When the connection
+ * is lost (the server's host, the network or the daemon went away, or the
+ * daemon restarted), the operations in flight fail (-ETIMEDOUT, -ENOTCONN,
+ * -EIO). The next synchronous call, ALLOC, ATTACH or stat then connects to
+ * the same server again; if that fails it returns -ENOTCONN at once and
+ * later calls try again after the backoff. A lease handle used after a
+ * reconnect is first attached again, by its id and secret, with the access
+ * it had: so the application sees at most one error per lease for the
+ * loss (the operation in flight), unless the lease itself is gone
+ * meanwhile (-ENOENT or -EKEYEXPIRED: an ephemeral lease, a deadline that
+ * passed). Not carried over: registered buffers (register them again;
+ * rmp_post_* give -ENOTCONN for old ones) and asynchronous operations not
+ * reaped before the reconnect (dropped without completions, as by
+ * rmp_client_close). The fd of rmp_client_fd() changes: ask again.
+ * rmp_client_close() stops reconnecting until the next rmp_client_connect().
+ */
 
 /* rmp_client_opts_init -- fill opts with the defaults (sets size). */
 void rmp_client_opts_init(struct rmp_client_opts *opts);

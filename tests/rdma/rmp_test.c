@@ -1353,10 +1353,12 @@ static int run_crowd(const char *host, const char *port, uint64_t len,
  * link meanwhile): it must fail within the op timeout and a second, and
  * the next call at once. Then, once GOFILE exists (the link is back),
  * what an application does: close, connect again (retrying for up to
- * 30 s), attach the lease by token; its bytes must be intact.
+ * 30 s), attach the lease by token; its bytes must be intact. With
+ * reconnect (rmp_client_opts.reconnect_max_ms) the library does that: the
+ * same handle reads the bytes back, and the lease saw one error in all.
  */
 static int run_flap(const char *host, const char *port, unsigned timeout_ms,
-		    const char *gofile)
+		    const char *gofile, bool auto_reconnect)
 {
 	enum { LEN = 65536 };
 	struct rmp_client_opts o;
@@ -1373,6 +1375,7 @@ static int run_flap(const char *host, const char *port, unsigned timeout_ms,
 	o.tenant = getenv("RMPOOL_TENANT");
 	o.key_file = getenv("RMPOOL_KEY_FILE");
 	o.op_timeout_ms = (int)timeout_ms;
+	o.reconnect_max_ms = auto_reconnect ? 2000 : 0;
 	expect(rmp_client_new(&c, &o), 0);
 	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
 	if (ret)
@@ -1393,6 +1396,28 @@ static int run_flap(const char *host, const char *port, unsigned timeout_ms,
 	if (ms > timeout_ms + 1000)
 		fail("the failing call took %" PRIu64 " ms, op timeout %u ms",
 		     ms, timeout_ms);
+	if (auto_reconnect) {
+		/* No call while the link is dark; then the same handle. */
+		fflush(stdout);
+		while (access(gofile, F_OK))
+			sleep_ms(50);
+		rmp_buf_dereg(b); /* registered on the lost connection */
+		t0 = now_ms();
+		memset(buf, 0, LEN);
+		ret = rmp_read(l, 0, buf, LEN);
+		if (ret)
+			fail("the first read after the link came back: %s (%s)",
+			     rmp_strerror(ret), rmp_client_last_error(c));
+		compare(buf, LEN, 77, 0, "the lease after a reconnect");
+		printf("BACK: the same handle read its %d bytes intact %"
+		       PRIu64 " ms after the link returned (reconnected and "
+		       "attached again by the library); 1 error in all\n",
+		       LEN, now_ms() - t0);
+		expect(rmp_lease_free(l), 0);
+		rmp_client_free(c);
+		free(buf);
+		return 0;
+	}
 	ret = timed_op(c, l, b, buf, 0, &ms);
 	printf("then: %s after %" PRIu64 " ms\n", rmp_strerror(ret), ms);
 	if (ret == 0 || ms > 100)
@@ -1443,7 +1468,7 @@ static void usage(void)
 		"       rmp-test fill HOST PORT N LEN TTL_S SHORT_TTL_S SEED\n"
 		"       rmp-test verify HOST PORT FILE LEN SEED GONE_INDEX\n"
 		"       rmp-test crowd HOST PORT LEN SEED\n"
-		"       rmp-test flap HOST PORT TIMEOUT_MS GOFILE\n"
+		"       rmp-test flap HOST PORT TIMEOUT_MS GOFILE [--reconnect]\n"
 		"       rmp-test until-down HOST PORT TIMEOUT_MS\n"
 		"       rmp-test pattern SEED LEN\n");
 	exit(2);
@@ -1503,9 +1528,10 @@ int main(int argc, char **argv)
 		return run_verify(argv[2], argv[3], argv[4],
 				  strtoull(argv[5], NULL, 0),
 				  (uint32_t)atoi(argv[6]), atoi(argv[7]));
-	if (!strcmp(scenario, "flap") && argc == 6)
+	if (!strcmp(scenario, "flap") && (argc == 6 || (argc == 7 &&
+	    !strcmp(argv[6], "--reconnect"))))
 		return run_flap(argv[2], argv[3], (unsigned)atoi(argv[4]),
-				argv[5]);
+				argv[5], argc == 7);
 	if (!strcmp(scenario, "crowd") && argc == 6)
 		return run_crowd(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 				 (uint32_t)atoi(argv[5]));
