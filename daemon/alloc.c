@@ -351,6 +351,32 @@ static void unlink_phys(struct rmp_alloc *a, struct blk *b)
 	spare_put(a, b);
 }
 
+/*
+ * carve -- allocate [b->off + pad, + len) of free block b (two spare
+ * descriptors at hand): what is left before and after stays free.
+ */
+static void carve(struct rmp_alloc *a, struct blk *b, uint64_t pad,
+		  uint64_t len, struct rmp_extent *ext)
+{
+	list_remove(a, b);
+	if (pad) {
+		/* The front remainder stays b, free; the extent is new. */
+		split_after(a, b, pad, spare_get(a));
+		list_insert(a, b);
+		b = TAILQ_NEXT(b, phys);
+	}
+	if (b->size > len) {
+		split_after(a, b, len, spare_get(a));
+		list_insert(a, TAILQ_NEXT(b, phys));
+	}
+	b->state = BLK_USED;
+	a->free_bytes -= len;
+	a->extents++;
+	ext->offset = b->off;
+	ext->length = len;
+	ext->id = b->id;
+}
+
 struct rmp_alloc *rmp_alloc_new(uint64_t size)
 {
 	struct rmp_alloc *a;
@@ -416,23 +442,7 @@ int rmp_alloc_get(struct rmp_alloc *a, uint64_t length, uint64_t align,
 	if (spare_reserve(a))
 		return -ENOMEM;
 
-	list_remove(a, b);
-	if (pad) {
-		/* The front remainder stays b, free; the extent is new. */
-		split_after(a, b, pad, spare_get(a));
-		list_insert(a, b);
-		b = TAILQ_NEXT(b, phys);
-	}
-	if (b->size > len) {
-		split_after(a, b, len, spare_get(a));
-		list_insert(a, TAILQ_NEXT(b, phys));
-	}
-	b->state = BLK_USED;
-	a->free_bytes -= len;
-	a->extents++;
-	ext->offset = b->off;
-	ext->length = len;
-	ext->id = b->id;
+	carve(a, b, pad, len, ext);
 	return 0;
 }
 
@@ -453,22 +463,7 @@ int rmp_alloc_take(struct rmp_alloc *a, uint64_t offset, uint64_t length,
 		return -EBUSY;
 	if (spare_reserve(a))
 		return -ENOMEM;
-	list_remove(a, b);
-	if (offset > b->off) {
-		split_after(a, b, offset - b->off, spare_get(a));
-		list_insert(a, b);
-		b = TAILQ_NEXT(b, phys);
-	}
-	if (b->size > length) {
-		split_after(a, b, length, spare_get(a));
-		list_insert(a, TAILQ_NEXT(b, phys));
-	}
-	b->state = BLK_USED;
-	a->free_bytes -= length;
-	a->extents++;
-	ext->offset = b->off;
-	ext->length = length;
-	ext->id = b->id;
+	carve(a, b, offset - b->off, length, ext);
 	return 0;
 }
 

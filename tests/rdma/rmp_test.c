@@ -130,6 +130,31 @@ static struct rmp_client *connect_to(const char *host, const char *port)
 	return c;
 }
 
+/* connect_timed -- connect_to with an op timeout and reconnecting
+ * (reconnect_ms 0: off). */
+static struct rmp_client *connect_timed(const char *host, const char *port,
+					unsigned timeout_ms,
+					unsigned reconnect_ms)
+{
+	struct rmp_client_opts o;
+	struct rmp_client *c;
+	int ret;
+
+	rmp_client_opts_init(&o);
+	o.name = "rmp-test";
+	o.tenant = getenv("RMPOOL_TENANT");
+	o.key_file = o.tenant && *o.tenant ? getenv("RMPOOL_KEY_FILE") :
+		      NULL;
+	o.op_timeout_ms = (int)timeout_ms;
+	o.reconnect_max_ms = reconnect_ms;
+	expect(rmp_client_new(&c, &o), 0);
+	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
+	if (ret)
+		fail("connect %s:%s: %s (%s)", host, port, rmp_strerror(ret),
+		     rmp_client_last_error(c));
+	return c;
+}
+
 static struct rmp_lease *alloc_lease(struct rmp_client *c, uint64_t len,
 				     uint32_t ttl, uint32_t access,
 				     uint32_t flags)
@@ -1177,7 +1202,6 @@ static int run_until_down(const char *host, const char *port,
 {
 	static const char *const kind[] = { "rmp_write", "rmp_read", "rmp_cas",
 					    "rmp_poll(-1)" };
-	struct rmp_client_opts o;
 	struct rmp_client *c;
 	struct rmp_lease *l;
 	struct rmp_buf *b;
@@ -1185,15 +1209,7 @@ static int run_until_down(const char *host, const char *port,
 	uint64_t i = 0, ms, worst = 0;
 	int ret;
 
-	rmp_client_opts_init(&o);
-	o.name = "rmp-test";
-	o.tenant = getenv("RMPOOL_TENANT");
-	o.key_file = getenv("RMPOOL_KEY_FILE");
-	o.op_timeout_ms = (int)timeout_ms;
-	expect(rmp_client_new(&c, &o), 0);
-	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
-	if (ret)
-		fail("connect: %s", rmp_strerror(ret));
+	c = connect_timed(host, port, timeout_ms, 0);
 	l = alloc_lease(c, 8192, 0, RMP_ACCESS_ALL, RMP_LEASE_AUTO_RENEW);
 	expect(rmp_buf_reg(c, buf, 4096, &b), 0);
 	memset(buf, 0, 4096);
@@ -1361,7 +1377,6 @@ static int run_flap(const char *host, const char *port, unsigned timeout_ms,
 		    const char *gofile, bool auto_reconnect)
 {
 	enum { LEN = 65536 };
-	struct rmp_client_opts o;
 	struct rmp_client *c;
 	struct rmp_lease *l;
 	struct rmp_buf *b;
@@ -1370,16 +1385,7 @@ static int run_flap(const char *host, const char *port, unsigned timeout_ms,
 	uint64_t i = 0, ms, t0;
 	int ret;
 
-	rmp_client_opts_init(&o);
-	o.name = "rmp-test";
-	o.tenant = getenv("RMPOOL_TENANT");
-	o.key_file = getenv("RMPOOL_KEY_FILE");
-	o.op_timeout_ms = (int)timeout_ms;
-	o.reconnect_max_ms = auto_reconnect ? 2000 : 0;
-	expect(rmp_client_new(&c, &o), 0);
-	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
-	if (ret)
-		fail("connect: %s", rmp_strerror(ret));
+	c = connect_timed(host, port, timeout_ms, auto_reconnect ? 2000 : 0);
 	l = alloc_lease(c, LEN, 0, RMP_ACCESS_ALL, RMP_LEASE_AUTO_RENEW);
 	fill(buf, LEN, 77, 0);
 	expect(rmp_write(l, 0, buf, LEN), 0);
