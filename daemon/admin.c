@@ -502,6 +502,10 @@ static void cmd_status(struct admin_conn *c, json_object *req)
 	put_bool(j, "draining", st.draining);
 	put_bool(j, "drained", o->drained);
 	put_bool(j, "stopping", st.stopping);
+	put_bool(j, "persistent", st.persistent);
+	put_u64(j, "journal_records", st.journal_records);
+	put_u64(j, "journal_capacity", st.journal_capacity);
+	put_u64(j, "recovered_leases", st.recovered);
 	send_obj(c, j);
 }
 

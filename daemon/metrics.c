@@ -325,6 +325,17 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	one(b, "rmpool_zeroing_backlog_bytes", "gauge",
 	    "Bytes of ended leases waiting to be zeroed before reuse.",
 	    st.zeroing_bytes);
+	if (st.persistent) {
+		one(b, "rmpool_journal_records", "gauge",
+		    "Leases in the journal that keeps them across restarts.",
+		    st.journal_records);
+		one(b, "rmpool_journal_capacity", "gauge",
+		    "Records the journal has room for ([pool] max_leases).",
+		    st.journal_capacity);
+		one(b, "rmpool_leases_recovered", "gauge",
+		    "Leases the last start took back from the journal.",
+		    st.recovered);
+	}
 
 	n[0][0] = ls.leases;
 	n[0][1] = ls.leased_bytes;

@@ -12,6 +12,7 @@
 #include "ops.h"
 #include "parse.h"
 #include "pool.h"
+#include "journal.h"
 #include "tenant.h"
 #include "util.h"
 
@@ -44,6 +45,15 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 	st->keys = ls.keys;
 	st->draining = rmp_lifecycle_draining(o->lc);
 	st->stopping = o->stopping;
+	if (o->journal) {
+		struct rmp_journal_stats js;
+
+		rmp_journal_stats(o->journal, &js);
+		st->persistent = true;
+		st->journal_records = js.used;
+		st->journal_capacity = js.capacity;
+		st->recovered = js.recovered;
+	}
 }
 
 const char *rmp_ops_lease_state(const struct rmp_lease *l)

@@ -31,6 +31,7 @@ struct rmp_ops {
 	struct rmp_listener *listener;
 	struct rmp_tenants *tenants;
 	struct rmp_pool *pool;
+	struct rmp_journal *journal;   /* NULL: leases die with the process */
 	struct rmp_device *dev;
 	enum rmp_keys_mode keys_mode;
 	uint64_t started_ms;           /* rmp_now_ms() at start */
@@ -56,6 +57,10 @@ struct rmp_status {
 	uint64_t leases, leased_bytes, keys;
 	bool draining;                 /* no new leases (either reason) */
 	bool stopping;
+	/* Hot restart: leases in the journal now, its room, and how many
+	 * the last start took back. All 0 without [pool] state_dir. */
+	bool persistent;
+	uint32_t journal_records, journal_capacity, recovered;
 };
 
 void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st);

@@ -364,6 +364,13 @@ static void print_status(json_object *r)
 	       human_size(ju64(r, "hugepage_size"), a, sizeof(a)) :
 	       "none (normal pages)");
 	printf("key mode      %s\n", jstr(r, "keys_mode"));
+	if (jbool(r, "persistent"))
+		printf("restart       keeps leases: journal %" PRIu64 " of %"
+		       PRIu64 " records, %" PRIu64 " lease(s) recovered at "
+		       "start\n", ju64(r, "journal_records"),
+		       ju64(r, "journal_capacity"), ju64(r, "recovered_leases"));
+	else
+		printf("restart       ends every lease (no [pool] state_dir)\n");
 	printf("clients       %" PRIu64 "\n", ju64(r, "clients"));
 	printf("leases        %" PRIu64 ", %s, %" PRIu64 " key(s)\n",
 	       ju64(r, "leases"), human_size(ju64(r, "leased_bytes"), a,

@@ -562,6 +562,7 @@ int rmp_server_start(struct rmp_server *srv)
 		.listener = &srv->listener,
 		.tenants = srv->tenants,
 		.pool = srv->pool,
+		.journal = srv->journal,
 		.dev = &srv->dev,
 		.keys_mode = srv->keys_mode,
 		.started_ms = rmp_now_ms(),

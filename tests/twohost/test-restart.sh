@@ -63,5 +63,10 @@ on server "grep -q 'recovered $N lease(s), $((N * LEN)) bytes' $TH_LOG" ||
 out=$(rmp_test verify $PAIR_SERVER_ADDR $TH_PORT "$TH_DIR/tokens" $LEN $SEED $N) ||
 	th_fail "after SIGTERM: $out"
 grep -q "^VERIFIED $N leases intact, 0 gone" <<<"$out" || th_check_later "after SIGTERM: not all $N intact"
+# What an operator sees.
+st=$(on server "$(printf %q "$RMP_BUILD_ROOT/daemon/rmpoolctl") -s $TH_ADMIN status")
+grep "^restart" <<<"$st"
+grep -Eq "^restart +keeps leases: journal $N of [0-9]+ records, $N lease\(s\) recovered at start" <<<"$st" ||
+	th_check_later "rmpoolctl status does not show the journal: $st"
 echo "$out" | tail -1
 th_done
