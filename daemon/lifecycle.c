@@ -432,8 +432,7 @@ static void on_expiry(int fd, short what, void *arg)
 	       l->deadline_ms <= now) {
 		/* Auto-renew: alive as long as a holder is. */
 		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys) {
-			set_deadline(lc, l,
-						     now + l->ttl_ms);
+			set_deadline(lc, l, now + l->ttl_ms);
 			continue;
 		}
 		remember_expired(lc, l);
@@ -783,8 +782,7 @@ void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
 		/* An auto-renew lease gets one more ttl from the loss of its
 		 * last holder: time for a restarted client to attach. */
 		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys == 0)
-			set_deadline(lc, l,
-						     rmp_now_ms() + l->ttl_ms);
+			set_deadline(lc, l, rmp_now_ms() + l->ttl_ms);
 	}
 	schedule_expiry(lc);
 }
