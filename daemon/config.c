@@ -177,6 +177,8 @@ static const struct key keys[] = {
 	    0, 0, 0, NULL),
 	KEY("pool", "state_dir", SY_PATH, ST_STR, pool.state_dir,
 	    0, 0, KF_EMPTY_OFF, NULL),
+	KEY("pool", "fdstore", SY_BOOL, ST_BOOL, pool.fdstore,
+	    0, 0, 0, NULL),
 	KEY("pool", "max_leases", SY_UINT, ST_U32, pool.max_leases,
 	    16, 16u << 20, 0, NULL),
 	KEY("lease", "lease_keys", SY_NAMES, ST_LEASE_KEYS, lease.lease_keys,
@@ -1406,6 +1408,11 @@ int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
 			pre, sep,
 			rmp_format_size(c->lease.alignment, a, sizeof(a)),
 			rmp_format_size(c->pool.size, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (c->pool.fdstore && c->pool.state_dir[0]) {
+		set_err(err, errlen, "%s%spool.fdstore and pool.state_dir: "
+			"choose one place for the pool's state", pre, sep);
 		return -EINVAL;
 	}
 	if (check_limits(&c->anonymous.limits, "anonymous", pre, sep, err,

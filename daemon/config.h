@@ -157,6 +157,8 @@ struct rmp_config {
 		 * outlives the process (hot restart); "" = anonymous memory,
 		 * a restart loses every lease. */
 		char state_dir[RMP_CONFIG_PATH_LEN];
+		/* Or keep that file as a memfd in systemd's fd store. */
+		bool fdstore;
 		uint32_t max_leases;           /* journal records; 65536 */
 	} pool;
 	struct {

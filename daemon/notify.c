@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* notify.c -- systemd: readiness, watchdog, status line, reload and stop. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
@@ -151,4 +153,34 @@ void rmp_notify_stopping(struct rmp_notify *n)
 		return; /* said already, or never ready */
 	n->ready = false;
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining");
+}
+
+int rmp_fdstore_take(const char *name)
+{
+	char **names = NULL;
+	int n, fd = -1;
+
+	n = sd_listen_fds_with_names(1, &names);
+	for (int i = 0; i < n; i++) {
+		int f = SD_LISTEN_FDS_START + i;
+
+		if (fd < 0 && names && names[i] && !strcmp(names[i], name)) {
+			fd = f;
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+		} else {
+			close(f); /* nothing else is ours to keep */
+		}
+	}
+	for (int i = 0; names && names[i]; i++)
+		free(names[i]);
+	free(names);
+	return fd;
+}
+
+int rmp_fdstore_put(int fd, const char *name)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "FDSTORE=1\nFDNAME=%s", name);
+	return sd_pid_notify_with_fds(0, 0, msg, &fd, 1);
 }

@@ -27,4 +27,15 @@ void rmp_notify_reloading(struct rmp_notify *n);
 /* STOPPING=1: the stop has begun (once; NULL or not ready: no-op). */
 void rmp_notify_stopping(struct rmp_notify *n);
 
+/*
+ * The file descriptor store (FileDescriptorStoreMax= in the unit): fds
+ * the service manager keeps for the service while it restarts.
+ * rmp_fdstore_take -- the stored fd called name, handed over at this
+ * start (LISTEN_FDS / LISTEN_FDNAMES), or -1; other passed fds are
+ * closed. rmp_fdstore_put -- store fd under name: 1 sent, 0 not run by
+ * systemd, or -errno.
+ */
+int rmp_fdstore_take(const char *name);
+int rmp_fdstore_put(int fd, const char *name);
+
 #endif /* RMP_NOTIFY_H */

@@ -175,6 +175,7 @@ static const struct restart_key {
 	KEEP("pool.numa_node", pool.numa_node, false),
 	KEEP("pool.lock", pool.lock, false),
 	KEEP("pool.state_dir", pool.state_dir, true),
+	KEEP("pool.fdstore", pool.fdstore, false),
 	KEEP("pool.max_leases", pool.max_leases, false),
 	KEEP("lease.lease_keys", lease.lease_keys, false),
 };

@@ -192,14 +192,16 @@ static int map_state_file(struct rmp_pool *pool,
 	uint64_t page, total;
 	int fd, ret;
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	fd = p->has_state_fd ? p->state_fd :
+	     open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		pool->state_fd = fd; /* ours from here on: closed at free */
 	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st)) {
 		ret = -errno;
 		snprintf(err, errlen, "state file %s: %s", path,
 			 strerror(-ret));
 		goto err;
 	}
-	pool->state_fd = fd;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		ret = -errno;
 		snprintf(err, errlen, "state file %s: %s", path,
@@ -287,7 +289,7 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 	pool->node = p->node;
 	pool->page_size = p->hugepage_size;
 	pool->state_fd = -1;
-	if (p->state_file) {
+	if (p->state_file || p->has_state_fd) {
 		ret = map_state_file(pool, p, err, errlen);
 		if (ret < 0)
 			goto err_free;

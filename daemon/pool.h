@@ -22,9 +22,14 @@ struct rmp_pool_params {
 				 * CPU we may run on (at most 16) */
 	/* A file that holds the pool and, after it, state_bytes more (the
 	 * lease journal), so both outlive the process; NULL = anonymous
-	 * memory. On hugetlbfs for hugepages, tmpfs for normal pages. */
+	 * memory. On hugetlbfs for hugepages, tmpfs for normal pages. With
+	 * has_state_fd: the name of state_fd, for messages. */
 	const char *state_file;
 	uint64_t state_bytes;
+	/* Or a file already open (a memfd from systemd's fd store): used
+	 * instead of state_file when has_state_fd; the pool owns it then. */
+	bool has_state_fd;
+	int state_fd;
 };
 
 /*

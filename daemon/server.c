@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -391,6 +392,27 @@ static int open_journal(struct rmp_server *srv, const char *path)
 	return 0;
 }
 
+/* The name of the pool's memfd in systemd's file descriptor store. */
+#define FDSTORE_NAME "rmpool-pool"
+#ifndef MFD_HUGE_SHIFT
+#define MFD_HUGE_SHIFT 26 /* linux/memfd.h, as MAP_HUGE_SHIFT */
+#endif
+
+/* new_pool_memfd -- an empty memfd for the pool: on hugepages of the
+ * configured size when they are asked for (or preferred and there). */
+static int new_pool_memfd(const struct rmp_config *cfg)
+{
+	unsigned flags = MFD_CLOEXEC;
+	int fd;
+
+	fd = memfd_create(FDSTORE_NAME, flags | MFD_HUGETLB |
+			  ((unsigned)__builtin_ctzll(cfg->pool.hugepage_size)
+			   << MFD_HUGE_SHIFT));
+	if (fd >= 0 || cfg->pool.hugepages == RMP_HUGEPAGES_REQUIRED)
+		return fd;
+	return memfd_create(FDSTORE_NAME, flags); /* normal pages */
+}
+
 static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 {
 	const char *dir = srv->cfg.pool.state_dir;
@@ -406,9 +428,25 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 	};
 	char err[512], path[RMP_CONFIG_PATH_LEN + 8];
 	uint64_t start = rmp_now_ms();
+	bool new_memfd = false;
 	int ret;
 
-	if (dir[0]) {
+	if (srv->cfg.pool.fdstore) {
+		/* The memfd an earlier run stored, or a new one to store. */
+		p.has_state_fd = true;
+		p.state_fd = rmp_fdstore_take(FDSTORE_NAME);
+		if (p.state_fd < 0) {
+			p.state_fd = new_pool_memfd(&srv->cfg);
+			if (p.state_fd < 0) {
+				log_err("memfd for the pool: %s",
+					strerror(errno));
+				return -errno;
+			}
+			new_memfd = true;
+		}
+		snprintf(path, sizeof(path), "memfd %s", FDSTORE_NAME);
+		p.state_file = path;
+	} else if (dir[0]) {
 		if (mkdir(dir, 0700) && errno != EEXIST) {
 			log_err("state_dir %s: %s", dir, strerror(errno));
 			return -errno;
@@ -423,7 +461,17 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 	}
 	if (err[0])
 		log_warn("%s", err);
-	if (dir[0]) {
+	if (new_memfd) {
+		ret = rmp_fdstore_put(srv->pool->state_fd, FDSTORE_NAME);
+		if (ret <= 0)
+			log_warn("pool memfd not stored with the service manager "
+				 "(%s): a restart ends every lease",
+				 ret == 0 ? "not run by systemd" : strerror(-ret));
+		else
+			log_info("pool memfd stored with the service manager "
+				 "(FDSTORE): a restart keeps the leases");
+	}
+	if (p.state_file) {
 		ret = open_journal(srv, path);
 		if (ret)
 			return ret;
