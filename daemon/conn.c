@@ -520,6 +520,18 @@ static int modify_qp(struct rmp_conn *c, enum ibv_qp_state state,
 	return -ret;
 }
 
+/* send_wrs -- a QP's send queue: replies (two slots per credit), key
+ * operations and one liveness probe. */
+static uint32_t send_wrs(uint32_t credits)
+{
+	return 2 * credits + KEY_WRS + 1;
+}
+
+uint32_t rmp_conn_cq_entries(uint32_t credits)
+{
+	return send_wrs(credits) + credits;
+}
+
 /* setup -- PD, QP, reply slots and (region mode) the own receive queue. */
 static int setup(struct rmp_conn *c, uint8_t resp_res)
 {
@@ -531,7 +543,7 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 		.recv_cq = s->dev->cq,
 		.srq = s->dev->srq,
 		.cap = {
-			.max_send_wr = 2 * credits + KEY_WRS + 1, /* probe */
+			.max_send_wr = send_wrs(credits),
 			.max_send_sge = 1,
 		},
 		.qp_type = IBV_QPT_RC,

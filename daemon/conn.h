@@ -117,6 +117,14 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 			    unsigned max_per_minute);
 
 /*
+ * rmp_conn_cq_entries -- completions one connection with credits may have
+ * due at once: its send queue (replies, key operations, a liveness probe)
+ * and its own receives (region mode). The device's CQ needs this much
+ * per client.
+ */
+uint32_t rmp_conn_cq_entries(uint32_t credits);
+
+/*
  * rmp_conn_accept -- a connection for id: its QP (to RTS with the
  * server's own timeouts), buffers, receives, then rdma_accept with the
  * accept data. It counts against auth->tenant's connections from now on,

@@ -556,10 +556,10 @@ int rmp_server_start(struct rmp_server *srv)
 	if (ret)
 		return ret;
 	srv->listener.verbs = verbs;
-	/* Receives (shared or per client) plus every client's replies and
-	 * key operations. */
+	/* The shared receives, plus what each client may have due. */
 	ret = rmp_device_open(&srv->dev, verbs, SRQ_MAX +
-			      cfg->server.max_clients * (3 * credits + 64));
+			      cfg->server.max_clients *
+			      rmp_conn_cq_entries(credits));
 	if (ret)
 		return ret;
 	ret = resolve_keys(srv, &access);
