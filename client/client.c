@@ -796,7 +796,6 @@ static int reconnect(struct rmp_client *c)
 		c->backoff_ms = 0;
 		return 0;
 	}
-	c->auto_reconnect = true; /* until the caller closes */
 	c->backoff_ms = c->backoff_ms ?
 		RMP_MIN(2 * c->backoff_ms, c->opts.reconnect_max_ms) :
 		RMP_MIN(RMPC_RECONNECT_FIRST_MS, c->opts.reconnect_max_ms);

@@ -66,39 +66,8 @@ static int refresh(struct rmp_lease *l)
 	return 0;
 }
 
-static int lease_set(struct rmp_lease *l, const struct rmp_lease_desc *d);
-
-/*
- * reattach -- after a reconnect: attach l's lease again on the new
- * connection, by its id and secret, with the access it had; l is updated
- * in place (new rkey, new gen).
- */
-static int reattach(struct rmp_lease *l)
-{
-	struct rmp_client *c = l->c;
-	struct rmp_msg m;
-	int err;
-
-	memset(&m, 0, sizeof(m));
-	m.hdr.opcode = RMP_OP_ATTACH;
-	m.u.attach.id = l->id;
-	m.u.attach.secret = l->secret;
-	m.u.attach.access = l->access;
-	err = rmpc_rpc(c, &m);
-	if (err) {
-		if (!c->errbuf[0])
-			rmpc_set_error(c, "lease %016" PRIx64 " could not be "
-				       "attached again after a reconnect",
-				       l->id);
-		return err;
-	}
-	if (m.u.lease.id != l->id) {
-		rmpc_set_error(c, "server attached lease %016" PRIx64
-			       " instead of %016" PRIx64, m.u.lease.id, l->id);
-		return -EPROTO;
-	}
-	return lease_set(l, &m.u.lease);
-}
+static int attach_into(struct rmp_lease *l, uint64_t id, uint64_t secret,
+		       uint32_t access, uint32_t flags);
 
 int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 {
@@ -111,7 +80,7 @@ int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 		 * earlier one attached again, before the call goes on. */
 		err = rmpc_conn_ready(c);
 		if (!err && l->gen != c->gen)
-			err = reattach(l);
+			err = attach_into(l, l->id, l->secret, l->access, 0);
 		if (err)
 			return err;
 	}
@@ -244,17 +213,17 @@ err_free_lease:
 }
 
 /* attach -- ATTACH id with access and flags (already checked). */
-static int attach(struct rmp_client *c, uint64_t id, uint64_t secret,
-		  uint32_t access, uint32_t flags, struct rmp_lease **out)
+/*
+ * attach_into -- ATTACH lease id on l's connection and describe it in l:
+ * a new handle, or after a reconnect l's own lease again (same id and
+ * secret, the access it had), in place.
+ */
+static int attach_into(struct rmp_lease *l, uint64_t id, uint64_t secret,
+		       uint32_t access, uint32_t flags)
 {
-	struct rmp_lease *l;
+	struct rmp_client *c = l->c;
 	struct rmp_msg m;
 	int err;
-
-	l = calloc(1, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	l->c = c;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.opcode = RMP_OP_ATTACH;
@@ -267,23 +236,34 @@ static int attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 		if (!c->errbuf[0])
 			rmpc_set_error(c, "server refused ATTACH of lease "
 				       "%016" PRIx64, id);
-		goto err_free_lease;
+		return err;
 	}
-	err = lease_set(l, &m.u.lease);
-	if (!err && l->id != id) {
+	if (m.u.lease.id != id) {
 		rmpc_set_error(c, "server attached lease %016" PRIx64
-			       " instead of %016" PRIx64, l->id, id);
-		err = -EPROTO;
+			       " instead of %016" PRIx64, m.u.lease.id, id);
+		return -EPROTO;
 	}
-	if (err)
-		goto err_free_lease;
+	return lease_set(l, &m.u.lease);
+}
+
+static int attach(struct rmp_client *c, uint64_t id, uint64_t secret,
+		  uint32_t access, uint32_t flags, struct rmp_lease **out)
+{
+	struct rmp_lease *l;
+	int err;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->c = c;
+	err = attach_into(l, id, secret, access, flags);
+	if (err) {
+		free(l);
+		return err;
+	}
 	lease_link(l);
 	*out = l;
 	return 0;
-
-err_free_lease:
-	free(l);
-	return err;
 }
 
 int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,

@@ -196,18 +196,14 @@ static int map_state_file(struct rmp_pool *pool,
 	     open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		pool->state_fd = fd; /* ours from here on: closed at free */
-	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st)) {
-		ret = -errno;
-		snprintf(err, errlen, "state file %s: %s", path,
-			 strerror(-ret));
-		goto err;
-	}
+	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st))
+		goto err_errno;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		ret = -errno;
 		snprintf(err, errlen, "state file %s: %s", path,
 			 ret == -EWOULDBLOCK ? "in use by another rmpoold" :
 			 strerror(-ret));
-		goto err;
+		return ret;
 	}
 	if ((uint32_t)fs.f_type == HUGETLBFS_MAGIC) {
 		/* The mount's page size is the file's. */
@@ -217,15 +213,14 @@ static int map_state_file(struct rmp_pool *pool,
 				 "mount has %ld kB pages, the pool wants %"
 				 PRIu64 " kB", path, (long)fs.f_bsize >> 10,
 				 p->hugepage_size >> 10);
-			goto err;
+			return -EINVAL;
 		}
 		pool->page_size = p->hugepage_size;
 	} else if (p->hugepages_required) {
-		ret = -EINVAL;
 		snprintf(err, errlen, "state file %s is not on hugetlbfs, and "
 			 "the pool must be on hugepages: put state_dir on a "
 			 "hugetlbfs mount (e.g. /dev/hugepages/rmpoold)", path);
-		goto err;
+		return -EINVAL;
 	} else {
 		pool->page_size = 0;
 	}
@@ -239,25 +234,13 @@ static int map_state_file(struct rmp_pool *pool,
 			snprintf(err, errlen, "state file %s had %lld bytes, "
 				 "not %" PRIu64 ": its contents are dropped",
 				 path, (long long)st.st_size, total);
-		if (!pool->page_size && ftruncate(fd, (off_t)total)) {
-			ret = -errno;
-			snprintf(err, errlen, "state file %s: %s", path,
-				 strerror(-ret));
-			goto err;
+		if (pool->page_size) {
+			ret = check_hugepages(p, err, errlen);
+			if (ret < 0)
+				return ret;
 		}
-		/* hugetlbfs grows with the mapping's faults; its size is
-		 * set below, once the pages are there. */
-	}
-	if (pool->page_size && !pool->adopted) {
-		ret = check_hugepages(p, err, errlen);
-		if (ret < 0)
-			goto err;
-		if (ftruncate(fd, (off_t)total)) {
-			ret = -errno;
-			snprintf(err, errlen, "state file %s: %s", path,
-				 strerror(-ret));
-			goto err;
-		}
+		if (ftruncate(fd, (off_t)total))
+			goto err_errno;
 	}
 	pool->base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 			  0);
@@ -266,11 +249,13 @@ static int map_state_file(struct rmp_pool *pool,
 		pool->base = NULL;
 		snprintf(err, errlen, "mmap of state file %s (%" PRIu64
 			 " bytes): %s", path, total, strerror(-ret));
-		goto err;
+		return ret;
 	}
 	pool->state = pool->base + p->size;
 	return 0;
-err:
+err_errno:
+	ret = -errno;
+	snprintf(err, errlen, "state file %s: %s", path, strerror(-ret));
 	return ret;
 }
 

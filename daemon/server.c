@@ -438,9 +438,10 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 		if (p.state_fd < 0) {
 			p.state_fd = new_pool_memfd(&srv->cfg);
 			if (p.state_fd < 0) {
+				ret = -errno;
 				log_err("memfd for the pool: %s",
-					strerror(errno));
-				return -errno;
+					strerror(-ret));
+				return ret;
 			}
 			new_memfd = true;
 		}
@@ -448,8 +449,9 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 		p.state_file = path;
 	} else if (dir[0]) {
 		if (mkdir(dir, 0700) && errno != EEXIST) {
-			log_err("state_dir %s: %s", dir, strerror(errno));
-			return -errno;
+			ret = -errno;
+			log_err("state_dir %s: %s", dir, strerror(-ret));
+			return ret;
 		}
 		snprintf(path, sizeof(path), "%s/pool", dir);
 		p.state_file = path;

@@ -102,9 +102,11 @@ static void *xmalloc(size_t n)
 	return p;
 }
 
-/* new_client -- an unconnected client as tenant $RMPOOL_TENANT with key
- * file $RMPOOL_KEY_FILE, as for the rmpool command. */
-static struct rmp_client *new_client(void)
+/* new_client_with -- an unconnected client as tenant $RMPOOL_TENANT with
+ * key file $RMPOOL_KEY_FILE, as for the rmpool command; op_timeout_ms 0
+ * keeps the default, reconnect_ms 0 leaves reconnecting off. */
+static struct rmp_client *new_client_with(unsigned op_timeout_ms,
+					  unsigned reconnect_ms)
 {
 	struct rmp_client_opts o;
 	struct rmp_client *c;
@@ -114,20 +116,33 @@ static struct rmp_client *new_client(void)
 	o.tenant = getenv("RMPOOL_TENANT");
 	o.key_file = o.tenant && *o.tenant ? getenv("RMPOOL_KEY_FILE") :
 		      NULL;
+	if (op_timeout_ms)
+		o.op_timeout_ms = (int)op_timeout_ms;
+	o.reconnect_max_ms = reconnect_ms;
 	expect(rmp_client_new(&c, &o), 0);
+	return c;
+}
+
+static struct rmp_client *new_client(void)
+{
+	return new_client_with(0, 0);
+}
+
+/* connect_or_fail -- connect c to host:port, or fail the scenario. */
+static struct rmp_client *connect_or_fail(struct rmp_client *c,
+					  const char *host, const char *port)
+{
+	int ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
+
+	if (ret)
+		fail("connect %s:%s: %s (%s)", host, port, rmp_strerror(ret),
+		     rmp_client_last_error(c));
 	return c;
 }
 
 static struct rmp_client *connect_to(const char *host, const char *port)
 {
-	struct rmp_client *c = new_client();
-	int ret;
-
-	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
-	if (ret)
-		fail("connect %s:%s: %s (%s)", host, port, rmp_strerror(ret),
-		     rmp_client_last_error(c));
-	return c;
+	return connect_or_fail(new_client(), host, port);
 }
 
 /* connect_timed -- connect_to with an op timeout and reconnecting
@@ -136,23 +151,8 @@ static struct rmp_client *connect_timed(const char *host, const char *port,
 					unsigned timeout_ms,
 					unsigned reconnect_ms)
 {
-	struct rmp_client_opts o;
-	struct rmp_client *c;
-	int ret;
-
-	rmp_client_opts_init(&o);
-	o.name = "rmp-test";
-	o.tenant = getenv("RMPOOL_TENANT");
-	o.key_file = o.tenant && *o.tenant ? getenv("RMPOOL_KEY_FILE") :
-		      NULL;
-	o.op_timeout_ms = (int)timeout_ms;
-	o.reconnect_max_ms = reconnect_ms;
-	expect(rmp_client_new(&c, &o), 0);
-	ret = rmp_client_connect(c, host, (uint16_t)atoi(port));
-	if (ret)
-		fail("connect %s:%s: %s (%s)", host, port, rmp_strerror(ret),
-		     rmp_client_last_error(c));
-	return c;
+	return connect_or_fail(new_client_with(timeout_ms, reconnect_ms),
+			       host, port);
 }
 
 static struct rmp_lease *alloc_lease(struct rmp_client *c, uint64_t len,
