@@ -29,7 +29,7 @@
 PAIR_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PAIR_SERVER_ADDR=192.0.2.1
 PAIR_CLIENT_ADDR=192.0.2.2
-declare -A PAIR_VM_PID=() PAIR_SEQ=()
+declare -A PAIR_VM_PID=()
 
 pair_log() { printf 'pair: %s\n' "$*" >&2; }
 
@@ -60,7 +60,10 @@ boot_host() {
 		-- bash "$PAIR_TOP/tests/vm/agent.sh" \
 		>"$PAIR_DIR/$host.console" 2>&1 </dev/null &
 	PAIR_VM_PID[$host]=$!
-	PAIR_SEQ[$host]=0
+	# The next request number lives in a file: `on` is often called in a
+	# command substitution, a subshell, where a shell variable would not
+	# keep its increment and a number would be used twice.
+	echo 0 >"$PAIR_DIR/$host.seq"
 	for ((i = 0; i < 1200; i++)); do
 		[ -e "$spool/ready" ] && return 0
 		kill -0 "${PAIR_VM_PID[$host]}" 2>/dev/null || break
@@ -87,10 +90,11 @@ pair_boot() {
 }
 
 on() {
-	local host=$1 cmd=$2 spool=$PAIR_DIR/$1.spool n rc i limit
+	local host=$1 cmd=$2 spool=$PAIR_DIR/$1.spool seq n rc i limit
 	limit=$(( ${RMP_ON_TIMEOUT:-300} * 20 ))
-	n=$(printf '%06d' "${PAIR_SEQ[$host]}")
-	PAIR_SEQ[$host]=$((10#$n + 1))
+	read -r seq <"$PAIR_DIR/$host.seq" || return 125
+	echo $((seq + 1)) >"$PAIR_DIR/$host.seq"
+	printf -v n '%06d' "$seq"
 	printf 'cd %q || exit 125\n%s\n' "$PWD" "$cmd" >"$spool/$n.sh.tmp"
 	mv "$spool/$n.sh.tmp" "$spool/$n.sh"
 	for ((i = 0; i < limit; i++)); do
