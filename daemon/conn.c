@@ -191,24 +191,53 @@ void rmp_conn_established(struct rmp_conn *c)
 
 /* ------------------------------------------------------------ replies */
 
-/* send_reply -- encode m into a free slot and post it. -EAGAIN: none. */
+/*
+ * post_behind_keys -- post wr (may be NULL) behind the key work requests
+ * c's holder held back while c answered a request, in one ibv_post_send:
+ * one doorbell. A held request the device did not take completes as
+ * flushed, through the path of real completions, so its key is settled.
+ */
+static int post_behind_keys(struct rmp_conn *c, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad, *next;
+	struct ibv_wc wc;
+	int ret;
+
+	ret = rmp_holder_post(&c->holder, wr, &bad);
+	if (!ret)
+		return 0;
+	for (; bad && bad != wr; bad = next) {
+		next = bad->next;
+		wc = (struct ibv_wc){ .wr_id = bad->wr_id,
+				      .status = IBV_WC_WR_FLUSH_ERR,
+				      .qp_num = c->qp->qp_num };
+		rmp_conns_on_wc(c->set, &wc);
+	}
+	return ret;
+}
+
+/*
+ * send_reply -- encode m into a free slot and post it behind the key work
+ * requests of the request it answers. -EAGAIN: no free slot.
+ */
 static int send_reply(struct rmp_conn *c, const struct rmp_msg *m)
 {
 	struct rmp_reply_slot *s = NULL;
 	struct ibv_sge sge;
-	struct ibv_send_wr wr = { 0 }, *bad;
-	int len, ret;
+	struct ibv_send_wr wr = { 0 };
+	int len = -ENOTCONN, ret;
 
-	if (c->state != RMP_CONN_ESTABLISHED)
-		return -ENOTCONN;
-	for (unsigned i = 0; i < c->nreply && !s; i++)
-		if (!c->replies[i].busy)
-			s = &c->replies[i];
-	if (!s)
-		return -EAGAIN;
-	len = rmp_msg_encode(s->buf, RMP_MSG_MAX, m);
-	if (len < 0)
-		return len;
+	if (c->state == RMP_CONN_ESTABLISHED) {
+		for (unsigned i = 0; i < c->nreply && !s; i++)
+			if (!c->replies[i].busy)
+				s = &c->replies[i];
+		len = s ? rmp_msg_encode(s->buf, RMP_MSG_MAX, m) : -EAGAIN;
+	}
+	if (len < 0) {
+		/* No reply: the held key requests go on their own. */
+		ret = post_behind_keys(c, NULL);
+		return ret ? ret : len;
+	}
 	sge.addr = (uintptr_t)s->buf;
 	sge.length = (uint32_t)len;
 	sge.lkey = c->send_mr->lkey;
@@ -217,9 +246,9 @@ static int send_reply(struct rmp_conn *c, const struct rmp_msg *m)
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	ret = ibv_post_send(c->qp, &wr, &bad);
+	ret = post_behind_keys(c, &wr);
 	if (ret)
-		return -ret;
+		return ret;
 	s->busy = true;
 	c->replies_due++;
 	return 0;
@@ -363,6 +392,8 @@ static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
 	if (c->close_after_reply)
 		return; /* going: nothing more is answered */
 	c->requests++;
+	/* The key work requests of this request go out with its reply. */
+	rmp_holder_hold(&c->holder);
 	if (!c->holder.tenant) {
 		authenticate(c, buf, len, &rep);
 	} else {
@@ -372,6 +403,7 @@ static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
 			c->set->counters.bad_messages++;
 		if (bad && ++c->bad_msgs >= MAX_BAD_MSGS) {
 			c->errors++;
+			post_behind_keys(c, NULL);
 			rmp_conn_close(c, "too many bad messages");
 			return;
 		}
@@ -379,16 +411,20 @@ static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
 	if (rep.hdr.status)
 		c->errors++;
 	ret = send_reply(c, &rep);
+	if (ret)
+		rmp_request_unanswered(&c->set->req, &c->holder, &rep);
 	rmp_latency_add(&c->set->latency, rep.hdr.opcode,
 			rmp_now_ns() - start);
 	if (ret && c->close_after_reply) {
 		rmp_conn_close(c, c->close_after_reply);
 		return;
 	}
-	if (ret == -EAGAIN)
+	if (ret == -EAGAIN) {
 		rmp_conn_close(c, "requests beyond its credits");
-	else if (ret && ret != -ENOTCONN)
+	} else if (ret && ret != -ENOTCONN) {
 		log_warn("%s: reply: %s", c->holder.label, strerror(-ret));
+		rmp_conn_close(c, "a reply could not be posted");
+	}
 }
 
 /* on_recv -- one receive completion, shared queue or own: the one path. */

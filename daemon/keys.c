@@ -28,7 +28,49 @@ uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off)
 	return (uint64_t)(uintptr_t)(ks->pool->base + off);
 }
 
-/* post_key_wr -- post wr for k on its holder's QP, counting it. */
+void rmp_holder_hold(struct rmp_holder *h)
+{
+	h->holding = true;
+}
+
+/*
+ * posted -- the device took wr. A window's key is tracked by us, not by
+ * the provider, which names the window by the key it had when the bind
+ * was posted (Soft-RoCE refuses the bind otherwise): it changes now.
+ */
+static void posted(struct ibv_send_wr *wr)
+{
+	if (wr->opcode == IBV_WR_BIND_MW)
+		wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+}
+
+int rmp_holder_post(struct rmp_holder *h, struct ibv_send_wr *tail,
+		    struct ibv_send_wr **bad)
+{
+	struct ibv_send_wr *first = tail;
+	unsigned n = h->nheld;
+	int ret;
+
+	h->holding = false;
+	h->nheld = 0;
+	for (unsigned i = n; i-- > 0;) {
+		h->held[i].next = first;
+		first = &h->held[i];
+	}
+	*bad = NULL;
+	if (!first)
+		return 0;
+	ret = ibv_post_send(h->qp, first, bad);
+	for (unsigned i = 0; i < n && &h->held[i] != *bad; i++)
+		posted(&h->held[i]);
+	return ret ? -ret : 0;
+}
+
+/*
+ * post_key_wr -- post wr for k on its holder's QP, counting it; while the
+ * holder holds, keep a copy for rmp_holder_post (bind and LOCAL_INV carry
+ * no scatter list, so the copy is all of it).
+ */
 static int post_key_wr(struct rmp_key *k, struct ibv_send_wr *wr,
 		       enum rmp_wr_tag tag)
 {
@@ -42,9 +84,19 @@ static int post_key_wr(struct rmp_key *k, struct ibv_send_wr *wr,
 		return -EAGAIN;
 	wr->wr_id = rmp_wr_id(k, tag);
 	wr->send_flags = IBV_SEND_SIGNALED;
-	ret = ibv_post_send(h->qp, wr, &bad);
-	if (ret)
-		return -ret;
+	wr->next = NULL;
+	if (h->holding) {
+		/* One request makes two at most (an ATTACH's invalidate of
+		 * the holder's old key and its bind): full cannot happen. */
+		if (h->nheld == RMP_HOLDER_HELD)
+			return -EAGAIN;
+		h->held[h->nheld++] = *wr;
+	} else {
+		ret = ibv_post_send(h->qp, wr, &bad);
+		if (ret)
+			return -ret;
+		posted(wr);
+	}
 	h->key_wrs++;
 	k->wrs++;
 	return 0;
@@ -115,8 +167,6 @@ static int grant_window(const struct rmp_keys *ks, struct rmp_key *k)
 		k->mw = NULL;
 		return ret;
 	}
-	/* The provider leaves tracking a type-2 window's key to us. */
-	k->mw->rkey = k->rkey;
 	return 0;
 }
 

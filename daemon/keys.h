@@ -22,6 +22,9 @@ struct rmp_tenant;
  */
 /* Unbound windows a holder keeps for its next grants (window mode). */
 #define RMP_HOLDER_SPARE_MW 32u
+/* Key work requests a holder holds back while its owner answers one
+ * request (see rmp_holder_hold): a request makes two at most. */
+#define RMP_HOLDER_HELD 4u
 
 struct rmp_holder {
 	struct ibv_qp *qp;
@@ -44,6 +47,15 @@ struct rmp_holder {
 	 */
 	struct ibv_mw *spare_mw[RMP_HOLDER_SPARE_MW];
 	unsigned nspare_mw;
+	/*
+	 * Kept by the key module between rmp_holder_hold and
+	 * rmp_holder_post: key work requests counted as posted but not yet
+	 * handed to the device, so that they ring one doorbell with the
+	 * reply that follows them.
+	 */
+	bool holding;
+	unsigned nheld;
+	struct ibv_send_wr held[RMP_HOLDER_HELD];
 	/*
 	 * Set by the owner of the QP (the connection): the lifecycle calls
 	 * it when the holder must go (a revocation timed out, a key
@@ -130,6 +142,23 @@ void rmp_key_free(struct rmp_key *k);
  * its PD goes; h gets no more grants.
  */
 void rmp_holder_drop_windows(struct rmp_holder *h);
+
+/*
+ * rmp_holder_hold -- from now until rmp_holder_post, h's key work requests
+ * (a grant's bind, a revoke's LOCAL_INV) are held back instead of posted.
+ * For the owner of the QP while it answers one request.
+ */
+void rmp_holder_hold(struct rmp_holder *h);
+
+/*
+ * rmp_holder_post -- post what h holds back, followed by tail (may be
+ * NULL), in one ibv_post_send: one doorbell; stop holding. Returns 0, or
+ * -errno with *bad the first work request not posted (a held one or
+ * tail): each held one from there on must be completed by the caller as
+ * flushed (IBV_WC_WR_FLUSH_ERR), as if the QP had failed.
+ */
+int rmp_holder_post(struct rmp_holder *h, struct ibv_send_wr *tail,
+		    struct ibv_send_wr **bad);
 
 /*
  * rmp_holder_kill -- move h's QP to the error state: nothing more executes

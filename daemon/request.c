@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* request.c -- one control request: decode, act through the lifecycle, reply. */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "keys.h"
@@ -167,4 +168,17 @@ bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 		rep->hdr.flags |= RMP_MSG_F_DETAIL(detail);
 	/* Reaching for another tenant's lease counts as a bad message. */
 	return ret == -EPERM || ret == -EALREADY;
+}
+
+void rmp_request_unanswered(const struct rmp_request_ctx *ctx,
+			    struct rmp_holder *h, const struct rmp_msg *rep)
+{
+	unsigned detail = RMP_DETAIL_NONE;
+
+	if (rep->hdr.opcode != RMP_OP_ALLOC || rep->hdr.status != 0)
+		return;
+	log_notice("%s: lease %016" PRIx64 " granted but the reply could not "
+		   "be sent: freed", h->label, rep->u.lease.id);
+	rmp_lifecycle_free_lease(ctx->lc, h, rep->u.lease.id,
+				 rep->u.lease.secret, &detail);
 }

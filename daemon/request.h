@@ -69,4 +69,12 @@ bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 			struct rmp_holder *h, const uint8_t *buf, size_t len,
 			struct rmp_msg *rep);
 
+/*
+ * rmp_request_unanswered -- the reply rep could not be sent to h: a lease
+ * it granted is freed again (only that reply carried its secret). Keys it
+ * gave go with h's connection.
+ */
+void rmp_request_unanswered(const struct rmp_request_ctx *ctx,
+			    struct rmp_holder *h, const struct rmp_msg *rep);
+
 #endif /* RMP_REQUEST_H */

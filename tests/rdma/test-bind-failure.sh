@@ -3,9 +3,11 @@
 # test-bind-failure.sh PORT post|complete -- a grant whose window bind
 # fails leaves nothing behind and breaks nobody else.
 #
-#   post      the fault shim makes ibv_post_send refuse the bind: ALLOC
-#             gets -ENOMEM, the connection keeps working, the extent goes
-#             back, the window is deallocated.
+#   post      the fault shim makes ibv_post_send refuse the bind, which
+#             goes in one post with the ALLOC's reply: nothing is sent, so
+#             the lease is freed again (the reply was the only copy of its
+#             secret), the connection is closed (ALLOC gets no reply), the
+#             extent goes back, the window is deallocated.
 #   complete  the shim posts the bind with a length past its MR: the bind
 #             completes in error, which moves the client's QP to error:
 #             that client's connection is closed (its ALLOC gets no
@@ -18,7 +20,7 @@ source "$(dirname "$0")/lib.sh"
 
 mode=${2:-}
 case $mode in
-post) shim=1 want=ENOMEM ;;
+post) shim=1 want=ENOTCONN ;;
 complete) shim=complete want=ENOTCONN ;;
 *) echo "usage: $0 PORT post|complete" >&2; exit 2 ;;
 esac
@@ -38,6 +40,10 @@ for _ in 1 2 3; do
 done
 daemon_log_has "^failshim: .*IBV_WR_BIND_MW" ||
 	rmp_fail "no fault was injected: the test would prove nothing"
+if [ "$mode" = post ]; then
+	[ "$(grep -c 'granted but the reply could not be sent: freed' "$RMP_DLOG")" -eq 3 ] ||
+		fail_later "the daemon did not free each lease it could not announce"
+fi
 if [ "$mode" = complete ]; then
 	daemon_log_has "window bind failed" ||
 		fail_later "the daemon did not log the failed bind"
