@@ -2,15 +2,19 @@
 /* log.c -- leveled logging to stderr, with journal level prefixes. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 
 static const char *log_ident = "rmpool";
 static int log_max = LOG_INFO;
 static int log_journal;
+/* Each level's line prefix, made once: a line is then one formatting pass. */
+static char log_prefix[LOG_DEBUG + 1][64];
 
 static const char *const level_names[] = {
 	[LOG_EMERG] = "emergency", [LOG_ALERT] = "alert",
@@ -19,12 +23,29 @@ static const char *const level_names[] = {
 	[LOG_INFO] = "info",       [LOG_DEBUG] = "debug",
 };
 
+/* Lines a thread holds back (rmp_log_hold) until rmp_log_release. */
+#define HELD_BYTES 8192
+static _Thread_local bool held_on;
+static _Thread_local size_t held_len;
+static _Thread_local char held_buf[HELD_BYTES];
+
 void rmp_log_init(const char *ident, int max_level)
 {
 	log_ident = ident;
 	log_max = max_level;
 	/* systemd connects stderr to the journal and says so here. */
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
+	for (int i = LOG_EMERG; i <= LOG_DEBUG; i++) {
+		if (log_journal)
+			snprintf(log_prefix[i], sizeof(log_prefix[i]), "<%d>",
+				 i);
+		else if (i == LOG_INFO || i == LOG_NOTICE)
+			snprintf(log_prefix[i], sizeof(log_prefix[i]), "%s: ",
+				 ident);
+		else
+			snprintf(log_prefix[i], sizeof(log_prefix[i]),
+				 "%s: %s: ", ident, level_names[i]);
+	}
 }
 
 void rmp_log_set_level(int max_level)
@@ -45,22 +66,65 @@ int rmp_log_level_parse(const char *s)
 	return -EINVAL;
 }
 
+/* write_all -- n bytes to stderr; a log line that cannot go is dropped. */
+static void write_all(const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n) {
+		w = write(STDERR_FILENO, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+void rmp_log_hold(void)
+{
+	held_on = true;
+}
+
+void rmp_log_release(void)
+{
+	held_on = false;
+	write_all(held_buf, held_len);
+	held_len = 0;
+}
+
 void rmp_log(int level, const char *fmt, ...)
 {
 	char line[1024];
+	size_t n, room;
 	va_list ap;
+	int m;
 
-	if (level > log_max)
+	if (level > log_max || level < 0 || level > LOG_DEBUG)
 		return;
+	if (!log_prefix[LOG_ERR][0]) /* a program that never called init */
+		rmp_log_init(log_ident, log_max);
+	n = strlen(log_prefix[level]);
+	memcpy(line, log_prefix[level], n);
+	room = sizeof(line) - n; /* the newline takes the NUL's place */
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	m = vsnprintf(line + n, room, fmt, ap);
 	va_end(ap);
-	/* One fprintf per line so concurrent writers do not interleave. */
-	if (log_journal)
-		fprintf(stderr, "<%d>%s\n", level, line);
-	else if (level == LOG_INFO || level == LOG_NOTICE)
-		fprintf(stderr, "%s: %s\n", log_ident, line);
-	else
-		fprintf(stderr, "%s: %s: %s\n", log_ident, level_names[level],
-			line);
+	if (m < 0)
+		return;
+	n += (size_t)m < room ? (size_t)m : room - 1;
+	line[n++] = '\n';
+	/* One write per line (or per held batch of whole lines), so that
+	 * concurrent writers do not interleave. */
+	if (!held_on) {
+		write_all(line, n);
+		return;
+	}
+	if (held_len + n > sizeof(held_buf)) {
+		write_all(held_buf, held_len);
+		held_len = 0;
+	}
+	memcpy(held_buf + held_len, line, n);
+	held_len += n;
 }

@@ -19,6 +19,15 @@ int rmp_log_level_parse(const char *s);
 void rmp_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * rmp_log_hold -- the calling thread's next lines wait in memory until
+ * rmp_log_release writes them, in order, in one write. For a reply that
+ * should not wait for its own log lines (the daemon holds them while it
+ * answers one request, microseconds). Other threads are not affected.
+ */
+void rmp_log_hold(void);
+void rmp_log_release(void);
+
 #define log_err(...) rmp_log(LOG_ERR, __VA_ARGS__)
 #define log_warn(...) rmp_log(LOG_WARNING, __VA_ARGS__)
 #define log_notice(...) rmp_log(LOG_NOTICE, __VA_ARGS__)

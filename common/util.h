@@ -10,7 +10,9 @@
 #define RMP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define RMP_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/* CLOCK_MONOTONIC in milliseconds / nanoseconds. */
+/* CLOCK_MONOTONIC in milliseconds (coarse: up to a timer tick old, no
+ * system call ever) / nanoseconds (precise). Durations shorter than a few
+ * ticks are measured in nanoseconds. */
 uint64_t rmp_now_ms(void);
 uint64_t rmp_now_ns(void);
 

@@ -442,8 +442,11 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 		 * the connection is up (the QP is in RTS already). */
 		rmp_conn_established(c);
 		c->heard++;
+		/* Its log lines (the audit) go out after the reply. */
+		rmp_log_hold();
 		if (c->state == RMP_CONN_ESTABLISHED)
 			handle_message(c, rx->buf, wc->byte_len);
+		rmp_log_release();
 	} else if (wc->status != IBV_WC_SUCCESS &&
 		   wc->status != IBV_WC_WR_FLUSH_ERR) {
 		log_warn("%s: receive failed: %s", c ? c->holder.label :

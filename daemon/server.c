@@ -427,7 +427,7 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 		.state_bytes = rmp_journal_bytes(srv->cfg.pool.max_leases),
 	};
 	char err[512], path[RMP_CONFIG_PATH_LEN + 8];
-	uint64_t start = rmp_now_ms();
+	uint64_t start = rmp_now_ns();
 	bool new_memfd = false;
 	int ret;
 
@@ -491,7 +491,7 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 		 srv->pool->page_size ? "2 MiB hugepages" : "normal pages",
 		 node, srv->pool->nchunks,
 		 srv->keys_mode == RMP_KEYS_POOL ? " with remote rights" :
-		 " without remote rights", rmp_now_ms() - start);
+		 " without remote rights", (rmp_now_ns() - start) / 1000000u);
 	return 0;
 }
 
