@@ -206,8 +206,10 @@ static int post_behind_keys(struct rmp_conn *c, struct ibv_send_wr *wr)
 	ret = rmp_holder_post(&c->holder, wr, &bad);
 	if (!ret)
 		return 0;
-	for (; bad && bad != wr; bad = next) {
+	for (; bad; bad = next) {
 		next = bad->next;
+		if (bad == wr)
+			continue; /* the reply: the caller's */
 		wc = (struct ibv_wc){ .wr_id = bad->wr_id,
 				      .status = IBV_WC_WR_FLUSH_ERR,
 				      .qp_num = c->qp->qp_num };

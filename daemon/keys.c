@@ -47,22 +47,34 @@ static void posted(struct ibv_send_wr *wr)
 int rmp_holder_post(struct rmp_holder *h, struct ibv_send_wr *tail,
 		    struct ibv_send_wr **bad)
 {
-	struct ibv_send_wr *first = tail;
-	unsigned n = h->nheld;
+	struct ibv_send_wr *first = NULL, **link = &first;
 	int ret;
 
+	/* Binds, the tail, then invalidations: see rmp_holder_post. */
+	for (unsigned i = 0; i < h->nheld; i++) {
+		if (h->held[i].opcode != IBV_WR_LOCAL_INV) {
+			*link = &h->held[i];
+			link = &h->held[i].next;
+		}
+	}
+	*link = tail;
+	if (tail)
+		link = &tail->next;
+	for (unsigned i = 0; i < h->nheld; i++) {
+		if (h->held[i].opcode == IBV_WR_LOCAL_INV) {
+			*link = &h->held[i];
+			link = &h->held[i].next;
+		}
+	}
+	*link = NULL;
 	h->holding = false;
 	h->nheld = 0;
-	for (unsigned i = n; i-- > 0;) {
-		h->held[i].next = first;
-		first = &h->held[i];
-	}
 	*bad = NULL;
 	if (!first)
 		return 0;
 	ret = ibv_post_send(h->qp, first, bad);
-	for (unsigned i = 0; i < n && &h->held[i] != *bad; i++)
-		posted(&h->held[i]);
+	for (struct ibv_send_wr *w = first; w && w != *bad; w = w->next)
+		posted(w);
 	return ret ? -ret : 0;
 }
 

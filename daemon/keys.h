@@ -151,10 +151,13 @@ void rmp_holder_drop_windows(struct rmp_holder *h);
 void rmp_holder_hold(struct rmp_holder *h);
 
 /*
- * rmp_holder_post -- post what h holds back, followed by tail (may be
- * NULL), in one ibv_post_send: one doorbell; stop holding. Returns 0, or
- * -errno with *bad the first work request not posted (a held one or
- * tail): each held one from there on must be completed by the caller as
+ * rmp_holder_post -- post what h holds back with tail (may be NULL) in one
+ * ibv_post_send: one doorbell; stop holding. Binds go before tail (a reply
+ * must not name a key that is not bound yet), invalidations after it: the
+ * reply need not wait for them, as the extent is not reused before they
+ * complete (the send queue executes them right after it). Returns 0, or
+ * -errno with *bad the first work request not posted: each held one from
+ * there on (tail->next included) must be completed by the caller as
  * flushed (IBV_WC_WR_FLUSH_ERR), as if the QP had failed.
  */
 int rmp_holder_post(struct rmp_holder *h, struct ibv_send_wr *tail,
