@@ -269,6 +269,10 @@ static void cm_events(struct rmp_client *c)
 
 	while (c->cm_ch && rdma_get_cm_event(c->cm_ch, &ev) == 0) {
 		switch (ev->event) {
+		case RDMA_CM_EVENT_REJECTED:
+			/* A server that closes a connection before its own
+			 * side saw it established (a reply can overtake
+			 * that) rejects it: closed all the same. */
 		case RDMA_CM_EVENT_DISCONNECTED:
 			c->disconnected = true;
 			if (!c->broken)

@@ -282,7 +282,10 @@ static void handle_cm_event(struct raw *r, struct rdma_cm_event *ev)
 	default:
 		say("%s: rdma_cm event %s (status %d)", r->what,
 		    rdma_event_str(ev->event), ev->status);
+		/* REJECTED after ESTABLISHED: the server closed the
+		 * connection before its side saw it established. */
 		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+		    ev->event == RDMA_CM_EVENT_REJECTED ||
 		    ev->event == RDMA_CM_EVENT_CONNECT_ERROR ||
 		    ev->event == RDMA_CM_EVENT_UNREACHABLE)
 			r->disconnected = true;
