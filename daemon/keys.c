@@ -50,7 +50,7 @@ int rmp_holder_post(struct rmp_holder *h, struct ibv_send_wr *tail,
 	struct ibv_send_wr *first = NULL, **link = &first;
 	int ret;
 
-	/* Binds, the tail, then invalidations: see rmp_holder_post. */
+	/* Binds, the tail, then invalidations (why: keys.h). */
 	for (unsigned i = 0; i < h->nheld; i++) {
 		if (h->held[i].opcode != IBV_WR_LOCAL_INV) {
 			*link = &h->held[i];
