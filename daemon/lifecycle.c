@@ -2,7 +2,6 @@
 /* lifecycle.c -- the one owner of a lease's life: grant to reuse. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,27 +115,38 @@ static const char *audit_peer(const struct rmp_holder *h)
 	return h ? h->peer : "-";
 }
 
+/*
+ * arm_timer -- have ev fire wait ms after now, unless it is armed to fire
+ * no later than that already (*at_ms: when it fires, while pending):
+ * re-arming on every grant or revoke costs the control path, and a timer
+ * that fires early finds nothing due and arms again.
+ */
+static void arm_timer(struct event *ev, uint64_t *at_ms, uint64_t now,
+		      uint64_t wait)
+{
+	struct timeval tv;
+
+	if (event_pending(ev, EV_TIMEOUT, NULL) && *at_ms <= now + wait)
+		return;
+	*at_ms = now + wait;
+	tv.tv_sec = (time_t)(wait / 1000);
+	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
+	event_add(ev, &tv);
+}
+
 /* --------------------------------------------------------------- keys */
 
 static void revoke_timer_arm(struct rmp_lifecycle *lc)
 {
 	struct rmp_key *k = TAILQ_FIRST(&lc->revoking);
-	uint64_t now = rmp_now_ms(), wait;
-	struct timeval tv;
+	uint64_t now = rmp_now_ms();
 
 	if (!k) {
 		event_del(lc->revoke_ev);
 		return;
 	}
-	wait = k->revoke_deadline_ms > now ? k->revoke_deadline_ms - now : 0;
-	/* As schedule_expiry: a timer armed early enough stays. */
-	if (event_pending(lc->revoke_ev, EV_TIMEOUT, NULL) &&
-	    lc->revoke_at_ms <= now + wait)
-		return;
-	lc->revoke_at_ms = now + wait;
-	tv.tv_sec = (time_t)(wait / 1000);
-	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
-	event_add(lc->revoke_ev, &tv);
+	arm_timer(lc->revoke_ev, &lc->revoke_at_ms, now,
+		  k->revoke_deadline_ms > now ? k->revoke_deadline_ms - now : 0);
 }
 
 /* await_key -- k's revocation is in flight: give it revoke_timeout. */
@@ -404,7 +414,6 @@ static void schedule_expiry(struct rmp_lifecycle *lc)
 {
 	struct rmp_lease *first = rmp_lease_table_first(lc->table);
 	uint64_t tick = lc->cfg->lease.expiry_tick_ms, now, wait;
-	struct timeval tv;
 
 	if (!first) {
 		event_del(lc->expiry_ev);
@@ -415,16 +424,7 @@ static void schedule_expiry(struct rmp_lifecycle *lc)
 	/* Round up to the tick: leases expiring close together go in one
 	 * wake-up, and a lease is never revoked before its deadline. */
 	wait = (wait + tick - 1) / tick * tick;
-	/* Armed to fire no later than that already: leave it, re-arming
-	 * on every grant costs the control path. A timer that fires early
-	 * finds nothing due and arms again. */
-	if (event_pending(lc->expiry_ev, EV_TIMEOUT, NULL) &&
-	    lc->expiry_at_ms <= now + wait)
-		return;
-	lc->expiry_at_ms = now + wait;
-	tv.tv_sec = (time_t)(wait / 1000);
-	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
-	event_add(lc->expiry_ev, &tv);
+	arm_timer(lc->expiry_ev, &lc->expiry_at_ms, now, wait);
 }
 
 /* remember_expired -- later requests for l get -EKEYEXPIRED. */
