@@ -332,9 +332,9 @@ int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
 	unsigned polls = 0;
 	int r, wait_ms;
 
-	/* From the one clock read above: each read can be a system call. */
+	/* On the clock it is checked against below (coarse, no call). */
 	deadline = timeout_ms < 0 ? UINT64_MAX :
-				    start / 1000000u + (uint64_t)timeout_ms;
+				    rmp_now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		rmpc_poll_cq(c);
 		if (done(c, arg)) {
