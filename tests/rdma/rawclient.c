@@ -34,6 +34,11 @@
  *                                      refused; any success fails
  *   rmp-raw HOST PORT expire TTL_S     a lease's rkey stops working on its
  *                                      own connection after the deadline
+ *   rmp-raw HOST PORT freerace ROUNDS  per round, on a new connection:
+ *                                      ALLOC, WRITE a tagged pattern, FREE
+ *                                      and READ with the old rkey until
+ *                                      one fails; no READ may deliver a
+ *                                      byte but this lease's own
  *   rmp-raw HOST PORT credits ROUNDS   keep exactly `credits` STATs in
  *                                      flight until ROUNDS replies came
  *   rmp-raw HOST PORT stall TTL_S      ALLOC, print the LEASE line, stop
@@ -169,6 +174,9 @@ struct raw {
 		bool done;
 	} wc[WC_TRACK];
 	uint64_t next_wr_id, next_req_id;
+	/* transport retries of the connection (0: 7, which Soft-RoCE takes
+	 * as "for ever") */
+	uint8_t retry_count;
 };
 
 static const char *prog = "rmp-raw";
@@ -577,7 +585,8 @@ static int raw_connect(struct raw *r, const char *what, const char *host,
 	struct rdma_conn_param cp = {
 		.private_data = pdata, .private_data_len = plen,
 		.responder_resources = 4, .initiator_depth = 4,
-		.retry_count = 7, .rnr_retry_count = 7,
+		.retry_count = r->retry_count ? r->retry_count : 7,
+		.rnr_retry_count = 7,
 	};
 	struct rdma_addrinfo *ai;
 	struct rdma_cm_event *ev;
@@ -829,7 +838,7 @@ static const char *op_name(enum ibv_wr_opcode op)
 /* post_wait -- post wr (signaled; wr_id assigned here) and wait for its
  * completion: the WC status (as int), or -1 if nothing completed in
  * time. */
-static int post_wait(struct raw *r, struct ibv_send_wr *wr)
+static int post_wait(struct raw *r, struct ibv_send_wr *wr, int timeout_ms)
 {
 	struct ibv_send_wr *bad;
 	int st;
@@ -841,17 +850,20 @@ static int post_wait(struct raw *r, struct ibv_send_wr *wr)
 		    strerror(errno));
 		return -1;
 	}
-	st = wait_wc(r, wr->wr_id, TIMEOUT_MS);
-	if (st < 0)
+	st = wait_wc(r, wr->wr_id, timeout_ms);
+	if (st < 0 && timeout_ms == TIMEOUT_MS)
 		say("%s: RDMA %s did not complete in %d ms", r->what,
-		    op_name(wr->opcode), TIMEOUT_MS);
+		    op_name(wr->opcode), timeout_ms);
 	return st;
 }
 
-/* rdma_op -- one RDMA READ/WRITE of len bytes at data[0]; the WC status
- * (as int), or -1 if nothing completed in time. */
-static int rdma_op(struct raw *r, enum ibv_wr_opcode op, uint64_t raddr,
-		   uint32_t rkey, size_t len)
+/* rdma_op_within -- one RDMA READ/WRITE of len bytes at data[0]; the WC
+ * status (as int), or -1 if nothing completed in timeout_ms (printed
+ * only for the default TIMEOUT_MS: a shorter wait is the caller's
+ * choice). */
+static int rdma_op_within(struct raw *r, enum ibv_wr_opcode op,
+			  uint64_t raddr, uint32_t rkey, size_t len,
+			  int timeout_ms)
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)r->data,
@@ -867,7 +879,13 @@ static int rdma_op(struct raw *r, enum ibv_wr_opcode op, uint64_t raddr,
 		say("%s: %zu bytes do not fit the local buffer", r->what, len);
 		return -1;
 	}
-	return post_wait(r, &wr);
+	return post_wait(r, &wr, timeout_ms);
+}
+
+static int rdma_op(struct raw *r, enum ibv_wr_opcode op, uint64_t raddr,
+		   uint32_t rkey, size_t len)
+{
+	return rdma_op_within(r, op, raddr, rkey, len, TIMEOUT_MS);
 }
 
 /* atomic_op -- one 8-byte FAA or CAS at raddr; the old value lands in
@@ -886,7 +904,7 @@ static int atomic_op(struct raw *r, enum ibv_wr_opcode op, uint64_t raddr,
 			       .swap = swap, .rkey = rkey },
 	};
 
-	return post_wait(r, &wr);
+	return post_wait(r, &wr, TIMEOUT_MS);
 }
 
 /* wc_str -- text for a status from rdma_op / atomic_op. */
@@ -2209,6 +2227,144 @@ out:
 	return fails ? 1 : 0;
 }
 
+/* ----------------------------------------------------------- freerace */
+
+#define FREERACE_LATE_MS 5000 /* old key still working after the reply */
+#define FREERACE_READ_MS 2000 /* a READ not answered by then: cut off */
+
+struct freerace_tally {
+	uint64_t reads, late;   /* READs that succeeded; after the reply */
+	uint64_t refused;       /* rounds ended by a remote access error */
+	uint64_t cut;           /* ... by a READ cut off (never answered) */
+};
+
+/* freerace_content -- what the lease holds: its id in the first 8 bytes
+ * (ids are never reused, so a zeroed or another lease's extent cannot
+ * pass), pattern(id) after them. */
+static void freerace_content(uint8_t *p, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = pattern(i, id);
+	memcpy(p, &id, sizeof(id));
+}
+
+/* freerace_check -- data[0..n) is the lease's own content (complete:
+ * a READ that succeeded) or, for a READ that failed, holds no byte but
+ * its own and the zeroes the buffer was cleared to. 0, or 1 (printed). */
+static int freerace_check(const struct raw *r, size_t n, uint64_t id,
+			  bool complete)
+{
+	uint8_t own[LEASE_LEN];
+
+	freerace_content(own, n, id);
+	for (size_t i = 0; i < n; i++) {
+		if (r->data[i] == own[i] || (!complete && !r->data[i]))
+			continue;
+		say("FAIL: a READ with the freed lease's rkey (%s) put byte "
+		    "%zu = %#x, the lease's own is %#x: %s", complete ?
+		    "completed" : "failed", i, r->data[i], own[i],
+		    i < sizeof(id) ? "another lease's or a zeroed extent" :
+				     "not this lease's content");
+		hexdump("bytes read", r->data, n < 64 ? n : 64);
+		return 1;
+	}
+	return 0;
+}
+
+/* freerace_round -- one lease on a connection of its own: ALLOC, WRITE
+ * its content, send FREE and, without waiting for the reply, READ with
+ * the lease's rkey back to back until a READ fails. Every READ that
+ * succeeds must see the lease's own bytes; the failing one must have
+ * delivered nothing else. It fails by a remote access error, or, when
+ * the invalidation cut a READ's response short, it is never answered
+ * (Soft-RoCE stops sending the response and drops the retries), or its
+ * retries run out. 0, or 1 (printed). */
+static int freerace_round(const char *host, const char *port,
+			  struct freerace_tally *t)
+{
+	struct raw r = { .retry_count = 6 }; /* as librmpool */
+	struct rmp_msg req = { 0 };
+	struct rmp_lease_desc d;
+	uint64_t replied_at = 0;
+	size_t n = LEASE_LEN;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "freerace", host, port, n) ||
+	    do_alloc(&r, n, 60, 0, &d))
+		goto out;
+	freerace_content(r.data, n, d.id);
+	st = rdma_op(&r, IBV_WR_RDMA_WRITE, d.addr, d.rkey, n);
+	if (st != IBV_WC_SUCCESS) {
+		say("FAIL: RDMA WRITE to the lease: %s", wc_str(st));
+		goto out;
+	}
+	req.hdr.opcode = RMP_OP_FREE;
+	req.u.free.id = d.id;
+	req.u.free.secret = d.secret;
+	if (post_request(&r, &req))
+		goto out;
+	for (;;) {
+		bool replied = r.rx_count > 0;
+
+		if (replied && !replied_at)
+			replied_at = now_ms();
+		memset(r.data, 0, n);
+		st = rdma_op_within(&r, IBV_WR_RDMA_READ, d.addr, d.rkey, n,
+				    FREERACE_READ_MS);
+		if (freerace_check(&r, n, d.id, st == IBV_WC_SUCCESS))
+			goto out;
+		if (st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_RETRY_EXC_ERR ||
+		    st < 0)
+			break;
+		if (st != IBV_WC_SUCCESS) {
+			say("FAIL: READ after the FREE (rkey %#x, FREE reply "
+			    "%s): %s, want success, %s or %s", d.rkey,
+			    replied ? "in" : "not in yet", wc_str(st),
+			    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR),
+			    ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+			goto out;
+		}
+		t->reads++;
+		t->late += replied;
+		if (replied_at && now_ms() - replied_at > FREERACE_LATE_MS) {
+			say("FAIL: the rkey still worked %d ms after the FREE "
+			    "was answered", FREERACE_LATE_MS);
+			goto out;
+		}
+	}
+	if (st == IBV_WC_REM_ACCESS_ERR)
+		t->refused++;
+	else
+		t->cut++;
+	fail = 0;
+out:
+	raw_close(&r);
+	return fail;
+}
+
+/* run_freerace -- `rounds` freerace rounds. Two of these at once reuse
+ * each other's extents, so a key that outlived its FREE would show the
+ * other's bytes, or the zeroes the extent gets before reuse. */
+static int run_freerace(const char *host, const char *port, uint64_t rounds)
+{
+	struct freerace_tally t = { 0 };
+
+	for (uint64_t i = 0; i < rounds; i++)
+		if (freerace_round(host, port, &t)) {
+			say("freerace: FAIL in round %" PRIu64, i + 1);
+			return 1;
+		}
+	say("ok: %" PRIu64 " rounds; %" PRIu64 " READs with a freed lease's "
+	    "rkey saw only its own bytes (%" PRIu64 " of them after the FREE "
+	    "reply); then %" PRIu64 " got %s and %" PRIu64 " were cut off "
+	    "(no answer within %d ms, or %s) with no foreign byte delivered",
+	    rounds, t.reads, t.late, t.refused,
+	    ibv_wc_status_str(IBV_WC_REM_ACCESS_ERR), t.cut, FREERACE_READ_MS,
+	    ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+	say("freerace: PASS");
+	return 0;
+}
+
 /* --------------------------------------------------------------- fill */
 
 /* run_fill -- n leases of len bytes, as fast as credits allow: many
@@ -3067,6 +3223,7 @@ static int usage(void)
 		"[--expect-success]\n"
 		"       rmp-raw HOST PORT guess ADDR RKEY N LEN\n"
 		"       rmp-raw HOST PORT expire|stall TTL_S\n"
+		"       rmp-raw HOST PORT freerace ROUNDS\n"
 		"       rmp-raw HOST PORT credits ROUNDS\n"
 		"       rmp-raw HOST PORT alloc LEN TTL_S [--free] "
 		"[--expect ERRNO] [--token] [--report]\n"
@@ -3164,6 +3321,11 @@ int main(int argc, char **argv)
 			return usage();
 		return cmd[1] == 'x' ? run_expire(host, port, (uint32_t)a) :
 		       run_stall(host, port, (uint32_t)a);
+	}
+	if (!strcmp(cmd, "freerace") && argc == 5) {
+		if (!parse_u64(argv[4], &a) || a == 0)
+			return usage();
+		return run_freerace(host, port, a);
 	}
 	if (!strcmp(cmd, "credits") && argc == 5) {
 		if (!parse_u64(argv[4], &a) || a == 0)
