@@ -59,8 +59,9 @@ struct rmp_lease {
 	unsigned keys_unsettled;  /* keys not yet proven dead (or unproven) */
 	bool tainted;             /* a key of it could not be proven dead */
 	uint64_t created_ms;
+	uint64_t zero_at_ms;      /* ZEROING: its extent is zeroed then */
 	uint32_t jslot;           /* its journal record (0: none) */
-	TAILQ_ENTRY(rmp_lease) state_link;  /* revoking / quarantined lists */
+	TAILQ_ENTRY(rmp_lease) state_link;  /* ending / settling / quarantined */
 
 	/* table internals */
 	SLIST_ENTRY(rmp_lease) hash_link; /* its bucket's chain */

@@ -18,6 +18,17 @@
 
 /* Extents up to this size are zeroed at once, in the loop (a few µs). */
 #define ZERO_INLINE_MAX (256u << 10)
+/*
+ * An extent whose keys are all dead waits this long before it is zeroed
+ * and reused. A LOCAL_INV completes while the device may still be
+ * copying a response it began before it: on Soft-RoCE a READ of the old
+ * key, answered packet by packet, saw a 4 KiB extent's last packet half
+ * zeroed by the memset that followed the invalidation's completion
+ * (test-free-race). Each later packet checks the key again and is cut
+ * off, so only a copy in progress is waited for; it takes microseconds.
+ * Milliseconds of the coarse clock (a tick of 1-4 ms).
+ */
+#define ZERO_GRACE_MS 20
 /* Ids and secrets of recently expired leases, for "expired" answers. */
 #define EXPIRED_RING 1024
 
@@ -30,11 +41,13 @@ struct rmp_lifecycle {
 	struct rmp_journal *journal; /* NULL: leases die with the process */
 	struct rmp_tenants *tenants;
 	struct rmp_zeroer *zeroer;
-	struct event *expiry_ev, *revoke_ev;
+	struct event *expiry_ev, *revoke_ev, *settle_ev;
 	uint64_t expiry_at_ms;  /* when expiry_ev fires, if pending */
 	uint64_t revoke_at_ms;  /* when revoke_ev fires, if pending */
+	uint64_t settle_at_ms;  /* when settle_ev fires, if pending */
 	struct rmp_key_list revoking;      /* keys awaited, by deadline */
 	struct rmp_lease_list ending;      /* REVOKING leases */
+	struct rmp_lease_list settling;    /* ZEROING leases in their grace */
 	struct rmp_lease_list quarantined; /* QUARANTINED leases */
 	uint64_t nending, nrevoking, zeroing_bytes, quarantined_bytes, nquarantined;
 	uint64_t nkeys; /* live keys of all leases */
@@ -305,9 +318,43 @@ static void quarantine(struct rmp_lifecycle *lc, struct rmp_lease *l)
 		lc->quarantined_bytes, lc->nquarantined);
 }
 
-/* finish_revoke -- every key of l is settled: zero it, or quarantine. */
+/* zero_extent -- l's grace is over: zero its extent, then free it. */
+static void zero_extent(struct rmp_lifecycle *lc, struct rmp_lease *l)
+{
+	/* No client ever sees another lease's old bytes. */
+	if (l->ext.length > ZERO_INLINE_MAX && lc->zeroer &&
+	    rmp_zeroer_submit(lc->zeroer, lc->pool->base + l->ext.offset,
+			      l->ext.length, l) == 0)
+		return;
+	memset(lc->pool->base + l->ext.offset, 0, l->ext.length);
+	on_zeroed(lc, l);
+}
+
+/* on_settle -- zero the extents whose grace is over (the list is in
+ * order of zero_at_ms: every lease gets the same grace). */
+static void on_settle(evutil_socket_t fd, short what, void *arg)
+{
+	struct rmp_lifecycle *lc = arg;
+	uint64_t now = rmp_now_ms();
+	struct rmp_lease *l;
+
+	(void)fd;
+	(void)what;
+	while ((l = TAILQ_FIRST(&lc->settling)) && l->zero_at_ms <= now) {
+		TAILQ_REMOVE(&lc->settling, l, state_link);
+		zero_extent(lc, l);
+	}
+	if (l)
+		arm_timer(lc->settle_ev, &lc->settle_at_ms, now,
+			  l->zero_at_ms - now);
+}
+
+/* finish_revoke -- every key of l is settled: zero it after its grace,
+ * or quarantine it. */
 static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
+	uint64_t now = rmp_now_ms();
+
 	TAILQ_REMOVE(&lc->ending, l, state_link);
 	lc->nrevoking--;
 	lc->revoking_bytes -= l->ext.length;
@@ -317,13 +364,9 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	}
 	set_state(l, RMP_LEASE_ZEROING);
 	lc->zeroing_bytes += l->ext.length;
-	/* No client ever sees another lease's old bytes. */
-	if (l->ext.length > ZERO_INLINE_MAX && lc->zeroer &&
-	    rmp_zeroer_submit(lc->zeroer, lc->pool->base + l->ext.offset,
-			      l->ext.length, l) == 0)
-		return;
-	memset(lc->pool->base + l->ext.offset, 0, l->ext.length);
-	on_zeroed(lc, l);
+	l->zero_at_ms = now + ZERO_GRACE_MS;
+	TAILQ_INSERT_TAIL(&lc->settling, l, state_link);
+	arm_timer(lc->settle_ev, &lc->settle_at_ms, now, ZERO_GRACE_MS);
 }
 
 /* drop_key -- k leaves its lease and holder, and is revoked. */
@@ -1047,12 +1090,15 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
 	lc->tenants = p->tenants;
 	TAILQ_INIT(&lc->revoking);
 	TAILQ_INIT(&lc->ending);
+	TAILQ_INIT(&lc->settling);
 	TAILQ_INIT(&lc->quarantined);
 	lc->table = rmp_lease_table_new();
 	lc->expiry_ev = evtimer_new(p->base, on_expiry, lc);
 	lc->revoke_ev = evtimer_new(p->base, on_revoke_timeout, lc);
+	lc->settle_ev = evtimer_new(p->base, on_settle, lc);
 	lc->zeroer = rmp_zeroer_new(p->base, on_zeroed, lc);
-	if (!lc->table || !lc->expiry_ev || !lc->revoke_ev || !lc->zeroer) {
+	if (!lc->table || !lc->expiry_ev || !lc->revoke_ev || !lc->settle_ev ||
+	    !lc->zeroer) {
 		rmp_lifecycle_free(lc);
 		return NULL;
 	}
@@ -1077,6 +1123,12 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 		TAILQ_REMOVE(&lc->ending, l, state_link);
 		free(l);
 	}
+	/* Extents in their grace stay as they are: the next start zeroes
+	 * every byte no recovered lease holds. */
+	while ((l = TAILQ_FIRST(&lc->settling))) {
+		TAILQ_REMOVE(&lc->settling, l, state_link);
+		free(l);
+	}
 	while ((l = TAILQ_FIRST(&lc->quarantined))) {
 		TAILQ_REMOVE(&lc->quarantined, l, state_link);
 		free(l);
@@ -1094,5 +1146,7 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 		event_free(lc->expiry_ev);
 	if (lc->revoke_ev)
 		event_free(lc->revoke_ev);
+	if (lc->settle_ev)
+		event_free(lc->settle_ev);
 	free(lc);
 }
