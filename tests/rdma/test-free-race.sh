@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-free-race.sh PORT -- after a FREE, a lease's own rkey reads only
-# the lease's own bytes until the NIC refuses it (lease_keys = window).
+# test-free-race.sh PORT MODE -- after a FREE, a lease's own rkey reads
+# only the lease's own bytes until the NIC refuses it (lease_keys = MODE:
+# window or region).
 #
-# The daemon answers a FREE before the window's invalidation executes
-# (both go in one post), and zeroes and reuses the extent only after the
-# invalidation completed. So the holder may still read its old bytes for
-# a moment after the reply, but never zeroes and never the next holder's
-# bytes. Two rmp-raw freerace processes at once, each round: ALLOC 4 KiB,
+# With windows the daemon answers a FREE before the invalidation executes
+# (both go in one post); in region mode it deregisters the lease's MR.
+# Either way it zeroes and reuses the extent only after the key is proven
+# dead and a grace has passed. So the holder may still read its old bytes
+# for a moment, but never zeroes and never the next holder's bytes. Two rmp-raw freerace processes at once, each round: ALLOC 4 KiB,
 # WRITE a pattern tagged with the lease id, FREE, and READ with the old
 # rkey back to back until a READ fails; the other process takes the
 # extent over meanwhile. A READ fails with a remote access error, or,
@@ -17,12 +18,19 @@
 # are the point here, so they do not cool the address down.
 source "$(dirname "$0")/lib.sh"
 
+mode=${2:-}
+case $mode in
+window | region) ;;
+*) echo "usage: $0 PORT window|region" >&2; exit 2 ;;
+esac
 rounds=${RMP_FREE_RACE_ROUNDS:-60}
-rmp_init free-race "$1"
-rmp_conf lease lease_keys window
+rmp_init "free-race-$mode" "$1"
+rmp_conf lease lease_keys "$mode"
 rmp_conf server access_errors_per_minute 0
 
 daemon_start
+daemon_log_has "lease keys: $mode" ||
+	rmp_fail "the daemon does not use lease_keys = $mode"
 rmp_stat || rmp_fail "STAT failed"
 free0=$STAT_FREE
 
