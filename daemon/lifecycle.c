@@ -20,13 +20,12 @@
 #define ZERO_INLINE_MAX (256u << 10)
 /*
  * An extent whose keys are all dead waits this long before it is zeroed
- * and reused. A LOCAL_INV completes while the device may still be
- * copying a response it began before it: on Soft-RoCE a READ of the old
- * key, answered packet by packet, saw a 4 KiB extent's last packet half
- * zeroed by the memset that followed the invalidation's completion
- * (test-free-race). Each later packet checks the key again and is cut
- * off, so only a copy in progress is waited for; it takes microseconds.
- * Milliseconds of the coarse clock (a tick of 1-4 ms).
+ * and reused. A LOCAL_INV completes while the device may still answer a
+ * READ it began before: Soft-RoCE checks the key for each packet, and a
+ * packet checked before the invalidation completed is copied after it -
+ * a freed lease's READ came back half zeroed by the memset that followed
+ * (test-free-race). Later packets are cut off, so only a copy under way
+ * is waited for; it takes microseconds. Coarse-clock ms (tick 1-4 ms).
  */
 #define ZERO_GRACE_MS 20
 /* Ids and secrets of recently expired leases, for "expired" answers. */

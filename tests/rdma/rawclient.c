@@ -2230,7 +2230,7 @@ out:
 /* ----------------------------------------------------------- freerace */
 
 #define FREERACE_LATE_MS 5000 /* old key still working after the reply */
-#define FREERACE_READ_MS 2000 /* a READ not answered by then: cut off */
+#define FREERACE_READ_MS 1000 /* a READ not answered by then: cut off */
 
 struct freerace_tally {
 	uint64_t reads, late;   /* READs that succeeded; after the reply */

@@ -8,10 +8,12 @@
 # (both go in one post); in region mode it deregisters the lease's MR.
 # Either way it zeroes and reuses the extent only after the key is proven
 # dead and a grace has passed. So the holder may still read its old bytes
-# for a moment, but never zeroes and never the next holder's bytes. Two rmp-raw freerace processes at once, each round: ALLOC 4 KiB,
-# WRITE a pattern tagged with the lease id, FREE, and READ with the old
-# rkey back to back until a READ fails; the other process takes the
-# extent over meanwhile. A READ fails with a remote access error, or,
+# for a moment, but never zeroes and never the next holder's bytes.
+#
+# Two rmp-raw freerace processes at once, each round: ALLOC 4 KiB, WRITE
+# a pattern tagged with the lease id, FREE, and READ with the old rkey
+# back to back until a READ fails; the other process takes the extent
+# over meanwhile. A READ fails with a remote access error, or,
 # when the invalidation came in the middle of its response, is cut off
 # (Soft-RoCE stops answering it and drops its retries): either way it
 # must have delivered no byte but the lease's own. Access errors
@@ -23,7 +25,7 @@ case $mode in
 window | region) ;;
 *) echo "usage: $0 PORT window|region" >&2; exit 2 ;;
 esac
-rounds=${RMP_FREE_RACE_ROUNDS:-60}
+rounds=${RMP_FREE_RACE_ROUNDS:-100}
 rmp_init "free-race-$mode" "$1"
 rmp_conf lease lease_keys "$mode"
 rmp_conf server access_errors_per_minute 0
