@@ -2248,23 +2248,22 @@ static void freerace_content(uint8_t *p, size_t n, uint64_t id)
 	memcpy(p, &id, sizeof(id));
 }
 
-/* freerace_check -- data[0..n) is the lease's own content (complete:
- * a READ that succeeded) or, for a READ that failed, holds no byte but
- * its own and the zeroes the buffer was cleared to. 0, or 1 (printed). */
-static int freerace_check(const struct raw *r, size_t n, uint64_t id,
+/* freerace_check -- data[0..n) is own[0..n), the lease's content
+ * (complete: a READ that succeeded) or, for a READ that failed, holds no
+ * byte but its own and the zeroes the buffer was cleared to. 0, or 1
+ * (printed). */
+static int freerace_check(const struct raw *r, const uint8_t *own, size_t n,
 			  bool complete)
 {
-	uint8_t own[LEASE_LEN];
-
-	freerace_content(own, n, id);
 	for (size_t i = 0; i < n; i++) {
 		if (r->data[i] == own[i] || (!complete && !r->data[i]))
 			continue;
 		say("FAIL: a READ with the freed lease's rkey (%s) put byte "
 		    "%zu = %#x, the lease's own is %#x: %s", complete ?
 		    "completed" : "failed", i, r->data[i], own[i],
-		    i < sizeof(id) ? "another lease's or a zeroed extent" :
-				     "not this lease's content");
+		    i < sizeof(uint64_t) ?
+			    "another lease's or a zeroed extent" :
+			    "not this lease's content");
 		hexdump("bytes read", r->data, n < 64 ? n : 64);
 		return 1;
 	}
@@ -2286,13 +2285,15 @@ static int freerace_round(const char *host, const char *port,
 	struct rmp_msg req = { 0 };
 	struct rmp_lease_desc d;
 	uint64_t replied_at = 0;
+	uint8_t own[LEASE_LEN];
 	size_t n = LEASE_LEN;
 	int st, fail = 1;
 
 	if (connect_ok(&r, "freerace", host, port, n) ||
 	    do_alloc(&r, n, 60, 0, &d))
 		goto out;
-	freerace_content(r.data, n, d.id);
+	freerace_content(own, n, d.id);
+	memcpy(r.data, own, n);
 	st = rdma_op(&r, IBV_WR_RDMA_WRITE, d.addr, d.rkey, n);
 	if (st != IBV_WC_SUCCESS) {
 		say("FAIL: RDMA WRITE to the lease: %s", wc_str(st));
@@ -2311,7 +2312,7 @@ static int freerace_round(const char *host, const char *port,
 		memset(r.data, 0, n);
 		st = rdma_op_within(&r, IBV_WR_RDMA_READ, d.addr, d.rkey, n,
 				    FREERACE_READ_MS);
-		if (freerace_check(&r, n, d.id, st == IBV_WC_SUCCESS))
+		if (freerace_check(&r, own, n, st == IBV_WC_SUCCESS))
 			goto out;
 		if (st == IBV_WC_REM_ACCESS_ERR || st == IBV_WC_RETRY_EXC_ERR ||
 		    st < 0)
