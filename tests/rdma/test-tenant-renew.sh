@@ -6,11 +6,13 @@
 #
 # A lease is allocated with ttl 6 s. rmp-test readloop attaches it and
 # reads 64 bytes back to back for 15 s, failing on any error. Meanwhile
-# `rmpool renew TOKEN --ttl 6` runs again and again (1 s apart), the token
-# given each of the four ways the CLI takes it (argument, "-" on stdin,
-# --token-file, $RMPOOL_TOKEN). The reader must read for the whole 15 s:
-# well over twice the ttl it attached with. After the last renew the lease expires within its
-# ttl (+ slack), and then `rmpool renew` fails. No client output holds
+# `rmpool renew TOKEN --ttl 6` runs again and again (0.2 s apart:
+# under ASan in the TCG guest one takes up to 2.5 s of the 6), the token
+# given in turn each of the four ways the CLI takes it (argument, "-" on
+# stdin, --token-file, $RMPOOL_TOKEN; ways the loop did not reach run
+# right after it). The reader must read for the whole 15 s: well over
+# twice the ttl it attached with. After the last renew the lease expires
+# within its ttl (+ slack), and then `rmpool renew` fails. No client output holds
 # the tenant key.
 source "$(dirname "$0")/lib.sh"
 rmp_init tenant-renew "$1"
@@ -37,8 +39,9 @@ for _ in $(seq 1 300); do
 	sleep 0.1
 done
 
+# renew_once: the next renewal, the token given the next of the four ways.
 i=0
-while pid_running "$reader"; do
+renew_once() {
 	i=$((i + 1))
 	t_start=$(date +%s%N)
 	case $((i % 4)) in
@@ -57,7 +60,10 @@ while pid_running "$reader"; do
 		"took $(((t_last - t_start) / 1000000)) ms: exit $rc"
 	cat "$OUT/renew$i.out" "$OUT/renew$i.err"
 	[ "$rc" -eq 0 ] || rmp_fail "rmpool renew (token by $how) exited $rc"
-	sleep 1
+}
+while pid_running "$reader"; do
+	renew_once
+	sleep 0.2
 done
 rc=0
 wait "$reader" || rc=$?
@@ -72,7 +78,6 @@ if [ "$rc" -ne 0 ]; then
 	fi
 	rmp_fail "the reader failed while the lease was renewed (exit $rc)"
 fi
-[ "$i" -ge 4 ] || rmp_fail "only $i renewals ran during the read loop"
 attach_ttl=$(sed -n 's/^ATTACHED ttl_ms=//p' "$OUT/readloop.out")
 read -r _ reads _ ms _ < <(grep '^reads ' "$OUT/readloop.out")
 [ -n "$attach_ttl" ] && [ "$attach_ttl" -le $((TTL * 1000)) ] ||
@@ -83,6 +88,15 @@ read -r _ reads _ ms _ < <(grep '^reads ' "$OUT/readloop.out")
 	rmp_fail "the reader's $ms ms do not prove renewals (ttl $attach_ttl ms)"
 echo "ok: $reads reads in $ms ms on a lease attached with $attach_ttl ms to" \
 	"live, $i renewals by rmpool"
+
+# How many renewals fit in the read loop depends on the host's speed
+# (each is a process start, a connection and AUTH: 2-3 s under ASan in
+# the TCG guest); what proves they worked is the reader outliving its
+# ttl, above. Each way of giving the token still runs once: the lease is
+# alive (renewed less than a ttl ago), so the rest run now.
+while [ "$i" -lt 4 ]; do
+	renew_once
+done
 
 # No more renewals: the lease ends within its ttl (+ tick + slack).
 now=$(date +%s%N)
