@@ -18,7 +18,7 @@ ctl() {
 # expression EXPR of it: strings as they are, anything else as JSON.
 # Fails (status 1, the reason on stderr) when stdin is not JSON.
 jget() {
-	python3 -c '
+	pyrun --stdin -c '
 import json, sys
 d = json.load(sys.stdin)
 v = eval(sys.argv[1])

@@ -109,6 +109,43 @@ size = 16M
 CONF
 }
 
+# py_start -- start this test's Python server (pyserve.py): after it,
+# pyrun runs scripts without a python3 start each (about 1 s in the TCG
+# guest). Call it after rmp_init, from the test's own shell.
+RMP_PYS=
+py_start() {
+	RMP_PYS=$RMP_TMP/pyserve
+	mkdir "$RMP_PYS" && mkfifo "$RMP_PYS/req" "$RMP_PYS/rc" ||
+		rmp_fail "cannot make the FIFOs of pyserve"
+	python3 "$(dirname "${BASH_SOURCE[0]}")/pyserve.py" "$RMP_PYS" $$ &
+	RMP_PYS_PID=$!
+}
+
+# pyrun [--stdin] SCRIPT|-c CODE [ARGS...] -- what `python3 SCRIPT ARGS`
+# prints and its exit status, run by the Python server if the test
+# started one (else by python3 itself). --stdin: the script reads this
+# function's stdin (otherwise an empty one). One call at a time: from the
+# test's own flow, never from a background job (those run python3).
+pyrun() {
+	local in= rc out err
+	if [ "${1:-}" = --stdin ]; then
+		shift
+		IFS= read -r -d '' in || true
+	fi
+	if [ -z "$RMP_PYS" ]; then
+		python3 "$@" <<<"$in"
+		return
+	fi
+	pid_running "$RMP_PYS_PID" || rmp_fail "the pyserve process is gone"
+	{ printf '%s\0' "$#" "$PWD" "$@"; printf '%s' "$in"; } >"$RMP_PYS/req"
+	IFS= read -r rc <"$RMP_PYS/rc"
+	IFS= read -r -d '' out <"$RMP_PYS/out" || true
+	IFS= read -r -d '' err <"$RMP_PYS/err" || true
+	printf '%s' "$out"
+	printf '%s' "$err" >&2
+	return "${rc:-1}"
+}
+
 # rmp_keygen FILE -- a new random 32-byte tenant key, hex, mode 600.
 rmp_keygen() {
 	(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$1")

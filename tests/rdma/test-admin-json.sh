@@ -5,8 +5,8 @@
 #
 # Three leases: 4 KiB held by a connected rmp-raw (tenant test, 900 s),
 # 8 KiB (tenant test, 1800 s) and 64 KiB (tenant other, 3600 s), the last
-# two of clients that left. (Deadlines far off: each python3 start costs
-# seconds on a TCG VM, and no lease may end during the test.) Then:
+# two of clients that left. (Deadlines far off: a step can take seconds
+# on a TCG VM under ASan, and no lease may end during the test.) Then:
 # 1. status --json agrees with rmpool stat --json on every figure both
 #    have; its sums agree with leases --json;
 # 2. leases --tenant, --client (name of a holder, name of the allocating
@@ -21,10 +21,11 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-admin.sh"
 
 rmp_init admin-json "$1"
+py_start
 
 # sorted_json ID... -- the ids as a sorted JSON list, as jget prints it.
 sorted_json() {
-	python3 -c 'import json, sys; print(json.dumps(sorted(sys.argv[1:])))' "$@"
+	pyrun -c 'import json, sys; print(json.dumps(sorted(sys.argv[1:])))' "$@"
 }
 
 other_key=$RMP_TMP/other.key

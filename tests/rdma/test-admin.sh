@@ -19,6 +19,7 @@ source "$(dirname "$0")/lib-admin.sh"
 
 mode=$2
 rmp_init "admin-$mode" "$1"
+py_start
 rmp_conf lease lease_keys "$mode"
 daemon_start
 

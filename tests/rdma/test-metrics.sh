@@ -14,6 +14,7 @@
 # nor touch the RDMA side, and one scrape is timed.
 source "$(dirname "$0")/lib.sh"
 rmp_init metrics "$1"
+py_start
 if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
 	echo "prometheus and promtool are not installed (tests/setup.sh)" >&2
 	exit 77
@@ -30,7 +31,7 @@ fi
 MURL=http://$mlisten/metrics
 
 prom_py() {
-	python3 "$PROM_PY" "$@"
+	pyrun "$PROM_PY" "$@"
 }
 
 # Prometheus is ours to stop, whatever happens.
@@ -167,7 +168,7 @@ prom_wait_after() {
 	local ts
 	for _ in $(seq 1 $(($2 * 4))); do
 		ts=$(promq 'timestamp(rmpool_lease_grants_total{job="rmpool"})')
-		if [ -n "$ts" ] && python3 -c "import sys; sys.exit(not $ts > $1)"; then
+		if [ -n "$ts" ] && pyrun -c "import sys; sys.exit(not $ts > $1)"; then
 			return 0
 		fi
 		sleep 0.25
@@ -203,7 +204,7 @@ fi
 scrape "$RMP_TMP/m1.txt"
 stat=$(rmpool stat --json) || rmp_fail "rmpool stat failed"
 echo "stat: $stat"
-read -r s_pool s_free s_largest s_leases s_quar s_zero < <(python3 -c '
+read -r s_pool s_free s_largest s_leases s_quar s_zero < <(pyrun -c '
 import json, sys
 d = json.loads(sys.argv[1])
 print(d["pool_bytes"], d["free_bytes"], d["largest_free"], d["leases"],
@@ -247,7 +248,7 @@ expect_m "$RMP_TMP/m3.txt" 'rmpool_leases{state="granted",' 0
 # --- Idle connections: more than the endpoint takes at once. RDMA
 # clients are served meanwhile, and a scrape gets through once the idle
 # ones time out (10 s).
-prom_py idle 127.0.0.1 "${mlisten##*:}" 24 25 >"$RMP_TMP/idle.out" &
+python3 "$PROM_PY" idle 127.0.0.1 "${mlisten##*:}" 24 25 >"$RMP_TMP/idle.out" &
 idle_pid=$!
 for _ in $(seq 1 100); do
 	grep -q open "$RMP_TMP/idle.out" && break
