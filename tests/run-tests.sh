@@ -8,8 +8,8 @@
 #          otherwise inside the Soft-RoCE VM (tests/vm/run-in-vm.sh)
 #   twohost  faults between two hosts (loss, dead hosts, restarts) on two
 #          linked Soft-RoCE guests (tests/vm/pair.sh), run from this host
-#   asan   the unit and rdma suites again, built with
-#          -Db_sanitize=address,undefined
+#   asan   the unit and rdma suites again (rdma without the tests of
+#          suite plain-only), built with -Db_sanitize=address,undefined
 #   fuzz   each libFuzzer target for RMP_FUZZ_SECONDS (default 30) s
 #
 # Exits non-zero when anything failed. Set RMP_SKIP_ASAN=1 or
@@ -58,7 +58,11 @@ run_suite "$build" unit unit
 rdma_cmd="set -o pipefail; meson test -C '$build' --no-rebuild --print-errorlogs --suite rdma --logbase rdma | cat; s=\$?"
 logs+=("$build/meson-logs/rdma.json")
 if [ -z "${RMP_SKIP_ASAN:-}" ]; then
-	rdma_cmd+="; meson test -C '$asan' --no-rebuild --print-errorlogs --suite rdma --logbase rdma-asan | cat || s=1"
+	# Sanitized: not the measurements (suite plain-only), and 5000 leases
+	# for admin-many, not 10^5 (1.7 MB of listing: still far more than
+	# the socket holds; its memory bound is proven in the plain pass):
+	# the sanitized pass is the slower half of the VM time.
+	rdma_cmd+="; RMP_ADMIN_LEASES=5000 meson test -C '$asan' --no-rebuild --print-errorlogs --suite rdma --no-suite plain-only --logbase rdma-asan | cat || s=1"
 	logs+=("$asan/meson-logs/rdma-asan.json")
 fi
 rdma_cmd+="; exit \$s"
@@ -69,9 +73,9 @@ else
 	stage "rdma tests in the Soft-RoCE VM"
 	start=$(date +%s)
 	# 4 GiB: free-1g pins a 1 GiB pool on one of the two NUMA nodes.
-	# Both suites take ~10 min under TCG on 2 cores; the bound is for a
-	# hung guest, not a slow one.
-	tests/vm/run-in-vm.sh --build-dir "$build" --mem 4096 --timeout 2400 \
+	# Both suites take 25-35 min under TCG on 2 cores of a slow host; the
+	# bound is for a hung guest, not a slow one.
+	tests/vm/run-in-vm.sh --build-dir "$build" --mem 4096 --timeout 3000 \
 		-- bash -c "$rdma_cmd" ||
 		status=1
 	echo "rdma suites in the VM: $(($(date +%s) - start)) s wall time"

@@ -10,8 +10,8 @@
 # 2. a reader that asks for them and reads nothing for 6 s: meanwhile
 #    rmpoolctl status answers (each within 2 s) and the daemon's memory
 #    grows by less than 16 MiB (the listing is ~30 MB of JSON: it is
-#    produced as the reader reads, not kept); then the reader gets every
-#    line;
+#    produced as the reader reads, not kept; not checked for a sanitized
+#    daemon); then the reader gets every line;
 # 3. a filter that matches none answers at once.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-admin.sh"
@@ -91,8 +91,14 @@ rss1=$(rss_kib)
 echo "while the reader stalls: status within $worst ms; RSS $rss0 -> $rss1 KiB"
 [ "$worst" -le 2000 ] ||
 	fail_later "rmpoolctl status took $worst ms while a reader stalled"
-[ $((rss1 - rss0)) -lt 16384 ] ||
-	fail_later "the daemon grew by $((rss1 - rss0)) KiB for one stalled reader"
+# Under ASan freed memory sits in its quarantine, counted in RSS: the
+# bound holds for the plain build only (tests/run-tests.sh runs both).
+if ldd "$RMPOOLD" | grep -q libasan; then
+	echo "sanitized daemon: its RSS is not bounded here"
+else
+	[ $((rss1 - rss0)) -lt 16384 ] ||
+		fail_later "the daemon grew by $((rss1 - rss0)) KiB for one stalled reader"
+fi
 wait "$reader" || fail_later "the stalled reader failed: $(cat "$RMP_TMP/reader.err")"
 expect_eq "the stalled reader's total, leases, count" "$(cat "$RMP_TMP/reader.out")" \
 	"$n $n $n"
