@@ -153,9 +153,11 @@ rmp_keygen() {
 
 # pid_running PID -- the process exists and is not a zombie (kill -0
 # succeeds on a child that exited but was not waited for).
+# Without a fork: tests call it in polling loops, and pyrun per request.
 pid_running() {
 	local st
-	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+	{ IFS= read -r st <"/proc/$1/stat"; } 2>/dev/null || return 1
+	st=${st##*) } # after the command name, which may hold ") "
 	[ -n "$st" ] && [ "${st%% *}" != Z ]
 }
 
@@ -303,6 +305,11 @@ rmp_conf() {
 	fi
 }
 
+# daemon_asan_lib -- the ASan runtime rmpoold links, if it is sanitized.
+daemon_asan_lib() {
+	ldd "$RMPOOLD" 2>/dev/null | awk '$1 ~ /^libasan/ { print $3 }'
+}
+
 # daemon_preload [--strict] LIB [VAR=VALUE...] -- the next daemon_start runs rmpoold
 # with LIB (the fault shim) preloaded and the variables set. In a
 # sanitizer build the ASan runtime must come first in the preload list:
@@ -317,7 +324,7 @@ daemon_preload() {
 	lib=$1
 	shift
 	[ -f "$lib" ] || rmp_fail "no preload library $lib"
-	asan=$(ldd "$RMPOOLD" 2>/dev/null | awk '$1 ~ /^libasan/ { print $3 }')
+	asan=$(daemon_asan_lib)
 	printf 'leak:librxe-rdmav\nleak:/libibverbs/\n' >"$supp"
 	RMP_DAEMON_ENV=("LD_PRELOAD=${asan:+$asan }$lib" "$@")
 	[ -n "$strict" ] || RMP_DAEMON_ENV+=(

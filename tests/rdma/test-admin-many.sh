@@ -93,7 +93,7 @@ echo "while the reader stalls: status within $worst ms; RSS $rss0 -> $rss1 KiB"
 	fail_later "rmpoolctl status took $worst ms while a reader stalled"
 # Under ASan freed memory sits in its quarantine, counted in RSS: the
 # bound holds for the plain build only (tests/run-tests.sh runs both).
-if ldd "$RMPOOLD" | grep -q libasan; then
+if [ -n "$(daemon_asan_lib)" ]; then
 	echo "sanitized daemon: its RSS is not bounded here"
 else
 	[ $((rss1 - rss0)) -lt 16384 ] ||
