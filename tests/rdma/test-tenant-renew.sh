@@ -12,8 +12,8 @@
 # stdin, --token-file, $RMPOOL_TOKEN; ways the loop did not reach run
 # right after it). The reader must read for the whole 15 s: well over
 # twice the ttl it attached with. After the last renew the lease expires
-# within its ttl (+ slack), and then `rmpool renew` fails. No client output holds
-# the tenant key.
+# within its ttl (+ slack), and then `rmpool renew` fails. No client
+# output holds the tenant key.
 source "$(dirname "$0")/lib.sh"
 rmp_init tenant-renew "$1"
 rmp_conf lease ttl_min 1s
