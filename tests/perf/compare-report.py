@@ -189,6 +189,20 @@ def daemon_cpu(figures):
     return [v[r] for r in sorted(v)]
 
 
+def daemon_ctl(figures):
+    """rmpoold's side of the control rows, median over rounds: its mean time
+    per ALLOC, FREE and ATTACH (us) and its preemptions per request."""
+    out = {}
+    for key in ("alloc", "free", "attach"):
+        v = figures.get(("rmpoold", "ctl-" + key, "us"), {})
+        if v:
+            out[key + "_us"] = statistics.median(v.values())
+    v = figures.get(("rmpoold", "ctl-preempted", "per-request"), {})
+    if v:
+        out["preempted_per_request"] = statistics.median(v.values())
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -207,12 +221,22 @@ def main():
         print("rmpoold CPU while the rmpool bandwidth cases ran: "
               + ", ".join(f"{c:.2f}%" for c in cpu) + " (per round; "
               "target < 1%)")
+    ctl = daemon_ctl(figures)
+    if ctl:
+        print("rmpoold per control request, from receiving it to its reply "
+              "posted (mean, us): "
+              + ", ".join(f"{k[:-3]} {ctl[k]:.1f}" for k in
+                          ("alloc_us", "free_us", "attach_us") if k in ctl)
+              + (f"; preempted {ctl['preempted_per_request']:.2f} times a "
+                 "request" if "preempted_per_request" in ctl else "")
+              + " (medians over rounds)")
     os.makedirs(args.out, exist_ok=True)
     json_path = os.path.join(args.out, "compare.json")
     with open(json_path, "w") as f:
         json.dump({"rounds": args.rounds,
                    "perftest_mode": args.perftest_mode,
                    "rmpoold_cpu_percent_during_bw": cpu,
+                   "rmpoold_per_control_request": ctl,
                    "rows": rows, "figures": raw}, f, indent=1)
         f.write("\n")
     png = chart(rows, args.out)

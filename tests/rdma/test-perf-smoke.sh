@@ -7,7 +7,8 @@
 # One round, 200 iterations a case, one latency size and one bandwidth
 # case (and its two-connection variant): compare must exit 0 (it does
 # not when a row lacks a figure of either tool), every row of
-# compare.json must hold both figures, and compare.png must be a PNG. No
+# compare.json must hold both figures, the daemon's time per ALLOC, FREE
+# and ATTACH must be there, and compare.png must be a PNG. No
 # figure is judged: under TCG they mean nothing at this size.
 source "$(dirname "$0")/lib.sh"
 
@@ -25,7 +26,8 @@ cat "$out"
 # Every pair the issue names, each with both figures.
 python3 - "$RMP_TMP/out/compare.json" <<'PY' || fail_later "compare.json incomplete"
 import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
+doc = json.load(open(sys.argv[1]))
+rows = doc["rows"]
 want = ["read 64B lat, polled", "read 64B lat, sync", "write 64B lat, polled",
         "write 64B lat, sync", "cas 8B lat, polled", "cas 8B lat, sync",
         "faa 8B lat, polled", "faa 8B lat, sync", "alloc+free 4KiB pair",
@@ -44,6 +46,14 @@ for w in want:
         bad += 1
     else:
         print(f"row '{w}': perftest {r['perftest']:.2f} rmpool {r['rmpool']:.2f}")
+# The daemon's side of the control rows (from its metrics endpoint).
+ctl = doc.get("rmpoold_per_control_request", {})
+for k in ("alloc_us", "free_us", "attach_us", "preempted_per_request"):
+    v = ctl.get(k)
+    ok = isinstance(v, (int, float)) and (v > 0 or k.startswith("preempted")
+                                          and v >= 0)
+    print(f"rmpoold {k}: {v}")
+    bad += 0 if ok else 1
 sys.exit(1 if bad else 0)
 PY
 magic=$(head -c 8 "$RMP_TMP/out/compare.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
