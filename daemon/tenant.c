@@ -374,6 +374,12 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 	uint8_t want[RMP_PROOF_LEN];
 	bool ok;
 
+	/* A connection admitted before a reload removed its tenant, took
+	 * its key away or turned anonymous access off can prove nothing
+	 * now: a removed key is empty, and a proof made with the empty key
+	 * is one anybody can make. */
+	if (!t->usable || (!t->anonymous && !t->key_len))
+		return RMP_DETAIL_BAD_PROOF;
 	if (t->anonymous)
 		return RMP_DETAIL_NONE;
 	rmp_auth_proof(t->key, t->key_len, nonce, version, t->name, name,

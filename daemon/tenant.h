@@ -77,7 +77,9 @@ struct rmp_tenant *rmp_tenants_find(struct rmp_tenants *ts, const char *name,
  * version and client name? Returns RMP_DETAIL_NONE (yes; the proof is
  * remembered), RMP_DETAIL_BAD_PROOF or RMP_DETAIL_REPLAYED (it was
  * accepted on an earlier connection). The anonymous tenant has no key:
- * any proof is accepted for it.
+ * any proof is accepted for it while it is enabled. A tenant that is not
+ * usable (removed, or its key gone, by a reload since the connection was
+ * admitted) accepts none: RMP_DETAIL_BAD_PROOF.
  */
 unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 const struct rmp_tenant *t,

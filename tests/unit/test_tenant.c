@@ -382,9 +382,11 @@ static void test_reload(void)
 {
 	struct rmp_config cfg, next;
 	struct rmp_tenants *ts;
-	struct rmp_tenant *a, *c, *t;
+	struct rmp_tenant *a, *c, *t, *anon;
+	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], proof[RMP_PROOF_LEN];
 	unsigned why, detail, changes = 99;
 	char names[256] = "";
+	size_t len;
 
 	make_config(&cfg, false);
 	ts = rmp_tenants_new(&cfg);
@@ -421,7 +423,8 @@ static void test_reload(void)
 	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
 	t = rmp_tenants_find(ts, "d", &why);
 	CHECK(t != NULL && t->usable && t->key_len == 16);
-	CHECK(rmp_tenants_find(ts, "", &why) != NULL);
+	anon = rmp_tenants_find(ts, "", &why);
+	CHECK(anon != NULL);
 	rmp_tenants_foreach(ts, collect, names);
 	CHECK_STR(names, "a,c,d,anonymous,");
 
@@ -435,6 +438,20 @@ static void test_reload(void)
 	CHECK(!a->usable);
 	CHECK_EQ(a->key_len, 0);
 	CHECK_EQ(a->leases, 2);
+	/* A connection admitted as a before this reload, still to send its
+	 * proof, can prove nothing: neither with the empty key the removal
+	 * left (anybody can compute that proof) nor with a's old key. */
+	memset(nonce, 0x33, sizeof(nonce));
+	memset(key, 0, sizeof(key));
+	rmp_auth_proof(key, 0, nonce, RMP_PROTO_VERSION, "a", "client", proof);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "client", proof), RMP_DETAIL_BAD_PROOF);
+	if (rmp_key_parse(key_a_hex, key, &len))
+		abort();
+	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "client",
+		       proof);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "client", proof), RMP_DETAIL_BAD_PROOF);
 	names[0] = 0;
 	rmp_tenants_foreach(ts, collect, names);
 	CHECK_STR(names, "d,c,a,anonymous,");
@@ -446,6 +463,14 @@ static void test_reload(void)
 	CHECK(a->usable && a->key_len == 32 && a->limits.bytes == MIB);
 	CHECK(rmp_tenants_find(ts, "d", &why) == NULL);
 	CHECK(rmp_tenants_find(ts, "", &why) == NULL);
+	/* The key is back, so is its proof; anonymous access is off again,
+	 * so a connection admitted while it was on is refused now. */
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "client", proof), RMP_DETAIL_NONE);
+	if (anon)
+		CHECK_EQ(rmp_tenants_check_proof(ts, anon, nonce,
+						 RMP_PROTO_VERSION, "client",
+						 proof), RMP_DETAIL_BAD_PROOF);
 
 	/* A key file others can read fails the reload: nothing changes. */
 	if (chmod(open_file, 0644) == 0) {
