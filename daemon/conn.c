@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "conn.h"
 #include "guard.h"
 #include "lifecycle.h"
@@ -429,17 +430,47 @@ static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
 	}
 }
 
+/*
+ * not_a_request -- why a successful receive completion carries no request
+ * of c's, or NULL. A client can use up a receive of ours without a plain
+ * SEND: an RDMA WRITE with immediate writes nothing into the buffer, which
+ * on the shared queue still holds another connection's last request, and
+ * a SEND with invalidate makes our NIC invalidate a window of its own
+ * behind the lease table's back. Neither is part of the protocol.
+ */
+static const char *not_a_request(const struct rmp_conns *s,
+				 const struct ibv_wc *wc)
+{
+	if (wc->opcode != IBV_WC_RECV)
+		return "it sent an RDMA WRITE with immediate data";
+	if (wc->wc_flags & s->dev->recv_inv_flags)
+		return "it sent a SEND with invalidate";
+	if (wc->wc_flags & IBV_WC_WITH_IMM)
+		return "it sent a SEND with immediate data";
+	return NULL;
+}
+
 /* on_recv -- one receive completion, shared queue or own: the one path. */
 static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 		    const struct ibv_wc *wc)
 {
 	struct rmp_conn *c = rx->conn ? rx->conn :
 			     conn_by_qp_num(s, wc->qp_num);
+	const char *bad = NULL;
 	int ret;
 
 	if (c)
 		c->hold++;
-	if (wc->status == IBV_WC_SUCCESS && c) {
+	if (wc->status == IBV_WC_SUCCESS)
+		bad = not_a_request(s, wc);
+	if (bad && c) {
+		log_warn("%s: %s (not part of the protocol)", c->holder.label,
+			 bad);
+		note_access_error(c, bad + strlen("it "));
+		rmp_conn_close(c, "it broke the protocol");
+	} else if (bad) {
+		log_warn("unknown client: %s (not part of the protocol)", bad);
+	} else if (wc->status == IBV_WC_SUCCESS && c) {
 		/* A message can overtake the ESTABLISHED event: it proves
 		 * the connection is up (the QP is in RTS already). */
 		rmp_conn_established(c);
@@ -454,6 +485,9 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 		log_warn("%s: receive failed: %s", c ? c->holder.label :
 			 "unknown client", ibv_wc_status_str(wc->status));
 	}
+	/* A request's bytes (a lease's secret among them) do not outlive it,
+	 * and no later receive can find them. */
+	rmp_wipe(rx->buf, RMP_MSG_MAX);
 	if (!rx->conn) {
 		ret = rmp_rx_post(rx, s->dev->srq, NULL);
 		if (ret)

@@ -19,6 +19,15 @@ int rmp_device_open(struct rmp_device *d, struct ibv_context *verbs,
 		log_err("ibv_query_device_ex: %s", strerror(errno));
 		return -errno;
 	}
+	/* Soft-RoCE hands completions to user space in the kernel's layout,
+	 * where a SEND with invalidate sets 1 << 2 (IB_WC_WITH_INVALIDATE;
+	 * libibverbs, which copies the flags as they are, calls that bit
+	 * IBV_WC_IP_CSUM_OK). Seen on rxe: flags 0x5 and the rkey in
+	 * invalidated_rkey. Other devices set IBV_WC_WITH_INV, and may set
+	 * the checksum bit on any RoCE v2 receive. */
+	d->recv_inv_flags = IBV_WC_WITH_INV;
+	if (d->attr.orig_attr.vendor_id == RMP_RXE_VENDOR_ID)
+		d->recv_inv_flags |= 1u << 2;
 	d->pd = ibv_alloc_pd(verbs);
 	if (!d->pd) {
 		log_err("ibv_alloc_pd: %s", strerror(errno));

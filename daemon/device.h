@@ -53,6 +53,9 @@ struct rmp_rx_buf {
 	uint32_t lkey;
 };
 
+/* The vendor id Soft-RoCE (rdma_rxe) reports. */
+#define RMP_RXE_VENDOR_ID 0xffffffu
+
 struct rmp_device {
 	struct ibv_context *verbs;       /* librdmacm's, not ours to close */
 	struct ibv_device_attr_ex attr;
@@ -65,6 +68,9 @@ struct rmp_device {
 	struct rmp_rx_buf *srq_bufs;
 	uint8_t *srq_mem;
 	struct ibv_mr *srq_mr;
+	/* The wc_flags bits by which this device says a receive came with a
+	 * SEND with invalidate (see rmp_device_open). */
+	unsigned recv_inv_flags;
 };
 
 /*

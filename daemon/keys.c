@@ -324,11 +324,12 @@ unsigned rmp_key_on_wc(const struct rmp_keys *ks, struct rmp_key *k,
 			k->mw = NULL;
 			return out | settle(k, 0, NULL);
 		}
-		if (wc->status == IBV_WC_SUCCESS ||
-		    wc->status == IBV_WC_WR_FLUSH_ERR)
-			/* Its QP is dead: dealloc proves it. */
-			return out | release(k);
-		return out | settle(k, 1, "LOCAL_INV failed");
+		/* Flushed: its QP is dead. Failed: e.g. the window was
+		 * invalidated already (a client's SEND with invalidate, which
+		 * the connection is closed for). Either way the QP runs
+		 * nothing more, and deallocating the window proves it dead;
+		 * only if that fails too is the extent quarantined. */
+		return out | release(k);
 	}
 	/* A bind completed; a revoke may have waited for it. */
 	if (k->revoke_wanted && k->state == RMP_KEY_LIVE && k->wrs == 0 &&

@@ -90,6 +90,17 @@
  *   rmp-raw HOST PORT free ID [ERRNO]  FREE of a lease id; expect ERRNO
  *                                      (a name like EPERM, or 0; default
  *                                      EPERM)
+ *   rmp-raw HOST PORT notsend imm|inv  a receive of the server's used up
+ *                                      by what is not a plain SEND: imm, an
+ *                                      RDMA WRITE with immediate into the
+ *                                      lease (it writes nothing into the
+ *                                      receive buffer); inv, a SEND with
+ *                                      invalidate of the lease's own rkey
+ *                                      carrying a FREE of it. Another
+ *                                      connection makes requests before
+ *                                      and after. The server must answer
+ *                                      nothing and close the connection;
+ *                                      the other one must still be served
  *   rmp-raw HOST PORT stat [COUNT]     COUNT STATs on one connection
  *   rmp-raw HOST PORT statloop SECONDS STATs back to back for SECONDS,
  *                                      then their latency figures
@@ -97,6 +108,7 @@
  * Exit status: 0 the expectation was met, 1 it was not, 2 usage. Every
  * wait has a timeout; every resource is released (ASan builds run this).
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -2044,6 +2056,115 @@ out:
  * more requests go out whose replies meet RNR at this end. Exits 0
  * whatever the server does about it after that.
  */
+/*
+ * run_notsend -- see the header. Before the fix, a WRITE with immediate
+ * made the server decode whatever the shared receive buffer held (another
+ * connection's last request, replayed as this one's), and a SEND with
+ * invalidate got its FREE handled after the NIC had invalidated the
+ * window, and the server's LOCAL_INV of it crashed Soft-RoCE's kernel (on
+ * a device that reports the failure: a key not proven dead, the extent
+ * quarantined for good).
+ */
+static int run_notsend(const char *host, const char *port, bool inv)
+{
+	struct raw v = { 0 }, r = { 0 };
+	struct rmp_lease_desc dv, d;
+	struct rmp_msg req = { 0 }, rep;
+	struct ibv_sge sge = { 0 };
+	struct ibv_send_wr wr = { 0 };
+	uint64_t t0, end;
+	bool transport;
+	int st, len, fail = 1;
+
+	if (connect_ok(&v, "notsend", host, port, LEASE_LEN) ||
+	    do_alloc(&v, LEASE_LEN, HOLD_TTL_S, 0, &dv) ||
+	    connect_ok(&r, "notsend", host, port, LEASE_LEN) ||
+	    do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d))
+		goto out;
+	/* The other connection's request lands in a shared receive buffer:
+	 * the one a WRITE with immediate could make the server read. */
+	st = do_simple(&v, RMP_OP_STAT, 0, &rep, &transport);
+	if (st) {
+		say("notsend: STAT before: %s", errname(st));
+		goto out;
+	}
+	if (inv) {
+		/* A FREE of its own lease that also invalidates its rkey. */
+		req.hdr.opcode = RMP_OP_FREE;
+		req.hdr.req_id = r.next_req_id++;
+		req.u.free.id = d.id;
+		req.u.free.secret = secret_of(&r, d.id);
+		len = rmp_msg_encode(r.msg + (size_t)NRECV * RMP_MSG_MAX,
+				     SEND_MAX, &req);
+		if (len < 0)
+			goto out;
+		sge.addr = (uintptr_t)(r.msg + (size_t)NRECV * RMP_MSG_MAX);
+		sge.length = (uint32_t)len;
+		sge.lkey = r.msg_mr->lkey;
+		wr.opcode = IBV_WR_SEND_WITH_INV;
+		wr.invalidate_rkey = d.rkey;
+	} else {
+		/* 48 bytes into its own lease: the size of an ATTACH. */
+		memset(r.data, 0, 48);
+		sge.addr = (uintptr_t)r.data;
+		sge.length = 48;
+		sge.lkey = r.data_mr->lkey;
+		wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
+		wr.imm_data = htobe32(1);
+		wr.wr.rdma.remote_addr = d.addr;
+		wr.wr.rdma.rkey = d.rkey;
+	}
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	t0 = now_ms();
+	st = post_wait(&r, &wr, TIMEOUT_MS);
+	say("notsend: %s -> %s", inv ? "SEND with invalidate" :
+	    "WRITE with immediate", wc_str(st));
+	/* The server must answer nothing and drop the connection. */
+	end = now_ms() + TIMEOUT_MS;
+	while (!r.disconnected && !r.rx_count && now_ms() < end)
+		pump(&r, (int)(end - now_ms()), -1);
+	if (r.rx_count) {
+		struct rmp_msg m;
+
+		if (parse_reply(&r.rx[r.rx_head], &m) == 0)
+			say("FAIL: the server answered it: %s status %s, %s",
+			    rmp_opcode_name(m.hdr.opcode),
+			    errname(m.hdr.status),
+			    m.hdr.status ? "refused" :
+			    "a request it never sent was served");
+		else
+			say("FAIL: the server answered it (undecodable)");
+		goto out;
+	}
+	if (!r.disconnected) {
+		say("FAIL: the connection stayed up for %d ms", TIMEOUT_MS);
+		goto out;
+	}
+	say("ok: no answer, disconnected after %" PRIu64 " ms",
+	    now_ms() - t0);
+	/* The other connection is served as before, its lease intact. */
+	st = do_simple(&v, RMP_OP_STAT, 0, &rep, &transport);
+	if (st) {
+		say("FAIL: STAT on the other connection after it: %s",
+		    errname(st));
+		goto out;
+	}
+	st = do_simple(&v, RMP_OP_FREE, dv.id, &rep, &transport);
+	if (st) {
+		say("FAIL: FREE on the other connection after it: %s",
+		    errname(st));
+		goto out;
+	}
+	say("ok: the other connection is still served");
+	fail = 0;
+out:
+	raw_close(&r);
+	raw_close(&v);
+	say("notsend: %s", fail ? "FAIL" : "PASS");
+	return fail;
+}
+
 static int run_stall(const char *host, const char *port, uint32_t ttl_s)
 {
 	struct raw r = { 0 };
@@ -3323,6 +3444,9 @@ int main(int argc, char **argv)
 		return cmd[1] == 'x' ? run_expire(host, port, (uint32_t)a) :
 		       run_stall(host, port, (uint32_t)a);
 	}
+	if (!strcmp(cmd, "notsend") && argc == 5 &&
+	    (!strcmp(argv[4], "imm") || !strcmp(argv[4], "inv")))
+		return run_notsend(host, port, argv[4][1] == 'n');
 	if (!strcmp(cmd, "freerace") && argc == 5) {
 		if (!parse_u64(argv[4], &a) || a == 0)
 			return usage();
