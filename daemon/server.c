@@ -348,6 +348,12 @@ static int resolve_keys(struct rmp_server *srv, unsigned *access)
 	switch (srv->keys_mode) {
 	case RMP_KEYS_WINDOW:
 		*access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
+		if (srv->dev.attr.orig_attr.vendor_id == RMP_RXE_VENDOR_ID)
+			log_warn("lease_keys = window on Soft-RoCE: a client "
+				 "that sends two SENDs with invalidate of its "
+				 "window crashes this kernel (a NULL "
+				 "dereference in rdma_rxe, Linux 6.1); with "
+				 "clients you do not trust use region");
 		break;
 	case RMP_KEYS_REGION:
 		*access = IBV_ACCESS_LOCAL_WRITE;
