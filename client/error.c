@@ -53,6 +53,9 @@ static const char *rmp_text(int e)
 		return "lease belongs to another tenant";
 	case EKEYREJECTED:
 		return "authentication failed (wrong tenant key)";
+	case EKEYREVOKED:
+		return "the tenant was removed or lost its key (its leases run "
+		       "to their end; reconnect with a valid key)";
 	case EPROTONOSUPPORT:
 		return "no common protocol version with the server";
 	case ECONNREFUSED:

@@ -53,6 +53,13 @@ static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
 	struct rmp_key *k;
 	int ret;
 
+	/* A reload removed the connection's tenant, took its key away or
+	 * turned anonymous access off: its leases live to their deadline
+	 * and may be freed, but it gets no new lease, key or time. */
+	if (!h->tenant->usable && (req->hdr.opcode == RMP_OP_ALLOC ||
+				   req->hdr.opcode == RMP_OP_RENEW ||
+				   req->hdr.opcode == RMP_OP_ATTACH))
+		return -EKEYREVOKED;
 	switch (req->hdr.opcode) {
 	case RMP_OP_ALLOC:
 		ret = rmp_lifecycle_grant(ctx->lc, h, &req->u.alloc, &l, &k,

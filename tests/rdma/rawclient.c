@@ -101,6 +101,12 @@
  *                                      and after. The server must answer
  *                                      nothing and close the connection;
  *                                      the other one must still be served
+ *   rmp-raw HOST PORT orphan           ALLOC, print the LEASE line, wait
+ *                                      for a line on stdin (the operator
+ *                                      removes the tenant meanwhile): then
+ *                                      ALLOC, RENEW and ATTACH of its lease
+ *                                      must get -EKEYREVOKED, STAT and FREE
+ *                                      of the lease must work
  *   rmp-raw HOST PORT stat [COUNT]     COUNT STATs on one connection
  *   rmp-raw HOST PORT statloop SECONDS STATs back to back for SECONDS,
  *                                      then their latency figures
@@ -245,6 +251,7 @@ static const char *errname(int st)
 	case ENOTCONN: return "-ENOTCONN";
 	case EACCES: return "-EACCES";
 	case EKEYREJECTED: return "-EKEYREJECTED";
+	case EKEYREVOKED: return "-EKEYREVOKED";
 	case EALREADY: return "-EALREADY";
 	}
 	snprintf(buf, sizeof(buf), "%d", st);
@@ -3088,6 +3095,53 @@ out:
 
 /* run_idle -- connect, print "CONNECTED", hold the connection until a
  * line or EOF on stdin; fails if the server drops it meanwhile. */
+/* run_orphan -- see the header: a connection whose tenant a reload
+ * removed keeps what it has until it ends, and gets nothing new. */
+static int run_orphan(const char *host, const char *port)
+{
+	struct raw r = { 0 };
+	struct rmp_lease_desc d, d2;
+	struct rmp_msg req = { 0 }, rep;
+	bool transport;
+	int st, bad = 0, fail = 1;
+
+	if (connect_ok(&r, "orphan", host, port, LEASE_LEN) ||
+	    do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d))
+		goto out;
+	print_lease(&d);
+	if (wait_stdin(&r, true))
+		goto out;
+	st = do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d2);
+	say("orphan: ALLOC -> %s", errname(st));
+	bad += st != -EKEYREVOKED;
+	req.hdr.opcode = RMP_OP_RENEW;
+	req.u.renew.id = d.id;
+	req.u.renew.secret = secret_of(&r, d.id);
+	req.u.renew.ttl_s = HOLD_TTL_S;
+	st = request(&r, &req, &rep) ? -EIO : rep.hdr.status;
+	say("orphan: RENEW -> %s", errname(st));
+	bad += st != -EKEYREVOKED;
+	memset(&req, 0, sizeof(req));
+	req.hdr.opcode = RMP_OP_ATTACH;
+	req.u.attach.id = d.id;
+	req.u.attach.secret = secret_of(&r, d.id);
+	req.u.attach.access = RMP_ACC_READ;
+	st = request(&r, &req, &rep) ? -EIO : rep.hdr.status;
+	say("orphan: ATTACH -> %s", errname(st));
+	bad += st != -EKEYREVOKED;
+	st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
+	say("orphan: STAT -> %s", errname(st));
+	bad += st != 0;
+	st = do_simple(&r, RMP_OP_FREE, d.id, &rep, &transport);
+	say("orphan: FREE -> %s", errname(st));
+	bad += st != 0;
+	fail = bad != 0;
+out:
+	raw_close(&r);
+	say("orphan: %s", fail ? "FAIL" : "PASS");
+	return fail;
+}
+
 static int run_idle(const char *host, const char *port)
 {
 	struct raw r = { 0 };
@@ -3444,6 +3498,8 @@ int main(int argc, char **argv)
 		return cmd[1] == 'x' ? run_expire(host, port, (uint32_t)a) :
 		       run_stall(host, port, (uint32_t)a);
 	}
+	if (!strcmp(cmd, "orphan") && argc == 4)
+		return run_orphan(host, port);
 	if (!strcmp(cmd, "notsend") && argc == 5 &&
 	    (!strcmp(argv[4], "imm") || !strcmp(argv[4], "inv")))
 		return run_notsend(host, port, argv[4][1] == 'n');
