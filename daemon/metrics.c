@@ -35,6 +35,10 @@
 #define MAX_BODY 1024
 /* How often a paused endpoint looks whether a connection has closed. */
 #define RESUME_POLL_MS 100
+/* While every slot is taken, a connection this old is shut down: TIMEOUT_S
+ * only bounds each pause, so a peer sending a header byte every few
+ * seconds would hold its slot for hours (a scrape takes well under). */
+#define OLDEST_MS 30000
 /* Counter files of the device port, counters/ and hw_counters/ together. */
 #define MAX_DEV_COUNTERS 512
 #define SYSFS_IB "/sys/class/infiniband"
@@ -59,6 +63,7 @@ struct rmp_metrics {
 	 * ours. That is how connections are counted: evhttp 2.1 has no
 	 * limit of its own. */
 	struct bufferevent *conns[MAX_CONNS];
+	uint64_t opened_ms[MAX_CONNS]; /* when each was accepted */
 	unsigned nconns;
 	char listen[RMP_CONFIG_ADDR_LEN];
 	char device[64];
@@ -457,8 +462,35 @@ static void sweep(struct rmp_metrics *m)
 			continue;
 		}
 		bufferevent_decref(m->conns[i]);
-		m->conns[i] = m->conns[--m->nconns];
+		m->nconns--;
+		m->conns[i] = m->conns[m->nconns];
+		m->opened_ms[i] = m->opened_ms[m->nconns];
 	}
+}
+
+/*
+ * shut_oldest -- every slot is taken: shut down the connections open for
+ * OLDEST_MS or more (evhttp then sees the end and frees them), so that
+ * slow or idle peers cannot keep scrapers out for good.
+ */
+static void shut_oldest(struct rmp_metrics *m)
+{
+	uint64_t now = rmp_now_ms();
+	unsigned n = 0;
+	int fd;
+
+	for (unsigned i = 0; i < m->nconns; i++) {
+		if (now - m->opened_ms[i] < OLDEST_MS)
+			continue;
+		fd = bufferevent_getfd(m->conns[i]);
+		if (fd >= 0 && shutdown(fd, SHUT_RDWR) == 0)
+			n++;
+		m->opened_ms[i] = now; /* once */
+	}
+	if (n)
+		log_warn("metrics: all %u connections taken; shut down %u "
+			 "open for %u s or more", m->nconns, n,
+			 OLDEST_MS / 1000);
 }
 
 static void pause_accepting(struct rmp_metrics *m)
@@ -481,8 +513,10 @@ static void on_resume_poll(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	sweep(m);
-	if (m->nconns >= MAX_CONNS)
+	if (m->nconns >= MAX_CONNS) {
+		shut_oldest(m);
 		return;
+	}
 	event_del(m->resume_ev);
 	evconnlistener_enable(evhttp_bound_socket_get_listener(m->sock));
 	m->paused = false;
@@ -502,6 +536,7 @@ static struct bufferevent *new_conn(struct event_base *base, void *arg)
 		return NULL; /* evhttp tries one of its own */
 	if (m->nconns < MAX_CONNS) {
 		bufferevent_incref(bev);
+		m->opened_ms[m->nconns] = rmp_now_ms();
 		m->conns[m->nconns++] = bev;
 	}
 	if (m->nconns >= MAX_CONNS)

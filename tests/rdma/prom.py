@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: MIT
 """prom.py -- small HTTP helpers for test-metrics.sh (python3 stdlib only).
 
-  prom.py get URL              body to stdout; exit 1 unless 200
+  prom.py get URL [SECS]       body to stdout; exit 1 unless 200 (SECS:
+                               how long to wait for it, default 30)
   prom.py head URL             "STATUS CONTENT-TYPE"
   prom.py status METHOD URL    the status code of METHOD URL
   prom.py time URL N           mean and max ms of N scrapes, a connection each
   prom.py idle HOST PORT N S   hold N idle TCP connections open for S seconds
+  prom.py trickle HOST PORT N S  N connections that each send a request
+                               line, then a header byte every 5 s, for S s
   prom.py ready URL SECS       wait until URL answers 200; exit 1 if not
   prom.py query BASE EXPR      the first value of instant query EXPR
                                (exit 3 when the result is empty)
@@ -33,7 +36,8 @@ def fetch(url, method="GET", timeout=30):
 def main(argv):
     cmd = argv[1]
     if cmd == "get":
-        status, _, body = fetch(argv[2])
+        status, _, body = fetch(argv[2], timeout=float(argv[3])
+                                if len(argv) > 3 else 30)
         sys.stdout.write(body.decode())
         if status != 200:
             print(f"HTTP {status} from {argv[2]}", file=sys.stderr)
@@ -63,6 +67,23 @@ def main(argv):
                  for _ in range(int(argv[4]))]
         print("open", len(socks), flush=True)
         time.sleep(float(argv[5]))
+        for s in socks:
+            s.close()
+        return 0
+    if cmd == "trickle":
+        socks = [socket.create_connection((argv[2], int(argv[3])))
+                 for _ in range(int(argv[4]))]
+        for s in socks:
+            s.sendall(b"GET /metrics HTTP/1.1\r\n")
+        print("open", len(socks), flush=True)
+        end = time.monotonic() + float(argv[5])
+        while time.monotonic() < end:
+            time.sleep(5)
+            for s in socks:
+                try:
+                    s.sendall(b"X")
+                except OSError:
+                    pass  # shut down by the server: the point
         for s in socks:
             s.close()
         return 0

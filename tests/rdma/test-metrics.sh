@@ -10,8 +10,8 @@
 # (scrape_interval 1s) sees rmpool_lease_grants_total rise by exactly N
 # after N allocations, and the device's port counters. Pool figures
 # match `rmpool stat` exactly, per-tenant and latency figures match what
-# was done, idle connections to the endpoint cannot block it for long
-# nor touch the RDMA side, and one scrape is timed.
+# was done, idle or slow connections to the endpoint cannot block it for
+# long nor touch the RDMA side, and one scrape is timed.
 source "$(dirname "$0")/lib.sh"
 rmp_init metrics "$1"
 py_start
@@ -264,6 +264,26 @@ echo "a scrape behind 24 idle connections took $((SECONDS - t0)) s"
 daemon_log_has "metrics: 16 connections open, accepting no more" ||
 	fail_later "the endpoint never paused accepting at 16 connections"
 wait "$idle_pid"
+
+# --- Slow connections: every slot taken by a peer that sends a header
+# byte every 5 s, each pause shorter than the 10 s timeout. The endpoint
+# shuts down connections open for 30 s while all are taken, so a scrape
+# gets through in about that time, not after the peer gives up (70 s).
+python3 "$PROM_PY" trickle 127.0.0.1 "${mlisten##*:}" 16 70 >"$RMP_TMP/trickle.out" &
+trickle_pid=$!
+for _ in $(seq 1 100); do
+	grep -q open "$RMP_TMP/trickle.out" && break
+	sleep 0.1
+done
+t0=$SECONDS
+prom_py get "$MURL" 65 >"$RMP_TMP/m5.txt" ||
+	fail_later "no scrape while 16 slow connections held the endpoint"
+echo "a scrape behind 16 slow connections took $((SECONDS - t0)) s"
+[ $((SECONDS - t0)) -le 50 ] || fail_later "the scrape waited $((SECONDS - t0)) s"
+daemon_log_has "metrics: all 16 connections taken; shut down" ||
+	fail_later "the endpoint did not shut down its oldest connections"
+kill "$trickle_pid" 2>/dev/null
+wait "$trickle_pid" 2>/dev/null
 
 # --- The cost of one scrape (each on a new connection).
 read -r mean max < <(prom_py time "$MURL" 50)
