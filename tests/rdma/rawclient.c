@@ -3095,6 +3095,18 @@ out:
 
 /* run_idle -- connect, print "CONNECTED", hold the connection until a
  * line or EOF on stdin; fails if the server drops it meanwhile. */
+/* refused_as -- send req; 0 when its reply status is want (printed as
+ * "orphan: WHAT -> STATUS"), 1 otherwise. */
+static int refused_as(struct raw *r, struct rmp_msg *req, const char *what,
+		      int want)
+{
+	struct rmp_msg rep;
+	int st = request(r, req, &rep) ? -EIO : rep.hdr.status;
+
+	say("orphan: %s -> %s", what, errname(st));
+	return st != want;
+}
+
 /* run_orphan -- see the header: a connection whose tenant a reload
  * removed keeps what it has until it ends, and gets nothing new. */
 static int run_orphan(const char *host, const char *port)
@@ -3118,17 +3130,13 @@ static int run_orphan(const char *host, const char *port)
 	req.u.renew.id = d.id;
 	req.u.renew.secret = secret_of(&r, d.id);
 	req.u.renew.ttl_s = HOLD_TTL_S;
-	st = request(&r, &req, &rep) ? -EIO : rep.hdr.status;
-	say("orphan: RENEW -> %s", errname(st));
-	bad += st != -EKEYREVOKED;
+	bad += refused_as(&r, &req, "RENEW", -EKEYREVOKED);
 	memset(&req, 0, sizeof(req));
 	req.hdr.opcode = RMP_OP_ATTACH;
 	req.u.attach.id = d.id;
 	req.u.attach.secret = secret_of(&r, d.id);
 	req.u.attach.access = RMP_ACC_READ;
-	st = request(&r, &req, &rep) ? -EIO : rep.hdr.status;
-	say("orphan: ATTACH -> %s", errname(st));
-	bad += st != -EKEYREVOKED;
+	bad += refused_as(&r, &req, "ATTACH", -EKEYREVOKED);
 	st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
 	say("orphan: STAT -> %s", errname(st));
 	bad += st != 0;

@@ -34,6 +34,18 @@ prom_py() {
 	pyrun "$PROM_PY" "$@"
 }
 
+# peers_start idle|trickle N SECONDS -- N connections to the endpoint
+# (prom.py, in the background: PEERS_PID), once they are open.
+peers_start() {
+	python3 "$PROM_PY" "$1" 127.0.0.1 "${mlisten##*:}" "$2" "$3" \
+		>"$RMP_TMP/$1.out" &
+	PEERS_PID=$!
+	for _ in $(seq 1 100); do
+		grep -q open "$RMP_TMP/$1.out" && break
+		sleep 0.1
+	done
+}
+
 # Prometheus is ours to stop, whatever happens.
 PROM_PID=
 prom_stop() {
@@ -248,12 +260,7 @@ expect_m "$RMP_TMP/m3.txt" 'rmpool_leases{state="granted",' 0
 # --- Idle connections: more than the endpoint takes at once. RDMA
 # clients are served meanwhile, and a scrape gets through once the idle
 # ones time out (10 s).
-python3 "$PROM_PY" idle 127.0.0.1 "${mlisten##*:}" 24 25 >"$RMP_TMP/idle.out" &
-idle_pid=$!
-for _ in $(seq 1 100); do
-	grep -q open "$RMP_TMP/idle.out" && break
-	sleep 0.1
-done
+peers_start idle 24 25
 t0=$(date +%s%N)
 rmpool stat >/dev/null || fail_later "rmpool stat failed while the metrics endpoint was busy"
 echo "rmpool stat with 24 idle metrics connections: $((($(date +%s%N) - t0) / 1000000)) ms"
@@ -263,18 +270,13 @@ echo "a scrape behind 24 idle connections took $((SECONDS - t0)) s"
 [ $((SECONDS - t0)) -le 22 ] || fail_later "the scrape waited $((SECONDS - t0)) s"
 daemon_log_has "metrics: 16 connections open, accepting no more" ||
 	fail_later "the endpoint never paused accepting at 16 connections"
-wait "$idle_pid"
+wait "$PEERS_PID"
 
 # --- Slow connections: every slot taken by a peer that sends a header
 # byte every 5 s, each pause shorter than the 10 s timeout. The endpoint
 # shuts down connections open for 30 s while all are taken, so a scrape
 # gets through in about that time, not after the peer gives up (70 s).
-python3 "$PROM_PY" trickle 127.0.0.1 "${mlisten##*:}" 16 70 >"$RMP_TMP/trickle.out" &
-trickle_pid=$!
-for _ in $(seq 1 100); do
-	grep -q open "$RMP_TMP/trickle.out" && break
-	sleep 0.1
-done
+peers_start trickle 16 70
 t0=$SECONDS
 prom_py get "$MURL" 65 >"$RMP_TMP/m5.txt" ||
 	fail_later "no scrape while 16 slow connections held the endpoint"
@@ -282,8 +284,8 @@ echo "a scrape behind 16 slow connections took $((SECONDS - t0)) s"
 [ $((SECONDS - t0)) -le 50 ] || fail_later "the scrape waited $((SECONDS - t0)) s"
 daemon_log_has "metrics: all 16 connections taken; shut down" ||
 	fail_later "the endpoint did not shut down its oldest connections"
-kill "$trickle_pid" 2>/dev/null
-wait "$trickle_pid" 2>/dev/null
+kill "$PEERS_PID" 2>/dev/null
+wait "$PEERS_PID" 2>/dev/null
 
 # --- The cost of one scrape (each on a new connection).
 read -r mean max < <(prom_py time "$MURL" 50)
