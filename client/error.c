@@ -54,8 +54,9 @@ static const char *rmp_text(int e)
 	case EKEYREJECTED:
 		return "authentication failed (wrong tenant key)";
 	case EKEYREVOKED:
-		return "the tenant was removed or lost its key (its leases run "
-		       "to their end; reconnect with a valid key)";
+		return "the tenant was removed, its key changed or its "
+		       "address is no longer allowed (its leases run to their "
+		       "end; reconnect with a valid key)";
 	case EPROTONOSUPPORT:
 		return "no common protocol version with the server";
 	case ECONNREFUSED:

@@ -813,6 +813,39 @@ void rmp_conns_sweep(struct rmp_conns *s)
 	keep_alive(s);
 }
 
+/* A connection still to prove a tenant whose networks no longer admit
+ * its address. */
+static bool pending_not_admitted(struct rmp_conn *c)
+{
+	return c->state != RMP_CONN_CLOSING && !c->holder.tenant &&
+	       c->auth.tenant &&
+	       !rmp_networks_allow(&c->auth.tenant->limits,
+				   rdma_get_peer_addr(c->id));
+}
+
+unsigned rmp_conns_recheck_networks(struct rmp_conns *s)
+{
+	struct rmp_holder *h;
+	struct rmp_conn *c;
+	unsigned n = 0;
+
+	close_where(s, pending_not_admitted,
+		    "its tenant no longer admits its address");
+	TAILQ_FOREACH(c, &s->list, link) {
+		h = &c->holder;
+		if (c->state == RMP_CONN_CLOSING || !rmp_holder_current(h) ||
+		    rmp_networks_allow(&h->tenant->limits,
+				       rdma_get_peer_addr(c->id)))
+			continue;
+		h->tenant_epoch = 0;
+		log_notice("reload: %s: tenant %s no longer admits its "
+			   "address: no new lease, key or time for it",
+			   h->label, h->tenant->name);
+		n++;
+	}
+	return n;
+}
+
 void rmp_conns_close_all(struct rmp_conns *s, const char *why)
 {
 	close_where(s, NULL, why);

@@ -36,6 +36,7 @@ struct rmp_holder {
 	const char *name;      /* the client's name, for lease owners */
 	const char *peer;      /* "ADDR:PORT", for the audit log */
 	struct rmp_tenant *tenant; /* set once the connection proved it */
+	uint32_t tenant_epoch;     /* tenant->epoch then; 0: voided since */
 
 	/* Kept by the lease lifecycle: the live keys granted to it. */
 	struct rmp_key_list keys;
@@ -136,6 +137,13 @@ bool rmp_key_idle(const struct rmp_key *k);
 /* rmp_key_free -- free the object (an UNPROVEN key's verbs object is
  * deliberately left allocated). Accepts NULL. */
 void rmp_key_free(struct rmp_key *k);
+
+/*
+ * rmp_holder_current -- may h still get new leases, keys and time? Yes
+ * once it proved its tenant, until a reload voids that proof (see
+ * rmp_tenant_current).
+ */
+bool rmp_holder_current(const struct rmp_holder *h);
 
 /*
  * rmp_holder_drop_windows -- deallocate h's spare windows. Call before

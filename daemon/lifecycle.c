@@ -478,6 +478,33 @@ static void remember_expired(struct rmp_lifecycle *lc,
 	lc->expired_next = (lc->expired_next + 1) % EXPIRED_RING;
 }
 
+/*
+ * renewal_ms -- the time an automatic renewal grants l: its ttl, but no
+ * more than ttl_max says now (a reload may have lowered it).
+ */
+static uint64_t renewal_ms(const struct rmp_lifecycle *lc,
+			   const struct rmp_lease *l)
+{
+	return RMP_MIN(l->ttl_ms, lc->cfg->lease.ttl_max_ms);
+}
+
+/*
+ * renews_itself -- is l an auto-renew lease held by a connection that may
+ * still get time? A key whose proof a reload voided keeps l alive only to
+ * its deadline.
+ */
+static bool renews_itself(const struct rmp_lease *l)
+{
+	const struct rmp_key *k;
+
+	if (!(l->flags & RMP_LEASE_F_AUTO_RENEW))
+		return false;
+	TAILQ_FOREACH(k, &l->keys, lease_link)
+		if (rmp_holder_current(k->holder))
+			return true;
+	return false;
+}
+
 static void on_expiry(int fd, short what, void *arg)
 {
 	struct rmp_lifecycle *lc = arg;
@@ -489,8 +516,8 @@ static void on_expiry(int fd, short what, void *arg)
 	while ((l = rmp_lease_table_first(lc->table)) &&
 	       l->deadline_ms <= now) {
 		/* Auto-renew: alive as long as a holder is. */
-		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys) {
-			set_deadline(lc, l, now + l->ttl_ms);
+		if (renews_itself(l)) {
+			set_deadline(lc, l, now + renewal_ms(lc, l));
 			continue;
 		}
 		remember_expired(lc, l);
@@ -838,9 +865,11 @@ void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
 			}
 		}
 		/* An auto-renew lease gets one more ttl from the loss of its
-		 * last holder: time for a restarted client to attach. */
-		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys == 0)
-			set_deadline(lc, l, rmp_now_ms() + l->ttl_ms);
+		 * last holder: time for a restarted client to attach (none
+		 * once its tenant is removed: nobody may attach). */
+		if ((l->flags & RMP_LEASE_F_AUTO_RENEW) && l->nkeys == 0 &&
+		    l->tenant->usable)
+			set_deadline(lc, l, rmp_now_ms() + renewal_ms(lc, l));
 	}
 	schedule_expiry(lc);
 }
@@ -1028,7 +1057,7 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	/* Its connection is gone: an auto-renewed lease lives one more ttl
 	 * from now, time for its holder to attach again. */
 	l->deadline_ms = (l->flags & RMP_LEASE_F_AUTO_RENEW) ?
-			 rc->now + l->ttl_ms : r->deadline_ms;
+			 rc->now + renewal_ms(lc, l) : r->deadline_ms;
 	if (rmp_lease_table_add(lc->table, l)) {
 		rmp_pool_release(lc->pool, &l->ext);
 		goto drop;

@@ -53,10 +53,11 @@ static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
 	struct rmp_key *k;
 	int ret;
 
-	/* A reload removed the connection's tenant, took its key away or
-	 * turned anonymous access off: its leases live to their deadline
-	 * and may be freed, but it gets no new lease, key or time. */
-	if (!h->tenant->usable && (req->hdr.opcode == RMP_OP_ALLOC ||
+	/* A reload voided the connection's proof (removed its tenant,
+	 * changed or took its key, turned anonymous access off, or no longer
+	 * admits its address): its keys live to their leases' deadlines and
+	 * it may free, but it gets no new lease, key or time. */
+	if (!rmp_holder_current(h) && (req->hdr.opcode == RMP_OP_ALLOC ||
 				   req->hdr.opcode == RMP_OP_RENEW ||
 				   req->hdr.opcode == RMP_OP_ATTACH))
 		return -EKEYREVOKED;
@@ -121,6 +122,7 @@ unsigned rmp_request_auth(const struct rmp_request_ctx *ctx,
 						 req.u.auth.proof);
 	if (detail == RMP_DETAIL_NONE) {
 		h->tenant = p->tenant;
+		h->tenant_epoch = p->tenant->epoch;
 		return detail;
 	}
 	rep->hdr.status = detail == RMP_DETAIL_NOT_AUTHED ? -EACCES :

@@ -185,6 +185,8 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 		TAILQ_INSERT_TAIL(&ts->list, t, link);
 		t->configured = true;
 		key_changed = set_key(t, &keys[i]);
+		if (key_changed)
+			t->epoch++;
 		lim_changed = !same_limits(&t->limits, &tc->limits);
 		if (lim_changed && !start && !added)
 			log_limit_changes(t->name, &t->limits, &tc->limits);
@@ -196,9 +198,13 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 			changes++;
 		} else if (key_changed || lim_changed) {
 			if (key_changed)
-				log_notice("reload: tenant %s: key %s", t->name,
+				log_notice("reload: tenant %s: key %s; its %"
+					   PRIu32 " connection(s) proved the "
+					   "old one: no new lease, key or time "
+					   "for them", t->name,
 					   t->usable ? "changed" : "gone: "
-					   "refused until it is created");
+					   "refused until it is created",
+					   t->connections);
 			if (lim_changed)
 				log_limits(t, "reload: ");
 			changes++;
@@ -220,6 +226,7 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 			changes++;
 		}
 		t->usable = false;
+		t->epoch++;
 		rmp_wipe(t->key, sizeof(t->key));
 		t->key_len = 0;
 		if (!t->leases && !t->connections)
@@ -229,6 +236,8 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 	}
 	TAILQ_CONCAT(&ts->list, &removed, link);
 	ts->anonymous.usable = cfg->anonymous.enabled;
+	if (anon_was && !ts->anonymous.usable)
+		ts->anonymous.epoch++;
 	if (!start && (anon_was != ts->anonymous.usable ||
 		       !same_limits(&ts->anonymous.limits,
 				    &cfg->anonymous.limits))) {
@@ -288,6 +297,7 @@ struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg)
 		    sizeof(ts->anonymous.name));
 	ts->anonymous.anonymous = true;
 	ts->anonymous.configured = true;
+	ts->anonymous.epoch = 1;
 	keys = load_keys(cfg, &ret);
 	if (!keys) {
 		rmp_tenants_free(ts);
@@ -394,6 +404,11 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 	if (ts->proofs_used < PROOF_RING)
 		ts->proofs_used++;
 	return RMP_DETAIL_NONE;
+}
+
+bool rmp_tenant_current(const struct rmp_tenant *t, uint32_t epoch)
+{
+	return t->usable && t->epoch == epoch;
 }
 
 int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail)

@@ -22,6 +22,12 @@ struct rmp_tenant {
 	char name[RMP_TENANT_MAX + 1]; /* "anonymous" for the anonymous one */
 	bool anonymous;
 	bool usable;          /* has a key (or is the enabled anonymous) */
+	/*
+	 * Counts the reloads that voided the proofs made so far: its key
+	 * changed, it was removed, anonymous access was turned off. A
+	 * connection keeps the epoch it proved (never 0 while usable).
+	 */
+	uint32_t epoch;
 	uint8_t key[RMP_KEY_MAX];
 	size_t key_len;
 	struct rmp_tenant_limits limits;
@@ -96,6 +102,14 @@ void rmp_tenant_uncharge(struct rmp_tenant *t, uint64_t bytes);
 /* rmp_tenant_adopt -- charge a lease recovered after a restart, whatever
  * the limits say now: they apply to new leases. */
 void rmp_tenant_adopt(struct rmp_tenant *t, uint64_t bytes);
+
+/*
+ * rmp_tenant_current -- does a proof made in epoch still give t's rights
+ * (new leases, keys and time)? Not once a reload removed t, changed its
+ * key or turned anonymous access off: the connection that made it keeps
+ * its keys to their leases' deadlines, and may free, but gets nothing new.
+ */
+bool rmp_tenant_current(const struct rmp_tenant *t, uint32_t epoch);
 
 /* rmp_tenant_may_connect -- below its connection limit? */
 bool rmp_tenant_may_connect(const struct rmp_tenant *t);

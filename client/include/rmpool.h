@@ -44,9 +44,10 @@ extern "C" {
  *   -EPERM         the lease belongs to another tenant
  *   -EKEYREJECTED  authentication failed: wrong tenant key (or a proof
  *                  replayed from another connection)
- *   -EKEYREVOKED   a reload removed this connection's tenant (or its
- *                  key): no new lease, key or renewal; the leases held
- *                  run to their end and may be freed
+ *   -EKEYREVOKED   a reload voided this connection's proof (removed
+ *                  its tenant, changed its key, or no longer admits
+ *                  its address): no new lease, key or renewal; the
+ *                  leases held run to their end and may be freed
  *   -EPROTONOSUPPORT no common protocol version with the server
  *   -ECONNREFUSED  the server rejected the connection or nobody listens
  *                  (unknown tenant, anonymous access disabled, a

@@ -101,12 +101,15 @@
  *                                      and after. The server must answer
  *                                      nothing and close the connection;
  *                                      the other one must still be served
- *   rmp-raw HOST PORT orphan           ALLOC, print the LEASE line, wait
- *                                      for a line on stdin (the operator
- *                                      removes the tenant meanwhile): then
- *                                      ALLOC, RENEW and ATTACH of its lease
- *                                      must get -EKEYREVOKED, STAT and FREE
- *                                      of the lease must work
+ *   rmp-raw HOST PORT orphan           ALLOC a lease and an auto-renew
+ *                                      one of ttl 1 s, print the first's
+ *                                      LEASE line, wait for a line on
+ *                                      stdin (a reload voids our proof
+ *                                      meanwhile): then ALLOC, RENEW and
+ *                                      ATTACH of the lease must get
+ *                                      -EKEYREVOKED, STAT and FREE of it
+ *                                      must work, and 3 s later the
+ *                                      auto-renew one must have expired
  *   rmp-raw HOST PORT stat [COUNT]     COUNT STATs on one connection
  *   rmp-raw HOST PORT statloop SECONDS STATs back to back for SECONDS,
  *                                      then their latency figures
@@ -3112,13 +3115,15 @@ static int refused_as(struct raw *r, struct rmp_msg *req, const char *what,
 static int run_orphan(const char *host, const char *port)
 {
 	struct raw r = { 0 };
-	struct rmp_lease_desc d, d2;
+	struct rmp_lease_desc d, d2, dr;
 	struct rmp_msg req = { 0 }, rep;
 	bool transport;
 	int st, bad = 0, fail = 1;
 
+	/* d to hold, dr to renew itself every second while held. */
 	if (connect_ok(&r, "orphan", host, port, LEASE_LEN) ||
-	    do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d))
+	    do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d) ||
+	    do_alloc(&r, LEASE_LEN, 1, RMP_LEASE_F_AUTO_RENEW, &dr))
 		goto out;
 	print_lease(&d);
 	if (wait_stdin(&r, true))
@@ -3143,6 +3148,13 @@ static int run_orphan(const char *host, const char *port)
 	st = do_simple(&r, RMP_OP_FREE, d.id, &rep, &transport);
 	say("orphan: FREE -> %s", errname(st));
 	bad += st != 0;
+	/* Nothing renews dr for us any more: it ends at its deadline
+	 * (within a second and a tick), while we still hold its key. */
+	sleep(3);
+	st = do_simple(&r, RMP_OP_FREE, dr.id, &rep, &transport);
+	say("orphan: FREE of the auto-renew lease 3 s later -> %s",
+	    errname(st));
+	bad += st != -EKEYEXPIRED;
 	fail = bad != 0;
 out:
 	raw_close(&r);

@@ -1,40 +1,72 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-tenant-removed.sh PORT -- a reload that removes a tenant ends what
-# its live connections may get: no new lease, key or renewal
-# (-EKEYREVOKED), while the lease it holds can still be read, and freed.
+# test-tenant-removed.sh PORT -- a reload that voids a connection's proof
+# ends what the connection may get: no new lease, key or time
+# (-EKEYREVOKED, and its auto-renew leases run out), while a lease it
+# holds can still be read, and freed. Three reloads void a proof: the
+# tenant removed, its key rotated, its networks no longer admitting the
+# client's address; all three happen in one reload here.
 #
-# A client of tenant "gone" (rmp-raw orphan) allocates and waits; the
-# tenant's section leaves the file and the daemon reloads (SIGHUP). Then,
-# on the same connection: ALLOC, RENEW and ATTACH of its lease must be
-# refused with -EKEYREVOKED, STAT and FREE must work. A new connection as
-# "gone" must be rejected as an unknown tenant, and tenant "test" must be
-# served as before.
+# A client of each of the tenants "gone", "rot" and "net" (rmp-raw
+# orphan) allocates a lease and an auto-renew lease of ttl 1 s and waits;
+# the config changes and the daemon reloads (SIGHUP). Then, on the same
+# connections: ALLOC, RENEW and ATTACH of the lease must be refused with
+# -EKEYREVOKED, STAT and FREE must work, and 3 s later the auto-renew
+# lease must have expired. New connections: as "gone", rejected as an
+# unknown tenant; as "rot", served with the new key only; as "net",
+# rejected by network. Tenant "test" must be served as before.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init tenant-removed "$1"
-gkey=$RMP_TMP/gone.key
-rmp_keygen "$gkey"
-cp "$RMP_CONF" "$RMP_TMP/without.conf"
-printf '[tenant.gone]\nkey_file = %s\n' "$gkey" >>"$RMP_CONF"
+for t in gone rot net; do rmp_keygen "$RMP_TMP/$t.key"; done
+rmp_keygen "$RMP_TMP/rot-new.key"
+base=$(cat "$RMP_CONF")
+tenants() { # ROT_KEY NET_NETWORKS [gone]
+	printf '%s\n' "$base"
+	printf '[tenant.rot]\nkey_file = %s\n' "$1"
+	printf '[tenant.net]\nkey_file = %s\nnetworks = %s\n' \
+		"$RMP_TMP/net.key" "$2"
+	[ -z "${3:-}" ] ||
+		printf '[tenant.gone]\nkey_file = %s\n' "$RMP_TMP/gone.key"
+}
+tenants "$RMP_TMP/rot.key" "$RMP_TEST_ADDR/32" gone >"$RMP_CONF"
 
 daemon_start
-RMPOOL_TENANT=gone RMPOOL_KEY_FILE=$gkey raw_bg_start orphan '^LEASE ' orphan
-echo "gone's lease: $RAW_BG_LINE"
-cp "$RMP_TMP/without.conf" "$RMP_CONF"
+for t in gone rot net; do
+	RMPOOL_TENANT=$t RMPOOL_KEY_FILE=$RMP_TMP/$t.key \
+		raw_bg_start "$t" '^LEASE ' orphan
+	echo "$t's lease: $RAW_BG_LINE"
+done
+# An address no test client has: net no longer admits ours.
+tenants "$RMP_TMP/rot-new.key" 198.51.100.0/24 >"$RMP_CONF"
 kill -HUP "$RMP_DPID"
 for _ in $(seq 1 100); do
-	daemon_log_has "tenant gone removed" && break
+	daemon_log_has "reload done" && break
 	sleep 0.1
 done
 daemon_log_has "tenant gone removed" || rmp_fail "the reload did not remove tenant gone"
-rc=0
-raw_bg_stop orphan || rc=$?
-grep -q "^orphan: PASS" "$RMP_TMP/orphan.log" ||
-	fail_later "the removed tenant's connection was served (exit $rc)"
-RMPOOL_TENANT=gone RMPOOL_KEY_FILE=$gkey rmp_raw connect unknown-tenant \
+daemon_log_has "tenant rot: key changed" || rmp_fail "the reload did not change rot's key"
+daemon_log_has "tenant net no longer admits" ||
+	fail_later "the reload did not say net's connection lost its rights"
+for t in gone rot net; do raw_bg_send "$t"; done
+for t in gone rot net; do
+	rc=0
+	raw_bg_stop "$t" || rc=$?
+	grep -q "^orphan: PASS" "$RMP_TMP/$t.log" ||
+		fail_later "$t's connection was served after the reload (exit $rc)"
+done
+
+RMPOOL_TENANT=gone RMPOOL_KEY_FILE=$RMP_TMP/gone.key rmp_raw connect unknown-tenant \
 	>"$RMP_TMP/connect.out" 2>&1 ||
 	{ cat "$RMP_TMP/connect.out"; fail_later "a new connection as gone was not rejected as unknown"; }
+RMPOOL_TENANT=net RMPOOL_KEY_FILE=$RMP_TMP/net.key rmp_raw connect network \
+	>"$RMP_TMP/connect.out" 2>&1 ||
+	{ cat "$RMP_TMP/connect.out"; fail_later "a new connection as net was not rejected by network"; }
+RMPOOL_TENANT=rot RMPOOL_KEY_FILE=$RMP_TMP/rot-new.key rmp_raw stat >/dev/null ||
+	fail_later "rot is not served with its new key"
+if RMPOOL_TENANT=rot RMPOOL_KEY_FILE=$RMP_TMP/rot.key rmp_raw stat >/dev/null 2>&1; then
+	fail_later "rot is still served with its old key"
+fi
 rmp_stat || fail_later "tenant test is not served after the reload"
 [ "${STAT_LEASES:-1}" -eq 0 ] || fail_later "$STAT_LEASES lease(s) left, want 0"
 rmp_done

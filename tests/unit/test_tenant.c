@@ -216,6 +216,7 @@ static void test_charge(void)
 	CHECK_EQ(t->bytes, 0);
 	CHECK_EQ(t->leases, 0);
 
+
 	/* Anonymous: one lease, no byte limit. */
 	CHECK_EQ(rmp_tenant_charge(anon, UINT64_C(1) << 40, &detail), 0);
 	CHECK_EQ(rmp_tenant_charge(anon, 1, &detail), -EDQUOT);
@@ -487,6 +488,85 @@ out:
 	rmp_tenants_free(ts);
 }
 
+/*
+ * A proof counts while the tenant keeps the key it proved: a connection's
+ * epoch stops being current when a reload changes the key, removes the
+ * tenant (and when it comes back) or turns anonymous access off; limits
+ * changing leave it current.
+ */
+static void test_epoch(void)
+{
+	struct rmp_config cfg, next;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *a, *c, *anon;
+	uint32_t ea, ec, eanon;
+	unsigned why, changes;
+	size_t len;
+
+	make_config(&cfg, true);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	a = rmp_tenants_find(ts, "a", &why);
+	c = rmp_tenants_find(ts, "c", &why);
+	anon = rmp_tenants_find(ts, "", &why);
+	CHECK(a && c && anon);
+	if (!a || !c || !anon)
+		goto out;
+	ea = a->epoch;
+	ec = c->epoch;
+	eanon = anon->epoch;
+	CHECK(ea != 0 && ec != 0 && eanon != 0);
+	CHECK(rmp_tenant_current(a, ea) && rmp_tenant_current(anon, eanon));
+	CHECK(!rmp_tenant_current(a, 0));
+
+	/* Limits change, the same key is read again: proofs still count. */
+	next = cfg;
+	next.tenants[0].limits.bytes = 4 * MIB;
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK(rmp_tenant_current(a, ea) && rmp_tenant_current(c, ec));
+
+	/* a's key is rotated: a connection that proved the old one is not
+	 * current; one proving the new key is. c is untouched. */
+	if (rmp_key_parse(key_c_hex, next.tenants[0].key, &len))
+		abort();
+	next.tenants[0].key_len = len;
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK(a->usable);
+	CHECK(!rmp_tenant_current(a, ea));
+	CHECK(rmp_tenant_current(a, a->epoch));
+	CHECK(rmp_tenant_current(c, ec));
+	ea = a->epoch;
+
+	/* a is removed, then added back with the same key: the proofs made
+	 * before the removal stay void. */
+	next.tenants[0] = next.tenants[2];
+	next.ntenants = 2;
+	CHECK_EQ(rmp_tenant_charge(a, MIB, &why), 0); /* keeps a alive */
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK(!rmp_tenant_current(a, ea));
+	next = cfg;
+	next.tenants[0].limits.bytes = 4 * MIB;
+	if (rmp_key_parse(key_c_hex, next.tenants[0].key, &len))
+		abort();
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK(rmp_tenants_find(ts, "a", &why) == a && a->usable);
+	CHECK(!rmp_tenant_current(a, ea));
+	rmp_tenant_uncharge(a, MIB);
+
+	/* Anonymous access off and on again: the old proofs stay void. */
+	next.anonymous.enabled = false;
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK(!rmp_tenant_current(anon, eanon));
+	next.anonymous.enabled = true;
+	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
+	CHECK(!rmp_tenant_current(anon, eanon));
+	CHECK(rmp_tenant_current(anon, anon->epoch));
+out:
+	rmp_tenants_free(ts);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -508,6 +588,7 @@ int main(void)
 
 	test_find();
 	test_charge();
+	test_epoch();
 	test_proof();
 	test_bad_key_files();
 	test_reload();
