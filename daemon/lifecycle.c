@@ -292,6 +292,7 @@ static void on_zeroed(void *ctx, void *arg)
 
 	lc->zeroing_bytes -= l->ext.length;
 	lc->nending--;
+	rmp_tenant_settled(l->tenant, l->ext.length);
 	ret = rmp_pool_release(lc->pool, &l->ext);
 	if (ret)
 		log_err("lease %016" PRIx64 ": returning extent %" PRIu64
@@ -394,7 +395,7 @@ static void end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	/* From now on a restart does not bring it back. */
 	if (lc->journal)
 		rmp_journal_drop(lc->journal, &l->jslot);
-	rmp_tenant_uncharge(l->tenant, l->ext.length);
+	rmp_tenant_end(l->tenant, l->ext.length);
 	lc->leased_bytes -= l->ext.length;
 	set_state(l, RMP_LEASE_REVOKING);
 	TAILQ_INSERT_TAIL(&lc->ending, l, state_link);

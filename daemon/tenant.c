@@ -229,7 +229,7 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 		t->epoch++;
 		rmp_wipe(t->key, sizeof(t->key));
 		t->key_len = 0;
-		if (!t->leases && !t->connections)
+		if (!t->leases && !t->connections && !t->ending_bytes)
 			free_tenant(t);
 		else
 			TAILQ_INSERT_TAIL(&removed, t, link);
@@ -419,7 +419,9 @@ int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail)
 	if (lim->leases && t->leases + 1 > lim->leases)
 		*detail = RMP_DETAIL_LEASES;
 	else if (lim->bytes && (bytes > lim->bytes ||
-				t->bytes > lim->bytes - bytes))
+				t->bytes > lim->bytes - bytes ||
+				t->ending_bytes > 2 * lim->bytes - bytes -
+						  t->bytes))
 		*detail = RMP_DETAIL_BYTES;
 	if (*detail) {
 		t->quota_refusals++;
@@ -440,6 +442,17 @@ void rmp_tenant_uncharge(struct rmp_tenant *t, uint64_t bytes)
 {
 	t->bytes -= bytes;
 	t->leases--;
+}
+
+void rmp_tenant_end(struct rmp_tenant *t, uint64_t bytes)
+{
+	rmp_tenant_uncharge(t, bytes);
+	t->ending_bytes += bytes;
+}
+
+void rmp_tenant_settled(struct rmp_tenant *t, uint64_t bytes)
+{
+	t->ending_bytes -= bytes;
 }
 
 bool rmp_tenant_may_connect(const struct rmp_tenant *t)

@@ -33,6 +33,9 @@ struct rmp_tenant {
 	struct rmp_tenant_limits limits;
 
 	uint64_t bytes, leases;  /* leased now (alive, connected or not) */
+	/* Of its ended leases, not back in the pool yet (keys being
+	 * revoked, grace, zeroing; quarantined: for good). */
+	uint64_t ending_bytes;
 	uint32_t connections;    /* connected now */
 	uint64_t auth_failures, quota_refusals;
 
@@ -96,9 +99,18 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 /*
  * rmp_tenant_charge -- one more lease of bytes for t. 0, or -EDQUOT with
  * *detail RMP_DETAIL_BYTES / RMP_DETAIL_LEASES (counted as a refusal).
+ * Its ended leases' bytes still out of the pool count too, up to the
+ * byte limit once more: a FREE right before an ALLOC works at the limit,
+ * but ALLOC and FREE in a loop cannot hold the pool's bytes in their
+ * grace and zeroing beyond twice the limit.
  */
 int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail);
+/* rmp_tenant_uncharge -- a charge whose lease was never granted. */
 void rmp_tenant_uncharge(struct rmp_tenant *t, uint64_t bytes);
+/* rmp_tenant_end -- a lease of bytes ended: its bytes are ending. */
+void rmp_tenant_end(struct rmp_tenant *t, uint64_t bytes);
+/* rmp_tenant_settled -- ending bytes are back in the pool. */
+void rmp_tenant_settled(struct rmp_tenant *t, uint64_t bytes);
 /* rmp_tenant_adopt -- charge a lease recovered after a restart, whatever
  * the limits say now: they apply to new leases. */
 void rmp_tenant_adopt(struct rmp_tenant *t, uint64_t bytes);

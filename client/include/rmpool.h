@@ -37,7 +37,9 @@ extern "C" {
  *   -ERANGE        offset/length outside the lease (nothing was posted)
  *   -EKEYEXPIRED   the lease expired or was revoked by the server
  *   -EDQUOT        a limit of the tenant (bytes, leases) or the
- *                  keys-per-lease limit is reached (last error says which)
+ *                  keys-per-lease limit is reached (last error says which;
+ *                  bytes freed in the last tens of ms still count, up to
+ *                  the byte limit once more)
  *   -ENOSPC        the pool has no free extent large enough
  *   -ESHUTDOWN     the server is draining and takes no new leases
  *   -ENOENT        no such lease (or a wrong secret)

@@ -110,6 +110,9 @@
  *                                      -EKEYREVOKED, STAT and FREE of it
  *                                      must work, and 3 s later the
  *                                      auto-renew one must have expired
+ *   rmp-raw HOST PORT churn LEN SECS   ALLOC and FREE LEN bytes back to
+ *                                      back for SECS: -EDQUOT may come,
+ *                                      -ENOSPC must not
  *   rmp-raw HOST PORT stat [COUNT]     COUNT STATs on one connection
  *   rmp-raw HOST PORT statloop SECONDS STATs back to back for SECONDS,
  *                                      then their latency figures
@@ -3299,6 +3302,62 @@ static const char *wall_str(uint64_t mono_ms, char *buf, size_t len)
 
 /* run_statloop -- STATs back to back on one connection for `seconds`;
  * prints n, median, p99 and max latency (µs) and the slowest ones. */
+/*
+ * run_churn -- ALLOC and FREE leases of len back to back for seconds: the
+ * ALLOCs must succeed or get -EDQUOT (the tenant's ending bytes at their
+ * bound), never -ENOSPC (freed bytes in their grace filling the pool).
+ */
+static int run_churn(const char *host, const char *port, uint64_t len,
+		     uint32_t seconds)
+{
+	uint64_t end, ok = 0, dquot = 0, nospc = 0;
+	struct rmp_msg req, rep;
+	struct raw r = { 0 };
+	bool transport;
+	int st, fail = 1;
+
+	if (connect_ok(&r, "churn", host, port, 0))
+		goto out;
+	end = now_us() + (uint64_t)seconds * 1000000;
+	while (now_us() < end) {
+		req = (struct rmp_msg){ .hdr.opcode = RMP_OP_ALLOC };
+		req.u.alloc.length = len;
+		req.u.alloc.ttl_s = 60;
+		req.u.alloc.access = RMP_ACC_ALL;
+		if (request(&r, &req, &rep))
+			goto out;
+		st = rep.hdr.status;
+		if (st == -EDQUOT) {
+			dquot++;
+			continue;
+		}
+		if (st == -ENOSPC) {
+			nospc++;
+			continue;
+		}
+		if (st) {
+			say("FAIL: ALLOC: %s", errname(st));
+			goto out;
+		}
+		remember(&r, &rep.u.lease);
+		st = do_simple(&r, RMP_OP_FREE, rep.u.lease.id, &rep,
+			       &transport);
+		if (transport || st) {
+			say("FAIL: FREE: %s", transport ? "no reply" :
+			    errname(st));
+			goto out;
+		}
+		ok++;
+	}
+	say("churn: %" PRIu64 " ALLOC+FREE, %" PRIu64 " -EDQUOT, %" PRIu64
+	    " -ENOSPC", ok, dquot, nospc);
+	fail = !ok || nospc;
+out:
+	raw_close(&r);
+	say("churn: %s", fail ? "FAIL" : "PASS");
+	return fail;
+}
+
 static int run_statloop(const char *host, const char *port, uint32_t seconds)
 {
 	struct { uint64_t us, at; } slow[5] = { { 0, 0 } };
@@ -3431,6 +3490,7 @@ static int usage(void)
 		"       rmp-raw HOST PORT tstat|idle\n"
 		"       rmp-raw HOST PORT free ID [ERRNO]\n"
 		"       rmp-raw HOST PORT stat [COUNT]\n"
+		"       rmp-raw HOST PORT churn LEN SECONDS\n"
 		"       rmp-raw HOST PORT statloop SECONDS\n");
 	return 2;
 }
@@ -3634,6 +3694,12 @@ int main(int argc, char **argv)
 				  a > 1000000))
 			return usage();
 		return run_stat(host, port, argc == 5 ? (unsigned)a : 1);
+	}
+	if (!strcmp(cmd, "churn") && argc == 6) {
+		if (!parse_u64(argv[4], &a) || a == 0 ||
+		    !parse_u64(argv[5], &b) || b == 0 || b > 3600)
+			return usage();
+		return run_churn(host, port, a, (uint32_t)b);
 	}
 	if (!strcmp(cmd, "statloop") && argc == 5) {
 		if (!parse_u64(argv[4], &a) || a == 0 || a > 3600)

@@ -10,7 +10,8 @@
 # connection closed, STAT from a new connection still shows 1 MiB and
 # one lease, and another 1 MiB ALLOC is refused. A FREE by id and secret
 # from yet another connection brings usage to 0, and the ALLOC then
-# works.
+# works. Last, ALLOC+FREE in a loop must not fill the pool with bytes in
+# their grace and zeroing (rmp-raw churn).
 source "$(dirname "$0")/lib.sh"
 rmp_init tenant-quota "$1"
 sed -i "/^key_file = /a bytes = 1M" "$RMP_CONF"
@@ -77,5 +78,11 @@ check rmp_raw byid free "$token"
 tstat_expect tenant_bytes 0 tenant_leases 0 leases 0
 check rmp_raw alloc $MIB 60 --free
 tstat_expect tenant_bytes 0 tenant_leases 0
+
+# ALLOC and FREE of 1 MiB in a loop for 3 s: each freed extent spends its
+# grace (20 ms) and zeroing out of the pool; counted against the tenant
+# up to its limit once more, they must never fill the 16 MiB pool
+# (-ENOSPC), the tenant gets -EDQUOT instead.
+rmp_raw churn $MIB 3 || rmp_fail "ALLOC+FREE in a loop filled the pool"
 daemon_stop
 rmp_pass

@@ -216,6 +216,29 @@ static void test_charge(void)
 	CHECK_EQ(t->bytes, 0);
 	CHECK_EQ(t->leases, 0);
 
+	/* Ended leases whose bytes are not back in the pool count up to the
+	 * limit once more: FREE then ALLOC at the limit works, a loop of
+	 * them stops at twice the limit until the bytes come back. */
+	CHECK_EQ(rmp_tenant_charge(t, MIB, &detail), 0);
+	rmp_tenant_end(t, MIB);
+	CHECK_EQ(t->bytes, 0);
+	CHECK_EQ(t->leases, 0);
+	CHECK_EQ(t->ending_bytes, MIB);
+	CHECK_EQ(rmp_tenant_charge(t, MIB, &detail), 0);
+	rmp_tenant_end(t, MIB);
+	CHECK_EQ(t->ending_bytes, 2 * MIB);
+	CHECK_EQ(rmp_tenant_charge(t, 1, &detail), -EDQUOT);
+	CHECK_EQ(detail, RMP_DETAIL_BYTES);
+	rmp_tenant_settled(t, MIB);
+	CHECK_EQ(rmp_tenant_charge(t, MIB / 2, &detail), 0);
+	CHECK_EQ(rmp_tenant_charge(t, MIB / 2 + 1, &detail), -EDQUOT);
+	CHECK_EQ(rmp_tenant_charge(t, MIB / 2, &detail), 0);
+	rmp_tenant_uncharge(t, MIB / 2);
+	rmp_tenant_uncharge(t, MIB / 2);
+	rmp_tenant_settled(t, MIB);
+	CHECK_EQ(t->ending_bytes, 0);
+	CHECK_EQ(t->bytes, 0);
+	t->quota_refusals -= 2; /* the counter checks below predate these */
 
 	/* Anonymous: one lease, no byte limit. */
 	CHECK_EQ(rmp_tenant_charge(anon, UINT64_C(1) << 40, &detail), 0);
