@@ -808,7 +808,17 @@ static void keep_alive(struct rmp_conns *s)
 
 void rmp_conns_sweep(struct rmp_conns *s)
 {
+	struct rmp_conn *c;
+
 	close_where(s, failed_silently, "its queue pair failed");
+	/* A slot held without a proof counts as a failed one: else idle
+	 * connects, renewed every auth_timeout, keep others out with no
+	 * cool-down. */
+	TAILQ_FOREACH(c, &s->list, link)
+		if (auth_overdue(c))
+			rmp_conns_note_failure(s, c->peer_ip, c->holder.label,
+					       "no authentication in time",
+					       s->cfg->server.auth_failures_per_minute);
 	close_where(s, auth_overdue, "no authentication in time");
 	keep_alive(s);
 }

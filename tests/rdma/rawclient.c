@@ -110,6 +110,8 @@
  *                                      -EKEYREVOKED, STAT and FREE of it
  *                                      must work, and 3 s later the
  *                                      auto-renew one must have expired
+ *   rmp-raw HOST PORT silent SECS      connect, never AUTH: the server
+ *                                      must close it within SECS
  *   rmp-raw HOST PORT churn LEN SECS   ALLOC and FREE LEN bytes back to
  *                                      back for SECS: -EDQUOT may come,
  *                                      -ENOSPC must not
@@ -3165,6 +3167,32 @@ out:
 	return fail;
 }
 
+/*
+ * run_silent -- connect and never send AUTH: the server must close the
+ * connection (within seconds s); 0 when it did.
+ */
+static int run_silent(const char *host, const char *port, uint32_t secs)
+{
+	struct raw r = { 0 };
+	uint64_t deadline;
+	int reason = 0, ret, fail = 1;
+
+	ret = connect_as(&r, "silent", host, port, 0, &reason, false);
+	if (ret) {
+		say("silent: %s", ret == 1 ? "rejected" : "no connection");
+		goto out;
+	}
+	deadline = now_ms() + (uint64_t)secs * 1000;
+	while (!r.disconnected && now_ms() < deadline)
+		pump(&r, 200, -1);
+	say("silent: %s", r.disconnected ? "closed by the server" :
+	    "FAIL: still open");
+	fail = !r.disconnected;
+out:
+	raw_close(&r);
+	return fail;
+}
+
 static int run_idle(const char *host, const char *port)
 {
 	struct raw r = { 0 };
@@ -3490,6 +3518,7 @@ static int usage(void)
 		"       rmp-raw HOST PORT tstat|idle\n"
 		"       rmp-raw HOST PORT free ID [ERRNO]\n"
 		"       rmp-raw HOST PORT stat [COUNT]\n"
+		"       rmp-raw HOST PORT silent SECONDS\n"
 		"       rmp-raw HOST PORT churn LEN SECONDS\n"
 		"       rmp-raw HOST PORT statloop SECONDS\n");
 	return 2;
@@ -3694,6 +3723,11 @@ int main(int argc, char **argv)
 				  a > 1000000))
 			return usage();
 		return run_stat(host, port, argc == 5 ? (unsigned)a : 1);
+	}
+	if (!strcmp(cmd, "silent") && argc == 5) {
+		if (!parse_u64(argv[4], &a) || a == 0 || a > 3600)
+			return usage();
+		return run_silent(host, port, (uint32_t)a);
 	}
 	if (!strcmp(cmd, "churn") && argc == 6) {
 		if (!parse_u64(argv[4], &a) || a == 0 ||

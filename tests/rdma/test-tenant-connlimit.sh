@@ -12,6 +12,9 @@
 # Run 2: connections_per_address = 3. Three connections held from this
 # address; the fourth, of any tenant, is rejected with reason 10
 # (RMP_REJ_PEER_FULL); once one closes, a connection is accepted again.
+# Run 3: three connections that never send AUTH are closed after
+# auth_timeout and counted as failed proofs: the address cools down
+# (reason 7).
 source "$(dirname "$0")/lib.sh"
 rmp_init tenant-connlimit "$1"
 akey=$RMP_TMP/a.key
@@ -91,5 +94,22 @@ raw_bg_stop p3 || rmp_fail "a held connection was dropped"
 retry_connect_ok || rmp_fail "no connection accepted after one of three closed"
 raw_bg_stop p2 || rmp_fail "a held connection was dropped"
 raw_bg_stop p1 || rmp_fail "a held connection was dropped"
+daemon_stop
+
+# Run 3: connections that never authenticate hold slots until
+# auth_timeout; each one closed for it counts as a failed proof, so the
+# third starts the address's cool-down and a proper client from it is
+# then refused (reason 7) instead of the slots being taken again and
+# again.
+rmp_conf server auth_timeout 500ms
+rmp_conf server auth_failures_per_minute 2
+rmp_conf server access_cooldown 60s
+daemon_start
+for i in 1 2 3; do
+	check as_a rmp_raw silent 10
+done
+daemon_log_has "no authentication in time \(3 errors" ||
+	rmp_fail "the closed unauthenticated connections were not counted"
+check as_a rmp_raw connect cooldown
 daemon_stop
 rmp_pass
