@@ -165,6 +165,10 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 	/* Nothing runs on the QP from here on; what is posted flushes. */
 	rmp_holder_kill(&c->holder);
 	rmp_lifecycle_detach(c->set->lc, &c->holder);
+	/* It no longer counts as the tenant's: a reload may free a removed
+	 * tenant from now on, while c waits for its completions. */
+	c->holder.tenant = NULL;
+	c->auth.tenant = NULL;
 	if (c->id && rdma_disconnect(c->id) && errno != EINVAL)
 		log_debug("%s: rdma_disconnect: %s", c->holder.label,
 			  strerror(errno));
