@@ -195,7 +195,7 @@ static int classify(const struct rmp_journal *j, const struct record *r,
 }
 
 struct cand {
-	uint64_t offset, length, seq;
+	uint64_t offset, end, seq;
 	uint32_t slot;
 	bool drop;
 };
@@ -207,16 +207,97 @@ static int by_offset(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* A binary heap of candidates (indices into c), by seq: newest or oldest
+ * on top. */
+struct heap {
+	const struct cand *c;
+	uint32_t *v, n;
+	bool newest;
+};
+
+static bool above(const struct heap *h, uint32_t a, uint32_t b)
+{
+	return h->newest ? h->c[a].seq > h->c[b].seq :
+			   h->c[a].seq < h->c[b].seq;
+}
+
+static void heap_push(struct heap *h, uint32_t x)
+{
+	uint32_t i = h->n++;
+
+	for (; i && above(h, x, h->v[(i - 1) / 2]); i = (i - 1) / 2)
+		h->v[i] = h->v[(i - 1) / 2];
+	h->v[i] = x;
+}
+
+static void heap_pop(struct heap *h)
+{
+	uint32_t x = h->v[--h->n], i = 0, k;
+
+	while ((k = 2 * i + 1) < h->n) {
+		if (k + 1 < h->n && above(h, h->v[k + 1], h->v[k]))
+			k++;
+		if (!above(h, h->v[k], x))
+			break;
+		h->v[i] = h->v[k];
+		i = k;
+	}
+	h->v[i] = x;
+}
+
+/*
+ * drop_overlaps -- mark dead every candidate of c[0, n) (in offset order)
+ * that another one granted at the same time or later overlaps, whether
+ * that one is kept or not: the allocator handed the newer grant bytes the
+ * older lease covered, so the older one had ended (its zeroed record was
+ * lost). Two that overlap with the same seq cannot both be live, and
+ * which is cannot be told: both go. What is kept is disjoint.
+ *
+ * One sweep in offset order, with the candidates still open at the
+ * current offset (end > offset: they overlap it) in two heaps by seq: the
+ * newest open one kills the current candidate if not older than it; the
+ * current one kills every open one not newer than it, the oldest first.
+ * Candidates that closed are taken off a heap's top when they get there.
+ * Each candidate enters and leaves each heap once: O(n log n). v has
+ * room for 2n indices.
+ */
+static void drop_overlaps(struct cand *c, uint32_t n, uint32_t *v)
+{
+	struct heap newest = { c, v, 0, true }, oldest = { c, v + n, 0, false };
+
+	for (uint32_t i = 0; i < n; i++) {
+		while (newest.n && c[newest.v[0]].end <= c[i].offset)
+			heap_pop(&newest);
+		if (newest.n && c[newest.v[0]].seq >= c[i].seq)
+			c[i].drop = true;
+		while (oldest.n) {
+			struct cand *o = &c[oldest.v[0]];
+
+			if (o->end > c[i].offset && o->seq > c[i].seq)
+				break;
+			if (o->end > c[i].offset)
+				o->drop = true;
+			heap_pop(&oldest);
+		}
+		heap_push(&newest, i);
+		heap_push(&oldest, i);
+	}
+}
+
 int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 			void (*fn)(const struct rmp_journal_lease *r,
 				   uint32_t slot, void *arg),
 			void *arg)
 {
-	struct cand *c = malloc(sizeof(*c) * (j->capacity ? j->capacity : 1));
-	uint32_t n = 0;
+	size_t cap = j->capacity ? j->capacity : 1;
+	struct cand *c = malloc(sizeof(*c) * cap);
+	uint32_t *heaps = malloc(sizeof(*heaps) * 2 * cap), n = 0;
 
-	if (!c)
+	if (!c || !heaps) {
+		free(c);
+		free(heaps);
 		return -ENOMEM;
+	}
 	memset(&j->st, 0, sizeof(j->st));
 	j->st.capacity = j->capacity;
 	j->nfree = 0;
@@ -240,30 +321,13 @@ int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 			j->free_slots[j->nfree++] = s;
 			continue;
 		}
-		c[n++] = (struct cand){ r->l.offset, r->l.length, r->l.seq, s,
-					false };
+		c[n++] = (struct cand){ r->l.offset, r->l.offset + r->l.length,
+					r->l.seq, s, false };
 		if (r->l.seq >= j->next_seq)
 			j->next_seq = r->l.seq + 1;
 	}
 	qsort(c, n, sizeof(*c), by_offset);
-	/*
-	 * In offset order, against the last interval kept (kept ones are
-	 * disjoint, so it reaches furthest): of two that overlap the older
-	 * grant is dead, since the newer one got bytes the older still
-	 * covered only after it ended. Whatever the dead one had beaten was
-	 * older still and overlapped it, so dead as well.
-	 */
-	for (uint32_t i = 0, last = UINT32_MAX; i < n; i++) {
-		if (last == UINT32_MAX ||
-		    c[i].offset >= c[last].offset + c[last].length) {
-			last = i;
-		} else if (c[i].seq > c[last].seq) {
-			c[last].drop = true;
-			last = i;
-		} else {
-			c[i].drop = true;
-		}
-	}
+	drop_overlaps(c, n, heaps);
 	for (uint32_t i = 0; i < n; i++) {
 		struct record *r = rec(j, c[i].slot);
 
@@ -276,6 +340,7 @@ int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 		j->st.recovered++;
 		fn(&r->l, c[i].slot, arg);
 	}
+	free(heaps);
 	free(c);
 	return 0;
 }

@@ -22,7 +22,10 @@
  * that overlap cannot both be live (the allocator never hands out a byte
  * twice), so one of them ended and its zeroed record was lost: the one
  * granted later (higher sequence number) wins, the other is discarded.
- * Memory that no recovered lease covers is zeroed before it is reused.
+ * A record is discarded when any record granted after it overlaps it,
+ * whether or not that one is kept itself: its grant proves the older
+ * lease had ended. Memory that no recovered lease covers is zeroed before
+ * it is reused.
  */
 
 #define RMP_JOURNAL_RECORD 256u
@@ -66,10 +69,11 @@ void rmp_journal_stats(const struct rmp_journal *j,
 		       struct rmp_journal_stats *st);
 
 /*
- * rmp_journal_recover -- every record that checks out and is live at
- * now_ms, newest grant winning overlaps, in increasing offset order, to
- * fn (slot identifies the record for later puts and drops). Every other
- * record is zeroed. Call once, right after open. 0 or -ENOMEM.
+ * rmp_journal_recover -- every record that checks out, is live at now_ms
+ * and overlaps no record granted after it, in increasing offset order
+ * (so disjoint), to fn (slot identifies the record for later puts and
+ * drops). Every other record is zeroed. Call once, right after open. 0 or
+ * -ENOMEM.
  */
 int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 			void (*fn)(const struct rmp_journal_lease *r,
