@@ -197,7 +197,7 @@ static int classify(const struct rmp_journal *j, const struct record *r,
 struct cand {
 	uint64_t offset, end, seq;
 	uint32_t slot;
-	bool drop;
+	bool expired, drop;
 };
 
 static int by_offset(const void *a, const void *b)
@@ -310,19 +310,19 @@ int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 			continue;
 		}
 		kind = classify(j, r, now_ms);
-		if (kind) {
+		if (kind == 1 || kind == 2) {
 			if (kind == 1)
 				j->st.damaged++;
-			else if (kind == 2)
-				j->st.invalid++;
 			else
-				j->st.expired++;
+				j->st.invalid++;
 			memset(r, 0, RMP_JOURNAL_RECORD);
 			j->free_slots[j->nfree++] = s;
 			continue;
 		}
+		/* An expired lease is not kept, but its grant still proves
+		 * the older leases it overlaps had ended. */
 		c[n++] = (struct cand){ r->l.offset, r->l.offset + r->l.length,
-					r->l.seq, s, false };
+					r->l.seq, s, kind == 3, false };
 		if (r->l.seq >= j->next_seq)
 			j->next_seq = r->l.seq + 1;
 	}
@@ -331,8 +331,11 @@ int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 	for (uint32_t i = 0; i < n; i++) {
 		struct record *r = rec(j, c[i].slot);
 
-		if (c[i].drop) {
-			j->st.overlapped++;
+		if (c[i].expired || c[i].drop) {
+			if (c[i].expired)
+				j->st.expired++;
+			else
+				j->st.overlapped++;
 			memset(r, 0, RMP_JOURNAL_RECORD);
 			j->free_slots[j->nfree++] = c[i].slot;
 			continue;

@@ -23,8 +23,8 @@
  * twice), so one of them ended and its zeroed record was lost: the one
  * granted later (higher sequence number) wins, the other is discarded.
  * A record is discarded when any record granted after it overlaps it,
- * whether or not that one is kept itself: its grant proves the older
- * lease had ended. Memory that no recovered lease covers is zeroed before
+ * whether or not that one is kept itself (it may have expired since):
+ * its grant proves the older lease had ended. Memory that no recovered lease covers is zeroed before
  * it is reused.
  */
 

@@ -197,6 +197,37 @@ static void test_overlap_dead_newer(void)
 	free(mem);
 }
 
+/* A newer grant that has expired since still proves the older lease it
+ * overlaps had ended: the older one is not recovered either. */
+static void test_overlap_expired_newer(void)
+{
+	size_t len = rmp_journal_bytes(CAP);
+	uint8_t *mem = calloc(1, len);
+	struct rmp_journal *j;
+	struct rmp_journal_lease a = lease(1, 0, 1 << 20, 9000),
+				 b = lease(2, 4096, 4096, 500),
+				 c = lease(3, 2 << 20, 4096, 9000);
+	uint32_t sa = 0, sb = 0, sc = 0;
+	struct rmp_journal_stats st;
+	struct seen s;
+	bool found;
+
+	j = reopen(mem, len, 0, &s, &found);
+	CHECK_EQ(rmp_journal_put(j, &a, &sa), 0);
+	CHECK_EQ(rmp_journal_put(j, &b, &sb), 0); /* a ended before */
+	CHECK_EQ(rmp_journal_put(j, &c, &sc), 0);
+	rmp_journal_close(j);
+	j = reopen(mem, len, 600, &s, &found); /* b expired */
+	CHECK_EQ(s.n, 1);
+	CHECK_EQ(s.l[0].id, 3);
+	rmp_journal_stats(j, &st);
+	CHECK_EQ(st.expired, 1);
+	CHECK_EQ(st.overlapped, 1);
+	CHECK_EQ(st.used, 1);
+	rmp_journal_close(j);
+	free(mem);
+}
+
 /* Two records of one seq that overlap (a record copied to another slot:
  * never written so) cannot both be live, nor told apart: neither is. */
 static void test_overlap_same_seq(void)
@@ -234,9 +265,10 @@ static bool overlap(const struct rmp_journal_lease *x,
 /*
  * test_overlap_random -- random sets of records of 1 to 16 units of
  * 4 KiB, crowded into 16 to 512 units so that few to most overlap, some
- * ended (dropped) on the way so that slots are not in grant order;
- * recovery against the rule spelled out, O(n^2): a record is kept iff no
- * other record granted after it overlaps it.
+ * ended (dropped) on the way so that slots are not in grant order, some
+ * expired; recovery against the rule spelled out, O(n^2): a record is
+ * kept iff it has not expired and no other record granted after it,
+ * expired or not, overlaps it.
  */
 static void test_overlap_random(void)
 {
@@ -249,7 +281,8 @@ static void test_overlap_random(void)
 		struct rmp_journal_lease w[64];
 		uint32_t slot[64] = { 0 };
 		bool live[64] = { false }, keep[64] = { false };
-		unsigned n = 1 + (unsigned)(rng() % 64), nlive = 0, nkeep = 0;
+		unsigned n = 1 + (unsigned)(rng() % 64), nlive = 0, nkeep = 0,
+			 nexp = 0;
 		uint64_t units = 16ull << rng() % 6; /* crowded to sparse */
 		struct rmp_journal_stats st;
 		struct rmp_journal *j;
@@ -259,8 +292,10 @@ static void test_overlap_random(void)
 		memset(mem, 0, len);
 		j = reopen(mem, len, 0, &s, &found);
 		for (unsigned i = 0; i < n; i++) {
+			/* One in 8 expired at recovery (now 1). */
 			w[i] = lease(i + 1, (rng() % units) << 12,
-				     (1 + rng() % 16) << 12, 9000);
+				     (1 + rng() % 16) << 12,
+				     rng() % 8 ? 9000 : 1);
 			ok &= rmp_journal_put(j, &w[i], &slot[i]) == 0;
 			live[i] = true;
 			if (rng() % 4 == 0) { /* an earlier lease ends */
@@ -272,12 +307,13 @@ static void test_overlap_random(void)
 		}
 		rmp_journal_close(j);
 		for (unsigned i = 0; i < n; i++) {
-			keep[i] = live[i];
+			keep[i] = live[i] && w[i].deadline_ms > 1;
 			for (unsigned k = 0; k < n && keep[i]; k++)
 				if (k != i && live[k] && w[k].seq > w[i].seq &&
 				    overlap(&w[i], &w[k]))
 					keep[i] = false;
-			nlive += live[i];
+			nlive += live[i] && w[i].deadline_ms > 1;
+			nexp += live[i] && w[i].deadline_ms <= 1;
 			nkeep += keep[i];
 		}
 		j = reopen(mem, len, 1, &s, &found);
@@ -293,7 +329,7 @@ static void test_overlap_random(void)
 		}
 		rmp_journal_stats(j, &st);
 		ok &= st.recovered == nkeep && st.overlapped == nlive - nkeep &&
-		      st.used == nkeep;
+		      st.expired == nexp && st.used == nkeep;
 		if (!ok && !bad++)
 			printf("# set %u (%u records, %u live): recovered %u, "
 			       "want %u\n", set, n, nlive, s.n, nkeep);
@@ -425,6 +461,7 @@ int main(void)
 	test_overlap();
 	test_overlap_dead_newer();
 	test_overlap_same_seq();
+	test_overlap_expired_newer();
 	test_overlap_random();
 	test_damage();
 	test_header();
