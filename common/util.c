@@ -4,8 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -132,4 +134,96 @@ int rmp_strlcpy(char *dst, const char *src, size_t size)
 		return -ENAMETOOLONG;
 	memcpy(dst, src, n + 1);
 	return 0;
+}
+
+int rmp_private_dir(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (lstat(path, &st)) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		snprintf(err, errlen, "%s is a symbolic link: name the "
+			 "directory itself", path);
+		return -ELOOP;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a directory", path);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s is owned by uid %u, not by this "
+			 "process's user (uid %u): chown %u %s, or remove it "
+			 "and let it be made anew", path, (unsigned)st.st_uid,
+			 (unsigned)geteuid(), (unsigned)geteuid(), path);
+		return -EACCES;
+	}
+	/* Sticky or not: whoever may add names may put one there first. */
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(err, errlen, "%s is writable by its group or others "
+			 "(mode %04o): chmod 700 %s", path,
+			 (unsigned)(st.st_mode & 07777), path);
+		return -EACCES;
+	}
+	return 0;
+}
+
+int rmp_open_private(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, ret;
+
+	/* O_NOFOLLOW: a link put at the path is neither followed nor its
+	 * target created. */
+	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+		  0600);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ELOOP)
+			snprintf(err, errlen, "%s is a symbolic link: remove "
+				 "it", path);
+		else
+			snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
+		goto err;
+	}
+	ret = -EACCES;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file: remove it",
+			 path);
+		goto err;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s is owned by uid %u, not by this "
+			 "process's user (uid %u): remove it (or chown %u %s "
+			 "if it is this service's own)", path,
+			 (unsigned)st.st_uid, (unsigned)geteuid(),
+			 (unsigned)geteuid(), path);
+		goto err;
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		snprintf(err, errlen, "%s has mode %04o, open to its group or "
+			 "others: remove it (or chmod 600 %s if nobody else "
+			 "can have used it)", path,
+			 (unsigned)(st.st_mode & 07777), path);
+		goto err;
+	}
+	if (st.st_nlink != 1) {
+		snprintf(err, errlen, "%s has %lu links: its bytes have another "
+			 "name; remove the others (find -samefile %s)", path,
+			 (unsigned long)st.st_nlink, path);
+		goto err;
+	}
+	return fd;
+err:
+	close(fd);
+	return ret;
 }

@@ -33,4 +33,21 @@ int rmp_set_nonblock(int fd);
 /* rmp_strlcpy -- copy with truncation check: 0, or -ENAMETOOLONG. */
 int rmp_strlcpy(char *dst, const char *src, size_t size);
 
+/*
+ * rmp_private_dir -- path is a directory only this process's user can
+ * add or rename names in: not a symbolic link, owned by the effective
+ * uid, not writable by group or others. 0, or -errno with what is wrong
+ * and how to fix it in err.
+ */
+int rmp_private_dir(const char *path, char *err, size_t errlen);
+
+/*
+ * rmp_open_private -- open path for reading and writing, creating it
+ * (mode 600) if it is not there, and make sure nobody else can reach its
+ * bytes: not a symbolic link, a regular file owned by the effective uid,
+ * no group or other permission bits, no other name (one link). The fd
+ * (close-on-exec), or -errno with what is wrong and how to fix it in err.
+ */
+int rmp_open_private(const char *path, char *err, size_t errlen);
+
 #endif /* RMP_UTIL_H */
