@@ -180,7 +180,10 @@ static int bind_and_touch(struct rmp_pool *pool, const struct rmp_pool_params *p
  * map_state_file -- map p->state_file (created, or adopted when it has
  * the right size) as the pool plus its state bytes. hugetlbfs gives the
  * pool hugepages; any other file system normal pages (refused when
- * hugepages are required).
+ * hugepages are required). The file holds every lease's bytes and
+ * secret: one that is not ours alone (a link, another owner, mode bits
+ * for others, another name) is refused, not adopted. A state_fd (a
+ * memfd) has no name anyone could have put there first.
  */
 static int map_state_file(struct rmp_pool *pool,
 			  const struct rmp_pool_params *p, char *err,
@@ -192,11 +195,19 @@ static int map_state_file(struct rmp_pool *pool,
 	uint64_t page, total;
 	int fd, ret;
 
-	fd = p->has_state_fd ? p->state_fd :
-	     open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		pool->state_fd = fd; /* ours from here on: closed at free */
-	if (fd < 0 || fstatfs(fd, &fs) || fstat(fd, &st))
+	if (p->has_state_fd) {
+		fd = p->state_fd;
+	} else {
+		char why[512];
+
+		fd = rmp_open_private(path, why, sizeof(why));
+		if (fd < 0) {
+			snprintf(err, errlen, "state file %s", why);
+			return fd;
+		}
+	}
+	pool->state_fd = fd; /* ours from here on: closed at free */
+	if (fstatfs(fd, &fs) || fstat(fd, &st))
 		goto err_errno;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		ret = -errno;

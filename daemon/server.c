@@ -459,6 +459,13 @@ static int setup_pool(struct rmp_server *srv, int node, unsigned access)
 			log_err("state_dir %s: %s", dir, strerror(-ret));
 			return ret;
 		}
+		/* One that was there may be anybody's: the state file must
+		 * not be someone else's to make or replace. */
+		ret = rmp_private_dir(dir, err, sizeof(err));
+		if (ret) {
+			log_err("state_dir %s", err);
+			return ret;
+		}
 		snprintf(path, sizeof(path), "%s/pool", dir);
 		p.state_file = path;
 	}
