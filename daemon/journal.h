@@ -24,8 +24,8 @@
  * granted later (higher sequence number) wins, the other is discarded.
  * A record is discarded when any record granted after it overlaps it,
  * whether or not that one is kept itself (it may have expired since):
- * its grant proves the older lease had ended. Memory that no recovered lease covers is zeroed before
- * it is reused.
+ * its grant proves the older lease had ended. Memory that no recovered
+ * lease covers is zeroed before it is reused.
  */
 
 #define RMP_JOURNAL_RECORD 256u
