@@ -8,7 +8,6 @@
 #include "lease.h"
 #include "log.h"
 #include "pool.h"
-#include "tenant.h"
 
 /* to_ibv_access -- lease access bits to verbs remote access flags. */
 static unsigned to_ibv_access(uint32_t acc)
@@ -146,11 +145,6 @@ static void window_put(struct rmp_holder *h, struct ibv_mw *mw)
 		h->spare_mw[h->nspare_mw++] = mw;
 	else
 		window_free(h, mw);
-}
-
-bool rmp_holder_current(const struct rmp_holder *h)
-{
-	return h->tenant && rmp_tenant_current(h->tenant, h->tenant_epoch);
 }
 
 void rmp_holder_drop_windows(struct rmp_holder *h)

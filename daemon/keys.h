@@ -139,13 +139,6 @@ bool rmp_key_idle(const struct rmp_key *k);
 void rmp_key_free(struct rmp_key *k);
 
 /*
- * rmp_holder_current -- may h still get new leases, keys and time? Yes
- * once it proved its tenant, until a reload voids that proof (see
- * rmp_tenant_current).
- */
-bool rmp_holder_current(const struct rmp_holder *h);
-
-/*
  * rmp_holder_drop_windows -- deallocate h's spare windows. Call before
  * its PD goes; h gets no more grants.
  */

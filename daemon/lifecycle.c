@@ -479,6 +479,11 @@ static void remember_expired(struct rmp_lifecycle *lc,
 	lc->expired_next = (lc->expired_next + 1) % EXPIRED_RING;
 }
 
+bool rmp_holder_current(const struct rmp_holder *h)
+{
+	return h->tenant && rmp_tenant_current(h->tenant, h->tenant_epoch);
+}
+
 /*
  * renewal_ms -- the time an automatic renewal grants l: its ttl, but no
  * more than ttl_max says now (a reload may have lowered it).

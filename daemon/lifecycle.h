@@ -121,6 +121,13 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 			    struct rmp_lease_desc *d);
 
 /*
+ * rmp_holder_current -- may h still get new leases, keys and time? Yes
+ * once it proved its tenant, until a reload voids that proof (see
+ * rmp_tenant_current).
+ */
+bool rmp_holder_current(const struct rmp_holder *h);
+
+/*
  * rmp_lifecycle_detach -- h is going (its QP killed already): its keys
  * are revoked; ephemeral leases it allocated end; others live on to
  * their deadline (an auto-renew one that lost its last holder gets one
