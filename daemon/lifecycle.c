@@ -775,6 +775,28 @@ static struct rmp_key *key_of(const struct rmp_lease *l,
 	return NULL;
 }
 
+/*
+ * owner_lost_key -- an ATTACH by h dropped keys of l (h's own, or on a
+ * takeover everyone else's) and then could not grant h its new one. The
+ * owner is only ever found through its keys (rmp_lifecycle_detach): one
+ * with no key left would never end an ephemeral lease and would dangle
+ * once freed. So an ephemeral lease whose owner lost its key ends now, as
+ * its connection's close would end it, and any other lease forgets it.
+ */
+static void owner_lost_key(struct rmp_lifecycle *lc, struct rmp_lease *l,
+			   struct rmp_holder *h)
+{
+	if (!l->owner_holder || key_of(l, l->owner_holder))
+		return;
+	if (l->flags & RMP_LEASE_F_EPHEMERAL) {
+		audit(h, l->tenant, "end", l->id, "why=%s",
+		      "ephemeral-owner-lost-its-key");
+		end_lease(lc, l, "its owner lost its key");
+		return;
+	}
+	l->owner_holder = NULL;
+}
+
 int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			 const struct rmp_attach_req *r, struct rmp_lease **out,
 			 struct rmp_key **key, unsigned *detail)
@@ -804,7 +826,6 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 				others++;
 			}
 		}
-		l->owner_holder = h;
 	}
 	mine = key_of(l, h);
 	if (mine && mine->access == access) {
@@ -814,9 +835,13 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		if (mine)
 			drop_key(lc, mine);
 		ret = give_key(lc, h, l, access, &k, detail);
-		if (ret)
+		if (ret) {
+			owner_lost_key(lc, l, h);
 			return ret;
+		}
 	}
+	if (exclusive)
+		l->owner_holder = h;
 	if (exclusive)
 		lc->n.takeovers++;
 	else

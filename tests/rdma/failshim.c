@@ -19,6 +19,10 @@
  *   RMP_SHIM_FAIL_BIND=complete  such a chain is posted with the bind's
  *                                length past its MR: the bind completes
  *                                in error (and its QP goes to error).
+ *   RMP_SHIM_FAIL_ALLOC_MW=PATH  while the file PATH exists, ibv_alloc_mw
+ *                                fails with ENOMEM (ops.alloc_mw): a
+ *                                test turns it on right before the grant
+ *                                that must fail.
  *
  * Each kind of fault is reported once on stderr, as "failshim: ...".
  */
@@ -29,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 typedef struct ibv_context *(*open_device_fn)(struct ibv_device *);
@@ -38,8 +43,10 @@ typedef int (*dereg_mr_fn)(struct ibv_mr *);
 #define VERBS_VERSION "IBVERBS_1.1"
 
 static bool fail_dealloc_mw, fail_bind, break_bind;
+static const char *fail_alloc_mw_while;
+static struct ibv_mw *(*real_alloc_mw)(struct ibv_pd *, enum ibv_mw_type);
 static uint64_t fail_dereg_len;
-static int said_dealloc_mw, said_dereg_mr, said_bind;
+static int said_dealloc_mw, said_dereg_mr, said_bind, said_alloc_mw;
 static int (*real_post_send)(struct ibv_qp *, struct ibv_send_wr *,
 			     struct ibv_send_wr **);
 
@@ -75,6 +82,8 @@ __attribute__((constructor)) static void failshim_init(void)
 	s = getenv("RMP_SHIM_FAIL_BIND");
 	break_bind = s && !strcmp(s, "complete");
 	fail_bind = s && *s && strcmp(s, "0") && !break_bind;
+	s = getenv("RMP_SHIM_FAIL_ALLOC_MW");
+	fail_alloc_mw_while = s && *s ? s : NULL;
 	fprintf(stderr, "failshim: loaded (dealloc_mw %s, dereg_mr of %llu "
 		"bytes %s, window binds %s)\n",
 		fail_dealloc_mw ? "fails" : "works",
@@ -94,6 +103,18 @@ static int failing_dealloc_mw(struct ibv_mw *mw)
 	say_once(&said_dealloc_mw, msg);
 	errno = EIO;
 	return EIO;
+}
+
+/* gated_alloc_mw -- no window while the gate file exists. */
+static struct ibv_mw *gated_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	if (access(fail_alloc_mw_while, F_OK) == 0) {
+		say_once(&said_alloc_mw, "ibv_alloc_mw -> ENOMEM (while the "
+			 "gate file exists; reported once)");
+		errno = ENOMEM;
+		return NULL;
+	}
+	return real_alloc_mw(pd, type);
 }
 
 /* failing_post_send -- a chain with a window bind is refused whole. */
@@ -130,6 +151,10 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx = real(device);
 	if (ctx && fail_dealloc_mw)
 		ctx->ops.dealloc_mw = failing_dealloc_mw;
+	if (ctx && fail_alloc_mw_while) {
+		real_alloc_mw = ctx->ops.alloc_mw;
+		ctx->ops.alloc_mw = gated_alloc_mw;
+	}
 	if (ctx && (fail_bind || break_bind)) {
 		real_post_send = ctx->ops.post_send;
 		ctx->ops.post_send = failing_post_send;

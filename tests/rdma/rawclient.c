@@ -13,10 +13,12 @@
  *                                      rejected with REASON (draining,
  *                                      cooldown, full, ... or a number)
  *   rmp-raw HOST PORT oob              a READ one byte past a lease fails
- *   rmp-raw HOST PORT hold [--stat-every MS] [--len BYTES]
- *                                      ALLOC + WRITE a pattern (the first
- *                                      4 KiB only of a lease over 1 MiB),
- *                                      print "LEASE ADDR RKEY LENGTH ID",
+ *   rmp-raw HOST PORT hold [--stat-every MS] [--len BYTES] [--flags F]
+ *                                      ALLOC (lease flags F) + WRITE a
+ *                                      pattern (the first 4 KiB only of a
+ *                                      lease over 1 MiB), print "LEASE ADDR
+ *                                      RKEY LENGTH ID" (and with flags its
+ *                                      TOKEN line),
  *                                      wait for a line or EOF on stdin
  *                                      (optionally sending STATs
  *                                      meanwhile), check the pattern, FREE
@@ -1628,8 +1630,11 @@ static int wait_stdin(struct raw *r, bool fail_on_loss)
 
 /* --------------------------------------------------------------- hold */
 
+static int print_token(const char *host, const char *port,
+		       const struct rmp_lease_desc *d);
+
 static int run_hold(const char *host, const char *port, int stat_every_ms,
-		    uint64_t length)
+		    uint64_t length, uint32_t flags)
 {
 	struct raw r = { 0 };
 	struct rmp_lease_desc d;
@@ -1643,7 +1648,7 @@ static int run_hold(const char *host, const char *port, int stat_every_ms,
 		fails++;
 		goto out;
 	}
-	if (do_alloc(&r, length, HOLD_TTL_S, 0, &d)) {
+	if (do_alloc(&r, length, HOLD_TTL_S, flags, &d)) {
 		fails++;
 		goto out;
 	}
@@ -1653,6 +1658,10 @@ static int run_hold(const char *host, const char *port, int stat_every_ms,
 		goto out;
 	}
 	print_lease(&d);
+	if (flags && print_token(host, port, &d)) {
+		fails++;
+		goto out;
+	}
 	say("holding lease %#" PRIx64 " (keys %s)%s", d.id,
 	    keys_mode_str(r.rep.keys_mode),
 	    stat_every_ms ? ", sending STATs" : "");
@@ -3499,7 +3508,7 @@ static int usage(void)
 		"usage: rmp-raw HOST PORT garbage|badconnect|oob|drainprobe\n"
 		"       rmp-raw HOST PORT connect ok|REASON\n"
 		"       rmp-raw HOST PORT hold [--stat-every MS] "
-		"[--len BYTES]\n"
+		"[--len BYTES] [--flags F]\n"
 		"       rmp-raw HOST PORT revoked [--len BYTES]\n"
 		"       rmp-raw HOST PORT fill N LEN TTL_S\n"
 		"       rmp-raw HOST PORT steal ADDR RKEY LEN "
@@ -3553,7 +3562,7 @@ int main(int argc, char **argv)
 		return run_connect(host, port, want);
 	}
 	if (!strcmp(cmd, "hold")) {
-		uint64_t every = 0, len = LEASE_LEN;
+		uint64_t every = 0, len = LEASE_LEN, flags = 0;
 
 		for (int i = 4; i < argc; i += 2) {
 			if (i + 1 >= argc)
@@ -3566,9 +3575,13 @@ int main(int argc, char **argv)
 			    parse_u64(argv[i + 1], &len) && len > 0 &&
 			    len <= (1ull << 40))
 				continue;
+			if (!strcmp(argv[i], "--flags") &&
+			    parse_u64(argv[i + 1], &flags) &&
+			    flags <= UINT32_MAX)
+				continue;
 			return usage();
 		}
-		return run_hold(host, port, (int)every, len);
+		return run_hold(host, port, (int)every, len, (uint32_t)flags);
 	}
 	if (!strcmp(cmd, "revoked") && (argc == 4 || argc == 6)) {
 		uint64_t len = LEASE_LEN;
