@@ -353,7 +353,9 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
  * or quarantine it. */
 static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
-	uint64_t now = rmp_now_ms();
+	/* The precise clock: the coarse one may be a few ms behind, which
+	 * would shorten the grace by as much. */
+	uint64_t now = rmp_now_ns() / 1000000;
 
 	TAILQ_REMOVE(&lc->ending, l, state_link);
 	lc->nrevoking--;
@@ -465,8 +467,13 @@ static void schedule_expiry(struct rmp_lifecycle *lc)
 	now = rmp_now_ms();
 	wait = first->deadline_ms > now ? first->deadline_ms - now : 0;
 	/* Round up to the tick: leases expiring close together go in one
-	 * wake-up, and a lease is never revoked before its deadline. */
-	wait = (wait + tick - 1) / tick * tick;
+	 * wake-up, and a lease is never revoked before its deadline. Not a
+	 * remainder under a tick: the timer runs on the precise clock, ours
+	 * is coarse (a few ms behind), so a wake-up right at a deadline may
+	 * find it a few ms ahead, and waiting a whole tick more for those
+	 * would make a lease late by a tick. */
+	if (wait >= tick)
+		wait = (wait + tick - 1) / tick * tick;
 	arm_timer(lc->expiry_ev, &lc->expiry_at_ms, now, wait);
 }
 
