@@ -27,6 +27,20 @@ uint64_t rmp_now_ns(void)
  * where the precise clock has no vDSO (TCG guests read it through one
  * system call, ~1 us, several times per control request).
  */
+uint64_t rmp_coarse_lag_ms(void)
+{
+	static uint64_t lag;
+	struct timespec res;
+
+	if (!lag) {
+		if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+			res.tv_nsec = 10000000; /* HZ=100, the coarsest */
+		lag = (uint64_t)res.tv_sec * 1000u +
+		      ((uint64_t)res.tv_nsec + 999999u) / 1000000u;
+	}
+	return lag;
+}
+
 uint64_t rmp_now_ms(void)
 {
 	struct timespec ts;

@@ -15,6 +15,9 @@
  * ticks are measured in nanoseconds. */
 uint64_t rmp_now_ms(void);
 uint64_t rmp_now_ns(void);
+/* How far rmp_now_ms may lag the precise clock: its resolution, in ms
+ * rounded up (read once). */
+uint64_t rmp_coarse_lag_ms(void);
 
 /* rmp_random64 -- 64 random bits from getrandom(2), fetched in batches;
  * 0 or -errno. */

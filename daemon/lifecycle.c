@@ -467,12 +467,12 @@ static void schedule_expiry(struct rmp_lifecycle *lc)
 	now = rmp_now_ms();
 	wait = first->deadline_ms > now ? first->deadline_ms - now : 0;
 	/* Round up to the tick: leases expiring close together go in one
-	 * wake-up, and a lease is never revoked before its deadline. Not a
-	 * remainder under a tick: the timer runs on the precise clock, ours
-	 * is coarse (a few ms behind), so a wake-up right at a deadline may
-	 * find it a few ms ahead, and waiting a whole tick more for those
-	 * would make a lease late by a tick. */
-	if (wait >= tick)
+	 * wake-up, and a lease is never revoked before its deadline. Not
+	 * what the coarse clock lags: the timer runs on the precise clock,
+	 * so a wake-up right at a deadline may find it a few ms ahead, and
+	 * waiting a whole tick more for those would make a lease late by a
+	 * tick. */
+	if (wait > rmp_coarse_lag_ms())
 		wait = (wait + tick - 1) / tick * tick;
 	arm_timer(lc->expiry_ev, &lc->expiry_at_ms, now, wait);
 }
