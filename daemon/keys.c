@@ -271,6 +271,7 @@ static unsigned release(struct rmp_key *k)
 unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k)
 {
 	struct ibv_send_wr wr = { 0 };
+	int ret;
 
 	if (k->state != RMP_KEY_LIVE)
 		return k->state == RMP_KEY_INVALIDATING ? 0 : RMP_KEY_SETTLED;
@@ -278,19 +279,32 @@ unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k)
 		return settle(k, 0, NULL); /* the pool key cannot be revoked */
 	if (ks->mode == RMP_KEYS_REGION)
 		return release(k);
+	if (k->inv_waiting) {
+		k->inv_waiting = false;
+		k->holder->invs_waiting--;
+	}
 	/* A window on a live QP is invalidated through that QP, in order
 	 * after everything posted there before. */
 	if (k->holder->alive) {
 		wr.opcode = IBV_WR_LOCAL_INV;
 		wr.invalidate_rkey = k->rkey;
-		if (post_key_wr(k, &wr, RMP_WR_INV) == 0) {
+		ret = post_key_wr(k, &wr, RMP_WR_INV);
+		if (ret == 0) {
 			k->state = RMP_KEY_INVALIDATING;
+			return 0;
+		}
+		if (ret == -EAGAIN) {
+			/* Posted once completions make room (many keys of
+			 * one holder ending in one go); the revoke timeout
+			 * still bounds the wait. */
+			k->inv_waiting = true;
+			k->holder->invs_waiting++;
 			return 0;
 		}
 	}
 	/* A dead QP runs nothing, so its window is unusable already; it is
-	 * deallocated once no request naming it is due. Otherwise (the send
-	 * queue is full) the caller's revoke timeout kills the holder. */
+	 * deallocated once no request naming it is due. Otherwise the
+	 * caller's revoke timeout kills the holder. */
 	k->revoke_wanted = true;
 	if (!k->holder->alive && k->wrs == 0)
 		return release(k);
@@ -306,6 +320,8 @@ unsigned rmp_key_on_wc(const struct rmp_keys *ks, struct rmp_key *k,
 	(void)ks;
 	k->wrs--;
 	h->key_wrs--;
+	if (h->invs_waiting && h->alive && wc->status == IBV_WC_SUCCESS)
+		out |= RMP_KEY_HOLDER_ROOM;
 	if (wc->status != IBV_WC_SUCCESS) {
 		/* Any failed request moves the QP to the error state. */
 		if (wc->status != IBV_WC_WR_FLUSH_ERR) {

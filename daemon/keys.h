@@ -32,6 +32,7 @@ struct rmp_holder {
 	bool alive;            /* the QP still executes work requests */
 	unsigned key_wrs;      /* key WRs posted on qp, completion due */
 	unsigned key_wrs_max;
+	unsigned invs_waiting; /* LOCAL_INVs that found key_wrs full */
 	char label[160];       /* "client #7 (name, 192.0.2.1:4242)" for logs */
 	const char *name;      /* the client's name, for lease owners */
 	const char *peer;      /* "ADDR:PORT", for the audit log */
@@ -82,6 +83,7 @@ struct rmp_key {
 	struct ibv_mr *mr;
 	unsigned wrs;          /* work requests naming this key, due */
 	bool revoke_wanted;    /* revoke once the due requests complete */
+	bool inv_waiting;      /* its LOCAL_INV waits for room (invs_waiting) */
 	const char *why;       /* for UNPROVEN: what failed */
 
 	/* Kept by the lease lifecycle: live keys in their lease's and
@@ -116,12 +118,17 @@ int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
 /* Outcome of rmp_key_revoke and rmp_key_on_wc. */
 #define RMP_KEY_SETTLED 1u       /* state is DEAD or UNPROVEN now */
 #define RMP_KEY_HOLDER_BROKEN 2u /* the holder's QP failed: fail the holder */
+#define RMP_KEY_HOLDER_ROOM 4u   /* LOCAL_INVs wait for room that is there
+				  * now: rmp_key_revoke them again */
 
 /*
  * rmp_key_revoke -- make k stop working. Returns RMP_KEY_SETTLED when it
  * is DEAD (deregistered, deallocated; pool mode: nothing to revoke) or
  * UNPROVEN (the verbs call failed) already, 0 when a LOCAL_INV (or a due
- * completion) is awaited: rmp_key_on_wc settles it later.
+ * completion) is awaited: rmp_key_on_wc settles it later. A LOCAL_INV
+ * that finds the holder's key work requests at their bound waits
+ * (inv_waiting); rmp_key_on_wc says RMP_KEY_HOLDER_ROOM when there is
+ * room again, and calling rmp_key_revoke again posts it.
  */
 unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k);
 

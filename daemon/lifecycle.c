@@ -263,6 +263,23 @@ static void on_revoke_timeout(int fd, short what, void *arg)
 	revoke_timer_arm(lc);
 }
 
+/*
+ * post_waiting_invs -- h has room for key work requests again: post the
+ * LOCAL_INVs that waited for it, oldest revocation first, while it lasts.
+ */
+static void post_waiting_invs(struct rmp_lifecycle *lc, struct rmp_holder *h)
+{
+	struct rmp_key *k, *next;
+
+	for (k = TAILQ_FIRST(&lc->revoking); k && h->invs_waiting &&
+	     h->key_wrs < h->key_wrs_max; k = next) {
+		next = TAILQ_NEXT(k, revoke_link);
+		if (k->holder == h && k->inv_waiting &&
+		    (rmp_key_revoke(&lc->keys, k) & RMP_KEY_SETTLED))
+			key_settled(lc, k);
+	}
+}
+
 void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
 			     enum rmp_wr_tag tag, const struct ibv_wc *wc)
 {
@@ -280,6 +297,8 @@ void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
 	}
 	if (out & RMP_KEY_HOLDER_BROKEN)
 		fail_holder(h, "a key operation on its queue pair failed");
+	else if (out & RMP_KEY_HOLDER_ROOM)
+		post_waiting_invs(lc, h);
 }
 
 /* ------------------------------------------------------------- ending */

@@ -54,9 +54,13 @@
  *                                      lease meanwhile): then RENEW must
  *                                      get -EKEYEXPIRED and a READ with
  *                                      its rkey a remote access error
- *   rmp-raw HOST PORT fill N LEN TTL_S N ALLOCs of LEN bytes, `credits` in
+ *   rmp-raw HOST PORT fill N LEN TTL_S [--hold]
+ *                                      N ALLOCs of LEN bytes, `credits` in
  *                                      flight, all of which must succeed;
- *                                      print "FILLED N" (the leases stay)
+ *                                      print "FILLED N" (the leases stay;
+ *                                      with --hold the connection too,
+ *                                      until a line on stdin: then a STAT
+ *                                      must be answered)
  *   rmp-raw HOST PORT drainprobe       ALLOC + WRITE, print "READY", wait
  *                                      for a line: then ALLOC must get
  *                                      -ESHUTDOWN while READ, WRITE and
@@ -2516,12 +2520,13 @@ static int run_freerace(const char *host, const char *port, uint64_t rounds)
 /* run_fill -- n leases of len bytes, as fast as credits allow: many
  * leases for the operator's listings. */
 static int run_fill(const char *host, const char *port, uint64_t n,
-		    uint64_t len, uint32_t ttl_s)
+		    uint64_t len, uint32_t ttl_s, bool hold)
 {
 	struct raw r = { 0 };
 	uint64_t sent = 0, got = 0, t0;
 	unsigned inflight = 0;
 	struct rmp_msg req, rep;
+	bool transport;
 	int ret, fail = 1;
 
 	if (connect_ok(&r, "fill", host, port, 0))
@@ -2559,6 +2564,19 @@ static int run_fill(const char *host, const char *port, uint64_t n,
 	    " ms", got, len, now_ms() - t0);
 	printf("FILLED %" PRIu64 "\n", got);
 	fflush(stdout);
+	if (hold) {
+		/* Keep the connection (and the keys) until told: it must
+		 * stay up, whatever happens to the leases meanwhile. */
+		if (wait_stdin(&r, true))
+			goto out;
+		ret = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
+		if (transport || ret) {
+			say("FAIL: STAT after the hold: %s",
+			    transport ? "no reply" : errname(ret));
+			goto out;
+		}
+		say("fill: the connection outlived the hold");
+	}
 	fail = 0;
 out:
 	raw_close(&r);
@@ -3510,7 +3528,7 @@ static int usage(void)
 		"       rmp-raw HOST PORT hold [--stat-every MS] "
 		"[--len BYTES] [--flags F]\n"
 		"       rmp-raw HOST PORT revoked [--len BYTES]\n"
-		"       rmp-raw HOST PORT fill N LEN TTL_S\n"
+		"       rmp-raw HOST PORT fill N LEN TTL_S [--hold]\n"
 		"       rmp-raw HOST PORT steal ADDR RKEY LEN "
 		"[--expect-success]\n"
 		"       rmp-raw HOST PORT guess ADDR RKEY N LEN\n"
@@ -3592,12 +3610,13 @@ int main(int argc, char **argv)
 			return usage();
 		return run_revoked(host, port, len);
 	}
-	if (!strcmp(cmd, "fill") && argc == 7) {
+	if (!strcmp(cmd, "fill") && (argc == 7 || argc == 8)) {
 		if (!parse_u64(argv[4], &a) || a == 0 ||
 		    !parse_u64(argv[5], &b) || b == 0 ||
-		    !parse_u64(argv[6], &c) || c == 0 || c > UINT32_MAX)
+		    !parse_u64(argv[6], &c) || c == 0 || c > UINT32_MAX ||
+		    (argc == 8 && strcmp(argv[7], "--hold")))
 			return usage();
-		return run_fill(host, port, a, b, (uint32_t)c);
+		return run_fill(host, port, a, b, (uint32_t)c, argc == 8);
 	}
 	if (!strcmp(cmd, "steal") && (argc == 7 || argc == 8)) {
 		if (!parse_u64(argv[4], &a) || !parse_u64(argv[5], &b) ||
