@@ -1081,12 +1081,16 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	uint32_t s = slot;
 	unsigned why;
 
-	t = rmp_tenants_find(lc->tenants, r->tenant, &why);
+	/* Its tenant as configured now, even one without its key file
+	 * yet: the lease lives to its deadline, as after a reload. */
+	t = rmp_tenants_owner(lc->tenants, r->tenant, &why);
 	l = calloc(1, sizeof(*l));
 	if (!t || !l) {
 		rc->no_tenant += !t;
 		log_warn("lease %016" PRIx64 " of tenant %s not recovered: %s",
 			 r->id, r->tenant, t ? "out of memory" :
+			 why == RMP_REJ_ANONYMOUS ? "anonymous access is off "
+			 "([anonymous] enabled = no)" :
 			 "the tenant is not configured any more");
 		goto drop;
 	}

@@ -352,6 +352,21 @@ struct rmp_tenant *rmp_tenants_find(struct rmp_tenants *ts, const char *name,
 	return t && t->usable ? t : NULL;
 }
 
+struct rmp_tenant *rmp_tenants_owner(struct rmp_tenants *ts, const char *name,
+				     unsigned *why)
+{
+	struct rmp_tenant *t;
+
+	/* A reserved name: no configured tenant has it. */
+	if (!strcmp(name, ts->anonymous.name)) {
+		*why = RMP_REJ_ANONYMOUS;
+		return ts->anonymous.usable ? &ts->anonymous : NULL;
+	}
+	*why = RMP_REJ_UNKNOWN_TENANT;
+	t = by_name(ts, name);
+	return t && t->configured ? t : NULL;
+}
+
 void rmp_tenants_foreach(const struct rmp_tenants *ts,
 			 void (*fn)(const struct rmp_tenant *t, void *arg),
 			 void *arg)

@@ -82,6 +82,17 @@ struct rmp_tenant *rmp_tenants_find(struct rmp_tenants *ts, const char *name,
 				    unsigned *why);
 
 /*
+ * rmp_tenants_owner -- the tenant a lease recovered after a restart
+ * belongs to, by the name the journal kept ("anonymous" for the anonymous
+ * one): a configured tenant, usable or not (a missing key file may be
+ * created later, and its holders attach again then), or anonymous while
+ * it is enabled. NULL when there is none: *why is then
+ * RMP_REJ_UNKNOWN_TENANT or RMP_REJ_ANONYMOUS.
+ */
+struct rmp_tenant *rmp_tenants_owner(struct rmp_tenants *ts, const char *name,
+				     unsigned *why);
+
+/*
  * rmp_tenants_check_proof -- does proof prove t's key for this nonce,
  * version and client name? Returns RMP_DETAIL_NONE (yes; the proof is
  * remembered), RMP_DETAIL_BAD_PROOF or RMP_DETAIL_REPLAYED (it was

@@ -155,6 +155,75 @@ static void test_find(void)
 	rmp_tenants_free(NULL);
 }
 
+/*
+ * The owner of a lease recovered after a restart: the journal names the
+ * anonymous tenant "anonymous", and a tenant whose key file is missing is
+ * still configured. Only a tenant gone from the config, or anonymous
+ * while it is off, has none.
+ */
+static void test_owner(void)
+{
+	struct rmp_config cfg;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *t;
+	unsigned why, changes;
+
+	make_config(&cfg, true);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	why = 0;
+	t = rmp_tenants_owner(ts, "anonymous", &why);
+	CHECK(t != NULL && t == rmp_tenants_find(ts, "", &why));
+	t = rmp_tenants_owner(ts, "a", &why);
+	CHECK(t != NULL && t == rmp_tenants_find(ts, "a", &why));
+	/* b has no key file: unusable, but its leases are its own. */
+	t = rmp_tenants_owner(ts, "b", &why);
+	CHECK(t != NULL);
+	if (t) {
+		CHECK_STR(t->name, "b");
+		CHECK(!t->usable);
+	}
+	why = 0;
+	CHECK(rmp_tenants_owner(ts, "nobody", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	why = 0;
+	CHECK(rmp_tenants_owner(ts, "", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	rmp_tenants_free(ts);
+
+	/* Anonymous off: its leases have no owner, like a removed
+	 * tenant's. */
+	make_config(&cfg, false);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	why = 0;
+	CHECK(rmp_tenants_owner(ts, "anonymous", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_ANONYMOUS);
+	CHECK(rmp_tenants_owner(ts, "b", &why) != NULL);
+	rmp_tenants_free(ts);
+
+	/* A tenant a reload removed is no owner either. */
+	make_config(&cfg, true);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	t = rmp_tenants_find(ts, "a", &why);
+	CHECK(t != NULL);
+	if (t)
+		rmp_tenant_adopt(t, MIB); /* so it stays in the table */
+	cfg.ntenants = 0;
+	CHECK_EQ(rmp_tenants_reload(ts, &cfg, &changes), 0);
+	why = 0;
+	CHECK(rmp_tenants_owner(ts, "a", &why) == NULL);
+	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
+	rmp_tenants_free(ts);
+}
+
 static void test_charge(void)
 {
 	struct rmp_config cfg;
@@ -610,6 +679,7 @@ int main(void)
 	}
 
 	test_find();
+	test_owner();
 	test_charge();
 	test_epoch();
 	test_proof();
