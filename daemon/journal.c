@@ -284,6 +284,12 @@ static void drop_overlaps(struct cand *c, uint32_t n, uint32_t *v)
 	}
 }
 
+size_t rmp_journal_recover_bytes(const struct rmp_journal *j)
+{
+	return (sizeof(struct cand) + 2 * sizeof(uint32_t)) *
+	       (size_t)j->capacity;
+}
+
 int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 			void (*fn)(const struct rmp_journal_lease *r,
 				   uint32_t slot, void *arg),

@@ -73,12 +73,16 @@ void rmp_journal_stats(const struct rmp_journal *j,
  * and overlaps no record granted after it, in increasing offset order
  * (so disjoint), to fn (slot identifies the record for later puts and
  * drops). Every other record is zeroed. Call once, right after open. 0 or
- * -ENOMEM.
+ * -ENOMEM: then nothing was read or changed, and no record is free for
+ * puts: the journal is of no use until a recovery succeeds.
  */
 int rmp_journal_recover(struct rmp_journal *j, uint64_t now_ms,
 			void (*fn)(const struct rmp_journal_lease *r,
 				   uint32_t slot, void *arg),
 			void *arg);
+/* rmp_journal_recover_bytes -- the memory rmp_journal_recover allocates
+ * (for a while) for j. */
+size_t rmp_journal_recover_bytes(const struct rmp_journal *j);
 
 /*
  * rmp_journal_put -- write r. *slot 0: a new lease (a free record is

@@ -1136,25 +1136,43 @@ drop:
 	rmp_journal_drop(lc->journal, &s);
 }
 
-void rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
-			   bool adopted)
+int rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
+			  bool adopted)
 {
 	struct recovery rc = { .lc = lc, .now = rmp_now_ms(),
 			       .adopted = adopted };
 	struct rmp_journal_stats st = { 0 };
 	uint64_t start = rmp_now_ns();
+	int ret;
 
 	if (lc->journal && found) {
-		if (rmp_journal_recover(lc->journal, rc.now, adopt, &rc))
-			log_err("lease journal: out of memory: no lease "
-				"recovered");
+		ret = rmp_journal_recover(lc->journal, rc.now, adopt, &rc);
+		/*
+		 * Nothing was read: the records and their bytes are as the
+		 * last run left them. Going on would zero the bytes but keep
+		 * the records, with no free one for new grants; an ephemeral
+		 * lease (not journaled) could then get the bytes of one, and
+		 * the next start adopt that record over its data.
+		 */
+		if (ret) {
+			log_err("lease journal: %s recovering its leases "
+				"(it needs %zu MiB for [pool] max_leases = %"
+				PRIu32 "): not starting, so that they and their "
+				"bytes stay for a start that has the memory; to "
+				"start without them, remove the state file "
+				"(with fdstore: systemctl stop)", strerror(-ret),
+				(rmp_journal_recover_bytes(lc->journal) +
+				 (1u << 20) - 1) >> 20,
+				lc->cfg->pool.max_leases);
+			return ret;
+		}
 		rmp_journal_stats(lc->journal, &st);
 	}
 	/* Whatever no recovered lease covers was an earlier process's. */
 	zero_to(&rc, lc->pool->size);
 	schedule_expiry(lc);
 	if (!adopted)
-		return;
+		return 0;
 	log_notice("recovered %" PRIu64 " lease(s), %" PRIu64 " bytes, from "
 		   "the journal; not recovered: %u expired, %u damaged, %u "
 		   "invalid, %u overlapping, %" PRIu64 " of unknown tenants, %"
@@ -1162,6 +1180,7 @@ void rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
 		   rc.n, rc.bytes, st.expired, st.damaged, st.invalid,
 		   st.overlapped, rc.no_tenant, rc.refused, rc.zeroed >> 20,
 		   (rmp_now_ns() - start) / 1000000u);
+	return 0;
 }
 
 struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)

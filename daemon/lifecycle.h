@@ -71,9 +71,11 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc);
  * Auto-renewed ones get one more ttl from now (their connections are
  * gone). Every byte of the pool that no recovered lease covers is zeroed
  * when the memory is an earlier process's (adopted). Logs the outcome.
+ * 0, or -ENOMEM (logged): nothing was recovered, zeroed or dropped, and
+ * the daemon must not start (see the function).
  */
-void rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
-			   bool adopted);
+int rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
+			  bool adopted);
 
 /* rmp_lifecycle_persistent -- do leases outlive the process (a journal)? */
 bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc);

@@ -608,9 +608,14 @@ int rmp_server_start(struct rmp_server *srv)
 	srv->lc = rmp_lifecycle_new(&lp);
 	if (!srv->lc)
 		return -ENOMEM;
-	if (srv->journal)
-		rmp_lifecycle_recover(srv->lc, srv->journal_found,
-				      srv->pool->adopted);
+	if (srv->journal) {
+		/* Like any other start-up failure: this start stops (said
+		 * why), and the state file waits for the next. */
+		ret = rmp_lifecycle_recover(srv->lc, srv->journal_found,
+					    srv->pool->adopted);
+		if (ret)
+			return ret;
+	}
 	rmp_conns_init(&srv->conns, &srv->dev, srv->lc, srv->guard,
 		       srv->tenants, cfg, srv->pool, srv->keys_mode);
 	srv->listener.conns = &srv->conns;

@@ -15,6 +15,24 @@
 
 static uint64_t rng_state;
 
+/*
+ * The test links with -Wl,--wrap=malloc (meson.build): every malloc of
+ * the test and of the daemon's objects comes here. fail_malloc_in > 0:
+ * that many calls from now, one fails with ENOMEM.
+ */
+static int fail_malloc_in;
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+
+void *__wrap_malloc(size_t size)
+{
+	if (fail_malloc_in > 0 && --fail_malloc_in == 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_malloc(size);
+}
+
 static uint64_t rng(void)
 {
 	rng_state ^= rng_state >> 12;
@@ -455,6 +473,63 @@ static void test_header(void)
 	free(mem);
 }
 
+/*
+ * A recovery without the memory for its work (either allocation) changes
+ * nothing: the daemon refuses to start on it, and the next start finds
+ * every record and byte as they were. The journal has no free record
+ * meanwhile, so nothing new can be put over a lease still in it.
+ */
+static void test_recover_nomem(void)
+{
+	size_t len = rmp_journal_bytes(CAP);
+	uint8_t *mem = calloc(1, len), *copy = malloc(len);
+	struct rmp_journal_lease l[3], n;
+	struct rmp_journal_stats st;
+	struct rmp_journal *j;
+	uint32_t slot[3] = { 0 }, ns;
+	struct seen s;
+	bool found;
+
+	j = reopen(mem, len, 0, &s, &found);
+	l[0] = lease(21, 0, 4096, 1000);
+	l[1] = lease(22, 1 << 20, 64, 1000);
+	l[2] = lease(23, 2 << 20, 4096, 10); /* expired at recovery */
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(rmp_journal_put(j, &l[i], &slot[i]), 0);
+	rmp_journal_close(j);
+	memcpy(copy, mem, len);
+
+	for (int which = 1; which <= 2; which++) {
+		memset(&s, 0, sizeof(s));
+		CHECK_EQ(rmp_journal_open(&j, mem, len, POOL, &found, NULL, 0),
+			 0);
+		CHECK(found);
+		CHECK(rmp_journal_recover_bytes(j) >= CAP * sizeof(uint32_t));
+		fail_malloc_in = which;
+		CHECK_EQ(rmp_journal_recover(j, 100, collect, &s), -ENOMEM);
+		fail_malloc_in = 0;
+		CHECK_EQ(s.n, 0);
+		CHECK(!memcmp(mem, copy, len));
+		ns = 0;
+		n = lease(24, 4 << 20, 4096, 1000);
+		CHECK_EQ(rmp_journal_put(j, &n, &ns), -ENOSPC);
+		CHECK(!memcmp(mem, copy, len));
+		rmp_journal_close(j);
+	}
+
+	j = reopen(mem, len, 100, &s, &found);
+	CHECK(found);
+	CHECK_EQ(s.n, 2);
+	CHECK_EQ(s.l[0].id, 21);
+	CHECK_EQ(s.l[1].id, 22);
+	rmp_journal_stats(j, &st);
+	CHECK_EQ(st.recovered, 2);
+	CHECK_EQ(st.expired, 1);
+	rmp_journal_close(j);
+	free(copy);
+	free(mem);
+}
+
 int main(void)
 {
 	test_round_trip();
@@ -465,5 +540,6 @@ int main(void)
 	test_overlap_random();
 	test_damage();
 	test_header();
+	test_recover_nomem();
 	return check_done();
 }
