@@ -544,7 +544,7 @@ static int accepted(struct rmp_client *c, const struct cm_ev *ev)
  */
 static int authenticate(struct rmp_client *c)
 {
-	uint8_t key[RMP_KEY_MAX];
+	uint8_t key[RMP_KEY_MAX], server[RMP_ENDPOINT_LEN];
 	size_t key_len = c->key_len;
 	char why[RMPC_ERRBUF];
 	struct rmp_msg m;
@@ -553,6 +553,14 @@ static int authenticate(struct rmp_client *c)
 	memset(&m, 0, sizeof(m));
 	m.hdr.opcode = RMP_OP_AUTH;
 	if (c->tenant[0]) {
+		/* The server as we reached it: a server that relays another
+		 * one's nonce gets a proof naming itself, useless there. */
+		err = rmp_auth_endpoint(rdma_get_peer_addr(c->id), server);
+		if (err) {
+			rmpc_set_error(c, "tenant %s: the server's address is "
+				       "not IPv4 or IPv6", c->tenant);
+			return err;
+		}
 		if (c->key_file[0]) {
 			err = rmp_key_load(c->key_file, key, &key_len, why,
 					   sizeof(why));
@@ -565,7 +573,7 @@ static int authenticate(struct rmp_client *c)
 			memcpy(key, c->key, key_len);
 		}
 		rmp_auth_proof(key, key_len, c->nonce, c->version, c->tenant,
-			       c->name, m.u.auth.proof);
+			       c->name, server, m.u.auth.proof);
 		rmp_wipe(key, sizeof(key));
 	}
 	err = rmpc_rpc(c, &m);

@@ -8,11 +8,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sodium.h>
 
 #include "auth.h"
 
-static const char label[16] = "rmpool-auth-v3"; /* NUL padded to 16 */
+static const char label[16] = "rmpool-auth-v4"; /* NUL padded to 16 */
 
 int rmp_auth_init(void)
 {
@@ -33,9 +35,37 @@ static void padded(const char *s, uint8_t *out, size_t n)
 	memcpy(out, s, l);
 }
 
+int rmp_auth_endpoint(const struct sockaddr *sa,
+		      uint8_t out[RMP_ENDPOINT_LEN])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const struct sockaddr_in6 *in6;
+	const struct sockaddr_in *in;
+
+	memset(out, 0, RMP_ENDPOINT_LEN);
+	if (!sa)
+		return -EAFNOSUPPORT;
+	switch (sa->sa_family) {
+	case AF_INET:
+		in = (const struct sockaddr_in *)sa;
+		memcpy(out, v4mapped, sizeof(v4mapped));
+		memcpy(out + 12, &in->sin_addr, 4);
+		memcpy(out + 16, &in->sin_port, 2);
+		return 0;
+	case AF_INET6:
+		/* The scope id is left out: it is local to each side. */
+		in6 = (const struct sockaddr_in6 *)sa;
+		memcpy(out, &in6->sin6_addr, 16);
+		memcpy(out + 16, &in6->sin6_port, 2);
+		return 0;
+	}
+	return -EAFNOSUPPORT;
+}
+
 void rmp_auth_proof(const uint8_t *key, size_t key_len,
 		    const uint8_t nonce[RMP_NONCE_LEN], uint8_t version,
 		    const char *tenant, const char *name,
+		    const uint8_t server[RMP_ENDPOINT_LEN],
 		    uint8_t out[RMP_PROOF_LEN])
 {
 	crypto_auth_hmacsha256_state st;
@@ -50,6 +80,7 @@ void rmp_auth_proof(const uint8_t *key, size_t key_len,
 	crypto_auth_hmacsha256_update(&st, &version, 1);
 	crypto_auth_hmacsha256_update(&st, t, sizeof(t));
 	crypto_auth_hmacsha256_update(&st, n, sizeof(n));
+	crypto_auth_hmacsha256_update(&st, server, RMP_ENDPOINT_LEN);
 	crypto_auth_hmacsha256_final(&st, out);
 	sodium_memzero(&st, sizeof(st));
 }

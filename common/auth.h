@@ -9,25 +9,34 @@
 
 #include "proto.h"
 
+struct sockaddr;
+
 /*
  * A tenant key is 16..64 random bytes shared by the tenant's clients and
  * the daemon, written as hex (32..128 digits, trailing whitespace
  * allowed). At connect time the server sends a fresh 32-byte nonce in its
  * accept data; the client's first message, AUTH, carries
  *
- *   proof = HMAC-SHA256(key, "rmpool-auth-v3\0\0" || nonce[32] ||
- *                            version[1] || tenant[24] || name[24])
+ *   proof = HMAC-SHA256(key, "rmpool-auth-v4\0\0" || nonce[32] ||
+ *                            version[1] || tenant[24] || name[24] ||
+ *                            server[18])
  *
- * (tenant and name NUL padded as on the wire). The nonce makes a proof
- * good for one connection only; the names and version bind it to what
- * the client announced. Nothing here is hand-written crypto: HMAC, the
- * constant-time compare and the random bytes are libsodium's.
+ * (tenant and name NUL padded as on the wire; server is the endpoint of
+ * rmp_auth_endpoint). The nonce makes a proof good for one connection
+ * only; the names and version bind it to what the client announced. The
+ * server endpoint binds it to the server the client reached: the client
+ * takes the peer address of its connection, the server the local address
+ * of the accepted one, so a server that relays the nonce of another one
+ * gets a proof that names itself, which the other refuses. Nothing here
+ * is hand-written crypto: HMAC, the constant-time compare and the random
+ * bytes are libsodium's.
  */
 #define RMP_KEY_MIN 16
 #define RMP_KEY_MAX 64
 #define RMP_NONCE_LEN 32
 #define RMP_PROOF_LEN 32
 #define RMP_TENANT_MAX RMP_TENANT_NAME_MAX /* name bytes on the wire */
+#define RMP_ENDPOINT_LEN 18 /* IPv6 address, port; see rmp_auth_endpoint */
 
 /* rmp_auth_init -- initialise libsodium (idempotent). 0 or -EIO. */
 int rmp_auth_init(void);
@@ -36,12 +45,23 @@ int rmp_auth_init(void);
 void rmp_auth_random(void *buf, size_t len);
 
 /*
+ * rmp_auth_endpoint -- the server endpoint of a proof: sa's address as 16
+ * bytes (IPv4 as the IPv4-mapped ::ffff:a.b.c.d, so a server listening on
+ * :: and its IPv4 client agree) and its port, network order. 0, or
+ * -EAFNOSUPPORT (out zeroed) for a family other than AF_INET, AF_INET6.
+ */
+int rmp_auth_endpoint(const struct sockaddr *sa,
+		      uint8_t out[RMP_ENDPOINT_LEN]);
+
+/*
  * rmp_auth_proof -- the proof above into out. tenant and name are C
- * strings of at most 24 bytes (longer ones are cut: callers check).
+ * strings of at most 24 bytes (longer ones are cut: callers check);
+ * server is the endpoint of rmp_auth_endpoint.
  */
 void rmp_auth_proof(const uint8_t *key, size_t key_len,
 		    const uint8_t nonce[RMP_NONCE_LEN], uint8_t version,
 		    const char *tenant, const char *name,
+		    const uint8_t server[RMP_ENDPOINT_LEN],
 		    uint8_t out[RMP_PROOF_LEN]);
 
 /* rmp_auth_equal -- constant-time compare of two proofs. */

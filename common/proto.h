@@ -22,9 +22,14 @@
  *    16    8 req_id       chosen by the client, echoed in the reply
  */
 #define RMP_MSG_MAGIC 0x31504d52u /* "RMP1" */
-#define RMP_PROTO_VERSION 3
-#define RMP_PROTO_MIN 3
-#define RMP_PROTO_MAX 3
+/*
+ * 4: the AUTH proof names the server endpoint (common/auth.h). Min = max:
+ * a client that also spoke 3 would make the unbound proof of 3 for a
+ * relaying server that chose 3 in its accept data.
+ */
+#define RMP_PROTO_VERSION 4
+#define RMP_PROTO_MIN 4
+#define RMP_PROTO_MAX 4
 #define RMP_MSG_HDR_LEN 24
 #define RMP_MSG_MAX 256
 

@@ -142,6 +142,13 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		reject(ls, id, why, peer, req.name, req.tenant);
 		return;
 	}
+	/* The proof names our end of this connection: the address and port
+	 * the client dialed (rdma_cm takes them from its connect request,
+	 * concrete even when we listen on a wildcard). */
+	if (rmp_auth_endpoint(rdma_get_local_addr(id), auth.server)) {
+		reject(ls, id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);
+		return;
+	}
 	rep.version = RMP_PROTO_VERSION;
 	rep.keys_mode = (uint8_t)ls->conns->keys_mode;
 	rep.credits = ls->conns->cfg->server.credits;

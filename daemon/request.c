@@ -119,7 +119,7 @@ unsigned rmp_request_auth(const struct rmp_request_ctx *ctx,
 	    !(req.hdr.flags & RMP_MSG_F_REPLY))
 		detail = rmp_tenants_check_proof(ctx->tenants, p->tenant,
 						 p->nonce, p->version, h->name,
-						 req.u.auth.proof);
+						 p->server, req.u.auth.proof);
 	if (detail == RMP_DETAIL_NONE) {
 		h->tenant = p->tenant;
 		h->tenant_epoch = p->tenant->epoch;

@@ -44,11 +44,12 @@ struct rmp_auth_pending {
 	struct rmp_tenant *tenant;       /* the tenant it named */
 	uint8_t nonce[RMP_NONCE_LEN];    /* sent in the accept data */
 	uint8_t version;                 /* chosen in the accept data */
+	uint8_t server[RMP_ENDPOINT_LEN]; /* our end, as the client dialed it */
 };
 
 /*
  * rmp_request_auth -- the first message of a connection, which must be an
- * AUTH proving p->tenant's key for p->nonce. Fills *rep. Returns
+ * AUTH proving p->tenant's key for p->nonce and p->server. Fills *rep. Returns
  * RMP_DETAIL_NONE when the proof holds (h->tenant is set then), else why
  * not (RMP_DETAIL_BAD_PROOF, _REPLAYED, _NOT_AUTHED for any other
  * message): the caller closes the connection once the reply is sent.

@@ -394,6 +394,7 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 const struct rmp_tenant *t,
 				 const uint8_t nonce[RMP_NONCE_LEN],
 				 uint8_t version, const char *name,
+				 const uint8_t server[RMP_ENDPOINT_LEN],
 				 const uint8_t proof[RMP_PROOF_LEN])
 {
 	uint8_t want[RMP_PROOF_LEN];
@@ -408,7 +409,7 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 	if (t->anonymous)
 		return RMP_DETAIL_NONE;
 	rmp_auth_proof(t->key, t->key_len, nonce, version, t->name, name,
-		       want);
+		       server, want);
 	ok = rmp_auth_equal(want, proof);
 	rmp_wipe(want, sizeof(want));
 	if (!ok)

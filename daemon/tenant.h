@@ -94,7 +94,8 @@ struct rmp_tenant *rmp_tenants_owner(struct rmp_tenants *ts, const char *name,
 
 /*
  * rmp_tenants_check_proof -- does proof prove t's key for this nonce,
- * version and client name? Returns RMP_DETAIL_NONE (yes; the proof is
+ * version, client name and server endpoint (our end of the connection,
+ * rmp_auth_endpoint)? Returns RMP_DETAIL_NONE (yes; the proof is
  * remembered), RMP_DETAIL_BAD_PROOF or RMP_DETAIL_REPLAYED (it was
  * accepted on an earlier connection). The anonymous tenant has no key:
  * any proof is accepted for it while it is enabled. A tenant that is not
@@ -105,6 +106,7 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 const struct rmp_tenant *t,
 				 const uint8_t nonce[RMP_NONCE_LEN],
 				 uint8_t version, const char *name,
+				 const uint8_t server[RMP_ENDPOINT_LEN],
 				 const uint8_t proof[RMP_PROOF_LEN]);
 
 /*

@@ -45,7 +45,8 @@ extern "C" {
  *   -ENOENT        no such lease (or a wrong secret)
  *   -EPERM         the lease belongs to another tenant
  *   -EKEYREJECTED  authentication failed: wrong tenant key (or a proof
- *                  replayed from another connection)
+ *                  replayed from another connection, or relayed from a
+ *                  server other than the one that checks it)
  *   -EKEYREVOKED   a reload voided this connection's proof (removed
  *                  its tenant, changed its key, or no longer admits
  *                  its address): no new lease, key or renewal; the
@@ -189,15 +190,17 @@ int rmp_client_new(struct rmp_client **out,
  * rmp_client_connect -- connect to the server at host (name or address)
  * and port (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
  * the connect request with protocol version, name and tenant, wait for
- * the accept, and prove the tenant's key. Errors: -EKEYREJECTED (wrong
- * key), -EACCES / -ENOENT (the key file cannot be used), -EHOSTUNREACH (the name does not resolve, or nobody
- * answers address resolution at that address), -ENETUNREACH (no route,
- * or no RDMA device on the way to the address, or none on this host),
- * -ECONNREFUSED (nobody listens, or the server rejected us: see
- * rmp_client_last_error()), -EPROTONOSUPPORT, -EPROTO (the peer accepted
- * without valid rmpool accept data), -ETIMEDOUT, -EISCONN (connected, or
- * failed and not closed yet), -EINVAL, -ENOMEM. A client can connect
- * again after rmp_client_close().
+ * the accept, and prove the tenant's key (for this server's address and
+ * port as we reached them). Errors: -EKEYREJECTED (wrong key), -EACCES /
+ * -ENOENT (the key file cannot be used), -EHOSTUNREACH (the name does
+ * not resolve, or nobody answers address resolution at that address),
+ * -ENETUNREACH (no route, or no RDMA device on the way to the address,
+ * or none on this host), -ECONNREFUSED (nobody listens, or the server
+ * rejected us: see rmp_client_last_error()), -EPROTONOSUPPORT, -EPROTO
+ * (the peer accepted without valid rmpool accept data), -ETIMEDOUT,
+ * -EISCONN (connected, or failed and not closed yet), -EINVAL, -ENOMEM,
+ * -EAFNOSUPPORT (a tenant's proof needs an IPv4 or IPv6 server address).
+ * A client can connect again after rmp_client_close().
  */
 int rmp_client_connect(struct rmp_client *c, const char *host,
 		       uint16_t port);

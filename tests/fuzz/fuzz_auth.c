@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_auth.c -- libFuzzer target: the AUTH message and the proof check. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +15,12 @@
  * The input is what a client sends as its first message. It goes the way
  * the daemon's rmp_request_auth() takes it: rmp_msg_decode(), and when it
  * is an AUTH request, rmp_tenants_check_proof() against one fixed tenant,
- * nonce, version and client name. The target asserts that the check
- * accepts exactly the right proof (computed here with rmp_auth_proof())
- * and nothing else, and that it never calls a wrong proof a replay: only
- * the right proof is ever accepted, so only it can be replayed.
+ * nonce, version, client name and server endpoint (192.0.2.1:7471). The
+ * target asserts that the check accepts exactly the right proof (computed
+ * here with rmp_auth_proof()) and nothing else, and that it never calls a
+ * wrong proof a replay: only the right proof is ever accepted, so only it
+ * can be replayed. The proof of the same client for another server (a
+ * relay) is refused as wrong.
  *
  * Each input is tried twice: as it is, and with its first 32 bytes put
  * into a well-formed AUTH request, so that random bytes reach the proof
@@ -26,10 +30,13 @@
  *   import hmac, hashlib, struct
  *   key = bytes.fromhex(KEY_HEX); nonce = bytes((i * 37 + 11) % 256
  *                                               for i in range(32))
- *   msg = (b"rmpool-auth-v3\0\0" + nonce + b"\x03" +
- *          b"fuzz".ljust(24, b"\0") + b"fuzz-client".ljust(24, b"\0"))
+ *   server = bytes(10) + b"\xff\xff" + bytes([192, 0, 2, 1]) + \
+ *            struct.pack(">H", 7471)
+ *   msg = (b"rmpool-auth-v4\0\0" + nonce + b"\x04" +
+ *          b"fuzz".ljust(24, b"\0") + b"fuzz-client".ljust(24, b"\0") +
+ *          server)
  *   proof = hmac.new(key, msg, hashlib.sha256).digest()
- *   hdr = struct.pack("<IBBHIiQ", 0x31504d52, 3, 6, 0, 32, 0, 1)
+ *   hdr = struct.pack("<IBBHIiQ", 0x31504d52, 4, 6, 0, 32, 0, 1)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static struct rmp_tenants *tenants;
 static struct rmp_tenant *tenant;
 static uint8_t nonce[RMP_NONCE_LEN], other_nonce[RMP_NONCE_LEN];
-static uint8_t right[RMP_PROOF_LEN];
+static uint8_t server[RMP_ENDPOINT_LEN];
+static uint8_t right[RMP_PROOF_LEN], relayed[RMP_PROOF_LEN];
 
 /* setup -- the tenant table, from a config text like the daemon's. */
 static void setup(void)
@@ -49,6 +57,10 @@ static void setup(void)
 				   "key = " KEY_HEX "\n"
 				   "connections = 4\n";
 	static struct rmp_config cfg;
+	struct sockaddr_in sin = { .sin_family = AF_INET,
+				   .sin_port = htons(7471),
+				   .sin_addr.s_addr = htonl(0xc0000201) };
+	uint8_t relay[RMP_ENDPOINT_LEN];
 	char err[256];
 	unsigned why;
 
@@ -67,8 +79,17 @@ static void setup(void)
 		nonce[i] = (uint8_t)(i * 37 + 11);
 		other_nonce[i] = (uint8_t)~nonce[i];
 	}
+	if (rmp_auth_endpoint((struct sockaddr *)&sin, server))
+		abort();
 	rmp_auth_proof(cfg.tenants[0].key, cfg.tenants[0].key_len, nonce,
-		       RMP_PROTO_VERSION, TENANT, CLIENT, right);
+		       RMP_PROTO_VERSION, TENANT, CLIENT, server, right);
+	/* What a victim sends to a relay at 192.0.2.2:7471 that passed our
+	 * nonce on. */
+	sin.sin_addr.s_addr = htonl(0xc0000202);
+	if (rmp_auth_endpoint((struct sockaddr *)&sin, relay))
+		abort();
+	rmp_auth_proof(cfg.tenants[0].key, cfg.tenants[0].key_len, nonce,
+		       RMP_PROTO_VERSION, TENANT, CLIENT, relay, relayed);
 	rmp_wipe(&cfg, sizeof(cfg));
 }
 
@@ -89,7 +110,7 @@ static void check(const uint8_t *buf, size_t len)
 		abort(); /* the decoder let through what it must not */
 
 	d = rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
-				    CLIENT, m.u.auth.proof);
+				    CLIENT, server, m.u.auth.proof);
 	same = !memcmp(m.u.auth.proof, right, RMP_PROOF_LEN);
 	if (d == RMP_DETAIL_NONE && !same)
 		abort(); /* a wrong proof let in */
@@ -100,17 +121,23 @@ static void check(const uint8_t *buf, size_t len)
 
 	/* The right proof works on its own connection, again and again... */
 	if (rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
-				    CLIENT, right) != RMP_DETAIL_NONE)
+				    CLIENT, server, right) != RMP_DETAIL_NONE)
 		abort();
 	/* ...is a replay on another one... */
 	if (rmp_tenants_check_proof(tenants, tenant, other_nonce,
-				    RMP_PROTO_VERSION, CLIENT, right) !=
-	    RMP_DETAIL_REPLAYED)
+				    RMP_PROTO_VERSION, CLIENT, server,
+				    right) != RMP_DETAIL_REPLAYED)
 		abort();
 	/* ...and the received proof is no good on another connection. */
 	d = rmp_tenants_check_proof(tenants, tenant, other_nonce,
-				    RMP_PROTO_VERSION, CLIENT, m.u.auth.proof);
+				    RMP_PROTO_VERSION, CLIENT, server,
+				    m.u.auth.proof);
 	if (d != (same ? RMP_DETAIL_REPLAYED : RMP_DETAIL_BAD_PROOF))
+		abort();
+	/* A proof made for a relay is wrong here, nonce and all right. */
+	if (rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
+				    CLIENT, server, relayed) !=
+	    RMP_DETAIL_BAD_PROOF)
 		abort();
 }
 

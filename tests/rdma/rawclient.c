@@ -714,20 +714,35 @@ static const char *raw_tenant(void)
 }
 
 /*
+ * raw_server -- the server endpoint a proof names: the peer address of
+ * our connection, as librmpool takes it. 0, or -1 (printed).
+ */
+static int raw_server(struct raw *r, uint8_t out[RMP_ENDPOINT_LEN])
+{
+	if (rmp_auth_endpoint(rdma_get_peer_addr(r->id), out)) {
+		say("%s: the server's address is not IPv4 or IPv6", r->what);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * raw_auth -- the first message: AUTH with the proof for the accept's
- * nonce (the key from RMPOOL_KEY_FILE; none for anonymous). 0 when the
- * server accepted it, -1 otherwise (printed).
+ * nonce and the server we reached (the key from RMPOOL_KEY_FILE; none
+ * for anonymous). 0 when the server accepted it, -1 otherwise (printed).
  */
 static int raw_auth(struct raw *r, const char *name, const char *tenant)
 {
 	const char *file = getenv("RMPOOL_KEY_FILE");
 	struct rmp_msg req = { 0 }, rep;
-	uint8_t key[RMP_KEY_MAX];
+	uint8_t key[RMP_KEY_MAX], server[RMP_ENDPOINT_LEN];
 	size_t key_len = 0;
 	char err[256];
 
 	req.hdr.opcode = RMP_OP_AUTH;
 	if (tenant[0]) {
+		if (raw_server(r, server))
+			return -1;
 		if (rmp_auth_init() || !file ||
 		    rmp_key_load(file, key, &key_len, err, sizeof(err))) {
 			say("%s: no usable key for tenant %s: %s", r->what,
@@ -735,7 +750,7 @@ static int raw_auth(struct raw *r, const char *name, const char *tenant)
 			return -1;
 		}
 		rmp_auth_proof(key, key_len, r->rep.nonce, r->rep.version,
-			       tenant, name, req.u.auth.proof);
+			       tenant, name, server, req.u.auth.proof);
 	}
 	if (request(r, &req, &rep))
 		return -1;
@@ -3025,6 +3040,7 @@ static int run_auth(const char *host, const char *port, const char *mode)
 {
 	struct raw r = { 0 }, r1 = { 0 };
 	uint8_t key[RMP_KEY_MAX], proof[RMP_PROOF_LEN];
+	uint8_t server[RMP_ENDPOINT_LEN];
 	struct rmp_msg req = { 0 }, rep;
 	char name[RMP_NAME_MAX + 1];
 	size_t key_len = 0;
@@ -3039,8 +3055,10 @@ static int run_auth(const char *host, const char *port, const char *mode)
 			say("FAIL: connection 1 was not established");
 			goto out;
 		}
+		if (raw_server(&r1, server))
+			goto out;
 		rmp_auth_proof(key, key_len, r1.rep.nonce, r1.rep.version,
-			       raw_tenant(), name, proof);
+			       raw_tenant(), name, server, proof);
 		if (auth_send(&r1, proof, &rep))
 			goto out;
 		if (rep.hdr.status) {
@@ -3059,9 +3077,11 @@ static int run_auth(const char *host, const char *port, const char *mode)
 		goto out;
 	}
 	if (!strcmp(mode, "wrong-key")) {
+		if (raw_server(&r, server))
+			goto out;
 		key[0] ^= 0x5a;
 		rmp_auth_proof(key, key_len, r.rep.nonce, r.rep.version,
-			       raw_tenant(), name, proof);
+			       raw_tenant(), name, server, proof);
 		if (auth_send(&r, proof, &rep))
 			goto out;
 		fails = refusal_ok(&rep, "AUTH with a wrong key",

@@ -16,6 +16,11 @@
 static const char key_hex[] =
 	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 
+/* The server endpoint of most proofs here: 192.0.2.1:7471. */
+static const uint8_t srv[RMP_ENDPOINT_LEN] = {
+	[10] = 0xff, 0xff, 192, 0, 2, 1, 0x1d, 0x2f,
+};
+
 static void fill_nonce(uint8_t nonce[RMP_NONCE_LEN])
 {
 	for (int i = 0; i < RMP_NONCE_LEN; i++)
@@ -33,30 +38,38 @@ static void hex(const uint8_t *b, size_t n, char *out)
  * independently of libsodium and of this code, offline, with Python's
  * hmac module:
  *
- *   import hmac, hashlib
- *   def proof(key, nonce, version, tenant, name):
- *       msg = (b"rmpool-auth-v3\0\0" + nonce + bytes([version]) +
- *              tenant.ljust(24, b"\0") + name.ljust(24, b"\0"))
+ *   import hmac, hashlib, struct
+ *   def proof(key, nonce, version, tenant, name, server):
+ *       msg = (b"rmpool-auth-v4\0\0" + nonce + bytes([version]) +
+ *              tenant.ljust(24, b"\0") + name.ljust(24, b"\0") + server)
  *       return hmac.new(key, msg, hashlib.sha256).hexdigest()
- *   proof(bytes(range(32)), bytes(range(0xa0, 0xc0)), 3, b"acme",
- *         b"client-1")
+ *   v4 = bytes(10) + b"\xff\xff" + bytes([192, 0, 2, 1]) + \
+ *        struct.pack(">H", 7471)
+ *   v6 = bytes.fromhex("20010db8000000000000000000000001") + \
+ *        struct.pack(">H", 1)
+ *   proof(bytes(range(32)), bytes(range(0xa0, 0xc0)), 4, b"acme",
+ *         b"client-1", v4)
  *   proof(bytes.fromhex("00112233445566778899aabbccddeeff"), bytes(32),
- *         3, b"T" * 24, b"n" * 24)
- *   proof(b"\xff" * 64, b"\x5a" * 32, 7, b"x", b"")
+ *         4, b"T" * 24, b"n" * 24, v6)
+ *   proof(b"\xff" * 64, b"\x5a" * 32, 7, b"x", b"", b"\xff" * 18)
  */
 static void test_known_answers(void)
 {
+	static const uint8_t v6[RMP_ENDPOINT_LEN] = {
+		0x20, 0x01, 0x0d, 0xb8, [15] = 1, [17] = 1,
+	};
 	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], p[RMP_PROOF_LEN];
+	uint8_t ones[RMP_ENDPOINT_LEN];
 	char h[2 * RMP_PROOF_LEN + 1], t24[25], n24[25];
 	size_t len;
 
 	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
 	CHECK_EQ(len, 32);
 	fill_nonce(nonce);
-	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", srv, p);
 	hex(p, sizeof(p), h);
-	CHECK_STR(h, "95155a920fad07f83cc44c2462902b70"
-		     "d1934f02eb46b686062a10b0bf424927");
+	CHECK_STR(h, "ff209df6ccd12dce9e5108456ce15f9b"
+		     "3cd529ba7e68613a962670cbfd5e7cdf");
 
 	/* The shortest key; 24-byte names fill their fields, no NUL. */
 	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddeeff", key, &len),
@@ -67,18 +80,19 @@ static void test_known_answers(void)
 	t24[24] = '\0';
 	memset(n24, 'n', 24);
 	n24[24] = '\0';
-	rmp_auth_proof(key, len, nonce, 3, t24, n24, p);
+	rmp_auth_proof(key, len, nonce, 4, t24, n24, v6, p);
 	hex(p, sizeof(p), h);
-	CHECK_STR(h, "52aef40cc84cc47200e2acce20e56e18"
-		     "2af39bd85c524bd0d1fd327501d0e7dc");
+	CHECK_STR(h, "d3da37323fd1f4691ac3b3d2645aeb53"
+		     "f79b72230eb28ecc3aeffc980c346961");
 
 	/* The longest key (one HMAC block), an empty name, version 7. */
 	memset(key, 0xff, RMP_KEY_MAX);
 	memset(nonce, 0x5a, sizeof(nonce));
-	rmp_auth_proof(key, RMP_KEY_MAX, nonce, 7, "x", "", p);
+	memset(ones, 0xff, sizeof(ones));
+	rmp_auth_proof(key, RMP_KEY_MAX, nonce, 7, "x", "", ones, p);
 	hex(p, sizeof(p), h);
-	CHECK_STR(h, "83abb4b3963561b2495edc9a198f6911"
-		     "4c43107e7cbaf14688b139a48e561f67");
+	CHECK_STR(h, "7a8ab3ab829ae6eaae34a7b541e47de5"
+		     "3a445bc8d2551f8855d3f580f74f9244");
 }
 
 static void test_proof_inputs(void)
@@ -90,63 +104,63 @@ static void test_proof_inputs(void)
 
 	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
 	fill_nonce(nonce);
-	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", base);
+	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, base);
 
 	/* Deterministic. */
-	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, p);
 	CHECK(!memcmp(p, base, sizeof(p)));
 	CHECK(rmp_auth_equal(p, base));
 
 	/* Any key byte, any nonce byte changes it. */
 	for (i = 0, differ = 0; i < len; i++) {
 		key[i] ^= 0x01;
-		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, p);
 		key[i] ^= 0x01;
 		differ += !!memcmp(p, base, sizeof(p));
 	}
 	CHECK_EQ(differ, len);
 	for (i = 0, differ = 0; i < RMP_NONCE_LEN; i++) {
 		nonce[i] ^= 0x80;
-		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", p);
+		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, p);
 		nonce[i] ^= 0x80;
 		differ += !!memcmp(p, base, sizeof(p));
 	}
 	CHECK_EQ(differ, RMP_NONCE_LEN);
 	/* A key one byte shorter (its prefix) is another key. */
-	rmp_auth_proof(key, len - 1, nonce, 3, "acme", "client-1", p);
+	rmp_auth_proof(key, len - 1, nonce, 3, "acme", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 
 	/* Version, tenant, name. */
-	rmp_auth_proof(key, len, nonce, 2, "acme", "client-1", p);
+	rmp_auth_proof(key, len, nonce, 2, "acme", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", p);
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acmf", "client-1", p);
+	rmp_auth_proof(key, len, nonce, 3, "acmf", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acm", "client-1", p);
+	rmp_auth_proof(key, len, nonce, 3, "acm", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "", "client-1", p);
+	rmp_auth_proof(key, len, nonce, 3, "", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acme", "client-2", p);
+	rmp_auth_proof(key, len, nonce, 3, "acme", "client-2", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acme", "", p);
+	rmp_auth_proof(key, len, nonce, 3, "acme", "", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 	/* Tenant and name are separate fields: moving bytes between them
 	 * is another proof. */
-	rmp_auth_proof(key, len, nonce, 3, "acmec", "lient-1", p);
+	rmp_auth_proof(key, len, nonce, 3, "acmec", "lient-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "client-1", "acme", p);
+	rmp_auth_proof(key, len, nonce, 3, "client-1", "acme", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 
 	/* Longer strings are cut at 24 bytes, as on the wire. */
 	memset(long_name, 'q', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, base);
+	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, srv, base);
 	long_name[24] = '\0';
-	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, p);
+	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, srv, p);
 	CHECK(!memcmp(p, base, sizeof(p)));
 	long_name[23] = '\0';
-	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, p);
+	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 
 	/* rmp_auth_equal looks at all 32 bytes. */

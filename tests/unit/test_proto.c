@@ -12,7 +12,7 @@
 
 /* Wire header bytes for REQ_ID with the given opcode, flags, length, status. */
 #define HDR(op, fl, plen, st0, st1, st2, st3)                               \
-	0x52, 0x4d, 0x50, 0x31, 0x03, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
+	0x52, 0x4d, 0x50, 0x31, 0x04, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
 	0x00, (st0), (st1), (st2), (st3), 0x88, 0x77, 0x66, 0x55, 0x44,     \
 	0x33, 0x22, 0x11
 
@@ -143,9 +143,9 @@ static void test_payload_len(void)
 	CHECK_EQ(sizeof(struct rmp_attach_req), 24);
 	CHECK_EQ(sizeof(struct rmp_auth_req), RMP_AUTH_PROOF_LEN);
 	CHECK_EQ(sizeof(struct rmp_stat_rep), 128);
-	CHECK_EQ(RMP_PROTO_VERSION, 3);
-	CHECK_EQ(RMP_PROTO_MIN, 3);
-	CHECK_EQ(RMP_PROTO_MAX, 3);
+	CHECK_EQ(RMP_PROTO_VERSION, 4);
+	CHECK_EQ(RMP_PROTO_MIN, 4);
+	CHECK_EQ(RMP_PROTO_MAX, 4);
 	CHECK_EQ(RMP_OP_AUTH, 6);
 	CHECK_EQ(RMP_OP_MAX, RMP_OP_AUTH);
 	/* The biggest message fits in one control SEND. */
@@ -706,12 +706,15 @@ static void test_decode_errors(void)
 
 	/* Wrong version: header stored so the reply can echo req_id. */
 	n = good(buf, RMP_OP_STAT, 0);
-	CHECK_EQ(buf[4], 3);
-	buf[4] = 4;
+	CHECK_EQ(buf[4], 4);
+	buf[4] = 5;
 	memset(&m, 0xff, sizeof(m));
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	CHECK_EQ(m.hdr.req_id, REQ_ID);
-	CHECK_EQ(m.hdr.version, 4);
+	CHECK_EQ(m.hdr.version, 5);
+	/* Protocol 3, whose proof named no server, is not spoken. */
+	buf[4] = 3;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	/* Protocol 2 (no AUTH, no tenants) is no longer spoken... */
 	buf[4] = 2;
 	memset(&m, 0xff, sizeof(m));
@@ -996,7 +999,7 @@ static void test_conn_req(void)
 	/* A 24-byte name and tenant have no NUL on the wire but one after
 	 * decode. */
 	memset(&r, 0, sizeof(r));
-	r.proto_min = r.proto_max = 3;
+	r.proto_min = r.proto_max = RMP_PROTO_VERSION;
 	memset(r.name, '~', RMP_NAME_MAX);
 	r.name[0] = ' ';
 	memset(r.tenant, 'z', RMP_TENANT_NAME_MAX);
@@ -1085,7 +1088,7 @@ static void test_conn_req(void)
 
 	/* The encoder refuses names and tenants the decoder would refuse. */
 	memset(&r, 0, sizeof(r));
-	r.proto_min = r.proto_max = 3;
+	r.proto_min = r.proto_max = RMP_PROTO_VERSION;
 	strcpy(r.name, "tab\there");
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), -EINVAL);
 	memset(r.name, 'a', sizeof(r.name));
@@ -1151,38 +1154,38 @@ static void test_conn_req_version(void)
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EBADMSG);
 	CHECK_EQ(out.proto_min, 0);
 
-	/* A range 1..2, a range above 3, an inverted one. */
+	/* A range 1..2, a range above 4, an inverted one. */
 	memcpy(buf, v2, sizeof(v2));
 	buf[4] = 1;
 	buf[5] = 2;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
 	CHECK_EQ(out.proto_min, 1);
 	CHECK_EQ(out.proto_max, 2);
-	buf[4] = 4;
+	buf[4] = 5;
 	buf[5] = 9;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
-	CHECK_EQ(out.proto_min, 4);
+	CHECK_EQ(out.proto_min, 5);
 	CHECK_EQ(out.proto_max, 9);
-	buf[4] = 3;
-	buf[5] = 2;
-	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
-	CHECK_EQ(out.proto_min, 3);
-	CHECK_EQ(out.proto_max, 2);
-	/* A range that includes 3 but a protocol 2 length: bad request. */
-	buf[4] = 2;
+	buf[4] = 4;
 	buf[5] = 3;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_min, 4);
+	CHECK_EQ(out.proto_max, 3);
+	/* A range that includes 4 but a protocol 2 length: bad request. */
+	buf[4] = 2;
+	buf[5] = 4;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EBADMSG);
 	CHECK_EQ(out.proto_min, 0);
 
-	/* Ranges that include 3 decode; the encoder sends any range. */
+	/* Ranges that include 4 decode; the encoder sends any range. */
 	memset(&r, 0, sizeof(r));
 	r.proto_min = 1;
-	r.proto_max = 3;
+	r.proto_max = 4;
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
 	CHECK_EQ(buf[4], 1);
-	CHECK_EQ(buf[5], 3);
+	CHECK_EQ(buf[5], 4);
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), 0);
-	r.proto_min = 3;
+	r.proto_min = 4;
 	r.proto_max = 255;
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), 0);
@@ -1191,6 +1194,12 @@ static void test_conn_req_version(void)
 	r.proto_max = 2;
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), -EPROTONOSUPPORT);
+	/* A protocol 3 client (its proof names no server) is refused. */
+	r.proto_min = 3;
+	r.proto_max = 3;
+	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_max, 3);
 }
 
 static void test_conn_rep(void)
@@ -1303,8 +1312,8 @@ static void test_conn_rej(void)
 	r.proto_max = RMP_PROTO_MAX;
 	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);
 	CHECK_EQ(buf[4], RMP_REJ_PROTO);
-	CHECK_EQ(buf[6], 3);
-	CHECK_EQ(buf[7], 3);
+	CHECK_EQ(buf[6], 4);
+	CHECK_EQ(buf[7], 4);
 	/* The new reasons survive the trip. */
 	r.reason = RMP_REJ_NETWORK;
 	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);

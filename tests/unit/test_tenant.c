@@ -21,6 +21,10 @@ static char good_file[128], missing_file[128], open_file[128];
 static const char key_a_hex[] =
 	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
 static const char key_c_hex[] = "00112233445566778899aabbccddeeff";
+/* The server endpoint the proofs name: 192.0.2.1:7471, IPv4-mapped. */
+static const uint8_t srv[RMP_ENDPOINT_LEN] = {
+	[10] = 0xff, 0xff, 192, 0, 2, 1, 0x1d, 0x2f,
+};
 
 static int write_key(const char *path, const char *text, mode_t mode)
 {
@@ -359,58 +363,65 @@ static void test_proof(void)
 	/* The right key, nonce, version and client name. */
 	if (rmp_key_parse(key_a_hex, key, &len))
 		abort();
-	rmp_auth_proof(key, len, n1, RMP_PROTO_VERSION, "a", "client", p1);
+	rmp_auth_proof(key, len, n1, RMP_PROTO_VERSION, "a", "client", srv, p1);
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
-					 "client", p1), RMP_DETAIL_NONE);
+					 "client", srv, p1), RMP_DETAIL_NONE);
 
 	/* Another key. */
 	if (rmp_key_parse(key_c_hex, key, &len))
 		abort();
-	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", bad);
+	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", srv,
+		       bad);
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
-					 "client", bad), RMP_DETAIL_BAD_PROOF);
+					 "client", srv, bad),
+		 RMP_DETAIL_BAD_PROOF);
 	CHECK_EQ(rmp_tenants_check_proof(ts, c, n2, RMP_PROTO_VERSION,
-					 "client", bad), RMP_DETAIL_BAD_PROOF);
+					 "client", srv, bad),
+		 RMP_DETAIL_BAD_PROOF);
 	/* The key of "c", for "c": fine (file keys work). */
-	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "c", "client", p2);
+	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "c", "client", srv, p2);
 	CHECK_EQ(rmp_tenants_check_proof(ts, c, n2, RMP_PROTO_VERSION,
-					 "client", p2), RMP_DETAIL_NONE);
+					 "client", srv, p2), RMP_DETAIL_NONE);
 
 	/* The right proof of n1 shown again on a new connection (nonce
 	 * n2): a replay, and told as one. */
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
-					 "client", p1), RMP_DETAIL_REPLAYED);
+					 "client", srv, p1),
+		 RMP_DETAIL_REPLAYED);
 	/* Bound to the client name and the version, too. */
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
-					 "client2", p1), RMP_DETAIL_REPLAYED);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, 2, "client", p1),
+					 "client2", srv, p1),
+		 RMP_DETAIL_REPLAYED);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, 2, "client", srv, p1),
 		 RMP_DETAIL_REPLAYED);
 	/* A wrong proof that was never accepted is just wrong. */
 	memcpy(bad, p1, sizeof(bad));
 	bad[0] ^= 1;
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
-					 "client", bad), RMP_DETAIL_BAD_PROOF);
+					 "client", srv, bad),
+		 RMP_DETAIL_BAD_PROOF);
 	memset(bad, 0, sizeof(bad));
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
-					 "client", bad), RMP_DETAIL_BAD_PROOF);
+					 "client", srv, bad),
+		 RMP_DETAIL_BAD_PROOF);
 	/* The proof of "c" does not open "a" (it was accepted for "c", so
 	 * this is reported as a replay). */
 	CHECK(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION, "client",
-				      p2) != RMP_DETAIL_NONE);
+				      srv, p2) != RMP_DETAIL_NONE);
 
 	/* A fresh right proof for n2 is fine. */
 	if (rmp_key_parse(key_a_hex, key, &len))
 		abort();
-	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", p2);
+	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", srv, p2);
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
-					 "client", p2), RMP_DETAIL_NONE);
+					 "client", srv, p2), RMP_DETAIL_NONE);
 
 	/* Anonymous has no key: any proof. */
 	memset(bad, 0xee, sizeof(bad));
 	CHECK_EQ(rmp_tenants_check_proof(ts, anon, n1, RMP_PROTO_VERSION,
-					 "client", bad), RMP_DETAIL_NONE);
+					 "client", srv, bad), RMP_DETAIL_NONE);
 	CHECK_EQ(rmp_tenants_check_proof(ts, anon, n1, RMP_PROTO_VERSION, "",
-					 p1), RMP_DETAIL_NONE);
+					 srv, p1), RMP_DETAIL_NONE);
 	rmp_tenants_free(ts);
 }
 
@@ -536,15 +547,18 @@ static void test_reload(void)
 	 * left (anybody can compute that proof) nor with a's old key. */
 	memset(nonce, 0x33, sizeof(nonce));
 	memset(key, 0, sizeof(key));
-	rmp_auth_proof(key, 0, nonce, RMP_PROTO_VERSION, "a", "client", proof);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
-					 "client", proof), RMP_DETAIL_BAD_PROOF);
-	if (rmp_key_parse(key_a_hex, key, &len))
-		abort();
-	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "client",
+	rmp_auth_proof(key, 0, nonce, RMP_PROTO_VERSION, "a", "client", srv,
 		       proof);
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
-					 "client", proof), RMP_DETAIL_BAD_PROOF);
+					 "client", srv, proof),
+		 RMP_DETAIL_BAD_PROOF);
+	if (rmp_key_parse(key_a_hex, key, &len))
+		abort();
+	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "client", srv,
+		       proof);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "client", srv, proof),
+		 RMP_DETAIL_BAD_PROOF);
 	names[0] = 0;
 	rmp_tenants_foreach(ts, collect, names);
 	CHECK_STR(names, "d,c,a,anonymous,");
@@ -559,11 +573,13 @@ static void test_reload(void)
 	/* The key is back, so is its proof; anonymous access is off again,
 	 * so a connection admitted while it was on is refused now. */
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
-					 "client", proof), RMP_DETAIL_NONE);
+					 "client", srv, proof),
+		 RMP_DETAIL_NONE);
 	if (anon)
 		CHECK_EQ(rmp_tenants_check_proof(ts, anon, nonce,
 						 RMP_PROTO_VERSION, "client",
-						 proof), RMP_DETAIL_BAD_PROOF);
+						 srv, proof),
+			 RMP_DETAIL_BAD_PROOF);
 
 	/* A key file others can read fails the reload: nothing changes. */
 	if (chmod(open_file, 0644) == 0) {
