@@ -3,8 +3,12 @@
 #include "check.h"
 #include "auth.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,6 +175,108 @@ static void test_proof_inputs(void)
 	p[0] ^= 1;
 	p[RMP_PROOF_LEN - 1] ^= 0x80;
 	CHECK(!rmp_auth_equal(p, base));
+}
+
+/* ep4, ep6 -- the endpoint of an IPv4 / IPv6 address text and port. */
+static void ep4(const char *addr, uint16_t port,
+		uint8_t out[RMP_ENDPOINT_LEN])
+{
+	struct sockaddr_in in = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+
+	if (inet_pton(AF_INET, addr, &in.sin_addr) != 1 ||
+	    rmp_auth_endpoint((struct sockaddr *)&in, out))
+		abort();
+}
+
+static void ep6(const char *addr, uint16_t port, uint32_t scope,
+		uint8_t out[RMP_ENDPOINT_LEN])
+{
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(port),
+				    .sin6_flowinfo = htonl(scope),
+				    .sin6_scope_id = scope };
+
+	if (inet_pton(AF_INET6, addr, &in6.sin6_addr) != 1 ||
+	    rmp_auth_endpoint((struct sockaddr *)&in6, out))
+		abort();
+}
+
+/*
+ * The endpoint bytes: 16 address bytes, IPv4 mapped, then the port in
+ * network order; an IPv4 client and a server on :: (which sees the
+ * IPv4-mapped address) agree. Other families are refused.
+ */
+static void test_endpoint(void)
+{
+	static const uint8_t want6[RMP_ENDPOINT_LEN] = {
+		0x20, 0x01, 0x0d, 0xb8, [14] = 0x12, 0x34, 0x1d, 0x2f,
+	};
+	struct sockaddr_un un = { .sun_family = AF_UNIX };
+	uint8_t e[RMP_ENDPOINT_LEN], f[RMP_ENDPOINT_LEN];
+
+	ep4("192.0.2.1", 7471, e);
+	CHECK(!memcmp(e, srv, sizeof(e)));
+	ep6("::ffff:192.0.2.1", 7471, 0, f);
+	CHECK(!memcmp(f, srv, sizeof(f)));
+	/* IPv4-compatible (::a.b.c.d) is another address. */
+	ep6("::192.0.2.1", 7471, 0, f);
+	CHECK(memcmp(f, srv, sizeof(f)));
+
+	ep6("2001:db8::1234", 7471, 0, e);
+	CHECK(!memcmp(e, want6, sizeof(e)));
+	/* Scope id and flow label are local to a side: left out. */
+	ep6("2001:db8::1234", 7471, 3, f);
+	CHECK(!memcmp(f, e, sizeof(f)));
+
+	memset(e, 0xaa, sizeof(e));
+	CHECK_EQ(rmp_auth_endpoint((struct sockaddr *)&un, e), -EAFNOSUPPORT);
+	memset(f, 0, sizeof(f));
+	CHECK(!memcmp(e, f, sizeof(e)));
+	CHECK_EQ(rmp_auth_endpoint(NULL, e), -EAFNOSUPPORT);
+}
+
+/*
+ * A proof is for one server endpoint: the one a relay's victim reached
+ * (the relay's) does not make the proof for the server the relay
+ * forwards it to. Every endpoint byte counts.
+ */
+static void test_proof_endpoint(void)
+{
+	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], e[RMP_ENDPOINT_LEN];
+	uint8_t base[RMP_PROOF_LEN], p[RMP_PROOF_LEN];
+	size_t len, i, differ;
+
+	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
+	fill_nonce(nonce);
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", srv, base);
+
+	/* Another address, another port: another proof. */
+	ep4("192.0.2.2", 7471, e);
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	ep4("192.0.2.1", 7472, e);
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	ep6("2001:db8::1", 7471, 0, e);
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	CHECK(memcmp(p, base, sizeof(p)));
+
+	/* The client's IPv4 view and a server's IPv4-mapped view of one
+	 * endpoint: the same proof. */
+	ep6("::ffff:192.0.2.1", 7471, 0, e);
+	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	CHECK(!memcmp(p, base, sizeof(p)));
+
+	memcpy(e, srv, sizeof(e));
+	for (i = 0, differ = 0; i < RMP_ENDPOINT_LEN; i++) {
+		e[i] ^= 0x01;
+		rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+		e[i] ^= 0x01;
+		differ += !!memcmp(p, base, sizeof(p));
+	}
+	CHECK_EQ(differ, RMP_ENDPOINT_LEN);
+	rmp_wipe(key, sizeof(key));
 }
 
 static void test_key_parse(void)
@@ -558,6 +664,8 @@ int main(void)
 	CHECK_EQ(rmp_auth_init(), 0);
 	test_known_answers();
 	test_proof_inputs();
+	test_endpoint();
+	test_proof_endpoint();
 	test_key_parse();
 	test_key_load();
 	test_key_load_root_group();

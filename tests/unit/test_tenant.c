@@ -4,8 +4,10 @@
 #include "config.h"
 #include "tenant.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,6 +427,78 @@ static void test_proof(void)
 	rmp_tenants_free(ts);
 }
 
+/*
+ * A live relay: the victim reached the relay (192.0.2.66:7471) and made
+ * its proof for the relay's endpoint, with the nonce the relay passed on
+ * from us. The relay forwards it: refused as a wrong proof, and so is a
+ * proof for our address at another port. Our IPv4 address seen as
+ * IPv4-mapped (a listener on ::) is the same endpoint.
+ */
+static void test_proof_relay(void)
+{
+	static const uint8_t relay[RMP_ENDPOINT_LEN] = {
+		[10] = 0xff, 0xff, 192, 0, 2, 66, 0x1d, 0x2f,
+	};
+	static const uint8_t other_port[RMP_ENDPOINT_LEN] = {
+		[10] = 0xff, 0xff, 192, 0, 2, 1, 0x1d, 0x30,
+	};
+	struct sockaddr_in6 in6 = { .sin6_family = AF_INET6,
+				    .sin6_port = htons(7471) };
+	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], p[RMP_PROOF_LEN];
+	uint8_t mapped[RMP_ENDPOINT_LEN];
+	struct rmp_config cfg;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *a;
+	unsigned why;
+	size_t len;
+
+	make_config(&cfg, true);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	a = rmp_tenants_find(ts, "a", &why);
+	CHECK(a != NULL);
+	if (!a) {
+		rmp_tenants_free(ts);
+		return;
+	}
+	if (rmp_key_parse(key_a_hex, key, &len))
+		abort();
+	memset(nonce, 0x44, sizeof(nonce));
+
+	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
+		       relay, p);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "victim", srv, p),
+		 RMP_DETAIL_BAD_PROOF);
+	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
+		       other_port, p);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "victim", srv, p),
+		 RMP_DETAIL_BAD_PROOF);
+
+	/* The client saw 192.0.2.1:7471 (srv); we, on ::, see it mapped. */
+	if (inet_pton(AF_INET6, "::ffff:192.0.2.1", &in6.sin6_addr) != 1 ||
+	    rmp_auth_endpoint((struct sockaddr *)&in6, mapped))
+		abort();
+	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim", srv,
+		       p);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "victim", mapped, p),
+		 RMP_DETAIL_NONE);
+
+	/* The relayed proof stays wrong after the right one was accepted:
+	 * it is no replay, it never was good. */
+	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
+		       relay, p);
+	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+					 "victim", srv, p),
+		 RMP_DETAIL_BAD_PROOF);
+	rmp_wipe(key, sizeof(key));
+	rmp_tenants_free(ts);
+}
+
 /* Key files others can read, or that hold no key, fail the whole table. */
 static void test_bad_key_files(void)
 {
@@ -699,6 +773,7 @@ int main(void)
 	test_charge();
 	test_epoch();
 	test_proof();
+	test_proof_relay();
 	test_bad_key_files();
 	test_reload();
 
