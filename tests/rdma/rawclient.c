@@ -86,7 +86,7 @@
  *                                      attach read-only: READ works, an
  *                                      RDMA WRITE gets a remote access
  *                                      error
- *   rmp-raw HOST PORT auth wrong-key|replay|before-auth
+ *   rmp-raw HOST PORT auth wrong-key|replay|before-auth|relay
  *                                      a refused first message: its status
  *                                      and detail, no lease, and the
  *                                      server closes the connection
@@ -3035,6 +3035,10 @@ static int auth_key(uint8_t key[RMP_KEY_MAX], size_t *len)
  *                connection 2: -EKEYREJECTED, RMP_DETAIL_REPLAYED
  *   before-auth  ALLOC as the first message: -EACCES,
  *                RMP_DETAIL_NOT_AUTHED
+ *   relay        the right key and nonce, but the proof made for another
+ *                server (this one's address with its last byte changed):
+ *                what a relay forwards from the client it lured.
+ *                -EKEYREJECTED, RMP_DETAIL_BAD_PROOF
  */
 static int run_auth(const char *host, const char *port, const char *mode)
 {
@@ -3085,6 +3089,16 @@ static int run_auth(const char *host, const char *port, const char *mode)
 		if (auth_send(&r, proof, &rep))
 			goto out;
 		fails = refusal_ok(&rep, "AUTH with a wrong key",
+				   -EKEYREJECTED, RMP_DETAIL_BAD_PROOF);
+	} else if (!strcmp(mode, "relay")) {
+		if (raw_server(&r, server))
+			goto out;
+		server[15] ^= 0x01; /* the last address byte */
+		rmp_auth_proof(key, key_len, r.rep.nonce, r.rep.version,
+			       raw_tenant(), name, server, proof);
+		if (auth_send(&r, proof, &rep))
+			goto out;
+		fails = refusal_ok(&rep, "AUTH with a proof for another server",
 				   -EKEYREJECTED, RMP_DETAIL_BAD_PROOF);
 	} else if (!strcmp(mode, "replay")) {
 		if (!memcmp(r.rep.nonce, r1.rep.nonce, RMP_NONCE_LEN)) {
@@ -3561,7 +3575,8 @@ static int usage(void)
 		"               [--ttl S] [--access N] [--exclusive] [--read]\n"
 		"               [--expect ERRNO [--detail N]]\n"
 		"       rmp-raw HOST PORT rowrite TOKEN|ID SECRET\n"
-		"       rmp-raw HOST PORT auth wrong-key|replay|before-auth\n"
+		"       rmp-raw HOST PORT auth "
+		"wrong-key|replay|before-auth|relay\n"
 		"       rmp-raw HOST PORT tstat|idle\n"
 		"       rmp-raw HOST PORT free ID [ERRNO]\n"
 		"       rmp-raw HOST PORT stat [COUNT]\n"
@@ -3754,7 +3769,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "auth") && argc == 5) {
 		if (strcmp(argv[4], "wrong-key") && strcmp(argv[4], "replay") &&
-		    strcmp(argv[4], "before-auth"))
+		    strcmp(argv[4], "before-auth") && strcmp(argv[4], "relay"))
 			return usage();
 		return run_auth(host, port, argv[4]);
 	}

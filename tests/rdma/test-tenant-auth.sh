@@ -10,8 +10,10 @@
 #    an unknown tenant (connect reject reason 3), an anonymous client
 #    while anonymous access is off (reason 8), a proof replayed from
 #    another connection (-EKEYREJECTED, RMP_DETAIL_REPLAYED), a request
-#    before AUTH (-EACCES, RMP_DETAIL_NOT_AUTHED); the library reports
-#    the same (-EKEYREJECTED, -ECONNREFUSED);
+#    before AUTH (-EACCES, RMP_DETAIL_NOT_AUTHED), the right key's proof
+#    for another server's address, as a relay forwards it (-EKEYREJECTED,
+#    RMP_DETAIL_BAD_PROOF); the library reports the same (-EKEYREJECTED,
+#    -ECONNREFUSED);
 #  - a lease with a ttl of 1 s expires;
 #  - the daemon log has the audit lines of all this (grant, deny, free,
 #    expire, auth-fail with each reason) and no tenant key, no lease
@@ -125,6 +127,8 @@ grep -q "anonymous access is disabled" "$OUT/anon-lib.out" ||
 run replay as_a rmp_raw auth replay || rmp_fail "a replayed proof: not refused as it should be"
 run before-auth as_a rmp_raw auth before-auth ||
 	rmp_fail "a request before AUTH: not refused as it should be"
+run relay as_a rmp_raw auth relay ||
+	rmp_fail "a proof for another server: not refused as it should be"
 # None of them left a lease or a key behind.
 run a-stat2 as_a rmp_raw tstat || rmp_fail "a: tstat failed"
 [ "$(field a-stat2 leases)" = 1 ] && [ "$(field a-stat2 tenant_leases)" = 1 ] ||
@@ -152,13 +156,13 @@ expect_log_count 1 "audit: attach tenant=a client=rmp-raw-byid peer=[^ ]+ lease=
 expect_log_count 1 "audit: free tenant=a client=rmp-raw-byid peer=[^ ]+ lease=$H_A "
 expect_log_count 1 "audit: grant tenant=a .* lease=$H_E bytes=4096 ttl_ms=1000 "
 expect_log_count 1 "audit: expire tenant=a client=- peer=- lease=$H_E "
-expect_log_count 1 "audit: auth-fail tenant=a client=rmp-raw-auth peer=[^ ]+ reason=wrong-key$"
+expect_log_count 2 "audit: auth-fail tenant=a client=rmp-raw-auth peer=[^ ]+ reason=wrong-key$"
 expect_log_count 1 "audit: auth-fail tenant=a client=rmp-test peer=[^ ]+ reason=wrong-key$"
 expect_log_count 1 "audit: auth-fail tenant=a client=rmp-raw-auth peer=[^ ]+ reason=replayed-proof$"
 expect_log_count 1 "audit: auth-fail tenant=a client=rmp-raw-auth peer=[^ ]+ reason=request-before-auth$"
 expect_log_count 2 "audit: auth-fail tenant=nosuch client=rmp-[a-z-]+ peer=[^ ]+ reason=unknown-tenant$"
 expect_log_count 2 "audit: auth-fail tenant=- client=rmp-[a-z-]+ peer=[^ ]+ reason=anonymous-disabled$"
-expect_log_count 8 "audit: auth-fail "
+expect_log_count 9 "audit: auth-fail "
 daemon_stop
 cp "$RMP_DLOG" "$RMP_TMP/run1.log"
 
