@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <ifaddrs.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,6 +61,21 @@ int rmp_auth_endpoint(const struct sockaddr *sa,
 		return 0;
 	}
 	return -EAFNOSUPPORT;
+}
+
+bool rmp_auth_endpoint_local(const uint8_t ep[RMP_ENDPOINT_LEN])
+{
+	uint8_t have[RMP_ENDPOINT_LEN];
+	struct ifaddrs *ifa, *i;
+	bool local = false;
+
+	if (getifaddrs(&ifa))
+		return false;
+	for (i = ifa; i && !local; i = i->ifa_next)
+		local = !rmp_auth_endpoint(i->ifa_addr, have) &&
+			!memcmp(have, ep, RMP_ENDPOINT_LEN - 2);
+	freeifaddrs(ifa);
+	return local;
 }
 
 void rmp_auth_proof(const uint8_t *key, size_t key_len,

@@ -54,6 +54,13 @@ int rmp_auth_endpoint(const struct sockaddr *sa,
 		      uint8_t out[RMP_ENDPOINT_LEN]);
 
 /*
+ * rmp_auth_endpoint_local -- is the address of endpoint ep (the port is
+ * not looked at) one of this host's interface addresses? false also when
+ * they cannot be listed.
+ */
+bool rmp_auth_endpoint_local(const uint8_t ep[RMP_ENDPOINT_LEN]);
+
+/*
  * rmp_auth_proof -- the proof above into out. tenant and name are C
  * strings of at most 24 bytes (longer ones are cut: callers check);
  * server is the endpoint of rmp_auth_endpoint.

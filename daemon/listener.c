@@ -99,6 +99,7 @@ static unsigned choose_tenant(struct rmp_listener *ls, struct rdma_cm_id *id,
 static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		  const struct rdma_conn_param *param)
 {
+	const struct rmp_config *cfg = ls->conns->cfg;
 	struct rmp_auth_pending auth = { 0 };
 	struct rmp_conn_req req = { 0 };
 	struct rmp_conn_rep rep = { 0 };
@@ -149,9 +150,24 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		reject(ls, id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);
 		return;
 	}
+	/* On a wildcard that address comes from the client's CM header, and
+	 * the kernel only checks that it routes through our device: a peer
+	 * writing its own header could name a relay's address, the one the
+	 * relay's victim put in its proof. It must be one of ours. (A bound
+	 * listener only gets connections to its address.) */
+	if (ls->wildcard && !rmp_auth_endpoint_local(auth.server)) {
+		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
+			   "reason=foreign-address",
+			   req.tenant[0] ? req.tenant : "-", req.name, peer);
+		rmp_conns_note_failure(ls->conns, ip, peer,
+				       "connect: not to an address of ours",
+				       cfg->server.auth_failures_per_minute);
+		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, req.name, req.tenant);
+		return;
+	}
 	rep.version = RMP_PROTO_VERSION;
 	rep.keys_mode = (uint8_t)ls->conns->keys_mode;
-	rep.credits = ls->conns->cfg->server.credits;
+	rep.credits = cfg->server.credits;
 	rep.max_msg = RMP_MSG_MAX;
 	rmp_auth_random(rep.nonce, sizeof(rep.nonce));
 	memcpy(auth.nonce, rep.nonce, sizeof(auth.nonce));
@@ -225,6 +241,18 @@ void rmp_listener_dispatch(struct rmp_listener *ls)
 		log_err("rdma_get_cm_event: %s", strerror(errno));
 }
 
+/* any_addr -- sa is 0.0.0.0 or ::. */
+static bool any_addr(const struct sockaddr *sa)
+{
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+	const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+	if (sa->sa_family == AF_INET)
+		return in->sin_addr.s_addr == htonl(INADDR_ANY);
+	return sa->sa_family == AF_INET6 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
+}
+
 int rmp_listener_bind(struct rmp_listener *ls, const char *addr,
 		      unsigned port)
 {
@@ -251,6 +279,7 @@ int rmp_listener_bind(struct rmp_listener *ls, const char *addr,
 		return -EINVAL;
 	}
 	ret = rdma_bind_addr(ls->id, ai->ai_src_addr) ? -errno : 0;
+	ls->wildcard = any_addr(ai->ai_src_addr);
 	rdma_freeaddrinfo(ai);
 	if (ret)
 		log_err("bind %s:%s: %s", addr, ports, strerror(-ret));

@@ -21,6 +21,7 @@ struct rmp_listener {
 	struct rmp_tenants *tenants;
 	struct ibv_context *verbs;  /* connections on other devices: refused */
 	unsigned max_clients;
+	bool wildcard;              /* bound to 0.0.0.0 or :: */
 	bool draining;              /* refuse new connections */
 	bool device_lost;           /* DEVICE_REMOVAL seen: stop */
 	/* Connect requests refused since start, by enum rmp_reject_reason. */

@@ -19,7 +19,9 @@
 #    expire, auth-fail with each reason) and no tenant key, no lease
 #    secret; no client output holds a tenant key;
 #  - with [anonymous] enabled = yes an anonymous client can allocate (as
-#    tenant "anonymous"), but not touch a's lease.
+#    tenant "anonymous"), but not touch a's lease;
+#  - listening on 0.0.0.0, a's clients authenticate (the proof names the
+#    address they dialed) and a proof for another server is refused.
 source "$(dirname "$0")/lib.sh"
 rmp_init tenant-auth "$1"
 akey=$RMP_TMP/a.key
@@ -181,6 +183,23 @@ run anon-attach env RMPOOL_TENANT= "$RMP_RAW" "$RMP_TEST_ADDR" "$RMP_PORT" \
 	rmp_fail "an anonymous client could attach a's lease"
 run c-free as_a rmp_raw byid free "$token_c" || rmp_fail "a could not free its lease"
 daemon_stop
+cp "$RMP_DLOG" "$RMP_TMP/run2.log"
+
+# ---- listening on 0.0.0.0 (the default): the local address of a
+# connection is the one the client dialed, so proofs still match, and a
+# proof for another server is still refused.
+rmp_conf server listen 0.0.0.0
+daemon_start
+run wild-alloc as_a rmp_raw alloc 4096 60 --free ||
+	rmp_fail "listening on 0.0.0.0: a could not authenticate and allocate"
+run wild-lib env RMPOOL_TENANT=a RMPOOL_KEY_FILE="$akey" "$RMP_TESTBIN" \
+	connect "$RMP_TEST_ADDR" "$RMP_PORT" 0 ||
+	rmp_fail "listening on 0.0.0.0: librmpool could not authenticate"
+run wild-relay as_a rmp_raw auth relay ||
+	rmp_fail "listening on 0.0.0.0: a proof for another server was not refused"
+expect_log_count 1 "audit: auth-fail tenant=a client=rmp-raw-auth peer=[^ ]+ reason=wrong-key$"
+expect_log_count 0 "reason=foreign-address"
+daemon_stop
 
 # ---- no secret anywhere it does not belong. Half a key (32 of its 64
 # hex digits) is too much as well.
@@ -193,7 +212,8 @@ done
 # Control: the patterns do find the keys where they are.
 [ "$(grep -liF "${pats[@]}" "$RMP_KEY" "$akey" "$bkey" "$wrongkey" | wc -l)" -eq 4 ] ||
 	rmp_fail "the key patterns do not even match the key files"
-leaks=$(grep -liF "${pats[@]}" "$RMP_TMP/run1.log" "$RMP_DLOG" "$OUT"/*)
+leaks=$(grep -liF "${pats[@]}" "$RMP_TMP/run1.log" "$RMP_TMP/run2.log" \
+	"$RMP_DLOG" "$OUT"/*)
 [ -z "$leaks" ] || rmp_fail "tenant key text found in:" $leaks
 pats=()
 for t in "$token_a" "$token_e" "$token_c"; do
@@ -204,7 +224,8 @@ done
 # Control: the patterns do find the secrets in the tokens printed.
 [ "$(grep -liF "${pats[@]}" "$OUT/a-alloc.out" "$OUT/e-alloc.out" "$OUT/c-alloc.out" | wc -l)" -eq 3 ] ||
 	rmp_fail "the secret patterns do not even match the tokens printed"
-leaks=$(grep -liF "${pats[@]}" "$RMP_TMP/run1.log" "$RMP_DLOG")
+leaks=$(grep -liF "${pats[@]}" "$RMP_TMP/run1.log" "$RMP_TMP/run2.log" \
+	"$RMP_DLOG")
 [ -z "$leaks" ] || rmp_fail "a lease secret is in the daemon log:" $leaks
 echo "no tenant key in the daemon logs or $(ls "$OUT" | wc -l) client outputs;" \
 	"no lease secret in the daemon logs"

@@ -237,6 +237,25 @@ static void test_endpoint(void)
 }
 
 /*
+ * A wildcard listener takes its local address from the client's CM
+ * header and checks it with rmp_auth_endpoint_local: loopback is this
+ * host's, in either form, whatever the port; TEST-NET-1 is not.
+ */
+static void test_endpoint_local(void)
+{
+	uint8_t e[RMP_ENDPOINT_LEN];
+
+	ep4("127.0.0.1", 7471, e);
+	CHECK(rmp_auth_endpoint_local(e));
+	ep6("::ffff:127.0.0.1", 1, 0, e);
+	CHECK(rmp_auth_endpoint_local(e));
+	ep4("192.0.2.1", 7471, e);
+	CHECK(!rmp_auth_endpoint_local(e));
+	ep6("2001:db8::1", 7471, 0, e);
+	CHECK(!rmp_auth_endpoint_local(e));
+}
+
+/*
  * A proof is for one server endpoint: the one a relay's victim reached
  * (the relay's) does not make the proof for the server the relay
  * forwards it to. Every endpoint byte counts.
@@ -665,6 +684,7 @@ int main(void)
 	test_known_answers();
 	test_proof_inputs();
 	test_endpoint();
+	test_endpoint_local();
 	test_proof_endpoint();
 	test_key_parse();
 	test_key_load();
