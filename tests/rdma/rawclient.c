@@ -1496,6 +1496,14 @@ static int run_badconnect(const char *host, const char *port)
 	fails += bad_connect(host, port, "protocol 2 (an old client)", pdata,
 			     48, RMP_REJ_PROTO, true);
 
+	/* (e) a protocol 3 client: its proof names no server, a relay could
+	 * forward it */
+	req.proto_min = req.proto_max = 3;
+	if (rmp_conn_req_encode(pdata, sizeof(pdata), &req) < 0)
+		return 1;
+	fails += bad_connect(host, port, "protocol 3 (unbound proof)", pdata,
+			     sizeof(pdata), RMP_REJ_PROTO, true);
+
 	say("badconnect: %s (%d failed check(s))", fails ? "FAIL" : "PASS",
 	    fails);
 	return fails ? 1 : 0;

@@ -9,8 +9,8 @@
 #   - rmp-raw garbage: truncated message, unknown opcode, wrong version,
 #     huge payload_len, FREE of a missing lease, then a garbage stream
 #     until the daemon disconnects;
-#   - rmp-raw badconnect: no / bad-magic / newer-protocol / protocol-2
-#     connect data;
+#   - rmp-raw badconnect: no / bad-magic / newer-protocol / protocol-2 /
+#     protocol-3 connect data;
 #   - FREE of the well-behaved client's lease from another connection of
 #     its tenant without the secret (-ENOENT: a wrong secret looks like
 #     no lease; another tenant gets -EPERM, see test-tenant-auth);
