@@ -39,7 +39,13 @@ int rmp_device_open(struct rmp_device *d, struct ibv_context *verbs,
 	ret = rmp_set_nonblock(d->channel->fd);
 	if (ret)
 		return ret;
-	cqe = RMP_MIN(cqe, (uint32_t)d->attr.orig_attr.max_cqe);
+	/* A smaller CQ than the clients may fill overruns, and an overrun
+	 * stops every client: refuse instead. */
+	if (cqe > (uint32_t)d->attr.orig_attr.max_cqe) {
+		log_err("the completion queue needs %u entries, the device "
+			"allows %d", cqe, d->attr.orig_attr.max_cqe);
+		return -E2BIG;
+	}
 	d->cq = ibv_create_cq(verbs, (int)cqe, d, d->channel, 0);
 	if (!d->cq || ibv_req_notify_cq(d->cq, 0)) {
 		log_err("creating a completion queue of %u entries: %s", cqe,

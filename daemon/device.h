@@ -74,9 +74,10 @@ struct rmp_device {
 };
 
 /*
- * rmp_device_open -- query verbs, allocate the PD and the CQ (cqe entries,
- * capped by the device) on a non-blocking completion channel. Logs what
- * fails; 0 or -errno. Half-built state is released by rmp_device_close.
+ * rmp_device_open -- query verbs, allocate the PD and the CQ (cqe entries;
+ * -E2BIG when the device allows fewer) on a non-blocking completion
+ * channel. Logs what fails; 0 or -errno. Half-built state is released by
+ * rmp_device_close.
  */
 int rmp_device_open(struct rmp_device *d, struct ibv_context *verbs,
 		    uint32_t cqe);

@@ -575,6 +575,11 @@ int rmp_server_start(struct rmp_server *srv)
 	ret = rmp_device_open(&srv->dev, verbs, SRQ_MAX +
 			      cfg->server.max_clients *
 			      rmp_conn_cq_entries(credits));
+	if (ret == -E2BIG)
+		log_err("lower [server] max_clients (%u) or credits (%u): "
+			"each client may have %u completions due",
+			cfg->server.max_clients, credits,
+			rmp_conn_cq_entries(credits));
 	if (ret)
 		return ret;
 	ret = resolve_keys(srv, &access);
