@@ -37,6 +37,16 @@ verify_as() {
 	RMPOOL_TENANT=$1 RMPOOL_KEY_FILE=$2 "$RMP_TESTBIN" verify \
 		"$RMP_TEST_ADDR" "$RMP_PORT" "$3" $LEN "$4" "$5" 2>&1
 }
+# expect_verified WHAT INTACT GONE TENANT KEY FILE SEED GONE_ARG -- verify_as
+# must find INTACT leases intact and GONE gone (a failed check otherwise).
+expect_verified() {
+	local what=$1 intact=$2 gone=$3 out
+	shift 3
+	out=$(verify_as "$@") || fail_later "$what: $out"
+	echo "$what: $out"
+	grep -q "^VERIFIED $intact leases intact, $gone gone" <<<"$out" ||
+		fail_later "$what: want $intact intact, $gone gone"
+}
 # leases_of NAME -- how many leases rmpoolctl lists for tenant NAME.
 leases_of() {
 	ctl leases | awk -v t="$1" '$2 == t' | wc -l
@@ -65,15 +75,10 @@ daemon_log_has "tenant late: no key file yet" ||
 N=$((NA + NL + NT))
 daemon_log_has "recovered $N lease\(s\), $((N * LEN)) bytes, from the journal; not recovered: 0 expired, 0 damaged, 0 invalid, 0 overlapping, 0 of unknown tenants, 0 refused" ||
 	fail_later "the log does not say all $N leases were recovered"
-out=$(verify_as "" "" "$RMP_TMP/anon.tokens" 10 -1) ||
-	fail_later "anonymous leases after the restart: $out"
-echo "anonymous: $out"
-grep -q "^VERIFIED $NA leases intact, 0 gone" <<<"$out" ||
-	fail_later "not all $NA anonymous leases came back intact"
-out=$(verify_as test "$RMP_KEY" "$RMP_TMP/test.tokens" 30 -1) ||
-	fail_later "test's leases after the restart: $out"
-grep -q "^VERIFIED $NT leases intact, 0 gone" <<<"$out" ||
-	fail_later "not all $NT leases of test came back intact"
+expect_verified "anonymous leases after the restart" $NA 0 \
+	"" "" "$RMP_TMP/anon.tokens" 10 -1
+expect_verified "test's leases after the restart" $NT 0 \
+	test "$RMP_KEY" "$RMP_TMP/test.tokens" 30 -1
 got=$(leases_of late)
 [ "$got" -eq $NL ] || fail_later "late has $got leases after the restart, want $NL"
 # Its key back: a reload makes late usable, its holders attach again.
@@ -84,11 +89,8 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 daemon_log_has "reload done" || rmp_fail "the reload did not finish"
-out=$(verify_as late "$LATE_KEY" "$RMP_TMP/late.tokens" 20 -1) ||
-	fail_later "late's leases after its key came back: $out"
-echo "late: $out"
-grep -q "^VERIFIED $NL leases intact, 0 gone" <<<"$out" ||
-	fail_later "not all $NL leases of late came back intact"
+expect_verified "late's leases after its key came back" $NL 0 \
+	late "$LATE_KEY" "$RMP_TMP/late.tokens" 20 -1
 
 # 2. Anonymous access off at the start: its leases end, logged.
 sed -i 's/^enabled = yes$/enabled = no/' "$RMP_CONF"
@@ -105,14 +107,9 @@ sed -i 's/^enabled = no$/enabled = yes/' "$RMP_CONF"
 restart 3
 daemon_log_has "recovered $N lease\(s\), $((N * LEN)) bytes, from the journal; not recovered: 0 expired, 0 damaged, 0 invalid, 0 overlapping, 0 of unknown tenants" ||
 	fail_later "the third start did not recover $N leases"
-out=$(verify_as "" "" "$RMP_TMP/anon.tokens" 10 -2) ||
-	fail_later "anonymous attach after the third start: $out"
-echo "anonymous: $out"
-grep -q "^VERIFIED 0 leases intact, $NA gone" <<<"$out" ||
-	fail_later "dropped anonymous leases came back"
-out=$(verify_as late "$LATE_KEY" "$RMP_TMP/late.tokens" 20 -1) ||
-	fail_later "late's leases after the third start: $out"
-grep -q "^VERIFIED $NL leases intact, 0 gone" <<<"$out" ||
-	fail_later "not all $NL leases of late intact after the third start"
+expect_verified "dropped anonymous leases after the third start" 0 $NA \
+	"" "" "$RMP_TMP/anon.tokens" 10 -2
+expect_verified "late's leases after the third start" $NL 0 \
+	late "$LATE_KEY" "$RMP_TMP/late.tokens" 20 -1
 daemon_stop
 rmp_done
