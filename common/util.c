@@ -27,6 +27,14 @@ uint64_t rmp_now_ns(void)
  * where the precise clock has no vDSO (TCG guests read it through one
  * system call, ~1 us, several times per control request).
  */
+uint64_t rmp_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
 uint64_t rmp_coarse_lag_ms(void)
 {
 	static uint64_t lag;
@@ -39,14 +47,6 @@ uint64_t rmp_coarse_lag_ms(void)
 		      ((uint64_t)res.tv_nsec + 999999u) / 1000000u;
 	}
 	return lag;
-}
-
-uint64_t rmp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
 /*

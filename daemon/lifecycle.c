@@ -372,9 +372,10 @@ static void on_settle(evutil_socket_t fd, short what, void *arg)
  * or quarantine it. */
 static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
-	/* The precise clock: the coarse one may be a few ms behind, which
-	 * would shorten the grace by as much. */
-	uint64_t now = rmp_now_ns() / 1000000;
+	/* The coarse clock may be up to its lag behind: the grace counts
+	 * that too, so it lasts ZERO_GRACE_MS at least (and no system call
+	 * is made on a FREE's path for a precise now). */
+	uint64_t now = rmp_now_ms(), grace = ZERO_GRACE_MS + rmp_coarse_lag_ms();
 
 	TAILQ_REMOVE(&lc->ending, l, state_link);
 	lc->nrevoking--;
@@ -385,9 +386,9 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	}
 	set_state(l, RMP_LEASE_ZEROING);
 	lc->zeroing_bytes += l->ext.length;
-	l->zero_at_ms = now + ZERO_GRACE_MS;
+	l->zero_at_ms = now + grace;
 	TAILQ_INSERT_TAIL(&lc->settling, l, state_link);
-	arm_timer(lc->settle_ev, &lc->settle_at_ms, now, ZERO_GRACE_MS);
+	arm_timer(lc->settle_ev, &lc->settle_at_ms, now, grace);
 }
 
 /* drop_key -- k leaves its lease and holder, and is revoked. */
@@ -866,18 +867,16 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			return ret;
 		}
 	}
-	if (exclusive)
+	if (exclusive) {
 		l->owner_holder = h;
-	if (exclusive)
 		lc->n.takeovers++;
-	else
-		lc->n.attaches++;
-	if (exclusive)
 		audit(h, l->tenant, "takeover", l->id, "revoked=%u access=%#x",
 		      others, access);
-	else
+	} else {
+		lc->n.attaches++;
 		audit(h, l->tenant, "attach", l->id, "holders=%u access=%#x",
 		      l->nkeys, access);
+	}
 	*out = l;
 	*key = k;
 	return 0;
