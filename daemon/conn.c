@@ -837,11 +837,10 @@ static bool pending_not_admitted(struct rmp_conn *c)
 				   rdma_get_peer_addr(c->id));
 }
 
-unsigned rmp_conns_recheck_networks(struct rmp_conns *s)
+void rmp_conns_recheck_networks(struct rmp_conns *s)
 {
 	struct rmp_holder *h;
 	struct rmp_conn *c;
-	unsigned n = 0;
 
 	close_where(s, pending_not_admitted,
 		    "its tenant no longer admits its address");
@@ -855,9 +854,7 @@ unsigned rmp_conns_recheck_networks(struct rmp_conns *s)
 		log_notice("reload: %s: tenant %s no longer admits its "
 			   "address: no new lease, key or time for it",
 			   h->label, h->tenant->name);
-		n++;
 	}
-	return n;
 }
 
 void rmp_conns_close_all(struct rmp_conns *s, const char *why)

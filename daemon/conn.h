@@ -169,9 +169,9 @@ void rmp_conns_close_all(struct rmp_conns *s, const char *why);
  * rmp_conns_recheck_networks -- after a reload changed tenants' networks:
  * a connection whose address its tenant no longer admits gets no new
  * lease, key or time (as if the tenant were removed); one still to prove
- * its tenant is closed. Returns how many lost their rights (logged).
+ * its tenant is closed. Each is logged.
  */
-unsigned rmp_conns_recheck_networks(struct rmp_conns *s);
+void rmp_conns_recheck_networks(struct rmp_conns *s);
 /* Free what is left, completions due or not (last step of a stop). */
 void rmp_conns_force_free(struct rmp_conns *s);
 
