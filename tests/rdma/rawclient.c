@@ -3088,25 +3088,22 @@ static int run_auth(const char *host, const char *port, const char *mode)
 		say("FAIL: the connection was not established");
 		goto out;
 	}
-	if (!strcmp(mode, "wrong-key")) {
+	if (!strcmp(mode, "wrong-key") || !strcmp(mode, "relay")) {
+		/* One input of the proof wrong: the key, or the server. */
+		bool relay = !strcmp(mode, "relay");
+
 		if (raw_server(&r, server))
 			goto out;
-		key[0] ^= 0x5a;
+		if (relay)
+			server[15] ^= 0x01; /* the last address byte */
+		else
+			key[0] ^= 0x5a;
 		rmp_auth_proof(key, key_len, r.rep.nonce, r.rep.version,
 			       raw_tenant(), name, server, proof);
 		if (auth_send(&r, proof, &rep))
 			goto out;
-		fails = refusal_ok(&rep, "AUTH with a wrong key",
-				   -EKEYREJECTED, RMP_DETAIL_BAD_PROOF);
-	} else if (!strcmp(mode, "relay")) {
-		if (raw_server(&r, server))
-			goto out;
-		server[15] ^= 0x01; /* the last address byte */
-		rmp_auth_proof(key, key_len, r.rep.nonce, r.rep.version,
-			       raw_tenant(), name, server, proof);
-		if (auth_send(&r, proof, &rep))
-			goto out;
-		fails = refusal_ok(&rep, "AUTH with a proof for another server",
+		fails = refusal_ok(&rep, relay ? "AUTH with a proof for "
+				   "another server" : "AUTH with a wrong key",
 				   -EKEYREJECTED, RMP_DETAIL_BAD_PROOF);
 	} else if (!strcmp(mode, "replay")) {
 		if (!memcmp(r.rep.nonce, r1.rep.nonce, RMP_NONCE_LEN)) {
