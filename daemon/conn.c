@@ -88,12 +88,15 @@ static void maybe_free(struct rmp_conn *c)
 
 unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip)
 {
+	char block[RMP_PEER_BLOCK_LEN];
 	const struct rmp_conn *c;
 	unsigned n = 0;
 
+	rmp_peer_block(ip, block, sizeof(block));
 	/* Linear in the clients (max_clients): only on a connect. */
 	TAILQ_FOREACH(c, &s->list, link)
-		if (c->state != RMP_CONN_CLOSING && !strcmp(c->peer_ip, ip))
+		if (c->state != RMP_CONN_CLOSING &&
+		    !strcmp(c->peer_block, block))
 			n++;
 	return n;
 }
@@ -103,17 +106,19 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 			    unsigned max_per_minute)
 {
 	const struct rmp_config *cfg = s->cfg;
+	char block[RMP_PEER_BLOCK_LEN];
 	bool cooldown;
 	unsigned n;
 
+	rmp_peer_block(ip, block, sizeof(block));
 	n = rmp_guard_note(s->guard, ip, rmp_now_ms(), max_per_minute,
 			   cfg->server.access_cooldown_ms, &cooldown);
 	log_warn("%s: %s (%u errors from %s within a minute)", label, what, n,
-		 ip);
+		 block);
 	if (cooldown)
 		log_warn("refusing connections from %s for %" PRIu64 " s: "
 			 "more than %u access or authentication errors "
-			 "within a minute", ip,
+			 "within a minute", block,
 			 cfg->server.access_cooldown_ms / 1000, max_per_minute);
 }
 
@@ -714,6 +719,7 @@ int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 	rmp_strlcpy(c->name, name, sizeof(c->name));
 	rmp_strlcpy(c->peer, peer, sizeof(c->peer));
 	rmp_strlcpy(c->peer_ip, peer_ip, sizeof(c->peer_ip));
+	rmp_peer_block(peer_ip, c->peer_block, sizeof(c->peer_block));
 	snprintf(c->holder.label, sizeof(c->holder.label),
 		 "client #%" PRIu64 " (%s, %s)", c->serial, name, peer);
 	TAILQ_INIT(&c->holder.keys);

@@ -48,6 +48,7 @@ struct rmp_conn {
 	char name[RMP_NAME_MAX + 1];
 	char peer[80];            /* "ADDR:PORT" */
 	char peer_ip[64];         /* "ADDR" */
+	char peer_block[64];      /* counted in: rmp_peer_block */
 	enum rmp_conn_state state;
 	unsigned bad_msgs;        /* garbage counter; too many: close */
 	/* Until its AUTH proves the tenant (holder.tenant set), a
@@ -104,7 +105,8 @@ void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 		    struct rmp_tenants *tenants, const struct rmp_config *cfg,
 		    struct rmp_pool *pool, enum rmp_keys_mode keys_mode);
 
-/* rmp_conns_count_peer -- open connections from address ip. */
+/* rmp_conns_count_peer -- open connections from ip's block
+ * (rmp_peer_block). */
 unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip);
 
 /*

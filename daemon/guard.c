@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* guard.c -- remote access errors per peer address, and their cool-down. */
+#include <arpa/inet.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,10 +9,9 @@
 #include "util.h"
 
 #define WINDOW_MS 60000u
-#define IP_LEN 64
 
 struct peer {
-	char ip[IP_LEN];     /* "" = free slot */
+	char ip[RMP_PEER_BLOCK_LEN]; /* the block; "" = free slot */
 	uint64_t window_ms;  /* start of the counting window */
 	unsigned count;      /* errors in the window */
 	uint64_t until_ms;   /* refused until then */
@@ -39,32 +40,68 @@ void rmp_guard_free(struct rmp_guard *g)
 	free(g);
 }
 
-static const struct peer *find(const struct rmp_guard *g, const char *ip)
+void rmp_peer_block(const char *ip, char *out, size_t len)
+{
+	static const uint8_t v4_mapped[12] = { [10] = 0xff, [11] = 0xff };
+	struct in6_addr a6;
+	struct in_addr a4;
+	char text[INET6_ADDRSTRLEN];
+
+	if (inet_pton(AF_INET, ip, &a4) == 1) {
+		inet_ntop(AF_INET, &a4, out, (socklen_t)len);
+		return;
+	}
+	if (inet_pton(AF_INET6, ip, &a6) != 1) {
+		rmp_strlcpy(out, ip, len);
+		return;
+	}
+	if (!memcmp(a6.s6_addr, v4_mapped, sizeof(v4_mapped))) {
+		memcpy(&a4, a6.s6_addr + 12, 4);
+		inet_ntop(AF_INET, &a4, out, (socklen_t)len);
+		return;
+	}
+	memset(a6.s6_addr + 8, 0, 8);
+	inet_ntop(AF_INET6, &a6, text, sizeof(text));
+	snprintf(out, len, "%s/64", text);
+}
+
+static const struct peer *find(const struct rmp_guard *g, const char *block)
 {
 	for (unsigned i = 0; i < g->n; i++)
-		if (g->peers[i].ip[0] && !strcmp(g->peers[i].ip, ip))
+		if (g->peers[i].ip[0] && !strcmp(g->peers[i].ip, block))
 			return &g->peers[i];
 	return NULL;
 }
 
-/* slot_for -- ip's slot, or a free / least recently seen one for it. */
-static struct peer *slot_for(struct rmp_guard *g, const char *ip)
+/* Whether a slot should give way to b rather than to a new block: a free
+ * slot first, then the least recently seen of those not cooling down (a
+ * guesser must not end its own cool-down by bringing new blocks), then
+ * the cool-down that ends first. */
+static bool evict_before(const struct peer *a, const struct peer *b,
+			 uint64_t now_ms)
 {
-	struct peer *p = (struct peer *)find(g, ip), *old = &g->peers[0];
+	bool a_cool = a->until_ms > now_ms, b_cool = b->until_ms > now_ms;
+
+	if (!a->ip[0] || !b->ip[0])
+		return !a->ip[0] && b->ip[0];
+	if (a_cool != b_cool)
+		return !a_cool;
+	return a_cool ? a->until_ms < b->until_ms : a->seen_ms < b->seen_ms;
+}
+
+/* slot_for -- the block's slot, or the one it takes over. */
+static struct peer *slot_for(struct rmp_guard *g, const char *block,
+			     uint64_t now_ms)
+{
+	struct peer *p = (struct peer *)find(g, block), *old = &g->peers[0];
 
 	if (p)
 		return p;
-	for (unsigned i = 0; i < g->n; i++) {
-		p = &g->peers[i];
-		if (!p->ip[0]) {
-			old = p;
-			break;
-		}
-		if (p->seen_ms < old->seen_ms)
-			old = p;
-	}
+	for (unsigned i = 1; i < g->n; i++)
+		if (evict_before(&g->peers[i], old, now_ms))
+			old = &g->peers[i];
 	memset(old, 0, sizeof(*old));
-	rmp_strlcpy(old->ip, ip, sizeof(old->ip));
+	rmp_strlcpy(old->ip, block, sizeof(old->ip));
 	return old;
 }
 
@@ -72,8 +109,11 @@ unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 			unsigned max_per_minute, uint64_t cooldown_ms,
 			bool *cooldown_started)
 {
-	struct peer *p = slot_for(g, ip);
+	char block[RMP_PEER_BLOCK_LEN];
+	struct peer *p;
 
+	rmp_peer_block(ip, block, sizeof(block));
+	p = slot_for(g, block, now_ms);
 	*cooldown_started = false;
 	p->seen_ms = now_ms;
 	if (p->count == 0 || now_ms - p->window_ms >= WINDOW_MS) {
@@ -92,7 +132,10 @@ unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 			    uint64_t now_ms)
 {
-	const struct peer *p = find(g, ip);
+	char block[RMP_PEER_BLOCK_LEN];
+	const struct peer *p;
 
+	rmp_peer_block(ip, block, sizeof(block));
+	p = find(g, block);
 	return p && p->until_ms > now_ms ? p->until_ms - now_ms : 0;
 }

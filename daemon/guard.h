@@ -4,23 +4,36 @@
 #define RMP_GUARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
  * A client that guesses rkeys causes remote access errors. The guard
- * counts them per peer IP address over one-minute windows; more than
- * max_per_minute starts a cool-down during which the listener refuses
- * that address. Guessing an 8-bit key tag then takes hours, not seconds,
- * and every error is in the log. Pure bookkeeping: no I/O.
+ * counts them per peer block (rmp_peer_block) over one-minute windows;
+ * more than max_per_minute starts a cool-down during which the listener
+ * refuses that block. Guessing an 8-bit key tag then takes hours, not
+ * seconds, and every error is in the log. Pure bookkeeping: no I/O.
  */
 struct rmp_guard;
 
-/* Remembers at most `slots` addresses (least recently seen evicted). */
+/*
+ * rmp_peer_block -- the unit a peer's address is counted in, as text: an
+ * IPv4 address itself; an IPv6 address's /64 ("2001:db8:1:2::/64"), since
+ * one host is commonly given a whole /64 and could otherwise take a fresh
+ * address for every few guesses; an IPv4-mapped IPv6 address as IPv4.
+ * Text that is no address is its own block.
+ */
+#define RMP_PEER_BLOCK_LEN 64
+void rmp_peer_block(const char *ip, char *out, size_t len);
+
+/* Remembers at most `slots` blocks; a new one takes the place of the
+ * least recently seen that is not cooling down (of the one whose
+ * cool-down ends first if all are). */
 struct rmp_guard *rmp_guard_new(unsigned slots);
 void rmp_guard_free(struct rmp_guard *g);
 
 /*
- * rmp_guard_note -- one access error from ip at now_ms. Returns the count
+ * rmp_guard_note -- one access error from ip (its block) at now_ms. Returns the count
  * in the current window; sets *cooldown_started when this error started a
  * cool-down of cooldown_ms (max_per_minute 0: never).
  */
@@ -28,7 +41,8 @@ unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 			unsigned max_per_minute, uint64_t cooldown_ms,
 			bool *cooldown_started);
 
-/* rmp_guard_refusing -- ms left of ip's cool-down at now_ms (0: none). */
+/* rmp_guard_refusing -- ms left of the cool-down of ip's block at now_ms
+ * (0: none). */
 uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 			    uint64_t now_ms);
 

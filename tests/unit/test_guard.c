@@ -5,6 +5,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #define MIN_MS 60000u
 
@@ -77,10 +79,85 @@ static void test_eviction(void)
 	rmp_guard_free(g);
 }
 
+/* A block that is cooling down keeps its slot however many new blocks
+ * come: here 3 slots, one cooling, 100 other blocks with errors after. */
+static void test_eviction_keeps_cooldown(void)
+{
+	struct rmp_guard *g = rmp_guard_new(3);
+	char ip[32];
+	bool started;
+
+	for (unsigned i = 0; i < 3; i++)
+		rmp_guard_note(g, "203.0.113.9", 100 + i, 2, 60000, &started);
+	CHECK(started);
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(ip, sizeof(ip), "198.51.100.%u", i);
+		rmp_guard_note(g, ip, 1000 + i, 2, 60000, &started);
+	}
+	CHECK_EQ(rmp_guard_refusing(g, "203.0.113.9", 2000), 58102);
+	/* With every slot cooling, the cool-down that ends first goes. */
+	for (unsigned i = 0; i < 3; i++) {
+		rmp_guard_note(g, "192.0.2.1", 3000 + i, 2, 60000, &started);
+		rmp_guard_note(g, "192.0.2.2", 3000 + i, 2, 60000, &started);
+	}
+	CHECK(rmp_guard_refusing(g, "192.0.2.1", 4000) > 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.2", 4000) > 0);
+	CHECK(rmp_guard_refusing(g, "203.0.113.9", 4000) > 0);
+	for (unsigned i = 0; i < 3; i++)
+		rmp_guard_note(g, "192.0.2.3", 5000 + i, 2, 60000, &started);
+	CHECK_EQ(rmp_guard_refusing(g, "203.0.113.9", 5010), 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.1", 5010) > 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.3", 5010) > 0);
+	rmp_guard_free(g);
+}
+
+static void check_block(const char *ip, const char *want)
+{
+	char out[RMP_PEER_BLOCK_LEN];
+
+	rmp_peer_block(ip, out, sizeof(out));
+	CHECK_STR(out, want);
+}
+
+/* IPv4 counts per address, IPv6 per /64, v4-mapped as IPv4. */
+static void test_block(void)
+{
+	check_block("192.0.2.7", "192.0.2.7");
+	check_block("2001:db8:1:2::1", "2001:db8:1:2::/64");
+	check_block("2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64");
+	check_block("2001:DB8:1:2:0:0:0:9", "2001:db8:1:2::/64");
+	check_block("2001:db8:1:3::1", "2001:db8:1:3::/64");
+	check_block("::ffff:192.0.2.7", "192.0.2.7");
+	check_block("fe80::1", "fe80::/64");
+	check_block("not an address", "not an address");
+}
+
+/* Errors from many addresses of one /64 add up to one cool-down that
+ * refuses the whole /64 and nothing beside it. */
+static void test_ipv6_block(void)
+{
+	struct rmp_guard *g = rmp_guard_new(8);
+	bool started = false;
+	char ip[64];
+
+	for (unsigned i = 1; i <= 6; i++) {
+		snprintf(ip, sizeof(ip), "2001:db8:7:7::%x", i);
+		CHECK(!started);
+		rmp_guard_note(g, ip, 100 + i, 5, 30000, &started);
+	}
+	CHECK(started);
+	CHECK(rmp_guard_refusing(g, "2001:db8:7:7:1234::99", 200) > 0);
+	CHECK_EQ(rmp_guard_refusing(g, "2001:db8:7:8::1", 200), 0);
+	rmp_guard_free(g);
+}
+
 int main(void)
 {
 	test_threshold();
 	test_window();
 	test_eviction();
+	test_eviction_keeps_cooldown();
+	test_block();
+	test_ipv6_block();
 	return check_done();
 }
