@@ -621,7 +621,8 @@ static int raw_connect(struct raw *r, const char *what, const char *host,
 		.retry_count = r->retry_count ? r->retry_count : 7,
 		.rnr_retry_count = 7,
 	};
-	struct rdma_addrinfo *ai;
+	struct rdma_addrinfo *ai, *src = NULL;
+	const char *src_host = getenv("RMP_RAW_SRC");
 	struct rdma_cm_event *ev;
 	int ret;
 
@@ -643,8 +644,19 @@ static int raw_connect(struct raw *r, const char *what, const char *host,
 		    strerror(errno));
 		return -1;
 	}
-	ret = rdma_resolve_addr(r->id, NULL, ai->ai_dst_addr, 5000);
+	/* RMP_RAW_SRC: connect from this local address (one of several). */
+	if (src_host && *src_host &&
+	    rdma_getaddrinfo(src_host, NULL, &hints, &src)) {
+		say("%s: rdma_getaddrinfo(RMP_RAW_SRC %s): %s", what,
+		    src_host, strerror(errno));
+		rdma_freeaddrinfo(ai);
+		return -1;
+	}
+	ret = rdma_resolve_addr(r->id, src ? src->ai_dst_addr : NULL,
+				ai->ai_dst_addr, 5000);
 	rdma_freeaddrinfo(ai);
+	if (src)
+		rdma_freeaddrinfo(src);
 	if (ret) {
 		say("%s: rdma_resolve_addr: %s", what, strerror(errno));
 		return -1;

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-peer-block.sh PORT -- an IPv6 peer is counted by its /64.
+#
+# The guest's RDMA netdev gets four IPv6 addresses: ::1, ::2, ::3 of
+# 2001:db8:5:6::/64 (the daemon listens on ::1) and 2001:db8:5:7::1,
+# another /64 on the same link. rmp-raw connects from a chosen one
+# (RMP_RAW_SRC).
+# Run 1: connections_per_address = 2. One connection held from ::1 and
+# one from ::2; a third from ::3 is rejected with reason 10 (peer full):
+# three addresses, one /64. From the other /64 a connection is accepted.
+# Run 2: auth_failures_per_minute = 2. Three connections that never
+# authenticate, from ::1, ::2 and ::3, count as three failed proofs of
+# one /64: a connection from ::3 is then refused (reason 7), and the
+# daemon logs the /64 it refuses; the other /64 still connects.
+source "$(dirname "$0")/lib.sh"
+rmp_init peer-block "$1"
+
+net=2001:db8:5:6
+other=2001:db8:5:7::1
+dev=$(ip -o -4 addr show | awk -v a="$RMP_TEST_ADDR" \
+	'{ split($4, p, "/"); if (p[1] == a) print $2 }')
+[ -n "$dev" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
+added=()
+cleanup_addrs() {
+	for a in "${added[@]}"; do
+		ip -6 addr del "$a" dev "$dev" 2>/dev/null || true
+	done
+}
+trap cleanup_addrs EXIT
+for a in $net::1/64 $net::2/64 $net::3/64 $other/64; do
+	ip -6 addr add "$a" dev "$dev" nodad ||
+		rmp_fail "cannot add $a to $dev (IPv6 off in this guest?)"
+	added+=("$a")
+done
+# The RDMA core adds a GID for each address; wait until all are there.
+for _ in $(seq 1 50); do
+	n=$(cat /sys/class/infiniband/*/ports/1/gids/* 2>/dev/null |
+		grep -c '^2001:0db8:0005:000[67]:') || true
+	[ "$n" -ge 4 ] && break
+	sleep 0.1
+done
+[ "$n" -ge 4 ] || rmp_fail "only $n of 4 IPv6 GIDs appeared on the RDMA device"
+
+RMP_TEST_ADDR=$net::1
+rmp_conf server listen "$net::1"
+from() { RMP_RAW_SRC=$1 "${@:2}"; }
+
+# ---- run 1: connections per address.
+rmp_conf server connections_per_address 2
+daemon_start
+from "$net::1" raw_bg_start h1 '^CONNECTED' idle
+from "$net::2" raw_bg_start h2 '^CONNECTED' idle
+check from "$net::3" rmp_raw connect peer-full
+check from "$other" rmp_raw connect ok
+daemon_log_has "rejected connection from $net::3" ||
+	rmp_fail "the daemon did not log the rejected connection from $net::3"
+raw_bg_stop h2 || rmp_fail "a held connection was dropped"
+raw_bg_stop h1 || rmp_fail "a held connection was dropped"
+daemon_stop
+
+# ---- run 2: failed proofs.
+rmp_conf server connections_per_address 16
+rmp_conf server auth_timeout 500ms
+rmp_conf server auth_failures_per_minute 2
+rmp_conf server access_cooldown 60s
+daemon_start
+for i in 1 2 3; do
+	check from "$net::$i" rmp_raw silent 10
+done
+check from "$net::3" rmp_raw connect cooldown
+daemon_log_has "refusing connections from $net::/64 for 60 s" ||
+	rmp_fail "the daemon did not log the cool-down of $net::/64"
+check from "$other" rmp_raw connect ok
+daemon_stop
+rmp_pass
