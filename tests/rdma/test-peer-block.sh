@@ -22,7 +22,10 @@ dev=$(ip -o -4 addr show | awk -v a="$RMP_TEST_ADDR" \
 	'{ split($4, p, "/"); if (p[1] == a) print $2 }')
 [ -n "$dev" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
 added=()
+# lib.sh's cleanup (daemon, background clients) runs too; the addresses
+# go after it, so that the next test finds the netdev as it was.
 cleanup_addrs() {
+	rmp_cleanup
 	for a in "${added[@]}"; do
 		ip -6 addr del "$a" dev "$dev" 2>/dev/null || true
 	done
