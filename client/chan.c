@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "rmp_internal.h"
+#include "spin.h"
 #include "util.h"
 
 const char *rmpc_wr_name(unsigned opcode)
@@ -291,35 +292,18 @@ static void cm_events(struct rmp_client *c)
 	}
 }
 
-/*
- * Spinning pays when the wait ends while the CPU still polls: then no
- * interrupt, no wake-up and no system call lie on the path. So a kind of
- * wait polls about twice as long as its recent average, at least
- * RMPC_SPIN_MIN_NS; if that average is beyond spin_max_us, spinning would
- * mostly burn CPU before sleeping anyway, so only the minimum is spent.
- * The average includes waits that ended asleep, so after a slow spell
- * the budget grows to cover the waits again, and it shrinks as they get
- * shorter. spin_max_us = 0 never spins.
- */
 static uint64_t spin_ns(const struct rmp_client *c, enum rmpc_wait_kind kind)
 {
-	uint64_t max = (uint64_t)c->opts.spin_max_us * 1000;
-	uint64_t want = 2 * c->wait_avg_ns[kind];
-
-	if (!max)
-		return 0;
-	if (kind == RMPC_WAIT_OTHER || want > max)
-		return RMP_MIN(max, (uint64_t)RMPC_SPIN_MIN_NS);
-	return RMP_MAX(want, (uint64_t)RMPC_SPIN_MIN_NS);
+	return rmpc_spin_budget_ns(c->wait_avg_ns[kind],
+				   (uint64_t)c->opts.spin_max_us * 1000,
+				   kind == RMPC_WAIT_OTHER);
 }
 
-/* Moving average over about the last 8 waits of a kind. */
 static void wait_took(struct rmp_client *c, enum rmpc_wait_kind kind,
 		      uint64_t ns)
 {
-	uint64_t *avg = &c->wait_avg_ns[kind];
-
-	*avg = *avg ? *avg - *avg / 8 + ns / 8 : ns;
+	c->wait_avg_ns[kind] = rmpc_spin_avg_ns(c->wait_avg_ns[kind], ns,
+					 (uint64_t)c->opts.spin_max_us * 1000);
 }
 
 int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,

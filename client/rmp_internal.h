@@ -40,8 +40,7 @@
 #define RMPC_WRID_RECV (UINT64_C(1) << 63)
 #define RMPC_ERRBUF 256u
 #define RMPC_HOST_MAX RMP_TOKEN_HOST_MAX
-/* Adaptive spinning before a wait sleeps (see rmpc_wait). */
-#define RMPC_SPIN_MIN_NS 20000u
+/* Adaptive spinning before a wait sleeps (spin.h). */
 #define RMPC_DEF_SPIN_MAX_US 1000u
 #define RMPC_MAX_SPIN_MAX_US 1000000u
 #define RMPC_MAX_RECONNECT_MS 60000u

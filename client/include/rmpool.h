@@ -141,7 +141,8 @@ struct rmp_client_opts {
 				 * completion queue before it sleeps;
 				 * default 1000, at most 1000000. The spin
 				 * adapts: about twice the recent time such
-				 * a wait took, at least 20 us, and none
+				 * a wait took (a single wait counted as at
+				 * most this), at least 20 us, and none
 				 * beyond this when waits take longer.
 				 * 0 = sleep at once (no CPU spent waiting,
 				 * a wake-up added to every call). */
