@@ -53,12 +53,15 @@
  * a message on stderr and exit status 1 (2 for a usage error).
  *
  * Output: one line per result on stdout, key=value, fixed order:
- *   rmpool read-lat size=64 iters=2000 min=.. median=.. p99=.. p99.9=.. avg=.. us
+ *   rmpool read-lat size=64 iters=2000 min=.. median=.. p99=.. p99.9=.. avg=.. us sleeps=..
  *   rmpool read-lat-poll size=64 ...            (the same with --busy-poll)
  *   rmpool write-bw size=65536 iters=2000 depth=16 MB/s=.. MiB/s=.. Gb/s=.. ops/s=..
  * or with --json:
  *   {"tool":"rmpool","mode":"read-lat","size":64,"iters":2000,"min_us":..,
- *    "median_us":..,"p99_us":..,"p999_us":..,"avg_us":..}
+ *    "median_us":..,"p99_us":..,"p999_us":..,"avg_us":..,"sleeps_per_op":..}
+ * sleeps: the thread's voluntary context switches per timed operation (a
+ * waiting call that slept on the completion channel, or a control
+ * request's; 0 for a caller that only polls).
  *   {"tool":"rmpool","mode":"write-bw","size":65536,"iters":2000,"depth":16,
  *    "MBps":..,"MiBps":..,"Gbps":..,"ops_per_s":..}
  * Latencies are in microseconds, measured per call with CLOCK_MONOTONIC;
@@ -75,6 +78,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,8 +159,8 @@ static void usage(FILE *f)
 		"  --progress    a progress line on stderr once a second (the\n"
 		"                default when stderr is a terminal)\n"
 		"Prints a line per size: rmpool MODE size=.. iters=.. then min= "
-		"median= p99= p99.9= avg= us (latency) or MB/s= MiB/s= Gb/s= "
-		"ops/s= (bw).\n",
+		"median= p99= p99.9= avg= us sleeps= (latency; sleeps per "
+		"operation) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
 		RMP_DEFAULT_PORT);
 }
 
@@ -658,9 +662,20 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* voluntary_switches -- times this thread has slept so far (a waiting
+ * call that sleeps on the completion channel is one). */
+static uint64_t voluntary_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return 0;
+	return (uint64_t)ru.ru_nvcsw;
+}
+
 static void run_lat(struct bench *bp)
 {
-	uint64_t *t, i, t0, sum = 0, median2, p99i, p999i;
+	uint64_t *t, i, t0, sum = 0, median2, p99i, p999i, sleeps;
 	char name[32];
 	int err;
 
@@ -679,12 +694,14 @@ static void run_lat(struct bench *bp)
 		one_op(bp);
 		progress(bp, "warm-up", i, bp->warmup);
 	}
+	sleeps = voluntary_switches();
 	for (i = 0; i < bp->iters; i++) {
 		t0 = now_ns();
 		one_op(bp);
 		t[i] = now_ns() - t0;
 		progress(bp, "timed", i, bp->iters);
 	}
+	sleeps = voluntary_switches() - sleeps;
 	qsort(t, bp->iters, sizeof(*t), cmp_u64);
 	for (i = 0; i < bp->iters; i++)
 		sum += t[i];
@@ -699,12 +716,13 @@ static void run_lat(struct bench *bp)
 		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
 		       "\"iters\":%" PRIu64 ",\"min_us\":%.2f,\"median_us\":"
 		       "%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"avg_us\":"
-		       "%.2f}\n" :
+		       "%.2f,\"sleeps_per_op\":%.3f}\n" :
 		       "rmpool %s size=%zu iters=%" PRIu64 " min=%.2f median="
-		       "%.2f p99=%.2f p99.9=%.2f avg=%.2f us\n",
+		       "%.2f p99=%.2f p99.9=%.2f avg=%.2f us sleeps=%.3f\n",
 	       name, bp->size, bp->iters, t[0] / 1e3, median2 / 2e3,
 	       t[p99i - 1] / 1e3, t[p999i - 1] / 1e3,
-	       (double)sum / (double)bp->iters / 1e3);
+	       (double)sum / (double)bp->iters / 1e3,
+	       (double)sleeps / (double)bp->iters);
 	free(t);
 }
 

@@ -21,6 +21,8 @@
 # a spin check (every 16 polls) or a sleep. It read it four times before
 # (the lease's expiry check and the wait's deadline besides). On hardware
 # both are 0.
+# Last, rmpool-bench's own count of sleeps: none for a polled READ, some
+# for control requests that may not spin.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init syscalls "$1"
@@ -97,6 +99,28 @@ echo "clock_gettime per operation: sync $sync_clock, polled $polled_clock" \
 awk -v s="$sync_clock" -v p="$polled_clock" 'BEGIN { exit !(s - p <= 2.5) }' ||
 	fail_later "a synchronous READ reads the clock $sync_clock times," \
 		"a polled one $polled_clock: want at most 2.5 more"
+
+# rmpool-bench's sleeps= (voluntary context switches per operation) is
+# what tells a wait that slept: a polled READ never sleeps. A READ that
+# may not spin does not either on Soft-RoCE in one guest (the kernel
+# carries the READ out inside the doorbell's system call, and its
+# completion is there once the CQ is armed: measured 0.000), so the
+# counter is checked on ALLOC+FREE pairs that may not spin: their replies
+# come from the daemon, another process, and the client sleeps for them.
+echo "==== sleeps per operation, as rmpool-bench counts them"
+sleeps() {
+	"$BENCH" -s "$RMP_SERVER" --iters 200 "$@" |
+		sed -nE 's/^rmpool .* sleeps=([0-9.]+)$/\1/p'
+}
+polled_sleeps=$(sleeps --size 64 --busy-poll read-lat)
+sync_sleeps=$(sleeps --size 64 --spin-max-us 0 read-lat)
+ctl_sleeps=$(sleeps --spin-max-us 0 alloc-lat)
+echo "READ polled $polled_sleeps, READ never spinning $sync_sleeps" \
+	"(reported), ALLOC+FREE never spinning $ctl_sleeps"
+awk -v v="$polled_sleeps" 'BEGIN { exit !(v != "" && v < 0.01) }' ||
+	fail_later "a polled READ slept ${polled_sleeps:-?} times an operation, want none"
+awk -v v="$ctl_sleeps" 'BEGIN { exit !(v != "" && v >= 0.5) }' ||
+	fail_later "ALLOC+FREE pairs that may not spin slept ${ctl_sleeps:-?} times a pair: the counter does not see sleeps"
 
 daemon_stop
 rmp_done
