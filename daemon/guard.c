@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* guard.c -- remote access errors per peer address, and their cool-down. */
+/* guard.c -- remote access errors per peer block, and their cool-down. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,10 +73,10 @@ static const struct peer *find(const struct rmp_guard *g, const char *block)
 	return NULL;
 }
 
-/* Whether a slot should give way to b rather than to a new block: a free
- * slot first, then the least recently seen of those not cooling down (a
- * guesser must not end its own cool-down by bringing new blocks), then
- * the cool-down that ends first. */
+/* evict_before -- whether a new block should take slot a rather than
+ * slot b: a free slot first, then the least recently seen of those not
+ * cooling down (a guesser must not end its own cool-down by bringing new
+ * blocks), then the cool-down that ends first. */
 static bool evict_before(const struct peer *a, const struct peer *b,
 			 uint64_t now_ms)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* guard.h -- remote access errors per peer address, and their cool-down. */
+/* guard.h -- remote access errors per peer block, and their cool-down. */
 #ifndef RMP_GUARD_H
 #define RMP_GUARD_H
 
