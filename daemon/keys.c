@@ -25,7 +25,7 @@ static unsigned to_ibv_access(uint32_t acc)
 
 uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off)
 {
-	return (uint64_t)(uintptr_t)(ks->pool->base + off);
+	return ks->pool->iova + off;
 }
 
 void rmp_holder_hold(struct rmp_holder *h)
@@ -190,9 +190,11 @@ static int grant_region(const struct rmp_keys *ks, struct rmp_key *k)
 {
 	struct rmp_lease *l = k->lease;
 
-	k->mr = ibv_reg_mr(k->holder->pd, ks->pool->base + l->ext.offset,
-			   l->ext.length, IBV_ACCESS_LOCAL_WRITE |
-			   to_ibv_access(k->access));
+	k->mr = ibv_reg_mr_iova(k->holder->pd, ks->pool->base + l->ext.offset,
+				l->ext.length,
+				rmp_keys_remote_addr(ks, l->ext.offset),
+				IBV_ACCESS_LOCAL_WRITE |
+					(int)to_ibv_access(k->access));
 	if (!k->mr)
 		return errno ? -errno : -ENOMEM;
 	k->rkey = k->mr->rkey;

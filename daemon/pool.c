@@ -270,6 +270,22 @@ err_errno:
 	return ret;
 }
 
+/* choose_iova -- a random address in [2^60, 2^61) with base's offset
+ * within 1 GiB (see struct rmp_pool). */
+static int choose_iova(struct rmp_pool *pool)
+{
+	const uint64_t gib = UINT64_C(1) << 30;
+	uint64_t r;
+	int ret;
+
+	ret = rmp_random64(&r);
+	if (ret)
+		return ret;
+	pool->iova = (((r >> 34) | gib) << 30) |
+		     ((uint64_t)(uintptr_t)pool->base & (gib - 1));
+	return 0;
+}
+
 int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 		 char *err, size_t errlen)
 {
@@ -325,6 +341,11 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 		}
 	}
 mapped:
+	ret = choose_iova(pool);
+	if (ret < 0) {
+		snprintf(err, errlen, "getrandom: %s", strerror(-ret));
+		goto err_free;
+	}
 	ret = bind_and_touch(pool, p, err, errlen);
 	if (ret < 0)
 		goto err_free;
@@ -360,8 +381,8 @@ int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
 
 		c->offset = (uint64_t)i * span;
 		c->size = RMP_MIN(span, pool->size - c->offset);
-		c->mr = ibv_reg_mr(pd, pool->base + c->offset, c->size,
-				   (int)access);
+		c->mr = ibv_reg_mr_iova(pd, pool->base + c->offset, c->size,
+					pool->iova + c->offset, (int)access);
 		if (!c->mr)
 			return errno ? -errno : -EIO;
 		c->alloc = rmp_alloc_new(c->size);

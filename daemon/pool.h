@@ -47,6 +47,11 @@ struct rmp_pool_chunk {
 struct rmp_pool {
 	uint8_t *base;
 	uint64_t size;
+	/* What clients see as the pool's address (its MRs are registered
+	 * at it): random per start, so that no lease tells a client where
+	 * the pool lies in rmpoold's address space. Same offset within
+	 * 1 GiB as base, so a NIC can use the largest pages for both. */
+	uint64_t iova;
 	uint64_t page_size;  /* hugepage size, or 0 for normal pages */
 	int node;
 	uint32_t nchunks;
