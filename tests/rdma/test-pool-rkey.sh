@@ -14,6 +14,7 @@
 # bytes stay intact; pool must let all four through (and the holder then
 # sees its bytes changed), and the daemon must warn that every client can
 # reach every lease.
+# Also: the lease's address is none of rmpoold's virtual addresses.
 source "$(dirname "$0")/lib.sh"
 
 mode=${2:-}
@@ -37,6 +38,19 @@ daemon_log_has "lease keys: $mode" ||
 	rmp_fail "the daemon does not use lease_keys = $mode"
 
 hold_start
+
+# A lease's address tells a client nothing of where the pool lies in
+# rmpoold: the pool is registered at a random address of its own, so the
+# lease's address lies in none of the daemon's mappings (the steal below
+# uses that address, so in pool mode it also shows the NIC takes it).
+addr=$((HOLD_ADDR))
+while read -r range _; do
+	lo=$((16#${range%-*}))
+	hi=$((16#${range#*-}))
+	if [ "$addr" -ge "$lo" ] && [ "$addr" -lt "$hi" ]; then
+		fail_later "the lease's address $HOLD_ADDR is inside rmpoold's mapping $range: a lease shows where the pool lies"
+	fi
+done </proc/"$RMP_DPID"/maps
 
 # The pool MR as the kernel sees it: rmpoold's MR of the pool's length.
 #   dev rxe0 mrn 0 rkey 0x25b lkey 0x25b mrlen 16777216 pdn 2 pid 163 ...
