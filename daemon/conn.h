@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "device.h"
+#include "guard.h"
 #include "keys.h"
 #include "proto.h"
 #include "request.h"
@@ -48,7 +49,7 @@ struct rmp_conn {
 	char name[RMP_NAME_MAX + 1];
 	char peer[80];            /* "ADDR:PORT" */
 	char peer_ip[64];         /* "ADDR" */
-	char peer_block[64];      /* counted in: rmp_peer_block */
+	char peer_block[RMP_PEER_BLOCK_LEN]; /* counted in: rmp_peer_block */
 	enum rmp_conn_state state;
 	unsigned bad_msgs;        /* garbage counter; too many: close */
 	/* Until its AUTH proves the tenant (holder.tenant set), a
