@@ -1968,10 +1968,11 @@ static int run_guess(const char *host, const char *port, uint64_t addr,
 
 /* ------------------------------------------------------------- expire */
 
-/* run_expire -- after its deadline a lease's rkey must fail on the very
- * connection it was granted to: the NIC refuses, no clock is consulted
- * on this side. */
-static int run_expire(const char *host, const char *port, uint32_t ttl_s)
+/* run_expire -- within_ms after its deadline a lease's rkey must fail on
+ * the very connection it was granted to: the NIC refuses, no clock is
+ * consulted on this side. */
+static int run_expire(const char *host, const char *port, uint32_t ttl_s,
+		      uint64_t within_ms)
 {
 	struct raw r = { 0 };
 	struct rmp_lease_desc d;
@@ -1991,11 +1992,11 @@ static int run_expire(const char *host, const char *port, uint32_t ttl_s)
 	    read_check(&r, &d, d.id, "before its deadline"))
 		goto out;
 	say("ok: WRITE and READ back before the deadline");
-	/* The later of the asked and the granted deadline, plus 1.5 s. */
+	/* The later of the asked and the granted deadline, plus within_ms. */
 	end = t_alloc + (uint64_t)ttl_s * 1000;
 	if (t_rep + d.ttl_ms > end)
 		end = t_rep + d.ttl_ms;
-	end += 1500;
+	end += within_ms;
 	while (now_ms() < end) {
 		pump(&r, (int)(end - now_ms()), -1);
 		if (r.disconnected || r.qp_error) {
@@ -2035,12 +2036,17 @@ out:
 
 /* ------------------------------------------------------------ credits */
 
-/* run_credits -- keep exactly `credits` STATs in flight (a new one as
- * each reply comes) until `rounds` replies came. */
-static int run_credits(const char *host, const char *port, uint64_t rounds)
+/*
+ * run_credits -- keep exactly `credits` STATs in flight (a new one as
+ * each reply comes) until `rounds` replies came, or for `seconds` when
+ * that is not 0 (a flood: "FLOODING" on stdout once connected, "FLOODED
+ * REPLIES MS" at the end, what the server's loop took from it).
+ */
+static int run_credits(const char *host, const char *port, uint64_t rounds,
+		       uint32_t seconds)
 {
 	struct raw r = { 0 };
-	uint64_t inflight[NRECV], sent = 0, got = 0, t0 = now_ms();
+	uint64_t inflight[NRECV], sent = 0, got = 0, t0 = now_ms(), end = 0;
 	unsigned credits = 0, ninflight = 0, k;
 	struct rmp_msg req, rep;
 	int ret, fail = 1;
@@ -2056,8 +2062,15 @@ static int run_credits(const char *host, const char *port, uint64_t rounds)
 	say("server grants %u credits: %u STATs in flight at all times",
 	    credits, credits);
 	t0 = now_ms();
-	while (got < rounds) {
-		while (ninflight < credits && sent < rounds) {
+	if (seconds) {
+		rounds = UINT64_MAX;
+		end = t0 + (uint64_t)seconds * 1000;
+		printf("FLOODING\n");
+		fflush(stdout);
+	}
+	while (got < rounds && !(end && ninflight == 0 && got)) {
+		while (ninflight < credits && sent < rounds &&
+		       !(end && now_ms() >= end)) {
 			memset(&req, 0, sizeof(req));
 			req.hdr.opcode = RMP_OP_STAT;
 			if (post_request(&r, &req))
@@ -2103,8 +2116,14 @@ static int run_credits(const char *host, const char *port, uint64_t rounds)
 	else
 		fail = 0;
 report:
-	say("credits: %" PRIu64 " of %" PRIu64 " replies with %u credits in "
-	    "%" PRIu64 " ms", got, rounds, credits, now_ms() - t0);
+	if (end) {
+		printf("FLOODED %" PRIu64 " %" PRIu64 "\n", got, now_ms() - t0);
+		fflush(stdout);
+	} else {
+		say("credits: %" PRIu64 " of %" PRIu64 " replies with %u "
+		    "credits in %" PRIu64 " ms", got, rounds, credits,
+		    now_ms() - t0);
+	}
 out:
 	raw_close(&r);
 	say("credits: %s", fail ? "FAIL" : "PASS");
@@ -2228,51 +2247,80 @@ out:
 	return fail;
 }
 
+/*
+ * use_up_recvs -- STATs until only `keep` receive buffers are posted;
+ * from then on each reply uses one up for good. 0, or -1 (printed).
+ */
+static int use_up_recvs(struct raw *r, unsigned keep, unsigned *nstat)
+{
+	struct rmp_msg rep;
+	bool transport;
+	int st;
+
+	r->no_repost = true;
+	for (*nstat = 0; r->posted > keep; (*nstat)++) {
+		st = do_simple(r, RMP_OP_STAT, 0, &rep, &transport);
+		if (transport || st) {
+			say("FAIL: STAT #%u: %s", *nstat + 1,
+			    transport ? "no reply" : errname(st));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * send_unanswerable -- STALL_EXTRA STATs with no receive buffer left for
+ * their replies: those meet RNR, and the server's send queue stalls
+ * behind them. The SENDs themselves complete (the server has receive
+ * buffers); waits up to 3 s for that.
+ */
+static void send_unanswerable(struct raw *r, unsigned *extra)
+{
+	struct rmp_msg req;
+	uint64_t end;
+
+	for (*extra = 0; *extra < STALL_EXTRA; (*extra)++) {
+		memset(&req, 0, sizeof(req));
+		req.hdr.opcode = RMP_OP_STAT;
+		if (post_request(r, &req))
+			break;
+	}
+	end = now_ms() + 3000;
+	while (r->sends_busy && !r->qp_error && now_ms() < end)
+		pump(r, 100, -1);
+}
+
+/* stalled -- print STALLED, then serve nothing until stdin says so. */
+static void stalled(struct raw *r, unsigned nstat, unsigned extra)
+{
+	say("%u STATs used up the receive buffers; %u more STATs sent (%u "
+	    "not completed): their replies meet RNR", nstat, extra,
+	    r->sends_busy);
+	printf("STALLED\n");
+	fflush(stdout);
+	wait_stdin(r, false);
+	say("%s: %s at the end", r->what, r->disconnected ? "disconnected" :
+	    r->qp_error ? "QP in error" : "still connected");
+}
+
 static int run_stall(const char *host, const char *port, uint32_t ttl_s)
 {
 	struct raw r = { 0 };
 	struct rmp_lease_desc d;
-	struct rmp_msg req, rep;
-	unsigned nstat = 0, extra = 0;
-	uint64_t end;
-	bool transport;
-	int st, ret = 1;
+	unsigned nstat, extra;
+	int ret = 1;
 
 	if (connect_ok(&r, "stall", host, port, LEASE_LEN))
 		goto out;
-	/* From here on each reply uses up a receive buffer for good. */
-	r.no_repost = true;
-	while (r.posted > 1) {
-		st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
-		if (transport || st) {
-			say("FAIL: STAT #%u: %s", nstat + 1,
-			    transport ? "no reply" : errname(st));
-			goto out;
-		}
-		nstat++;
-	}
-	if (do_alloc(&r, LEASE_LEN, ttl_s, 0, &d))
+	/* One receive buffer left: the ALLOC's reply. */
+	if (use_up_recvs(&r, 1, &nstat) ||
+	    do_alloc(&r, LEASE_LEN, ttl_s, 0, &d))
 		goto out;
 	print_lease(&d);
-	for (; extra < STALL_EXTRA; extra++) {
-		memset(&req, 0, sizeof(req));
-		req.hdr.opcode = RMP_OP_STAT;
-		if (post_request(&r, &req))
-			break;
-	}
-	/* The SENDs themselves complete: the server has receive buffers. */
-	end = now_ms() + 3000;
-	while (r.sends_busy && !r.qp_error && now_ms() < end)
-		pump(&r, 100, -1);
-	say("%u STATs and the ALLOC used up all %u receive buffers; %u more "
-	    "STATs sent (%u not completed): their replies meet RNR", nstat,
-	    NRECV, extra, r.sends_busy);
-	printf("STALLED\n");
-	fflush(stdout);
+	send_unanswerable(&r, &extra);
 	ret = 0;
-	wait_stdin(&r, false);
-	say("stall: %s at the end", r.disconnected ? "disconnected" :
-	    r.qp_error ? "QP in error" : "still connected");
+	stalled(&r, nstat, extra);
 out:
 	raw_close(&r);
 	return ret;
@@ -2552,10 +2600,18 @@ static int run_freerace(const char *host, const char *port, uint64_t rounds)
 
 /* --------------------------------------------------------------- fill */
 
-/* run_fill -- n leases of len bytes, as fast as credits allow: many
- * leases for the operator's listings. */
+/*
+ * run_fill -- n leases of len bytes, as fast as credits allow: many
+ * leases for the operator's listings. Then FILL_HOLD keeps the connection
+ * until stdin says so (it must stay up); FILL_STALL stalls it as `stall`
+ * does, so that the leases' revocations queue behind replies that meet
+ * RNR (more than a connection may have in flight, with n > 64).
+ */
+/* What run_fill does once the leases are granted. */
+enum fill_then { FILL_EXIT, FILL_HOLD, FILL_STALL };
+
 static int run_fill(const char *host, const char *port, uint64_t n,
-		    uint64_t len, uint32_t ttl_s, bool hold)
+		    uint64_t len, uint32_t ttl_s, enum fill_then then)
 {
 	struct raw r = { 0 };
 	uint64_t sent = 0, got = 0, t0;
@@ -2599,7 +2655,14 @@ static int run_fill(const char *host, const char *port, uint64_t n,
 	    " ms", got, len, now_ms() - t0);
 	printf("FILLED %" PRIu64 "\n", got);
 	fflush(stdout);
-	if (hold) {
+	if (then == FILL_STALL) {
+		unsigned nstat, extra;
+
+		if (use_up_recvs(&r, 0, &nstat))
+			goto out;
+		send_unanswerable(&r, &extra);
+		stalled(&r, nstat, extra);
+	} else if (then == FILL_HOLD) {
 		/* Keep the connection (and the keys) until told: it must
 		 * stay up, whatever happens to the leases meanwhile. */
 		if (wait_stdin(&r, true))
@@ -3579,13 +3642,15 @@ static int usage(void)
 		"       rmp-raw HOST PORT hold [--stat-every MS] "
 		"[--len BYTES] [--flags F]\n"
 		"       rmp-raw HOST PORT revoked [--len BYTES]\n"
-		"       rmp-raw HOST PORT fill N LEN TTL_S [--hold]\n"
+		"       rmp-raw HOST PORT fill N LEN TTL_S [--hold|--stall]\n"
 		"       rmp-raw HOST PORT steal ADDR RKEY LEN "
 		"[--expect-success]\n"
 		"       rmp-raw HOST PORT guess ADDR RKEY N LEN\n"
-		"       rmp-raw HOST PORT expire|stall TTL_S\n"
+		"       rmp-raw HOST PORT expire TTL_S [--within MS]\n"
+		"       rmp-raw HOST PORT stall TTL_S\n"
 		"       rmp-raw HOST PORT freerace ROUNDS\n"
 		"       rmp-raw HOST PORT credits ROUNDS\n"
+		"       rmp-raw HOST PORT flood SECONDS\n"
 		"       rmp-raw HOST PORT alloc LEN TTL_S [--free] "
 		"[--expect ERRNO] [--token] [--report]\n"
 		"       rmp-raw HOST PORT byid attach|renew|free TOKEN|ID SECRET\n"
@@ -3663,12 +3728,19 @@ int main(int argc, char **argv)
 		return run_revoked(host, port, len);
 	}
 	if (!strcmp(cmd, "fill") && (argc == 7 || argc == 8)) {
+		enum fill_then then = FILL_EXIT;
+
+		if (argc == 8 && !strcmp(argv[7], "--hold"))
+			then = FILL_HOLD;
+		else if (argc == 8 && !strcmp(argv[7], "--stall"))
+			then = FILL_STALL;
+		else if (argc == 8)
+			return usage();
 		if (!parse_u64(argv[4], &a) || a == 0 ||
 		    !parse_u64(argv[5], &b) || b == 0 ||
-		    !parse_u64(argv[6], &c) || c == 0 || c > UINT32_MAX ||
-		    (argc == 8 && strcmp(argv[7], "--hold")))
+		    !parse_u64(argv[6], &c) || c == 0 || c > UINT32_MAX)
 			return usage();
-		return run_fill(host, port, a, b, (uint32_t)c, argc == 8);
+		return run_fill(host, port, a, b, (uint32_t)c, then);
 	}
 	if (!strcmp(cmd, "steal") && (argc == 7 || argc == 8)) {
 		if (!parse_u64(argv[4], &a) || !parse_u64(argv[5], &b) ||
@@ -3685,11 +3757,18 @@ int main(int argc, char **argv)
 			return usage();
 		return run_guess(host, port, a, (uint32_t)b, (unsigned)c, d);
 	}
-	if ((!strcmp(cmd, "expire") || !strcmp(cmd, "stall")) && argc == 5) {
+	if (!strcmp(cmd, "expire") && (argc == 5 || argc == 7)) {
+		b = 1500;
+		if (!parse_u64(argv[4], &a) || a == 0 || a > 86400 ||
+		    (argc == 7 && (strcmp(argv[5], "--within") ||
+				   !parse_u64(argv[6], &b) || b > 600000)))
+			return usage();
+		return run_expire(host, port, (uint32_t)a, b);
+	}
+	if (!strcmp(cmd, "stall") && argc == 5) {
 		if (!parse_u64(argv[4], &a) || a == 0 || a > 86400)
 			return usage();
-		return cmd[1] == 'x' ? run_expire(host, port, (uint32_t)a) :
-		       run_stall(host, port, (uint32_t)a);
+		return run_stall(host, port, (uint32_t)a);
 	}
 	if (!strcmp(cmd, "orphan") && argc == 4)
 		return run_orphan(host, port);
@@ -3704,7 +3783,12 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "credits") && argc == 5) {
 		if (!parse_u64(argv[4], &a) || a == 0)
 			return usage();
-		return run_credits(host, port, a);
+		return run_credits(host, port, a, 0);
+	}
+	if (!strcmp(cmd, "flood") && argc == 5) {
+		if (!parse_u64(argv[4], &a) || a == 0 || a > 3600)
+			return usage();
+		return run_credits(host, port, 0, (uint32_t)a);
 	}
 	if (!strcmp(cmd, "alloc") && argc >= 6) {
 		bool free_it = false, token = false, report = false;
