@@ -60,7 +60,7 @@ static void maybe_free(struct rmp_conn *c)
 	struct rmp_conns *s = c->set;
 
 	if (c->state != RMP_CONN_CLOSING || c->hold || c->replies_due ||
-	    c->recvs_due || c->holder.key_wrs || c->probe_out)
+	    c->recvs_due || !rmp_holder_idle(&c->holder) || c->probe_out)
 		return;
 	rmp_holder_drop_windows(&c->holder);
 	if (c->qp && ibv_destroy_qp(c->qp))
@@ -876,7 +876,7 @@ void rmp_conns_force_free(struct rmp_conns *s)
 		c->state = RMP_CONN_CLOSING;
 		c->hold = c->replies_due = c->recvs_due = 0;
 		c->probe_out = false;
-		c->holder.key_wrs = 0;
+		rmp_holder_abandon(&c->holder);
 		maybe_free(c);
 	}
 }

@@ -238,12 +238,35 @@ int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
 	return 0;
 }
 
+/* revoking -- k's revocation is under way: it names its holder until
+ * it settles. */
+static void revoking(struct rmp_key *k)
+{
+	if (k->in_holder_revoking)
+		return;
+	k->in_holder_revoking = true;
+	TAILQ_INSERT_TAIL(&k->holder->revoking, k, holder_revoke_link);
+}
+
 /* settle -- record the outcome of a verbs call that should prove k dead. */
 static unsigned settle(struct rmp_key *k, int failed, const char *why)
 {
 	k->state = failed ? RMP_KEY_UNPROVEN : RMP_KEY_DEAD;
 	k->why = failed ? why : NULL;
+	if (k->inv_waiting) {
+		k->inv_waiting = false;
+		k->holder->invs_waiting--;
+	}
+	if (k->in_holder_revoking) {
+		k->in_holder_revoking = false;
+		TAILQ_REMOVE(&k->holder->revoking, k, holder_revoke_link);
+	}
 	return RMP_KEY_SETTLED;
+}
+
+void rmp_key_give_up(struct rmp_key *k, const char *why)
+{
+	settle(k, 1, why);
 }
 
 /* release -- deallocate the window / deregister the region now. */
@@ -281,6 +304,8 @@ unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k)
 		return settle(k, 0, NULL); /* the pool key cannot be revoked */
 	if (ks->mode == RMP_KEYS_REGION)
 		return release(k);
+	/* Until it settles (every path below that returns 0). */
+	revoking(k);
 	if (k->inv_waiting) {
 		k->inv_waiting = false;
 		k->holder->invs_waiting--;
@@ -359,6 +384,48 @@ unsigned rmp_key_on_wc(const struct rmp_keys *ks, struct rmp_key *k,
 bool rmp_key_idle(const struct rmp_key *k)
 {
 	return k->wrs == 0;
+}
+
+void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
+		     struct ibv_pd *pd, unsigned key_wrs_max)
+{
+	h->qp = qp;
+	h->pd = pd;
+	h->alive = true;
+	h->key_wrs = 0;
+	h->key_wrs_max = key_wrs_max;
+	h->invs_waiting = 0;
+	TAILQ_INIT(&h->keys);
+	h->nkeys = 0;
+	TAILQ_INIT(&h->revoking);
+	h->nspare_mw = 0;
+}
+
+bool rmp_holder_idle(const struct rmp_holder *h)
+{
+	return h->key_wrs == 0 && TAILQ_EMPTY(&h->revoking);
+}
+
+struct rmp_key *rmp_holder_first_revoking(const struct rmp_holder *h)
+{
+	return TAILQ_FIRST(&h->revoking);
+}
+
+struct rmp_key *rmp_holder_next_revoking(const struct rmp_key *k)
+{
+	return TAILQ_NEXT(k, holder_revoke_link);
+}
+
+void rmp_holder_abandon(struct rmp_holder *h)
+{
+	struct rmp_key *k;
+
+	while ((k = TAILQ_FIRST(&h->revoking))) {
+		TAILQ_REMOVE(&h->revoking, k, holder_revoke_link);
+		k->in_holder_revoking = false;
+	}
+	h->key_wrs = 0;
+	h->invs_waiting = 0;
 }
 
 void rmp_key_free(struct rmp_key *k)

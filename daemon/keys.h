@@ -43,6 +43,13 @@ struct rmp_holder {
 	struct rmp_key_list keys;
 	unsigned nkeys;
 	/*
+	 * Kept by the key module: its keys being revoked, not yet settled
+	 * (DEAD or UNPROVEN). They still name h, so h may not be freed
+	 * while any is here (rmp_holder_idle); a LOCAL_INV that waits for
+	 * room (inv_waiting) is one of them.
+	 */
+	struct rmp_key_list revoking;
+	/*
 	 * Kept by the key module: windows in h's PD, invalidated (proven by
 	 * a successful LOCAL_INV) or never bound, for the next grants. A
 	 * grant then costs no ibv_alloc_mw and a revoke no ibv_dealloc_mw.
@@ -84,6 +91,7 @@ struct rmp_key {
 	unsigned wrs;          /* work requests naming this key, due */
 	bool revoke_wanted;    /* revoke once the due requests complete */
 	bool inv_waiting;      /* its LOCAL_INV waits for room (invs_waiting) */
+	bool in_holder_revoking; /* on holder->revoking */
 	const char *why;       /* for UNPROVEN: what failed */
 
 	/* Kept by the lease lifecycle: live keys in their lease's and
@@ -91,6 +99,7 @@ struct rmp_key {
 	TAILQ_ENTRY(rmp_key) lease_link;
 	TAILQ_ENTRY(rmp_key) holder_link;
 	TAILQ_ENTRY(rmp_key) revoke_link;
+	TAILQ_ENTRY(rmp_key) holder_revoke_link; /* the key module's */
 	uint64_t revoke_deadline_ms;
 	unsigned revoke_round;  /* 0 not waiting, 1 waiting, 2 holder killed */
 };
@@ -139,11 +148,45 @@ unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k);
 unsigned rmp_key_on_wc(const struct rmp_keys *ks, struct rmp_key *k,
 		       enum rmp_wr_tag tag, const struct ibv_wc *wc);
 
+/*
+ * rmp_key_give_up -- k could not be proven dead (no completion even
+ * after its holder was killed): settle it as UNPROVEN with why.
+ */
+void rmp_key_give_up(struct rmp_key *k, const char *why);
+
 /* rmp_key_idle -- no work request naming k is due: k may be freed. */
 bool rmp_key_idle(const struct rmp_key *k);
 /* rmp_key_free -- free the object (an UNPROVEN key's verbs object is
  * deliberately left allocated). Accepts NULL. */
 void rmp_key_free(struct rmp_key *k);
+
+/*
+ * rmp_holder_init -- an empty holder for qp (alive), before any grant;
+ * key_wrs_max: key work requests it may have in flight.
+ */
+void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
+		     struct ibv_pd *pd, unsigned key_wrs_max);
+
+/*
+ * rmp_holder_idle -- nothing of h's keys is due: no key work request in
+ * flight, no key of it being revoked. Only then may h be freed.
+ */
+bool rmp_holder_idle(const struct rmp_holder *h);
+
+/*
+ * rmp_holder_first_revoking / rmp_holder_next_revoking -- h's keys being
+ * revoked, oldest revocation first (NULL at the end). Read the next one
+ * before acting on a key: settling takes it off the list.
+ */
+struct rmp_key *rmp_holder_first_revoking(const struct rmp_holder *h);
+struct rmp_key *rmp_holder_next_revoking(const struct rmp_key *k);
+
+/*
+ * rmp_holder_abandon -- the daemon stops and h is freed whatever is due:
+ * forget its key work requests and revocations (the keys themselves are
+ * freed by their owner, and must not reach h again).
+ */
+void rmp_holder_abandon(struct rmp_holder *h);
 
 /*
  * rmp_holder_drop_windows -- deallocate h's spare windows. Call before

@@ -90,21 +90,6 @@ static void set_state(struct rmp_lease *l, enum rmp_lease_state s)
 	l->state = s;
 }
 
-/* ------------------------------------------------------------ holders */
-
-void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
-		     struct ibv_pd *pd, unsigned key_wrs_max)
-{
-	h->qp = qp;
-	h->pd = pd;
-	h->alive = true;
-	h->key_wrs = 0;
-	h->key_wrs_max = key_wrs_max;
-	TAILQ_INIT(&h->keys);
-	h->nkeys = 0;
-	h->nspare_mw = 0;
-}
-
 /*
  * audit -- one line per lease event an operator must be able to trace:
  * what, whose (tenant), who (client, peer), which lease, then the event's
@@ -256,8 +241,8 @@ static void on_revoke_timeout(int fd, short what, void *arg)
 				h->fail(h, "a key revocation timed out");
 			continue;
 		}
-		k->state = RMP_KEY_UNPROVEN;
-		k->why = "no completion even after its queue pair was killed";
+		rmp_key_give_up(k, "no completion even after its queue pair "
+				"was killed");
 		key_settled(lc, k);
 	}
 	revoke_timer_arm(lc);
@@ -271,13 +256,35 @@ static void post_waiting_invs(struct rmp_lifecycle *lc, struct rmp_holder *h)
 {
 	struct rmp_key *k, *next;
 
-	for (k = TAILQ_FIRST(&lc->revoking); k && h->invs_waiting &&
+	for (k = rmp_holder_first_revoking(h); k && h->invs_waiting &&
 	     h->key_wrs < h->key_wrs_max; k = next) {
-		next = TAILQ_NEXT(k, revoke_link);
-		if (k->holder == h && k->inv_waiting &&
+		next = rmp_holder_next_revoking(k);
+		if (k->inv_waiting &&
 		    (rmp_key_revoke(&lc->keys, k) & RMP_KEY_SETTLED))
 			key_settled(lc, k);
 	}
+}
+
+/*
+ * settle_dead_holder -- h's QP is dead: a key of it whose revocation
+ * waits (for room, or for a verbs call that failed) is unusable now and
+ * is released; one with requests due settles on their flush. No key
+ * may wait for a revoke timeout that would find h freed.
+ */
+static void settle_dead_holder(struct rmp_lifecycle *lc,
+			       struct rmp_holder *h)
+{
+	unsigned parked = h->invs_waiting;
+	struct rmp_key *k, *next;
+
+	for (k = rmp_holder_first_revoking(h); k; k = next) {
+		next = rmp_holder_next_revoking(k);
+		if (rmp_key_revoke(&lc->keys, k) & RMP_KEY_SETTLED)
+			key_settled(lc, k);
+	}
+	if (parked)
+		log_info("%s: %u key invalidation(s) waiting for room settled "
+			 "with the connection", h->label, parked);
 }
 
 void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
@@ -927,6 +934,7 @@ void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
 		    l->tenant->usable)
 			set_deadline(lc, l, rmp_now_ms() + renewal_ms(lc, l));
 	}
+	settle_dead_holder(lc, h);
 	schedule_expiry(lc);
 }
 

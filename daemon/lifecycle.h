@@ -80,10 +80,6 @@ int rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
 /* rmp_lifecycle_persistent -- do leases outlive the process (a journal)? */
 bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc);
 
-/* rmp_holder_init -- an empty holder for qp (alive), before any grant. */
-void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
-		     struct ibv_pd *pd, unsigned key_wrs_max);
-
 /*
  * Requests. Each returns 0 or a negative errno; *detail (RMP_DETAIL_*)
  * says more about an -EDQUOT or -EPERM. Leases belong to the tenant of
@@ -133,8 +129,8 @@ bool rmp_holder_current(const struct rmp_holder *h);
  * rmp_lifecycle_detach -- h is going (its QP killed already): its keys
  * are revoked; ephemeral leases it allocated end; others live on to
  * their deadline (an auto-renew one that lost its last holder gets one
- * more ttl). h must not be freed while
- * h->key_wrs > 0: their completions still come.
+ * more ttl). Keys of h already being revoked settle now, or on the
+ * flush of their requests: h must not be freed until rmp_holder_idle.
  */
 void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h);
 
