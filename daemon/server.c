@@ -32,6 +32,8 @@
  * bounded by what the device allows. */
 #define SRQ_MAX 4096u
 #define CQ_BATCH 32
+/* Completions one pass handles before the loop gets a turn. */
+#define CQ_BUDGET 256
 /* How long a stop waits for flushed work requests before tearing down. */
 #define STOP_FLUSH_MS 2000
 /* How often a drain looks whether every client has gone. */
@@ -41,13 +43,24 @@
 /* How often connections are checked for a QP that failed silently. */
 #define SWEEP_MS 1000
 
-/* poll_cq -- handle every completion that is ready; returns how many. */
-static int poll_cq(struct rmp_server *srv)
+/*
+ * poll_cq -- handle the completions that are ready, budget at most;
+ * returns how many. A pass that used its whole budget may have left some:
+ * the caller gives the loop a turn before the next pass (as NAPI does),
+ * so timers, signals, new connections and the admin socket are served
+ * however busy the clients keep the queue. Connections share a pass in
+ * the order their completions came: a connection has at most `credits`
+ * requests (and their replies) in the queue at once, so none can fill a
+ * pass while others wait.
+ */
+static int poll_cq(struct rmp_server *srv, int budget)
 {
 	struct ibv_wc wc[CQ_BATCH];
-	int n, total = 0;
+	int n = 0, total = 0;
 
-	while ((n = ibv_poll_cq(srv->dev.cq, CQ_BATCH, wc)) > 0) {
+	while (total < budget &&
+	       (n = ibv_poll_cq(srv->dev.cq, RMP_MIN(CQ_BATCH, budget - total),
+				wc)) > 0) {
 		for (int i = 0; i < n; i++)
 			rmp_conns_on_wc(&srv->conns, &wc[i]);
 		total += n;
@@ -65,31 +78,50 @@ static int poll_cq(struct rmp_server *srv)
  * Each completion found starts the time again, but the event loop gets
  * control back within BUSY_POLL_MAX_NS whatever comes in. The CQ stays
  * armed: at worst the next wake-up finds nothing. The clock is read
- * every 16 polls (without a vDSO clock each read is a system call).
+ * every 16 polls that found nothing (without a vDSO clock each read is a
+ * system call). Returns true when it stopped with work still coming in:
+ * the caller schedules the next pass.
  */
 #define BUSY_POLL_MAX_NS 1000000u
-static void busy_poll(struct rmp_server *srv)
+static bool busy_poll(struct rmp_server *srv)
 {
 	uint64_t budget = (uint64_t)srv->cfg.server.busy_poll_us * 1000;
 	uint64_t now, end, hard_end;
 	unsigned polls = 0;
 
 	if (!budget)
-		return;
+		return false;
 	now = rmp_now_ns();
 	end = now + budget;
 	hard_end = now + RMP_MAX(budget, (uint64_t)BUSY_POLL_MAX_NS);
 	for (;;) {
-		if (poll_cq(srv) > 0) {
+		if (poll_cq(srv, CQ_BUDGET) > 0) {
 			now = rmp_now_ns();
+			if (now >= hard_end)
+				return true;
 			end = RMP_MIN(now + budget, hard_end);
 			continue;
 		}
 		if (++polls % 16)
 			continue;
 		if (rmp_now_ns() >= end)
-			return;
+			return false;
 	}
+}
+
+/*
+ * cq_pass -- one pass over the completion queue (and busy polling after
+ * it); if work may be left, the next pass runs on the loop's next turn,
+ * after whatever else is ready then (a zero timeout: libevent runs an
+ * event activated from a callback in the same turn, a timer in the next).
+ */
+static void cq_pass(struct rmp_server *srv)
+{
+	static const struct timeval now = { 0, 0 };
+	int n = poll_cq(srv, CQ_BUDGET);
+
+	if (n == CQ_BUDGET || (n > 0 && busy_poll(srv)))
+		event_add(srv->cq_more_ev, &now);
 }
 
 static void on_cq_event(int fd, short what, void *arg)
@@ -106,8 +138,15 @@ static void on_cq_event(int fd, short what, void *arg)
 	/* Re-arm before draining so no completion slips between the two. */
 	if (ibv_req_notify_cq(cq, 0))
 		log_err("ibv_req_notify_cq: %s", strerror(errno));
-	if (poll_cq(srv) > 0)
-		busy_poll(srv);
+	cq_pass(srv);
+}
+
+/* on_cq_more -- the pass a full one left for the loop's next turn. */
+static void on_cq_more(int fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	cq_pass(arg);
 }
 
 static void on_cm_event(int fd, short what, void *arg)
@@ -532,6 +571,7 @@ static int setup_events(struct rmp_server *srv)
 			       EV_READ | EV_PERSIST, on_cm_event);
 	srv->cq_ev = add_event(srv, srv->dev.channel->fd, EV_READ | EV_PERSIST,
 			       on_cq_event);
+	srv->cq_more_ev = add_event(srv, -1, 0, on_cq_more);
 	srv->async_ev = add_event(srv, srv->dev.verbs->async_fd,
 				  EV_READ | EV_PERSIST, on_async_event);
 	srv->drain_ev = add_event(srv, -1, 0, on_drain_poll);
@@ -542,7 +582,8 @@ static int setup_events(struct rmp_server *srv)
 				   on_stop_signal);
 	srv->sighup_ev = add_event(srv, SIGHUP, EV_SIGNAL | EV_PERSIST,
 				   on_sighup);
-	if (!srv->cm_ev || !srv->cq_ev || !srv->async_ev || !srv->drain_ev ||
+	if (!srv->cm_ev || !srv->cq_ev || !srv->cq_more_ev || !srv->async_ev ||
+	    !srv->drain_ev ||
 	    !srv->sweep_ev || !srv->sigterm_ev || !srv->sigint_ev ||
 	    !srv->sighup_ev)
 		return -ENOMEM;
@@ -690,7 +731,7 @@ static void flush(struct rmp_server *srv)
 			break;
 		if (rmp_now_ms() >= deadline)
 			break;
-		if (poll_cq(srv) == 0) {
+		if (poll_cq(srv, CQ_BUDGET) == 0) {
 			struct timespec ts = { 0, 1000000 };
 
 			nanosleep(&ts, NULL);
@@ -700,7 +741,8 @@ static void flush(struct rmp_server *srv)
 
 void rmp_server_stop(struct rmp_server *srv)
 {
-	struct event **evs[] = { &srv->cm_ev, &srv->cq_ev, &srv->async_ev,
+	struct event **evs[] = { &srv->cm_ev, &srv->cq_ev, &srv->cq_more_ev,
+				 &srv->async_ev,
 				 &srv->drain_ev, &srv->sweep_ev, &srv->sigterm_ev,
 				 &srv->sigint_ev, &srv->sighup_ev };
 

@@ -44,8 +44,8 @@ struct rmp_server {
 	struct rmp_admin *admin;   /* NULL: admin_socket = "" */
 	bool draining;
 	uint64_t drain_deadline_ms;
-	struct event *cm_ev, *cq_ev, *async_ev, *drain_ev, *sweep_ev,
-		*sigterm_ev, *sigint_ev, *sighup_ev;
+	struct event *cm_ev, *cq_ev, *cq_more_ev, *async_ev, *drain_ev,
+		*sweep_ev, *sigterm_ev, *sigint_ev, *sighup_ev;
 };
 
 /*

@@ -73,7 +73,8 @@ rmp_init() {
 		echo "RMP_TEST_ADDR is not set: no RDMA device to test on" >&2
 		exit 77
 	fi
-	RMPOOLD=$RMP_BUILD_ROOT/daemon/rmpoold
+	# RMP_RMPOOLD: another build's daemon, to compare two in one run.
+	RMPOOLD=${RMP_RMPOOLD:-$RMP_BUILD_ROOT/daemon/rmpoold}
 	RMPOOL=$RMP_BUILD_ROOT/client/rmpool
 	RMP_TESTBIN=$RMP_BUILD_ROOT/tests/rdma/rmp-test
 	RMP_RAW=$RMP_BUILD_ROOT/tests/rdma/rmp-raw

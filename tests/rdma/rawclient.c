@@ -2039,8 +2039,9 @@ out:
 /*
  * run_credits -- keep exactly `credits` STATs in flight (a new one as
  * each reply comes) until `rounds` replies came, or for `seconds` when
- * that is not 0 (a flood: "FLOODING" on stdout once connected, "FLOODED
- * REPLIES MS" at the end, what the server's loop took from it).
+ * that is not 0 (a flood: "READY" on stdout once connected; it starts on
+ * a line on stdin, so that floods of several clients start together,
+ * and ends with "FLOODED REPLIES MS", what the server's loop gave it).
  */
 static int run_credits(const char *host, const char *port, uint64_t rounds,
 		       uint32_t seconds)
@@ -2061,13 +2062,15 @@ static int run_credits(const char *host, const char *port, uint64_t rounds,
 	}
 	say("server grants %u credits: %u STATs in flight at all times",
 	    credits, credits);
-	t0 = now_ms();
 	if (seconds) {
-		rounds = UINT64_MAX;
-		end = t0 + (uint64_t)seconds * 1000;
-		printf("FLOODING\n");
+		printf("READY\n");
 		fflush(stdout);
+		if (wait_stdin(&r, true))
+			goto report;
+		rounds = UINT64_MAX;
+		end = now_ms() + (uint64_t)seconds * 1000;
 	}
+	t0 = now_ms();
 	while (got < rounds && !(end && ninflight == 0 && got)) {
 		while (ninflight < credits && sent < rounds &&
 		       !(end && now_ms() >= end)) {
@@ -2606,16 +2609,20 @@ static int run_freerace(const char *host, const char *port, uint64_t rounds)
  * until stdin says so (it must stay up); FILL_STALL stalls it as `stall`
  * does, so that the leases' revocations queue behind replies that meet
  * RNR (more than a connection may have in flight, with n > 64).
+ * upto: a refusal ends the fill instead of failing it; "FILLED GOT
+ * ERRNO DETAIL" says how many were granted and what the refusal was.
  */
 /* What run_fill does once the leases are granted. */
 enum fill_then { FILL_EXIT, FILL_HOLD, FILL_STALL };
 
 static int run_fill(const char *host, const char *port, uint64_t n,
-		    uint64_t len, uint32_t ttl_s, enum fill_then then)
+		    uint64_t len, uint32_t ttl_s, enum fill_then then,
+		    bool upto)
 {
 	struct raw r = { 0 };
 	uint64_t sent = 0, got = 0, t0;
-	unsigned inflight = 0;
+	unsigned inflight = 0, detail = 0;
+	int refused = 0;
 	struct rmp_msg req, rep;
 	bool transport;
 	int ret, fail = 1;
@@ -2623,9 +2630,9 @@ static int run_fill(const char *host, const char *port, uint64_t n,
 	if (connect_ok(&r, "fill", host, port, 0))
 		goto out;
 	t0 = now_ms();
-	while (got < n) {
-		while (inflight < r.rep.credits && inflight < NRECV &&
-		       sent < n) {
+	while (refused ? inflight > 0 : got < n) {
+		while (!refused && inflight < r.rep.credits &&
+		       inflight < NRECV && sent < n) {
 			memset(&req, 0, sizeof(req));
 			req.hdr.opcode = RMP_OP_ALLOC;
 			req.u.alloc.length = len;
@@ -2643,6 +2650,15 @@ static int run_fill(const char *host, const char *port, uint64_t n,
 			goto out;
 		}
 		inflight--;
+		if (upto && rep.hdr.opcode == RMP_OP_ALLOC && rep.hdr.status) {
+			/* The first refusal ends the fill; the ALLOCs in
+			 * flight are still counted. */
+			if (!refused) {
+				refused = rep.hdr.status;
+				detail = RMP_MSG_DETAIL(rep.hdr.flags);
+			}
+			continue;
+		}
 		if (rep.hdr.opcode != RMP_OP_ALLOC || rep.hdr.status) {
 			say("FAIL: ALLOC %" PRIu64 ": %s %s", got + 1,
 			    rmp_opcode_name(rep.hdr.opcode),
@@ -2652,8 +2668,14 @@ static int run_fill(const char *host, const char *port, uint64_t n,
 		got++;
 	}
 	say("fill: %" PRIu64 " leases of %" PRIu64 " bytes in %" PRIu64
-	    " ms", got, len, now_ms() - t0);
-	printf("FILLED %" PRIu64 "\n", got);
+	    " ms%s%s%s%s", got, len, now_ms() - t0, refused ? ", then " : "",
+	    refused ? errname(refused) : "", detail ? ": " : "",
+	    rmp_detail_str(detail));
+	if (upto)
+		printf("FILLED %" PRIu64 " %s %u\n", got,
+		       refused ? errname(refused) : "OK", detail);
+	else
+		printf("FILLED %" PRIu64 "\n", got);
 	fflush(stdout);
 	if (then == FILL_STALL) {
 		unsigned nstat, extra;
@@ -3642,7 +3664,8 @@ static int usage(void)
 		"       rmp-raw HOST PORT hold [--stat-every MS] "
 		"[--len BYTES] [--flags F]\n"
 		"       rmp-raw HOST PORT revoked [--len BYTES]\n"
-		"       rmp-raw HOST PORT fill N LEN TTL_S [--hold|--stall]\n"
+		"       rmp-raw HOST PORT fill N LEN TTL_S [--hold|--stall] "
+		"[--upto]\n"
 		"       rmp-raw HOST PORT steal ADDR RKEY LEN "
 		"[--expect-success]\n"
 		"       rmp-raw HOST PORT guess ADDR RKEY N LEN\n"
@@ -3727,20 +3750,26 @@ int main(int argc, char **argv)
 			return usage();
 		return run_revoked(host, port, len);
 	}
-	if (!strcmp(cmd, "fill") && (argc == 7 || argc == 8)) {
+	if (!strcmp(cmd, "fill") && argc >= 7 && argc <= 9) {
 		enum fill_then then = FILL_EXIT;
+		bool upto = false;
 
-		if (argc == 8 && !strcmp(argv[7], "--hold"))
-			then = FILL_HOLD;
-		else if (argc == 8 && !strcmp(argv[7], "--stall"))
-			then = FILL_STALL;
-		else if (argc == 8)
-			return usage();
+		for (int i = 7; i < argc; i++) {
+			if (!strcmp(argv[i], "--hold") && then == FILL_EXIT)
+				then = FILL_HOLD;
+			else if (!strcmp(argv[i], "--stall") &&
+				 then == FILL_EXIT)
+				then = FILL_STALL;
+			else if (!strcmp(argv[i], "--upto"))
+				upto = true;
+			else
+				return usage();
+		}
 		if (!parse_u64(argv[4], &a) || a == 0 ||
 		    !parse_u64(argv[5], &b) || b == 0 ||
 		    !parse_u64(argv[6], &c) || c == 0 || c > UINT32_MAX)
 			return usage();
-		return run_fill(host, port, a, b, (uint32_t)c, then);
+		return run_fill(host, port, a, b, (uint32_t)c, then, upto);
 	}
 	if (!strcmp(cmd, "steal") && (argc == 7 || argc == 8)) {
 		if (!parse_u64(argv[4], &a) || !parse_u64(argv[5], &b) ||

@@ -3,14 +3,15 @@
 # test-loop-flood.sh PORT [FLOODERS] -- connections that keep every
 # credit busy do not starve rmpoold's event loop.
 #
-# FLOODERS (default 12) rmp-raw flood clients each keep `credits` STATs
-# in flight, so the completion queue is never empty. Meanwhile:
+# FLOODERS (default 12) rmp-raw flood clients each keep `credits` (64)
+# STATs in flight, so the completion queue is never empty. Meanwhile:
 #   - `rmpoolctl status` answers every time, within STATUS_MAX_S (its
 #     idle time and the ratio are printed: the guest's two CPUs are
-#     shared with the flood);
+#     shared with the flood), and so does a new connection's STAT;
 #   - a 2 s lease stops working at the NIC within its deadline plus
 #     two expiry ticks and the time to ask (rmp-raw expire --within);
-#   - SIGTERM ends the daemon within STOP_MAX_S, exit status 0.
+#   - SIGTERM drains: the daemon stops once drain_timeout (5 s) is over
+#     (the flood never leaves), within STOP_MAX_S, exit status 0.
 # The flood's throughput (replies per second, all clients) is printed:
 # the figure to compare between builds of the loop.
 source "$(dirname "$0")/lib.sh"
@@ -20,7 +21,9 @@ rmp_init loop-flood "$1"
 flooders=${2:-12}
 rmp_conf lease ttl_min 1s
 rmp_conf lease expiry_tick 100ms
-STATUS_MAX_S=5 STOP_MAX_S=15 FLOOD_S=12
+rmp_conf server drain_timeout 5s
+rmp_conf server credits 64
+STATUS_MAX_S=5 STOP_MAX_S=20 FLOOD_S=12
 
 # status_time -- milliseconds one `rmpoolctl status` took (20 s at most);
 # fails when it did not answer.
@@ -32,10 +35,14 @@ status_time() {
 	echo $(((t1 - t0) / 1000000))
 }
 
+# flood_start SECONDS -- connect every flooder, then start them at once.
 flood_start() {
 	local i
 	for ((i = 1; i <= flooders; i++)); do
-		raw_bg_start "flood$i" '^FLOODING' flood "$1"
+		raw_bg_start "flood$i" '^READY' flood "$1"
+	done
+	for ((i = 1; i <= flooders; i++)); do
+		raw_bg_send "flood$i"
 	done
 }
 
@@ -64,20 +71,37 @@ echo "rmpoolctl status: up to $worst ms flooded, $idle ms idle" \
 [ "$worst" -le $((STATUS_MAX_S * 1000)) ] ||
 	fail_later "flooded: rmpoolctl status took $worst ms, more than $STATUS_MAX_S s"
 
+# A new connection is accepted and served.
+for i in 1 2 3; do
+	t0=$(date +%s%N)
+	rmp_stat >/dev/null || fail_later "flooded: a new connection's STAT #$i failed"
+	t=$((($(date +%s%N) - t0) / 1000000))
+	echo "flooded: a new connection's STAT #$i took $t ms"
+	[ "$t" -le $((STATUS_MAX_S * 1000)) ] ||
+		fail_later "flooded: a new connection's STAT took $t ms, more than $STATUS_MAX_S s"
+done
+
 # Deadline + two ticks (200 ms) + a READ's round trip under the flood.
 rmp_raw expire 2 --within 700 ||
 	fail_later "flooded: a 2 s lease still worked 700 ms after its deadline"
 
-total=0 ms=0
+# Throughput, and how evenly the connections were served: each has the
+# same credits, so none may get less than a third of the busiest one's.
+total=0 ms=0 least= most=0
 for ((i = 1; i <= flooders; i++)); do
 	raw_bg_wait "flood$i" '^FLOODED ' $((FLOOD_S + 30))
 	read -r _ n t <<<"$RAW_BG_LINE"
 	total=$((total + n))
 	[ "$t" -gt "$ms" ] && ms=$t
+	[ "$n" -gt "$most" ] && most=$n
+	[ -z "$least" ] || [ "$n" -lt "$least" ] && least=$n
 	raw_bg_stop "flood$i" || fail_later "flood client $i failed"
 done
 echo "flood: $total replies in $ms ms over $flooders connections:" \
-	"$((total * 1000 / (ms > 0 ? ms : 1))) replies/s"
+	"$((total * 1000 / (ms > 0 ? ms : 1))) replies/s;" \
+	"per connection $least to $most"
+[ $((least * 3)) -ge "$most" ] ||
+	fail_later "a connection got $least replies, the busiest $most"
 
 # A stop while flooded drains and exits.
 flood_start 60
@@ -89,6 +113,8 @@ daemon_wait_exit "$STOP_MAX_S" ||
 echo "flooded: SIGTERM ended rmpoold in $((($(date +%s%N) - t0) / 1000000)) ms"
 [ "$RMP_DRC" -eq 0 ] || fail_later "rmpoold exited with status $RMP_DRC"
 daemon_check_log
+daemon_log_has "draining: no new connections" ||
+	fail_later "flooded: SIGTERM did not start a drain"
 for ((i = 1; i <= flooders; i++)); do
 	raw_bg_stop "flood$i" >/dev/null 2>&1
 done
