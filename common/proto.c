@@ -430,6 +430,8 @@ const char *rmp_detail_str(unsigned detail)
 		return "a request before authentication";
 	case RMP_DETAIL_TENANT:
 		return "the lease belongs to another tenant";
+	case RMP_DETAIL_SERVER_LEASES:
+		return "the server's lease limit ([pool] max_leases)";
 	}
 	return "";
 }

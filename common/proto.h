@@ -50,6 +50,7 @@ enum rmp_detail {
 	RMP_DETAIL_REPLAYED = 5,    /* AUTH: a proof already used */
 	RMP_DETAIL_NOT_AUTHED = 6,  /* a request before AUTH succeeded */
 	RMP_DETAIL_TENANT = 7,      /* the lease belongs to another tenant */
+	RMP_DETAIL_SERVER_LEASES = 8, /* -ENOSPC: the server's lease limit */
 };
 /* Text for a detail ("the tenant's byte limit", ...), "" for NONE. */
 const char *rmp_detail_str(unsigned detail);

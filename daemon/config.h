@@ -159,7 +159,7 @@ struct rmp_config {
 		char state_dir[RMP_CONFIG_PATH_LEN];
 		/* Or keep that file as a memfd in systemd's fd store. */
 		bool fdstore;
-		uint32_t max_leases;           /* journal records; 65536 */
+		uint32_t max_leases;           /* leases at once; 65536 */
 	} pool;
 	struct {
 		enum rmp_lease_keys lease_keys;

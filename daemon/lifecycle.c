@@ -664,6 +664,14 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	ret = ttl_ms(lc, r->ttl_s, &ttl);
 	if (ret)
 		return ret;
+	/* max_leases bounds the table (heap, windows), journal or not. */
+	if (rmp_lease_table_count(lc->table) >= cfg->pool.max_leases) {
+		*detail = RMP_DETAIL_SERVER_LEASES;
+		lc->n.refusals++;
+		audit(h, h->tenant, "refuse", 0, "bytes=%" PRIu64 " limit=%s",
+		      r->length, "server-leases");
+		return -ENOSPC;
+	}
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
@@ -700,6 +708,7 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	if (ret) {
 		log_warn("%s: lease journal full ([pool] max_leases = %u): "
 			 "ALLOC refused", h->label, lc->cfg->pool.max_leases);
+		*detail = RMP_DETAIL_SERVER_LEASES;
 		goto err_unindex;
 	}
 	ret = give_key(lc, h, l, l->access, key, detail);

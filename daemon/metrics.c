@@ -195,7 +195,7 @@ static const struct {
 	[T_LIMIT_BYTES] = { "rmpool_tenant_limit_bytes", "gauge",
 		"The tenant's bytes limit (only tenants that have one)." },
 	[T_LIMIT_LEASES] = { "rmpool_tenant_limit_leases", "gauge",
-		"The tenant's leases limit (only tenants that have one)." },
+		"The tenant's leases limit (its own, or its share of max_leases)." },
 	[T_LIMIT_CONNS] = { "rmpool_tenant_limit_connections", "gauge",
 		"The tenant's connections limit (only tenants that have "
 		"one)." },
@@ -222,7 +222,7 @@ static void tenant_one(const struct rmp_tenant *t, void *arg)
 	case T_AUTH_FAIL: v = t->auth_failures; break;
 	case T_REFUSALS: v = t->quota_refusals; break;
 	case T_LIMIT_BYTES: v = t->limits.bytes; break;
-	case T_LIMIT_LEASES: v = t->limits.leases; break;
+	case T_LIMIT_LEASES: v = t->max_leases; break;
 	default: v = t->limits.connections; break;
 	}
 	/* A limit of 0 means none: no sample rather than a false 0. */

@@ -29,7 +29,7 @@ static void do_stat(const struct rmp_request_ctx *ctx,
 	st->tenant_bytes = h->tenant->bytes;
 	st->tenant_leases = h->tenant->leases;
 	st->quota_bytes = h->tenant->limits.bytes;
-	st->quota_leases = h->tenant->limits.leases;
+	st->quota_leases = h->tenant->max_leases;
 	st->tenant_connections = h->tenant->connections;
 	st->quota_connections = h->tenant->limits.connections;
 	st->keys = ls.keys;

@@ -71,11 +71,12 @@ static void log_limits(const struct rmp_tenant *t, const char *when)
 {
 	char b[24], l[24], c[24];
 
-	log_info("%stenant %s: %s; bytes %s, leases %s, connections %s, "
+	log_info("%stenant %s: %s; bytes %s, leases %s%s, connections %s, "
 		 "networks %s", when, t->name, t->anonymous ?
 		 "anonymous clients" : t->usable ? "key loaded" :
 		 "NO KEY (refused)", limit(t->limits.bytes, b, sizeof(b)),
-		 limit(t->limits.leases, l, sizeof(l)),
+		 limit(t->max_leases, l, sizeof(l)),
+		 t->limits.leases ? "" : " (a share of max_leases)",
 		 limit(t->limits.connections, c, sizeof(c)),
 		 t->limits.nnetworks ? "restricted" : "any");
 }
@@ -160,7 +161,8 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 	TAILQ_HEAD(, rmp_tenant) removed;
 	struct rmp_tenant *t, *next;
 	unsigned changes = 0;
-	bool anon_was = ts->anonymous.usable;
+	bool anon_was = ts->anonymous.usable, anon_changed;
+	uint64_t share = rmp_tenant_lease_share(cfg);
 
 	/* Every tenant is "removed" until the config names it. */
 	TAILQ_FOREACH(t, &ts->list, link)
@@ -168,6 +170,7 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 	for (unsigned i = 0; i < cfg->ntenants; i++) {
 		const struct rmp_tenant_config *tc = &cfg->tenants[i];
 		bool added = false, key_changed, lim_changed;
+		uint64_t max_leases;
 
 		t = by_name(ts, tc->name);
 		if (!t) {
@@ -190,7 +193,11 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 		lim_changed = !same_limits(&t->limits, &tc->limits);
 		if (lim_changed && !start && !added)
 			log_limit_changes(t->name, &t->limits, &tc->limits);
+		/* A share changes with the number of tenants, too. */
+		max_leases = tc->limits.leases ? tc->limits.leases : share;
+		lim_changed |= t->max_leases != max_leases;
 		t->limits = tc->limits;
+		t->max_leases = max_leases;
 		if (start) {
 			log_limits(t, "");
 		} else if (added) {
@@ -238,9 +245,13 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 	ts->anonymous.usable = cfg->anonymous.enabled;
 	if (anon_was && !ts->anonymous.usable)
 		ts->anonymous.epoch++;
-	if (!start && (anon_was != ts->anonymous.usable ||
+	anon_changed = anon_was != ts->anonymous.usable ||
 		       !same_limits(&ts->anonymous.limits,
-				    &cfg->anonymous.limits))) {
+				    &cfg->anonymous.limits);
+	ts->anonymous.limits = cfg->anonymous.limits;
+	ts->anonymous.max_leases = cfg->anonymous.limits.leases ?
+				   cfg->anonymous.limits.leases : share;
+	if (!start && anon_changed) {
 		changes++;
 		if (ts->anonymous.usable)
 			log_limits(&ts->anonymous, "reload: ");
@@ -248,7 +259,6 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 			log_notice("reload: anonymous clients: refused from "
 				   "now on");
 	}
-	ts->anonymous.limits = cfg->anonymous.limits;
 	if (start && ts->anonymous.usable)
 		log_limits(&ts->anonymous, "");
 	else if (start)
@@ -432,7 +442,7 @@ int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail)
 	const struct rmp_tenant_limits *lim = &t->limits;
 
 	*detail = RMP_DETAIL_NONE;
-	if (lim->leases && t->leases + 1 > lim->leases)
+	if (t->leases + 1 > t->max_leases)
 		*detail = RMP_DETAIL_LEASES;
 	else if (lim->bytes && (bytes > lim->bytes ||
 				t->bytes > lim->bytes - bytes ||
@@ -446,6 +456,14 @@ int rmp_tenant_charge(struct rmp_tenant *t, uint64_t bytes, unsigned *detail)
 	t->bytes += bytes;
 	t->leases++;
 	return 0;
+}
+
+uint64_t rmp_tenant_lease_share(const struct rmp_config *cfg)
+{
+	uint64_t n = cfg->ntenants + (cfg->anonymous.enabled ? 1 : 0);
+	uint64_t share = n ? cfg->pool.max_leases / n : cfg->pool.max_leases;
+
+	return share ? share : 1;
 }
 
 void rmp_tenant_adopt(struct rmp_tenant *t, uint64_t bytes)

@@ -31,7 +31,9 @@ struct rmp_tenant {
 	uint8_t key[RMP_KEY_MAX];
 	size_t key_len;
 	struct rmp_tenant_limits limits;
-
+	/* The lease limit in force: limits.leases, or when that is 0 an
+	 * equal share of [pool] max_leases (rmp_tenant_lease_share). */
+	uint64_t max_leases;
 	uint64_t bytes, leases;  /* leased now (alive, connected or not) */
 	/* Of its ended leases, not back in the pool yet (keys being
 	 * revoked, grace, zeroing; quarantined: for good). */
@@ -108,6 +110,14 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 uint8_t version, const char *name,
 				 const uint8_t server[RMP_ENDPOINT_LEN],
 				 const uint8_t proof[RMP_PROOF_LEN]);
+
+/*
+ * rmp_tenant_lease_share -- a tenant's lease limit when its config sets
+ * none: [pool] max_leases split evenly among the tenants that may lease
+ * (the configured ones, and anonymous clients when enabled), so that no
+ * tenant can take the slots of another. At least 1.
+ */
+uint64_t rmp_tenant_lease_share(const struct rmp_config *cfg);
 
 /*
  * rmp_tenant_charge -- one more lease of bytes for t. 0, or -EDQUOT with

@@ -570,7 +570,9 @@ static void test_detail(void)
 		  "a request before authentication");
 	CHECK_STR(rmp_detail_str(RMP_DETAIL_TENANT),
 		  "the lease belongs to another tenant");
-	CHECK_STR(rmp_detail_str(8), "");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_SERVER_LEASES),
+		  "the server's lease limit ([pool] max_leases)");
+	CHECK_STR(rmp_detail_str(9), "");
 	CHECK_STR(rmp_detail_str(0xff), "");
 	CHECK_STR(rmp_detail_str(~0u), "");
 }

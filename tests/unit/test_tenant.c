@@ -590,7 +590,10 @@ static void test_reload(void)
 	strcpy(next.tenants[2].key_file, good_file);
 	next.anonymous.enabled = true;
 	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
-	CHECK_EQ(changes, 3); /* a, d, anonymous (b was never usable) */
+	/* a, d, anonymous, and c's share of max_leases (4 tenants now; b
+	 * was never usable). */
+	CHECK_EQ(changes, 4);
+	CHECK_EQ(c->max_leases, 65536 / 4);
 	CHECK(rmp_tenants_find(ts, "a", &why) == a);
 	CHECK_EQ(a->limits.bytes, 4 * MIB);
 	CHECK_EQ(a->bytes, MIB / 2);
@@ -610,7 +613,8 @@ static void test_reload(void)
 	next.tenants[0] = next.tenants[2];            /* d */
 	next.ntenants = 2;                            /* d, c */
 	CHECK_EQ(rmp_tenants_reload(ts, &next, &changes), 0);
-	CHECK_EQ(changes, 1);
+	CHECK_EQ(changes, 3); /* a, and the shares of c and d */
+	CHECK_EQ(c->max_leases, 65536 / 3);
 	CHECK(rmp_tenants_find(ts, "a", &why) == NULL);
 	CHECK_EQ(why, RMP_REJ_UNKNOWN_TENANT);
 	CHECK(!a->usable);
@@ -749,6 +753,66 @@ out:
 	rmp_tenants_free(ts);
 }
 
+/*
+ * test_lease_share -- a tenant with no lease limit of its own may hold an
+ * equal share of [pool] max_leases (anonymous counting as one tenant
+ * when enabled); its own limit wins; a reload that adds a tenant makes
+ * the shares smaller.
+ */
+static void test_lease_share(void)
+{
+	struct rmp_config cfg;
+	struct rmp_tenants *ts;
+	struct rmp_tenant *c, *anon;
+	unsigned why, detail, changes;
+	uint64_t n;
+
+	make_config(&cfg, true);
+	cfg.pool.max_leases = 100;
+	cfg.anonymous.limits.leases = 0;
+	/* a (leases = 2), b, c, anonymous: 100 / 4. */
+	CHECK_EQ(rmp_tenant_lease_share(&cfg), 25);
+	ts = rmp_tenants_new(&cfg);
+	CHECK(ts != NULL);
+	if (!ts)
+		return;
+	c = rmp_tenants_find(ts, "c", &why);
+	anon = rmp_tenants_find(ts, "", &why);
+	CHECK(c && anon);
+	if (!c || !anon) {
+		rmp_tenants_free(ts);
+		return;
+	}
+	CHECK_EQ(c->max_leases, 25);
+	CHECK_EQ(anon->max_leases, 25);
+	CHECK_EQ(rmp_tenants_find(ts, "a", &why)->max_leases, 2);
+	for (n = 0; n < 25; n++)
+		if (rmp_tenant_charge(c, 64, &detail))
+			break;
+	CHECK_EQ(n, 25);
+	CHECK_EQ(rmp_tenant_charge(c, 64, &detail), -EDQUOT);
+	CHECK_EQ(detail, RMP_DETAIL_LEASES);
+	/* Another tenant's share is untouched. */
+	CHECK_EQ(rmp_tenant_charge(anon, 64, &detail), 0);
+
+	/* Anonymous off: 100 / 3; a reload applies it to c at once. */
+	cfg.anonymous.enabled = false;
+	CHECK_EQ(rmp_tenant_lease_share(&cfg), 33);
+	CHECK_EQ(rmp_tenants_reload(ts, &cfg, &changes), 0);
+	CHECK_EQ(c->max_leases, 33);
+	CHECK_EQ(rmp_tenant_charge(c, 64, &detail), 0);
+
+	/* No tenant at all, or a tiny max_leases: never 0. */
+	cfg.ntenants = 0;
+	CHECK_EQ(rmp_tenant_lease_share(&cfg), 100);
+	cfg.pool.max_leases = 2;
+	cfg.anonymous.enabled = true;
+	make_config(&cfg, true);
+	cfg.pool.max_leases = 2;
+	CHECK_EQ(rmp_tenant_lease_share(&cfg), 1);
+	rmp_tenants_free(ts);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -771,6 +835,7 @@ int main(void)
 	test_find();
 	test_owner();
 	test_charge();
+	test_lease_share();
 	test_epoch();
 	test_proof();
 	test_proof_relay();
