@@ -20,6 +20,8 @@ rmp_init admin-many "$1"
 rmp_conf lease lease_keys pool
 rmp_conf server log_level info
 n=${RMP_ADMIN_LEASES:-100000}
+# More leases than the default max_leases (65536), all of tenant test.
+rmp_conf pool max_leases "$n"
 daemon_start
 
 # rss_kib -- the daemon's resident memory.
