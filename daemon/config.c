@@ -208,6 +208,8 @@ static const struct key keys[] = {
 	    anonymous.limits.connections, 0, CONNECTIONS_MAX, 0, NULL),
 	KEY("anonymous", "networks", SY_NETWORKS, ST_NETWORKS,
 	    anonymous.limits, 0, 0, 0, NULL),
+	KEY("anonymous", "rotate_grace", SY_DURATION, ST_U64,
+	    anonymous.limits.rotate_grace_ms, 0, (int64_t)MS_PER_H, 0, NULL),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -224,6 +226,8 @@ static const struct key tenant_keys[] = {
 	TKEY("connections", SY_UINT, ST_U32, limits.connections, 0,
 	     CONNECTIONS_MAX, 0),
 	TKEY("networks", SY_NETWORKS, ST_NETWORKS, limits, 0, 0, 0),
+	TKEY("rotate_grace", SY_DURATION, ST_U64, limits.rotate_grace_ms, 0,
+	     (int64_t)MS_PER_H, 0),
 };
 
 #define NTKEYS (sizeof(tenant_keys) / sizeof(tenant_keys[0]))

@@ -99,6 +99,9 @@ struct rmp_tenant_limits {
 	uint64_t bytes;        /* leased bytes, all connections, alive or not */
 	uint64_t leases;
 	uint32_t connections;  /* connections at once */
+	/* How long a connection whose proof a reload voided keeps its
+	 * keys before it is closed; 0: closed at the reload. */
+	uint64_t rotate_grace_ms;
 	unsigned nnetworks;    /* 0 = any peer address */
 	struct rmp_network networks[RMP_NETWORKS_MAX];
 };

@@ -782,6 +782,29 @@ static void close_where(struct rmp_conns *s, bool (*pred)(struct rmp_conn *c),
 	}
 }
 
+/* void_reason -- why a reload voided c's proof, or NULL if it did not. */
+static const char *void_reason(struct rmp_conn *c)
+{
+	const struct rmp_tenant *t = c->holder.tenant;
+
+	if (!t)
+		return NULL; /* still to prove one: pending_not_admitted */
+	if (!rmp_holder_current(&c->holder))
+		return t->anonymous ? "anonymous access was turned off" :
+		       !t->configured ? "its tenant was removed" :
+		       "its tenant's key changed";
+	if (!rmp_networks_allow(&t->limits, rdma_get_peer_addr(c->id)))
+		return "its tenant no longer admits its address";
+	return NULL;
+}
+
+/* cut_due -- c's proof was voided and its grace is over. */
+static bool cut_due(struct rmp_conn *c)
+{
+	return c->state != RMP_CONN_CLOSING && c->cut_at_ms &&
+	       c->cut_at_ms <= rmp_now_ms();
+}
+
 /* With a probe in flight an error state may be the probe's own failure
  * (an unreachable peer, not a refused request): its completion decides. */
 static bool failed_silently(struct rmp_conn *c)
@@ -830,6 +853,7 @@ void rmp_conns_sweep(struct rmp_conns *s)
 					       "no authentication in time",
 					       s->cfg->server.auth_failures_per_minute);
 	close_where(s, auth_overdue, "no authentication in time");
+	close_where(s, cut_due, "a reload voided its proof of its tenant");
 	keep_alive(s);
 }
 
@@ -843,24 +867,35 @@ static bool pending_not_admitted(struct rmp_conn *c)
 				   rdma_get_peer_addr(c->id));
 }
 
-void rmp_conns_recheck_networks(struct rmp_conns *s)
+void rmp_conns_recheck_proofs(struct rmp_conns *s)
 {
 	struct rmp_holder *h;
 	struct rmp_conn *c;
+	const char *why;
+	uint64_t grace;
 
 	close_where(s, pending_not_admitted,
 		    "its tenant no longer admits its address");
 	TAILQ_FOREACH(c, &s->list, link) {
 		h = &c->holder;
-		if (c->state == RMP_CONN_CLOSING || !rmp_holder_current(h) ||
-		    rmp_networks_allow(&h->tenant->limits,
-				       rdma_get_peer_addr(c->id)))
+		if (c->state == RMP_CONN_CLOSING || c->cut_at_ms ||
+		    !(why = void_reason(c)))
 			continue;
+		/* No request is accepted from now on (rmp_request_handle);
+		 * its keys go with the connection. */
 		h->tenant_epoch = 0;
-		log_notice("reload: %s: tenant %s no longer admits its "
-			   "address: no new lease, key or time for it",
-			   h->label, h->tenant->name);
+		grace = h->tenant->limits.rotate_grace_ms;
+		c->cut_at_ms = rmp_now_ms() + grace;
+		if (!c->cut_at_ms)
+			c->cut_at_ms = 1;
+		if (grace)
+			log_notice("reload: %s: %s: every request refused; "
+				   "closed, its keys with it, in %" PRIu64
+				   " ms (rotate_grace)", h->label, why, grace);
+		else
+			log_notice("reload: %s: %s", h->label, why);
 	}
+	close_where(s, cut_due, "a reload voided its proof of its tenant");
 }
 
 void rmp_conns_close_all(struct rmp_conns *s, const char *why)

@@ -59,6 +59,8 @@ struct rmp_conn {
 	uint64_t requests, errors; /* answered; error replies + access errors */
 	const char *close_after_reply; /* why, once the reply is sent */
 	bool local_failure;       /* its QP failed by our doing */
+	/* A reload voided its proof: closed at this time (0: it is not). */
+	uint64_t cut_at_ms;
 	bool access_error_noted;
 	unsigned hold;            /* > 0: in use on the stack, keep it */
 	/* Liveness: completions that prove the peer alive (requests in,
@@ -169,12 +171,15 @@ void rmp_conns_on_qp_event(struct rmp_conns *s,
 void rmp_conns_sweep(struct rmp_conns *s);
 void rmp_conns_close_all(struct rmp_conns *s, const char *why);
 /*
- * rmp_conns_recheck_networks -- after a reload changed tenants' networks:
- * a connection whose address its tenant no longer admits gets no new
- * lease, key or time (as if the tenant were removed); one still to prove
- * its tenant is closed. Each is logged.
+ * rmp_conns_recheck_proofs -- after a reload: a connection whose proof it
+ * voided (its tenant removed, its key changed, anonymous access turned
+ * off, its address no longer in the tenant's networks) is refused every
+ * request from now on and closed, its keys with it, once its tenant's
+ * rotate_grace is over (at once by default; rmp_conns_sweep closes the
+ * later ones). One still to prove its tenant from an address no longer
+ * admitted is closed. Each is logged.
  */
-void rmp_conns_recheck_networks(struct rmp_conns *s);
+void rmp_conns_recheck_proofs(struct rmp_conns *s);
 /* Free what is left, completions due or not (last step of a stop). */
 void rmp_conns_force_free(struct rmp_conns *s);
 

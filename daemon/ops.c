@@ -318,7 +318,7 @@ int rmp_ops_reload(struct rmp_ops *o, const char *who, char *err,
 	}
 	live = log_live_changes(&old, &new);
 	*o->cfg = *next;
-	rmp_conns_recheck_networks(o->conns);
+	rmp_conns_recheck_proofs(o->conns);
 	if (!o->verbose)
 		rmp_log_set_level(o->cfg->server.log_level);
 	rmp_lifecycle_config_changed(o->lc);

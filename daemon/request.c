@@ -55,11 +55,10 @@ static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
 
 	/* A reload voided the connection's proof (removed its tenant,
 	 * changed or took its key, turned anonymous access off, or no longer
-	 * admits its address): its keys live to their leases' deadlines and
-	 * it may free, but it gets no new lease, key or time. */
-	if (!rmp_holder_current(h) && (req->hdr.opcode == RMP_OP_ALLOC ||
-				   req->hdr.opcode == RMP_OP_RENEW ||
-				   req->hdr.opcode == RMP_OP_ATTACH))
+	 * admits its address): nothing is accepted from it any more, and it
+	 * is closed, its keys with it, once its tenant's rotate_grace is
+	 * over (rmp_conns_recheck_proofs). */
+	if (!rmp_holder_current(h))
 		return -EKEYREVOKED;
 	switch (req->hdr.opcode) {
 	case RMP_OP_ALLOC:

@@ -116,6 +116,7 @@ static bool same_limits(const struct rmp_tenant_limits *a,
 {
 	return a->bytes == b->bytes && a->leases == b->leases &&
 	       a->connections == b->connections &&
+	       a->rotate_grace_ms == b->rotate_grace_ms &&
 	       a->nnetworks == b->nnetworks &&
 	       !memcmp(a->networks, b->networks,
 		       a->nnetworks * sizeof(a->networks[0]));

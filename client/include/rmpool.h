@@ -40,7 +40,8 @@ extern "C" {
  *                  keys-per-lease limit is reached (last error says which;
  *                  bytes freed in the last tens of ms still count, up to
  *                  the byte limit once more)
- *   -ENOSPC        the pool has no free extent large enough
+ *   -ENOSPC        the pool has no free extent large enough, or the
+ *                  server holds as many leases as it may (max_leases)
  *   -ESHUTDOWN     the server is draining and takes no new leases
  *   -ENOENT        no such lease (or a wrong secret)
  *   -EPERM         the lease belongs to another tenant
@@ -49,8 +50,10 @@ extern "C" {
  *                  server other than the one that checks it)
  *   -EKEYREVOKED   a reload voided this connection's proof (removed
  *                  its tenant, changed its key, or no longer admits
- *                  its address): no new lease, key or renewal; the
- *                  leases held run to their end and may be freed
+ *                  its address): every request is refused, and the
+ *                  server closes the connection (its keys with it) once
+ *                  the tenant's rotate_grace is over; connect again
+ *                  with the current key (reconnect_max_ms does it)
  *   -EPROTONOSUPPORT no common protocol version with the server
  *   -ECONNREFUSED  the server rejected the connection or nobody listens
  *                  (unknown tenant, anonymous access disabled, a
@@ -247,7 +250,7 @@ void rmp_alloc_opts_init(struct rmp_alloc_opts *opts);
  * NULL for the defaults. The length granted may be rounded up
  * (rmp_lease_info). Errors: -EINVAL (length 0, bad alignment/access/flags,
  * ttl out of the server's bounds), -EDQUOT, -ENOSPC, -ESHUTDOWN,
- * -ENOTCONN, -ETIMEDOUT, -EPROTO, -ENOMEM. After -ETIMEDOUT the server may
+ * -EKEYREVOKED, -ENOTCONN, -ETIMEDOUT, -EPROTO, -ENOMEM. After -ETIMEDOUT the server may
  * still have granted the lease; it then ends at its deadline (or with the
  * connection, if ephemeral).
  */
@@ -262,7 +265,7 @@ int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
  * hold (the same as rmp_lease_attach_with and default options). Errors:
  * -ENOENT (no such lease or wrong secret), -EKEYEXPIRED, -EPERM
  * (another tenant's lease), -EDQUOT (the keys-per-lease limit), plus
- * those of alloc.
+ * those of alloc (-EKEYREVOKED among them).
  */
 int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 		     struct rmp_lease **out);
@@ -302,7 +305,8 @@ int rmp_lease_attach_with(struct rmp_client *c, const char *token,
 
 /*
  * rmp_lease_renew -- extend the lease to ttl_s seconds from now (0 = the
- * server default). -EKEYEXPIRED when it already expired.
+ * server default). -EKEYEXPIRED when it already expired, -EKEYREVOKED
+ * when a reload voided this connection's proof.
  */
 int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
 
@@ -312,7 +316,7 @@ int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
  * application using the lease goes on undisturbed), and a free revokes
  * every key. *ttl_ms (may be NULL) receives the new lifetime. Errors:
  * -EINVAL (malformed token), -ENOENT, -EKEYEXPIRED, -EPERM (another
- * tenant's lease), and those of a control call.
+ * tenant's lease), -EKEYREVOKED, and those of a control call.
  */
 int rmp_lease_renew_token(struct rmp_client *c, const char *token,
 			  uint32_t ttl_s, uint64_t *ttl_ms);
@@ -321,8 +325,9 @@ int rmp_lease_free_token(struct rmp_client *c, const char *token);
 /*
  * rmp_lease_free -- give the lease back to the server (its memory is
  * zeroed before reuse) and free the handle. The handle is freed even when
- * the server could not be told (the error is returned; the lease then
- * ends at its deadline). Accepts NULL (returns 0).
+ * the server could not be told (the error is returned, e.g. -EKEYREVOKED
+ * or -ENOTCONN; the lease then ends at its deadline). Accepts NULL
+ * (returns 0).
  */
 int rmp_lease_free(struct rmp_lease *l);
 

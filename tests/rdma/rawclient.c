@@ -107,15 +107,16 @@
  *                                      and after. The server must answer
  *                                      nothing and close the connection;
  *                                      the other one must still be served
- *   rmp-raw HOST PORT orphan           ALLOC a lease and an auto-renew
- *                                      one of ttl 1 s, print the first's
- *                                      LEASE line, wait for a line on
- *                                      stdin (a reload voids our proof
- *                                      meanwhile): then ALLOC, RENEW and
- *                                      ATTACH of the lease must get
- *                                      -EKEYREVOKED, STAT and FREE of it
- *                                      must work, and 3 s later the
- *                                      auto-renew one must have expired
+ *   rmp-raw HOST PORT voided GRACE_MS  ALLOC a lease, print its LEASE
+ *                                      line, wait for a line on stdin (a
+ *                                      reload voids our proof meanwhile):
+ *                                      then every request must get
+ *                                      -EKEYREVOKED and the lease's bytes
+ *                                      stay readable until the server
+ *                                      closes the connection, GRACE_MS
+ *                                      (its rotate_grace) + 1.5 s at most
+ *                                      after the line, and not before
+ *                                      GRACE_MS - 0.5 s
  *   rmp-raw HOST PORT silent SECS      connect, never AUTH: the server
  *                                      must close it within SECS
  *   rmp-raw HOST PORT churn LEN SECS   ALLOC and FREE LEN bytes back to
@@ -179,6 +180,7 @@ struct raw {
 	uint8_t *data;  /* local side of RDMA READ/WRITE */
 	size_t data_len;
 	bool connected, disconnected, qp_error;
+	uint64_t lost_ms;  /* now_ms() when the server disconnected us */
 	struct rmp_conn_rep rep;
 	/* secrets of the leases this client was granted, for FREE */
 	struct {
@@ -317,6 +319,7 @@ static void handle_cm_event(struct raw *r, struct rdma_cm_event *ev)
 	switch (ev->event) {
 	case RDMA_CM_EVENT_DISCONNECTED:
 		r->disconnected = true;
+		r->lost_ms = now_ms();
 		break;
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		break;
@@ -3264,69 +3267,105 @@ out:
 	return fail;
 }
 
-/* run_idle -- connect, print "CONNECTED", hold the connection until a
- * line or EOF on stdin; fails if the server drops it meanwhile. */
 /* refused_as -- send req; 0 when its reply status is want (printed as
- * "orphan: WHAT -> STATUS"), 1 otherwise. */
+ * "voided: WHAT -> STATUS"), 1 otherwise. */
 static int refused_as(struct raw *r, struct rmp_msg *req, const char *what,
 		      int want)
 {
 	struct rmp_msg rep;
 	int st = request(r, req, &rep) ? -EIO : rep.hdr.status;
 
-	say("orphan: %s -> %s", what, errname(st));
+	say("voided: %s -> %s", what, errname(st));
 	return st != want;
 }
 
-/* run_orphan -- see the header: a connection whose tenant a reload
- * removed keeps what it has until it ends, and gets nothing new. */
-static int run_orphan(const char *host, const char *port)
+/* run_voided -- see the header: a connection whose proof a reload voided
+ * is refused everything, and closed (its keys with it) after grace_ms. */
+static int run_voided(const char *host, const char *port, uint64_t grace_ms)
 {
+	static const unsigned ops[] = { RMP_OP_ALLOC, RMP_OP_RENEW,
+					RMP_OP_FREE, RMP_OP_ATTACH,
+					RMP_OP_STAT };
 	struct raw r = { 0 };
-	struct rmp_lease_desc d, d2, dr;
-	struct rmp_msg req = { 0 }, rep;
-	bool transport;
-	int st, bad = 0, fail = 1;
+	struct rmp_lease_desc d;
+	struct rmp_msg req;
+	uint64_t t0, cut = 0, reads = 0;
+	int bad = 0, fail = 1;
 
-	/* d to hold, dr to renew itself every second while held. */
-	if (connect_ok(&r, "orphan", host, port, LEASE_LEN) ||
+	if (connect_ok(&r, "voided", host, port, LEASE_LEN) ||
 	    do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d) ||
-	    do_alloc(&r, LEASE_LEN, 1, RMP_LEASE_F_AUTO_RENEW, &dr))
+	    write_pattern(&r, &d, d.id))
 		goto out;
 	print_lease(&d);
-	if (wait_stdin(&r, true))
-		goto out;
-	st = do_alloc(&r, LEASE_LEN, HOLD_TTL_S, 0, &d2);
-	say("orphan: ALLOC -> %s", errname(st));
-	bad += st != -EKEYREVOKED;
-	req.hdr.opcode = RMP_OP_RENEW;
-	req.u.renew.id = d.id;
-	req.u.renew.secret = secret_of(&r, d.id);
-	req.u.renew.ttl_s = HOLD_TTL_S;
-	bad += refused_as(&r, &req, "RENEW", -EKEYREVOKED);
-	memset(&req, 0, sizeof(req));
-	req.hdr.opcode = RMP_OP_ATTACH;
-	req.u.attach.id = d.id;
-	req.u.attach.secret = secret_of(&r, d.id);
-	req.u.attach.access = RMP_ACC_READ;
-	bad += refused_as(&r, &req, "ATTACH", -EKEYREVOKED);
-	st = do_simple(&r, RMP_OP_STAT, 0, &rep, &transport);
-	say("orphan: STAT -> %s", errname(st));
-	bad += st != 0;
-	st = do_simple(&r, RMP_OP_FREE, d.id, &rep, &transport);
-	say("orphan: FREE -> %s", errname(st));
-	bad += st != 0;
-	/* Nothing renews dr for us any more: it ends at its deadline
-	 * (within a second and a tick), while we still hold its key. */
-	sleep(3);
-	st = do_simple(&r, RMP_OP_FREE, dr.id, &rep, &transport);
-	say("orphan: FREE of the auto-renew lease 3 s later -> %s",
-	    errname(st));
-	bad += st != -EKEYEXPIRED;
+	/* Without a grace the reload closes it before the line comes. */
+	wait_stdin(&r, false);
+	t0 = now_ms();
+	if (grace_ms) {
+		for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+			memset(&req, 0, sizeof(req));
+			req.hdr.opcode = (uint16_t)ops[i];
+			switch (ops[i]) {
+			case RMP_OP_ALLOC:
+				req.u.alloc.length = LEASE_LEN;
+				req.u.alloc.ttl_s = 60;
+				req.u.alloc.access = RMP_ACC_ALL;
+				break;
+			case RMP_OP_RENEW:
+				req.u.renew.id = d.id;
+				req.u.renew.secret = secret_of(&r, d.id);
+				req.u.renew.ttl_s = 60;
+				break;
+			case RMP_OP_FREE:
+				req.u.free.id = d.id;
+				req.u.free.secret = secret_of(&r, d.id);
+				break;
+			case RMP_OP_ATTACH:
+				req.u.attach.id = d.id;
+				req.u.attach.secret = secret_of(&r, d.id);
+				req.u.attach.access = RMP_ACC_READ;
+				break;
+			}
+			bad += refused_as(&r, &req, rmp_opcode_name(ops[i]),
+					  -EKEYREVOKED);
+		}
+	}
+	/* Read until the server disconnects us (a READ under way then may
+	 * not complete at all: it is given a second). */
+	while (now_ms() - t0 < grace_ms + 10000) {
+		pump(&r, 0, -1);
+		if (r.disconnected || r.qp_error)
+			break;
+		memset(r.data, 0, LEASE_LEN);
+		if (rdma_op_within(&r, IBV_WR_RDMA_READ, d.addr, d.rkey,
+				   pattern_len(d.length), 1000) !=
+		    IBV_WC_SUCCESS) {
+			pump(&r, 1000, -1);
+			break;
+		}
+		if (check_pattern(&r, pattern_len(d.length), d.id)) {
+			bad++;
+			break;
+		}
+		reads++;
+		pump(&r, 100, -1);
+	}
+	/* Closed before the line came (no grace): 0. */
+	cut = r.disconnected ? (r.lost_ms > t0 ? r.lost_ms - t0 : 0) :
+	      now_ms() - t0;
+	say("voided: %" PRIu64 " reads intact, then the connection was %s "
+	    "%" PRIu64 " ms after the reload (rotate_grace %" PRIu64 " ms)",
+	    reads, r.disconnected ? "closed" : r.qp_error ? "failed" :
+	    "STILL UP", cut, grace_ms);
+	if (!r.disconnected && !r.qp_error)
+		bad++;
+	else if (cut > grace_ms + 1500 || cut + 500 < grace_ms)
+		bad++;
+	if (grace_ms && !reads)
+		bad++;
 	fail = bad != 0;
 out:
 	raw_close(&r);
-	say("orphan: %s", fail ? "FAIL" : "PASS");
+	say("voided: %s", fail ? "FAIL" : "PASS");
 	return fail;
 }
 
@@ -3356,6 +3395,8 @@ out:
 	return fail;
 }
 
+/* run_idle -- connect, print "CONNECTED", hold the connection until a
+ * line or EOF on stdin; fails if the server drops it meanwhile. */
 static int run_idle(const char *host, const char *port)
 {
 	struct raw r = { 0 };
@@ -3686,6 +3727,7 @@ static int usage(void)
 		"       rmp-raw HOST PORT free ID [ERRNO]\n"
 		"       rmp-raw HOST PORT stat [COUNT]\n"
 		"       rmp-raw HOST PORT silent SECONDS\n"
+		"       rmp-raw HOST PORT voided GRACE_MS\n"
 		"       rmp-raw HOST PORT churn LEN SECONDS\n"
 		"       rmp-raw HOST PORT statloop SECONDS\n");
 	return 2;
@@ -3799,8 +3841,11 @@ int main(int argc, char **argv)
 			return usage();
 		return run_stall(host, port, (uint32_t)a);
 	}
-	if (!strcmp(cmd, "orphan") && argc == 4)
-		return run_orphan(host, port);
+	if (!strcmp(cmd, "voided") && argc == 5) {
+		if (!parse_u64(argv[4], &a) || a > 3600000)
+			return usage();
+		return run_voided(host, port, a);
+	}
 	if (!strcmp(cmd, "notsend") && argc == 5 &&
 	    (!strcmp(argv[4], "imm") || !strcmp(argv[4], "inv")))
 		return run_notsend(host, port, argv[4][1] == 'n');
