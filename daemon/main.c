@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 
 #include "config.h"
 #include "log.h"
@@ -68,6 +69,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	rmp_log_init("rmpoold", LOG_INFO);
+	/* No core dump, before anything secret is read: tenant keys, lease
+	 * secrets and tenants' bytes would all be in it. (Root can still
+	 * attach a debugger.) */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0))
+		log_warn("cannot turn core dumps off: %s", strerror(errno));
 	rmp_config_defaults(&srv.cfg);
 	ret = rmp_config_load_file(&srv.cfg, path, err, sizeof(err));
 	if (ret) {
