@@ -128,3 +128,29 @@ void rmp_log(int level, const char *fmt, ...)
 	memcpy(held_buf + held_len, line, n);
 	held_len += n;
 }
+
+void rmp_log_field(char *out, size_t len, const char *in)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (!len)
+		return;
+	for (; *in; in++) {
+		unsigned char ch = (unsigned char)*in;
+		bool plain = ch > 0x20 && ch < 0x7f && ch != '=' &&
+			     ch != '"' && ch != '\\';
+
+		if (o + (plain ? 1 : 4) >= len)
+			break;
+		if (plain) {
+			out[o++] = (char)ch;
+		} else {
+			out[o++] = '\\';
+			out[o++] = 'x';
+			out[o++] = hex[ch >> 4];
+			out[o++] = hex[ch & 15];
+		}
+	}
+	out[o] = '\0';
+}

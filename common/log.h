@@ -3,6 +3,8 @@
 #ifndef RMP_LOG_H
 #define RMP_LOG_H
 
+#include <stddef.h>
+
 #include <syslog.h>
 
 /*
@@ -27,6 +29,16 @@ void rmp_log(int level, const char *fmt, ...)
  */
 void rmp_log_hold(void);
 void rmp_log_release(void);
+
+/*
+ * rmp_log_field -- in as one field of a log line (an audit line's
+ * client=...): a space, '=', '"', '\\' or any byte outside printable
+ * ASCII becomes \xHH, so that a name cannot forge fields. Truncated to
+ * fit len (always terminated; nothing is cut inside an escape).
+ */
+void rmp_log_field(char *out, size_t len, const char *in);
+/* Room for a client or tenant name of the protocol (24 bytes), escaped. */
+#define RMP_LOG_NAME_LEN (4 * 24 + 1)
 
 #define log_err(...) rmp_log(LOG_ERR, __VA_ARGS__)
 #define log_warn(...) rmp_log(LOG_WARNING, __VA_ARGS__)

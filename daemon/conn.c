@@ -716,12 +716,15 @@ int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 	c->id = id;
 	c->serial = ++s->next_serial;
 	c->state = RMP_CONN_ACCEPTING;
-	rmp_strlcpy(c->name, name, sizeof(c->name));
+	if (name[0])
+		rmp_log_field(c->name, sizeof(c->name), name);
+	else
+		rmp_strlcpy(c->name, peer, sizeof(c->name));
 	rmp_strlcpy(c->peer, peer, sizeof(c->peer));
 	rmp_strlcpy(c->peer_ip, peer_ip, sizeof(c->peer_ip));
 	rmp_peer_block(peer_ip, c->peer_block, sizeof(c->peer_block));
 	snprintf(c->holder.label, sizeof(c->holder.label),
-		 "client #%" PRIu64 " (%s, %s)", c->serial, name, peer);
+		 "client #%" PRIu64 " (%s, %s)", c->serial, c->name, peer);
 	TAILQ_INIT(&c->holder.keys);
 	c->holder.name = c->name;
 	c->holder.peer = c->peer;

@@ -13,6 +13,7 @@
 #include "device.h"
 #include "guard.h"
 #include "keys.h"
+#include "log.h"
 #include "proto.h"
 #include "request.h"
 
@@ -46,7 +47,9 @@ struct rmp_conn {
 	bool own_pd;
 	struct rmp_holder holder; /* the keys granted through this QP */
 	uint64_t serial;          /* for operators: "client #7" */
-	char name[RMP_NAME_MAX + 1];
+	/* Its name for logs and lease owners: the one it sent, escaped
+	 * (rmp_log_field), or "ADDR:PORT" when it sent none. */
+	char name[RMP_LOG_NAME_LEN];
 	char peer[80];            /* "ADDR:PORT" */
 	char peer_ip[64];         /* "ADDR" */
 	char peer_block[RMP_PEER_BLOCK_LEN]; /* counted in: rmp_peer_block */
@@ -130,9 +133,9 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 uint32_t rmp_conn_cq_entries(uint32_t credits);
 
 /*
- * rmp_conn_accept -- a connection for id: its QP (to RTS with the
- * server's own timeouts), buffers, receives, then rdma_accept with the
- * accept data. It counts against auth->tenant's connections from now on,
+ * rmp_conn_accept -- a connection for id (name: what the client named
+ * itself, maybe ""): its QP (to RTS with the server's own timeouts),
+ * buffers, receives, then rdma_accept with the accept data. It counts against auth->tenant's connections from now on,
  * and must prove that tenant's key with its first message. On failure
  * returns -errno with c closing (the caller rejects id); id is then no
  * longer the connection's.

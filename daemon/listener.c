@@ -46,11 +46,15 @@ static void reject(struct rmp_listener *ls, struct rdma_cm_id *id,
 		.proto_max = RMP_PROTO_MAX,
 	};
 	uint8_t data[RMP_CONN_REJ_LEN];
+	char who[RMP_LOG_NAME_LEN], whose[RMP_LOG_NAME_LEN];
 
 	if ((unsigned)reason < RMP_REJ_REASONS)
 		ls->rejects[reason]++;
+	/* Either may be what a request that did not decode left there. */
+	rmp_log_field(who, sizeof(who), name);
+	rmp_log_field(whose, sizeof(whose), tenant);
 	log_notice("rejected connection from %s (%s, tenant %s): %s", peer,
-		   name[0] ? name : "no name", tenant[0] ? tenant : "none",
+		   who[0] ? who : "no name", whose[0] ? whose : "none",
 		   rmp_reject_reason_str(reason));
 	rmp_conn_rej_encode(data, sizeof(data), &rej);
 	if (rdma_reject(id, data, sizeof(data)))
@@ -70,14 +74,16 @@ static unsigned choose_tenant(struct rmp_listener *ls, struct rdma_cm_id *id,
 	const struct rmp_config *cfg = ls->conns->cfg;
 	struct rmp_tenant *t;
 	unsigned why, per_ip = cfg->server.connections_per_address;
-	char what[96];
+	char what[96], who[RMP_LOG_NAME_LEN];
 
 	t = rmp_tenants_find(ls->tenants, req->tenant, &why);
 	if (!t) {
-		/* Guessing tenant names is an authentication failure. */
+		/* Guessing tenant names is an authentication failure. (A
+		 * tenant name that decoded has no space or '='.) */
+		rmp_log_field(who, sizeof(who), req->name);
 		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
 			   "reason=%s", req->tenant[0] ? req->tenant : "-",
-			   req->name, peer, why == RMP_REJ_ANONYMOUS ?
+			   who, peer, why == RMP_REJ_ANONYMOUS ?
 			   "anonymous-disabled" : "unknown-tenant");
 		snprintf(what, sizeof(what), "connect: %s",
 			 rmp_reject_reason_str(why));
@@ -156,9 +162,12 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	 * relay's victim put in its proof. It must be one of ours. (A bound
 	 * listener only gets connections to its address.) */
 	if (ls->wildcard && !rmp_auth_endpoint_local(auth.server)) {
+		char who[RMP_LOG_NAME_LEN];
+
+		rmp_log_field(who, sizeof(who), req.name);
 		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
 			   "reason=foreign-address",
-			   req.tenant[0] ? req.tenant : "-", req.name, peer);
+			   req.tenant[0] ? req.tenant : "-", who, peer);
 		rmp_conns_note_failure(ls->conns, ip, peer,
 				       "connect: not to an address of ours",
 				       cfg->server.auth_failures_per_minute);
@@ -172,8 +181,10 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	rmp_auth_random(rep.nonce, sizeof(rep.nonce));
 	memcpy(auth.nonce, rep.nonce, sizeof(auth.nonce));
 	auth.version = rep.version;
+	/* The proof names the client as it named itself, "" included. */
+	rmp_strlcpy(auth.name, req.name, sizeof(auth.name));
 	rmp_conn_rep_encode(data, sizeof(data), &rep);
-	if (rmp_conn_accept(ls->conns, id, req.name[0] ? req.name : peer,
+	if (rmp_conn_accept(ls->conns, id, req.name,
 			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))
 		reject(ls, id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);

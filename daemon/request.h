@@ -45,6 +45,7 @@ struct rmp_auth_pending {
 	uint8_t nonce[RMP_NONCE_LEN];    /* sent in the accept data */
 	uint8_t version;                 /* chosen in the accept data */
 	uint8_t server[RMP_ENDPOINT_LEN]; /* our end, as the client dialed it */
+	char name[RMP_NAME_MAX + 1];     /* the client's name as it sent it */
 };
 
 /*

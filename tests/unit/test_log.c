@@ -100,6 +100,29 @@ static void test_long_line(void)
 	CHECK_EQ(strlen(captured()), 1024);
 }
 
+/* A client name cannot forge fields of an audit line. */
+static void test_field(void)
+{
+	char out[RMP_LOG_NAME_LEN], small[8];
+
+	rmp_log_field(out, sizeof(out), "plain-name_1.x");
+	CHECK_STR(out, "plain-name_1.x");
+	rmp_log_field(out, sizeof(out), "a b=c tenant=root");
+	CHECK_STR(out, "a\\x20b\\x3dc\\x20tenant\\x3droot");
+	rmp_log_field(out, sizeof(out), "q\"\\\x7f\x01");
+	CHECK_STR(out, "q\\x22\\x5c\\x7f\\x01");
+	rmp_log_field(out, sizeof(out), "");
+	CHECK_STR(out, "");
+	/* 24 spaces, the protocol's longest name: it fits. */
+	rmp_log_field(out, sizeof(out), "                        ");
+	CHECK_EQ(strlen(out), 96);
+	/* Cut before an escape that does not fit, never inside one. */
+	rmp_log_field(small, sizeof(small), "abcde f");
+	CHECK_STR(small, "abcde");
+	rmp_log_field(small, sizeof(small), "abcdefghij");
+	CHECK_STR(small, "abcdefg");
+}
+
 int main(void)
 {
 	char path[] = "/tmp/rmp-test-log.XXXXXX";
@@ -114,6 +137,7 @@ int main(void)
 	test_hold();
 	test_hold_overflow();
 	test_long_line();
+	test_field();
 	/* Under systemd: the level as "<N>", no name. */
 	setenv("JOURNAL_STREAM", "8:1", 1);
 	rmp_log_init("rmpoold", LOG_INFO);
