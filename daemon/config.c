@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 
 #define KIB UINT64_C(1024)
@@ -1248,6 +1249,32 @@ int rmp_config_load_string(struct rmp_config *c, const char *text,
 	return load(c, &p);
 }
 
+/*
+ * check_inline_keys -- a file that holds a tenant's key inline (key =)
+ * must be as closed as a key file: nobody but its owner and group may
+ * read it. -EACCES otherwise (a key others may have read is spent).
+ */
+static int check_inline_keys(const struct rmp_config *c, FILE *f,
+			     const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	for (unsigned i = 0; i < c->ntenants; i++) {
+		if (!c->tenants[i].key_len)
+			continue;
+		if (fstat(fileno(f), &st))
+			return -errno;
+		if (!(st.st_mode & S_IRWXO))
+			return 0;
+		set_err(err, errlen, "%s: tenant.%s.key is inline, but others "
+			"may read the file (mode %03o): chmod o-rwx it, "
+			"and make a new key, or use key_file", path,
+			c->tenants[i].name, (unsigned)(st.st_mode & 0777));
+		return -EACCES;
+	}
+	return 0;
+}
+
 int rmp_config_load_file(struct rmp_config *c, const char *path, char *err,
 			 size_t errlen)
 {
@@ -1267,6 +1294,8 @@ int rmp_config_load_file(struct rmp_config *c, const char *path, char *err,
 		return ret;
 	}
 	ret = load(c, &p);
+	if (ret == 0)
+		ret = check_inline_keys(c, p.file, path, err, errlen);
 	fclose(p.file);
 	return ret;
 }

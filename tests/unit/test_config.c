@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <syslog.h>
@@ -1261,8 +1262,12 @@ static int write_file(char *path, const char *data, size_t len)
 static void test_files(void)
 {
 	static const char nul[] = "[pool]\nsize = 1G\0junk\n";
+	static const char inline_key[] =
+		"[tenant.a]\nkey = 00112233445566778899aabbccddeeff\n";
+	static const char key_file_conf[] =
+		"[tenant.a]\nkey_file = /etc/rmpool/a.key\n";
 	struct rmp_config c;
-	char path[64], want[128];
+	char path[64], want[256];
 
 	CHECK_EQ(rmp_config_load_file(&c, "/nonexistent/rmpoold.conf", err,
 				      sizeof(err)), -ENOENT);
@@ -1286,6 +1291,26 @@ static void test_files(void)
 	CHECK_EQ(write_file(path, "[pool]\nsize = 6G", 16), 0);
 	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), 0);
 	CHECK_EQ(c.pool.size, 6 * GIB);
+	unlink(path);
+
+	/* An inline key in a file others can read is refused, as a key
+	 * file would be; closed to others, it loads. */
+	CHECK_EQ(write_file(path, inline_key, sizeof(inline_key) - 1), 0);
+	CHECK_EQ(chmod(path, 0644), 0);
+	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), -EACCES);
+	snprintf(want, sizeof(want), "%s: tenant.a.key is inline, but others "
+		 "may read the file (mode 644): chmod o-rwx it, and make a new "
+		 "key, or use key_file", path);
+	CHECK_STR(err, want);
+	CHECK_EQ(chmod(path, 0640), 0);
+	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), 0);
+	CHECK_EQ(c.tenants[0].key_len, 16);
+	/* A key file named instead: the file's mode is the key file's
+	 * business. */
+	CHECK_EQ(write_file(path, key_file_conf, sizeof(key_file_conf) - 1),
+		 0);
+	CHECK_EQ(chmod(path, 0644), 0);
+	CHECK_EQ(rmp_config_load_file(&c, path, err, sizeof(err)), 0);
 	unlink(path);
 }
 
