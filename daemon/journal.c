@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "journal.h"
+#include "proto.h"
 
 #define HEADER_MAGIC 0x4a504d52u /* "RMPJ" */
 #define RECORD_MAGIC 0x4c504d52u /* "RMPL" */
@@ -188,6 +189,12 @@ static int classify(const struct rmp_journal *j, const struct record *r,
 	    l->offset > j->pool_size || l->length > j->pool_size - l->offset ||
 	    !l->id || !l->seq || memchr(l->tenant, 0, sizeof(l->tenant)) ==
 	    NULL || memchr(l->owner, 0, sizeof(l->owner)) == NULL)
+		return 2; /* invalid */
+	/* Every field recovery trusts (a checksum proves only that we
+	 * wrote it): a ttl of 0 with auto-renew would renew on every
+	 * tick; ephemeral leases are never kept. */
+	if (!l->ttl_ms || !l->access || (l->access & ~RMP_ACC_ALL) ||
+	    (l->flags & ~RMP_LEASE_F_ALL) || (l->flags & RMP_LEASE_F_EPHEMERAL))
 		return 2; /* invalid */
 	if (l->deadline_ms <= now_ms)
 		return 3; /* expired */

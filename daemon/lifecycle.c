@@ -1125,7 +1125,9 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	l->secret = r->secret;
 	l->access = r->access;
 	l->flags = r->flags;
-	l->ttl_ms = r->ttl_ms;
+	/* Within today's bounds (the journal checked it is not 0). */
+	l->ttl_ms = RMP_MAX(RMP_MIN(r->ttl_ms, lc->cfg->lease.ttl_max_ms),
+			    lc->cfg->lease.ttl_min_ms);
 	l->tenant = t;
 	l->state = RMP_LEASE_GRANTED;
 	l->created_ms = rc->now;

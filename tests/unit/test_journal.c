@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "journal.h"
+#include "proto.h"
 #include "check.h"
 
 #define POOL (64ull << 20)
@@ -434,6 +435,44 @@ static void test_damage(void)
 	}
 }
 
+/* A record that checks out but holds a value we never write is not
+ * trusted either: a ttl of 0 (auto-renew would spin), no or unknown
+ * access bits, unknown flags, an ephemeral lease. */
+static void test_invalid_fields(void)
+{
+	size_t len = rmp_journal_bytes(CAP);
+	uint8_t *mem = calloc(1, len);
+	struct rmp_journal_lease l[6];
+	struct rmp_journal_stats st;
+	struct rmp_journal *j;
+	uint32_t slot[6] = { 0 };
+	struct seen s;
+	bool found;
+
+	j = reopen(mem, len, 0, &s, &found);
+	for (int i = 0; i < 6; i++)
+		l[i] = lease(21 + (uint64_t)i, (uint64_t)i * 4096, 4096, 1000);
+	l[1].ttl_ms = 0;
+	l[1].flags = RMP_LEASE_F_AUTO_RENEW;
+	l[2].access = 0;
+	l[3].access = RMP_ACC_ALL | 0x100;
+	l[4].flags = 0x80;
+	l[5].flags = RMP_LEASE_F_EPHEMERAL;
+	for (int i = 0; i < 6; i++)
+		CHECK_EQ(rmp_journal_put(j, &l[i], &slot[i]), 0);
+	rmp_journal_close(j);
+
+	j = reopen(mem, len, 10, &s, &found);
+	CHECK(found);
+	CHECK_EQ(s.n, 1);
+	CHECK_EQ(s.l[0].id, 21);
+	rmp_journal_stats(j, &st);
+	CHECK_EQ(st.invalid, 5);
+	CHECK_EQ(st.used, 1);
+	rmp_journal_close(j);
+	free(mem);
+}
+
 /* A header that does not check out is never trusted. */
 static void test_header(void)
 {
@@ -539,6 +578,7 @@ int main(void)
 	test_overlap_expired_newer();
 	test_overlap_random();
 	test_damage();
+	test_invalid_fields();
 	test_header();
 	test_recover_nomem();
 	return check_done();
