@@ -497,6 +497,7 @@ static void cmd_status(struct admin_conn *c, json_object *req)
 	put_text(j, "keys_mode", st.keys_mode);
 	put_u64(j, "clients", st.clients);
 	put_u64(j, "leases", st.leases);
+	put_u64(j, "max_leases", st.max_leases);
 	put_u64(j, "leased_bytes", st.leased_bytes);
 	put_u64(j, "keys", st.keys);
 	put_bool(j, "draining", st.draining);

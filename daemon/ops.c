@@ -43,6 +43,7 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 	st->leases = ls.leases;
 	st->leased_bytes = ls.leased_bytes;
 	st->keys = ls.keys;
+	st->max_leases = o->cfg->pool.max_leases;
 	st->draining = rmp_lifecycle_draining(o->lc);
 	st->stopping = o->stopping;
 	if (o->journal) {

@@ -55,6 +55,7 @@ struct rmp_status {
 	const char *keys_mode;         /* "window", "region" or "pool" */
 	uint32_t clients;
 	uint64_t leases, leased_bytes, keys;
+	uint64_t max_leases;           /* [pool] max_leases: leases at once */
 	bool draining;                 /* no new leases (either reason) */
 	bool stopping;
 	/* Hot restart: leases in the journal now, its room, and how many

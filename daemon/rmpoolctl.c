@@ -365,16 +365,18 @@ static void print_status(json_object *r)
 	       "none (normal pages)");
 	printf("key mode      %s\n", jstr(r, "keys_mode"));
 	if (jbool(r, "persistent"))
-		printf("restart       keeps leases: journal %" PRIu64 " of %"
-		       PRIu64 " records, %" PRIu64 " lease(s) recovered at "
-		       "start\n", ju64(r, "journal_records"),
-		       ju64(r, "journal_capacity"), ju64(r, "recovered_leases"));
+		printf("restart       keeps leases: journal %" PRIu64 " records "
+		       "used, %" PRIu64 " free, %" PRIu64 " lease(s) recovered "
+		       "at start\n", ju64(r, "journal_records"),
+		       ju64(r, "journal_capacity") - ju64(r, "journal_records"),
+		       ju64(r, "recovered_leases"));
 	else
 		printf("restart       ends every lease (no [pool] state_dir)\n");
 	printf("clients       %" PRIu64 "\n", ju64(r, "clients"));
-	printf("leases        %" PRIu64 ", %s, %" PRIu64 " key(s)\n",
-	       ju64(r, "leases"), human_size(ju64(r, "leased_bytes"), a,
-					     sizeof(a)), ju64(r, "keys"));
+	printf("leases        %" PRIu64 " of %" PRIu64 " (max_leases), %s, %"
+	       PRIu64 " key(s)\n", ju64(r, "leases"), ju64(r, "max_leases"),
+	       human_size(ju64(r, "leased_bytes"), a, sizeof(a)),
+	       ju64(r, "keys"));
 	printf("state         %s\n", jbool(r, "stopping") ?
 	       "stopping: draining until the clients are gone" :
 	       jbool(r, "draining") ? "drained: no new leases (rmpoolctl "
