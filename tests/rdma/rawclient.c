@@ -794,7 +794,12 @@ static int connect_as(struct raw *r, const char *what, const char *host,
 	struct rmp_conn_rej rej;
 	int rej_ret = 0, rej_status = 0, ret;
 
-	snprintf(req.name, sizeof(req.name), "rmp-raw-%s", what);
+	/* RMP_RAW_NAME: the name to send instead (may be empty). */
+	if (getenv("RMP_RAW_NAME"))
+		snprintf(req.name, sizeof(req.name), "%s",
+			 getenv("RMP_RAW_NAME"));
+	else
+		snprintf(req.name, sizeof(req.name), "rmp-raw-%s", what);
 	snprintf(req.tenant, sizeof(req.tenant), "%s", raw_tenant());
 	if (rmp_conn_req_encode(pdata, sizeof(pdata), &req) < 0) {
 		say("%s: cannot encode the connect data", what);

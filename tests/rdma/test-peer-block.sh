@@ -8,7 +8,9 @@
 # (RMP_RAW_SRC).
 # Run 1: connections_per_address = 2. One connection held from ::1 and
 # one from ::2; a third from ::3 is rejected with reason 10 (peer full):
-# three addresses, one /64. From the other /64 a connection is accepted.
+# three addresses, one /64. From the other /64 a connection is accepted,
+# and one that sends no name authenticates (shown as ADDR:PORT, longer
+# than a client's name).
 # Run 2: auth_failures_per_minute = 2. Three connections that never
 # authenticate, from ::1, ::2 and ::3, count as three failed proofs of
 # one /64: a connection from ::3 is then refused (reason 7), and the
@@ -17,7 +19,8 @@ source "$(dirname "$0")/lib.sh"
 rmp_init peer-block "$1"
 
 net=2001:db8:5:6
-other=2001:db8:5:7::1
+# Long: as ADDR:PORT it does not fit a client name (24 bytes).
+other=2001:db8:5:7:aaaa:bbbb:cccc:dddd
 dev=$(ip -o -4 addr show | awk -v a="$RMP_TEST_ADDR" \
 	'{ split($4, p, "/"); if (p[1] == a) print $2 }')
 [ -n "$dev" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
@@ -56,6 +59,11 @@ from "$net::1" raw_bg_start h1 '^CONNECTED' idle
 from "$net::2" raw_bg_start h2 '^CONNECTED' idle
 check from "$net::3" rmp_raw connect peer-full
 check from "$other" rmp_raw connect ok
+# A client that sends no name is shown as ADDR:PORT and still proves
+# its key (the proof names the empty name it signed).
+RMP_RAW_NAME= check from "$other" rmp_raw stat
+daemon_log_has "client #[0-9]+ \($other:[0-9]+, $other:[0-9]+\) authenticated" ||
+	rmp_fail "a client with no name from $other was not authenticated under its address"
 daemon_log_has "rejected connection from $net::3" ||
 	rmp_fail "the daemon did not log the rejected connection from $net::3"
 raw_bg_stop h2 || rmp_fail "a held connection was dropped"
