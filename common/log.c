@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* log.c -- leveled logging to stderr, with journal level prefixes. */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -66,20 +68,85 @@ int rmp_log_level_parse(const char *s)
 	return -EINVAL;
 }
 
-/* write_all -- n bytes to stderr; a log line that cannot go is dropped. */
-static void write_all(const char *p, size_t n)
+/*
+ * A reader that does not keep up (journald under load) must not stop the
+ * caller, an event loop: on a socket (the journal's stream) lines are
+ * sent without blocking. A line that finds the socket full waits
+ * LOG_WAIT_MS at most when it matters (notice and above: the audit log),
+ * else it is dropped and counted; the next line that goes out says how
+ * many were lost. Files and pipes are written as they are.
+ */
+#define LOG_WAIT_MS 100
+static _Atomic unsigned long log_dropped;
+static _Atomic bool log_torn; /* a line went out in part: end it first */
+
+/* put -- send what the socket takes now, waiting up to wait_ms for room;
+ * returns the bytes that went out (< n: the rest could not). */
+static size_t put(const char *p, size_t n, int wait_ms)
 {
+	struct pollfd pfd = { .fd = STDERR_FILENO, .events = POLLOUT };
+	size_t done = 0;
 	ssize_t w;
 
-	while (n) {
-		w = write(STDERR_FILENO, p, n);
+	while (done < n) {
+		w = send(STDERR_FILENO, p + done, n - done,
+			 MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w < 0 && errno == ENOTSOCK)
+			w = write(STDERR_FILENO, p + done, n - done);
+		if (w > 0) {
+			done += (size_t)w;
+			continue;
+		}
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+		    wait_ms > 0 && poll(&pfd, 1, wait_ms) > 0) {
+			wait_ms = 0; /* one wait per line */
+			continue;
+		}
+		break;
 	}
+	return done;
+}
+
+/* put_whole -- put the n bytes, all or not at all as far as the reader
+ * can tell (a part that went out makes the line torn). */
+static bool put_whole(const char *p, size_t n, int wait_ms)
+{
+	size_t done = put(p, n, wait_ms);
+
+	if (done && done < n)
+		log_torn = true;
+	return done == n;
+}
+
+/* write_all -- n bytes of whole lines to stderr (see above). */
+static void write_all(const char *p, size_t n, bool may_wait)
+{
+	unsigned long lost, lines = 0;
+	char note[96];
+	int m;
+
+	if (log_torn) {
+		if (put("\n", 1, 0) != 1)
+			goto drop;
+		log_torn = false;
+	}
+	lost = log_dropped;
+	if (lost) {
+		m = snprintf(note, sizeof(note), "%s%lu log line(s) lost: the "
+			     "log's reader did not keep up\n",
+			     log_prefix[LOG_WARNING], lost);
+		if (m < 0 || !put_whole(note, (size_t)m, 0))
+			goto drop;
+		log_dropped -= lost;
+	}
+	if (put_whole(p, n, may_wait ? LOG_WAIT_MS : 0))
+		return;
+drop:
+	for (size_t i = 0; i < n; i++)
+		lines += p[i] == '\n';
+	log_dropped += lines;
 }
 
 void rmp_log_hold(void)
@@ -90,7 +157,7 @@ void rmp_log_hold(void)
 void rmp_log_release(void)
 {
 	held_on = false;
-	write_all(held_buf, held_len);
+	write_all(held_buf, held_len, true);
 	held_len = 0;
 }
 
@@ -118,11 +185,11 @@ void rmp_log(int level, const char *fmt, ...)
 	/* One write per line (or per held batch of whole lines), so that
 	 * concurrent writers do not interleave. */
 	if (!held_on) {
-		write_all(line, n);
+		write_all(line, n, level <= LOG_NOTICE);
 		return;
 	}
 	if (held_len + n > sizeof(held_buf)) {
-		write_all(held_buf, held_len);
+		write_all(held_buf, held_len, true);
 		held_len = 0;
 	}
 	memcpy(held_buf + held_len, line, n);

@@ -2,6 +2,7 @@
 /* conn.c -- client connections: QP, receive and reply paths, close. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,32 @@ static void maybe_free(struct rmp_conn *c)
 	free(c);
 }
 
+void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
+			const char *fmt, ...)
+{
+	char block[RMP_PEER_BLOCK_LEN], line[512];
+	unsigned suppressed;
+	va_list ap;
+
+	if (level > rmp_log_level())
+		return;
+	if (!rmp_guard_may_log(s->guard, ip, rmp_now_ms(), &suppressed)) {
+		s->counters.log_suppressed++;
+		return;
+	}
+	if (suppressed) {
+		rmp_peer_block(ip, block, sizeof(block));
+		rmp_log(LOG_WARNING, "%u more line(s) about %s in %u s were "
+			"not logged (at most %u per %u s)", suppressed, block,
+			RMP_GUARD_LOG_WINDOW_MS / 1000, RMP_GUARD_LOG_BURST,
+			RMP_GUARD_LOG_WINDOW_MS / 1000);
+	}
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	rmp_log(level, "%s", line);
+}
+
 unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip)
 {
 	char block[RMP_PEER_BLOCK_LEN];
@@ -113,8 +140,8 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 	rmp_peer_block(ip, block, sizeof(block));
 	n = rmp_guard_note(s->guard, ip, rmp_now_ms(), max_per_minute,
 			   cfg->server.access_cooldown_ms, &cooldown);
-	log_warn("%s: %s (%u errors from %s within a minute)", label, what, n,
-		 block);
+	rmp_conns_log_peer(s, ip, LOG_WARNING, "%s: %s (%u errors from %s "
+			   "within a minute)", label, what, n, block);
 	if (cooldown)
 		log_warn("refusing connections from %s for %" PRIu64 " s: "
 			 "more than %u access or authentication errors "

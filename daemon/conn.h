@@ -102,6 +102,7 @@ struct rmp_conns {
 	struct {
 		uint64_t accepted, closed, auth_failures, access_errors,
 			 bad_messages, unreachable;
+		uint64_t log_suppressed; /* rmp_conns_log_peer */
 	} counters;
 	struct rmp_latency latency;
 };
@@ -114,6 +115,17 @@ void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 /* rmp_conns_count_peer -- open connections from ip's block
  * (rmp_peer_block). */
 unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip);
+
+/*
+ * rmp_conns_log_peer -- a log line about a peer (a refused connect, an
+ * access or authentication error), at most RMP_GUARD_LOG_BURST per block
+ * of addresses in each RMP_GUARD_LOG_WINDOW_MS, then a line that says how
+ * many were not logged: a flood from one peer cannot fill the log. Not
+ * for audit lines, which are always logged.
+ */
+void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
+			const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /*
  * rmp_conns_note_failure -- one access or authentication error from ip:

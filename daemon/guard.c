@@ -16,6 +16,9 @@ struct peer {
 	unsigned count;      /* errors in the window */
 	uint64_t until_ms;   /* refused until then */
 	uint64_t seen_ms;
+	/* Log lines about the block (rmp_guard_may_log). */
+	uint64_t log_window_ms;
+	unsigned logged, suppressed;
 };
 
 struct rmp_guard {
@@ -138,4 +141,29 @@ uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 	rmp_peer_block(ip, block, sizeof(block));
 	p = find(g, block);
 	return p && p->until_ms > now_ms ? p->until_ms - now_ms : 0;
+}
+
+bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
+		       unsigned *suppressed)
+{
+	char block[RMP_PEER_BLOCK_LEN];
+	struct peer *p;
+
+	rmp_peer_block(ip, block, sizeof(block));
+	p = slot_for(g, block, now_ms);
+	p->seen_ms = now_ms;
+	*suppressed = 0;
+	if (!p->log_window_ms ||
+	    now_ms - p->log_window_ms >= RMP_GUARD_LOG_WINDOW_MS) {
+		*suppressed = p->suppressed;
+		p->log_window_ms = now_ms ? now_ms : 1;
+		p->logged = 0;
+		p->suppressed = 0;
+	}
+	if (p->logged < RMP_GUARD_LOG_BURST) {
+		p->logged++;
+		return true;
+	}
+	p->suppressed++;
+	return false;
 }

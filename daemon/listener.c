@@ -38,7 +38,7 @@ static void peer_text(struct rdma_cm_id *id, char *peer, size_t plen,
 
 static void reject(struct rmp_listener *ls, struct rdma_cm_id *id,
 		   enum rmp_reject_reason reason, const char *peer,
-		   const char *name, const char *tenant)
+		   const char *ip, const char *name, const char *tenant)
 {
 	struct rmp_conn_rej rej = {
 		.reason = (uint16_t)reason,
@@ -53,9 +53,10 @@ static void reject(struct rmp_listener *ls, struct rdma_cm_id *id,
 	/* Either may be what a request that did not decode left there. */
 	rmp_log_field(who, sizeof(who), name);
 	rmp_log_field(whose, sizeof(whose), tenant);
-	log_notice("rejected connection from %s (%s, tenant %s): %s", peer,
-		   who[0] ? who : "no name", whose[0] ? whose : "none",
-		   rmp_reject_reason_str(reason));
+	rmp_conns_log_peer(ls->conns, ip, LOG_NOTICE, "rejected connection "
+			   "from %s (%s, tenant %s): %s", peer,
+			   who[0] ? who : "no name", whose[0] ? whose : "none",
+			   rmp_reject_reason_str(reason));
 	rmp_conn_rej_encode(data, sizeof(data), &rej);
 	if (rdma_reject(id, data, sizeof(data)))
 		log_warn("rdma_reject: %s", strerror(errno));
@@ -118,42 +119,42 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	peer_text(id, peer, sizeof(peer), ip, sizeof(ip));
 	if (id->verbs != ls->verbs) {
 		/* The pool is registered with one device only. */
-		reject(ls, id, RMP_REJ_INTERNAL, peer, "", "");
+		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, "", "");
 		return;
 	}
 	ret = rmp_conn_req_decode(param->private_data,
 				  param->private_data_len, &req);
 	/* Cooling down comes first: such a peer learns nothing else. */
 	if (rmp_guard_refusing(ls->guard, ip, rmp_now_ms())) {
-		reject(ls, id, RMP_REJ_COOLDOWN, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_COOLDOWN, peer, ip, req.name, req.tenant);
 		return;
 	}
 	if (ret == -EPROTONOSUPPORT) {
-		reject(ls, id, RMP_REJ_PROTO, peer, "", "");
+		reject(ls, id, RMP_REJ_PROTO, peer, ip, "", "");
 		return;
 	}
 	if (ret) {
-		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, "", "");
+		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, ip, "", "");
 		return;
 	}
 	if (ls->draining) {
-		reject(ls, id, RMP_REJ_DRAINING, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_DRAINING, peer, ip, req.name, req.tenant);
 		return;
 	}
 	if (ls->conns->count >= ls->max_clients) {
-		reject(ls, id, RMP_REJ_FULL, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_FULL, peer, ip, req.name, req.tenant);
 		return;
 	}
 	why = choose_tenant(ls, id, &req, peer, ip, &auth.tenant);
 	if (why) {
-		reject(ls, id, why, peer, req.name, req.tenant);
+		reject(ls, id, why, peer, ip, req.name, req.tenant);
 		return;
 	}
 	/* The proof names our end of this connection: the address and port
 	 * the client dialed (rdma_cm takes them from its connect request,
 	 * concrete even when we listen on a wildcard). */
 	if (rmp_auth_endpoint(rdma_get_local_addr(id), auth.server)) {
-		reject(ls, id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, req.name, req.tenant);
 		return;
 	}
 	/* On a wildcard that address comes from the client's CM header, and
@@ -171,7 +172,7 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		rmp_conns_note_failure(ls->conns, ip, peer,
 				       "connect: not to an address of ours",
 				       cfg->server.auth_failures_per_minute);
-		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, ip, req.name, req.tenant);
 		return;
 	}
 	rep.version = RMP_PROTO_VERSION;
@@ -187,7 +188,7 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	if (rmp_conn_accept(ls->conns, id, req.name,
 			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))
-		reject(ls, id, RMP_REJ_INTERNAL, peer, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, req.name, req.tenant);
 }
 
 static void on_event(struct rmp_listener *ls, struct rdma_cm_event *ev)

@@ -151,6 +151,35 @@ static void test_ipv6_block(void)
 	rmp_guard_free(g);
 }
 
+/* Log lines about one block: a burst per window, then counted; the next
+ * window's first line gets the count, once; other blocks are apart. */
+static void test_log_rate(void)
+{
+	struct rmp_guard *g = rmp_guard_new(8);
+	unsigned logged = 0, suppressed = 99, i;
+
+	for (i = 0; i < 25; i++)
+		logged += rmp_guard_may_log(g, "192.0.2.7", 1000 + i,
+					    &suppressed);
+	CHECK_EQ(logged, RMP_GUARD_LOG_BURST);
+	CHECK_EQ(suppressed, 0);
+	/* Two addresses of one /64 share a budget. */
+	for (i = 0; i < RMP_GUARD_LOG_BURST; i++)
+		CHECK(rmp_guard_may_log(g, "2001:db8::1", 1100, &suppressed));
+	CHECK(!rmp_guard_may_log(g, "2001:db8::2", 1100, &suppressed));
+	/* Another address has its own. */
+	CHECK(rmp_guard_may_log(g, "192.0.2.8", 1100, &suppressed));
+	CHECK_EQ(suppressed, 0);
+	/* The next window: allowed again, with the count of the last. */
+	CHECK(rmp_guard_may_log(g, "192.0.2.7",
+				1000 + RMP_GUARD_LOG_WINDOW_MS, &suppressed));
+	CHECK_EQ(suppressed, 25 - RMP_GUARD_LOG_BURST);
+	CHECK(rmp_guard_may_log(g, "192.0.2.7",
+				1001 + RMP_GUARD_LOG_WINDOW_MS, &suppressed));
+	CHECK_EQ(suppressed, 0);
+	rmp_guard_free(g);
+}
+
 int main(void)
 {
 	test_threshold();
@@ -159,5 +188,6 @@ int main(void)
 	test_eviction_keeps_cooldown();
 	test_block();
 	test_ipv6_block();
+	test_log_rate();
 	return check_done();
 }

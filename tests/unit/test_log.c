@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* test_log.c -- log lines: one write each, prefixes, held lines in order. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -123,6 +126,78 @@ static void test_field(void)
 	CHECK_STR(small, "abcdefg");
 }
 
+/* now_ms -- CLOCK_MONOTONIC in ms. */
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "FAIL: a log line blocked (reader full)\n";
+
+	(void)sig;
+	if (write(STDOUT_FILENO, msg, sizeof(msg) - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/*
+ * test_slow_reader -- stderr a stream socket nobody reads (journald under
+ * load): lines must not block the caller. Below notice they are dropped
+ * at once; notice and above wait a moment (100 ms), no more; once the
+ * reader drains, the next line says how many were lost.
+ */
+static void test_slow_reader(void)
+{
+	int sv[2], saved = dup(STDERR_FILENO), small = 4096;
+	char buf[4096], all[65536];
+	long long t0, info_ms, notice_ms;
+	size_t got = 0;
+	ssize_t r;
+
+	CHECK(saved >= 0);
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
+	CHECK(dup2(sv[0], STDERR_FILENO) >= 0);
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	/* Fill the socket: with nobody reading, lines start to be lost. */
+	for (int i = 0; i < 2000; i++)
+		log_info("filler line %d, long enough to fill the buffer soon "
+			 "..........................................", i);
+	t0 = now_ms();
+	for (int i = 0; i < 100; i++)
+		log_info("info while full %d", i);
+	info_ms = now_ms() - t0;
+	t0 = now_ms();
+	log_notice("notice while full");
+	notice_ms = now_ms() - t0;
+	alarm(0);
+	printf("# 100 info lines on a full socket: %lld ms; a notice: %lld ms\n",
+	       info_ms, notice_ms);
+	CHECK(info_ms < 1000);
+	CHECK(notice_ms < 1000);
+	/* Drain, then one more line: it is preceded by the count. */
+	fcntl(sv[1], F_SETFL, O_NONBLOCK);
+	while ((r = read(sv[1], buf, sizeof(buf))) > 0)
+		;
+	log_warn("after the drain");
+	while ((r = read(sv[1], all + got, sizeof(all) - 1 - got)) > 0)
+		got += (size_t)r;
+	all[got] = '\0';
+	CHECK(strstr(all, "log line(s) lost: the log's reader did not keep up") !=
+	      NULL);
+	CHECK(strstr(all, "rmpoold: warning: after the drain\n") != NULL);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	char path[] = "/tmp/rmp-test-log.XXXXXX";
@@ -138,6 +213,8 @@ int main(void)
 	test_hold_overflow();
 	test_long_line();
 	test_field();
+	test_slow_reader();
+	reset();
 	/* Under systemd: the level as "<N>", no name. */
 	setenv("JOURNAL_STREAM", "8:1", 1);
 	rmp_log_init("rmpoold", LOG_INFO);
