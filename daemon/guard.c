@@ -108,17 +108,25 @@ static struct peer *slot_for(struct rmp_guard *g, const char *block,
 	return old;
 }
 
-unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
-			unsigned max_per_minute, uint64_t cooldown_ms,
-			bool *cooldown_started)
+/* seen -- ip's block was seen at now_ms: its slot. */
+static struct peer *seen(struct rmp_guard *g, const char *ip, uint64_t now_ms)
 {
 	char block[RMP_PEER_BLOCK_LEN];
 	struct peer *p;
 
 	rmp_peer_block(ip, block, sizeof(block));
 	p = slot_for(g, block, now_ms);
-	*cooldown_started = false;
 	p->seen_ms = now_ms;
+	return p;
+}
+
+unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
+			unsigned max_per_minute, uint64_t cooldown_ms,
+			bool *cooldown_started)
+{
+	struct peer *p = seen(g, ip, now_ms);
+
+	*cooldown_started = false;
 	if (p->count == 0 || now_ms - p->window_ms >= WINDOW_MS) {
 		p->window_ms = now_ms;
 		p->count = 0;
@@ -146,12 +154,8 @@ uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 		       unsigned *suppressed)
 {
-	char block[RMP_PEER_BLOCK_LEN];
-	struct peer *p;
+	struct peer *p = seen(g, ip, now_ms);
 
-	rmp_peer_block(ip, block, sizeof(block));
-	p = slot_for(g, block, now_ms);
-	p->seen_ms = now_ms;
 	*suppressed = 0;
 	if (!p->log_window_ms ||
 	    now_ms - p->log_window_ms >= RMP_GUARD_LOG_WINDOW_MS) {
