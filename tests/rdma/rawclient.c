@@ -116,7 +116,7 @@
  *                                      closes the connection, GRACE_MS
  *                                      (its rotate_grace) + 1.5 s at most
  *                                      after the line, and not before
- *                                      GRACE_MS - 0.5 s
+ *                                      GRACE_MS - 1 s
  *   rmp-raw HOST PORT silent SECS      connect, never AUTH: the server
  *                                      must close it within SECS
  *   rmp-raw HOST PORT churn LEN SECS   ALLOC and FREE LEN bytes back to
@@ -3363,8 +3363,8 @@ static int run_voided(const char *host, const char *port, uint64_t grace_ms)
 	    "STILL UP", cut, grace_ms);
 	if (!r.disconnected && !r.qp_error)
 		bad++;
-	else if (cut > grace_ms + 1500 || cut + 500 < grace_ms)
-		bad++;
+	else if (cut > grace_ms + 1500 || cut + 1000 < grace_ms)
+		bad++; /* the line comes a moment after the reload */
 	if (grace_ms && !reads)
 		bad++;
 	fail = bad != 0;

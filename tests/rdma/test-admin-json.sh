@@ -143,8 +143,8 @@ echo "==== 4. the tables"
 ctl status | tee "$RMP_TMP/status.txt" >/dev/null
 grep -qE '^pool +16M, ' "$RMP_TMP/status.txt" ||
 	fail_later "the status table has no 'pool 16M, ...' line"
-grep -qE '^leases +3, 76K, 1 key' "$RMP_TMP/status.txt" ||
-	fail_later "the status table has no 'leases 3, 76K, 1 key(s)' line"
+grep -qE '^leases +3 of 65536 \(max_leases\), 76K, 1 key' "$RMP_TMP/status.txt" ||
+	fail_later "the status table has no 'leases 3 of 65536 (max_leases), 76K, 1 key(s)' line"
 ctl leases >"$RMP_TMP/leases.txt"
 cat "$RMP_TMP/leases.txt"
 expect_eq "lines of the leases table" "$(wc -l <"$RMP_TMP/leases.txt")" 4

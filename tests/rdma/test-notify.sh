@@ -9,8 +9,9 @@
 # 3. STATUS= changes when a lease is taken ("1 lease").
 # 4. SIGHUP: RELOADING=1 then READY=1. A longer ttl_max applies at once
 #    (an ALLOC refused before works after), a tenant added to the file
-#    can connect, then a lowered quota of it refuses the next ALLOC above
-#    it (no restart), a changed port is named as needing a restart and
+#    can connect (and tenant test's share of max_leases halves), then a
+#    lowered quota of it refuses the next ALLOC above it (no restart), a
+#    changed port is named as needing a restart and
 #    kept; a file with a bad line changes nothing and the log names
 #    FILE:LINE.
 # 5. SIGTERM: STOPPING=1, exit 0.
@@ -93,7 +94,8 @@ grep -E "RELOADING|READY" "$nlog" | tail -2
 for p in "reload: lease.ttl_max: 1h -> 3h" \
 	"reload: server.port changed: it needs a restart" \
 	"reload: added tenant second" \
-	"reload done: 1 change\(s\) applied, 1 tenant\(s\) changed, 1 change\(s\) need a restart"; do
+	"reload: tenant test: key loaded; bytes unlimited, leases 32768 \(a share of max_leases\)" \
+	"reload done: 1 change\(s\) applied, 2 tenant\(s\) changed, 1 change\(s\) need a restart"; do
 	daemon_log_has "$p" || fail_later "the log lacks: $p"
 done
 grep -E "reload" "$RMP_DLOG" | sed 's/^/  log: /'
