@@ -432,6 +432,10 @@ const char *rmp_detail_str(unsigned detail)
 		return "the lease belongs to another tenant";
 	case RMP_DETAIL_SERVER_LEASES:
 		return "the server's lease limit ([pool] max_leases)";
+	case RMP_DETAIL_TENANT_CONNECTIONS:
+		return "the tenant's connection limit";
+	case RMP_DETAIL_PEER_CONNECTIONS:
+		return "the connection limit of this address";
 	}
 	return "";
 }

@@ -51,6 +51,8 @@ enum rmp_detail {
 	RMP_DETAIL_NOT_AUTHED = 6,  /* a request before AUTH succeeded */
 	RMP_DETAIL_TENANT = 7,      /* the lease belongs to another tenant */
 	RMP_DETAIL_SERVER_LEASES = 8, /* -ENOSPC: the server's lease limit */
+	RMP_DETAIL_TENANT_CONNECTIONS = 9, /* AUTH: the tenant's connections */
+	RMP_DETAIL_PEER_CONNECTIONS = 10,  /* AUTH: the address's connections */
 };
 /* Text for a detail ("the tenant's byte limit", ...), "" for NONE. */
 const char *rmp_detail_str(unsigned detail);

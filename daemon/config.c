@@ -135,6 +135,10 @@ static const struct key keys[] = {
 	/* one QP and its receive credits per client */
 	KEY("server", "max_clients", SY_UINT, ST_U32, server.max_clients,
 	    1, CONNECTIONS_MAX, 0, NULL),
+	KEY("server", "max_unauthenticated", SY_UINT, ST_U32,
+	    server.max_unauthenticated, 1, CONNECTIONS_MAX, 0, NULL),
+	KEY("server", "unauthenticated_per_address", SY_UINT, ST_U32,
+	    server.unauthenticated_per_address, 1, CONNECTIONS_MAX, 0, NULL),
 	KEY("server", "credits", SY_UINT, ST_U32, server.credits,
 	    1, 1024, 0, NULL),
 	KEY("server", "admin_socket", SY_PATH, ST_STR, server.admin_socket,
@@ -249,6 +253,8 @@ void rmp_config_defaults(struct rmp_config *c)
 	strcpy(c->server.listen, "0.0.0.0");
 	c->server.port = 7471;
 	c->server.max_clients = 64;
+	c->server.max_unauthenticated = 16;
+	c->server.unauthenticated_per_address = 4;
 	c->server.credits = 16;
 	strcpy(c->server.admin_socket, "/run/rmpool/admin.sock");
 	strcpy(c->server.metrics_listen, "127.0.0.1:9471");

@@ -128,6 +128,9 @@ struct rmp_config {
 		/* RDMA device name; "" = the device of the listen address. */
 		char device[RMP_CONFIG_IBDEV_LEN];
 		uint32_t max_clients;          /* >= 1 */
+		/* Connections still to prove a tenant: at once, and from one
+		 * address (IPv6: one /64). */
+		uint32_t max_unauthenticated, unauthenticated_per_address;
 		uint32_t credits;              /* requests in flight/client */
 		char admin_socket[RMP_CONFIG_PATH_LEN]; /* absolute path */
 		char admin_group[RMP_CONFIG_GROUP_LEN]; /* "" = root only */

@@ -122,10 +122,47 @@ unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip)
 	rmp_peer_block(ip, block, sizeof(block));
 	/* Linear in the clients (max_clients): only on a connect. */
 	TAILQ_FOREACH(c, &s->list, link)
-		if (c->state != RMP_CONN_CLOSING &&
+		if (c->state != RMP_CONN_CLOSING && c->holder.tenant &&
 		    !strcmp(c->peer_block, block))
 			n++;
 	return n;
+}
+
+/* unproven -- c is open and still to prove its tenant. */
+static bool unproven(const struct rmp_conn *c)
+{
+	return c->state != RMP_CONN_CLOSING && !c->holder.tenant;
+}
+
+void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
+{
+	const struct rmp_config *cfg = s->cfg;
+	struct rmp_conn *c, *oldest = NULL, *oldest_here = NULL;
+	char block[RMP_PEER_BLOCK_LEN];
+	unsigned here = 0;
+
+	rmp_peer_block(ip, block, sizeof(block));
+	/* The list is in order of arrival: the first found is the oldest. */
+	TAILQ_FOREACH(c, &s->list, link) {
+		if (!unproven(c))
+			continue;
+		if (!oldest)
+			oldest = c;
+		if (!strcmp(c->peer_block, block) && !here++)
+			oldest_here = c;
+	}
+	if (here >= cfg->server.unauthenticated_per_address)
+		c = oldest_here;
+	else if (s->unauthenticated >= cfg->server.max_unauthenticated)
+		c = oldest;
+	else
+		return;
+	s->counters.preauth_evicted++;
+	c->hold++;
+	rmp_conn_close(c, "not authenticated yet: its slot went to a newer "
+		       "connection");
+	c->hold--;
+	maybe_free(c);
 }
 
 void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
@@ -191,7 +228,12 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 				  "side (a request it sent was refused)");
 	log_info("%s disconnected: %s", c->holder.label, why);
 	c->state = RMP_CONN_CLOSING;
-	c->auth.tenant->connections--;
+	if (c->holder.tenant) {
+		c->auth.tenant->connections--;
+	} else {
+		c->auth.tenant->pending--;
+		c->set->unauthenticated--;
+	}
 	c->local_failure = true;
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */
@@ -388,6 +430,40 @@ static struct rmp_conn *conn_by_qp_num(struct rmp_conns *s, uint32_t qpn)
 }
 
 /*
+ * admit_proven -- c proved its tenant: from now on it counts as the
+ * tenant's and its address's, unless that goes beyond their limits
+ * (others proved theirs since c was admitted): then the AUTH is answered
+ * -ECONNREFUSED, saying which, and c closed; it never counted.
+ */
+static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
+{
+	struct rmp_tenant *t = c->auth.tenant;
+	unsigned per_ip = c->set->cfg->server.connections_per_address;
+	unsigned detail = RMP_DETAIL_NONE;
+
+	/* (c counts among its address's already: its proof holds.) */
+	if (!rmp_tenant_may_connect(t))
+		detail = RMP_DETAIL_TENANT_CONNECTIONS;
+	else if (per_ip && rmp_conns_count_peer(c->set, c->peer_ip) > per_ip)
+		detail = RMP_DETAIL_PEER_CONNECTIONS;
+	if (detail) {
+		c->holder.tenant = NULL; /* still unproven: never counted */
+		rep->hdr.status = -ECONNREFUSED;
+		rep->hdr.flags |= RMP_MSG_F_DETAIL(detail);
+		rmp_conns_log_peer(c->set, c->peer_ip, LOG_NOTICE,
+				   "%s: refused after it authenticated as "
+				   "tenant %s: %s", c->holder.label, t->name,
+				   rmp_detail_str(detail));
+		c->close_after_reply = rmp_detail_str(detail);
+		return;
+	}
+	t->pending--;
+	c->set->unauthenticated--;
+	t->connections++;
+	log_info("%s authenticated as tenant %s", c->holder.label, t->name);
+}
+
+/*
  * authenticate -- c's first message must prove its tenant's key. On
  * failure the reply says why, the failure is logged and counted against
  * the peer address, and c is closed once the reply is out.
@@ -402,8 +478,7 @@ static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 	detail = rmp_request_auth(&c->set->req, &c->holder, &c->auth, buf, len,
 				  rep);
 	if (detail == RMP_DETAIL_NONE) {
-		log_info("%s authenticated as tenant %s", c->holder.label,
-			 tenant);
+		admit_proven(c, rep);
 		return;
 	}
 	c->auth.tenant->auth_failures++;
@@ -756,7 +831,9 @@ int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 	c->holder.name = c->name;
 	c->holder.peer = c->peer;
 	c->auth = *auth;
-	c->auth.tenant->connections++;
+	/* Counted as the tenant's once it proves it (authenticate). */
+	c->auth.tenant->pending++;
+	s->unauthenticated++;
 	c->accepted_ms = rmp_now_ms();
 	TAILQ_INSERT_TAIL(&s->list, c, link);
 	s->count++;

@@ -97,12 +97,14 @@ struct rmp_conns {
 	enum rmp_keys_mode keys_mode;
 	struct rmp_conn_list list;
 	uint32_t count;
+	uint32_t unauthenticated; /* open, still to prove a tenant */
 	uint64_t next_serial;
 	/* Since start, for metrics. */
 	struct {
 		uint64_t accepted, closed, auth_failures, access_errors,
 			 bad_messages, unreachable;
 		uint64_t log_suppressed; /* rmp_conns_log_peer */
+		uint64_t preauth_evicted; /* rmp_conns_preauth_room */
 	} counters;
 	struct rmp_latency latency;
 };
@@ -113,8 +115,18 @@ void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 		    struct rmp_pool *pool, enum rmp_keys_mode keys_mode);
 
 /* rmp_conns_count_peer -- open connections from ip's block
- * (rmp_peer_block). */
+ * (rmp_peer_block) that proved their tenant. */
 unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip);
+
+/*
+ * rmp_conns_preauth_room -- make room for one more connection from ip
+ * that has still to prove its tenant: when ip's block holds
+ * unauthenticated_per_address such connections, its oldest is closed;
+ * else when the server holds max_unauthenticated, the oldest of all.
+ * Connections that never authenticate so cannot keep a slot that a
+ * client which does needs (it authenticates within a round trip).
+ */
+void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip);
 
 /*
  * rmp_conns_log_peer -- a log line about a peer (a refused connect, an
@@ -147,10 +159,11 @@ uint32_t rmp_conn_cq_entries(uint32_t credits);
 /*
  * rmp_conn_accept -- a connection for id (name: what the client named
  * itself, maybe ""): its QP (to RTS with the server's own timeouts),
- * buffers, receives, then rdma_accept with the accept data. It counts against auth->tenant's connections from now on,
- * and must prove that tenant's key with its first message. On failure
- * returns -errno with c closing (the caller rejects id); id is then no
- * longer the connection's.
+ * buffers, receives, then rdma_accept with the accept data. It must
+ * prove auth->tenant's key with its first message, and counts against
+ * the tenant's connections (and connections_per_address) only once it
+ * has. On failure returns -errno with c closing (the caller rejects id);
+ * id is then no longer the connection's.
  */
 int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 		    const char *name, const char *peer, const char *peer_ip,

@@ -185,6 +185,8 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	/* The proof names the client as it named itself, "" included. */
 	rmp_strlcpy(auth.name, req.name, sizeof(auth.name));
 	rmp_conn_rep_encode(data, sizeof(data), &rep);
+	/* Until it proves its tenant it holds one of a few slots. */
+	rmp_conns_preauth_room(ls->conns, ip);
 	if (rmp_conn_accept(ls->conns, id, req.name,
 			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))

@@ -404,6 +404,10 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	one(b, "rmpool_access_errors_total", "counter",
 	    "Remote access errors: a key used outside what it was given.",
 	    cs->counters.access_errors);
+	one(b, "rmpool_unauthenticated_evicted_total", "counter",
+	    "Connections still to prove a tenant closed to make room for a "
+	    "newer one (unauthenticated_per_address, max_unauthenticated).",
+	    cs->counters.preauth_evicted);
 	one(b, "rmpool_log_lines_suppressed_total", "counter",
 	    "Log lines about one peer beyond its rate (refused connects, "
 	    "access and authentication errors), summed up instead.",

@@ -237,7 +237,8 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 		t->epoch++;
 		rmp_wipe(t->key, sizeof(t->key));
 		t->key_len = 0;
-		if (!t->leases && !t->connections && !t->ending_bytes)
+		if (!t->leases && !t->connections && !t->pending &&
+		    !t->ending_bytes)
 			free_tenant(t);
 		else
 			TAILQ_INSERT_TAIL(&removed, t, link);

@@ -38,7 +38,8 @@ struct rmp_tenant {
 	/* Of its ended leases, not back in the pool yet (keys being
 	 * revoked, grace, zeroing; quarantined: for good). */
 	uint64_t ending_bytes;
-	uint32_t connections;    /* connected now */
+	uint32_t connections;    /* connected now, its key proven */
+	uint32_t pending;        /* connected, naming it, still to prove it */
 	uint64_t auth_failures, quota_refusals;
 
 	/* The table's: still in the config (else refused, kept only while

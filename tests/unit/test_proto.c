@@ -572,7 +572,11 @@ static void test_detail(void)
 		  "the lease belongs to another tenant");
 	CHECK_STR(rmp_detail_str(RMP_DETAIL_SERVER_LEASES),
 		  "the server's lease limit ([pool] max_leases)");
-	CHECK_STR(rmp_detail_str(9), "");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_TENANT_CONNECTIONS),
+		  "the tenant's connection limit");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_PEER_CONNECTIONS),
+		  "the connection limit of this address");
+	CHECK_STR(rmp_detail_str(11), "");
 	CHECK_STR(rmp_detail_str(0xff), "");
 	CHECK_STR(rmp_detail_str(~0u), "");
 }

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-preauth-slots.sh PORT -- connections that never authenticate
+# cannot keep a tenant's own clients out.
+#
+# Tenant "a" may have 4 connections. From four other addresses of the
+# guest (192.0.2.21-24), 24 rmp-raw silent clients name tenant a and
+# never send AUTH, reopened as they are closed, for 12 s (no cool-down:
+# auth_failures_per_minute = 0, the worst case). Meanwhile a client of a
+# from 192.0.2.1 connects six times, a second apart, and must be served
+# every time: a connection counts as the tenant's only once it proved
+# the key, and one still to prove it holds one of max_unauthenticated
+# (16) slots, of which a newer connection takes the oldest. The daemon
+# must have closed unauthenticated connections to make room.
+source "$(dirname "$0")/lib.sh"
+rmp_init preauth-slots "$1"
+
+dev=$(ip -o -4 addr show | awk -v a="$RMP_TEST_ADDR" \
+	'{ split($4, p, "/"); if (p[1] == a) print $2 }')
+[ -n "$dev" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
+case $RMP_TEST_ADDR in 192.0.2.*) ;; *)
+	echo "needs the VM's 192.0.2.0/24 link" >&2; exit 77 ;;
+esac
+srcs=(192.0.2.21 192.0.2.22 192.0.2.23 192.0.2.24)
+added=()
+cleanup_addrs() {
+	rmp_cleanup
+	for a in "${added[@]}"; do
+		ip addr del "$a/24" dev "$dev" 2>/dev/null || true
+	done
+}
+trap cleanup_addrs EXIT
+for a in "${srcs[@]}"; do
+	ip addr add "$a/24" dev "$dev" || rmp_fail "cannot add $a to $dev"
+	added+=("$a")
+done
+# The RDMA core adds a GID for each address; wait until all are there.
+for _ in $(seq 1 50); do
+	n=$(cat /sys/class/infiniband/*/ports/1/gids/* 2>/dev/null |
+		grep -c ':ffff:c000:021[5-8]$') || true
+	[ "$n" -ge 4 ] && break
+	sleep 0.1
+done
+[ "$n" -ge 4 ] || rmp_fail "only $n of 4 GIDs appeared on the RDMA device"
+
+akey=$RMP_TMP/a.key
+rmp_keygen "$akey"
+printf '[tenant.a]\nkey_file = %s\nconnections = 4\n' "$akey" >>"$RMP_CONF"
+rmp_conf server auth_timeout 1s
+rmp_conf server auth_failures_per_minute 0
+daemon_start
+as_a() { RMPOOL_TENANT=a RMPOOL_KEY_FILE=$akey "$@"; }
+
+# attack SRC END -- silent connections naming a from SRC until END.
+attack() {
+	while [ "$(date +%s)" -lt "$2" ]; do
+		RMP_RAW_SRC=$1 RMPOOL_TENANT=a rmp_raw silent 5 >/dev/null 2>&1
+	done
+}
+end=$(($(date +%s) + 12))
+pids=()
+for a in "${srcs[@]}"; do
+	for _ in 1 2 3 4 5 6; do
+		attack "$a" "$end" &
+		pids+=($!)
+	done
+done
+sleep 3
+served=0
+for i in 1 2 3 4 5 6; do
+	if out=$(as_a rmp_raw stat 2>&1); then
+		served=$((served + 1))
+	else
+		echo "attempt $i: $out" | tail -2
+	fi
+	sleep 1
+done
+echo "tenant a's own client: served $served of 6 times during the attack"
+[ "$served" -eq 6 ] ||
+	fail_later "tenant a's own client was served $served of 6 times while silent connections named a"
+wait "${pids[@]}"
+n=$(grep -c "its slot went to a newer connection" "$RMP_DLOG")
+echo "unauthenticated connections closed for a newer one: $n"
+[ "$n" -gt 0 ] || fail_later "no unauthenticated connection was closed to make room"
+daemon_stop
+rmp_done
