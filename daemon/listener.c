@@ -126,7 +126,8 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 				  param->private_data_len, &req);
 	/* Cooling down comes first: such a peer learns nothing else. */
 	if (rmp_guard_refusing(ls->guard, ip, rmp_now_ms())) {
-		reject(ls, id, RMP_REJ_COOLDOWN, peer, ip, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_COOLDOWN, peer, ip, req.name,
+		       req.tenant);
 		return;
 	}
 	if (ret == -EPROTONOSUPPORT) {
@@ -138,11 +139,13 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		return;
 	}
 	if (ls->draining) {
-		reject(ls, id, RMP_REJ_DRAINING, peer, ip, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_DRAINING, peer, ip, req.name,
+		       req.tenant);
 		return;
 	}
 	if (ls->conns->count >= ls->max_clients) {
-		reject(ls, id, RMP_REJ_FULL, peer, ip, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_FULL, peer, ip, req.name,
+		       req.tenant);
 		return;
 	}
 	why = choose_tenant(ls, id, &req, peer, ip, &auth.tenant);
@@ -154,7 +157,8 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	 * the client dialed (rdma_cm takes them from its connect request,
 	 * concrete even when we listen on a wildcard). */
 	if (rmp_auth_endpoint(rdma_get_local_addr(id), auth.server)) {
-		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, req.name,
+		       req.tenant);
 		return;
 	}
 	/* On a wildcard that address comes from the client's CM header, and
@@ -172,7 +176,8 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		rmp_conns_note_failure(ls->conns, ip, peer,
 				       "connect: not to an address of ours",
 				       cfg->server.auth_failures_per_minute);
-		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, ip, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, ip, req.name,
+		       req.tenant);
 		return;
 	}
 	rep.version = RMP_PROTO_VERSION;
@@ -190,7 +195,8 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	if (rmp_conn_accept(ls->conns, id, req.name,
 			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))
-		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, req.name, req.tenant);
+		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, req.name,
+		       req.tenant);
 }
 
 static void on_event(struct rmp_listener *ls, struct rdma_cm_event *ev)

@@ -195,7 +195,8 @@ static const struct {
 	[T_LIMIT_BYTES] = { "rmpool_tenant_limit_bytes", "gauge",
 		"The tenant's bytes limit (only tenants that have one)." },
 	[T_LIMIT_LEASES] = { "rmpool_tenant_limit_leases", "gauge",
-		"The tenant's leases limit (its own, or its share of max_leases)." },
+		"The tenant's leases limit (its own, or its share of "
+		"max_leases)." },
 	[T_LIMIT_CONNS] = { "rmpool_tenant_limit_connections", "gauge",
 		"The tenant's connections limit (only tenants that have "
 		"one)." },

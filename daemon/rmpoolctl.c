@@ -365,9 +365,10 @@ static void print_status(json_object *r)
 	       "none (normal pages)");
 	printf("key mode      %s\n", jstr(r, "keys_mode"));
 	if (jbool(r, "persistent"))
-		printf("restart       keeps leases: journal %" PRIu64 " records "
-		       "used, %" PRIu64 " free, %" PRIu64 " lease(s) recovered "
-		       "at start\n", ju64(r, "journal_records"),
+		printf("restart       keeps leases: journal %" PRIu64
+		       " records used, %" PRIu64 " free, %" PRIu64
+		       " lease(s) recovered at start\n",
+		       ju64(r, "journal_records"),
 		       ju64(r, "journal_capacity") - ju64(r, "journal_records"),
 		       ju64(r, "recovered_leases"));
 	else

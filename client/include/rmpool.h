@@ -250,9 +250,9 @@ void rmp_alloc_opts_init(struct rmp_alloc_opts *opts);
  * NULL for the defaults. The length granted may be rounded up
  * (rmp_lease_info). Errors: -EINVAL (length 0, bad alignment/access/flags,
  * ttl out of the server's bounds), -EDQUOT, -ENOSPC, -ESHUTDOWN,
- * -EKEYREVOKED, -ENOTCONN, -ETIMEDOUT, -EPROTO, -ENOMEM. After -ETIMEDOUT the server may
- * still have granted the lease; it then ends at its deadline (or with the
- * connection, if ephemeral).
+ * -EKEYREVOKED, -ENOTCONN, -ETIMEDOUT, -EPROTO, -ENOMEM. After -ETIMEDOUT
+ * the server may still have granted the lease; it then ends at its
+ * deadline (or with the connection, if ephemeral).
  */
 int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		    const struct rmp_alloc_opts *opts, struct rmp_lease **out);
