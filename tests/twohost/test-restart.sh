@@ -66,7 +66,7 @@ grep -q "^VERIFIED $N leases intact, 0 gone" <<<"$out" || th_check_later "after 
 # What an operator sees.
 st=$(on server "$(printf %q "$RMP_BUILD_ROOT/daemon/rmpoolctl") -s $TH_ADMIN status")
 grep "^restart" <<<"$st"
-grep -Eq "^restart +keeps leases: journal $N of [0-9]+ records, $N lease\(s\) recovered at start" <<<"$st" ||
+grep -Eq "^restart +keeps leases: journal $N records used, [0-9]+ free, $N lease\(s\) recovered at start" <<<"$st" ||
 	th_check_later "rmpoolctl status does not show the journal: $st"
 echo "$out" | tail -1
 th_done
