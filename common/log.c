@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -15,6 +16,7 @@
 static const char *log_ident = "rmpool";
 static int log_max = LOG_INFO;
 static int log_journal;
+static bool log_socket; /* stderr is a socket (rmp_log_init looked) */
 /* Each level's line prefix, made once: a line is then one formatting pass. */
 static char log_prefix[LOG_DEBUG + 1][64];
 
@@ -33,10 +35,13 @@ static _Thread_local char held_buf[HELD_BYTES];
 
 void rmp_log_init(const char *ident, int max_level)
 {
+	struct stat st;
+
 	log_ident = ident;
 	log_max = max_level;
 	/* systemd connects stderr to the journal and says so here. */
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
+	log_socket = fstat(STDERR_FILENO, &st) == 0 && S_ISSOCK(st.st_mode);
 	for (int i = LOG_EMERG; i <= LOG_DEBUG; i++) {
 		if (log_journal)
 			snprintf(log_prefix[i], sizeof(log_prefix[i]), "<%d>",
@@ -70,8 +75,8 @@ int rmp_log_level_parse(const char *s)
 
 /*
  * A reader that does not keep up (journald under load) must not stop the
- * caller, an event loop: on a socket (the journal's stream) lines are
- * sent without blocking. A line that finds the socket full waits
+ * caller, an event loop: on a socket (the journal's stream; looked at by
+ * rmp_log_init) lines are sent without blocking. A line that finds the socket full waits
  * LOG_WAIT_MS at most when it matters (notice and above: the audit log),
  * else it is dropped and counted; the next line that goes out says how
  * many were lost. Files and pipes are written as they are.
@@ -89,9 +94,10 @@ static size_t put(const char *p, size_t n, int wait_ms)
 	ssize_t w;
 
 	while (done < n) {
-		w = send(STDERR_FILENO, p + done, n - done,
-			 MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (w < 0 && errno == ENOTSOCK)
+		if (log_socket)
+			w = send(STDERR_FILENO, p + done, n - done,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+		else
 			w = write(STDERR_FILENO, p + done, n - done);
 		if (w > 0) {
 			done += (size_t)w;

@@ -11,6 +11,8 @@
  * Levels are syslog's (LOG_ERR .. LOG_DEBUG). Under systemd (JOURNAL_STREAM
  * set) each line gets a "<N>" prefix so the journal keeps the level;
  * otherwise lines are "rmpoold: warning: ...". Library code never logs.
+ * rmp_log_init also looks whether stderr is a socket (see log.c): call
+ * it again after stderr was redirected.
  */
 void rmp_log_init(const char *ident, int max_level);
 void rmp_log_set_level(int max_level);

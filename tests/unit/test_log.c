@@ -163,6 +163,7 @@ static void test_slow_reader(void)
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &small, sizeof(small));
 	CHECK(dup2(sv[0], STDERR_FILENO) >= 0);
+	rmp_log_init("rmpoold", LOG_INFO); /* stderr is a socket now */
 	signal(SIGALRM, on_alarm);
 	alarm(10);
 	/* Fill the socket: with nobody reading, lines start to be lost. */
@@ -193,6 +194,7 @@ static void test_slow_reader(void)
 	      NULL);
 	CHECK(strstr(all, "rmpoold: warning: after the drain\n") != NULL);
 	dup2(saved, STDERR_FILENO);
+	rmp_log_init("rmpoold", LOG_INFO);
 	close(saved);
 	close(sv[0]);
 	close(sv[1]);
