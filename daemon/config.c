@@ -253,8 +253,8 @@ void rmp_config_defaults(struct rmp_config *c)
 	strcpy(c->server.listen, "0.0.0.0");
 	c->server.port = 7471;
 	c->server.max_clients = 64;
-	c->server.max_unauthenticated = 16;
-	c->server.unauthenticated_per_address = 4;
+	c->server.max_unauthenticated = 32;
+	c->server.unauthenticated_per_address = 16;
 	c->server.credits = 16;
 	strcpy(c->server.admin_socket, "/run/rmpool/admin.sock");
 	strcpy(c->server.metrics_listen, "127.0.0.1:9471");

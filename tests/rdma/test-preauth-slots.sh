@@ -10,7 +10,8 @@
 # from 192.0.2.1 connects six times, a second apart, and must be served
 # every time: a connection counts as the tenant's only once it proved
 # the key, and one still to prove it holds one of max_unauthenticated
-# (16) slots, of which a newer connection takes the oldest. The daemon
+# (16 here) slots, 4 per address, of which a newer connection takes the
+# oldest. The daemon
 # must have closed unauthenticated connections to make room.
 source "$(dirname "$0")/lib.sh"
 rmp_init preauth-slots "$1"
@@ -48,6 +49,8 @@ rmp_keygen "$akey"
 printf '[tenant.a]\nkey_file = %s\nconnections = 4\n' "$akey" >>"$RMP_CONF"
 rmp_conf server auth_timeout 1s
 rmp_conf server auth_failures_per_minute 0
+rmp_conf server max_unauthenticated 16
+rmp_conf server unauthenticated_per_address 4
 daemon_start
 as_a() { RMPOOL_TENANT=a RMPOOL_KEY_FILE=$akey "$@"; }
 
