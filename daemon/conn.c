@@ -922,9 +922,8 @@ static bool failed_silently(struct rmp_conn *c)
 
 static bool auth_overdue(struct rmp_conn *c)
 {
-	return c->state != RMP_CONN_CLOSING && !c->holder.tenant &&
-	       rmp_now_ms() - c->accepted_ms >=
-	       c->set->cfg->server.auth_timeout_ms;
+	return unproven(c) && rmp_now_ms() - c->accepted_ms >=
+			      c->set->cfg->server.auth_timeout_ms;
 }
 
 /* keep_alive -- probe each connection that has been quiet for keepalive
@@ -968,8 +967,7 @@ void rmp_conns_sweep(struct rmp_conns *s)
  * its address. */
 static bool pending_not_admitted(struct rmp_conn *c)
 {
-	return c->state != RMP_CONN_CLOSING && !c->holder.tenant &&
-	       c->auth.tenant &&
+	return unproven(c) && c->auth.tenant &&
 	       !rmp_networks_allow(&c->auth.tenant->limits,
 				   rdma_get_peer_addr(c->id));
 }
