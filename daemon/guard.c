@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* guard.c -- remote access errors per peer block, and their cool-down. */
+/* guard.c -- failures per peer block (and tenant), and their cool-down. */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "guard.h"
+#include "proto.h"
 #include "util.h"
 
 #define WINDOW_MS 60000u
 
+/* One subject: a block, or a tenant name from a block. */
 struct peer {
 	char ip[RMP_PEER_BLOCK_LEN]; /* the block; "" = free slot */
+	bool per_tenant;     /* tenant below, else the whole block */
+	char tenant[RMP_TENANT_NAME_MAX + 1];
 	uint64_t window_ms;  /* start of the counting window */
 	unsigned count;      /* errors in the window */
 	uint64_t until_ms;   /* refused until then */
@@ -68,10 +72,19 @@ void rmp_peer_block(const char *ip, char *out, size_t len)
 	snprintf(out, len, "%s/64", text);
 }
 
-static const struct peer *find(const struct rmp_guard *g, const char *block)
+/* is -- p is the subject block/tenant (tenant NULL: the block). */
+static bool is(const struct peer *p, const char *block, const char *tenant)
+{
+	return p->ip[0] && !strcmp(p->ip, block) &&
+	       p->per_tenant == (tenant != NULL) &&
+	       (!tenant || !strcmp(p->tenant, tenant));
+}
+
+static const struct peer *find(const struct rmp_guard *g, const char *block,
+			       const char *tenant)
 {
 	for (unsigned i = 0; i < g->n; i++)
-		if (g->peers[i].ip[0] && !strcmp(g->peers[i].ip, block))
+		if (is(&g->peers[i], block, tenant))
 			return &g->peers[i];
 	return NULL;
 }
@@ -92,11 +105,12 @@ static bool evict_before(const struct peer *a, const struct peer *b,
 	return a_cool ? a->until_ms < b->until_ms : a->seen_ms < b->seen_ms;
 }
 
-/* slot_for -- the block's slot, or the one it takes over. */
+/* slot_for -- the subject's slot, or the one it takes over. */
 static struct peer *slot_for(struct rmp_guard *g, const char *block,
-			     uint64_t now_ms)
+			     const char *tenant, uint64_t now_ms)
 {
-	struct peer *p = (struct peer *)find(g, block), *old = &g->peers[0];
+	struct peer *p = (struct peer *)find(g, block, tenant);
+	struct peer *old = &g->peers[0];
 
 	if (p)
 		return p;
@@ -105,26 +119,31 @@ static struct peer *slot_for(struct rmp_guard *g, const char *block,
 			old = &g->peers[i];
 	memset(old, 0, sizeof(*old));
 	rmp_strlcpy(old->ip, block, sizeof(old->ip));
+	old->per_tenant = tenant != NULL;
+	if (tenant)
+		rmp_strlcpy(old->tenant, tenant, sizeof(old->tenant));
 	return old;
 }
 
-/* seen -- ip's block was seen at now_ms: its slot. */
-static struct peer *seen(struct rmp_guard *g, const char *ip, uint64_t now_ms)
+/* seen -- the subject (ip's block, tenant) was seen at now_ms: its slot. */
+static struct peer *seen(struct rmp_guard *g, const char *ip,
+			 const char *tenant, uint64_t now_ms)
 {
 	char block[RMP_PEER_BLOCK_LEN];
 	struct peer *p;
 
 	rmp_peer_block(ip, block, sizeof(block));
-	p = slot_for(g, block, now_ms);
+	p = slot_for(g, block, tenant, now_ms);
 	p->seen_ms = now_ms;
 	return p;
 }
 
-unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
+unsigned rmp_guard_note(struct rmp_guard *g, const char *ip,
+			const char *tenant, uint64_t now_ms,
 			unsigned max_per_minute, uint64_t cooldown_ms,
 			bool *cooldown_started)
 {
-	struct peer *p = seen(g, ip, now_ms);
+	struct peer *p = seen(g, ip, tenant, now_ms);
 
 	*cooldown_started = false;
 	if (p->count == 0 || now_ms - p->window_ms >= WINDOW_MS) {
@@ -140,21 +159,28 @@ unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 	return p->count;
 }
 
+/* left -- ms left of p's cool-down at now_ms (p NULL: none). */
+static uint64_t left(const struct peer *p, uint64_t now_ms)
+{
+	return p && p->until_ms > now_ms ? p->until_ms - now_ms : 0;
+}
+
 uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
-			    uint64_t now_ms)
+			    const char *tenant, uint64_t now_ms)
 {
 	char block[RMP_PEER_BLOCK_LEN];
-	const struct peer *p;
+	uint64_t block_ms, tenant_ms;
 
 	rmp_peer_block(ip, block, sizeof(block));
-	p = find(g, block);
-	return p && p->until_ms > now_ms ? p->until_ms - now_ms : 0;
+	block_ms = left(find(g, block, NULL), now_ms);
+	tenant_ms = tenant ? left(find(g, block, tenant), now_ms) : 0;
+	return block_ms > tenant_ms ? block_ms : tenant_ms;
 }
 
 bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 		       unsigned *suppressed)
 {
-	struct peer *p = seen(g, ip, now_ms);
+	struct peer *p = seen(g, ip, NULL, now_ms);
 
 	*suppressed = 0;
 	if (!p->log_window_ms ||

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* guard.h -- remote access errors per peer block, and their cool-down. */
+/* guard.h -- failures per peer block (and tenant), and their cool-down. */
 #ifndef RMP_GUARD_H
 #define RMP_GUARD_H
 
@@ -8,11 +8,16 @@
 #include <stdint.h>
 
 /*
- * A client that guesses rkeys causes remote access errors. The guard
- * counts them per peer block (rmp_peer_block) over one-minute windows;
- * more than max_per_minute starts a cool-down during which the listener
- * refuses that block. Guessing an 8-bit key tag then takes hours, not
- * seconds, and every error is in the log. Pure bookkeeping: no I/O.
+ * A client that guesses rkeys causes remote access errors; one that
+ * guesses a tenant's key fails its proofs. The guard counts failures per
+ * subject over one-minute windows; more than max_per_minute starts a
+ * cool-down during which the listener refuses that subject. A subject is
+ * what failed: a peer block (rmp_peer_block) for access errors and bad
+ * connect requests, or a tenant name from a peer block for failed proofs
+ * -- so a key guesser cools down its own tenant name there, not the
+ * neighbours that share its address and prove their keys. Guessing an
+ * 8-bit key tag then takes hours, not seconds, and every error is in the
+ * log. Pure bookkeeping: no I/O.
  */
 struct rmp_guard;
 
@@ -26,25 +31,28 @@ struct rmp_guard;
 #define RMP_PEER_BLOCK_LEN 64
 void rmp_peer_block(const char *ip, char *out, size_t len);
 
-/* Remembers at most `slots` blocks; a new one takes the place of the
+/* Remembers at most `slots` subjects; a new one takes the place of the
  * least recently seen that is not cooling down (of the one whose
  * cool-down ends first if all are). */
 struct rmp_guard *rmp_guard_new(unsigned slots);
 void rmp_guard_free(struct rmp_guard *g);
 
 /*
- * rmp_guard_note -- one access error from ip (its block) at now_ms. Returns the count
- * in the current window; sets *cooldown_started when this error started a
- * cool-down of cooldown_ms (max_per_minute 0: never).
+ * rmp_guard_note -- one failure at now_ms of ip's block (tenant NULL) or
+ * of tenant name `tenant` from ip's block ("" is anonymous). Returns the
+ * count in the subject's current window; sets *cooldown_started when this
+ * failure started a cool-down of cooldown_ms (max_per_minute 0: never).
  */
-unsigned rmp_guard_note(struct rmp_guard *g, const char *ip, uint64_t now_ms,
+unsigned rmp_guard_note(struct rmp_guard *g, const char *ip,
+			const char *tenant, uint64_t now_ms,
 			unsigned max_per_minute, uint64_t cooldown_ms,
 			bool *cooldown_started);
 
-/* rmp_guard_refusing -- ms left of the cool-down of ip's block at now_ms
- * (0: none). */
+/* rmp_guard_refusing -- ms left at now_ms of the cool-down that refuses a
+ * connection from ip naming tenant: its block's, or that of the tenant
+ * name from its block (0: none). */
 uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
-			    uint64_t now_ms);
+			    const char *tenant, uint64_t now_ms);
 
 /*
  * rmp_guard_may_log -- may one more line about ip's block (a refused

@@ -19,24 +19,24 @@ static void test_threshold(void)
 
 	CHECK(g != NULL);
 	for (unsigned i = 1; i <= 5; i++) {
-		n = rmp_guard_note(g, "192.0.2.7", 1000 + i, 5, 30000, &started);
+		n = rmp_guard_note(g, "192.0.2.7", NULL, 1000 + i, 5, 30000, &started);
 		CHECK(!started);
 	}
 	CHECK_EQ(n, 5);
-	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 2000), 0);
-	n = rmp_guard_note(g, "192.0.2.7", 2000, 5, 30000, &started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", NULL, 2000), 0);
+	n = rmp_guard_note(g, "192.0.2.7", NULL, 2000, 5, 30000, &started);
 	CHECK_EQ(n, 6);
 	CHECK(started);
-	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 2000), 30000);
-	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 31999), 1);
-	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 32000), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", NULL, 2000), 30000);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", NULL, 31999), 1);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", NULL, 32000), 0);
 	/* Further errors during the cool-down do not restart it. */
-	rmp_guard_note(g, "192.0.2.7", 3000, 5, 30000, &started);
+	rmp_guard_note(g, "192.0.2.7", NULL, 3000, 5, 30000, &started);
 	CHECK(!started);
-	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", 3000), 29000);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.7", NULL, 3000), 29000);
 	/* Other addresses are not affected. */
-	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.8", 3000), 0);
-	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.70", 3000), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.8", NULL, 3000), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.70", NULL, 3000), 0);
 	rmp_guard_free(g);
 }
 
@@ -47,18 +47,18 @@ static void test_window(void)
 	bool started, ever = false;
 
 	for (unsigned i = 0; i < 100; i++) {
-		rmp_guard_note(g, "198.51.100.1", (uint64_t)i * (MIN_MS / 4),
+		rmp_guard_note(g, "198.51.100.1", NULL, (uint64_t)i * (MIN_MS / 4),
 			       5, 30000, &started);
 		ever |= started;
 	}
 	CHECK(!ever);
 	/* 0 = never refuse, however many. */
 	for (unsigned i = 0; i < 1000; i++) {
-		rmp_guard_note(g, "198.51.100.2", 5, 0, 30000, &started);
+		rmp_guard_note(g, "198.51.100.2", NULL, 5, 0, 30000, &started);
 		ever |= started;
 	}
 	CHECK(!ever);
-	CHECK_EQ(rmp_guard_refusing(g, "198.51.100.2", 5), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "198.51.100.2", NULL, 5), 0);
 	rmp_guard_free(g);
 }
 
@@ -70,12 +70,12 @@ static void test_eviction(void)
 	bool started;
 
 	for (unsigned i = 0; i < 3; i++)
-		rmp_guard_note(g, "203.0.113.1", 100 + i, 2, 60000, &started);
+		rmp_guard_note(g, "203.0.113.1", NULL, 100 + i, 2, 60000, &started);
 	CHECK(started);
-	rmp_guard_note(g, "203.0.113.2", 200, 2, 60000, &started);
-	rmp_guard_note(g, "203.0.113.1", 300, 2, 60000, &started);
-	rmp_guard_note(g, "203.0.113.3", 400, 2, 60000, &started);
-	CHECK(rmp_guard_refusing(g, "203.0.113.1", 500) > 0);
+	rmp_guard_note(g, "203.0.113.2", NULL, 200, 2, 60000, &started);
+	rmp_guard_note(g, "203.0.113.1", NULL, 300, 2, 60000, &started);
+	rmp_guard_note(g, "203.0.113.3", NULL, 400, 2, 60000, &started);
+	CHECK(rmp_guard_refusing(g, "203.0.113.1", NULL, 500) > 0);
 	rmp_guard_free(g);
 }
 
@@ -88,26 +88,26 @@ static void test_eviction_keeps_cooldown(void)
 	bool started;
 
 	for (unsigned i = 0; i < 3; i++)
-		rmp_guard_note(g, "203.0.113.9", 100 + i, 2, 60000, &started);
+		rmp_guard_note(g, "203.0.113.9", NULL, 100 + i, 2, 60000, &started);
 	CHECK(started);
 	for (unsigned i = 0; i < 100; i++) {
 		snprintf(ip, sizeof(ip), "198.51.100.%u", i);
-		rmp_guard_note(g, ip, 1000 + i, 2, 60000, &started);
+		rmp_guard_note(g, ip, NULL, 1000 + i, 2, 60000, &started);
 	}
-	CHECK_EQ(rmp_guard_refusing(g, "203.0.113.9", 2000), 58102);
+	CHECK_EQ(rmp_guard_refusing(g, "203.0.113.9", NULL, 2000), 58102);
 	/* With every slot cooling, the cool-down that ends first goes. */
 	for (unsigned i = 0; i < 3; i++) {
-		rmp_guard_note(g, "192.0.2.1", 3000 + i, 2, 60000, &started);
-		rmp_guard_note(g, "192.0.2.2", 3000 + i, 2, 60000, &started);
+		rmp_guard_note(g, "192.0.2.1", NULL, 3000 + i, 2, 60000, &started);
+		rmp_guard_note(g, "192.0.2.2", NULL, 3000 + i, 2, 60000, &started);
 	}
-	CHECK(rmp_guard_refusing(g, "192.0.2.1", 4000) > 0);
-	CHECK(rmp_guard_refusing(g, "192.0.2.2", 4000) > 0);
-	CHECK(rmp_guard_refusing(g, "203.0.113.9", 4000) > 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.1", NULL, 4000) > 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.2", NULL, 4000) > 0);
+	CHECK(rmp_guard_refusing(g, "203.0.113.9", NULL, 4000) > 0);
 	for (unsigned i = 0; i < 3; i++)
-		rmp_guard_note(g, "192.0.2.3", 5000 + i, 2, 60000, &started);
-	CHECK_EQ(rmp_guard_refusing(g, "203.0.113.9", 5010), 0);
-	CHECK(rmp_guard_refusing(g, "192.0.2.1", 5010) > 0);
-	CHECK(rmp_guard_refusing(g, "192.0.2.3", 5010) > 0);
+		rmp_guard_note(g, "192.0.2.3", NULL, 5000 + i, 2, 60000, &started);
+	CHECK_EQ(rmp_guard_refusing(g, "203.0.113.9", NULL, 5010), 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.1", NULL, 5010) > 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.3", NULL, 5010) > 0);
 	rmp_guard_free(g);
 }
 
@@ -143,11 +143,11 @@ static void test_ipv6_block(void)
 	for (unsigned i = 1; i <= 6; i++) {
 		snprintf(ip, sizeof(ip), "2001:db8:7:7::%x", i);
 		CHECK(!started);
-		rmp_guard_note(g, ip, 100 + i, 5, 30000, &started);
+		rmp_guard_note(g, ip, NULL, 100 + i, 5, 30000, &started);
 	}
 	CHECK(started);
-	CHECK(rmp_guard_refusing(g, "2001:db8:7:7:1234::99", 200) > 0);
-	CHECK_EQ(rmp_guard_refusing(g, "2001:db8:7:8::1", 200), 0);
+	CHECK(rmp_guard_refusing(g, "2001:db8:7:7:1234::99", NULL, 200) > 0);
+	CHECK_EQ(rmp_guard_refusing(g, "2001:db8:7:8::1", NULL, 200), 0);
 	rmp_guard_free(g);
 }
 
@@ -180,6 +180,42 @@ static void test_log_rate(void)
 	rmp_guard_free(g);
 }
 
+/* Failed proofs cool down the tenant name they named from that block:
+ * other tenant names from the block, the block as a whole and the same
+ * name from another block are not refused; a block's own cool-down
+ * refuses every name from it. */
+static void test_tenant_subject(void)
+{
+	struct rmp_guard *g = rmp_guard_new(8);
+	bool started = false;
+	unsigned i, n = 0;
+
+	for (i = 0; i < 3; i++)
+		n = rmp_guard_note(g, "192.0.2.21", "a", 100 + i, 2, 60000,
+				   &started);
+	CHECK_EQ(n, 3);
+	CHECK(started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", "a", 200), 59902);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", "b", 200), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", "", 200), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", NULL, 200), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.22", "a", 200), 0);
+	/* Anonymous ("") is a name of its own, not the block. */
+	CHECK_EQ(rmp_guard_note(g, "192.0.2.21", "", 300, 2, 60000, &started),
+		 1);
+	CHECK(!started);
+	/* The block's count is apart from its names'. */
+	CHECK_EQ(rmp_guard_note(g, "192.0.2.21", NULL, 400, 2, 60000,
+				&started), 1);
+	for (i = 0; i < 2; i++)
+		rmp_guard_note(g, "192.0.2.21", NULL, 500 + i, 2, 60000,
+			       &started);
+	CHECK(started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", "b", 600), 59901);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", NULL, 600), 59901);
+	rmp_guard_free(g);
+}
+
 int main(void)
 {
 	test_threshold();
@@ -189,5 +225,6 @@ int main(void)
 	test_block();
 	test_ipv6_block();
 	test_log_rate();
+	test_tenant_subject();
 	return check_done();
 }
