@@ -436,6 +436,8 @@ const char *rmp_detail_str(unsigned detail)
 		return "the tenant's connection limit";
 	case RMP_DETAIL_PEER_CONNECTIONS:
 		return "the connection limit of this address";
+	case RMP_DETAIL_NETWORK:
+		return "the tenant may not connect from this address";
 	}
 	return "";
 }

@@ -53,6 +53,7 @@ enum rmp_detail {
 	RMP_DETAIL_SERVER_LEASES = 8, /* -ENOSPC: the server's lease limit */
 	RMP_DETAIL_TENANT_CONNECTIONS = 9, /* AUTH: the tenant's connections */
 	RMP_DETAIL_PEER_CONNECTIONS = 10,  /* AUTH: the address's connections */
+	RMP_DETAIL_NETWORK = 11,    /* AUTH: not from the tenant's networks */
 };
 /* Text for a detail ("the tenant's byte limit", ...), "" for NONE. */
 const char *rmp_detail_str(unsigned detail);

@@ -264,7 +264,7 @@ void rmp_config_defaults(struct rmp_config *c)
 	c->server.access_errors_per_minute = 10;
 	c->server.access_cooldown_ms = 60 * MS_PER_S;
 	c->server.connections_per_address = 16;
-	c->server.auth_timeout_ms = 5 * MS_PER_S;
+	c->server.auth_timeout_ms = 2 * MS_PER_S;
 	c->server.auth_failures_per_minute = 5;
 	c->server.busy_poll_us = 50;
 	c->server.keepalive_ms = 10 * MS_PER_S;

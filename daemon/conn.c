@@ -166,24 +166,35 @@ void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
 }
 
 void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
-			    const char *label, const char *what,
-			    unsigned max_per_minute)
+			    const char *tenant, const char *label,
+			    const char *what, unsigned max_per_minute)
 {
 	const struct rmp_config *cfg = s->cfg;
-	char block[RMP_PEER_BLOCK_LEN];
+	char block[RMP_PEER_BLOCK_LEN], subject[RMP_PEER_BLOCK_LEN + 48];
 	bool cooldown;
 	unsigned n;
 
 	rmp_peer_block(ip, block, sizeof(block));
-	n = rmp_guard_note(s->guard, ip, rmp_now_ms(), max_per_minute,
+	if (tenant)
+		snprintf(subject, sizeof(subject), "tenant %s from %s",
+			 tenant[0] ? tenant : "anonymous", block);
+	else
+		rmp_strlcpy(subject, block, sizeof(subject));
+	n = rmp_guard_note(s->guard, ip, tenant, rmp_now_ms(), max_per_minute,
 			   cfg->server.access_cooldown_ms, &cooldown);
-	rmp_conns_log_peer(s, ip, LOG_WARNING, "%s: %s (%u errors from %s "
-			   "within a minute)", label, what, n, block);
-	if (cooldown)
-		log_warn("refusing connections from %s for %" PRIu64 " s: "
-			 "more than %u access or authentication errors "
+	rmp_conns_log_peer(s, ip, LOG_WARNING, "%s: %s (%u errors of %s "
+			   "within a minute)", label, what, n, subject);
+	if (cooldown && tenant)
+		log_warn("refusing connections from %s that name tenant %s for "
+			 "%" PRIu64 " s: more than %u failed authentications "
 			 "within a minute", block,
+			 tenant[0] ? tenant : "anonymous",
 			 cfg->server.access_cooldown_ms / 1000, max_per_minute);
+	else if (cooldown)
+		log_warn("refusing connections from %s for %" PRIu64 " s: "
+			 "more than %u access or connect errors within a "
+			 "minute", block, cfg->server.access_cooldown_ms / 1000,
+			 max_per_minute);
 }
 
 /* note_access_error -- c's QP was refused a remote access: count it. */
@@ -197,7 +208,7 @@ static void note_access_error(struct rmp_conn *c, const char *what)
 	c->errors++;
 	c->set->counters.access_errors++;
 	snprintf(msg, sizeof(msg), "access error: %s", what);
-	rmp_conns_note_failure(c->set, c->peer_ip, c->holder.label, msg,
+	rmp_conns_note_failure(c->set, c->peer_ip, NULL, c->holder.label, msg,
 			       c->set->cfg->server.access_errors_per_minute);
 }
 
@@ -431,9 +442,11 @@ static struct rmp_conn *conn_by_qp_num(struct rmp_conns *s, uint32_t qpn)
 
 /*
  * admit_proven -- c proved its tenant: from now on it counts as the
- * tenant's and its address's, unless that goes beyond their limits
- * (others proved theirs since c was admitted): then the AUTH is answered
- * -ECONNREFUSED, saying which, and c closed; it never counted.
+ * tenant's and its address's, unless the tenant's networks do not admit
+ * its address or that goes beyond their limits (others proved theirs
+ * since c was admitted): then the AUTH is answered -ECONNREFUSED, saying
+ * which, and c closed; it never counted. These come after the proof so
+ * that only a holder of the key learns them.
  */
 static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 {
@@ -442,7 +455,9 @@ static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 	unsigned detail = RMP_DETAIL_NONE;
 
 	/* (c counts among its address's already: its proof holds.) */
-	if (!rmp_tenant_may_connect(t))
+	if (!rmp_networks_allow(&t->limits, rdma_get_peer_addr(c->id)))
+		detail = RMP_DETAIL_NETWORK;
+	else if (!rmp_tenant_may_connect(t))
 		detail = RMP_DETAIL_TENANT_CONNECTIONS;
 	else if (per_ip && rmp_conns_count_peer(c->set, c->peer_ip) > per_ip)
 		detail = RMP_DETAIL_PEER_CONNECTIONS;
@@ -471,7 +486,7 @@ static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 			 struct rmp_msg *rep)
 {
-	const char *tenant = c->auth.tenant->name;
+	const char *tenant = c->auth.tenant_name;
 	unsigned detail;
 	char what[160];
 
@@ -483,14 +498,21 @@ static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 	}
 	c->auth.tenant->auth_failures++;
 	c->set->counters.auth_failures++;
+	/* The peer was told "wrong key" for an unknown name too; the log
+	 * says which. */
 	log_notice("audit: auth-fail tenant=%s client=%s peer=%s reason=%s",
-		   tenant, c->name, c->peer,
+		   tenant[0] ? tenant : "-", c->name, c->peer,
+		   detail == RMP_DETAIL_NOT_AUTHED ? "request-before-auth" :
+		   c->auth.tenant->stranger ? "unknown-tenant" :
 		   detail == RMP_DETAIL_REPLAYED ? "replayed-proof" :
-		   detail == RMP_DETAIL_BAD_PROOF ? "wrong-key" :
-		   "request-before-auth");
+		   "wrong-key");
 	snprintf(what, sizeof(what), "authentication as tenant %s failed: %s",
-		 tenant, rmp_detail_str(detail));
-	rmp_conns_note_failure(c->set, c->peer_ip, c->holder.label, what,
+		 tenant[0] ? tenant : "anonymous",
+		 c->auth.tenant->stranger && detail != RMP_DETAIL_NOT_AUTHED ?
+		 "no such tenant (the client was told: wrong key)" :
+		 rmp_detail_str(detail));
+	rmp_conns_note_failure(c->set, c->peer_ip, tenant, c->holder.label,
+			       what,
 			       c->set->cfg->server.auth_failures_per_minute);
 	c->close_after_reply = "authentication failed";
 }
@@ -895,7 +917,7 @@ static const char *void_reason(struct rmp_conn *c)
 	const struct rmp_tenant *t = c->holder.tenant;
 
 	if (!t)
-		return NULL; /* still to prove one: pending_not_admitted */
+		return NULL; /* still to prove one: admit_proven checks */
 	if (!rmp_holder_current(&c->holder))
 		return t->anonymous ? "anonymous access was turned off" :
 		       !t->configured ? "its tenant was removed" :
@@ -950,26 +972,16 @@ void rmp_conns_sweep(struct rmp_conns *s)
 	struct rmp_conn *c;
 
 	close_where(s, failed_silently, "its queue pair failed");
-	/* A slot held without a proof counts as a failed one: else idle
-	 * connects, renewed every auth_timeout, keep others out with no
-	 * cool-down. */
+	/* Silence cools nothing down: it cannot keep anybody out (a newer
+	 * connection takes the oldest silent one's slot,
+	 * rmp_conns_preauth_room), and refusing its address would lock out
+	 * the neighbours there that prove their keys. */
 	TAILQ_FOREACH(c, &s->list, link)
 		if (auth_overdue(c))
-			rmp_conns_note_failure(s, c->peer_ip, c->holder.label,
-					       "no authentication in time",
-					       s->cfg->server.auth_failures_per_minute);
+			s->counters.auth_timeouts++;
 	close_where(s, auth_overdue, "no authentication in time");
 	close_where(s, cut_due, "a reload voided its proof of its tenant");
 	keep_alive(s);
-}
-
-/* A connection still to prove a tenant whose networks no longer admit
- * its address. */
-static bool pending_not_admitted(struct rmp_conn *c)
-{
-	return unproven(c) && c->auth.tenant &&
-	       !rmp_networks_allow(&c->auth.tenant->limits,
-				   rdma_get_peer_addr(c->id));
 }
 
 void rmp_conns_recheck_proofs(struct rmp_conns *s)
@@ -979,8 +991,6 @@ void rmp_conns_recheck_proofs(struct rmp_conns *s)
 	const char *why;
 	uint64_t grace;
 
-	close_where(s, pending_not_admitted,
-		    "its tenant no longer admits its address");
 	TAILQ_FOREACH(c, &s->list, link) {
 		h = &c->holder;
 		if (c->state == RMP_CONN_CLOSING || c->cut_at_ms ||

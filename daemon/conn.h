@@ -105,6 +105,7 @@ struct rmp_conns {
 			 bad_messages, unreachable;
 		uint64_t log_suppressed; /* rmp_conns_log_peer */
 		uint64_t preauth_evicted; /* rmp_conns_preauth_room */
+		uint64_t auth_timeouts;   /* closed by auth_timeout */
 	} counters;
 	struct rmp_latency latency;
 };
@@ -140,13 +141,14 @@ void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
 	__attribute__((format(printf, 4, 5)));
 
 /*
- * rmp_conns_note_failure -- one access or authentication error from ip:
- * count it with the guard (what, for the log), and log when it starts a
- * cool-down of the address.
+ * rmp_conns_note_failure -- one failure from ip: count it with the guard
+ * against what failed -- ip's block (tenant NULL: access errors, bad
+ * connect requests) or the tenant name from that block (failed proofs;
+ * "" = anonymous) -- log it (what), and log when it starts a cool-down.
  */
 void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
-			    const char *label, const char *what,
-			    unsigned max_per_minute);
+			    const char *tenant, const char *label,
+			    const char *what, unsigned max_per_minute);
 
 /*
  * rmp_conn_cq_entries -- completions one connection with credits may have

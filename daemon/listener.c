@@ -64,38 +64,32 @@ static void reject(struct rmp_listener *ls, struct rdma_cm_id *id,
 }
 
 /*
- * choose_tenant -- the tenant a connect request names, if it exists, may
- * connect from this address and has a connection left; else the reject
- * reason (0 = accept).
+ * choose_tenant -- the tenant whose key a connect request must prove:
+ * rmp_tenants_for_connect's (a stranger for a name no usable tenant has,
+ * so that the peer learns it only as a wrong key), when this address has
+ * a connection left; else the reject reason (0 = accept). Its networks
+ * and connection limit are checked once its key is proven
+ * (conn.c admit_proven): before, they would tell who exists.
  */
-static unsigned choose_tenant(struct rmp_listener *ls, struct rdma_cm_id *id,
+static unsigned choose_tenant(struct rmp_listener *ls,
 			      const struct rmp_conn_req *req, const char *peer,
 			      const char *ip, struct rmp_tenant **out)
 {
 	const struct rmp_config *cfg = ls->conns->cfg;
 	struct rmp_tenant *t;
 	unsigned why, per_ip = cfg->server.connections_per_address;
-	char what[96], who[RMP_LOG_NAME_LEN];
+	char who[RMP_LOG_NAME_LEN];
 
-	t = rmp_tenants_find(ls->tenants, req->tenant, &why);
+	t = rmp_tenants_for_connect(ls->tenants, req->tenant, &why);
 	if (!t) {
-		/* Guessing tenant names is an authentication failure. (A
-		 * tenant name that decoded has no space or '='.) */
 		rmp_log_field(who, sizeof(who), req->name);
-		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
-			   "reason=%s", req->tenant[0] ? req->tenant : "-",
-			   who, peer, why == RMP_REJ_ANONYMOUS ?
-			   "anonymous-disabled" : "unknown-tenant");
-		snprintf(what, sizeof(what), "connect: %s",
-			 rmp_reject_reason_str(why));
-		rmp_conns_note_failure(ls->conns, ip, peer, what,
+		log_notice("audit: auth-fail tenant=- client=%s peer=%s "
+			   "reason=anonymous-disabled", who, peer);
+		rmp_conns_note_failure(ls->conns, ip, "", peer,
+				       "connect: anonymous access is disabled",
 				       cfg->server.auth_failures_per_minute);
 		return why;
 	}
-	if (!rmp_networks_allow(&t->limits, rdma_get_peer_addr(id)))
-		return RMP_REJ_NETWORK;
-	if (!rmp_tenant_may_connect(t))
-		return RMP_REJ_TENANT_FULL;
 	if (per_ip && rmp_conns_count_peer(ls->conns, ip) >= per_ip)
 		return RMP_REJ_PEER_FULL;
 	*out = t;
@@ -124,8 +118,11 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	}
 	ret = rmp_conn_req_decode(param->private_data,
 				  param->private_data_len, &req);
-	/* Cooling down comes first: such a peer learns nothing else. */
-	if (rmp_guard_refusing(ls->guard, ip, rmp_now_ms())) {
+	/* Cooling down comes first: such a peer learns nothing else. (Its
+	 * block, or the tenant it names from there: ret says whether
+	 * req.tenant decoded.) */
+	if (rmp_guard_refusing(ls->guard, ip, ret ? NULL : req.tenant,
+			       rmp_now_ms())) {
 		reject(ls, id, RMP_REJ_COOLDOWN, peer, ip, req.name,
 		       req.tenant);
 		return;
@@ -148,7 +145,7 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		       req.tenant);
 		return;
 	}
-	why = choose_tenant(ls, id, &req, peer, ip, &auth.tenant);
+	why = choose_tenant(ls, &req, peer, ip, &auth.tenant);
 	if (why) {
 		reject(ls, id, why, peer, ip, req.name, req.tenant);
 		return;
@@ -173,7 +170,7 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
 			   "reason=foreign-address",
 			   req.tenant[0] ? req.tenant : "-", who, peer);
-		rmp_conns_note_failure(ls->conns, ip, peer,
+		rmp_conns_note_failure(ls->conns, ip, NULL, peer,
 				       "connect: not to an address of ours",
 				       cfg->server.auth_failures_per_minute);
 		reject(ls, id, RMP_REJ_BAD_REQUEST, peer, ip, req.name,
@@ -189,6 +186,7 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	auth.version = rep.version;
 	/* The proof names the client as it named itself, "" included. */
 	rmp_strlcpy(auth.name, req.name, sizeof(auth.name));
+	rmp_strlcpy(auth.tenant_name, req.tenant, sizeof(auth.tenant_name));
 	rmp_conn_rep_encode(data, sizeof(data), &rep);
 	/* Until it proves its tenant it holds one of a few slots. */
 	rmp_conns_preauth_room(ls->conns, ip);

@@ -409,6 +409,9 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	    "Connections still to prove a tenant closed to make room for a "
 	    "newer one (unauthenticated_per_address, max_unauthenticated).",
 	    cs->counters.preauth_evicted);
+	one(b, "rmpool_auth_timeouts_total", "counter",
+	    "Connections closed because they did not authenticate within "
+	    "auth_timeout.", cs->counters.auth_timeouts);
 	one(b, "rmpool_log_lines_suppressed_total", "counter",
 	    "Log lines about one peer beyond its rate (refused connects, "
 	    "access and authentication errors), summed up instead.",

@@ -41,7 +41,9 @@ void rmp_latency_add(struct rmp_latency *h, unsigned op, uint64_t ns);
 
 /* What a connection must prove before anything else: set at accept. */
 struct rmp_auth_pending {
-	struct rmp_tenant *tenant;       /* the tenant it named */
+	struct rmp_tenant *tenant;       /* the tenant it named (maybe the
+					  * stranger: rmp_tenants_for_connect) */
+	char tenant_name[RMP_TENANT_NAME_MAX + 1]; /* as it named it */
 	uint8_t nonce[RMP_NONCE_LEN];    /* sent in the accept data */
 	uint8_t version;                 /* chosen in the accept data */
 	uint8_t server[RMP_ENDPOINT_LEN]; /* our end, as the client dialed it */

@@ -16,6 +16,7 @@
 
 struct rmp_tenants {
 	struct rmp_tenant anonymous;
+	struct rmp_tenant stranger; /* rmp_tenants_for_connect */
 	/* Configured tenants, in config order, then removed ones that
 	 * still have leases or connections (unusable, kept for them). */
 	TAILQ_HEAD(, rmp_tenant) list;
@@ -310,6 +311,10 @@ struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg)
 	ts->anonymous.anonymous = true;
 	ts->anonymous.configured = true;
 	ts->anonymous.epoch = 1;
+	rmp_strlcpy(ts->stranger.name, "(unknown)", sizeof(ts->stranger.name));
+	ts->stranger.stranger = true;
+	ts->stranger.key_len = 32;
+	rmp_auth_random(ts->stranger.key, ts->stranger.key_len);
 	keys = load_keys(cfg, &ret);
 	if (!keys) {
 		rmp_tenants_free(ts);
@@ -364,6 +369,16 @@ struct rmp_tenant *rmp_tenants_find(struct rmp_tenants *ts, const char *name,
 	return t && t->usable ? t : NULL;
 }
 
+struct rmp_tenant *rmp_tenants_for_connect(struct rmp_tenants *ts,
+					   const char *name, unsigned *why)
+{
+	struct rmp_tenant *t = rmp_tenants_find(ts, name, why);
+
+	if (t || *why == RMP_REJ_ANONYMOUS)
+		return t;
+	return &ts->stranger;
+}
+
 struct rmp_tenant *rmp_tenants_owner(struct rmp_tenants *ts, const char *name,
 				     unsigned *why)
 {
@@ -409,23 +424,25 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 const uint8_t server[RMP_ENDPOINT_LEN],
 				 const uint8_t proof[RMP_PROOF_LEN])
 {
+	bool own = t->usable && t->key_len;
+	const struct rmp_tenant *key_of = own ? t : &ts->stranger;
 	uint8_t want[RMP_PROOF_LEN];
 	bool ok;
 
 	/* A connection admitted before a reload removed its tenant, took
 	 * its key away or turned anonymous access off can prove nothing
 	 * now: a removed key is empty, and a proof made with the empty key
-	 * is one anybody can make. */
-	if (!t->usable || (!t->anonymous && !t->key_len))
-		return RMP_DETAIL_BAD_PROOF;
-	if (t->anonymous)
+	 * is one anybody can make. Such a proof, and the stranger's, is
+	 * checked against the stranger's key, which nobody knows: the same
+	 * work as for a wrong key, and the same answer. */
+	if (t->anonymous && t->usable)
 		return RMP_DETAIL_NONE;
-	rmp_auth_proof(t->key, t->key_len, nonce, version, t->name, name,
-		       server, want);
-	ok = rmp_auth_equal(want, proof);
+	rmp_auth_proof(key_of->key, key_of->key_len, nonce, version, t->name,
+		       name, server, want);
+	ok = rmp_auth_equal(want, proof) && own;
 	rmp_wipe(want, sizeof(want));
 	if (!ok)
-		return seen(ts, proof) ? RMP_DETAIL_REPLAYED :
+		return own && seen(ts, proof) ? RMP_DETAIL_REPLAYED :
 		       RMP_DETAIL_BAD_PROOF;
 	memcpy(ts->proofs[ts->proofs_next], proof, RMP_PROOF_LEN);
 	ts->proofs_next = (ts->proofs_next + 1) % PROOF_RING;

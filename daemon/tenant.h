@@ -22,6 +22,7 @@ struct rmp_tenant {
 	char name[RMP_TENANT_MAX + 1]; /* "anonymous" for the anonymous one */
 	bool anonymous;
 	bool usable;          /* has a key (or is the enabled anonymous) */
+	bool stranger;        /* rmp_tenants_for_connect's stand-in */
 	/*
 	 * Counts the reloads that voided the proofs made so far: its key
 	 * changed, it was removed, anonymous access was turned off. A
@@ -85,6 +86,18 @@ struct rmp_tenant *rmp_tenants_find(struct rmp_tenants *ts, const char *name,
 				    unsigned *why);
 
 /*
+ * rmp_tenants_for_connect -- the tenant a connect request names, whose key
+ * its AUTH must prove: the usable tenant called name, or for a name no
+ * usable tenant has a stranger (t->stranger) with a random key nobody
+ * knows, whose proofs fail as a wrong key's do and after the same work,
+ * so that a peer cannot learn which tenant names exist. NULL only for ""
+ * while anonymous access is off (*why = RMP_REJ_ANONYMOUS): that is not
+ * a secret.
+ */
+struct rmp_tenant *rmp_tenants_for_connect(struct rmp_tenants *ts,
+					   const char *name, unsigned *why);
+
+/*
  * rmp_tenants_owner -- the tenant a lease recovered after a restart
  * belongs to, by the name the journal kept ("anonymous" for the anonymous
  * one): a configured tenant, usable or not (a missing key file may be
@@ -103,7 +116,8 @@ struct rmp_tenant *rmp_tenants_owner(struct rmp_tenants *ts, const char *name,
  * accepted on an earlier connection). The anonymous tenant has no key:
  * any proof is accepted for it while it is enabled. A tenant that is not
  * usable (removed, or its key gone, by a reload since the connection was
- * admitted) accepts none: RMP_DETAIL_BAD_PROOF.
+ * admitted) and the stranger accept none: RMP_DETAIL_BAD_PROOF, after the
+ * work of checking a proof.
  */
 unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 const struct rmp_tenant *t,

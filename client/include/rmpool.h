@@ -45,9 +45,11 @@ extern "C" {
  *   -ESHUTDOWN     the server is draining and takes no new leases
  *   -ENOENT        no such lease (or a wrong secret)
  *   -EPERM         the lease belongs to another tenant
- *   -EKEYREJECTED  authentication failed: wrong tenant key (or a proof
- *                  replayed from another connection, or relayed from a
- *                  server other than the one that checks it)
+ *   -EKEYREJECTED  authentication failed: wrong tenant key, or a tenant
+ *                  the server does not have (told apart in its log
+ *                  only), or a proof replayed from another connection,
+ *                  or relayed from a server other than the one that
+ *                  checks it
  *   -EKEYREVOKED   a reload voided this connection's proof (removed
  *                  its tenant, changed its key, or no longer admits
  *                  its address): every request is refused, and the
@@ -56,8 +58,9 @@ extern "C" {
  *                  with the current key (reconnect_max_ms does it)
  *   -EPROTONOSUPPORT no common protocol version with the server
  *   -ECONNREFUSED  the server rejected the connection or nobody listens
- *                  (unknown tenant, anonymous access disabled, a
- *                  connection limit: see rmp_client_last_error())
+ *                  (anonymous access disabled, a connection limit, a
+ *                  cool-down; once the key is proven: the tenant's
+ *                  connections or networks: see rmp_client_last_error())
  *   -ETIMEDOUT     no answer in time (connect, control reply, completion;
  *                  or the transport's retries ran out, about 0.5 s:
  *                  the server's host is down or cannot be reached)
@@ -195,7 +198,8 @@ int rmp_client_new(struct rmp_client **out,
  * and port (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
  * the connect request with protocol version, name and tenant, wait for
  * the accept, and prove the tenant's key (for this server's address and
- * port as we reached them). Errors: -EKEYREJECTED (wrong key), -EACCES /
+ * port as we reached them). Errors: -EKEYREJECTED (wrong key or unknown
+ * tenant), -EACCES /
  * -ENOENT (the key file cannot be used), -EHOSTUNREACH (the name does
  * not resolve, or nobody answers address resolution at that address),
  * -ENETUNREACH (no route, or no RDMA device on the way to the address,

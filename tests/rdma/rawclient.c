@@ -8,10 +8,13 @@
  *   rmp-raw HOST PORT garbage          bad messages get error replies, then
  *                                      a garbage stream gets disconnected
  *   rmp-raw HOST PORT badconnect       bad connect data gets rejected
- *   rmp-raw HOST PORT connect ok|REASON
+ *   rmp-raw HOST PORT connect ok|REASON|auth:DETAIL
  *                                      a proper connect is accepted (ok) or
  *                                      rejected with REASON (draining,
- *                                      cooldown, full, ... or a number)
+ *                                      cooldown, full, ... or a number), or
+ *                                      accepted and its AUTH refused with
+ *                                      DETAIL (wrong-key, tenant-full,
+ *                                      peer-full, network)
  *   rmp-raw HOST PORT oob              a READ one byte past a lease fails
  *   rmp-raw HOST PORT hold [--stat-every MS] [--len BYTES] [--flags F]
  *                                      ALLOC (lease flags F) + WRITE a
@@ -189,6 +192,9 @@ struct raw {
 	unsigned nknown;
 	/* flags of the last reply request() returned (RMP_MSG_DETAIL) */
 	uint16_t last_flags;
+	/* the AUTH reply's status and detail when it was refused */
+	int auth_status;
+	unsigned auth_detail;
 
 	/* receives posted; stall stops re-posting them */
 	unsigned posted;
@@ -770,6 +776,8 @@ static int raw_auth(struct raw *r, const char *name, const char *tenant)
 	if (request(r, &req, &rep))
 		return -1;
 	if (rep.hdr.status) {
+		r->auth_status = rep.hdr.status;
+		r->auth_detail = RMP_MSG_DETAIL(rep.hdr.flags);
 		say("%s: AUTH as tenant %s: %s (%s)", r->what, tenant,
 		    errname(rep.hdr.status),
 		    rmp_detail_str(RMP_MSG_DETAIL(rep.hdr.flags)));
@@ -782,7 +790,8 @@ static int raw_auth(struct raw *r, const char *name, const char *tenant)
  * connect_as -- a proper connect as client "rmp-raw-WHAT" of the tenant
  * RMPOOL_TENANT, then (with auth) the AUTH that proves its key. 0 when
  * established; 1 when rejected, with the reason in *reason (-1 when the
- * reject data does not decode); -1 on any other outcome (printed).
+ * reject data does not decode); -1 on any other outcome (printed; an
+ * AUTH refused leaves its status and detail in r).
  */
 static int connect_as(struct raw *r, const char *what, const char *host,
 		      const char *port, size_t data_len, int *reason,
@@ -3421,6 +3430,10 @@ out:
 
 /* ------------------------------------------------------------ connect */
 
+/* A connect expectation: a reject reason (0 = served), or with this bit
+ * an AUTH refused with the detail below it. */
+#define WANT_AUTH 0x10000
+
 static int run_connect(const char *host, const char *port, int want)
 {
 	struct raw r = { 0 };
@@ -3439,7 +3452,8 @@ static int run_connect(const char *host, const char *port, int want)
 			fail = 0;
 		}
 	} else if (ret == 0) {
-		say("FAIL: connected, want a reject: %s",
+		say("FAIL: connected, want %s", want & WANT_AUTH ?
+		    rmp_detail_str((unsigned)want & 0xff) :
 		    rmp_reject_reason_str((unsigned)want));
 	} else if (ret == 1 && reason == want) {
 		say("ok: rejected: %s", rmp_reject_reason_str((unsigned)want));
@@ -3448,7 +3462,18 @@ static int run_connect(const char *host, const char *port, int want)
 		say("FAIL: rejected: %s, want %s", reason < 0 ?
 		    "(undecodable reject data)" :
 		    rmp_reject_reason_str((unsigned)reason), want ?
+		    want & WANT_AUTH ? "an AUTH refused" :
 		    rmp_reject_reason_str((unsigned)want) : "accepted");
+	} else if (r.auth_status && (want & WANT_AUTH) &&
+		   r.auth_detail == ((unsigned)want & 0xff)) {
+		say("ok: accepted, AUTH refused: %s: %s",
+		    errname(r.auth_status), rmp_detail_str(r.auth_detail));
+		fail = 0;
+	} else if (r.auth_status) {
+		say("FAIL: AUTH refused (%s), want %s", rmp_detail_str(
+		    r.auth_detail), want & WANT_AUTH ? rmp_detail_str(
+		    (unsigned)want & 0xff) : want ? rmp_reject_reason_str(
+		    (unsigned)want) : "served");
 	} else {
 		say("FAIL: the connect failed");
 	}
@@ -3676,9 +3701,16 @@ static bool parse_u64(const char *s, uint64_t *out)
 	return !errno && end != s && !*end && s[0] != '-';
 }
 
-/* parse_reason -- "ok" (0), a reject reason name or number. */
+/* parse_reason -- "ok" (0), a reject reason name or number, or
+ * "auth:" and the name of an AUTH refusal's detail (WANT_AUTH). */
 static bool parse_reason(const char *s, int *out)
 {
+	static const char *const details[] = {
+		[RMP_DETAIL_BAD_PROOF] = "wrong-key",
+		[RMP_DETAIL_TENANT_CONNECTIONS] = "tenant-full",
+		[RMP_DETAIL_PEER_CONNECTIONS] = "peer-full",
+		[RMP_DETAIL_NETWORK] = "network",
+	};
 	static const char *const names[] = {
 		"ok", "bad-request", "proto", "unknown-tenant", "full",
 		"draining", "internal", "cooldown", "anonymous",
@@ -3686,6 +3718,15 @@ static bool parse_reason(const char *s, int *out)
 	};
 	uint64_t v;
 
+	if (!strncmp(s, "auth:", 5)) {
+		for (int i = 0; i < (int)(sizeof(details) / sizeof(details[0]));
+		     i++)
+			if (details[i] && !strcmp(s + 5, details[i])) {
+				*out = WANT_AUTH | i;
+				return true;
+			}
+		return false;
+	}
 	if (!strcmp(s, "unknown-client")) { /* its protocol 2 name */
 		*out = RMP_REJ_UNKNOWN_TENANT;
 		return true;
@@ -3706,7 +3747,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: rmp-raw HOST PORT garbage|badconnect|oob|drainprobe\n"
-		"       rmp-raw HOST PORT connect ok|REASON\n"
+		"       rmp-raw HOST PORT connect ok|REASON|auth:DETAIL\n"
 		"       rmp-raw HOST PORT hold [--stat-every MS] "
 		"[--len BYTES] [--flags F]\n"
 		"       rmp-raw HOST PORT revoked [--len BYTES]\n"

@@ -243,11 +243,16 @@ if [ -n "$sent_series" ]; then
 		fail_later "sent_pkts did not rise over $N allocations ($sent0 -> $sent1)"
 fi
 
-# --- A connect refused for an unknown tenant, counted by reason.
+# --- A connect refused (anonymous access is off), counted by reason; an
+# unknown tenant is accepted and fails its proof, counted as such.
+RMPOOL_TENANT= RMPOOL_KEY_FILE= rmpool stat >/dev/null 2>&1 &&
+	fail_later "rmpool stat as an anonymous client succeeded"
 RMPOOL_TENANT=nosuch rmpool stat >/dev/null 2>&1 &&
 	fail_later "rmpool stat as an unknown tenant succeeded"
 scrape "$RMP_TMP/m2.txt"
-expect_m "$RMP_TMP/m2.txt" 'rmpool_connect_rejects_total{reason="unknown_tenant"}' 1
+expect_m "$RMP_TMP/m2.txt" 'rmpool_connect_rejects_total{reason="anonymous_disabled"}' 1
+expect_m "$RMP_TMP/m2.txt" rmpool_auth_failures_total 1
+expect_m "$RMP_TMP/m2.txt" rmpool_auth_timeouts_total 0
 
 # --- Frees are counted; the pool is whole again once zeroed.
 for i in $(seq 1 $N); do

@@ -11,9 +11,9 @@
 # three addresses, one /64. From the other /64 a connection is accepted,
 # and one that sends no name authenticates (shown as ADDR:PORT, longer
 # than a client's name).
-# Run 2: auth_failures_per_minute = 2. Three connections that never
-# authenticate, from ::1, ::2 and ::3, count as three failed proofs of
-# one /64: a connection from ::3 is then refused (reason 7), and the
+# Run 2: auth_failures_per_minute = 2. Three wrong proofs for tenant
+# test, from ::1, ::2 and ::3, count as three failed proofs of one /64:
+# a connection from ::3 naming test is then refused (reason 7), and the
 # daemon logs the /64 it refuses; the other /64 still connects.
 source "$(dirname "$0")/lib.sh"
 rmp_init peer-block "$1"
@@ -77,10 +77,11 @@ rmp_conf server auth_failures_per_minute 2
 rmp_conf server access_cooldown 60s
 daemon_start
 for i in 1 2 3; do
-	check from "$net::$i" rmp_raw silent 10
+	from "$net::$i" rmp_raw auth wrong-key ||
+		rmp_fail "wrong key from $net::$i: not refused as it should be"
 done
 check from "$net::3" rmp_raw connect cooldown
-daemon_log_has "refusing connections from $net::/64 for 60 s" ||
+daemon_log_has "refusing connections from $net::/64 that name tenant test for 60 s" ||
 	rmp_fail "the daemon did not log the cool-down of $net::/64"
 check from "$other" rmp_raw connect ok
 daemon_stop

@@ -12,8 +12,9 @@
 # reloads (SIGHUP). "rot" has rotate_grace = 2s: for 2 s its requests
 # are refused while its lease's bytes stay readable, then it is closed;
 # "gone" and "net" (no grace) are closed at the reload. New connections:
-# as "gone", rejected as an unknown tenant; as "rot", served with the
-# new key only; as "net", rejected by network. Tenant "test" is served
+# as "gone", refused at AUTH as a wrong key (an unknown tenant is not
+# told apart); as "rot", served with the new key only; as "net", refused
+# by network once it proved its key. Tenant "test" is served
 # as before, and the three leases live on to their deadlines.
 source "$(dirname "$0")/lib.sh"
 
@@ -57,10 +58,10 @@ for t in gone rot net; do
 		fail_later "$t's connection was served after the reload, or not closed after its grace (exit $rc)"
 done
 
-RMPOOL_TENANT=gone RMPOOL_KEY_FILE=$RMP_TMP/gone.key rmp_raw connect unknown-tenant \
+RMPOOL_TENANT=gone RMPOOL_KEY_FILE=$RMP_TMP/gone.key rmp_raw connect auth:wrong-key \
 	>"$RMP_TMP/connect.out" 2>&1 ||
-	{ cat "$RMP_TMP/connect.out"; fail_later "a new connection as gone was not rejected as unknown"; }
-RMPOOL_TENANT=net RMPOOL_KEY_FILE=$RMP_TMP/net.key rmp_raw connect network \
+	{ cat "$RMP_TMP/connect.out"; fail_later "a new connection as gone was not refused as a wrong key"; }
+RMPOOL_TENANT=net RMPOOL_KEY_FILE=$RMP_TMP/net.key rmp_raw connect auth:network \
 	>"$RMP_TMP/connect.out" 2>&1 ||
 	{ cat "$RMP_TMP/connect.out"; fail_later "a new connection as net was not rejected by network"; }
 RMPOOL_TENANT=rot RMPOOL_KEY_FILE=$RMP_TMP/rot-new.key rmp_raw stat >/dev/null ||

@@ -74,7 +74,7 @@ static void test_defaults(void)
 	CHECK_EQ(c.lease.max_lease, 0);
 	CHECK_EQ(c.lease.keys_per_lease, 16);
 	CHECK_EQ(c.server.connections_per_address, 16);
-	CHECK_EQ(c.server.auth_timeout_ms, 5000);
+	CHECK_EQ(c.server.auth_timeout_ms, 2000);
 	CHECK_EQ(c.server.auth_failures_per_minute, 5);
 	CHECK(!c.anonymous.enabled);
 	CHECK_EQ(c.anonymous.limits.bytes, 0);

@@ -576,7 +576,9 @@ static void test_detail(void)
 		  "the tenant's connection limit");
 	CHECK_STR(rmp_detail_str(RMP_DETAIL_PEER_CONNECTIONS),
 		  "the connection limit of this address");
-	CHECK_STR(rmp_detail_str(11), "");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_NETWORK),
+		  "the tenant may not connect from this address");
+	CHECK_STR(rmp_detail_str(12), "");
 	CHECK_STR(rmp_detail_str(0xff), "");
 	CHECK_STR(rmp_detail_str(~0u), "");
 }

@@ -418,6 +418,32 @@ static void test_proof(void)
 	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
 					 "client", srv, p2), RMP_DETAIL_NONE);
 
+	/* A name no tenant has gets the stranger: every proof fails as a
+	 * wrong key's, a replayed one too (the peer must not learn that the
+	 * name is unknown), and a known name gets its tenant. */
+	{
+		struct rmp_tenant *st;
+
+		st = rmp_tenants_for_connect(ts, "nobody", &why);
+		CHECK(st && st->stranger && !st->usable);
+		CHECK(rmp_tenants_for_connect(ts, "a", &why) == a);
+		CHECK(!a->stranger);
+		if (st) {
+			rmp_auth_proof(key, len, n1, RMP_PROTO_VERSION,
+				       "nobody", "client", srv, bad);
+			CHECK_EQ(rmp_tenants_check_proof(ts, st, n1,
+				 RMP_PROTO_VERSION, "client", srv, bad),
+				 RMP_DETAIL_BAD_PROOF);
+			CHECK_EQ(rmp_tenants_check_proof(ts, st, n2,
+				 RMP_PROTO_VERSION, "client", srv, p2),
+				 RMP_DETAIL_BAD_PROOF);
+			memset(bad, 0, sizeof(bad));
+			CHECK_EQ(rmp_tenants_check_proof(ts, st, n1,
+				 RMP_PROTO_VERSION, "client", srv, bad),
+				 RMP_DETAIL_BAD_PROOF);
+		}
+	}
+
 	/* Anonymous has no key: any proof. */
 	memset(bad, 0xee, sizeof(bad));
 	CHECK_EQ(rmp_tenants_check_proof(ts, anon, n1, RMP_PROTO_VERSION,
