@@ -165,13 +165,19 @@ void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
 	maybe_free(c);
 }
 
+/* A block's failed proofs, whatever tenant names they named, cool the
+ * whole block down past this many times auth_failures_per_minute: a
+ * peer cannot fail without end by naming a new tenant each time. */
+#define BLOCK_AUTH_FAILURES_FACTOR 4u
+
 void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 			    const char *tenant, const char *label,
 			    const char *what, unsigned max_per_minute)
 {
 	const struct rmp_config *cfg = s->cfg;
+	uint64_t now = rmp_now_ms(), cool = cfg->server.access_cooldown_ms;
 	char block[RMP_PEER_BLOCK_LEN], subject[RMP_PEER_BLOCK_LEN + 48];
-	bool cooldown;
+	bool cooldown, block_cooldown = false;
 	unsigned n;
 
 	rmp_peer_block(ip, block, sizeof(block));
@@ -180,21 +186,29 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 			 tenant[0] ? tenant : "anonymous", block);
 	else
 		rmp_strlcpy(subject, block, sizeof(subject));
-	n = rmp_guard_note(s->guard, ip, tenant, rmp_now_ms(), max_per_minute,
-			   cfg->server.access_cooldown_ms, &cooldown);
+	n = rmp_guard_note(s->guard, ip, tenant, now, max_per_minute, cool,
+			   &cooldown);
+	if (tenant)
+		rmp_guard_note(s->guard, ip, NULL, now,
+			       max_per_minute * BLOCK_AUTH_FAILURES_FACTOR,
+			       cool, &block_cooldown);
 	rmp_conns_log_peer(s, ip, LOG_WARNING, "%s: %s (%u errors of %s "
 			   "within a minute)", label, what, n, subject);
 	if (cooldown && tenant)
 		log_warn("refusing connections from %s that name tenant %s for "
 			 "%" PRIu64 " s: more than %u failed authentications "
 			 "within a minute", block,
-			 tenant[0] ? tenant : "anonymous",
-			 cfg->server.access_cooldown_ms / 1000, max_per_minute);
+			 tenant[0] ? tenant : "anonymous", cool / 1000,
+			 max_per_minute);
 	else if (cooldown)
 		log_warn("refusing connections from %s for %" PRIu64 " s: "
 			 "more than %u access or connect errors within a "
-			 "minute", block, cfg->server.access_cooldown_ms / 1000,
-			 max_per_minute);
+			 "minute", block, cool / 1000, max_per_minute);
+	if (block_cooldown)
+		log_warn("refusing connections from %s for %" PRIu64 " s: "
+			 "more than %u failed authentications within a minute, "
+			 "whatever tenants they named", block, cool / 1000,
+			 max_per_minute * BLOCK_AUTH_FAILURES_FACTOR);
 }
 
 /* note_access_error -- c's QP was refused a remote access: count it. */

@@ -89,10 +89,12 @@ static const struct peer *find(const struct rmp_guard *g, const char *block,
 	return NULL;
 }
 
-/* evict_before -- whether a new block should take slot a rather than
- * slot b: a free slot first, then the least recently seen of those not
- * cooling down (a guesser must not end its own cool-down by bringing new
- * blocks), then the cool-down that ends first. */
+/* evict_before -- whether a new subject should take slot a rather than
+ * slot b: a free slot first, then those not cooling down (a guesser must
+ * not end its own cool-down by bringing new subjects), among them a
+ * tenant name's before a block's (whose count holds the failures of all
+ * its names), then the least recently seen, or the cool-down that ends
+ * first. */
 static bool evict_before(const struct peer *a, const struct peer *b,
 			 uint64_t now_ms)
 {
@@ -102,6 +104,8 @@ static bool evict_before(const struct peer *a, const struct peer *b,
 		return !a->ip[0] && b->ip[0];
 	if (a_cool != b_cool)
 		return !a_cool;
+	if (a->per_tenant != b->per_tenant)
+		return a->per_tenant;
 	return a_cool ? a->until_ms < b->until_ms : a->seen_ms < b->seen_ms;
 }
 

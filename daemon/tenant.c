@@ -20,7 +20,11 @@ struct rmp_tenants {
 	/* Configured tenants, in config order, then removed ones that
 	 * still have leases or connections (unusable, kept for them). */
 	TAILQ_HEAD(, rmp_tenant) list;
-	uint8_t proofs[PROOF_RING][RMP_PROOF_LEN];
+	/* The last PROOF_RING proofs accepted, and for which tenant. */
+	struct {
+		uint8_t proof[RMP_PROOF_LEN];
+		char tenant[RMP_TENANT_MAX + 1];
+	} proofs[PROOF_RING];
 	unsigned proofs_next, proofs_used;
 };
 
@@ -407,14 +411,23 @@ void rmp_tenants_foreach(const struct rmp_tenants *ts,
 		fn(&ts->anonymous, arg);
 }
 
-/* seen -- was proof accepted before? (Only on the failure path.) */
+/*
+ * seen -- was proof accepted before for the tenant called name? Only then
+ * is a failed proof told as a replay: one accepted for another tenant and
+ * shown under a name that exists would otherwise be told apart from one
+ * under a name nobody has. The whole ring is read whatever the answer,
+ * for every proof, so that the time taken tells nothing either.
+ */
 static bool seen(const struct rmp_tenants *ts,
-		 const uint8_t proof[RMP_PROOF_LEN])
+		 const uint8_t proof[RMP_PROOF_LEN], const char *name)
 {
+	bool hit = false;
+
 	for (unsigned i = 0; i < ts->proofs_used; i++)
-		if (rmp_auth_equal(ts->proofs[i], proof))
-			return true;
-	return false;
+		if (rmp_auth_equal(ts->proofs[i].proof, proof) &&
+		    !strcmp(ts->proofs[i].tenant, name))
+			hit = true;
+	return hit;
 }
 
 unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
@@ -427,7 +440,7 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 	bool own = t->usable && t->key_len;
 	const struct rmp_tenant *key_of = own ? t : &ts->stranger;
 	uint8_t want[RMP_PROOF_LEN];
-	bool ok;
+	bool ok, replayed;
 
 	/* A connection admitted before a reload removed its tenant, took
 	 * its key away or turned anonymous access off can prove nothing
@@ -441,10 +454,13 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 		       name, server, want);
 	ok = rmp_auth_equal(want, proof) && own;
 	rmp_wipe(want, sizeof(want));
+	replayed = seen(ts, proof, t->name);
 	if (!ok)
-		return own && seen(ts, proof) ? RMP_DETAIL_REPLAYED :
+		return own && replayed ? RMP_DETAIL_REPLAYED :
 		       RMP_DETAIL_BAD_PROOF;
-	memcpy(ts->proofs[ts->proofs_next], proof, RMP_PROOF_LEN);
+	memcpy(ts->proofs[ts->proofs_next].proof, proof, RMP_PROOF_LEN);
+	rmp_strlcpy(ts->proofs[ts->proofs_next].tenant, t->name,
+		    sizeof(ts->proofs[0].tenant));
 	ts->proofs_next = (ts->proofs_next + 1) % PROOF_RING;
 	if (ts->proofs_used < PROOF_RING)
 		ts->proofs_used++;

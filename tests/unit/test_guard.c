@@ -214,6 +214,19 @@ static void test_tenant_subject(void)
 	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", "b", 600), 59901);
 	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.21", NULL, 600), 59901);
 	rmp_guard_free(g);
+
+	/* A full table gives up a tenant name's slot before a block's, even
+	 * a more recent one: names cannot push a block's count out. */
+	g = rmp_guard_new(2);
+	for (i = 0; i < 2; i++)
+		rmp_guard_note(g, "198.51.100.9", NULL, 100 + i, 2, 60000,
+			       &started);
+	rmp_guard_note(g, "192.0.2.30", "n1", 200, 2, 60000, &started);
+	rmp_guard_note(g, "192.0.2.30", "n2", 300, 2, 60000, &started);
+	/* The block's count survived: one more error cools it down. */
+	rmp_guard_note(g, "198.51.100.9", NULL, 400, 2, 60000, &started);
+	CHECK(started);
+	rmp_guard_free(g);
 }
 
 int main(void)
