@@ -113,6 +113,41 @@ void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
 	rmp_log(level, "%s", line);
 }
 
+/*
+ * count_as -- c counts against `to` from now on: the one place where a
+ * tenant's pending and connections and the server's unauthenticated
+ * slots change. Accept counts it pending, a proof that holds proven
+ * (admit_proven), the close nowhere.
+ */
+static void count_as(struct rmp_conn *c, enum rmp_conn_counted to)
+{
+	struct rmp_tenant *t = c->auth.tenant;
+
+	switch (c->counted) {
+	case RMP_CONN_COUNTS_PENDING:
+		t->pending--;
+		c->set->unauthenticated--;
+		break;
+	case RMP_CONN_COUNTS_PROVEN:
+		t->connections--;
+		break;
+	case RMP_CONN_COUNTS_NOWHERE:
+		break;
+	}
+	switch (to) {
+	case RMP_CONN_COUNTS_PENDING:
+		t->pending++;
+		c->set->unauthenticated++;
+		break;
+	case RMP_CONN_COUNTS_PROVEN:
+		t->connections++;
+		break;
+	case RMP_CONN_COUNTS_NOWHERE:
+		break;
+	}
+	c->counted = to;
+}
+
 unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip)
 {
 	char block[RMP_PEER_BLOCK_LEN];
@@ -253,12 +288,7 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 				  "side (a request it sent was refused)");
 	log_info("%s disconnected: %s", c->holder.label, why);
 	c->state = RMP_CONN_CLOSING;
-	if (c->holder.tenant) {
-		c->auth.tenant->connections--;
-	} else {
-		c->auth.tenant->pending--;
-		c->set->unauthenticated--;
-	}
+	count_as(c, RMP_CONN_COUNTS_NOWHERE);
 	c->local_failure = true;
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */
@@ -486,9 +516,7 @@ static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 		c->close_after_reply = rmp_detail_str(detail);
 		return;
 	}
-	t->pending--;
-	c->set->unauthenticated--;
-	t->connections++;
+	count_as(c, RMP_CONN_COUNTS_PROVEN);
 	log_info("%s authenticated as tenant %s", c->holder.label, t->name);
 }
 
@@ -868,8 +896,7 @@ int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 	c->holder.peer = c->peer;
 	c->auth = *auth;
 	/* Counted as the tenant's once it proves it (authenticate). */
-	c->auth.tenant->pending++;
-	s->unauthenticated++;
+	count_as(c, RMP_CONN_COUNTS_PENDING);
 	c->accepted_ms = rmp_now_ms();
 	TAILQ_INSERT_TAIL(&s->list, c, link);
 	s->count++;

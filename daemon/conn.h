@@ -58,6 +58,13 @@ struct rmp_conn {
 	/* Until its AUTH proves the tenant (holder.tenant set), a
 	 * connection may send nothing else. */
 	struct rmp_auth_pending auth;
+	/* What it counts against now (conn.c count_as). */
+	enum rmp_conn_counted {
+		RMP_CONN_COUNTS_NOWHERE, /* closed (or not accepted yet) */
+		RMP_CONN_COUNTS_PENDING, /* the tenant's pending, and the
+					  * server's unauthenticated slots */
+		RMP_CONN_COUNTS_PROVEN,  /* the tenant's connections */
+	} counted;
 	uint64_t accepted_ms;
 	uint64_t requests, errors; /* answered; error replies + access errors */
 	const char *close_after_reply; /* why, once the reply is sent */
