@@ -2,13 +2,12 @@
 /* config.c -- rmpoold configuration: defaults, INI parsing, checks, dump. */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <ctype.h>
+#include <netinet/in.h> /* INET6_ADDRSTRLEN */
 #include <errno.h>
 #include <ini.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -444,46 +443,6 @@ static bool valid_group(const char *s)
 	return true;
 }
 
-/* addr_bytes -- bytes of a network's address: 4 or 16. */
-static unsigned int addr_bytes(int family)
-{
-	return family == AF_INET ? 4 : 16;
-}
-
-/* prefix_mask -- the bits of byte i that a /prefix network fixes. */
-static uint8_t prefix_mask(unsigned int i, unsigned int prefix)
-{
-	if (prefix >= 8 * (i + 1))
-		return 0xff;
-	if (prefix <= 8 * i)
-		return 0;
-	return (uint8_t)(0xff00u >> (prefix - 8 * i));
-}
-
-/* network_ok -- n is a network the parser could have made. */
-static bool network_ok(const struct rmp_network *n)
-{
-	unsigned int i, bytes;
-
-	if (n->family != AF_INET && n->family != AF_INET6)
-		return false;
-	bytes = addr_bytes(n->family);
-	if (n->prefix > 8 * bytes)
-		return false;
-	for (i = 0; i < bytes; i++)
-		if (n->addr[i] & ~prefix_mask(i, n->prefix))
-			return false;
-	return true;
-}
-
-/* network_eq -- a and b are the same network. */
-static bool network_eq(const struct rmp_network *a,
-		       const struct rmp_network *b)
-{
-	return a->family == b->family && a->prefix == b->prefix &&
-	       !memcmp(a->addr, b->addr, addr_bytes(a->family));
-}
-
 /* nnetworks -- l's network count, never beyond its array. */
 static unsigned int nnetworks(const struct rmp_tenant_limits *l)
 {
@@ -491,157 +450,32 @@ static unsigned int nnetworks(const struct rmp_tenant_limits *l)
 						 RMP_NETWORKS_MAX;
 }
 
-/* Room for any network's text: an IPv6 address (at most 39 characters
- * in hex, with some slack), "/128" and NUL. */
-#define NET_ADDR_TEXT_LEN 48
-#define NET_TEXT_LEN (NET_ADDR_TEXT_LEN + 8)
-
-/*
- * v6_text -- the 8 groups g in hex, the zero groups zs..zs+zl-1 as "::"
- * (zl 0 = none). Returns the length.
- */
-static size_t v6_text(const uint16_t g[8], int zs, int zl, char *buf,
-		      size_t buflen)
-{
-	size_t o = 0;
-	int i;
-
-	buf[0] = '\0';
-	for (i = 0; i < 8 && o < buflen; i++) {
-		if (zl && i == zs) {
-			o += (size_t)snprintf(buf + o, buflen - o, "::");
-			i += zl - 1;
-			continue;
-		}
-		o += (size_t)snprintf(buf + o, buflen - o, "%s%x",
-				      i && !(zl && i == zs + zl) ? ":" : "",
-				      (unsigned int)g[i]);
-	}
-	return o;
-}
-
-/*
- * format_v6 -- a as text. Canonical (RFC 5952, but all hex): lower case,
- * no leading zeros, the first longest run of two or more zero groups as
- * "::". Shortest: the run that makes the text shortest, even a single
- * group -- never longer than any text inet_pton() reads as a.
- */
-static void format_v6(const uint8_t a[16], bool shortest, char *buf,
-		      size_t buflen)
-{
-	char best[NET_TEXT_LEN], t[NET_TEXT_LEN];
-	uint16_t g[8];
-	int i, j, bs = 0, bl = 0;
-	size_t blen;
-
-	for (i = 0; i < 8; i++)
-		g[i] = (uint16_t)(a[2 * i] << 8 | a[2 * i + 1]);
-	if (!shortest) {
-		for (i = 0; i < 8; i = j + 1) {
-			for (j = i; j < 8 && !g[j]; j++)
-				;
-			if (j - i >= 2 && j - i > bl) {
-				bs = i;
-				bl = j - i;
-			}
-		}
-		v6_text(g, bs, bl, buf, buflen);
-		return;
-	}
-	blen = v6_text(g, 0, 0, best, sizeof(best));
-	for (i = 0; i < 8; i = j + 1) {
-		for (j = i; j < 8 && !g[j]; j++)
-			;
-		if (j > i && v6_text(g, i, j - i, t, sizeof(t)) < blen) {
-			blen = strlen(t);
-			memcpy(best, t, blen + 1);
-		}
-	}
-	snprintf(buf, buflen, "%s", best);
-}
-
-/*
- * format_network -- n as ADDR/PREFIX. Shortest: host networks as bare
- * addresses and IPv6 with format_v6()'s shortest text (for a line that
- * must not grow).
- */
-static void format_network(const struct rmp_network *n, bool shortest,
-			   char *buf, size_t buflen)
-{
-	char a[NET_ADDR_TEXT_LEN];
-
-	if (n->family == AF_INET)
-		inet_ntop(AF_INET, n->addr, a, sizeof(a));
-	else
-		format_v6(n->addr, shortest, a, sizeof(a));
-	if (shortest && n->prefix == 8 * addr_bytes(n->family))
-		snprintf(buf, buflen, "%s", a);
-	else
-		snprintf(buf, buflen, "%s/%u", a, (unsigned int)n->prefix);
-}
-
-/*
- * parse_network -- one ADDR[/PREFIX] of a networks list into n: a bare
- * address is a host network, an IPv4-mapped network ::ffff:a.b.c.d/96+
- * becomes the IPv4 one. On failure writes "qname: why" into msg and
- * returns -EINVAL.
- */
+/* parse_network -- one ADDR[/PREFIX] of a networks list into n
+ * (rmp_network_parse). On failure writes "qname: why" into msg and
+ * returns -EINVAL. */
 static int parse_network(const char *s, struct rmp_network *n,
 			 const char *qname, char *msg, size_t msglen)
 {
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
-					    0, 0, 0, 0, 0xff, 0xff };
-	char addr[INET6_ADDRSTRLEN], q[QUOTE_LEN];
-	const char *slash = strchr(s, '/');
-	size_t alen = slash ? (size_t)(slash - s) : strlen(s);
-	uint64_t prefix = 0;
-	unsigned int i, max;
+	char q[QUOTE_LEN];
+	unsigned max;
 
-	memset(n, 0, sizeof(*n));
-	if (alen >= sizeof(addr))
-		goto bad;
-	memcpy(addr, s, alen);
-	addr[alen] = '\0';
-	if (inet_pton(AF_INET, addr, n->addr) == 1) {
-		n->family = AF_INET;
-	} else {
-		memset(n->addr, 0, sizeof(n->addr));
-		if (inet_pton(AF_INET6, addr, n->addr) != 1)
-			goto bad;
-		n->family = AF_INET6;
-	}
-	max = 8 * addr_bytes(n->family);
-	prefix = max;
-	/* the prefix is plain decimal: no sign, no leading zeros */
-	if (slash && (rmp_parse_dec(slash + 1, &prefix) ||
-		      (slash[1] == '0' && slash[2])))
-		goto bad;
-	if (prefix > max) {
+	switch (rmp_network_parse(s, n, &max)) {
+	case 0:
+		return 0;
+	case -ERANGE:
 		snprintf(msg, msglen, "%s: %s: prefix is out of range (0..%u)",
 			 qname, quote(s, q, sizeof(q)), max);
-		return -EINVAL;
+		break;
+	case -EDOM:
+		/* s parsed as an address: only [0-9a-fA-F.:/] */
+		snprintf(msg, msglen, "%s: host bits set in %s", qname, s);
+		break;
+	default:
+		snprintf(msg, msglen,
+			 "%s: %s is not ADDR/PREFIX (e.g. 10.0.0.0/8, fd00::/8, "
+			 "192.0.2.7)", qname, quote(s, q, sizeof(q)));
+		break;
 	}
-	n->prefix = (uint8_t)prefix;
-	for (i = 0; i < max / 8; i++) {
-		if (n->addr[i] & ~prefix_mask(i, n->prefix)) {
-			/* s parsed as an address: only [0-9a-fA-F.:/] */
-			snprintf(msg, msglen, "%s: host bits set in %s", qname,
-				 s);
-			return -EINVAL;
-		}
-	}
-	if (n->family == AF_INET6 && n->prefix >= 96 &&
-	    !memcmp(n->addr, mapped, sizeof(mapped))) {
-		n->family = AF_INET;
-		n->prefix -= 96;
-		memmove(n->addr, n->addr + 12, 4);
-		memset(n->addr + 4, 0, sizeof(n->addr) - 4);
-	}
-	return 0;
-bad:
-	snprintf(msg, msglen,
-		 "%s: %s is not ADDR/PREFIX (e.g. 10.0.0.0/8, fd00::/8, "
-		 "192.0.2.7)", qname, quote(s, q, sizeof(q)));
 	return -EINVAL;
 }
 
@@ -654,7 +488,7 @@ static int parse_networks(const char *value, struct rmp_tenant_limits *l,
 			  const char *qname, char *msg, size_t msglen)
 {
 	struct rmp_network nets[RMP_NETWORKS_MAX];
-	char item[INET6_ADDRSTRLEN + 8], t[NET_TEXT_LEN];
+	char item[INET6_ADDRSTRLEN + 8], t[RMP_NETWORK_TEXT_LEN];
 	const char *s = value, *b, *e, *comma;
 	unsigned int n = 0, i;
 
@@ -686,8 +520,8 @@ static int parse_networks(const char *value, struct rmp_tenant_limits *l,
 		if (parse_network(item, &nets[n], qname, msg, msglen))
 			return -EINVAL;
 		for (i = 0; i < n; i++) {
-			if (network_eq(&nets[i], &nets[n])) {
-				format_network(&nets[n], false, t, sizeof(t));
+			if (rmp_network_eq(&nets[i], &nets[n])) {
+				rmp_network_format(&nets[n], false, t, sizeof(t));
 				snprintf(msg, msglen, "%s: %s given twice",
 					 qname, t);
 				return -EINVAL;
@@ -1322,7 +1156,7 @@ static int check_limits(const struct rmp_tenant_limits *l, const char *who,
 		return -EINVAL;
 	}
 	for (i = 0; i < l->nnetworks; i++) {
-		if (!network_ok(&l->networks[i])) {
+		if (!rmp_network_valid(&l->networks[i])) {
 			set_err(err, errlen,
 				"%s%s%s.networks: entry %u is not a network",
 				pre, sep, who, i + 1);
@@ -1484,21 +1318,21 @@ static const char *name_of(const struct name_val *names, int v)
 static void dump_networks(FILE *f, const char *name,
 			  const struct rmp_tenant_limits *l)
 {
-	char line[RMP_NETWORKS_MAX * (NET_TEXT_LEN + 2) + 32];
-	char t[NET_TEXT_LEN];
+	char line[RMP_NETWORKS_MAX * (RMP_NETWORK_TEXT_LEN + 2) + 32];
+	char t[RMP_NETWORK_TEXT_LEN];
 	unsigned int i, n = nnetworks(l);
 	size_t o;
 
 	o = (size_t)snprintf(line, sizeof(line), "%s =", name);
 	for (i = 0; i < n; i++) {
-		format_network(&l->networks[i], false, t, sizeof(t));
+		rmp_network_format(&l->networks[i], false, t, sizeof(t));
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s %s",
 				      i ? "," : "", t);
 	}
 	if (o > DUMP_LINE_SOFT) {
 		o = (size_t)snprintf(line, sizeof(line), "%s=", name);
 		for (i = 0; i < n; i++) {
-			format_network(&l->networks[i], true, t, sizeof(t));
+			rmp_network_format(&l->networks[i], true, t, sizeof(t));
 			o += (size_t)snprintf(line + o, sizeof(line) - o,
 					      "%s%s", i ? "," : "", t);
 		}
@@ -1593,7 +1427,7 @@ static bool networks_eq(const struct rmp_tenant_limits *a,
 	if (n != nnetworks(b))
 		return false;
 	for (i = 0; i < n; i++)
-		if (!network_eq(&a->networks[i], &b->networks[i]))
+		if (!rmp_network_eq(&a->networks[i], &b->networks[i]))
 			return false;
 	return true;
 }
@@ -1667,51 +1501,4 @@ const char *rmp_config_diff(const struct rmp_config *a,
 		}
 	}
 	return NULL;
-}
-
-bool rmp_network_match(const struct rmp_network *n,
-		       const struct sockaddr *sa)
-{
-	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0,
-					    0, 0, 0, 0, 0xff, 0xff };
-	uint8_t a[16];
-	unsigned int i;
-	int family;
-
-	if (!n || !sa)
-		return false;
-	if (sa->sa_family == AF_INET) {
-		family = AF_INET;
-		memcpy(a, (const char *)sa + offsetof(struct sockaddr_in,
-						      sin_addr), 4);
-	} else if (sa->sa_family == AF_INET6) {
-		family = AF_INET6;
-		memcpy(a, (const char *)sa + offsetof(struct sockaddr_in6,
-						      sin6_addr), 16);
-		if (!memcmp(a, mapped, sizeof(mapped))) {
-			family = AF_INET;
-			memmove(a, a + 12, 4);
-		}
-	} else {
-		return false;
-	}
-	if (family != n->family || n->prefix > 8 * addr_bytes(family))
-		return false;
-	for (i = 0; i < addr_bytes(family); i++)
-		if ((a[i] ^ n->addr[i]) & prefix_mask(i, n->prefix))
-			return false;
-	return true;
-}
-
-bool rmp_networks_allow(const struct rmp_tenant_limits *l,
-			const struct sockaddr *sa)
-{
-	unsigned int i, n = nnetworks(l);
-
-	if (!l->nnetworks)
-		return true;
-	for (i = 0; i < n; i++)
-		if (rmp_network_match(&l->networks[i], sa))
-			return true;
-	return false;
 }

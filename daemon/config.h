@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "auth.h"  /* RMP_KEY_MAX, RMP_TENANT_MAX */
+#include "network.h"
 #include "parse.h" /* the value grammar; rmp_parse_size() & co. */
 
 /*
@@ -85,13 +86,6 @@ enum rmp_lease_keys {
 	RMP_LEASE_KEYS_WINDOW = 1,
 	RMP_LEASE_KEYS_REGION = 2,
 	RMP_LEASE_KEYS_POOL = 3,
-};
-
-/* An allowed peer network: address/prefix. */
-struct rmp_network {
-	int family;          /* AF_INET or AF_INET6 */
-	uint8_t addr[16];    /* network address, host bits zero */
-	uint8_t prefix;      /* 0..32 or 0..128 */
 };
 
 /* Limits of one tenant (or of anonymous clients); 0 = unlimited. */
@@ -272,21 +266,5 @@ int rmp_config_dump(const struct rmp_config *c, FILE *f, bool show_secrets);
  */
 const char *rmp_config_diff(const struct rmp_config *a,
 			    const struct rmp_config *b);
-
-/*
- * rmp_network_match -- sa (AF_INET or AF_INET6) lies in n. An
- * IPv4-mapped IPv6 address ::ffff:a.b.c.d counts as the IPv4 address
- * a.b.c.d: it matches IPv4 networks, never IPv6 ones. False for NULL or
- * another family.
- */
-bool rmp_network_match(const struct rmp_network *n,
-		       const struct sockaddr *sa);
-
-/*
- * rmp_networks_allow -- sa may connect under l: l has no networks, or one
- * of them matches (rmp_network_match()).
- */
-bool rmp_networks_allow(const struct rmp_tenant_limits *l,
-			const struct sockaddr *sa);
 
 #endif /* RMP_CONFIG_H */

@@ -13,6 +13,7 @@
 #include "guard.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "network.h"
 #include "tenant.h"
 #include "util.h"
 
@@ -499,7 +500,8 @@ static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 	unsigned detail = RMP_DETAIL_NONE;
 
 	/* (c counts among its address's already: its proof holds.) */
-	if (!rmp_networks_allow(&t->limits, rdma_get_peer_addr(c->id)))
+	if (!rmp_networks_allow(t->limits.networks, t->limits.nnetworks,
+				rdma_get_peer_addr(c->id)))
 		detail = RMP_DETAIL_NETWORK;
 	else if (!rmp_tenant_may_connect(t))
 		detail = RMP_DETAIL_TENANT_CONNECTIONS;
@@ -963,7 +965,8 @@ static const char *void_reason(struct rmp_conn *c)
 		return t->anonymous ? "anonymous access was turned off" :
 		       !t->configured ? "its tenant was removed" :
 		       "its tenant's key changed";
-	if (!rmp_networks_allow(&t->limits, rdma_get_peer_addr(c->id)))
+	if (!rmp_networks_allow(t->limits.networks, t->limits.nnetworks,
+				rdma_get_peer_addr(c->id)))
 		return "its tenant no longer admits its address";
 	return NULL;
 }

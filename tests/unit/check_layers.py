@@ -27,7 +27,8 @@ LAYERS = [
     ["lifecycle"],     # the one owner of a lease's life
     ["keys", "zero", "tenant"],  # windows / regions; zeroing; tenants
     ["pool", "device", "lease", "journal", "guard", "config"],
-    ["alloc", "topology"],  # extent allocator; NUMA and sysfs facts
+    ["alloc", "topology", "network"],  # extent allocator; NUMA and sysfs
+                                       # facts; peer networks
 ]
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)\.h"', re.M)

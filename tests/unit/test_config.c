@@ -673,7 +673,8 @@ static bool allowed(const char *net, const char *text)
 	CHECK_EQ(load(&c, conf), 0);
 	if (err[0])
 		printf("# %s\n", err);
-	return rmp_networks_allow(&c.tenants[0].limits, peer(&ss, text));
+	return rmp_networks_allow(c.tenants[0].limits.networks,
+				  c.tenants[0].limits.nnetworks, peer(&ss, text));
 }
 
 static void test_tenants(void)
@@ -825,14 +826,14 @@ static void test_networks(void)
 
 	/* no networks: anyone; other families match no network */
 	memset(&none, 0, sizeof(none));
-	CHECK(rmp_networks_allow(&none, peer(&ss, "203.0.113.9")));
+	CHECK(rmp_networks_allow(none.networks, none.nnetworks, peer(&ss, "203.0.113.9")));
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
-	CHECK(rmp_networks_allow(&none, (const struct sockaddr *)&sun));
+	CHECK(rmp_networks_allow(none.networks, none.nnetworks, (const struct sockaddr *)&sun));
 	none.nnetworks = 1;
 	none.networks[0].family = AF_INET; /* 0.0.0.0/0 */
-	CHECK(rmp_networks_allow(&none, peer(&ss, "203.0.113.9")));
-	CHECK(!rmp_networks_allow(&none, (const struct sockaddr *)&sun));
+	CHECK(rmp_networks_allow(none.networks, none.nnetworks, peer(&ss, "203.0.113.9")));
+	CHECK(!rmp_networks_allow(none.networks, none.nnetworks, (const struct sockaddr *)&sun));
 	CHECK(!rmp_network_match(&none.networks[0], NULL));
 }
 
