@@ -290,7 +290,7 @@ rmp_stat() {
 
 rmp_cleanup() {
 	# Background clients of a failed test must not outlive it.
-	local jobs
+	local jobs a
 	raw_bg_close_all
 	jobs=$(jobs -p)
 	[ -n "$jobs" ] && kill -KILL $jobs 2>/dev/null
@@ -298,7 +298,45 @@ rmp_cleanup() {
 		kill -KILL "$RMP_DPID" 2>/dev/null
 		wait "$RMP_DPID" 2>/dev/null
 	fi
+	# Last, so that the next test finds the netdev as it was.
+	for a in "${RMP_ADDED_ADDRS[@]}"; do
+		ip addr del "$a" dev "$RMP_ADDR_DEV" 2>/dev/null || true
+	done
 	rm -rf "$RMP_TMP"
+}
+
+# rmp_gid_count -- distinct non-zero GIDs of the RDMA devices (RoCE v1
+# and v2 entries of one address count once).
+rmp_gid_count() {
+	cat /sys/class/infiniband/*/ports/1/gids/* 2>/dev/null | sort -u |
+		grep -vc '^0000:0000:0000:0000:0000:0000:0000:0000$'
+}
+
+# rmp_add_addrs ADDR/PREFIX... -- more addresses on the netdev that has
+# RMP_TEST_ADDR, for clients that connect from several (RMP_RAW_SRC):
+# waits until the RDMA device has a GID for each, and removes them when
+# the test ends (rmp_cleanup). IPv6 ones skip duplicate detection.
+RMP_ADDED_ADDRS=()
+RMP_ADDR_DEV=
+rmp_add_addrs() {
+	local a n0 n
+	RMP_ADDR_DEV=$(ip -o addr show | awk -v a="$RMP_TEST_ADDR" \
+		'{ split($4, p, "/"); if (p[1] == a) print $2 }')
+	[ -n "$RMP_ADDR_DEV" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
+	n0=$(rmp_gid_count)
+	for a in "$@"; do
+		case $a in
+		*:*) ip -6 addr add "$a" dev "$RMP_ADDR_DEV" nodad ;;
+		*) ip addr add "$a" dev "$RMP_ADDR_DEV" ;;
+		esac || rmp_fail "cannot add $a to $RMP_ADDR_DEV"
+		RMP_ADDED_ADDRS+=("$a")
+	done
+	for _ in $(seq 1 50); do
+		n=$(rmp_gid_count)
+		[ "$n" -ge $((n0 + $#)) ] && return 0
+		sleep 0.1
+	done
+	rmp_fail "only $((n - n0)) of $# new GIDs appeared on the RDMA device"
 }
 
 # rmp_conf SECTION KEY VALUE -- set a key: replace it where the file has

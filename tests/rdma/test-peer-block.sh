@@ -21,32 +21,7 @@ rmp_init peer-block "$1"
 net=2001:db8:5:6
 # Long: as ADDR:PORT it does not fit a client name (24 bytes).
 other=2001:db8:5:7:aaaa:bbbb:cccc:dddd
-dev=$(ip -o -4 addr show | awk -v a="$RMP_TEST_ADDR" \
-	'{ split($4, p, "/"); if (p[1] == a) print $2 }')
-[ -n "$dev" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
-added=()
-# lib.sh's cleanup (daemon, background clients) runs too; the addresses
-# go after it, so that the next test finds the netdev as it was.
-cleanup_addrs() {
-	rmp_cleanup
-	for a in "${added[@]}"; do
-		ip -6 addr del "$a" dev "$dev" 2>/dev/null || true
-	done
-}
-trap cleanup_addrs EXIT
-for a in $net::1/64 $net::2/64 $net::3/64 $other/64; do
-	ip -6 addr add "$a" dev "$dev" nodad ||
-		rmp_fail "cannot add $a to $dev (IPv6 off in this guest?)"
-	added+=("$a")
-done
-# The RDMA core adds a GID for each address; wait until all are there.
-for _ in $(seq 1 50); do
-	n=$(cat /sys/class/infiniband/*/ports/1/gids/* 2>/dev/null |
-		grep -c '^2001:0db8:0005:000[67]:') || true
-	[ "$n" -ge 4 ] && break
-	sleep 0.1
-done
-[ "$n" -ge 4 ] || rmp_fail "only $n of 4 IPv6 GIDs appeared on the RDMA device"
+rmp_add_addrs $net::1/64 $net::2/64 $net::3/64 $other/64
 
 RMP_TEST_ADDR=$net::1
 rmp_conf server listen "$net::1"

@@ -18,33 +18,11 @@
 source "$(dirname "$0")/lib.sh"
 rmp_init preauth-slots "$1"
 
-dev=$(ip -o -4 addr show | awk -v a="$RMP_TEST_ADDR" \
-	'{ split($4, p, "/"); if (p[1] == a) print $2 }')
-[ -n "$dev" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
 case $RMP_TEST_ADDR in 192.0.2.*) ;; *)
 	echo "needs the VM's 192.0.2.0/24 link" >&2; exit 77 ;;
 esac
 srcs=(192.0.2.21 192.0.2.22 192.0.2.23 192.0.2.24)
-added=()
-cleanup_addrs() {
-	rmp_cleanup
-	for a in "${added[@]}"; do
-		ip addr del "$a/24" dev "$dev" 2>/dev/null || true
-	done
-}
-trap cleanup_addrs EXIT
-for a in "${srcs[@]}"; do
-	ip addr add "$a/24" dev "$dev" || rmp_fail "cannot add $a to $dev"
-	added+=("$a")
-done
-# The RDMA core adds a GID for each address; wait until all are there.
-for _ in $(seq 1 50); do
-	n=$(cat /sys/class/infiniband/*/ports/1/gids/* 2>/dev/null |
-		grep -c ':ffff:c000:021[5-8]$') || true
-	[ "$n" -ge 4 ] && break
-	sleep 0.1
-done
-[ "$n" -ge 4 ] || rmp_fail "only $n of 4 GIDs appeared on the RDMA device"
+rmp_add_addrs "${srcs[@]/%//24}"
 
 akey=$RMP_TMP/a.key
 rmp_keygen "$akey"
