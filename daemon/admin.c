@@ -326,7 +326,7 @@ static json_object *lease_json(const struct rmp_ops *o,
 	put_u64(j, "keys", l->nkeys);
 	put(j, "keys_mode", json_object_new_string(
 		rmp_keys_mode_name(o->keys_mode)));
-	put(j, "state", json_object_new_string(rmp_ops_lease_state(l)));
+	put(j, "state", json_object_new_string(rmp_lease_state_name(l->state)));
 	put_u64(j, "ttl_ms", l->ttl_ms);
 	put_u64(j, "ttl_left_ms", l->deadline_ms > now ?
 		l->deadline_ms - now : 0);

@@ -57,6 +57,18 @@ struct rmp_lease_table *rmp_lease_table_new(void)
 	return t;
 }
 
+const char *rmp_lease_state_name(enum rmp_lease_state s)
+{
+	static const char *const names[RMP_LEASE_STATES] = {
+		[RMP_LEASE_GRANTED] = "granted",
+		[RMP_LEASE_REVOKING] = "revoking",
+		[RMP_LEASE_ZEROING] = "zeroing",
+		[RMP_LEASE_QUARANTINED] = "quarantined",
+	};
+
+	return (unsigned)s < RMP_LEASE_STATES ? names[s] : "?";
+}
+
 void rmp_lease_table_free(struct rmp_lease_table *t)
 {
 	if (!t)

@@ -33,6 +33,11 @@ enum rmp_lease_state {
 	RMP_LEASE_ZEROING,
 	RMP_LEASE_QUARANTINED,
 };
+#define RMP_LEASE_STATES 4
+
+/* rmp_lease_state_name -- "granted", "revoking", "zeroing",
+ * "quarantined" (logs, rmpoolctl, metrics labels); "?" for no state. */
+const char *rmp_lease_state_name(enum rmp_lease_state s);
 
 /*
  * One lease. The table owns the indexing (hash by id, min-heap by

@@ -62,21 +62,6 @@ struct rmp_lifecycle {
 	uint32_t expired_next;
 };
 
-static const char *state_name(enum rmp_lease_state s)
-{
-	switch (s) {
-	case RMP_LEASE_GRANTED:
-		return "granted";
-	case RMP_LEASE_REVOKING:
-		return "revoking";
-	case RMP_LEASE_ZEROING:
-		return "zeroing";
-	case RMP_LEASE_QUARANTINED:
-		return "quarantined";
-	}
-	return "?";
-}
-
 static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l);
 
 /*
@@ -85,8 +70,8 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l);
  */
 static void set_state(struct rmp_lease *l, enum rmp_lease_state s)
 {
-	log_debug("lease %016" PRIx64 ": %s -> %s", l->id, state_name(l->state),
-		  state_name(s));
+	log_debug("lease %016" PRIx64 ": %s -> %s", l->id, rmp_lease_state_name(l->state),
+		  rmp_lease_state_name(s));
 	l->state = s;
 }
 

@@ -18,6 +18,7 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
+#include "lease.h"
 #include "log.h"
 #include "metrics.h"
 #include "ops.h"
@@ -293,10 +294,7 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	struct rmp_lifecycle_stats ls;
 	struct rmp_status st;
 	char keys[16], ver[64];
-	static const char *const states[4] = {
-		"granted", "revoking", "zeroing", "quarantined",
-	};
-	uint64_t n[4][2];
+	uint64_t n[RMP_LEASE_STATES][2];
 
 	rmp_ops_status(o, &st);
 	rmp_lifecycle_stats(o->lc, &ls);
@@ -343,27 +341,28 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 		    st.recovered);
 	}
 
-	n[0][0] = ls.leases;
-	n[0][1] = ls.leased_bytes;
-	n[1][0] = ls.revoking;
-	n[1][1] = ls.revoking_bytes;
-	n[2][0] = ls.ending - ls.revoking;
-	n[2][1] = ls.zeroing_bytes;
-	n[3][0] = ls.quarantined_leases;
-	n[3][1] = ls.quarantined_bytes;
+	n[RMP_LEASE_GRANTED][0] = ls.leases;
+	n[RMP_LEASE_GRANTED][1] = ls.leased_bytes;
+	n[RMP_LEASE_REVOKING][0] = ls.revoking;
+	n[RMP_LEASE_REVOKING][1] = ls.revoking_bytes;
+	n[RMP_LEASE_ZEROING][0] = ls.ending - ls.revoking;
+	n[RMP_LEASE_ZEROING][1] = ls.zeroing_bytes;
+	n[RMP_LEASE_QUARANTINED][0] = ls.quarantined_leases;
+	n[RMP_LEASE_QUARANTINED][1] = ls.quarantined_bytes;
 	family(b, "rmpool_leases", "gauge",
 	       "Leases by state; keys is the daemon's lease_keys mode.");
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < RMP_LEASE_STATES; i++)
 		evbuffer_add_printf(b, "rmpool_leases{state=\"%s\",keys=\"%s\"}"
-				    " %" PRIu64 "\n", states[i], keys,
-				    n[i][0]);
+				    " %" PRIu64 "\n", rmp_lease_state_name(
+				    (enum rmp_lease_state)i), keys, n[i][0]);
 	family(b, "rmpool_lease_bytes", "gauge",
 	       "Bytes of leases by state; keys is the daemon's lease_keys "
 	       "mode.");
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < RMP_LEASE_STATES; i++)
 		evbuffer_add_printf(b, "rmpool_lease_bytes{state=\"%s\","
 				    "keys=\"%s\"} %" PRIu64 "\n",
-				    states[i], keys, n[i][1]);
+				    rmp_lease_state_name((enum rmp_lease_state)i),
+				    keys, n[i][1]);
 	family(b, "rmpool_lease_keys", "gauge",
 	       "Live keys (rkeys handed to connections) of granted leases.");
 	evbuffer_add_printf(b, "rmpool_lease_keys{keys=\"%s\"} %" PRIu64 "\n",

@@ -57,21 +57,6 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 	}
 }
 
-const char *rmp_ops_lease_state(const struct rmp_lease *l)
-{
-	switch (l->state) {
-	case RMP_LEASE_GRANTED:
-		return "granted";
-	case RMP_LEASE_REVOKING:
-		return "revoking";
-	case RMP_LEASE_ZEROING:
-		return "zeroing";
-	case RMP_LEASE_QUARANTINED:
-		return "quarantined";
-	}
-	return "unknown";
-}
-
 int rmp_ops_revoke(struct rmp_ops *o, uint64_t id, const char *who)
 {
 	return rmp_lifecycle_revoke(o->lc, id, who);

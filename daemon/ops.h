@@ -66,8 +66,6 @@ struct rmp_status {
 
 void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st);
 
-/* rmp_lease_state_name -- "granted", "revoking", ... */
-const char *rmp_ops_lease_state(const struct rmp_lease *l);
 
 /*
  * rmp_ops_revoke -- end lease id now, as expiry does: every key is

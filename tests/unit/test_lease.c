@@ -296,8 +296,20 @@ static void test_growth(void)
 	free(ls);
 }
 
+/* One name per state, from the one table beside the enum. */
+static void test_state_names(void)
+{
+	CHECK_STR(rmp_lease_state_name(RMP_LEASE_GRANTED), "granted");
+	CHECK_STR(rmp_lease_state_name(RMP_LEASE_REVOKING), "revoking");
+	CHECK_STR(rmp_lease_state_name(RMP_LEASE_ZEROING), "zeroing");
+	CHECK_STR(rmp_lease_state_name(RMP_LEASE_QUARANTINED), "quarantined");
+	CHECK_STR(rmp_lease_state_name((enum rmp_lease_state)RMP_LEASE_STATES),
+		  "?");
+}
+
 int main(void)
 {
+	test_state_names();
 	test_basic();
 	test_collisions();
 	test_heap_order();
