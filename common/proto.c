@@ -617,11 +617,11 @@ const char *rmp_keys_mode_name(unsigned mode)
 {
 	switch (mode) {
 	case RMP_KEYS_WINDOW:
-		return "window";
+		return RMP_KEYS_WINDOW_NAME;
 	case RMP_KEYS_REGION:
-		return "region";
+		return RMP_KEYS_REGION_NAME;
 	case RMP_KEYS_POOL:
-		return "pool";
+		return RMP_KEYS_POOL_NAME;
 	}
 	return "unknown";
 }

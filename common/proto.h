@@ -79,12 +79,16 @@ enum rmp_opcode {
 #define RMP_LEASE_F_AUTO_RENEW 0x2u /* server renews it while connected */
 #define RMP_LEASE_F_ALL (RMP_LEASE_F_EPHEMERAL | RMP_LEASE_F_AUTO_RENEW)
 
-/* lease_keys modes (reported in STAT and in the accept data). */
+/* lease_keys modes (reported in STAT and in the accept data), and their
+ * names (rmp_keys_mode_name; the daemon's config reads the same). */
 enum rmp_keys_mode {
 	RMP_KEYS_WINDOW = 1,
 	RMP_KEYS_REGION = 2,
 	RMP_KEYS_POOL = 3,
 };
+#define RMP_KEYS_WINDOW_NAME "window"
+#define RMP_KEYS_REGION_NAME "region"
+#define RMP_KEYS_POOL_NAME "pool"
 
 struct rmp_msg_hdr {
 	uint32_t magic;

@@ -84,9 +84,9 @@ static const struct name_val hugepages_modes[] = {
 
 static const struct name_val lease_keys_modes[] = {
 	{ "auto", RMP_LEASE_KEYS_AUTO },
-	{ "window", RMP_LEASE_KEYS_WINDOW },
-	{ "region", RMP_LEASE_KEYS_REGION },
-	{ "pool", RMP_LEASE_KEYS_POOL },
+	{ RMP_KEYS_WINDOW_NAME, RMP_LEASE_KEYS_WINDOW },
+	{ RMP_KEYS_REGION_NAME, RMP_LEASE_KEYS_REGION },
+	{ RMP_KEYS_POOL_NAME, RMP_LEASE_KEYS_POOL },
 	{ NULL, 0 },
 };
 

@@ -11,6 +11,7 @@
 
 #include "auth.h"  /* RMP_KEY_MAX, RMP_TENANT_MAX */
 #include "network.h"
+#include "proto.h" /* enum rmp_keys_mode */
 #include "parse.h" /* the value grammar; rmp_parse_size() & co. */
 
 /*
@@ -77,15 +78,15 @@ enum rmp_hugepages_mode {
 };
 
 /*
- * [lease] lease_keys: how leases get their own rkey (DESIGN.md "rkey
- * isolation"). The non-auto values equal enum rmp_keys_mode of
- * common/proto.h so the daemon can report the resolved mode as is.
+ * [lease] lease_keys: how leases get their own rkey (README "Lease
+ * lifetime and keys"). The non-auto values are enum rmp_keys_mode's, so
+ * the daemon reports the resolved mode as is.
  */
 enum rmp_lease_keys {
 	RMP_LEASE_KEYS_AUTO = 0, /* window if the device has type-2 MWs */
-	RMP_LEASE_KEYS_WINDOW = 1,
-	RMP_LEASE_KEYS_REGION = 2,
-	RMP_LEASE_KEYS_POOL = 3,
+	RMP_LEASE_KEYS_WINDOW = RMP_KEYS_WINDOW,
+	RMP_LEASE_KEYS_REGION = RMP_KEYS_REGION,
+	RMP_LEASE_KEYS_POOL = RMP_KEYS_POOL,
 };
 
 /* Limits of one tenant (or of anonymous clients); 0 = unlimited. */

@@ -13,7 +13,7 @@
  * the ones on the system, without the sysroot prefix, so they can be
  * quoted to an operator as they are.
  *
- * How a node is found (DESIGN.md "The pool"):
+ * How a node is found:
  *  - hardware NIC: /sys/class/infiniband/<dev>/device/numa_node;
  *  - software device (rxe; it has a `parent` file, or no `device` link):
  *    `parent` names the netdev, and the node is that of the netdev;
