@@ -866,9 +866,13 @@ static int cmd_free(struct cli *cli, int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
-static int cmd_cas(struct cli *cli, int argc, char **argv)
+/* atomic -- `cas TOKEN OFFSET EXPECTED DESIRED` or `faa TOKEN OFFSET ADD`
+ * (cmd): one 8-byte atomic on the lease, the old value printed. */
+static int atomic(struct cli *cli, const char *cmd, int argc, char **argv)
 {
-	uint64_t off, expected, desired, old;
+	bool cas = !strcmp(cmd, "cas");
+	int nvals = cas ? 3 : 2; /* the offset and the operands */
+	uint64_t off, a, b = 0, old;
 	const char *file = NULL, *pos[4], **rest, *token;
 	const struct opt opts[] = {
 		{ "--token-file", &file, NULL },
@@ -877,42 +881,29 @@ static int cmd_cas(struct cli *cli, int argc, char **argv)
 	struct rmp_lease *l;
 	int err, npos;
 
-	npos = parse_args(cli, "cas", argc, argv, opts, pos, 3, 4);
-	token = take_token("cas", pos, npos, 3, file, &rest);
+	npos = parse_args(cli, cmd, argc, argv, opts, pos, nvals, nvals + 1);
+	token = take_token(cmd, pos, npos, nvals, file, &rest);
 	off = arg_size("offset", rest[0]);
-	expected = arg_value("expected value", rest[1]);
-	desired = arg_value("desired value", rest[2]);
+	a = arg_value(cas ? "expected value" : "value to add", rest[1]);
+	if (cas)
+		b = arg_value("desired value", rest[2]);
 	l = attach(cli, token, 0, NULL);
-	err = rmp_cas(l, off, expected, desired, &old);
+	err = cas ? rmp_cas(l, off, a, b, &old) : rmp_faa(l, off, a, &old);
 	if (err)
-		fail(cli->c, "cas", err);
+		fail(cli->c, cmd, err);
 	printf("%" PRIu64 "\n", old);
 	rmp_lease_close(l);
 	return EXIT_SUCCESS;
 }
 
+static int cmd_cas(struct cli *cli, int argc, char **argv)
+{
+	return atomic(cli, "cas", argc, argv);
+}
+
 static int cmd_faa(struct cli *cli, int argc, char **argv)
 {
-	uint64_t off, add, old;
-	const char *file = NULL, *pos[3], **rest, *token;
-	const struct opt opts[] = {
-		{ "--token-file", &file, NULL },
-		{ NULL, NULL, NULL },
-	};
-	struct rmp_lease *l;
-	int err, npos;
-
-	npos = parse_args(cli, "faa", argc, argv, opts, pos, 2, 3);
-	token = take_token("faa", pos, npos, 2, file, &rest);
-	off = arg_size("offset", rest[0]);
-	add = arg_value("value to add", rest[1]);
-	l = attach(cli, token, 0, NULL);
-	err = rmp_faa(l, off, add, &old);
-	if (err)
-		fail(cli->c, "faa", err);
-	printf("%" PRIu64 "\n", old);
-	rmp_lease_close(l);
-	return EXIT_SUCCESS;
+	return atomic(cli, "faa", argc, argv);
 }
 
 static int cmd_stat(struct cli *cli, int argc, char **argv)
