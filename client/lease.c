@@ -320,6 +320,36 @@ int rmp_lease_attach_with(struct rmp_client *c, const char *token,
 	return attach(c, t.id, t.secret, o.access, o.flags, out);
 }
 
+/*
+ * id_rpc -- RENEW (for ttl_s) or FREE, the opcode, of lease id with its
+ * secret; the reply in *m. A refusal the reply does not explain is
+ * explained with the lease's id.
+ */
+static int id_rpc(struct rmp_client *c, unsigned opcode, uint64_t id,
+		  uint64_t secret, uint32_t ttl_s, struct rmp_msg *m)
+{
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->hdr.opcode = (uint8_t)opcode;
+	if (opcode == RMP_OP_RENEW) {
+		m->u.renew.id = id;
+		m->u.renew.secret = secret;
+		m->u.renew.ttl_s = ttl_s;
+	} else {
+		m->u.free.id = id;
+		m->u.free.secret = secret;
+	}
+	err = rmpc_rpc(c, m);
+	if (err && !c->errbuf[0] && opcode == RMP_OP_RENEW)
+		rmpc_set_error(c, "server refused RENEW of lease %016" PRIx64
+			       " (ttl %" PRIu32 " s)", id, ttl_s);
+	else if (err && !c->errbuf[0])
+		rmpc_set_error(c, "server refused %s of lease %016" PRIx64,
+			       rmp_opcode_name(opcode), id);
+	return err;
+}
+
 /* token_rpc -- RENEW or FREE (opcode) of a token's lease in *m. */
 static int token_rpc(struct rmp_client *c, const char *token,
 		     unsigned opcode, uint32_t ttl_s, struct rmp_msg *m)
@@ -333,21 +363,7 @@ static int token_rpc(struct rmp_client *c, const char *token,
 	err = parse_token(c, token, &t);
 	if (err)
 		return err;
-	memset(m, 0, sizeof(*m));
-	m->hdr.opcode = (uint8_t)opcode;
-	if (opcode == RMP_OP_RENEW) {
-		m->u.renew.id = t.id;
-		m->u.renew.secret = t.secret;
-		m->u.renew.ttl_s = ttl_s;
-	} else {
-		m->u.free.id = t.id;
-		m->u.free.secret = t.secret;
-	}
-	err = rmpc_rpc(c, m);
-	if (err && !c->errbuf[0])
-		rmpc_set_error(c, "server refused %s of lease %016" PRIx64,
-			       rmp_opcode_name(opcode), t.id);
-	return err;
+	return id_rpc(c, opcode, t.id, t.secret, ttl_s, m);
 }
 
 int rmp_lease_renew_token(struct rmp_client *c, const char *token,
@@ -370,30 +386,17 @@ int rmp_lease_free_token(struct rmp_client *c, const char *token)
 
 int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
 {
-	struct rmp_client *c;
 	struct rmp_msg m;
 	int err;
 
 	if (!l)
 		return -EINVAL;
-	c = l->c;
-	rmpc_clear_error(c);
+	rmpc_clear_error(l->c);
 	err = rmpc_lease_usable(l, false);
+	if (!err)
+		err = id_rpc(l->c, RMP_OP_RENEW, l->id, l->secret, ttl_s, &m);
 	if (err)
 		return err;
-	memset(&m, 0, sizeof(m));
-	m.hdr.opcode = RMP_OP_RENEW;
-	m.u.renew.id = l->id;
-	m.u.renew.secret = l->secret;
-	m.u.renew.ttl_s = ttl_s;
-	err = rmpc_rpc(c, &m);
-	if (err) {
-		if (!c->errbuf[0])
-			rmpc_set_error(c, "server refused RENEW of lease "
-				       "%016" PRIx64 " (ttl %" PRIu32 " s)",
-				       l->id, ttl_s);
-		return err;
-	}
 	l->ttl_ms = m.u.renew_rep.ttl_ms;
 	l->stamp_ms = rmp_now_ms();
 	return 0;
@@ -401,25 +404,15 @@ int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
 
 int rmp_lease_free(struct rmp_lease *l)
 {
-	struct rmp_client *c;
 	struct rmp_msg m;
 	int err;
 
 	if (!l)
 		return 0;
-	c = l->c;
-	rmpc_clear_error(c);
+	rmpc_clear_error(l->c);
 	err = rmpc_lease_usable(l, false);
-	if (!err) {
-		memset(&m, 0, sizeof(m));
-		m.hdr.opcode = RMP_OP_FREE;
-		m.u.free.id = l->id;
-		m.u.free.secret = l->secret;
-		err = rmpc_rpc(c, &m);
-		if (err && !c->errbuf[0])
-			rmpc_set_error(c, "server refused FREE of lease "
-				       "%016" PRIx64, l->id);
-	}
+	if (!err)
+		err = id_rpc(l->c, RMP_OP_FREE, l->id, l->secret, 0, &m);
 	lease_unlink(l);
 	free(l);
 	return err;
