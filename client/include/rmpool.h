@@ -116,8 +116,10 @@ struct rmp_client_opts {
 	const char *name;       /* client name shown to operators; default
 				 * "<hostname>:<pid>"; at most 24 bytes of
 				 * printable ASCII */
-	const void *credential; /* unused since 0.3 (see tenant); at most 16
-				 * bytes, may be NULL */
+	/* Ignored since 0.3 (tenant and key prove who connects). Kept so
+	 * that the layout of this struct, and programs written for 0.2,
+	 * stay as they were; still checked: at most 16 bytes, or NULL. */
+	const void *credential;
 	size_t credential_len;
 	int connect_timeout_ms; /* default 5000; bounds the network steps of
 				 * rmp_client_connect (address and route
