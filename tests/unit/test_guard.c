@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* test_guard.c -- unit tests for the per-address access-error cool-down. */
+/* test_guard.c -- the guard: failures per peer block and per tenant name
+ * from a block, their cool-downs, and the log rate per block. */
 #include "check.h"
 #include "guard.h"
 
