@@ -267,21 +267,6 @@ static int64_t unix_s(uint64_t t)
 
 /* ----------------------------------------------------------- objects */
 
-static const char *key_state(enum rmp_key_state s)
-{
-	switch (s) {
-	case RMP_KEY_LIVE:
-		return "live";
-	case RMP_KEY_INVALIDATING:
-		return "invalidating";
-	case RMP_KEY_DEAD:
-		return "dead";
-	case RMP_KEY_UNPROVEN:
-		return "unproven";
-	}
-	return "?";
-}
-
 static const char *conn_state(enum rmp_conn_state s)
 {
 	switch (s) {
@@ -311,8 +296,7 @@ static const struct rmp_conn *conn_of(const struct rmp_ops *o,
 static json_object *lease_json(const struct rmp_ops *o,
 			       const struct rmp_lease *l, bool detail)
 {
-	const struct rmp_keys ks = { o->keys_mode, o->pool };
-	uint64_t now = rmp_now_ms(), addr = rmp_keys_remote_addr(&ks, l->ext.offset);
+	uint64_t now = rmp_now_ms(), addr = rmp_ops_lease_addr(o, l);
 	json_object *j = json_object_new_object();
 
 	put_id(j, "id", l->id);
@@ -348,7 +332,7 @@ static json_object *lease_json(const struct rmp_ops *o,
 			put_text(h, "peer", k->holder->peer);
 			put_access(h, "access", k->access);
 			put(h, "key", json_object_new_string(
-				key_state(k->state)));
+				rmp_key_state_name(k->state)));
 			put_bool(h, "owner", k->holder == l->owner_holder);
 			if (arr)
 				json_object_array_add(arr, h);

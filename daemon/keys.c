@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* keys.c -- remote keys of leases: memory windows, regions or the pool key. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "lease.h"
 #include "log.h"
 #include "pool.h"
+#include "util.h"
 
 /* to_ibv_access -- lease access bits to verbs remote access flags. */
 static unsigned to_ibv_access(uint32_t acc)
@@ -21,6 +23,24 @@ static unsigned to_ibv_access(uint32_t acc)
 	if (acc & RMP_ACC_ATOMIC)
 		f |= IBV_ACCESS_REMOTE_ATOMIC;
 	return f;
+}
+
+const char *rmp_key_state_name(enum rmp_key_state s)
+{
+	static const char *const names[RMP_KEY_STATES] = {
+		[RMP_KEY_LIVE] = "live",
+		[RMP_KEY_INVALIDATING] = "invalidating",
+		[RMP_KEY_DEAD] = "dead",
+		[RMP_KEY_UNPROVEN] = "unproven",
+	};
+
+	return (unsigned)s < RMP_KEY_STATES ? names[s] : "?";
+}
+
+/* set_state -- every change of a key's state goes through here. */
+static void set_state(struct rmp_key *k, enum rmp_key_state s)
+{
+	k->state = s;
 }
 
 uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off)
@@ -215,7 +235,7 @@ int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
 	k->lease = l;
 	k->holder = h;
 	k->access = access;
-	k->state = RMP_KEY_LIVE;
+	set_state(k, RMP_KEY_LIVE);
 	switch (ks->mode) {
 	case RMP_KEYS_WINDOW:
 		ret = grant_window(ks, k);
@@ -251,7 +271,7 @@ static void revoking(struct rmp_key *k)
 /* settle -- record the outcome of a verbs call that should prove k dead. */
 static unsigned settle(struct rmp_key *k, int failed, const char *why)
 {
-	k->state = failed ? RMP_KEY_UNPROVEN : RMP_KEY_DEAD;
+	set_state(k, failed ? RMP_KEY_UNPROVEN : RMP_KEY_DEAD);
 	k->why = failed ? why : NULL;
 	if (k->inv_waiting) {
 		k->inv_waiting = false;
@@ -317,7 +337,7 @@ unsigned rmp_key_revoke(const struct rmp_keys *ks, struct rmp_key *k)
 		wr.invalidate_rkey = k->rkey;
 		ret = post_key_wr(k, &wr, RMP_WR_INV);
 		if (ret == 0) {
-			k->state = RMP_KEY_INVALIDATING;
+			set_state(k, RMP_KEY_INVALIDATING);
 			return 0;
 		}
 		if (ret == -EAGAIN) {
@@ -441,4 +461,167 @@ void rmp_holder_kill(struct rmp_holder *h)
 		log_err("%s: moving the queue pair to the error state: %s",
 			h->label, strerror(errno));
 	h->alive = false;
+}
+
+/* ------------------------------------------------------- revocations */
+
+void rmp_keys_init(struct rmp_keys *ks, enum rmp_keys_mode mode,
+		   struct rmp_pool *pool, const uint64_t *revoke_timeout_ms,
+		   rmp_keys_settled_fn *settled, void *ctx)
+{
+	ks->mode = mode;
+	ks->pool = pool;
+	ks->revoke_timeout_ms = revoke_timeout_ms;
+	TAILQ_INIT(&ks->revoking);
+	ks->settled = settled;
+	ks->settled_ctx = ctx;
+}
+
+/* await -- k's revocation is in flight: it has revoke_timeout from now_ms
+ * (round 1; round 2 once its holder was killed). */
+static void await(struct rmp_keys *ks, struct rmp_key *k, uint64_t now_ms)
+{
+	if (k->revoke_round)
+		TAILQ_REMOVE(&ks->revoking, k, revoke_link);
+	k->revoke_round++;
+	k->revoke_deadline_ms = now_ms + *ks->revoke_timeout_ms;
+	TAILQ_INSERT_TAIL(&ks->revoking, k, revoke_link);
+}
+
+/* settled -- k is DEAD or UNPROVEN now: no longer awaited, and its owner
+ * hears of it (once: callers check the state did change). */
+static void settled(struct rmp_keys *ks, struct rmp_key *k)
+{
+	if (k->revoke_round) {
+		TAILQ_REMOVE(&ks->revoking, k, revoke_link);
+		k->revoke_round = 0;
+	}
+	ks->settled(ks->settled_ctx, k);
+}
+
+void rmp_keys_revoke(struct rmp_keys *ks, struct rmp_key *k)
+{
+	if (rmp_key_revoke(ks, k) & RMP_KEY_SETTLED)
+		settled(ks, k);
+	else if (!k->revoke_round)
+		await(ks, k, rmp_now_ms());
+}
+
+/* fail_holder -- kill h's QP and tell its owner. */
+static void fail_holder(struct rmp_holder *h, const char *why)
+{
+	rmp_holder_kill(h);
+	if (h->fail)
+		h->fail(h, why);
+}
+
+/* post_waiting_invs -- h has room for key work requests again: post the
+ * LOCAL_INVs that waited for it, oldest revocation first, while it lasts. */
+static void post_waiting_invs(struct rmp_keys *ks, struct rmp_holder *h)
+{
+	struct rmp_key *k, *next;
+
+	for (k = rmp_holder_first_revoking(h); k && h->invs_waiting &&
+	     h->key_wrs < h->key_wrs_max; k = next) {
+		next = rmp_holder_next_revoking(k);
+		if (k->inv_waiting && (rmp_key_revoke(ks, k) & RMP_KEY_SETTLED))
+			settled(ks, k);
+	}
+}
+
+void rmp_keys_on_wc(struct rmp_keys *ks, struct rmp_key *k,
+		    enum rmp_wr_tag tag, const struct ibv_wc *wc)
+{
+	struct rmp_holder *h = k->holder;
+	bool was_settled = k->state == RMP_KEY_DEAD ||
+			   k->state == RMP_KEY_UNPROVEN;
+	unsigned out = rmp_key_on_wc(ks, k, tag, wc);
+
+	if (!k->lease) {
+		/* Released: settled before, only its completions were due. */
+		if (rmp_key_idle(k))
+			rmp_key_free(k);
+	} else if ((out & RMP_KEY_SETTLED) && !was_settled) {
+		settled(ks, k);
+	}
+	if (out & RMP_KEY_HOLDER_BROKEN)
+		fail_holder(h, "a key operation on its queue pair failed");
+	else if (out & RMP_KEY_HOLDER_ROOM)
+		post_waiting_invs(ks, h);
+}
+
+void rmp_keys_holder_dead(struct rmp_keys *ks, struct rmp_holder *h)
+{
+	unsigned parked = h->invs_waiting;
+	struct rmp_key *k, *next;
+
+	for (k = rmp_holder_first_revoking(h); k; k = next) {
+		next = rmp_holder_next_revoking(k);
+		if (rmp_key_revoke(ks, k) & RMP_KEY_SETTLED)
+			settled(ks, k);
+	}
+	if (parked)
+		log_info("%s: %u key invalidation(s) waiting for room settled "
+			 "with the connection", h->label, parked);
+}
+
+bool rmp_keys_revoke_due(const struct rmp_keys *ks, uint64_t *at_ms)
+{
+	const struct rmp_key *k = TAILQ_FIRST(&ks->revoking);
+
+	if (!k)
+		return false;
+	*at_ms = k->revoke_deadline_ms;
+	return true;
+}
+
+void rmp_keys_revoke_overdue(struct rmp_keys *ks, uint64_t now_ms)
+{
+	struct rmp_key *k;
+
+	/* Round 1 over: kill the holder (nothing runs on a QP in error,
+	 * and every request on it completes with a flush). Round 2 over:
+	 * even that settled nothing, give up on proof. */
+	while ((k = TAILQ_FIRST(&ks->revoking)) &&
+	       k->revoke_deadline_ms <= now_ms) {
+		if (k->revoke_round == 1) {
+			struct rmp_holder *h = k->holder;
+
+			log_warn("%s: revoking a key of lease %016" PRIx64
+				 " took more than %" PRIu64 " ms: failing its "
+				 "connection", h->label, k->lease->id,
+				 *ks->revoke_timeout_ms);
+			await(ks, k, now_ms);
+			rmp_holder_kill(h);
+			/* Its QP is dead now: a key with nothing due
+			 * settles at once (and may be freed). */
+			if (k->state == RMP_KEY_LIVE)
+				rmp_keys_revoke(ks, k);
+			if (h->fail)
+				h->fail(h, "a key revocation timed out");
+			continue;
+		}
+		rmp_key_give_up(k, "no completion even after its queue pair "
+				"was killed");
+		settled(ks, k);
+	}
+}
+
+void rmp_key_release(struct rmp_key *k)
+{
+	if (rmp_key_idle(k))
+		rmp_key_free(k);
+	else
+		k->lease = NULL; /* rmp_keys_on_wc frees it */
+}
+
+void rmp_keys_abandon(struct rmp_keys *ks)
+{
+	struct rmp_key *k;
+
+	while ((k = TAILQ_FIRST(&ks->revoking))) {
+		TAILQ_REMOVE(&ks->revoking, k, revoke_link);
+		k->revoke_round = 0;
+		rmp_key_free(k);
+	}
 }

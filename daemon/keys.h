@@ -73,12 +73,21 @@ struct rmp_holder {
 	void (*fail)(struct rmp_holder *h, const char *why);
 };
 
+/*
+ * A key's states. All their transitions are in keys.c (set_state):
+ * LIVE -> INVALIDATING (a LOCAL_INV posted) -> DEAD or UNPROVEN, or LIVE
+ * -> DEAD or UNPROVEN at once (region, pool, a dead QP). A key being
+ * revoked that has not settled yet waits on rmp_keys' revoking list.
+ */
 enum rmp_key_state {
 	RMP_KEY_LIVE,          /* grants access through its holder */
 	RMP_KEY_INVALIDATING,  /* a LOCAL_INV is on its way */
 	RMP_KEY_DEAD,          /* proven unusable */
 	RMP_KEY_UNPROVEN,      /* could not be proven unusable */
 };
+#define RMP_KEY_STATES 4
+/* rmp_key_state_name -- "live", "invalidating", "dead", "unproven". */
+const char *rmp_key_state_name(enum rmp_key_state s);
 
 struct rmp_key {
 	struct rmp_lease *lease;
@@ -95,20 +104,91 @@ struct rmp_key {
 	const char *why;       /* for UNPROVEN: what failed */
 
 	/* Kept by the lease lifecycle: live keys in their lease's and
-	 * holder's lists; revoked ones awaited in the revoking list. */
+	 * holder's lists. */
 	TAILQ_ENTRY(rmp_key) lease_link;
 	TAILQ_ENTRY(rmp_key) holder_link;
+	/* Kept by the key module: revocations awaited (rmp_keys.revoking)
+	 * and their holder's (rmp_holder.revoking). */
 	TAILQ_ENTRY(rmp_key) revoke_link;
-	TAILQ_ENTRY(rmp_key) holder_revoke_link; /* the key module's */
+	TAILQ_ENTRY(rmp_key) holder_revoke_link;
 	uint64_t revoke_deadline_ms;
 	unsigned revoke_round;  /* 0 not waiting, 1 waiting, 2 holder killed */
 };
 
-/* The key module's context: the mode and the pool whose bytes it grants. */
+/*
+ * rmp_keys_settled_fn -- a key being revoked (rmp_keys_revoke) settled:
+ * DEAD or UNPROVEN. Called once per revocation, from rmp_keys_revoke
+ * itself, from a completion (rmp_keys_on_wc), from a dead holder
+ * (rmp_keys_holder_dead) or from the revoke timeout
+ * (rmp_keys_revoke_overdue). An upcall because the key's owner, the lease
+ * lifecycle, is the layer above: it accounts the key to its lease and
+ * gives it back (rmp_key_release); the key module cannot name it.
+ */
+typedef void rmp_keys_settled_fn(void *ctx, struct rmp_key *k);
+
+/* The key module's context: the mode and the pool whose bytes it grants,
+ * and the revocations in flight. */
 struct rmp_keys {
 	enum rmp_keys_mode mode;
 	struct rmp_pool *pool;
+	/* The config's revoke_timeout, read where it lives: a reload
+	 * applies to the next revocation. */
+	const uint64_t *revoke_timeout_ms;
+	struct rmp_key_list revoking; /* awaited, oldest deadline first */
+	rmp_keys_settled_fn *settled;
+	void *settled_ctx;
 };
+
+/* rmp_keys_init -- ks for mode over pool; revocations get
+ * *revoke_timeout_ms, and each that settles is told to settled(ctx, k). */
+void rmp_keys_init(struct rmp_keys *ks, enum rmp_keys_mode mode,
+		   struct rmp_pool *pool, const uint64_t *revoke_timeout_ms,
+		   rmp_keys_settled_fn *settled, void *ctx);
+
+/*
+ * rmp_keys_revoke -- make k stop working: its settled upcall comes now
+ * (region, pool, a dead QP) or later (a LOCAL_INV's completion, a dead
+ * holder, the revoke timeout). Within revoke_timeout_ms, or k's holder
+ * is killed and failed (h->fail); if even that settles nothing within
+ * another revoke_timeout_ms, k settles UNPROVEN.
+ */
+void rmp_keys_revoke(struct rmp_keys *ks, struct rmp_key *k);
+
+/*
+ * rmp_keys_on_wc -- a work request tagged with k completed: settles k
+ * when it proves it dead, frees a released key once nothing of it is
+ * due, fails a holder whose QP broke, posts the invalidations that
+ * waited for room.
+ */
+void rmp_keys_on_wc(struct rmp_keys *ks, struct rmp_key *k,
+		    enum rmp_wr_tag tag, const struct ibv_wc *wc);
+
+/*
+ * rmp_keys_holder_dead -- h's QP is dead (its connection closes): a key
+ * of it whose revocation waits (for room, or after a verbs call that
+ * failed) is unusable now and settles; one with requests due settles on
+ * their flush. After it no key waits for a timeout that could find h
+ * freed.
+ */
+void rmp_keys_holder_dead(struct rmp_keys *ks, struct rmp_holder *h);
+
+/*
+ * rmp_keys_revoke_due -- when the first awaited revocation is overdue
+ * (*at_ms), false when none is awaited; rmp_keys_revoke_overdue then
+ * deals with those due by now_ms. The caller owns the timer.
+ */
+bool rmp_keys_revoke_due(const struct rmp_keys *ks, uint64_t *at_ms);
+void rmp_keys_revoke_overdue(struct rmp_keys *ks, uint64_t now_ms);
+
+/*
+ * rmp_key_release -- the owner is done with k (settled, or never revoked
+ * at shutdown): freed now, or by rmp_keys_on_wc once no work request
+ * naming it is due.
+ */
+void rmp_key_release(struct rmp_key *k);
+
+/* rmp_keys_abandon -- the daemon stops: free every awaited key. */
+void rmp_keys_abandon(struct rmp_keys *ks);
 
 /* Remote address of pool offset off as clients see it. */
 uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off);
@@ -124,7 +204,10 @@ uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off);
 int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
 		  struct rmp_lease *l, uint32_t access, struct rmp_key **out);
 
-/* Outcome of rmp_key_revoke and rmp_key_on_wc. */
+/*
+ * The single steps below rmp_keys_revoke and rmp_keys_on_wc, for the unit
+ * test of the state machine. Outcome of rmp_key_revoke and rmp_key_on_wc:
+ */
 #define RMP_KEY_SETTLED 1u       /* state is DEAD or UNPROVEN now */
 #define RMP_KEY_HOLDER_BROKEN 2u /* the holder's QP failed: fail the holder */
 #define RMP_KEY_HOLDER_ROOM 4u   /* LOCAL_INVs wait for room that is there

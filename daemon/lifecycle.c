@@ -44,7 +44,6 @@ struct rmp_lifecycle {
 	uint64_t expiry_at_ms;  /* when expiry_ev fires, if pending */
 	uint64_t revoke_at_ms;  /* when revoke_ev fires, if pending */
 	uint64_t settle_at_ms;  /* when settle_ev fires, if pending */
-	struct rmp_key_list revoking;      /* keys awaited, by deadline */
 	struct rmp_lease_list ending;      /* REVOKING leases */
 	struct rmp_lease_list settling;    /* ZEROING leases in their grace */
 	struct rmp_lease_list quarantined; /* QUARANTINED leases */
@@ -118,53 +117,29 @@ static void arm_timer(struct event *ev, uint64_t *at_ms, uint64_t now,
 
 /* --------------------------------------------------------------- keys */
 
+/* revoke_timer_arm -- the revoke timer fires when the first revocation
+ * the key module awaits is overdue (or never, with none). */
 static void revoke_timer_arm(struct rmp_lifecycle *lc)
 {
-	struct rmp_key *k = TAILQ_FIRST(&lc->revoking);
-	uint64_t now = rmp_now_ms();
+	uint64_t now = rmp_now_ms(), at;
 
-	if (!k) {
+	if (!rmp_keys_revoke_due(&lc->keys, &at)) {
 		event_del(lc->revoke_ev);
 		return;
 	}
-	arm_timer(lc->revoke_ev, &lc->revoke_at_ms, now,
-		  k->revoke_deadline_ms > now ? k->revoke_deadline_ms - now : 0);
-}
-
-/* await_key -- k's revocation is in flight: give it revoke_timeout. */
-static void await_key(struct rmp_lifecycle *lc, struct rmp_key *k)
-{
-	if (k->revoke_round)
-		TAILQ_REMOVE(&lc->revoking, k, revoke_link);
-	k->revoke_round++;
-	k->revoke_deadline_ms = rmp_now_ms() +
-				lc->cfg->server.revoke_timeout_ms;
-	TAILQ_INSERT_TAIL(&lc->revoking, k, revoke_link);
-	revoke_timer_arm(lc);
-}
-
-/* put_key -- free k, or leave it to its last completion. */
-static void put_key(struct rmp_key *k)
-{
-	if (rmp_key_idle(k))
-		rmp_key_free(k);
-	else
-		k->lease = NULL; /* orphan: rmp_lifecycle_on_key_wc frees it */
+	arm_timer(lc->revoke_ev, &lc->revoke_at_ms, now, at > now ? at - now : 0);
 }
 
 /*
- * key_settled -- k is proven dead, or could not be: account it to its
- * lease, and let an ending lease move on once all its keys are settled.
+ * on_key_settled -- the key module's one word back (rmp_keys_settled_fn):
+ * k is proven dead, or could not be. Account it to its lease, and let an
+ * ending lease move on once all its keys are settled.
  */
-static void key_settled(struct rmp_lifecycle *lc, struct rmp_key *k)
+static void on_key_settled(void *ctx, struct rmp_key *k)
 {
+	struct rmp_lifecycle *lc = ctx;
 	struct rmp_lease *l = k->lease;
 
-	if (k->revoke_round) {
-		TAILQ_REMOVE(&lc->revoking, k, revoke_link);
-		k->revoke_round = 0;
-		revoke_timer_arm(lc);
-	}
 	if (k->state == RMP_KEY_UNPROVEN) {
 		log_err("lease %016" PRIx64 ": key %#x of %s could not be "
 			"proven dead: %s", l->id, k->rkey, k->holder->label,
@@ -172,125 +147,33 @@ static void key_settled(struct rmp_lifecycle *lc, struct rmp_key *k)
 		l->tainted = true;
 	}
 	l->keys_unsettled--;
-	put_key(k);
+	rmp_key_release(k);
 	if (l->state == RMP_LEASE_REVOKING && l->keys_unsettled == 0)
 		finish_revoke(lc, l);
 }
 
-/* revoke_key -- start revoking k; settles it now when it can. */
+/* revoke_key -- have the key module revoke k (on_key_settled follows). */
 static void revoke_key(struct rmp_lifecycle *lc, struct rmp_key *k)
 {
-	if (rmp_key_revoke(&lc->keys, k) & RMP_KEY_SETTLED)
-		key_settled(lc, k);
-	else if (!k->revoke_round)
-		await_key(lc, k);
-}
-
-/* fail_holder -- kill h's QP and tell its owner. */
-static void fail_holder(struct rmp_holder *h, const char *why)
-{
-	rmp_holder_kill(h);
-	if (h->fail)
-		h->fail(h, why);
-}
-
-/*
- * on_revoke_timeout -- keys whose revocation is late: first kill their
- * holder (nothing runs on a QP in error, and every request on it
- * completes with a flush), then, if even that settles nothing, give up
- * on proof: quarantine.
- */
-static void on_revoke_timeout(int fd, short what, void *arg)
-{
-	struct rmp_lifecycle *lc = arg;
-	struct rmp_key *k;
-
-	(void)fd;
-	(void)what;
-	while ((k = TAILQ_FIRST(&lc->revoking)) &&
-	       k->revoke_deadline_ms <= rmp_now_ms()) {
-		if (k->revoke_round == 1) {
-			struct rmp_holder *h = k->holder;
-
-			log_warn("%s: revoking a key of lease %016" PRIx64
-				 " took more than %" PRIu64 " ms: failing its "
-				 "connection", h->label, k->lease->id,
-				 lc->cfg->server.revoke_timeout_ms);
-			await_key(lc, k);
-			rmp_holder_kill(h);
-			/* Its QP is dead now: a key with nothing due
-			 * settles at once (and may be freed). */
-			if (k->state == RMP_KEY_LIVE)
-				revoke_key(lc, k);
-			if (h->fail)
-				h->fail(h, "a key revocation timed out");
-			continue;
-		}
-		rmp_key_give_up(k, "no completion even after its queue pair "
-				"was killed");
-		key_settled(lc, k);
-	}
+	rmp_keys_revoke(&lc->keys, k);
 	revoke_timer_arm(lc);
 }
 
-/*
- * post_waiting_invs -- h has room for key work requests again: post the
- * LOCAL_INVs that waited for it, oldest revocation first, while it lasts.
- */
-static void post_waiting_invs(struct rmp_lifecycle *lc, struct rmp_holder *h)
+static void on_revoke_timeout(int fd, short what, void *arg)
 {
-	struct rmp_key *k, *next;
+	struct rmp_lifecycle *lc = arg;
 
-	for (k = rmp_holder_first_revoking(h); k && h->invs_waiting &&
-	     h->key_wrs < h->key_wrs_max; k = next) {
-		next = rmp_holder_next_revoking(k);
-		if (k->inv_waiting &&
-		    (rmp_key_revoke(&lc->keys, k) & RMP_KEY_SETTLED))
-			key_settled(lc, k);
-	}
-}
-
-/*
- * settle_dead_holder -- h's QP is dead: a key of it whose revocation
- * waits (for room, or for a verbs call that failed) is unusable now and
- * is released; one with requests due settles on their flush. No key
- * may wait for a revoke timeout that would find h freed.
- */
-static void settle_dead_holder(struct rmp_lifecycle *lc,
-			       struct rmp_holder *h)
-{
-	unsigned parked = h->invs_waiting;
-	struct rmp_key *k, *next;
-
-	for (k = rmp_holder_first_revoking(h); k; k = next) {
-		next = rmp_holder_next_revoking(k);
-		if (rmp_key_revoke(&lc->keys, k) & RMP_KEY_SETTLED)
-			key_settled(lc, k);
-	}
-	if (parked)
-		log_info("%s: %u key invalidation(s) waiting for room settled "
-			 "with the connection", h->label, parked);
+	(void)fd;
+	(void)what;
+	rmp_keys_revoke_overdue(&lc->keys, rmp_now_ms());
+	revoke_timer_arm(lc);
 }
 
 void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
 			     enum rmp_wr_tag tag, const struct ibv_wc *wc)
 {
-	struct rmp_holder *h = k->holder;
-	bool was_settled = k->state == RMP_KEY_DEAD ||
-			   k->state == RMP_KEY_UNPROVEN;
-	unsigned out = rmp_key_on_wc(&lc->keys, k, tag, wc);
-
-	if (!k->lease) {
-		/* Orphan: settled before, only its completions were due. */
-		if (rmp_key_idle(k))
-			rmp_key_free(k);
-	} else if ((out & RMP_KEY_SETTLED) && !was_settled) {
-		key_settled(lc, k);
-	}
-	if (out & RMP_KEY_HOLDER_BROKEN)
-		fail_holder(h, "a key operation on its queue pair failed");
-	else if (out & RMP_KEY_HOLDER_ROOM)
-		post_waiting_invs(lc, h);
+	rmp_keys_on_wc(&lc->keys, k, tag, wc);
+	revoke_timer_arm(lc);
 }
 
 /* ------------------------------------------------------------- ending */
@@ -883,6 +766,12 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	return 0;
 }
 
+uint64_t rmp_lifecycle_lease_addr(const struct rmp_lifecycle *lc,
+				  const struct rmp_lease *l)
+{
+	return rmp_keys_remote_addr(&lc->keys, l->ext.offset);
+}
+
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 			    const struct rmp_lease *l, const struct rmp_key *k,
 			    struct rmp_lease_desc *d)
@@ -892,7 +781,7 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 	memset(d, 0, sizeof(*d));
 	d->id = l->id;
 	d->secret = l->secret;
-	d->addr = rmp_keys_remote_addr(&lc->keys, l->ext.offset);
+	d->addr = rmp_lifecycle_lease_addr(lc, l);
 	d->length = l->ext.length;
 	d->ttl_ms = l->deadline_ms > now ? l->deadline_ms - now : 0;
 	d->rkey = k->rkey;
@@ -928,7 +817,8 @@ void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
 		    l->tenant->usable)
 			set_deadline(lc, l, rmp_now_ms() + renewal_ms(lc, l));
 	}
-	settle_dead_holder(lc, h);
+	rmp_keys_holder_dead(&lc->keys, h);
+	revoke_timer_arm(lc);
 	schedule_expiry(lc);
 }
 
@@ -1195,11 +1085,10 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
 	lc->base = p->base;
 	lc->cfg = p->cfg;
 	lc->pool = p->pool;
-	lc->keys.mode = p->keys_mode;
-	lc->keys.pool = p->pool;
+	rmp_keys_init(&lc->keys, p->keys_mode, p->pool,
+		      &p->cfg->server.revoke_timeout_ms, on_key_settled, lc);
 	lc->journal = p->journal;
 	lc->tenants = p->tenants;
-	TAILQ_INIT(&lc->revoking);
 	TAILQ_INIT(&lc->ending);
 	TAILQ_INIT(&lc->settling);
 	TAILQ_INIT(&lc->quarantined);
@@ -1226,10 +1115,7 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 	/* Finishes the zeroing in flight: those extents go back. */
 	rmp_zeroer_free(lc->zeroer);
 	/* Whatever still awaits a completion is abandoned with the device. */
-	while ((k = TAILQ_FIRST(&lc->revoking))) {
-		TAILQ_REMOVE(&lc->revoking, k, revoke_link);
-		rmp_key_free(k);
-	}
+	rmp_keys_abandon(&lc->keys);
 	while ((l = TAILQ_FIRST(&lc->ending))) {
 		TAILQ_REMOVE(&lc->ending, l, state_link);
 		free(l);

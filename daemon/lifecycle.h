@@ -114,6 +114,10 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			 const struct rmp_attach_req *r, struct rmp_lease **out,
 			 struct rmp_key **key, unsigned *detail);
 /* The wire description of a granted lease as key k reaches it. */
+/* rmp_lifecycle_lease_addr -- l's first byte as clients address it. */
+uint64_t rmp_lifecycle_lease_addr(const struct rmp_lifecycle *lc,
+				  const struct rmp_lease *l);
+
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 			    const struct rmp_lease *l, const struct rmp_key *k,
 			    struct rmp_lease_desc *d);

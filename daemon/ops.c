@@ -57,6 +57,11 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 	}
 }
 
+uint64_t rmp_ops_lease_addr(const struct rmp_ops *o, const struct rmp_lease *l)
+{
+	return rmp_lifecycle_lease_addr(o->lc, l);
+}
+
 int rmp_ops_revoke(struct rmp_ops *o, uint64_t id, const char *who)
 {
 	return rmp_lifecycle_revoke(o->lc, id, who);

@@ -72,6 +72,9 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st);
  * revoked at once, then the extent is zeroed and reused. Its holders
  * get -EKEYEXPIRED from then on. 0 or -ENOENT.
  */
+/* rmp_ops_lease_addr -- l's first byte as clients address it. */
+uint64_t rmp_ops_lease_addr(const struct rmp_ops *o, const struct rmp_lease *l);
+
 int rmp_ops_revoke(struct rmp_ops *o, uint64_t id, const char *who);
 /*
  * rmp_ops_extend -- lease id's deadline becomes now + ttl_ms (also its

@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "lease.h"
 #include "pool.h"
+#include "util.h"
 
 /* ------------------------------------------------------- fake verbs */
 
@@ -284,6 +285,171 @@ static void test_abandon(void)
 	rmp_holder_drop_windows(&h);
 }
 
+/* ------------------------------------------ revocations (rmp_keys_*) */
+
+/* The QP's move to the error state, which rmp_holder_kill asks for. */
+static unsigned qps_killed;
+
+int ibv_modify_qp(struct ibv_qp *q, struct ibv_qp_attr *attr, int mask)
+{
+	(void)q;
+	(void)mask;
+	if (attr->qp_state == IBV_QPS_ERR)
+		qps_killed++;
+	return 0;
+}
+
+/* What the owner (the lifecycle) hears: each settled key, once. */
+static unsigned nsettled, nfailed;
+static uint64_t timeout_ms;
+static struct rmp_keys rks;
+
+static void on_settled(void *arg, struct rmp_key *k)
+{
+	(void)arg;
+	CHECK(k->state == RMP_KEY_DEAD || k->state == RMP_KEY_UNPROVEN);
+	nsettled++;
+	rmp_key_release(k);
+}
+
+static void on_fail(struct rmp_holder *h, const char *why)
+{
+	(void)h;
+	(void)why;
+	nfailed++;
+}
+
+/* complete_rks -- posted work request i completes with status, through
+ * the revocation layer. */
+static void complete_rks(unsigned i, enum ibv_wc_status status)
+{
+	struct ibv_wc wc = { .wr_id = posted[i].wr_id, .status = status };
+
+	rmp_keys_on_wc(&rks, rmp_wr_ptr(posted[i].wr_id),
+		       rmp_wr_tag(posted[i].wr_id), &wc);
+}
+
+static void reset_rks(struct rmp_holder *h, unsigned key_wrs_max)
+{
+	reset(h, key_wrs_max);
+	h->fail = on_fail;
+	nsettled = nfailed = qps_killed = 0;
+	rmp_keys_init(&rks, RMP_KEYS_WINDOW, &pool, &timeout_ms, on_settled,
+		      NULL);
+}
+
+/* A completion settles a revocation: the owner hears once, nothing is
+ * awaited any more, and a settled key's late news changes nothing. */
+static void test_revoke_settles_once(void)
+{
+	struct rmp_holder h;
+	struct rmp_key *k;
+	uint64_t at;
+
+	timeout_ms = 1000;
+	reset_rks(&h, 4);
+	k = grant(&h, 0);
+	rmp_keys_revoke(&rks, k);
+	CHECK_EQ(nsettled, 0);
+	CHECK(rmp_keys_revoke_due(&rks, &at));
+	CHECK(at + 100 >= rmp_now_ms() + 1000);
+	complete_rks(nposted - 1, IBV_WC_SUCCESS);
+	CHECK_EQ(nsettled, 1); /* and on_settled released (freed) it */
+	CHECK(!rmp_keys_revoke_due(&rks, &at));
+	CHECK(rmp_holder_idle(&h));
+	CHECK_EQ(nfailed, 0);
+	rmp_holder_drop_windows(&h);
+}
+
+/*
+ * The revoke timeout: after the first round the holder is killed and its
+ * owner told (once), the key still awaited; after the second it settles
+ * UNPROVEN. Its invalidation's flush, due after that, frees the released
+ * key and is not heard as a second settling.
+ */
+static void test_revoke_timeout_rounds(void)
+{
+	struct rmp_holder h;
+	struct rmp_key *k;
+	uint64_t at;
+	unsigned inv;
+
+	timeout_ms = 1000;
+	reset_rks(&h, 4);
+	k = grant(&h, 0);
+	rmp_keys_revoke(&rks, k);
+	inv = nposted - 1;
+	CHECK_EQ(k->state, RMP_KEY_INVALIDATING);
+	CHECK(rmp_keys_revoke_due(&rks, &at));
+	rmp_keys_revoke_overdue(&rks, at - 1); /* not yet */
+	CHECK_EQ(qps_killed, 0);
+	rmp_keys_revoke_overdue(&rks, at);
+	CHECK_EQ(qps_killed, 1);
+	CHECK_EQ(nfailed, 1);
+	CHECK(!h.alive);
+	CHECK_EQ(nsettled, 0);
+	CHECK_EQ(k->revoke_round, 2);
+	CHECK(rmp_keys_revoke_due(&rks, &at));
+	rmp_keys_revoke_overdue(&rks, at);
+	CHECK_EQ(nsettled, 1);
+	CHECK_EQ(k->state, RMP_KEY_UNPROVEN);
+	CHECK(!rmp_keys_revoke_due(&rks, &at));
+	CHECK(k->lease == NULL); /* released, its LOCAL_INV still due */
+	complete_rks(inv, IBV_WC_WR_FLUSH_ERR); /* frees it */
+	CHECK_EQ(nsettled, 1);
+	CHECK_EQ(nfailed, 1);
+	CHECK(rmp_holder_idle(&h));
+	rmp_holder_drop_windows(&h);
+}
+
+/* A dead holder: its parked invalidation settles at once, the posted
+ * one on its flush; two settlings, and nothing left awaited that could
+ * reach the holder after it is freed. */
+static void test_holder_dead(void)
+{
+	struct rmp_holder h;
+	struct rmp_key *k[2];
+	uint64_t at;
+	unsigned inv;
+
+	timeout_ms = 1000;
+	reset_rks(&h, 1);
+	k[0] = grant(&h, 0);
+	k[1] = grant(&h, 1);
+	rmp_keys_revoke(&rks, k[0]);
+	inv = nposted - 1;
+	rmp_keys_revoke(&rks, k[1]); /* parked: no room */
+	CHECK(k[1]->inv_waiting);
+	h.alive = false;
+	rmp_keys_holder_dead(&rks, &h);
+	CHECK_EQ(nsettled, 1);
+	complete_rks(inv, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(nsettled, 2);
+	CHECK(!rmp_keys_revoke_due(&rks, &at));
+	CHECK(rmp_holder_idle(&h));
+	CHECK_EQ(nfailed, 0);
+	rmp_holder_drop_windows(&h);
+}
+
+/* An invalidation that fails on a live QP: the holder is failed (killed
+ * and its owner told), the key settles by deallocating its window. */
+static void test_holder_broken(void)
+{
+	struct rmp_holder h;
+	struct rmp_key *k;
+
+	timeout_ms = 1000;
+	reset_rks(&h, 4);
+	k = grant(&h, 0);
+	rmp_keys_revoke(&rks, k);
+	complete_rks(nposted - 1, IBV_WC_MW_BIND_ERR);
+	CHECK_EQ(nfailed, 1);
+	CHECK_EQ(qps_killed, 1);
+	CHECK_EQ(nsettled, 1);
+	CHECK(rmp_holder_idle(&h));
+	rmp_holder_drop_windows(&h);
+}
+
 int main(void)
 {
 	ctx.ops.post_send = fake_post_send;
@@ -294,6 +460,11 @@ int main(void)
 	test_post_fails();
 	test_give_up();
 	test_abandon();
+	test_revoke_settles_once();
+	test_revoke_timeout_rounds();
+	test_holder_dead();
+	test_holder_broken();
+	CHECK_STR(rmp_key_state_name(RMP_KEY_INVALIDATING), "invalidating");
 	/* Every window allocated was deallocated (leases' and spares'). */
 	CHECK_EQ(mws_dealloced, mws_alloced);
 	return check_done();
