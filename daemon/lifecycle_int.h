@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lifecycle_int.h -- what the files of the lease lifecycle share, and no
+ * one else: lifecycle.c (requests, operators, the whole), lifecycle_end.c
+ * (revoke, zero, quarantine), lifecycle_expiry.c (deadlines, expiry, the
+ * journal's records), lifecycle_recover.c (a restart's leases).
+ */
+#ifndef RMP_LIFECYCLE_INT_H
+#define RMP_LIFECYCLE_INT_H
+
+#include <inttypes.h>
+#include <event2/event.h>
+
+#include "journal.h"
+#include "lifecycle.h"
+#include "log.h"
+#include "tenant.h"
+
+/* Extents up to this size are zeroed at once, in the loop (a few µs). */
+#define ZERO_INLINE_MAX (256u << 10)
+/*
+ * An extent whose keys are all dead waits this long before it is zeroed
+ * and reused. A LOCAL_INV completes while the device may still answer a
+ * READ it began before: Soft-RoCE checks the key for each packet, and a
+ * packet checked before the invalidation completed is copied after it -
+ * a freed lease's READ came back half zeroed by the memset that followed
+ * (test-free-race). Later packets are cut off, so only a copy under way
+ * is waited for; it takes microseconds. Coarse-clock ms (tick 1-4 ms).
+ */
+#define ZERO_GRACE_MS 20
+/* Ids and secrets of recently expired leases, for "expired" answers. */
+#define EXPIRED_RING 1024
+
+struct rmp_lifecycle {
+	struct event_base *base;
+	const struct rmp_config *cfg;
+	struct rmp_pool *pool;
+	struct rmp_keys keys;
+	struct rmp_lease_table *table;
+	struct rmp_journal *journal; /* NULL: leases die with the process */
+	struct rmp_tenants *tenants;
+	struct rmp_zeroer *zeroer;
+	struct event *expiry_ev, *revoke_ev, *settle_ev;
+	uint64_t expiry_at_ms;  /* when expiry_ev fires, if pending */
+	uint64_t revoke_at_ms;  /* when revoke_ev fires, if pending */
+	uint64_t settle_at_ms;  /* when settle_ev fires, if pending */
+	struct rmp_lease_list ending;      /* REVOKING leases */
+	struct rmp_lease_list settling;    /* ZEROING leases in their grace */
+	struct rmp_lease_list quarantined; /* QUARANTINED leases */
+	uint64_t nending, nrevoking, zeroing_bytes, quarantined_bytes, nquarantined;
+	uint64_t nkeys; /* live keys of all leases */
+	uint64_t leased_bytes, revoking_bytes;
+	struct {
+		uint64_t grants, renewals, frees, expiries, revocations,
+			 takeovers, attaches, refusals;
+	} n;
+	bool draining;
+	struct {
+		uint64_t id, secret;
+	} expired[EXPIRED_RING];
+	uint32_t expired_next;
+};
+
+/*
+ * set_state -- the only place a lease changes state; what each state
+ * means is in lease.h.
+ */
+static inline void set_state(struct rmp_lease *l, enum rmp_lease_state s)
+{
+	log_debug("lease %016" PRIx64 ": %s -> %s", l->id,
+		  rmp_lease_state_name(l->state), rmp_lease_state_name(s));
+	l->state = s;
+}
+
+/*
+ * audit -- one line per lease event an operator must be able to trace:
+ * what, whose (tenant), who (client, peer), which lease, then the event's
+ * own fields (fmt with at least one argument). Never a secret. A macro, so
+ * that the line is formatted in one pass: one is written on every grant
+ * and every free.
+ */
+#define audit(h, t, event, id, fmt, ...)                                     \
+	log_notice("audit: %s tenant=%s client=%s peer=%s lease=%016" PRIx64 \
+		   " " fmt, (event), (t) ? (t)->name : "-", audit_name(h),   \
+		   audit_peer(h), (uint64_t)(id), __VA_ARGS__)
+
+static inline const char *audit_name(const struct rmp_holder *h)
+{
+	return h ? h->name : "-";
+}
+
+static inline const char *audit_peer(const struct rmp_holder *h)
+{
+	return h ? h->peer : "-";
+}
+
+/* lifecycle.c */
+/*
+ * lc_arm_timer -- have ev fire wait ms after now, unless it is armed to fire
+ * no later than that already (*at_ms: when it fires, while pending):
+ * re-arming on every grant or revoke costs the control path, and a timer
+ * that fires early finds nothing due and arms again.
+ */
+void lc_arm_timer(struct event *ev, uint64_t *at_ms, uint64_t now,
+		      uint64_t wait);
+
+/* lifecycle_end.c */
+void lc_drop_key(struct rmp_lifecycle *lc, struct rmp_key *k);
+void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
+		      const char *why);
+void lc_on_key_settled(void *ctx, struct rmp_key *k);
+void lc_on_revoke_timeout(int fd, short what, void *arg);
+void lc_on_settle(evutil_socket_t fd, short what, void *arg);
+void lc_on_zeroed(void *ctx, void *arg);
+void lc_revoke_timer_arm(struct rmp_lifecycle *lc);
+
+/* lifecycle_expiry.c */
+int lc_journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l);
+void lc_on_expiry(int fd, short what, void *arg);
+bool lc_recently_expired(const struct rmp_lifecycle *lc, uint64_t id,
+			     bool secret_known, uint64_t secret);
+void lc_remember_expired(struct rmp_lifecycle *lc,
+			     const struct rmp_lease *l);
+uint64_t lc_renewal_ms(const struct rmp_lifecycle *lc,
+			   const struct rmp_lease *l);
+void lc_schedule_expiry(struct rmp_lifecycle *lc);
+void lc_set_deadline(struct rmp_lifecycle *lc, struct rmp_lease *l,
+			 uint64_t deadline_ms);
+
+#endif /* RMP_LIFECYCLE_INT_H */

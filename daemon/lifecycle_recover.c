@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* lifecycle_recover.c -- a restart: the journal's leases adopted, the
+ * rest of the pool zeroed. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <event2/event.h>
+
+#include "journal.h"
+#include "lifecycle_int.h"
+#include "log.h"
+#include "pool.h"
+#include "tenant.h"
+#include "util.h"
+#include "zero.h"
+
+struct recovery {
+	struct rmp_lifecycle *lc;
+	uint64_t now, zeroed_to, zeroed, bytes, n, no_tenant, refused;
+	bool adopted;
+};
+
+/* zero_to -- zero the pool from where the last recovered lease ended up
+ * to end: nothing there is a live lease's. */
+static void zero_to(struct recovery *rc, uint64_t end)
+{
+	if (rc->adopted && end > rc->zeroed_to) {
+		memset(rc->lc->pool->base + rc->zeroed_to, 0,
+		       end - rc->zeroed_to);
+		rc->zeroed += end - rc->zeroed_to;
+	}
+	if (end > rc->zeroed_to)
+		rc->zeroed_to = end;
+}
+
+/* adopt -- one live record from the journal (in offset order). */
+static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
+		  void *arg)
+{
+	struct recovery *rc = arg;
+	struct rmp_lifecycle *lc = rc->lc;
+	struct rmp_tenant *t;
+	struct rmp_lease *l;
+	uint32_t s = slot;
+	unsigned why;
+
+	/* Its tenant as configured now, even one without its key file
+	 * yet: the lease lives to its deadline, as after a reload. */
+	t = rmp_tenants_owner(lc->tenants, r->tenant, &why);
+	l = calloc(1, sizeof(*l));
+	if (!t || !l) {
+		rc->no_tenant += !t;
+		log_warn("lease %016" PRIx64 " of tenant %s not recovered: %s",
+			 r->id, r->tenant, t ? "out of memory" :
+			 why == RMP_REJ_ANONYMOUS ? "anonymous access is off "
+			 "([anonymous] enabled = no)" :
+			 "the tenant is not configured any more");
+		goto drop;
+	}
+	TAILQ_INIT(&l->keys);
+	l->ext.offset = r->offset;
+	l->ext.length = r->length;
+	if (rmp_pool_take(lc->pool, &l->ext) ||
+	    rmp_lease_table_find(lc->table, r->id)) {
+		rc->refused++;
+		log_warn("lease %016" PRIx64 " not recovered: its extent %"
+			 PRIu64 "+%" PRIu64 " or its id is taken", r->id,
+			 r->offset, r->length);
+		goto drop;
+	}
+	l->id = r->id;
+	l->secret = r->secret;
+	l->access = r->access;
+	l->flags = r->flags;
+	/* Within today's bounds (the journal checked it is not 0). */
+	l->ttl_ms = RMP_MAX(RMP_MIN(r->ttl_ms, lc->cfg->lease.ttl_max_ms),
+			    lc->cfg->lease.ttl_min_ms);
+	l->tenant = t;
+	l->state = RMP_LEASE_GRANTED;
+	l->created_ms = rc->now;
+	l->jslot = slot;
+	rmp_strlcpy(l->owner, r->owner, sizeof(l->owner));
+	/* Its connection is gone: an auto-renewed lease lives one more ttl
+	 * from now, time for its holder to attach again. */
+	l->deadline_ms = (l->flags & RMP_LEASE_F_AUTO_RENEW) ?
+			 rc->now + lc_renewal_ms(lc, l) : r->deadline_ms;
+	if (rmp_lease_table_add(lc->table, l)) {
+		rmp_pool_release(lc->pool, &l->ext);
+		goto drop;
+	}
+	lc_journal_put(lc, l);
+	rmp_tenant_adopt(t, l->ext.length);
+	lc->leased_bytes += l->ext.length;
+	zero_to(rc, l->ext.offset);
+	rc->zeroed_to = RMP_MAX(rc->zeroed_to, l->ext.offset + l->ext.length);
+	rc->bytes += l->ext.length;
+	rc->n++;
+	return;
+drop:
+	free(l);
+	rmp_journal_drop(lc->journal, &s);
+}
+
+int rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
+			  bool adopted)
+{
+	struct recovery rc = { .lc = lc, .now = rmp_now_ms(),
+			       .adopted = adopted };
+	struct rmp_journal_stats st = { 0 };
+	uint64_t start = rmp_now_ns();
+	int ret;
+
+	if (lc->journal && found) {
+		ret = rmp_journal_recover(lc->journal, rc.now, adopt, &rc);
+		/*
+		 * Nothing was read: the records and their bytes are as the
+		 * last run left them. Going on would zero the bytes but keep
+		 * the records, with no free one for new grants; an ephemeral
+		 * lease (not journaled) could then get the bytes of one, and
+		 * the next start adopt that record over its data.
+		 */
+		if (ret) {
+			log_err("lease journal: %s recovering its leases "
+				"(it needs %zu MiB for [pool] max_leases = %"
+				PRIu32 "): not starting, so that they and their "
+				"bytes stay for a start that has the memory; to "
+				"start without them, remove the state file "
+				"(with fdstore: systemctl stop)", strerror(-ret),
+				(rmp_journal_recover_bytes(lc->journal) +
+				 (1u << 20) - 1) >> 20,
+				lc->cfg->pool.max_leases);
+			return ret;
+		}
+		rmp_journal_stats(lc->journal, &st);
+	}
+	/* Whatever no recovered lease covers was an earlier process's. */
+	zero_to(&rc, lc->pool->size);
+	lc_schedule_expiry(lc);
+	if (!adopted)
+		return 0;
+	log_notice("recovered %" PRIu64 " lease(s), %" PRIu64 " bytes, from "
+		   "the journal; not recovered: %u expired, %u damaged, %u "
+		   "invalid, %u overlapping, %" PRIu64 " of unknown tenants, %"
+		   PRIu64 " refused; %" PRIu64 " MiB zeroed; %" PRIu64 " ms",
+		   rc.n, rc.bytes, st.expired, st.damaged, st.invalid,
+		   st.overlapped, rc.no_tenant, rc.refused, rc.zeroed >> 20,
+		   (rmp_now_ns() - start) / 1000000u);
+	return 0;
+}
