@@ -287,23 +287,16 @@ static void put_device(struct rmp_metrics *m, struct evbuffer *b, bool hw)
 	}
 }
 
-static void render(struct rmp_metrics *m, struct evbuffer *b)
+/* render_daemon -- the daemon and its pool (and journal). */
+static void render_daemon(struct rmp_metrics *m, struct evbuffer *b,
+			  const struct rmp_status *st)
 {
-	const struct rmp_ops *o = m->ops;
-	const struct rmp_conns *cs = o->conns;
-	struct rmp_lifecycle_stats ls;
-	struct rmp_status st;
-	char keys[16], ver[64];
-	uint64_t n[RMP_LEASE_STATES][2];
-
-	rmp_ops_status(o, &st);
-	rmp_lifecycle_stats(o->lc, &ls);
-	esc(st.keys_mode, keys, sizeof(keys));
+	char ver[64];
 
 	family(b, "rmpool_build_info", "gauge",
 	       "Always 1; the version of rmpoold in a label.");
 	evbuffer_add_printf(b, "rmpool_build_info{version=\"%s\"} 1\n",
-			    esc(st.version, ver, sizeof(ver)));
+			    esc(st->version, ver, sizeof(ver)));
 	family(b, "rmpool_start_time_seconds", "gauge",
 	       "When rmpoold started, in seconds since the Unix epoch.");
 	evbuffer_add_printf(b, "rmpool_start_time_seconds %.3f\n",
@@ -311,36 +304,45 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	family(b, "rmpool_uptime_seconds", "gauge",
 	       "Seconds since rmpoold started.");
 	evbuffer_add_printf(b, "rmpool_uptime_seconds %" PRIu64 ".%03" PRIu64
-			    "\n", st.uptime_ms / 1000, st.uptime_ms % 1000);
+			    "\n", st->uptime_ms / 1000, st->uptime_ms % 1000);
 	one(b, "rmpool_draining", "gauge",
 	    "1 while no new leases are granted (operator's drain or "
-	    "stopping), else 0.", st.draining);
+	    "stopping), else 0.", st->draining);
 
 	one(b, "rmpool_pool_size_bytes", "gauge",
-	    "Size of the pinned, registered pool.", st.pool_bytes);
+	    "Size of the pinned, registered pool.", st->pool_bytes);
 	one(b, "rmpool_pool_free_bytes", "gauge",
-	    "Free bytes of the pool, ready to lease.", st.free_bytes);
+	    "Free bytes of the pool, ready to lease.", st->free_bytes);
 	one(b, "rmpool_pool_largest_free_extent_bytes", "gauge",
 	    "The largest free extent: the largest lease that fits now.",
-	    st.largest_free);
+	    st->largest_free);
 	one(b, "rmpool_pool_quarantined_bytes", "gauge",
 	    "Bytes never reused because a key to them could not be proven "
-	    "dead.", st.quarantined_bytes);
+	    "dead.", st->quarantined_bytes);
 	one(b, "rmpool_zeroing_backlog_bytes", "gauge",
 	    "Bytes of ended leases waiting to be zeroed before reuse.",
-	    st.zeroing_bytes);
-	if (st.persistent) {
+	    st->zeroing_bytes);
+	if (st->persistent) {
 		one(b, "rmpool_journal_records", "gauge",
 		    "Leases in the journal that keeps them across restarts.",
-		    st.journal_records);
+		    st->journal_records);
 		one(b, "rmpool_journal_capacity", "gauge",
 		    "Records the journal has room for ([pool] max_leases).",
-		    st.journal_capacity);
+		    st->journal_capacity);
 		one(b, "rmpool_leases_recovered", "gauge",
 		    "Leases the last start took back from the journal.",
-		    st.recovered);
+		    st->recovered);
 	}
+}
 
+/* render_leases -- leases by state, keys, and the lifecycle's counters. */
+static void render_leases(struct evbuffer *b, const struct rmp_ops *o,
+			  const char *keys)
+{
+	struct rmp_lifecycle_stats ls;
+	uint64_t n[RMP_LEASE_STATES][2];
+
+	rmp_lifecycle_stats(o->lc, &ls);
 	n[RMP_LEASE_GRANTED][0] = ls.leases;
 	n[RMP_LEASE_GRANTED][1] = ls.leased_bytes;
 	n[RMP_LEASE_REVOKING][0] = ls.revoking;
@@ -384,9 +386,16 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	    "Exclusive attaches that revoked the other keys.", ls.takeovers);
 	one(b, "rmpool_quota_refusals_total", "counter",
 	    "Allocations refused by a tenant limit (EDQUOT).", ls.refusals);
+}
+
+/* render_connections -- connections, refusals and failures. */
+static void render_connections(struct evbuffer *b, const struct rmp_ops *o,
+			       const struct rmp_status *st)
+{
+	const struct rmp_conns *cs = o->conns;
 
 	one(b, "rmpool_clients_connected", "gauge",
-	    "Client connections now.", st.clients);
+	    "Client connections now.", st->clients);
 	one(b, "rmpool_connections_accepted_total", "counter",
 	    "Client connections accepted.", cs->counters.accepted);
 	one(b, "rmpool_connections_closed_total", "counter",
@@ -422,7 +431,20 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	    "Connections closed because a liveness probe got no answer (the "
 	    "client's host died or cannot be reached).",
 	    cs->counters.unreachable);
-	put_latency(b, &cs->latency);
+}
+
+static void render(struct rmp_metrics *m, struct evbuffer *b)
+{
+	const struct rmp_ops *o = m->ops;
+	struct rmp_status st;
+	char keys[16];
+
+	rmp_ops_status(o, &st);
+	esc(st.keys_mode, keys, sizeof(keys));
+	render_daemon(m, b, &st);
+	render_leases(b, o, keys);
+	render_connections(b, o, &st);
+	put_latency(b, &o->conns->latency);
 	put_tenants(b, o->tenants);
 	put_device(m, b, false);
 	put_device(m, b, true);
