@@ -591,30 +591,21 @@ static int setup_events(struct rmp_server *srv)
 	return event_add(srv->sweep_ev, &sweep_tv) ? -EIO : 0;
 }
 
-int rmp_server_start(struct rmp_server *srv)
+/* start_device -- the RDMA device, its keys mode, and the pool pinned
+ * on its node (the loop runs there too); *verbs: the device. */
+static int start_device(struct rmp_server *srv, struct ibv_context **verbs)
 {
 	const struct rmp_config *cfg = &srv->cfg;
-	struct rmp_lifecycle_params lp;
-	struct ibv_context *verbs = NULL;
 	uint32_t credits = cfg->server.credits, srq_depth;
 	unsigned access;
 	int node, ret;
 
-	/* Key files first: a bad one stops the start before any pinning. */
-	srv->tenants = rmp_tenants_new(cfg);
-	if (!srv->tenants)
-		return -EINVAL;
-	srv->listener.max_clients = cfg->server.max_clients;
-	ret = rmp_listener_bind(&srv->listener, cfg->server.listen,
-				cfg->server.port);
+	ret = open_device(srv, verbs);
 	if (ret)
 		return ret;
-	ret = open_device(srv, &verbs);
-	if (ret)
-		return ret;
-	srv->listener.verbs = verbs;
+	srv->listener.verbs = *verbs;
 	/* The shared receives, plus what each client may have due. */
-	ret = rmp_device_open(&srv->dev, verbs, SRQ_MAX +
+	ret = rmp_device_open(&srv->dev, *verbs, SRQ_MAX +
 			      cfg->server.max_clients *
 			      rmp_conn_cq_entries(credits));
 	if (ret == -E2BIG)
@@ -642,6 +633,17 @@ int rmp_server_start(struct rmp_server *srv)
 		if (ret)
 			return ret;
 	}
+	return 0;
+}
+
+/* start_leases -- the event loop, the guard, the lease lifecycle (with
+ * the journal's leases) and the connections. */
+static int start_leases(struct rmp_server *srv)
+{
+	const struct rmp_config *cfg = &srv->cfg;
+	struct rmp_lifecycle_params lp;
+	int ret;
+
 	srv->base = event_base_new();
 	srv->guard = rmp_guard_new(GUARD_SLOTS);
 	if (!srv->base || !srv->guard)
@@ -668,6 +670,16 @@ int rmp_server_start(struct rmp_server *srv)
 	srv->listener.conns = &srv->conns;
 	srv->listener.guard = srv->guard;
 	srv->listener.tenants = srv->tenants;
+	return 0;
+}
+
+/* start_operators -- what operators and systemd reach: the ops layer,
+ * notify, the loop's events, the listener, metrics, the admin socket. */
+static int start_operators(struct rmp_server *srv)
+{
+	const struct rmp_config *cfg = &srv->cfg;
+	int ret;
+
 	srv->ops = (struct rmp_ops){
 		.cfg = &srv->cfg,
 		.config_path = srv->config_path,
@@ -706,11 +718,35 @@ int rmp_server_start(struct rmp_server *srv)
 		if (!srv->admin)
 			return -errno;
 	}
+	return 0;
+}
+
+int rmp_server_start(struct rmp_server *srv)
+{
+	const struct rmp_config *cfg = &srv->cfg;
+	struct ibv_context *verbs = NULL;
+	int ret;
+
+	/* Key files first: a bad one stops the start before any pinning. */
+	srv->tenants = rmp_tenants_new(cfg);
+	if (!srv->tenants)
+		return -EINVAL;
+	srv->listener.max_clients = cfg->server.max_clients;
+	ret = rmp_listener_bind(&srv->listener, cfg->server.listen,
+				cfg->server.port);
+	if (!ret)
+		ret = start_device(srv, &verbs);
+	if (!ret)
+		ret = start_leases(srv);
+	if (!ret)
+		ret = start_operators(srv);
+	if (ret)
+		return ret;
 	log_info("listening on %s port %u, device %s, lease keys: %s, "
 		 "%u clients x %u credits", cfg->server.listen,
 		 cfg->server.port, ibv_get_device_name(verbs->device),
 		 rmp_keys_mode_name(srv->keys_mode), cfg->server.max_clients,
-		 credits);
+		 cfg->server.credits);
 	rmp_notify_ready(srv->notify);
 	return 0;
 }
