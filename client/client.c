@@ -343,19 +343,16 @@ static uint8_t clamp_rd_atom(int v)
 	return (uint8_t)(v < 1 ? 1 : v > 255 ? 255 : v);
 }
 
-/*
- * qp_setup -- PD, completion channel, CQ, QP and registered buffers on
- * the device rdma_cm resolved. Returns 0 or a negative errno; on failure
- * everything made here is gone again.
- */
-static int qp_setup(struct rmp_client *c)
+/* size_queues -- what the device allows c: message size, atomics, read
+ * depths, and the send queue's depth (c->sq_depth, c->sq allocated);
+ * *dap gets the device's attributes. */
+static int size_queues(struct rmp_client *c, struct ibv_device_attr *dap)
 {
 	struct ibv_context *ctx = c->id->verbs;
-	struct ibv_qp_init_attr qa;
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
 	uint32_t depth;
-	int cqe, err;
+	int err;
 
 	err = ibv_query_device(ctx, &da);
 	if (!err)
@@ -385,7 +382,55 @@ static int qp_setup(struct rmp_client *c)
 	c->sq = calloc(depth, sizeof(*c->sq));
 	if (!c->sq)
 		return -ENOMEM;
+	*dap = da;
+	return 0;
+}
 
+/* create_qp -- c's RC queue pair on its CQ, depth send WRs, small WRITEs
+ * inline where the device can. */
+static int create_qp(struct rmp_client *c, uint32_t depth)
+{
+	struct ibv_qp_init_attr qa;
+	int err;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.sq_sig_all = 0;
+	qa.cap.max_send_wr = depth;
+	qa.cap.max_recv_wr = RMPC_NRECV;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	/* Small WRITEs travel in the WQE: no DMA read of the source, no
+	 * bounce copy. A device that cannot is asked again without. */
+	qa.cap.max_inline_data = RMPC_INLINE_WANT;
+	err = rdma_create_qp(c->id, c->pd, &qa);
+	if (err) {
+		qa.cap.max_inline_data = 0;
+		err = rdma_create_qp(c->id, c->pd, &qa);
+	}
+	if (err) {
+		err = errno ? -errno : -ENOMEM;
+		rmpc_set_error(c, "rdma_create_qp: %s", rmpc_errno_text(err));
+		return err;
+	}
+	/* The provider reports what it granted, which may be more. */
+	c->max_inline = qa.cap.max_inline_data;
+	return 0;
+}
+
+static int qp_setup(struct rmp_client *c)
+{
+	struct ibv_context *ctx = c->id->verbs;
+	struct ibv_device_attr da;
+	uint32_t depth;
+	int cqe, err;
+
+	err = size_queues(c, &da);
+	if (err)
+		return err;
+	depth = c->sq_depth;
 	c->pd = ibv_alloc_pd(ctx);
 	if (!c->pd) {
 		err = errno ? -errno : -ENOMEM;
@@ -413,31 +458,10 @@ static int qp_setup(struct rmp_client *c)
 		goto err_destroy_comp_channel;
 	}
 
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = c->cq;
-	qa.recv_cq = c->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.sq_sig_all = 0;
-	qa.cap.max_send_wr = depth;
-	qa.cap.max_recv_wr = RMPC_NRECV;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	/* Small WRITEs travel in the WQE: no DMA read of the source, no
-	 * bounce copy. A device that cannot is asked again without. */
-	qa.cap.max_inline_data = RMPC_INLINE_WANT;
-	err = rdma_create_qp(c->id, c->pd, &qa);
-	if (err) {
-		qa.cap.max_inline_data = 0;
-		err = rdma_create_qp(c->id, c->pd, &qa);
-	}
-	if (err) {
-		err = errno ? -errno : -ENOMEM;
-		rmpc_set_error(c, "rdma_create_qp: %s", rmpc_errno_text(err));
+	err = create_qp(c, depth);
+	if (err)
 		goto err_destroy_cq;
-	}
 	c->qp = c->id->qp;
-	/* The provider reports what it granted, which may be more. */
-	c->max_inline = qa.cap.max_inline_data;
 
 	err = rmpc_mem_reg(c);
 	if (err) {
