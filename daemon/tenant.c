@@ -156,19 +156,15 @@ static void log_limit_changes(const char *name,
 			   "networks)", name, was->nnetworks, now->nnetworks);
 }
 
-/*
- * apply -- make ts what cfg says, with keys already loaded: tenants are
- * updated in place (a lease or connection points at its tenant), added,
- * or taken out of use. Returns how many things changed (logged).
- */
-static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
-		      const struct loaded_key *keys, bool start)
+/* apply_configured -- the tenants cfg names: added, or their key and
+ * limits changed (each change logged). Returns the changes. */
+static unsigned apply_configured(struct rmp_tenants *ts,
+				 const struct rmp_config *cfg,
+				 const struct loaded_key *keys, bool start,
+				 uint64_t share)
 {
-	TAILQ_HEAD(, rmp_tenant) removed;
-	struct rmp_tenant *t, *next;
+	struct rmp_tenant *t;
 	unsigned changes = 0;
-	bool anon_was = ts->anonymous.usable, anon_changed;
-	uint64_t share = rmp_tenant_lease_share(cfg);
 
 	/* Every tenant is "removed" until the config names it. */
 	TAILQ_FOREACH(t, &ts->list, link)
@@ -223,8 +219,18 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 			changes++;
 		}
 	}
-	/* Removed: refused from now on; kept (after the configured ones)
-	 * while something uses them. */
+	return changes;
+}
+
+/* drop_removed -- the tenants cfg no longer names: refused from now on,
+ * kept (after the configured ones) while something uses them. Returns
+ * the changes. */
+static unsigned drop_removed(struct rmp_tenants *ts)
+{
+	TAILQ_HEAD(, rmp_tenant) removed;
+	struct rmp_tenant *t, *next;
+	unsigned changes = 0;
+
 	TAILQ_INIT(&removed);
 	for (t = TAILQ_FIRST(&ts->list); t; t = next) {
 		next = TAILQ_NEXT(t, link);
@@ -249,6 +255,17 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 			TAILQ_INSERT_TAIL(&removed, t, link);
 	}
 	TAILQ_CONCAT(&ts->list, &removed, link);
+	return changes;
+}
+
+/* apply_anonymous -- anonymous clients as cfg says. Returns the changes. */
+static unsigned apply_anonymous(struct rmp_tenants *ts,
+				const struct rmp_config *cfg, bool start,
+				uint64_t share)
+{
+	bool anon_was = ts->anonymous.usable, anon_changed;
+	unsigned changes = 0;
+
 	ts->anonymous.usable = cfg->anonymous.enabled;
 	if (anon_was && !ts->anonymous.usable)
 		ts->anonymous.epoch++;
@@ -273,6 +290,23 @@ static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
 	if (!ts->anonymous.usable && cfg->ntenants == 0)
 		log_warn("no tenant is configured and anonymous access is off: "
 			 "every client will be refused");
+	return changes;
+}
+
+/*
+ * apply -- make ts what cfg says, with keys already loaded: tenants are
+ * updated in place (a lease or connection points at its tenant), added,
+ * or taken out of use. Returns how many things changed (logged).
+ */
+static unsigned apply(struct rmp_tenants *ts, const struct rmp_config *cfg,
+		      const struct loaded_key *keys, bool start)
+{
+	uint64_t share = rmp_tenant_lease_share(cfg);
+	unsigned changes;
+
+	changes = apply_configured(ts, cfg, keys, start, share);
+	changes += drop_removed(ts);
+	changes += apply_anonymous(ts, cfg, start, share);
 	return changes;
 }
 
