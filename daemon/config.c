@@ -538,164 +538,20 @@ static int parse_networks(const char *value, struct rmp_tenant_limits *l,
 }
 
 /*
- * parse_value -- check and store value for key k into base (see field()).
- * On failure writes "qname: why" into msg and returns -EINVAL. A key's
- * text never gets into msg.
+ * A syntax's parser: value (q: its quoted form, for messages; never for a
+ * key) into k's field of base. On failure writes "qname: why" into msg
+ * and returns -EINVAL. Numbers go on to store_number, which checks the
+ * key's range and rules.
  */
-static int parse_value(const struct key *k, void *base, const char *qname,
-		       const char *value, char *msg, size_t msglen)
+typedef int parse_fn(const struct key *k, void *base, const char *qname,
+		     const char *value, const char *q, char *msg,
+		     size_t msglen);
+
+/* store_number -- u, once it meets k's range and rules, into base. */
+static int store_number(const struct key *k, void *base, const char *qname,
+			const char *q, uint64_t u, char *msg, size_t msglen)
 {
-	char q[QUOTE_LEN], lo[32], hi[32];
-	const char *what = NULL;
-	uint64_t u = 0;
-	int64_t v;
-	size_t i;
-	int ret;
-
-	if (k->store == ST_KEY) {
-		struct rmp_tenant_config *t = base;
-
-		if (rmp_key_parse(value, t->key, &t->key_len)) {
-			snprintf(msg, msglen,
-				 "%s: not a key (expected %d to %d hex digits)",
-				 qname, 2 * RMP_KEY_MIN, 2 * RMP_KEY_MAX);
-			return -EINVAL;
-		}
-		return 0;
-	}
-	if (k->store == ST_NETWORKS)
-		return parse_networks(value, field(k, base), qname, msg,
-				      msglen);
-
-	quote(value, q, sizeof(q));
-
-	if (k->store == ST_STR) {
-		bool ok = true;
-
-		if (strlen(value) >= k->len) {
-			snprintf(msg, msglen,
-				 "%s: value is too long (at most %zu characters)",
-				 qname, k->len - 1);
-			return -EINVAL;
-		}
-		switch (k->syntax) {
-		case SY_ADDR:
-			ok = !rmp_parse_addr(value, NULL);
-			what = "is not a numeric IPv4 or IPv6 address";
-			break;
-		case SY_IBDEV:
-			ok = valid_ibdev(value);
-			what = "is not an RDMA device name";
-			break;
-		case SY_PATH:
-			ok = ((k->flags & KF_EMPTY_OFF) && !*value) ||
-			     valid_path(value);
-			what = k->flags & KF_EMPTY_OFF ?
-				       "is not an absolute path (or empty)" :
-				       "is not an absolute path";
-			break;
-		case SY_GROUP:
-			ok = valid_group(value);
-			what = "is not a group name";
-			break;
-		case SY_HOSTPORT:
-			ok = !*value ||
-			     !rmp_parse_hostport(value, NULL, 0, NULL);
-			what = "is not ADDR:PORT or [V6ADDR]:PORT (or empty)";
-			break;
-		default:
-			ok = false;
-			what = "has no parser (bug)";
-			break;
-		}
-		if (!ok) {
-			snprintf(msg, msglen, "%s: %s %s", qname, q, what);
-			return -EINVAL;
-		}
-		strcpy((char *)field(k, base), value);
-		return 0;
-	}
-
-	switch (k->syntax) {
-	case SY_NAMES:
-		for (i = 0; k->names[i].name; i++)
-			if (!strcmp(value, k->names[i].name))
-				break;
-		if (!k->names[i].name) {
-			size_t o;
-
-			o = (size_t)snprintf(msg, msglen,
-					     "%s: %s is not one of ", qname,
-					     q);
-			for (i = 0; k->names[i].name && o < msglen; i++)
-				o += (size_t)snprintf(msg + o, msglen - o,
-						      "%s%s", i ? ", " : "",
-						      k->names[i].name);
-			return -EINVAL;
-		}
-		set_num(k, base, k->names[i].val);
-		return 0;
-	case SY_BOOL: {
-		bool b;
-
-		if (rmp_parse_bool(value, &b)) {
-			snprintf(msg, msglen,
-				 "%s: %s is not a boolean (use yes or no)",
-				 qname, q);
-			return -EINVAL;
-		}
-		set_num(k, base, b);
-		return 0;
-	}
-	case SY_NODE:
-		if (!strcmp(value, "auto")) {
-			set_num(k, base, -1);
-			return 0;
-		}
-		ret = rmp_parse_u64(value, &u);
-		if (ret) {
-			snprintf(msg, msglen,
-				 "%s: %s is not a NUMA node (use auto or a number >= 0)",
-				 qname, q);
-			return -EINVAL;
-		}
-		break;
-	case SY_UINT:
-		ret = rmp_parse_u64(value, &u);
-		if (ret == -EINVAL) {
-			snprintf(msg, msglen, "%s: %s is not a number",
-				 qname, q);
-			return -EINVAL;
-		}
-		if (ret)
-			u = UINT64_MAX; /* overflow: reported as out of range */
-		break;
-	case SY_SIZE:
-		ret = rmp_parse_size(value, &u);
-		if (ret == -EINVAL) {
-			snprintf(msg, msglen,
-				 "%s: %s is not a size (use e.g. 512M, 4G)",
-				 qname, q);
-			return -EINVAL;
-		}
-		if (ret)
-			u = UINT64_MAX;
-		break;
-	case SY_DURATION:
-		ret = rmp_parse_duration_ms(value, &u);
-		if (ret == -EINVAL) {
-			snprintf(msg, msglen,
-				 "%s: %s is not a duration (use e.g. 500ms, 30s, 5m, 1h, 1d)",
-				 qname, q);
-			return -EINVAL;
-		}
-		if (ret)
-			u = UINT64_MAX;
-		break;
-	default:
-		snprintf(msg, msglen, "%s: has no parser (bug)", qname);
-		return -EINVAL;
-	}
+	char lo[32], hi[32];
 
 	if (k->flags & KF_HUGEPAGE) {
 		if (u != 2 * MIB && u != GIB) {
@@ -716,9 +572,207 @@ static int parse_value(const struct key *k, void *base, const char *qname,
 			 qname, q);
 		return -EINVAL;
 	}
-	v = (int64_t)u;
-	set_num(k, base, v);
+	set_num(k, base, (int64_t)u);
 	return 0;
+}
+
+static int parse_key(const struct key *k, void *base, const char *qname,
+		     const char *value, const char *q, char *msg,
+		     size_t msglen)
+{
+	struct rmp_tenant_config *t = base;
+
+	(void)k;
+	(void)q; /* a key is never echoed */
+	if (rmp_key_parse(value, t->key, &t->key_len)) {
+		snprintf(msg, msglen,
+			 "%s: not a key (expected %d to %d hex digits)",
+			 qname, 2 * RMP_KEY_MIN, 2 * RMP_KEY_MAX);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_network_list(const struct key *k, void *base,
+			      const char *qname, const char *value,
+			      const char *q, char *msg, size_t msglen)
+{
+	(void)q;
+	return parse_networks(value, field(k, base), qname, msg, msglen);
+}
+
+/* text_ok -- value is text of k's syntax; *what: why not. */
+static bool text_ok(const struct key *k, const char *value, const char **what)
+{
+	switch (k->syntax) {
+	case SY_ADDR:
+		*what = "is not a numeric IPv4 or IPv6 address";
+		return !rmp_parse_addr(value, NULL);
+	case SY_IBDEV:
+		*what = "is not an RDMA device name";
+		return valid_ibdev(value);
+	case SY_PATH:
+		*what = k->flags & KF_EMPTY_OFF ?
+				"is not an absolute path (or empty)" :
+				"is not an absolute path";
+		return ((k->flags & KF_EMPTY_OFF) && !*value) ||
+		       valid_path(value);
+	case SY_GROUP:
+		*what = "is not a group name";
+		return valid_group(value);
+	case SY_HOSTPORT:
+		*what = "is not ADDR:PORT or [V6ADDR]:PORT (or empty)";
+		return !*value || !rmp_parse_hostport(value, NULL, 0, NULL);
+	default:
+		*what = "has no parser (bug)";
+		return false;
+	}
+}
+
+static int parse_text(const struct key *k, void *base, const char *qname,
+		      const char *value, const char *q, char *msg,
+		      size_t msglen)
+{
+	const char *what = NULL;
+
+	if (strlen(value) >= k->len) {
+		snprintf(msg, msglen,
+			 "%s: value is too long (at most %zu characters)",
+			 qname, k->len - 1);
+		return -EINVAL;
+	}
+	if (!text_ok(k, value, &what)) {
+		snprintf(msg, msglen, "%s: %s %s", qname, q, what);
+		return -EINVAL;
+	}
+	strcpy((char *)field(k, base), value);
+	return 0;
+}
+
+static int parse_name(const struct key *k, void *base, const char *qname,
+		      const char *value, const char *q, char *msg,
+		      size_t msglen)
+{
+	size_t i, o;
+
+	for (i = 0; k->names[i].name; i++) {
+		if (!strcmp(value, k->names[i].name)) {
+			set_num(k, base, k->names[i].val);
+			return 0;
+		}
+	}
+	o = (size_t)snprintf(msg, msglen, "%s: %s is not one of ", qname, q);
+	for (i = 0; k->names[i].name && o < msglen; i++)
+		o += (size_t)snprintf(msg + o, msglen - o, "%s%s",
+				      i ? ", " : "", k->names[i].name);
+	return -EINVAL;
+}
+
+static int parse_bool_value(const struct key *k, void *base,
+			    const char *qname, const char *value,
+			    const char *q, char *msg, size_t msglen)
+{
+	bool b;
+
+	if (rmp_parse_bool(value, &b)) {
+		snprintf(msg, msglen,
+			 "%s: %s is not a boolean (use yes or no)", qname, q);
+		return -EINVAL;
+	}
+	set_num(k, base, b);
+	return 0;
+}
+
+static int parse_node(const struct key *k, void *base, const char *qname,
+		      const char *value, const char *q, char *msg,
+		      size_t msglen)
+{
+	uint64_t u = 0;
+
+	if (!strcmp(value, "auto")) {
+		set_num(k, base, -1);
+		return 0;
+	}
+	if (rmp_parse_u64(value, &u)) {
+		snprintf(msg, msglen,
+			 "%s: %s is not a NUMA node (use auto or a number >= 0)",
+			 qname, q);
+		return -EINVAL;
+	}
+	return store_number(k, base, qname, q, u, msg, msglen);
+}
+
+/*
+ * parse_number -- SY_UINT, SY_SIZE, SY_DURATION: the grammar's reader,
+ * and what a value that is none is called. A value too large for the
+ * reader is out of range, not malformed.
+ */
+static int parse_number(const struct key *k, void *base, const char *qname,
+			const char *value, const char *q, char *msg,
+			size_t msglen)
+{
+	uint64_t u = 0;
+	const char *what;
+	int ret;
+
+	switch (k->syntax) {
+	case SY_UINT:
+		ret = rmp_parse_u64(value, &u);
+		what = "is not a number";
+		break;
+	case SY_SIZE:
+		ret = rmp_parse_size(value, &u);
+		what = "is not a size (use e.g. 512M, 4G)";
+		break;
+	default: /* SY_DURATION */
+		ret = rmp_parse_duration_ms(value, &u);
+		what = "is not a duration (use e.g. 500ms, 30s, 5m, 1h, 1d)";
+		break;
+	}
+	if (ret == -EINVAL) {
+		snprintf(msg, msglen, "%s: %s %s", qname, q, what);
+		return -EINVAL;
+	}
+	if (ret)
+		u = UINT64_MAX; /* overflow: reported as out of range */
+	return store_number(k, base, qname, q, u, msg, msglen);
+}
+
+/* Each syntax's parser (a key's store follows from its syntax). */
+static parse_fn *const parsers[] = {
+	[SY_ADDR] = parse_text,
+	[SY_IBDEV] = parse_text,
+	[SY_PATH] = parse_text,
+	[SY_GROUP] = parse_text,
+	[SY_HOSTPORT] = parse_text,
+	[SY_UINT] = parse_number,
+	[SY_SIZE] = parse_number,
+	[SY_DURATION] = parse_number,
+	[SY_BOOL] = parse_bool_value,
+	[SY_NAMES] = parse_name,
+	[SY_NODE] = parse_node,
+	[SY_KEY] = parse_key,
+	[SY_NETWORKS] = parse_network_list,
+};
+
+/*
+ * parse_value -- check and store value for key k into base (see field()).
+ * On failure writes "qname: why" into msg and returns -EINVAL. A key's
+ * text never gets into msg.
+ */
+static int parse_value(const struct key *k, void *base, const char *qname,
+		       const char *value, char *msg, size_t msglen)
+{
+	char q[QUOTE_LEN] = "";
+
+	if ((size_t)k->syntax >= sizeof(parsers) / sizeof(parsers[0]) ||
+	    !parsers[k->syntax]) {
+		snprintf(msg, msglen, "%s: has no parser (bug)", qname);
+		return -EINVAL;
+	}
+	if (k->syntax != SY_KEY)
+		quote(value, q, sizeof(q));
+	return parsers[k->syntax](k, base, qname, value, q, msg, msglen);
 }
 
 /* State of one load: the configuration being built and the text source. */
