@@ -60,11 +60,18 @@ def promise(path):
                 if text:
                     break
                 continue
+            if text and text[0] is None:  # inside a Python docstring
+                text.append(s.replace('"""', ""))
+                if s.endswith('"""'):
+                    break
+                continue
             m = re.match(comment, s)
             if not m:
                 break
-            text.append(m.group(1))
-    t = " ".join(text)
+            if s.startswith('"""'):
+                text.append(None)
+            text.append(m.group(1).replace('"""', ""))
+    t = " ".join(x for x in text if x is not None)
     t = re.sub(r"^\S+\.(?:sh|c|py)\b[^-]*--\s*", "", t)
     end = re.search(r"(?<!\.)\.(?!\.)(\s|$)", t)
     return (t[:end.start()] if end else t).strip() or "?"
