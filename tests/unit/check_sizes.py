@@ -23,8 +23,6 @@ FILES_OVER = {
                         "diff are to move out"),
     "client/cli.c": (1110, "every rmpool command; to split by command "
                      "group"),
-    "daemon/conn.c": (1080, "the connection: QP, receive path, replies, "
-                      "close and the pre-auth slots"),
 }
 FUNCTIONS_OVER = {}
 
