@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* config.c -- rmpoold configuration: defaults, INI parsing, checks, dump. */
 #include "config.h"
+#include "config_int.h"
 
 #include <ctype.h>
 #include <netinet/in.h> /* INET6_ADDRSTRLEN */
@@ -24,48 +25,6 @@
 /* The wire carries ttls as 32-bit seconds (common/proto.h). */
 #define TTL_MAX_MS (UINT64_C(0xffffffff) * MS_PER_S)
 
-/* How a value is written in the file. */
-enum key_syntax {
-	SY_ADDR,     /* numeric IP address */
-	SY_IBDEV,    /* RDMA device name or empty */
-	SY_PATH,     /* absolute path */
-	SY_GROUP,    /* group name or empty */
-	SY_HOSTPORT, /* ADDR:PORT, [V6]:PORT or empty */
-	SY_UINT,     /* rmp_parse_u64() */
-	SY_SIZE,     /* rmp_parse_size() */
-	SY_DURATION, /* rmp_parse_duration_ms() */
-	SY_BOOL,     /* rmp_parse_bool(); dumped as yes or no */
-	SY_NAMES,    /* one of key.names */
-	SY_NODE,     /* auto or rmp_parse_u64() */
-	SY_KEY,      /* tenant key: rmp_key_parse() hex, never echoed */
-	SY_NETWORKS, /* ADDR[/PREFIX], comma separated, or empty */
-};
-
-/* Where the value is stored in struct rmp_config. */
-enum key_store {
-	ST_STR,
-	ST_U16,
-	ST_U32,
-	ST_U64,
-	ST_INT,
-	ST_BOOL,
-	ST_HUGEPAGES,
-	ST_LEASE_KEYS,
-	ST_KEY,      /* key and key_len of a struct rmp_tenant_config */
-	ST_NETWORKS, /* nnetworks and networks of a rmp_tenant_limits */
-};
-
-/* Extra rules for numeric keys. */
-#define KF_POW2 0x1u     /* a power of two */
-#define KF_HUGEPAGE 0x2u /* 2M or 1G */
-#define KF_OMIT_EMPTY 0x4u /* the dump leaves the key out when "" */
-#define KF_EMPTY_OFF 0x8u  /* "" is valid: the feature is off */
-
-struct name_val {
-	const char *name;
-	int val;
-};
-
 /* Log levels are syslog priorities, as sd-journal and syslog(3) take. */
 static const struct name_val log_levels[] = {
 	{ "error", LOG_ERR },
@@ -88,21 +47,6 @@ static const struct name_val lease_keys_modes[] = {
 	{ RMP_KEYS_REGION_NAME, RMP_LEASE_KEYS_REGION },
 	{ RMP_KEYS_POOL_NAME, RMP_LEASE_KEYS_POOL },
 	{ NULL, 0 },
-};
-
-/* One configuration key: where it lives, how it is written, its bounds. */
-struct key {
-	const char *section;
-	const char *name;
-	const char *qname; /* "section.name", for messages */
-	enum key_syntax syntax;
-	enum key_store store;
-	size_t off;        /* offset in struct rmp_config (keys[]) or in
-			    * struct rmp_tenant_config (tenant_keys[]) */
-	size_t len;        /* ST_STR: buffer size */
-	int64_t min, max;  /* numeric range, in stored units */
-	unsigned int flags;
-	const struct name_val *names; /* SY_NAMES */
 };
 
 #define KEY(sec, nm, sy, st, field, mn, mx, fl, nv)                      \
@@ -217,6 +161,8 @@ static const struct key keys[] = {
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
+const struct key *const cfg_keys = keys;
+const size_t cfg_nkeys = NKEYS;
 
 /*
  * The keys of each [tenant.NAME], in dump order; qname is a pattern; the
@@ -235,10 +181,9 @@ static const struct key tenant_keys[] = {
 };
 
 #define NTKEYS (sizeof(tenant_keys) / sizeof(tenant_keys[0]))
+const struct key *const cfg_tenant_keys = tenant_keys;
+const size_t cfg_ntenant_keys = NTKEYS;
 
-/* "[tenant.NAME]": the section prefix of a tenant. */
-#define TENANT_PFX "tenant."
-#define TENANT_PFX_LEN (sizeof(TENANT_PFX) - 1)
 
 /* The sections besides [tenant.NAME]. */
 static const char *const sections[] = { "server", "pool", "lease",
@@ -292,21 +237,21 @@ void rmp_config_defaults(struct rmp_config *c)
  * field -- address of k's value in base: a struct rmp_config for keys[],
  * a struct rmp_tenant_config for tenant_keys[].
  */
-static void *field(const struct key *k, void *base)
+void *cfg_field(const struct key *k, void *base)
 {
 	return (char *)base + k->off;
 }
 
-/* cfield -- field() for a const base. */
-static const void *cfield(const struct key *k, const void *base)
+/* cfield -- cfg_field() for a const base. */
+const void *cfg_cfield(const struct key *k, const void *base)
 {
 	return (const char *)base + k->off;
 }
 
 /* get_num -- the numeric value of a non-string key. */
-static int64_t get_num(const struct key *k, const void *base)
+int64_t cfg_get_num(const struct key *k, const void *base)
 {
-	const void *p = cfield(k, base);
+	const void *p = cfg_cfield(k, base);
 
 	switch (k->store) {
 	case ST_U16:
@@ -334,7 +279,7 @@ static int64_t get_num(const struct key *k, const void *base)
 /* set_num -- store v (already range-checked) into a non-string key. */
 static void set_num(const struct key *k, void *base, int64_t v)
 {
-	void *p = field(k, base);
+	void *p = cfg_field(k, base);
 
 	switch (k->store) {
 	case ST_U16:
@@ -395,7 +340,7 @@ static const char *quote(const char *v, char *buf, size_t buflen)
 #define QUOTE_LEN 256
 
 /* format_num -- v of key k as it would be written in the file. */
-static const char *format_num(const struct key *k, int64_t v, char *buf,
+const char *cfg_format_num(const struct key *k, int64_t v, char *buf,
 			      size_t buflen)
 {
 	if (k->syntax == SY_SIZE)
@@ -444,7 +389,7 @@ static bool valid_group(const char *s)
 }
 
 /* nnetworks -- l's network count, never beyond its array. */
-static unsigned int nnetworks(const struct rmp_tenant_limits *l)
+unsigned int cfg_nnetworks(const struct rmp_tenant_limits *l)
 {
 	return l->nnetworks < RMP_NETWORKS_MAX ? l->nnetworks :
 						 RMP_NETWORKS_MAX;
@@ -563,8 +508,8 @@ static int store_number(const struct key *k, void *base, const char *qname,
 	}
 	if (u > (uint64_t)k->max || (int64_t)u < k->min) {
 		snprintf(msg, msglen, "%s: %s is out of range (%s..%s)",
-			 qname, q, format_num(k, k->min, lo, sizeof(lo)),
-			 format_num(k, k->max, hi, sizeof(hi)));
+			 qname, q, cfg_format_num(k, k->min, lo, sizeof(lo)),
+			 cfg_format_num(k, k->max, hi, sizeof(hi)));
 		return -EINVAL;
 	}
 	if ((k->flags & KF_POW2) && (u & (u - 1))) {
@@ -598,7 +543,7 @@ static int parse_network_list(const struct key *k, void *base,
 			      const char *q, char *msg, size_t msglen)
 {
 	(void)q;
-	return parse_networks(value, field(k, base), qname, msg, msglen);
+	return parse_networks(value, cfg_field(k, base), qname, msg, msglen);
 }
 
 /* text_ok -- value is text of k's syntax; *what: why not. */
@@ -645,7 +590,7 @@ static int parse_text(const struct key *k, void *base, const char *qname,
 		snprintf(msg, msglen, "%s: %s %s", qname, q, what);
 		return -EINVAL;
 	}
-	strcpy((char *)field(k, base), value);
+	strcpy((char *)cfg_field(k, base), value);
 	return 0;
 }
 
@@ -756,7 +701,7 @@ static parse_fn *const parsers[] = {
 };
 
 /*
- * parse_value -- check and store value for key k into base (see field()).
+ * parse_value -- check and store value for key k into base (see cfg_field()).
  * On failure writes "qname: why" into msg and returns -EINVAL. A key's
  * text never gets into msg.
  */
@@ -839,7 +784,7 @@ static bool known_section(const char *s)
 }
 
 /* find_tenant -- index of the tenant called name in c, or -1. */
-static int find_tenant(const struct rmp_config *c, const char *name)
+int cfg_find_tenant(const struct rmp_config *c, const char *name)
 {
 	unsigned int i;
 
@@ -870,7 +815,7 @@ static int add_tenant(struct parse *p, const char *name)
 		     "clients are set up in [anonymous])");
 		return -EINVAL;
 	}
-	i = find_tenant(&p->cfg, name);
+	i = cfg_find_tenant(&p->cfg, name);
 	if (i >= 0) {
 		fail(p, "tenant.%s: duplicate tenant (first defined on line "
 		     "%u)", name, p->tline[i]);
@@ -1015,7 +960,7 @@ static int handler(void *user, const char *section, const char *name,
 	}
 	if (!strncmp(section, TENANT_PFX, TENANT_PFX_LEN)) {
 		/* check_section() added it */
-		ti = find_tenant(&p->cfg, section + TENANT_PFX_LEN);
+		ti = cfg_find_tenant(&p->cfg, section + TENANT_PFX_LEN);
 		if (ti < 0) {
 			fail(p, "[%s]: no such tenant (bug)", section);
 			return 0;
@@ -1246,7 +1191,7 @@ static int check_tenants(const struct rmp_config *c, const char *pre,
 			return -EINVAL;
 		}
 		snprintf(who, sizeof(who), TENANT_PFX "%s", t->name);
-		j = find_tenant(c, t->name);
+		j = cfg_find_tenant(c, t->name);
 		if (j >= 0 && (unsigned int)j < i) {
 			set_err(err, errlen, "%s%s%s: duplicate tenant", pre,
 				sep, who);
@@ -1346,213 +1291,4 @@ int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
 			 errlen))
 		return -EINVAL;
 	return check_tenants(c, pre, sep, err, errlen);
-}
-
-/* name_of -- the printed spelling of v in a name table. */
-static const char *name_of(const struct name_val *names, int v)
-{
-	size_t i;
-
-	for (i = 0; names[i].name; i++)
-		if (names[i].val == v)
-			return names[i].name;
-	return "?";
-}
-
-/*
- * A networks line the dump prints spaced ("networks = a/8, b/16") only up
- * to this length, well below inih's line buffer (INI_MAX_LINE, 200 by
- * default); a longer one compactly ("networks=a/8,b/16", host networks
- * bare, IPv6 shortest), which is never longer than the line it was parsed
- * from, so it fits the buffer that line fitted.
- */
-#define DUMP_LINE_SOFT 120
-
-/* dump_networks -- the "networks" line of l. */
-static void dump_networks(FILE *f, const char *name,
-			  const struct rmp_tenant_limits *l)
-{
-	char line[RMP_NETWORKS_MAX * (RMP_NETWORK_TEXT_LEN + 2) + 32];
-	char t[RMP_NETWORK_TEXT_LEN];
-	unsigned int i, n = nnetworks(l);
-	size_t o;
-
-	o = (size_t)snprintf(line, sizeof(line), "%s =", name);
-	for (i = 0; i < n; i++) {
-		rmp_network_format(&l->networks[i], false, t, sizeof(t));
-		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s %s",
-				      i ? "," : "", t);
-	}
-	if (o > DUMP_LINE_SOFT) {
-		o = (size_t)snprintf(line, sizeof(line), "%s=", name);
-		for (i = 0; i < n; i++) {
-			rmp_network_format(&l->networks[i], true, t, sizeof(t));
-			o += (size_t)snprintf(line + o, sizeof(line) - o,
-					      "%s%s", i ? "," : "", t);
-		}
-	}
-	fprintf(f, "%s\n", line);
-}
-
-/*
- * dump_keys -- the n keys of tab in base (see field()), one line each;
- * [section] headers are the caller's.
- */
-static void dump_keys(FILE *f, const struct key *tab, size_t n,
-		      const void *base, bool show_secrets)
-{
-	char buf[32], hex[2 * RMP_KEY_MAX + 1];
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		const struct key *k = &tab[i];
-		const char *v;
-		int64_t num;
-
-		if (k->store == ST_KEY) {
-			const struct rmp_tenant_config *t = base;
-			size_t len = t->key_len < RMP_KEY_MAX ? t->key_len :
-								RMP_KEY_MAX;
-
-			if (!len)
-				continue;
-			if (!show_secrets) {
-				fprintf(f, "# %s = (inline, %zu bytes, not "
-					"shown)\n", k->name, len);
-				continue;
-			}
-			rmp_key_format(t->key, len, hex, sizeof(hex));
-			fprintf(f, "%s = %s\n", k->name, hex);
-			rmp_wipe(hex, sizeof(hex));
-			continue;
-		}
-		if (k->store == ST_NETWORKS) {
-			dump_networks(f, k->name, cfield(k, base));
-			continue;
-		}
-		if (k->store == ST_STR) {
-			v = cfield(k, base);
-			if ((k->flags & KF_OMIT_EMPTY) && !*v)
-				continue;
-		} else {
-			num = get_num(k, base);
-			if (k->syntax == SY_BOOL)
-				v = num ? "yes" : "no";
-			else if (k->syntax == SY_NAMES)
-				v = name_of(k->names, (int)num);
-			else if (k->syntax == SY_NODE && num < 0)
-				v = "auto";
-			else
-				v = format_num(k, num, buf, sizeof(buf));
-		}
-		/* "key =" for an empty value: no trailing blank */
-		fprintf(f, "%s =%s%s\n", k->name, *v ? " " : "", v);
-	}
-}
-
-int rmp_config_dump(const struct rmp_config *c, FILE *f, bool show_secrets)
-{
-	size_t i, end;
-
-	fprintf(f, "# rmpoold effective configuration\n");
-	/* keys[] in runs of one section each */
-	for (i = 0; i < NKEYS; i = end) {
-		for (end = i; end < NKEYS &&
-			      !strcmp(keys[end].section, keys[i].section); end++)
-			;
-		fprintf(f, "\n[%s]\n", keys[i].section);
-		dump_keys(f, keys + i, end - i, c, show_secrets);
-	}
-	for (i = 0; i < c->ntenants && i < RMP_TENANTS_MAX; i++) {
-		fprintf(f, "\n[" TENANT_PFX "%s]\n", c->tenants[i].name);
-		dump_keys(f, tenant_keys, NTKEYS, &c->tenants[i],
-			  show_secrets);
-	}
-	fflush(f);
-	return ferror(f) ? -EIO : 0;
-}
-
-/* networks_eq -- a and b list the same networks in the same order. */
-static bool networks_eq(const struct rmp_tenant_limits *a,
-			const struct rmp_tenant_limits *b)
-{
-	unsigned int i, n = nnetworks(a);
-
-	if (n != nnetworks(b))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!rmp_network_eq(&a->networks[i], &b->networks[i]))
-			return false;
-	return true;
-}
-
-/* diff_keys -- the first of the n keys of tab that differs, or NULL. */
-static const struct key *diff_keys(const struct key *tab, size_t n,
-				   const void *a, const void *b)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		const struct key *k = &tab[i];
-
-		switch (k->store) {
-		case ST_STR:
-			if (strcmp(cfield(k, a), cfield(k, b)))
-				return k;
-			break;
-		case ST_KEY: {
-			const struct rmp_tenant_config *ta = a, *tb = b;
-
-			if (ta->key_len != tb->key_len ||
-			    (ta->key_len <= RMP_KEY_MAX &&
-			     memcmp(ta->key, tb->key, ta->key_len)))
-				return k;
-			break;
-		}
-		case ST_NETWORKS:
-			if (!networks_eq(cfield(k, a), cfield(k, b)))
-				return k;
-			break;
-		default:
-			if (get_num(k, a) != get_num(k, b))
-				return k;
-			break;
-		}
-	}
-	return NULL;
-}
-
-const char *rmp_config_diff(const struct rmp_config *a,
-			    const struct rmp_config *b)
-{
-	static _Thread_local char buf[sizeof(TENANT_PFX) + RMP_TENANT_MAX +
-				      32];
-	const struct rmp_config *x, *y;
-	const struct key *k;
-	unsigned int i;
-	int j, pass;
-
-	k = diff_keys(keys, NKEYS, a, b);
-	if (k)
-		return k->qname;
-	/* a's tenants, changed or gone; then b's new ones */
-	for (pass = 0; pass < 2; pass++) {
-		x = pass ? b : a;
-		y = pass ? a : b;
-		for (i = 0; i < x->ntenants && i < RMP_TENANTS_MAX; i++) {
-			const struct rmp_tenant_config *t = &x->tenants[i];
-
-			j = find_tenant(y, t->name);
-			k = j < 0 || pass ? NULL :
-				diff_keys(tenant_keys, NTKEYS, t,
-					  &y->tenants[j]);
-			if (j < 0 || k) {
-				snprintf(buf, sizeof(buf), TENANT_PFX "%.*s%s%s",
-					 RMP_TENANT_MAX, t->name, k ? "." : "",
-					 k ? k->name : "");
-				return buf;
-			}
-		}
-	}
-	return NULL;
 }

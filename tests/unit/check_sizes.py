@@ -19,8 +19,8 @@ MAX_FUNCTION = 100
 MAX_FILE = 900
 FILES_OVER = {
     # file: (ceiling, why it is still over)
-    "daemon/config.c": (1560, "the key table and its checks; dump and "
-                        "diff are to move out"),
+    "daemon/config.c": (1300, "the key table, its value parsers and the "
+                        "config's checks; the checks are to move out"),
     "client/cli.c": (1110, "every rmpool command; to split by command "
                      "group"),
 }

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config_int.h -- what the files of the config share, and no one else:
+ * config.c (the key table, parsing, checks) and config_dump.c (the dump
+ * and the diff a reload reports).
+ */
+#ifndef RMP_CONFIG_INT_H
+#define RMP_CONFIG_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* How a value is written in the file. */
+enum key_syntax {
+	SY_ADDR,     /* numeric IP address */
+	SY_IBDEV,    /* RDMA device name or empty */
+	SY_PATH,     /* absolute path */
+	SY_GROUP,    /* group name or empty */
+	SY_HOSTPORT, /* ADDR:PORT, [V6]:PORT or empty */
+	SY_UINT,     /* rmp_parse_u64() */
+	SY_SIZE,     /* rmp_parse_size() */
+	SY_DURATION, /* rmp_parse_duration_ms() */
+	SY_BOOL,     /* rmp_parse_bool(); dumped as yes or no */
+	SY_NAMES,    /* one of key.names */
+	SY_NODE,     /* auto or rmp_parse_u64() */
+	SY_KEY,      /* tenant key: rmp_key_parse() hex, never echoed */
+	SY_NETWORKS, /* ADDR[/PREFIX], comma separated, or empty */
+};
+
+/* Where the value is stored in struct rmp_config. */
+enum key_store {
+	ST_STR,
+	ST_U16,
+	ST_U32,
+	ST_U64,
+	ST_INT,
+	ST_BOOL,
+	ST_HUGEPAGES,
+	ST_LEASE_KEYS,
+	ST_KEY,      /* key and key_len of a struct rmp_tenant_config */
+	ST_NETWORKS, /* nnetworks and networks of a rmp_tenant_limits */
+};
+
+/* Extra rules for numeric keys. */
+#define KF_POW2 0x1u     /* a power of two */
+#define KF_HUGEPAGE 0x2u /* 2M or 1G */
+#define KF_OMIT_EMPTY 0x4u /* the dump leaves the key out when "" */
+#define KF_EMPTY_OFF 0x8u  /* "" is valid: the feature is off */
+
+struct name_val {
+	const char *name;
+	int val;
+};
+
+/* One configuration key: where it lives, how it is written, its bounds. */
+struct key {
+	const char *section;
+	const char *name;
+	const char *qname; /* "section.name", for messages */
+	enum key_syntax syntax;
+	enum key_store store;
+	size_t off;        /* offset in struct rmp_config (keys[]) or in
+			    * struct rmp_tenant_config (tenant_keys[]) */
+	size_t len;        /* ST_STR: buffer size */
+	int64_t min, max;  /* numeric range, in stored units */
+	unsigned int flags;
+	const struct name_val *names; /* SY_NAMES */
+};
+
+/* "[tenant.NAME]": the section prefix of a tenant. */
+#define TENANT_PFX "tenant."
+#define TENANT_PFX_LEN (sizeof(TENANT_PFX) - 1)
+
+/* Every key of the file's sections, in the order of conf/rmpoold.conf
+ * and of the dump; the keys of a [tenant.NAME] section. */
+extern const struct key *const cfg_keys;
+extern const size_t cfg_nkeys;
+extern const struct key *const cfg_tenant_keys;
+extern const size_t cfg_ntenant_keys;
+
+const void *cfg_cfield(const struct key *k, const void *base);
+unsigned int cfg_nnetworks(const struct rmp_tenant_limits *l);
+int64_t cfg_get_num(const struct key *k, const void *base);
+const char *cfg_format_num(const struct key *k, int64_t v, char *buf,
+			      size_t buflen);
+int cfg_find_tenant(const struct rmp_config *c, const char *name);
+void *cfg_field(const struct key *k, void *base);
+
+#endif /* RMP_CONFIG_INT_H */
