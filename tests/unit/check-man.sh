@@ -13,7 +13,7 @@
 #    and "Needs a restart" exactly for the keys daemon/ops.c keeps on a
 #    reload (when ops.c has that table);
 #  - rmpool(1) names every command, option and environment variable of
-#    client/cli.c; rmpoolctl(8) those of daemon/rmpoolctl.c;
+#    client/cli.c and cli_cmd.c; rmpoolctl(8) those of daemon/rmpoolctl.c;
 #    rmpoold(8) every option of daemon/main.c;
 #  - the SEE ALSO of each page names every other page.
 set -u
@@ -128,19 +128,19 @@ else
 	skip "reload table: daemon/ops.c has none"
 fi
 
-# rmpool(1) and cli.c.
-cli=$src/client/cli.c
+# rmpool(1) and cli.c, cli_cmd.c.
+cli="$src/client/cli.c $src/client/cli_cmd.c"
 missing=
-for c in $(grep -o '{ "[a-z]*", cmd_' "$cli" | sed 's/{ "\([a-z]*\)".*/\1/'); do
+for c in $(cat $cli | grep -o '{ "[a-z]*", cmd_' | sed 's/{ "\([a-z]*\)".*/\1/'); do
 	grep -q "^\*$c\*" "$man/rmpool.1.scd" || missing="$missing $c"
 done
-for o in $(grep -o '"--[a-z][a-z-]*"' "$cli" | tr -d '"' | sort -u); do
+for o in $(cat $cli | grep -o '"--[a-z][a-z-]*"' | tr -d '"' | sort -u); do
 	grep -q -- "\*$o\*" "$man/rmpool.1.scd" || missing="$missing $o"
 done
-for e in $(grep -o 'RMPOOL_[A-Z_]*' "$cli" | sort -u); do
+for e in $(cat $cli | grep -o 'RMPOOL_[A-Z_]*' | sort -u); do
 	grep -q "$e" "$man/rmpool.1.scd" || missing="$missing $e"
 done
-check "rmpool(1) has every command, option and variable of cli.c" "$missing"
+check "rmpool(1) has every command, option and variable of cli.c and cli_cmd.c" "$missing"
 
 # rmpoold(8) and main.c.
 missing=
