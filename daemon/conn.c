@@ -769,6 +769,14 @@ static int modify_qp(struct rmp_conn *c, enum ibv_qp_state state,
 		log_debug("%s: ACK timeout 4.096 us x 2^%u, %u retries",
 			  c->holder.label, (unsigned)attr.timeout,
 			  (unsigned)attr.retry_cnt);
+	/* What rdma_cm handed us, for whoever reads why a connect failed. */
+	if (ret)
+		log_err("%s: moving its queue pair to %s: %s (port %u, pkey "
+			"index %u, GID index %u, mask %#x)", c->holder.label,
+			state == IBV_QPS_INIT ? "INIT" :
+			state == IBV_QPS_RTR ? "RTR" : "RTS", strerror(ret),
+			(unsigned)attr.port_num, (unsigned)attr.pkey_index,
+			(unsigned)attr.ah_attr.grh.sgid_index, (unsigned)mask);
 	return -ret;
 }
 
