@@ -21,7 +21,6 @@
 #include <event2/listener.h>
 #include <json-c/json.h>
 
-#include "admin.h"
 #include "admin_int.h"
 #include "conn.h"
 #include "keys.h"

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * admin_int.h -- what the files of the admin socket share, and no one
- * else: admin.c (the socket, the loop, replies, the command table),
- * admin_json.c (JSON of leases and clients), admin_cmd.c (the commands).
+ * else, in the order they call each other: admin.c (the socket, the
+ * loop, the command table) -> admin_cmd.c (the commands) -> admin_json.c
+ * (replies, and leases and clients as JSON).
  */
 #ifndef RMP_ADMIN_INT_H
 #define RMP_ADMIN_INT_H
@@ -80,13 +81,11 @@ struct rmp_admin {
 	unsigned nconns;
 };
 
-/* admin.c */
+/* admin_json.c */
+int adm_send_obj(struct admin_conn *c, json_object *o);
 json_object *adm_ok_reply(void);
 void adm_reply_error(struct admin_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-int adm_send_obj(struct admin_conn *c, json_object *o);
-
-/* admin_json.c */
 json_object *adm_client_json(const struct rmp_conn *c);
 json_object *adm_lease_json(const struct rmp_ops *o,
 			       const struct rmp_lease *l, bool detail);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* admin_json.c -- what operators see of leases and clients, as JSON. */
+/* admin_json.c -- JSON: replies, and what operators see of leases and
+ * clients. */
 #include <errno.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -20,7 +21,6 @@
 #include <event2/listener.h>
 #include <json-c/json.h>
 
-#include "admin.h"
 #include "admin_int.h"
 #include "conn.h"
 #include "keys.h"
@@ -95,6 +95,57 @@ static void put_access(json_object *o, const char *k, uint32_t acc)
 	if (arr && (acc & RMP_ACC_ATOMIC))
 		json_object_array_add(arr, json_object_new_string("atomic"));
 	adm_put(o, k, arr);
+}
+
+/* ------------------------------------------------------------ replies */
+
+/* adm_send_obj -- o as one line to the peer; takes o. 0, or -ENOMEM (then
+ * the connection is closing: it would miss a reply). */
+int adm_send_obj(struct admin_conn *c, json_object *o)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	const char *s = NULL;
+	size_t len = 0;
+
+	if (o)
+		s = json_object_to_json_string_length(o,
+			JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE,
+			&len);
+	if (!s || evbuffer_add(out, s, len) || evbuffer_add(out, "\n", 1)) {
+		log_err("admin: %s: out of memory for a reply: closing",
+			c->who);
+		json_object_put(o);
+		c->closing = true;
+		return -ENOMEM;
+	}
+	json_object_put(o);
+	return 0;
+}
+
+/* adm_ok_reply -- a new {"ok": true} to add fields to. */
+json_object *adm_ok_reply(void)
+{
+	json_object *o = json_object_new_object();
+
+	adm_put_bool(o, "ok", true);
+	return o;
+}
+
+/* adm_reply_error -- {"ok": false, "error": "...", "errno": "EXXX"}. */
+void adm_reply_error(struct admin_conn *c, int err, const char *fmt, ...)
+{
+	json_object *o = json_object_new_object();
+	const char *name = strerrorname_np(err);
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	adm_put_bool(o, "ok", false);
+	adm_put_text(o, "error", msg);
+	adm_put(o, "errno", json_object_new_string(name ? name : "EIO"));
+	adm_send_obj(c, o);
 }
 
 /* ------------------------------------------------------------- clocks */

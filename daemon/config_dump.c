@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "config.h"
 #include "config_int.h"
 #include "log.h"
 #include "network.h"

@@ -7,10 +7,14 @@
 #ifndef RMP_CONFIG_INT_H
 #define RMP_CONFIG_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+/* (config.c and config_dump.c include config.h first.) */
+struct rmp_config;
+struct rmp_tenant_config;
+struct rmp_tenant_limits;
 
 /* How a value is written in the file. */
 enum key_syntax {

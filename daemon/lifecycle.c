@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "journal.h"
+#include "lifecycle.h"
 #include "lifecycle_int.h"
 #include "log.h"
 #include "pool.h"
@@ -18,30 +19,24 @@
 #include "util.h"
 #include "zero.h"
 
-/*
- * lc_arm_timer -- have ev fire wait ms after now, unless it is armed to fire
- * no later than that already (*at_ms: when it fires, while pending):
- * re-arming on every grant or revoke costs the control path, and a timer
- * that fires early finds nothing due and arms again.
- */
-void lc_arm_timer(struct event *ev, uint64_t *at_ms, uint64_t now,
-		      uint64_t wait)
+void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
+			     enum rmp_wr_tag tag, const struct ibv_wc *wc)
 {
-	struct timeval tv;
+	rmp_keys_on_wc(&lc->keys, k, tag, wc);
+	lc_revoke_timer_arm(lc);
+}
 
-	if (event_pending(ev, EV_TIMEOUT, NULL) && *at_ms <= now + wait)
-		return;
-	*at_ms = now + wait;
-	tv.tv_sec = (time_t)(wait / 1000);
-	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
-	event_add(ev, &tv);
+bool rmp_holder_current(const struct rmp_holder *h)
+{
+	return lc_holder_current(h);
 }
 
 /* ----------------------------------------------------------- requests */
 
-/* ttl_ms -- the lifetime asked for (0 = default), within the bounds. */
-static int ttl_ms(const struct rmp_lifecycle *lc, uint32_t ttl_s,
-		  uint64_t *out)
+/* request_ttl_ms -- the lifetime asked for (0 = default), within the
+ * bounds. */
+static int request_ttl_ms(const struct rmp_lifecycle *lc, uint32_t ttl_s,
+			  uint64_t *out)
 {
 	const struct rmp_config *cfg = lc->cfg;
 	uint64_t ms = ttl_s ? (uint64_t)ttl_s * 1000 :
@@ -114,7 +109,7 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		return -EINVAL;
 	if (r->length > max)
 		return -EFBIG;
-	ret = ttl_ms(lc, r->ttl_s, &ttl);
+	ret = request_ttl_ms(lc, r->ttl_s, &ttl);
 	if (ret)
 		return ret;
 	/* max_leases bounds the table (heap, windows), journal or not. */
@@ -230,7 +225,7 @@ int rmp_lifecycle_renew(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	ret = tenant_lease(lc, h, id, secret, &l, detail);
 	if (ret)
 		return ret;
-	ret = ttl_ms(lc, ttl_s, &ttl);
+	ret = request_ttl_ms(lc, ttl_s, &ttl);
 	if (ret)
 		return ret;
 	l->ttl_ms = ttl;

@@ -73,13 +73,6 @@ void lc_on_revoke_timeout(int fd, short what, void *arg)
 	lc_revoke_timer_arm(lc);
 }
 
-void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
-			     enum rmp_wr_tag tag, const struct ibv_wc *wc)
-{
-	rmp_keys_on_wc(&lc->keys, k, tag, wc);
-	lc_revoke_timer_arm(lc);
-}
-
 /* ------------------------------------------------------------- ending */
 
 void lc_on_zeroed(void *ctx, void *arg)
@@ -104,7 +97,7 @@ void lc_on_zeroed(void *ctx, void *arg)
 /* quarantine -- never reuse l's extent: some key may still reach it. */
 static void quarantine(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
-	set_state(l, RMP_LEASE_QUARANTINED);
+	lc_set_state(l, RMP_LEASE_QUARANTINED);
 	TAILQ_INSERT_TAIL(&lc->quarantined, l, state_link);
 	lc->nending--;
 	lc->quarantined_bytes += l->ext.length;
@@ -163,7 +156,7 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 		quarantine(lc, l);
 		return;
 	}
-	set_state(l, RMP_LEASE_ZEROING);
+	lc_set_state(l, RMP_LEASE_ZEROING);
 	lc->zeroing_bytes += l->ext.length;
 	l->zero_at_ms = now + grace;
 	TAILQ_INSERT_TAIL(&lc->settling, l, state_link);
@@ -198,7 +191,7 @@ void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 		rmp_journal_drop(lc->journal, &l->jslot);
 	rmp_tenant_end(l->tenant, l->ext.length);
 	lc->leased_bytes -= l->ext.length;
-	set_state(l, RMP_LEASE_REVOKING);
+	lc_set_state(l, RMP_LEASE_REVOKING);
 	TAILQ_INSERT_TAIL(&lc->ending, l, state_link);
 	lc->nending++;
 	lc->nrevoking++;

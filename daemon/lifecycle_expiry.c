@@ -86,11 +86,6 @@ void lc_remember_expired(struct rmp_lifecycle *lc,
 	lc->expired_next = (lc->expired_next + 1) % EXPIRED_RING;
 }
 
-bool rmp_holder_current(const struct rmp_holder *h)
-{
-	return h->tenant && rmp_tenant_current(h->tenant, h->tenant_epoch);
-}
-
 /*
  * lc_renewal_ms -- the time an automatic renewal grants l: its ttl, but no
  * more than ttl_max says now (a reload may have lowered it).
@@ -113,7 +108,7 @@ static bool renews_itself(const struct rmp_lease *l)
 	if (!(l->flags & RMP_LEASE_F_AUTO_RENEW))
 		return false;
 	TAILQ_FOREACH(k, &l->keys, lease_link)
-		if (rmp_holder_current(k->holder))
+		if (lc_holder_current(k->holder))
 			return true;
 	return false;
 }

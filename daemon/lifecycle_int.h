@@ -9,10 +9,12 @@
 #define RMP_LIFECYCLE_INT_H
 
 #include <inttypes.h>
+#include <sys/time.h>
 #include <event2/event.h>
 
 #include "journal.h"
-#include "lifecycle.h"
+#include "keys.h"
+#include "lease.h"
 #include "log.h"
 #include "tenant.h"
 
@@ -62,10 +64,10 @@ struct rmp_lifecycle {
 };
 
 /*
- * set_state -- the only place a lease changes state; what each state
+ * lc_set_state -- the only place a lease changes state; what each state
  * means is in lease.h.
  */
-static inline void set_state(struct rmp_lease *l, enum rmp_lease_state s)
+static inline void lc_set_state(struct rmp_lease *l, enum rmp_lease_state s)
 {
 	log_debug("lease %016" PRIx64 ": %s -> %s", l->id,
 		  rmp_lease_state_name(l->state), rmp_lease_state_name(s));
@@ -94,15 +96,31 @@ static inline const char *audit_peer(const struct rmp_holder *h)
 	return h ? h->peer : "-";
 }
 
-/* lifecycle.c */
 /*
  * lc_arm_timer -- have ev fire wait ms after now, unless it is armed to fire
  * no later than that already (*at_ms: when it fires, while pending):
  * re-arming on every grant or revoke costs the control path, and a timer
  * that fires early finds nothing due and arms again.
  */
-void lc_arm_timer(struct event *ev, uint64_t *at_ms, uint64_t now,
-		      uint64_t wait);
+static inline void lc_arm_timer(struct event *ev, uint64_t *at_ms,
+				uint64_t now, uint64_t wait)
+{
+	struct timeval tv;
+
+	if (event_pending(ev, EV_TIMEOUT, NULL) && *at_ms <= now + wait)
+		return;
+	*at_ms = now + wait;
+	tv.tv_sec = (time_t)(wait / 1000);
+	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
+	event_add(ev, &tv);
+}
+
+/* lc_holder_current -- h proved its tenant's current key
+ * (rmp_holder_current). */
+static inline bool lc_holder_current(const struct rmp_holder *h)
+{
+	return h->tenant && rmp_tenant_current(h->tenant, h->tenant_epoch);
+}
 
 /* lifecycle_end.c */
 void lc_drop_key(struct rmp_lifecycle *lc, struct rmp_key *k);

@@ -10,6 +10,7 @@
 #include <event2/event.h>
 
 #include "journal.h"
+#include "lifecycle.h"
 #include "lifecycle_int.h"
 #include "log.h"
 #include "pool.h"
