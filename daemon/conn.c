@@ -164,10 +164,11 @@ unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip)
 	return n;
 }
 
-/* unproven -- c is open and still to prove its tenant. */
+/* unproven -- c is open and still to prove its tenant: it holds a
+ * pre-auth slot (count_as keeps that). */
 static bool unproven(const struct rmp_conn *c)
 {
-	return c->state != RMP_CONN_CLOSING && !c->holder.tenant;
+	return c->counted == RMP_CONN_COUNTS_PENDING;
 }
 
 void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)

@@ -488,9 +488,9 @@ static void await(struct rmp_keys *ks, struct rmp_key *k, uint64_t now_ms)
 	TAILQ_INSERT_TAIL(&ks->revoking, k, revoke_link);
 }
 
-/* settled -- k is DEAD or UNPROVEN now: no longer awaited, and its owner
- * hears of it (once: callers check the state did change). */
-static void settled(struct rmp_keys *ks, struct rmp_key *k)
+/* report_settled -- k is DEAD or UNPROVEN now: no longer awaited, and
+ * its owner hears of it (once: callers check the state did change). */
+static void report_settled(struct rmp_keys *ks, struct rmp_key *k)
 {
 	if (k->revoke_round) {
 		TAILQ_REMOVE(&ks->revoking, k, revoke_link);
@@ -502,7 +502,7 @@ static void settled(struct rmp_keys *ks, struct rmp_key *k)
 void rmp_keys_revoke(struct rmp_keys *ks, struct rmp_key *k)
 {
 	if (rmp_key_revoke(ks, k) & RMP_KEY_SETTLED)
-		settled(ks, k);
+		report_settled(ks, k);
 	else if (!k->revoke_round)
 		await(ks, k, rmp_now_ms());
 }
@@ -525,7 +525,7 @@ static void post_waiting_invs(struct rmp_keys *ks, struct rmp_holder *h)
 	     h->key_wrs < h->key_wrs_max; k = next) {
 		next = rmp_holder_next_revoking(k);
 		if (k->inv_waiting && (rmp_key_revoke(ks, k) & RMP_KEY_SETTLED))
-			settled(ks, k);
+			report_settled(ks, k);
 	}
 }
 
@@ -542,7 +542,7 @@ void rmp_keys_on_wc(struct rmp_keys *ks, struct rmp_key *k,
 		if (rmp_key_idle(k))
 			rmp_key_free(k);
 	} else if ((out & RMP_KEY_SETTLED) && !was_settled) {
-		settled(ks, k);
+		report_settled(ks, k);
 	}
 	if (out & RMP_KEY_HOLDER_BROKEN)
 		fail_holder(h, "a key operation on its queue pair failed");
@@ -558,7 +558,7 @@ void rmp_keys_holder_dead(struct rmp_keys *ks, struct rmp_holder *h)
 	for (k = rmp_holder_first_revoking(h); k; k = next) {
 		next = rmp_holder_next_revoking(k);
 		if (rmp_key_revoke(ks, k) & RMP_KEY_SETTLED)
-			settled(ks, k);
+			report_settled(ks, k);
 	}
 	if (parked)
 		log_info("%s: %u key invalidation(s) waiting for room settled "
@@ -603,7 +603,7 @@ void rmp_keys_revoke_overdue(struct rmp_keys *ks, uint64_t now_ms)
 		}
 		rmp_key_give_up(k, "no completion even after its queue pair "
 				"was killed");
-		settled(ks, k);
+		report_settled(ks, k);
 	}
 }
 
