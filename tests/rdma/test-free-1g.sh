@@ -3,7 +3,8 @@
 # test-free-1g.sh PORT -- freeing a 1 GiB lease does not stall the
 # daemon: a client sending STATs back to back on its connection
 # (rmp-raw statloop 8) sees no STAT slower than 10 times its median while
-# another client frees a 1 GiB lease, and the pool is whole again (free ==
+# another client frees a 1 GiB lease (STATs sent from the free on: the
+# loop starts 2 s earlier), and the pool is whole again (free ==
 # pool) a few seconds later, once the extent is zeroed.
 #
 # Under TCG the guest itself stalls a STAT now and then by 20 ms or more
@@ -70,7 +71,8 @@ rmp_raw statloop 8 >"$RMP_TMP/loop.out" 2>"$RMP_TMP/loop.err" &
 loop=$!
 sleep 2
 t0=$(date +%s%N)
-echo "$(date +%T.%3N): the holder reads back 4 KiB and frees the 1 GiB lease"
+from=$(date +%T.%3N)
+echo "$from: the holder reads back 4 KiB and frees the 1 GiB lease"
 hold_stop || fail_later "the 1 GiB holder failed (READ back or FREE)"
 echo "$(date +%T.%3N): done, $((($(date +%s%N) - t0) / 1000000)) ms"
 loop_rc=0
@@ -82,6 +84,19 @@ echo "while freeing: $line"
 	rmp_fail "the STAT loop failed (exit $loop_rc)"
 median=$(figure median_us "$line")
 max=$(figure max_us "$line")
+# The loop ran 2 s before the free began; a guest stall then is not the
+# free's. The loop names its five slowest STATs with their send times:
+# the slowest sent from $from on is the slowest of the free's window,
+# and when all five came before, none after was slower than the least
+# of them.
+max=$(awk -v from="$from" '
+	/^statloop: slow STAT: / {
+		us = $4; at = $NF; n++
+		if (at >= from && us > after) after = us
+		if (least == "" || us < least) least = us
+	}
+	END { print n < 5 ? -1 : after ? after : least }' "$RMP_TMP/loop.err")
+[ "$max" -ge 0 ] || max=$(figure max_us "$line")
 awk -v m="$max" -v med="$median" -v c="$c_max" 'BEGIN {
 	printf "slowest STAT %d us = %.1f x the median %d us (limit 10 x), " \
 		"%.1f x the control'"'"'s slowest %d us (limit 3 x)\n",
