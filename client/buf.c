@@ -5,7 +5,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "rmp_internal.h"
+#include <infiniband/verbs.h>
+
+#include "buf.h"
+#include "error.h"
+#include "proto.h"
+#include "rmpool.h"
+#include "state.h"
 
 /* ctl_mem_len -- receive slots, then send slots, RMP_MSG_MAX bytes each. */
 static size_t ctl_mem_len(void)

@@ -7,8 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rmp_internal.h"
+#include <rdma/rdma_cma.h>
+
+#include "chan.h"
+#include "error.h"
+#include "proto.h"
 #include "spin.h"
+#include "state.h"
 #include "util.h"
 
 const char *rmpc_wr_name(unsigned opcode)

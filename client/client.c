@@ -12,8 +12,37 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "rmp_internal.h"
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "auth.h"
+#include "buf.h"
+#include "chan.h"
+#include "error.h"
+#include "io.h"
+#include "lease.h"
+#include "opts.h"
+#include "proto.h"
+#include "rmpool.h"
+#include "state.h"
+#include "token.h"
 #include "util.h"
+
+/* Defaults and bounds of struct rmp_client_opts. */
+#define RMPC_DEF_CONNECT_TIMEOUT_MS 5000
+#define RMPC_DEF_OP_TIMEOUT_MS 10000
+#define RMPC_DEF_BOUNCE_BYTES (4u << 20)
+#define RMPC_DEF_MAX_INFLIGHT 128u
+#define RMPC_MIN_BOUNCE_BYTES 4096u
+#define RMPC_MAX_BOUNCE_BYTES (1u << 30)
+#define RMPC_MAX_INFLIGHT 65536u
+/* Adaptive spinning before a wait sleeps (spin.h). */
+#define RMPC_DEF_SPIN_MAX_US 1000u
+#define RMPC_MAX_SPIN_MAX_US 1000000u
+#define RMPC_MAX_RECONNECT_MS 60000u
+#define RMPC_RECONNECT_FIRST_MS 100u
+/* Bytes of a WRITE the QP is asked to carry in the WQE (inline). */
+#define RMPC_INLINE_WANT 256u
 
 /* IB CM reject reason "consumer defined": the server called rdma_reject. */
 #define IB_CM_REJ_CONSUMER_DEFINED 28

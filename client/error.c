@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rmp_internal.h"
+#include "error.h"
+#include "rmpool.h"
+#include "state.h"
 
 #ifndef RMP_VERSION
 #define RMP_VERSION "0.1.0"

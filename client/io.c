@@ -5,7 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rmp_internal.h"
+#include <infiniband/verbs.h>
+
+#include "buf.h"
+#include "chan.h"
+#include "error.h"
+#include "io.h"
+#include "lease.h"
+#include "proto.h"
+#include "rmpool.h"
+#include "state.h"
 #include "util.h"
 
 int rmpc_io_init(struct rmp_client *c)

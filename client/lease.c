@@ -6,7 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rmp_internal.h"
+#include "chan.h"
+#include "error.h"
+#include "lease.h"
+#include "opts.h"
+#include "proto.h"
+#include "rmpool.h"
+#include "state.h"
+#include "token.h"
 #include "util.h"
 
 /* The first published sizes of the caller-sized output structs: callers
