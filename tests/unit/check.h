@@ -36,6 +36,14 @@ static int check_n, check_failed;
 			       check_b_ ? check_b_ : "(null)");             \
 	} while (0)
 
+#define CHECK_HAS(s, part)                                                  \
+	do {                                                                \
+		const char *check_s_ = (s), *check_p_ = (part);             \
+		if (!check_report(check_s_ && strstr(check_s_, check_p_) != NULL, \
+				  #s " has " #part, __FILE__, __LINE__))    \
+			printf("#   got \"%s\"\n", check_s_ ? check_s_ : "(null)"); \
+	} while (0)
+
 static inline int check_report(int ok, const char *what, const char *file,
 			       int line)
 {

@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: MIT */
+/* fake_client.c -- fake verbs, NIC and server under a librmpool client (see fake_client.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "chan.h"
+#include "error.h"
+#include "fake_client.h"
+#include "lease.h"
+#include "state.h"
+#include "util.h"
+
+uint8_t fake_remote[FAKE_REMOTE_LEN];
+uint32_t fake_rkey = 0x5a01;
+struct fake_wr fake_wrs[FAKE_WRS_MAX];
+unsigned fake_nwrs;
+bool fake_hold;
+enum ibv_wc_status fake_fail_next;
+int fake_post_error;
+unsigned fake_post_fail_at;
+unsigned fake_qp_errors, fake_arms;
+bool (*fake_serve)(const struct rmp_msg *req, struct rmp_msg *rep);
+unsigned fake_reqs[RMP_OP_MAX + 1], fake_nreqs;
+struct rmp_msg fake_last_req;
+int fake_refuse, fake_reply_trim;
+uint64_t fake_ttl_ms;
+int fake_reconnect_err;
+unsigned fake_reconnects;
+
+static struct ibv_context ctx;
+static struct ibv_pd pd = { .context = &ctx };
+static struct ibv_cq cq = { .context = &ctx };
+static struct ibv_qp qp = { .context = &ctx, .qp_num = 11 };
+static struct ibv_comp_channel comp_ch = { .context = &ctx, .fd = -1 };
+static struct rdma_event_channel cm_ch = { .fd = -1 };
+static int cm_pipe[2] = { -1, -1 }, comp_pipe[2] = { -1, -1 };
+static struct ibv_mr ctl_mr = { .context = &ctx, .lkey = 0xc1 };
+static struct ibv_mr bounce_mr = { .context = &ctx, .lkey = 0xb1 };
+static bool qp_in_error;
+
+/* The CQ: a FIFO of completions. */
+static struct ibv_wc wcs[8192];
+static unsigned wc_head, wc_tail;
+
+/* Receive buffers posted, in order (slot wr_id, address). */
+static struct ibv_recv_wr recvs[256];
+static struct ibv_sge recv_sges[256];
+static unsigned recv_head, recv_tail;
+
+static struct rdma_cm_event cm_ev;
+static bool cm_pending;
+
+void fake_push_wc(const struct ibv_wc *wc)
+{
+	if (wc_tail - wc_head < RMP_ARRAY_SIZE(wcs))
+		wcs[wc_tail++ % RMP_ARRAY_SIZE(wcs)] = *wc;
+}
+
+static void push_send_wc(const struct fake_wr *w, enum ibv_wc_status st)
+{
+	struct ibv_wc wc = { .wr_id = w->wr_id, .status = st,
+			     .qp_num = qp.qp_num, .vendor_err = st ? 0x42 : 0 };
+
+	fake_push_wc(&wc);
+}
+
+unsigned fake_data_wrs(void)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < fake_nwrs; i++)
+		n += fake_wrs[i].opcode != IBV_WR_SEND;
+	return n;
+}
+
+/* ------------------------------------------------------ the server */
+
+void fake_reply(const struct rmp_msg *rep)
+{
+	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
+			     .qp_num = qp.qp_num };
+	int len;
+
+	if (recv_head == recv_tail)
+		return; /* no receive posted: the reply is lost */
+	len = rmp_msg_encode((void *)(uintptr_t)recv_sges[recv_head % 256].addr,
+			     recv_sges[recv_head % 256].length, rep);
+	if (len < 0)
+		abort();
+	len -= fake_reply_trim;
+	wc.wr_id = recvs[recv_head % 256].wr_id;
+	wc.byte_len = (uint32_t)len;
+	recv_head++;
+	fake_push_wc(&wc);
+}
+
+/* serve -- a control SEND reached the server. */
+static void serve(const struct fake_wr *w)
+{
+	struct rmp_msg req, rep;
+
+	if (rmp_msg_decode((const void *)(uintptr_t)w->local, w->length, &req))
+		abort(); /* the library sent a message that does not decode */
+	fake_last_req = req;
+	fake_nreqs++;
+	if (req.hdr.opcode <= RMP_OP_MAX)
+		fake_reqs[req.hdr.opcode]++;
+	memset(&rep, 0, sizeof(rep));
+	if (!fake_serve || !fake_serve(&req, &rep))
+		return;
+	if (!rep.hdr.opcode)
+		rep.hdr.opcode = req.hdr.opcode;
+	rep.hdr.flags |= RMP_MSG_F_REPLY;
+	rep.hdr.req_id = req.hdr.req_id;
+	fake_reply(&rep);
+}
+
+bool fake_serve_grant(const struct rmp_msg *req, struct rmp_msg *rep)
+{
+	struct rmp_lease_desc *d = &rep->u.lease;
+
+	if (fake_refuse) {
+		rep->hdr.status = fake_refuse;
+		return true;
+	}
+	switch (req->hdr.opcode) {
+	case RMP_OP_ALLOC:
+		d->id = 0x1000 + fake_nreqs;
+		d->secret = 0x5ec0000 + fake_nreqs;
+		d->length = req->u.alloc.length;
+		d->access = req->u.alloc.access;
+		d->flags = req->u.alloc.flags;
+		break;
+	case RMP_OP_ATTACH:
+		d->id = req->u.attach.id;
+		d->secret = req->u.attach.secret;
+		d->length = 4096;
+		d->access = req->u.attach.access ? req->u.attach.access :
+						   RMP_ACC_ALL;
+		break;
+	case RMP_OP_RENEW:
+		rep->u.renew_rep.ttl_ms = fake_ttl_ms;
+		return true;
+	default:
+		return true; /* FREE, STAT, AUTH: nothing to say */
+	}
+	d->addr = FAKE_REMOTE_ADDR;
+	d->rkey = fake_rkey;
+	d->ttl_ms = fake_ttl_ms;
+	d->holders = 1;
+	return true;
+}
+
+/* --------------------------------------------------------- the NIC */
+
+/* execute -- carry out data WR w on the fake remote memory. */
+static enum ibv_wc_status execute(const struct fake_wr *w)
+{
+	uint64_t off = w->remote_addr - FAKE_REMOTE_ADDR, old;
+	uint32_t len = w->num_sge ? w->length : 0;
+	uint8_t *r = fake_remote + off;
+	void *local = (void *)(uintptr_t)w->local;
+
+	if (len == 0 && w->opcode == IBV_WR_RDMA_READ)
+		return IBV_WC_SUCCESS; /* a zero-byte READ checks no key */
+	if (w->rkey != fake_rkey || w->remote_addr < FAKE_REMOTE_ADDR ||
+	    off > FAKE_REMOTE_LEN || len > FAKE_REMOTE_LEN - off)
+		return IBV_WC_REM_ACCESS_ERR;
+	switch (w->opcode) {
+	case IBV_WR_RDMA_READ:
+		memcpy(local, r, len);
+		return IBV_WC_SUCCESS;
+	case IBV_WR_RDMA_WRITE:
+		memcpy(r, local, len);
+		return IBV_WC_SUCCESS;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (len != 8 || off % 8)
+			return IBV_WC_REM_INV_REQ_ERR;
+		memcpy(&old, r, 8);
+		memcpy(local, &old, 8);
+		if (w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			old += w->compare_add;
+		else if (old == w->compare_add)
+			old = w->swap;
+		memcpy(r, &old, 8);
+		return IBV_WC_SUCCESS;
+	default:
+		return IBV_WC_REM_INV_REQ_ERR;
+	}
+}
+
+/* run -- w leaves the send queue: executed (data) or delivered (SEND),
+ * or flushed when the QP is in error; its completion as RC gives it. */
+static void run(struct fake_wr *w)
+{
+	enum ibv_wc_status st;
+
+	w->outstanding = false;
+	if (qp_in_error) {
+		st = IBV_WC_WR_FLUSH_ERR;
+	} else if (fake_fail_next != IBV_WC_SUCCESS) {
+		st = fake_fail_next;
+		fake_fail_next = IBV_WC_SUCCESS;
+	} else {
+		st = w->opcode == IBV_WR_SEND ? IBV_WC_SUCCESS : execute(w);
+	}
+	if (st != IBV_WC_SUCCESS || (w->send_flags & IBV_SEND_SIGNALED))
+		push_send_wc(w, st);
+	if (st != IBV_WC_SUCCESS)
+		qp_in_error = true;
+	if (st == IBV_WC_SUCCESS && w->opcode == IBV_WR_SEND)
+		serve(w);
+}
+
+/* flush_outstanding -- the QP is in error: what waits completes flushed. */
+static void flush_outstanding(void)
+{
+	unsigned i;
+
+	qp_in_error = true;
+	for (i = 0; i < fake_nwrs; i++)
+		if (fake_wrs[i].outstanding)
+			run(&fake_wrs[i]);
+}
+
+void fake_complete(unsigned i, enum ibv_wc_status status)
+{
+	unsigned j;
+
+	for (j = 0; j < i; j++)
+		if (fake_wrs[j].outstanding)
+			run(&fake_wrs[j]);
+	if (!fake_wrs[i].outstanding)
+		return;
+	fake_fail_next = status;
+	run(&fake_wrs[i]);
+	fake_fail_next = IBV_WC_SUCCESS;
+	if (qp_in_error)
+		flush_outstanding();
+}
+
+static int fake_post_send(struct ibv_qp *q, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad)
+{
+	unsigned k = 0;
+	struct fake_wr *w;
+
+	(void)q;
+	for (; wr; wr = wr->next, k++) {
+		if (fake_post_error && k == fake_post_fail_at) {
+			int err = fake_post_error;
+
+			fake_post_error = 0;
+			*bad = wr;
+			return err;
+		}
+		if (fake_nwrs == FAKE_WRS_MAX)
+			abort();
+		w = &fake_wrs[fake_nwrs++];
+		memset(w, 0, sizeof(*w));
+		w->wr_id = wr->wr_id;
+		w->opcode = wr->opcode;
+		w->send_flags = wr->send_flags;
+		w->num_sge = wr->num_sge;
+		if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			w->remote_addr = wr->wr.atomic.remote_addr;
+			w->rkey = wr->wr.atomic.rkey;
+			w->compare_add = wr->wr.atomic.compare_add;
+			w->swap = wr->wr.atomic.swap;
+		} else {
+			w->remote_addr = wr->wr.rdma.remote_addr;
+			w->rkey = wr->wr.rdma.rkey;
+		}
+		if (wr->num_sge) {
+			w->local = wr->sg_list[0].addr;
+			w->length = wr->sg_list[0].length;
+			w->lkey = wr->sg_list[0].lkey;
+		}
+		w->outstanding = true;
+		if (fake_hold && wr->opcode != IBV_WR_SEND && !qp_in_error)
+			continue;
+		run(w);
+	}
+	return 0;
+}
+
+static int fake_post_recv(struct ibv_qp *q, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad)
+{
+	(void)q;
+	(void)bad;
+	for (; wr; wr = wr->next) {
+		recv_sges[recv_tail % 256] = wr->sg_list[0];
+		recvs[recv_tail % 256] = *wr;
+		recv_tail++;
+	}
+	return 0;
+}
+
+static int fake_poll_cq(struct ibv_cq *c, int n, struct ibv_wc *out)
+{
+	int k = 0;
+
+	(void)c;
+	while (k < n && wc_head != wc_tail)
+		out[k++] = wcs[wc_head++ % RMP_ARRAY_SIZE(wcs)];
+	return k;
+}
+
+static int fake_req_notify_cq(struct ibv_cq *c, int solicited_only)
+{
+	(void)c;
+	(void)solicited_only;
+	fake_arms++;
+	return 0;
+}
+
+/* ------------------------------- libibverbs and librdmacm, replaced */
+
+int ibv_modify_qp(struct ibv_qp *q, struct ibv_qp_attr *attr, int mask)
+{
+	(void)q;
+	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_ERR) {
+		fake_qp_errors++;
+		flush_outstanding();
+	}
+	return 0;
+}
+
+int ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **c,
+		     void **cq_ctx)
+{
+	(void)ch;
+	(void)c;
+	(void)cq_ctx;
+	errno = EAGAIN; /* no event is ever raised: waits end by timeout */
+	return -1;
+}
+
+void ibv_ack_cq_events(struct ibv_cq *c, unsigned int nevents)
+{
+	(void)c;
+	(void)nevents;
+}
+
+#undef ibv_reg_mr
+struct ibv_mr *ibv_reg_mr(struct ibv_pd *p, void *addr, size_t length,
+			  int access)
+{
+	static uint32_t next_key = 0x100;
+	struct ibv_mr *mr = calloc(1, sizeof(*mr));
+
+	(void)access;
+	mr->context = &ctx;
+	mr->pd = p;
+	mr->addr = addr;
+	mr->length = length;
+	mr->lkey = mr->rkey = next_key++;
+	return mr;
+}
+
+struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *p, void *addr, size_t length,
+				uint64_t iova, unsigned int access)
+{
+	(void)iova;
+	return ibv_reg_mr(p, addr, length, (int)access);
+}
+
+int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	if (mr != &ctl_mr && mr != &bounce_mr)
+		free(mr);
+	return 0;
+}
+
+void fake_cm_event(enum rdma_cm_event_type type)
+{
+	cm_ev.event = type;
+	cm_pending = true;
+	if (write(cm_pipe[1], "e", 1) != 1)
+		abort();
+}
+
+int rdma_get_cm_event(struct rdma_event_channel *ch,
+		      struct rdma_cm_event **ev)
+{
+	char b;
+
+	(void)ch;
+	if (!cm_pending) {
+		errno = EAGAIN;
+		return -1;
+	}
+	cm_pending = false;
+	if (read(cm_pipe[0], &b, 1) != 1)
+		abort();
+	*ev = &cm_ev;
+	return 0;
+}
+
+int rdma_ack_cm_event(struct rdma_cm_event *ev)
+{
+	(void)ev;
+	return 0;
+}
+
+/* ------------------------------------------------------ the client */
+
+/* nic_reset -- a new QP and CQ: nothing posted, nothing to reap. */
+static void nic_reset(void)
+{
+	wc_head = wc_tail = 0;
+	recv_head = recv_tail = 0;
+	fake_nwrs = 0;
+	qp_in_error = false;
+	cm_pending = false;
+}
+
+/* fake_connect -- what rmp_client_connect leaves behind, on the fakes. */
+static void fake_connect(struct rmp_client *c)
+{
+	uint32_t i;
+
+	nic_reset();
+	c->cm_ch = &cm_ch;
+	c->comp_ch = &comp_ch;
+	c->pd = &pd;
+	c->cq = &cq;
+	c->qp = &qp;
+	c->ctl_mr = &ctl_mr;
+	c->bounce_mr = &bounce_mr;
+	c->sq_depth = c->ring_size + RMPC_NSEND + 16;
+	c->sq = calloc(c->sq_depth, sizeof(*c->sq));
+	c->max_inflight = c->ring_size;
+	c->signal_every = 4;
+	c->max_msg_sz = UINT32_C(1) << 31;
+	c->max_inline = 64;
+	c->atomics = true;
+	c->credits = 8;
+	c->connected = true;
+	strcpy(c->host, "fake");
+	c->port = 7471;
+	for (i = 0; i < RMPC_NRECV; i++)
+		if (rmpc_post_recv(c, i))
+			abort();
+	c->gen++;
+}
+
+/* fake_teardown -- what conn_teardown does to the state, on the fakes. */
+static void fake_teardown(struct rmp_client *c)
+{
+	struct rmp_buf *b;
+
+	LIST_FOREACH(b, &c->bufs, link) {
+		ibv_dereg_mr(b->mr);
+		b->mr = NULL;
+	}
+	free(c->sq);
+	c->sq = NULL;
+	memset(c->ring, 0, c->ring_size * sizeof(*c->ring));
+	c->ring_head = c->ring_posted = c->ring_tail = 0;
+	c->sync_err = 0;
+	c->connected = c->broken = c->disconnected = c->cq_armed = false;
+	c->sq_posted = c->sq_done = 0;
+	c->credits = c->ctl_inflight = 0;
+	memset(c->send_busy, 0, sizeof(c->send_busy));
+	c->rpc_wait_id = 0;
+	c->rpc_done = false;
+	c->failbuf[0] = '\0';
+	c->gen++;
+}
+
+int fake_reconnect(struct rmp_client *c)
+{
+	fake_reconnects++;
+	fake_teardown(c);
+	if (fake_reconnect_err) {
+		rmpc_set_error(c, "connection lost; reconnecting failed (fake)");
+		return fake_reconnect_err;
+	}
+	rmpc_clear_error(c); /* as rmp_client_connect does first */
+	fake_connect(c);
+	return 0;
+}
+
+struct rmp_client *fake_client_new(void)
+{
+	struct rmp_client *c = calloc(1, sizeof(*c));
+
+	if (cm_pipe[0] < 0) {
+		if (pipe(cm_pipe) || pipe(comp_pipe))
+			abort();
+		cm_ch.fd = cm_pipe[0];
+		comp_ch.fd = comp_pipe[0];
+	}
+	ctx.ops.post_send = fake_post_send;
+	ctx.ops.post_recv = fake_post_recv;
+	ctx.ops.poll_cq = fake_poll_cq;
+	ctx.ops.req_notify_cq = fake_req_notify_cq;
+	fake_hold = false;
+	fake_fail_next = IBV_WC_SUCCESS;
+	fake_post_error = 0;
+	fake_qp_errors = fake_arms = 0;
+	fake_serve = fake_serve_grant;
+	fake_refuse = 0;
+	fake_reply_trim = 0;
+	fake_ttl_ms = 60000;
+	memset(fake_reqs, 0, sizeof(fake_reqs));
+	fake_nreqs = 0;
+	fake_reconnect_err = 0;
+	fake_reconnects = 0;
+
+	LIST_INIT(&c->leases);
+	LIST_INIT(&c->bufs);
+	c->opts.size = sizeof(c->opts);
+	c->opts.op_timeout_ms = 50;
+	c->opts.connect_timeout_ms = 50;
+	c->opts.spin_max_us = 0;
+	c->opts.max_inflight = 64;
+	c->opts.bounce_bytes = 16384;
+	c->bounce_len = c->opts.bounce_bytes;
+	c->bounce = calloc(1, c->bounce_len + RMPC_SCRATCH);
+	c->ctl_mem = calloc(RMPC_NRECV + RMPC_NSEND, RMP_MSG_MAX);
+	c->ring_size = c->opts.max_inflight;
+	c->ring = calloc(c->ring_size, sizeof(*c->ring));
+	c->reconnect = fake_reconnect;
+	fake_connect(c);
+	return c;
+}
+
+void fake_client_free(struct rmp_client *c)
+{
+	struct rmp_lease *l;
+	struct rmp_buf *b;
+
+	while ((l = LIST_FIRST(&c->leases))) {
+		LIST_REMOVE(l, link);
+		free(l);
+	}
+	while ((b = LIST_FIRST(&c->bufs))) {
+		LIST_REMOVE(b, link);
+		if (b->mr)
+			ibv_dereg_mr(b->mr);
+		free(b);
+	}
+	free(c->sq);
+	free(c->ring);
+	free(c->bounce);
+	free(c->ctl_mem);
+	free(c);
+}
+
+struct rmp_lease *fake_lease(struct rmp_client *c, uint64_t off,
+			     uint64_t len, uint32_t access)
+{
+	struct rmp_lease *l = calloc(1, sizeof(*l));
+
+	l->c = c;
+	l->gen = c->gen;
+	l->id = 0xabc0 + off;
+	l->secret = 0x5ec;
+	l->addr = FAKE_REMOTE_ADDR + off;
+	l->length = len;
+	l->ttl_ms = 60000;
+	l->stamp_ms = rmp_now_ms();
+	l->rkey = fake_rkey;
+	l->access = access;
+	strcpy(l->host, c->host);
+	l->port = c->port;
+	LIST_INSERT_HEAD(&c->leases, l, link);
+	return l;
+}
