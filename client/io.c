@@ -419,6 +419,40 @@ static void fail_from(struct rmp_client *c, uint64_t i, int err)
 	c->ring_posted = c->ring_tail;
 }
 
+/*
+ * submit_failed -- the chain of n ops from ring position start was
+ * posted only up to bad (NULL: all of it), and the QP is in error now.
+ * What was not posted never completes: it completes here with err. What
+ * was posted flushes, unless the NIC ran it already: a signaled WR then
+ * reported itself and the ones before it, but unsignaled ones after the
+ * last signaled one leave no completion at all, and would hold up
+ * rmp_poll for good: they complete here with -ENOTCONN, as a flush says
+ * (a flush that still comes finds them done).
+ */
+static void submit_failed(struct rmp_client *c, uint64_t start, unsigned n,
+			  const struct ibv_send_wr *bad, int err)
+{
+	uint64_t i, quiet = start; /* first op no signaled WR reports */
+	struct rmpc_op *op;
+
+	for (i = start; i < start + n; i++) {
+		op = &c->ring[i % c->ring_size];
+		if (&op->wr == bad)
+			break;
+		if (op->wr.send_flags & IBV_SEND_SIGNALED)
+			quiet = i + 1;
+	}
+	for (; quiet < i; quiet++) {
+		op = &c->ring[quiet % c->ring_size];
+		if (op->state == RMPC_OP_POSTED) {
+			op->status = -ENOTCONN;
+			op->state = RMPC_OP_DONE;
+		}
+	}
+	if (i < start + n)
+		fail_from(c, i, err);
+}
+
 int rmp_submit(struct rmp_client *c)
 {
 	struct ibv_send_wr *first = NULL, *bad = NULL;
@@ -465,15 +499,7 @@ int rmp_submit(struct rmp_client *c)
 	c->ring_posted = c->ring_tail;
 	err = rmpc_post_send(c, first, &bad);
 	if (err) {
-		/* What was posted flushes (the QP is in error now); what
-		 * was not will never complete: finish it here. */
-		for (k = 0; k < n; k++) {
-			op = &c->ring[(start + k) % c->ring_size];
-			if (bad && &op->wr == bad) {
-				fail_from(c, start + k, err);
-				break;
-			}
-		}
+		submit_failed(c, start, n, bad, err);
 		return err;
 	}
 	/* Make rmp_client_fd() readable when the batch completes (only for

@@ -439,8 +439,13 @@ static void test_async_qp_error(void)
 	fake_client_free(c);
 }
 
-/* A submit on a failed connection: every queued operation completes
- * with -ENOTCONN, nothing is posted. */
+/*
+ * A submit that cannot post: on a failed connection every queued
+ * operation completes with -ENOTCONN; when the provider refuses a WR of
+ * the chain, those from it on complete with -EIO, and the ones it took
+ * complete too (whatever the NIC did with them), so rmp_poll hands out
+ * every operation.
+ */
 static void test_submit_fails(void)
 {
 	struct rmp_client *c = fake_client_new();
@@ -458,6 +463,32 @@ static void test_submit_fails(void)
 	for (i = 0; i < 4; i++)
 		CHECK_EQ(out[i].status, -ENOTCONN);
 	CHECK_EQ(fake_data_wrs(), 0);
+	fake_client_free(c);
+
+	/* Eight ops, WR 3 and 7 signaled; the provider takes six. WR 3
+	 * reports 0..3 (those before it as -ENOTCONN once the connection
+	 * has failed: the code does not tell them from flushed ones); 4
+	 * and 5 ran without a trace, 6 and 7 never ran. */
+	c = fake_client_new();
+	l = fake_lease(c, 0, 4096, RMP_ACC_ALL);
+	CHECK_EQ(rmp_buf_reg(c, mem, sizeof(mem), &b), 0);
+	CHECK_EQ(post_all(l, b) + post_all(l, b), 8);
+	fake_post_error = ENOMEM;
+	fake_post_fail_at = 6;
+	CHECK_EQ(rmp_submit(c), -EIO);
+	CHECK_EQ(fake_data_wrs(), 6);
+	CHECK_EQ(signaled(0), 1);
+	memset(out, 0, sizeof(out));
+	CHECK_EQ(rmp_poll(c, out, 8, 100), 8);
+	for (i = 0; i < 3; i++)
+		CHECK(out[i].status == 0 || out[i].status == -ENOTCONN);
+	CHECK_EQ(out[3].status, 0);
+	CHECK_EQ(out[4].status, -ENOTCONN);
+	CHECK_EQ(out[5].status, -ENOTCONN);
+	CHECK_EQ(out[6].status, -EIO);
+	CHECK_EQ(out[7].status, -EIO);
+	CHECK_EQ(out[7].user_data, 4);
+	CHECK_EQ(rmp_poll(c, out, 8, 0), 0);
 	fake_client_free(c);
 }
 
