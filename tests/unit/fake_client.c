@@ -162,14 +162,15 @@ static enum ibv_wc_status execute(const struct fake_wr *w)
 {
 	uint64_t off = w->remote_addr - FAKE_REMOTE_ADDR, old;
 	uint32_t len = w->num_sge ? w->length : 0;
-	uint8_t *r = fake_remote + off;
 	void *local = (void *)(uintptr_t)w->local;
+	uint8_t *r;
 
 	if (len == 0 && w->opcode == IBV_WR_RDMA_READ)
 		return IBV_WC_SUCCESS; /* a zero-byte READ checks no key */
 	if (w->rkey != fake_rkey || w->remote_addr < FAKE_REMOTE_ADDR ||
 	    off > FAKE_REMOTE_LEN || len > FAKE_REMOTE_LEN - off)
 		return IBV_WC_REM_ACCESS_ERR;
+	r = fake_remote + off;
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ:
 		memcpy(local, r, len);

@@ -104,6 +104,7 @@ static void test_async_args(void)
 	struct rmp_lease *ro = fake_lease(c, 4096, 4096, RMP_ACC_READ);
 	static uint8_t mem[4096];
 	struct rmp_buf *b = NULL, alien;
+	struct ibv_mr *mr;
 
 	CHECK_EQ(rmp_buf_reg(c, mem, sizeof(mem), &b), 0);
 	CHECK_EQ(rmp_post_read(NULL, 0, b, 0, 8, 1), -EINVAL);
@@ -130,9 +131,11 @@ static void test_async_args(void)
 	CHECK_EQ(rmp_post_read(l, 0, b, 0, 8, 3), -EAGAIN);
 	CHECK_HAS(c->errbuf, "2 operations queued or in flight");
 	CHECK_EQ(c->ring_tail, 2);
+	mr = b->mr;
 	b->mr = NULL; /* as after its connection closed */
 	CHECK_EQ(rmp_post_read(l, 0, b, 0, 8, 1), -ENOTCONN);
 	CHECK_HAS(c->errbuf, "register it again");
+	b->mr = mr;
 	CHECK_EQ(fake_data_wrs(), 0); /* queued, not submitted */
 	fake_client_free(c);
 }
