@@ -3,12 +3,9 @@
 #ifndef RMPC_IO_H
 #define RMPC_IO_H
 
-#include "state.h"
-
 #define RMPC_SYNC_BATCH 16u  /* WRs one synchronous call posts at a time */
-/* Send queue slots beyond the async ring: control sends and one
- * synchronous batch. */
-#define RMPC_SQ_RESERVE (RMPC_NSEND + RMPC_SYNC_BATCH)
+
+struct rmp_client;
 
 /* rmpc_io_init / rmpc_io_fini -- the async ring (rmp_client_new/free). */
 int rmpc_io_init(struct rmp_client *c);

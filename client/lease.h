@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
-#include "state.h"
+#include "token.h"
+
+struct rmp_client;
 
 struct rmp_lease {
 	struct rmp_client *c;
@@ -19,7 +21,7 @@ struct rmp_lease {
 	uint64_t stamp_ms; /* ... at this local time (rmp_now_ms) */
 	uint32_t rkey, access, flags;
 	uint32_t holders;  /* as last reported */
-	char host[RMPC_HOST_MAX + 1]; /* server, for the token */
+	char host[RMP_TOKEN_HOST_MAX + 1]; /* server, for the token */
 	uint16_t port;
 };
 
