@@ -37,6 +37,17 @@
 #define conn_of_holder(h) \
 	((struct rmp_conn *)((char *)(h) - offsetof(struct rmp_conn, holder)))
 
+const char *rmp_conn_state_name(enum rmp_conn_state s)
+{
+	static const char *const names[] = {
+		[RMP_CONN_ACCEPTING] = "accepting",
+		[RMP_CONN_ESTABLISHED] = "established",
+		[RMP_CONN_CLOSING] = "closing",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
 void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
 		    struct rmp_tenants *tenants, const struct rmp_config *cfg,

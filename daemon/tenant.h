@@ -69,11 +69,11 @@ struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg);
  */
 int rmp_tenants_reload(struct rmp_tenants *ts, const struct rmp_config *cfg,
 		       unsigned *changes);
-/* rmp_tenants_foreach -- fn on every tenant in config order (removed
- * ones still in use after), then anonymous when enabled or in use. */
-void rmp_tenants_foreach(const struct rmp_tenants *ts,
-			 void (*fn)(const struct rmp_tenant *t, void *arg),
-			 void *arg);
+/* rmp_tenants_next -- the tenant after prev (NULL: the first), in config
+ * order (removed ones still in use after), then anonymous when enabled or
+ * in use; NULL after the last. */
+const struct rmp_tenant *rmp_tenants_next(const struct rmp_tenants *ts,
+					  const struct rmp_tenant *prev);
 /* Wipes the keys. Accepts NULL. */
 void rmp_tenants_free(struct rmp_tenants *ts);
 
