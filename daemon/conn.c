@@ -285,7 +285,13 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 	if (cn_qp_failed_remotely(c))
 		note_access_error(c, "its queue pair had failed on the server "
 				  "side (a request it sent was refused)");
-	log_info("%s disconnected: %s", c->holder.label, why);
+	/* One that never proved a tenant may be one of a flood: its lines
+	 * go through the peer's rate limit. */
+	if (cn_unproven(c))
+		rmp_conns_log_peer(c->set, c->peer_ip, LOG_INFO,
+				   "%s disconnected: %s", c->holder.label, why);
+	else
+		log_info("%s disconnected: %s", c->holder.label, why);
 	c->state = RMP_CONN_CLOSING;
 	cn_count_as(c, RMP_CONN_COUNTS_NOWHERE);
 	c->local_failure = true;
@@ -319,7 +325,9 @@ void rmp_conn_established(struct rmp_conn *c)
 		return;
 	c->state = RMP_CONN_ESTABLISHED;
 	c->quiet_since_ms = rmp_now_ms();
-	log_info("%s connected", c->holder.label);
+	/* Any connect may be one of a flood's: a client is told at info
+	 * once it proves a tenant (admit_proven). */
+	log_debug("%s connected", c->holder.label);
 }
 
 /* ------------------------------------------------------------ replies */
