@@ -433,7 +433,8 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * the server (one control round trip), since another process may have
  * renewed it by token: if the lease lives on, the call goes ahead; if
  * not it gives -EKEYEXPIRED with nothing posted, and the connection stays
- * usable. An access the server
+ * usable; if the question finds no answer (no reply, a lost connection),
+ * the call gives that error instead. An access the server
  * refused because the lease was revoked gives -EKEYEXPIRED too, but then
  * the connection has to be reopened (RDMA moves the queue pair to an
  * error state). Other errors: -ENOTCONN, -EIO, -ETIMEDOUT (the connection
