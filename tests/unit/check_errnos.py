@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""check_errnos.py [--dump] [SOURCE_ROOT] -- every errno a public function
-of librmpool can return is documented for it, in rmpool.h and in
-librmpool(3); prints TAP.
+"""check_errnos.py -- every errno a public function of librmpool can
+return is documented for it, in rmpool.h and in librmpool(3); prints TAP.
+
+Usage: check_errnos.py [--dump] [SOURCE_ROOT]; --dump also shows what
+each request can get from the server and what was read as no errno.
 
 The errnos are derived from the code, not listed by hand:
 
@@ -14,7 +16,8 @@ The errnos are derived from the code, not listed by hand:
    return (every assignment to them; every argument at every call site),
    through ?: (`v == -EX ? -EY : v` turns EX into EY) and guards
    (`if (v && v != -EX) return v;` passes no EX on). `-errno` and the
-   like pass on a system's or device's error: listed, not checked.
+   like pass on a system's or device's error: listed in a TAP comment,
+   not checked.
  - the server: the status of a reply (c->rpc_rep.hdr.status, which
    rmpc_rpc returns) depends on the request, named by the hdr.opcode the
    caller set (followed through parameters, as in id_rpc and token_rpc).
@@ -22,8 +25,11 @@ The errnos are derived from the code, not listed by hand:
    sources (daemon/meson.build): the returns of dispatch() in
    daemon/request.c before its switch (every request) and in that
    request's case; for AUTH the statuses rmp_request_auth and
-   admit_proven set. Another function that sets a reply's status makes
-   the check fail until it is taught here.
+   admit_proven set (the decoder's statuses in rmp_request_handle are
+   for malformed messages, which the library does not send). Another
+   function that sets a reply's status makes the check fail until it is
+   taught here; so does a call to a function a header declares but no
+   source read defines (a file missing from the lists).
 
 The documentation of a function in rmpool.h is the comment block above
 its declaration (shared by the declarations right after it); in
@@ -50,10 +56,10 @@ EXCLUDED = {
         "ctl_ready() saw a free send slot just before (the code says "
         "'not reached')",
     ("rmp_msg_encode", "EMSGSIZE"):
-        "the library encodes into RMP_MSG_MAX bytes, which every message "
-        "fits (test_proto)",
+        "the library encodes into RMP_MSG_MAX bytes; the largest message "
+        "(24 + 128) fits (test_proto checks it)",
     ("rmp_msg_encode", "EINVAL"):
-        "only for a positive status; requests carry 0",
+        "only for a status other than 0 in a request: rmpc_rpc sets 0",
     ("rmp_msg_payload_len", "EOPNOTSUPP"):
         "the library sends only the opcodes proto.h defines",
     ("rmp_conn_req_encode", "EMSGSIZE"):
@@ -177,13 +183,36 @@ def read_funcs(root, files):
 
 
 def meson_sources(root, meson, target):
-    """The .c files of `target ...` (up to its first keyword argument)."""
-    text = open(os.path.join(root, meson), encoding="utf-8").read()
+    """The .c files of `target ...` (up to its first keyword argument),
+    named there or in a variable set to files(...) or [...] before."""
+    text = re.sub(r"#.*", "", open(os.path.join(root, meson),
+                                   encoding="utf-8").read())
     m = re.search(re.escape(target) + r"(.*?)\w+\s*:", text, re.S)
     if not m:
         raise Fail("no %s in %s" % (target, meson))
+    args = m.group(1)
+    for var in re.findall(r"\b([a-z_]\w*)\b(?!\s*\()", args):
+        d = re.search(r"^" + var + r"\s*=\s*(?:files\s*\(|\[)(.*?)[)\]]",
+                      text, re.M | re.S)
+        if d:
+            args += d.group(1)
     d = os.path.dirname(meson)
-    return [d + "/" + f for f in re.findall(r"'([\w.]+\.c)'", m.group(1))]
+    found = [d + "/" + f for f in re.findall(r"'([\w.]+\.c)'", args)]
+    if not found:
+        raise Fail("no sources of %s in %s" % (target, meson))
+    return found
+
+
+def declared(root):
+    """Every function a header of this tree declares."""
+    names = set()
+    for d in ("client", "client/include", "common", "daemon"):
+        for rel in files_of(root, d, ".h"):
+            text = strip_c(open(os.path.join(root, rel), encoding="utf-8").read())
+            names |= set(re.findall(r"\b(\w+)\s*\([^;{}()]*(?:\([^()]*\)[^;{}()]*)*"
+                                    r"\)\s*(?:__attribute__\s*\(\(.*?\)\)\s*)?;",
+                                    text))
+    return names
 
 
 def files_of(root, d, ext):
@@ -204,8 +233,9 @@ class Universe:
     (the opcode is parameter i) or ("msg", i) (parameter i is the
     message, its opcode set by the caller)."""
 
-    def __init__(self, funcs, statuses=None, where=""):
+    def __init__(self, funcs, declared, statuses=None, where=""):
         self.funcs = funcs
+        self.declared = declared  # functions of this tree's headers
         self.statuses = statuses  # opcode -> tokens (for the library)
         self.where = where        # prefix of DYN tokens
         self.summary, self.last = {}, {}
@@ -287,6 +317,8 @@ class Universe:
         m = re.match(r"^\w+(?:(?:->|\.)\w+)*(?:->|\.)(\w+)$", e)
         if m:
             return self.field(f, e, m.group(1), seen)
+        if sum(e.count(c) for c in "([{") != sum(e.count(c) for c in ")]}"):
+            raise Fail("cannot read in %s: %s" % (f.name, " ".join(e.split())))
         found = set()
         for name in LIT.findall(e):
             found |= self.literal(f, name)
@@ -345,6 +377,10 @@ class Universe:
             return set()  # a macro
         g = self.lookup(callee, f)
         if g is None:
+            if callee in self.declared:
+                raise Fail("%s calls %s, which no source read defines (a "
+                           "file missing from meson_sources?)"
+                           % (f.name, callee))
             # Outside: the C library, verbs, rdma_cm. Their errors come
             # back positive, or as -1 and errno; never passed on as is.
             self.unread.add((f.name, callee + "()"))
@@ -482,7 +518,7 @@ def server_statuses(root):
                             meson_sources(root, meson, "executable('rmpoold',") +
                             files_of(root, "daemon", ".h") +
                             files_of(root, "common", (".c", ".h"))),
-                 where="the server's ")
+                 declared(root), where="the server's ")
     writers = {g.name for fs in u.funcs.values() for g in fs
                if re.search(r"hdr\.status\s*=(?!=)", g.body)}
     known = {"rmp_request_handle", "rmp_request_auth", "admit_proven"}
@@ -524,8 +560,8 @@ def header_docs(root):
             block = re.sub(r"^\s*\* ?", "", m.group(1), flags=re.M)
             for para in re.split(r"\n\s*\n", block):
                 lead = re.match(r"\s*([A-Z][a-z ]+):", para)
-                if lead:
-                    docs[lead.group(1).lower()] = para
+                if lead:  # the overview comes first: it wins
+                    docs.setdefault(lead.group(1).lower(), para)
         elif m.group(3):
             docs[m.group(3)] = block or ""
             if re.match(r"^int\b", m.group(2)):
@@ -551,7 +587,7 @@ def man_docs(root, names):
             p = para.strip()
             named = re.match(r"^\*([A-Z][a-z ]+)\*", p)
             if named:
-                docs[named.group(1).lower()] = p
+                docs.setdefault(named.group(1).lower(), p)
             lead = re.match(r"^(?:\*rmp_[\w\\*]+\*\(\)(?:,\s*|\s+and\s+|/)?)+",
                             p)
             who = members
@@ -566,8 +602,8 @@ def man_docs(root, names):
     return docs
 
 
-REF = re.compile(r"\b(?:as|those of|errors of)\s+((?:\**rmp_\w+\**(?:\(\))?"
-                 r"(?:,\s*|\s+and\s+|\s+or\s+)?)+|(?:a|every) control call)")
+REF = re.compile(r"\b(?:as|those\s+of|errors\s+of)\s+((?:\**rmp_\w+\**(?:\(\))?"
+                 r"(?:,\s*|\s+and\s+|\s+or\s+)?)+|(?:a|every)\s+control\s+call)")
 
 
 def documented(docs, name, seen=None):
@@ -579,7 +615,7 @@ def documented(docs, name, seen=None):
     text = docs[name].replace("*", "").replace("\\", "")
     got = set(re.findall(r"\b(E[A-Z0-9]{2,})\b", text)) & ERRNO_NAMES
     for ref in REF.findall(text):
-        targets = (["control calls"] if ref.endswith("control call") else
+        targets = (["control calls"] if "control" in ref else
                    re.findall(r"rmp_\w+", ref))
         for t in targets:
             got |= documented(docs, t, seen)
@@ -618,14 +654,14 @@ def main(argv):
         u = Universe(read_funcs(root, meson_sources(
             root, "client/meson.build", "shared_library('rmpool',") +
             files_of(root, "client", ".h") +
-            files_of(root, "common", (".c", ".h"))), statuses)
+            files_of(root, "common", (".c", ".h"))), declared(root), statuses)
         hdocs, public = header_docs(root)
         got = u.derive(sorted(public))
     except Fail as e:
         tap.check(False, "derivation: %s" % e)
         print("1..%d" % tap.n)
         return 1
-    mdocs = man_docs(root, sorted(hdocs))
+    mdocs = man_docs(root, sorted(n for n in hdocs if n.startswith("rmp_")))
     if dump:
         for op in sorted(statuses):
             print("# %s: %s; %s" % (op, " ".join(names(statuses[op])),
