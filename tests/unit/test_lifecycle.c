@@ -1209,9 +1209,9 @@ static void put_record(struct rmp_journal *j, uint64_t id, uint64_t off,
  * A restart: the journal's live leases come back with their ids,
  * secrets, extents and bytes, charged to their tenant, keyless until a
  * holder attaches; an auto-renew one gets one more ttl. Expired,
- * ephemeral and freed leases and a record of a tenant no longer
- * configured do not come back, and every byte no recovered lease holds
- * is zeroed and free.
+ * ephemeral and freed leases, a record of a tenant no longer configured
+ * and one whose id is taken do not come back, and every byte no
+ * recovered lease holds is zeroed and free.
  */
 static void test_recover(void)
 {
@@ -1250,6 +1250,7 @@ static void test_recover(void)
 	CHECK_EQ(free_lease(c, was[4].id, was[4].secret), 0);
 	memset(pool->base + POOL_SIZE - 4096, 0xee, 4096); /* stale bytes */
 	put_record(j, 5, 2 << 20, "gone");
+	put_record(j, was[0].id, 3 << 20, "a"); /* l[0]'s id, again */
 	mem = crash();
 	rmp_journal_close(j);
 
@@ -1261,7 +1262,7 @@ static void test_recover(void)
 	CHECK_EQ(rmp_lifecycle_recover(lc, found, true), 0);
 	CHECK_EQ(fake_log_count("recovered 2 lease(s), 12288 bytes"), 1);
 	CHECK_EQ(fake_log_count("1 expired"), 1);
-	CHECK_EQ(fake_log_count("1 of unknown tenants, 0 refused"), 1);
+	CHECK_EQ(fake_log_count("1 of unknown tenants, 1 refused"), 1);
 	r = (struct rmp_lease *)rmp_lifecycle_find(lc, was[0].id);
 	CHECK(r != NULL);
 	if (!r)
@@ -1289,6 +1290,7 @@ static void test_recover(void)
 	for (unsigned i = 2; i < 5; i++)
 		CHECK(all_bytes(was[i].offset, 4096, 0));
 	CHECK(all_bytes(2 << 20, 4096, 0));
+	CHECK(all_bytes(3 << 20, 4096, 0));
 	CHECK(all_bytes(POOL_SIZE - 4096, 4096, 0));
 	rmp_journal_stats(j, &js);
 	CHECK_EQ(js.used, 2);
