@@ -597,7 +597,9 @@ static void test_auto_renew(void)
 {
 	struct fake_conn *c, *c2;
 	struct rmp_lease *l;
-	uint64_t id;
+	struct rmp_key *k;
+	uint64_t id, ttl;
+	unsigned detail;
 
 	start(RMP_KEYS_WINDOW);
 	c = conn(ta, "one", 8);
@@ -608,6 +610,20 @@ static void test_auto_renew(void)
 	CHECK_EQ(l->deadline_ms, fake_now + 1000);
 	CHECK_EQ(stats().expiries, 0);
 	CHECK_EQ(fake_due(NULL), 0);
+	/* At its deadline, before the tick: alive, since the tick renews
+	 * it while a holder is current. An ATTACH or RENEW then must not
+	 * be told the lease expired. */
+	fake_now = l->deadline_ms;
+	c2 = conn(ta, "late", 8);
+	CHECK_EQ(attach(c2, l, RMP_ACC_READ, 0, &detail, &k), 0);
+	CHECK_EQ(renew(c, id, l->secret, 1, &ttl), 0);
+	CHECK_EQ(l->deadline_ms, fake_now + 1000);
+	fake_conn_close(lc, c2);
+	fake_complete_all(lc, NULL, IBV_WC_SUCCESS);
+	fake_advance(lc, 0);
+	CHECK(rmp_lifecycle_find(lc, id) == l);
+	fake_advance(lc, 1000);
+	CHECK_EQ(l->deadline_ms, fake_now + 1000);
 	/* A reload lowered ttl_max: renewals follow it. */
 	cfg.lease.ttl_max_ms = 700;
 	fake_advance(lc, 1000);
