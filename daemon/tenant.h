@@ -156,8 +156,9 @@ void rmp_tenant_adopt(struct rmp_tenant *t, uint64_t bytes);
 /*
  * rmp_tenant_current -- does a proof made in epoch still give t's rights
  * (new leases, keys and time)? Not once a reload removed t, changed its
- * key or turned anonymous access off: the connection that made it keeps
- * its keys to their leases' deadlines, and may free, but gets nothing new.
+ * key or turned anonymous access off: every request of the connection
+ * that made it is refused (-EKEYREVOKED, FREE and STAT too), and it is
+ * closed after rotate_grace, its keys with it.
  */
 bool rmp_tenant_current(const struct rmp_tenant *t, uint32_t epoch);
 
