@@ -93,6 +93,11 @@ static const char *rmp_text(int e)
 		return "operation not supported by the device or server";
 	case ENODEV:
 		return "no RDMA device";
+	case EFBIG:
+		return "larger than the server's largest lease ([lease] "
+		       "max_lease)";
+	case EAFNOSUPPORT:
+		return "a tenant's proof needs an IPv4 or IPv6 server address";
 	}
 	return NULL;
 }

@@ -52,20 +52,29 @@ static void lease_unlink(struct rmp_lease *l)
  * refresh -- the deadline we know has passed, but another process may
  * have renewed the lease (by token): ask the server with an ATTACH of the
  * same access on this connection, which hands back this connection's key
- * unchanged and the time left. 0 when the lease lives on (l updated).
- * Posting blindly instead would fail the whole connection at the NIC.
+ * unchanged and the time left. 0 when the lease lives on (l updated),
+ * -EKEYEXPIRED when it is gone (or this connection's key is), else the
+ * error of the question: a lost connection, no reply, a voided proof say
+ * nothing about the lease. Posting blindly instead would fail the whole
+ * connection at the NIC.
  */
 static int refresh(struct rmp_lease *l)
 {
 	struct rmp_msg m;
+	int err;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.opcode = RMP_OP_ATTACH;
 	m.u.attach.id = l->id;
 	m.u.attach.secret = l->secret;
 	m.u.attach.access = l->access;
-	if (rmpc_rpc(l->c, &m) || m.u.lease.id != l->id ||
-	    m.u.lease.rkey != l->rkey || m.u.lease.ttl_ms == 0)
+	err = rmpc_rpc(l->c, &m);
+	if (err == -ENOENT) /* freed, or expired long enough ago */
+		return -EKEYEXPIRED;
+	if (err)
+		return err;
+	if (m.u.lease.id != l->id || m.u.lease.rkey != l->rkey ||
+	    m.u.lease.ttl_ms == 0)
 		return -EKEYEXPIRED;
 	l->ttl_ms = m.u.lease.ttl_ms;
 	l->stamp_ms = rmp_now_ms();
@@ -105,12 +114,13 @@ int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry)
 	    (l->flags & RMP_LEASE_F_AUTO_RENEW))
 		return 0;
 	age = rmp_now_ms() - l->stamp_ms;
-	if (age >= l->ttl_ms && refresh(l)) {
+	if (age < l->ttl_ms)
+		return 0;
+	err = refresh(l);
+	if (err == -EKEYEXPIRED)
 		rmpc_set_error(c, "lease %016" PRIx64 " expired %" PRIu64
 			       " ms ago", l->id, age - l->ttl_ms);
-		return -EKEYEXPIRED;
-	}
-	return 0;
+	return err;
 }
 
 /* lease_set -- take a lease description from an ALLOC/ATTACH reply. */

@@ -23,14 +23,9 @@
 
 #include "admin.h"
 #include "admin_int.h"
-#include "conn.h"
-#include "keys.h"
-#include "lease.h"
-#include "lifecycle.h"
 #include "log.h"
 #include "ops.h"
 #include "parse.h"
-#include "tenant.h"
 #include "util.h"
 
 /* ------------------------------------------------------------ replies */

@@ -22,14 +22,9 @@
 #include <json-c/json.h>
 
 #include "admin_int.h"
-#include "conn.h"
-#include "keys.h"
-#include "lease.h"
-#include "lifecycle.h"
 #include "log.h"
 #include "ops.h"
 #include "parse.h"
-#include "tenant.h"
 #include "util.h"
 
 /* ----------------------------------------------------- request fields */
@@ -157,80 +152,6 @@ void adm_cmd_status(struct admin_conn *c, json_object *req)
 	adm_send_obj(c, j);
 }
 
-/* What `leases` keeps. */
-struct lease_filter {
-	const struct rmp_ops *o;
-	const char *tenant;             /* NULL: any */
-	const char *name;               /* client name; NULL: any */
-	const struct rmp_holder *holder; /* client by number; NULL: any */
-	bool by_number;
-	bool expiring;
-	uint64_t before_ms;             /* deadline at or before this */
-	uint64_t *ids;
-	size_t n, cap;
-	bool nomem;
-};
-
-static bool lease_matches(const struct lease_filter *f,
-			  const struct rmp_lease *l)
-{
-	const struct rmp_key *k;
-	bool hit;
-
-	if (f->tenant && (!l->tenant || strcmp(l->tenant->name, f->tenant)))
-		return false;
-	if (f->expiring && l->deadline_ms > f->before_ms)
-		return false;
-	if (f->by_number) {
-		hit = false;
-		TAILQ_FOREACH(k, &l->keys, lease_link)
-			hit |= k->holder == f->holder;
-		return hit;
-	}
-	if (f->name) {
-		/* The client that allocated it, or one that holds a key. */
-		hit = !strcmp(l->owner, f->name);
-		TAILQ_FOREACH(k, &l->keys, lease_link)
-			hit |= k->holder->name && !strcmp(k->holder->name,
-							  f->name);
-		return hit;
-	}
-	return true;
-}
-
-static void collect_one(const struct rmp_lease *l, void *arg)
-{
-	struct lease_filter *f = arg;
-
-	if (f->nomem || !lease_matches(f, l))
-		return;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 256;
-		uint64_t *ids = realloc(f->ids, cap * sizeof(*ids));
-
-		if (!ids) {
-			f->nomem = true;
-			return;
-		}
-		f->ids = ids;
-		f->cap = cap;
-	}
-	f->ids[f->n++] = l->id;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* parse_number -- "#7" or "7": a client's number. */
-static bool parse_number(const char *s, uint64_t *out)
-{
-	return !rmp_parse_dec(*s == '#' ? s + 1 : s, out);
-}
-
 /*
  * adm_stream_leases -- send the lines of a leases reply while the peer keeps
  * up: leases that ended meanwhile are left out; the last line counts
@@ -244,13 +165,12 @@ void adm_stream_leases(struct admin_conn *c)
 
 	while (c->ids && c->next < c->nids && !c->closing &&
 	       evbuffer_get_length(out) < OUT_HIGH) {
-		const struct rmp_lease *l =
-			rmp_lifecycle_find(o->lc, c->ids[c->next++]);
+		struct rmp_lease_view v;
 
-		if (!l)
+		if (rmp_ops_lease_view(o, c->ids[c->next++], &v))
 			continue;
 		j = json_object_new_object();
-		adm_put(j, "lease", adm_lease_json(o, l, false));
+		adm_put(j, "lease", adm_lease_json(o, &v, false));
 		if (adm_send_obj(c, j))
 			return;
 		c->sent++;
@@ -268,80 +188,60 @@ void adm_stream_leases(struct admin_conn *c)
 void adm_cmd_leases(struct admin_conn *c, json_object *req)
 {
 	struct rmp_ops *o = c->a->ops;
-	struct lease_filter f = { .o = o };
-	const char *client;
-	uint64_t within, n;
+	struct rmp_lease_query q = { 0 };
+	uint64_t within, *ids;
 	json_object *j;
+	size_t n;
+	int ret;
 
-	if (get_str(c, req, "leases", "tenant", false, &f.tenant) ||
-	    get_str(c, req, "leases", "client", false, &client) ||
+	if (get_str(c, req, "leases", "tenant", false, &q.tenant) ||
+	    get_str(c, req, "leases", "client", false, &q.client) ||
 	    get_u64(c, req, "leases", "expiring_within_ms", false, &within,
-		    &f.expiring))
+		    &q.expiring))
 		return;
-	if (f.expiring)
-		f.before_ms = rmp_now_ms() + RMP_MIN(within, UINT64_MAX / 4);
-	if (client && parse_number(client, &n)) {
-		const struct rmp_conn *cn;
-
-		TAILQ_FOREACH(cn, &o->conns->list, link)
-			if (cn->serial == n)
-				break;
-		if (!cn) {
-			adm_reply_error(c, ENOENT, "no client #%" PRIu64
-				    " (see rmpoolctl clients)", n);
-			return;
-		}
-		f.by_number = true;
-		f.holder = &cn->holder;
-	} else {
-		f.name = client;
+	if (q.expiring)
+		q.before_ms = rmp_now_ms() + RMP_MIN(within, UINT64_MAX / 4);
+	ret = rmp_ops_find_leases(o, &q, &ids, &n);
+	if (ret == -ENOENT) {
+		adm_reply_error(c, ENOENT, "no client %s%s (see rmpoolctl "
+				"clients)", q.client[0] == '#' ? "" : "#",
+				q.client);
+		return;
 	}
-	rmp_lifecycle_foreach(o->lc, collect_one, &f);
-	if (f.nomem) {
-		free(f.ids);
+	if (ret) {
 		adm_reply_error(c, ENOMEM, "out of memory listing the leases");
 		return;
 	}
-	if (f.n) /* qsort(NULL, 0, ...) is undefined */
-		qsort(f.ids, f.n, sizeof(*f.ids), cmp_u64);
 	j = adm_ok_reply();
 	adm_put(j, "stream", json_object_new_string("leases"));
-	adm_put_u64(j, "total", f.n);
+	adm_put_u64(j, "total", n);
 	if (adm_send_obj(c, j)) {
-		free(f.ids);
+		free(ids);
 		return;
 	}
 	/* An empty result still goes through the stream's end. */
-	c->ids = f.ids ? f.ids : malloc(sizeof(*c->ids));
-	c->nids = f.n;
+	c->ids = ids;
+	c->nids = n;
 	c->next = 0;
 	c->sent = 0;
-	if (!c->ids) {
-		/* The stream has begun: no error line can follow it. */
-		log_err("admin: %s: out of memory listing the leases: closing",
-			c->who);
-		c->closing = true;
-		return;
-	}
 	adm_stream_leases(c);
 }
 
 void adm_cmd_show(struct admin_conn *c, json_object *req)
 {
 	const struct rmp_ops *o = c->a->ops;
-	const struct rmp_lease *l;
+	struct rmp_lease_view v;
 	json_object *j;
 	uint64_t id;
 
 	if (get_id(c, req, "show", &id))
 		return;
-	l = rmp_lifecycle_find(o->lc, id);
-	if (!l) {
+	if (rmp_ops_lease_view(o, id, &v)) {
 		reply_no_lease(c, id);
 		return;
 	}
 	j = adm_ok_reply();
-	adm_put(j, "lease", adm_lease_json(o, l, true));
+	adm_put(j, "lease", adm_lease_json(o, &v, true));
 	adm_send_obj(c, j);
 }
 
@@ -364,7 +264,7 @@ void adm_cmd_revoke(struct admin_conn *c, json_object *req)
 void adm_cmd_extend(struct admin_conn *c, json_object *req)
 {
 	struct rmp_ops *o = c->a->ops;
-	const struct rmp_lease *l;
+	struct rmp_lease_view v;
 	uint64_t id, ttl;
 	json_object *j;
 	bool present;
@@ -384,10 +284,9 @@ void adm_cmd_extend(struct admin_conn *c, json_object *req)
 			    o->cfg->lease.ttl_max_ms);
 		return;
 	}
-	l = rmp_lifecycle_find(o->lc, id);
 	j = adm_ok_reply();
-	if (l)
-		adm_put(j, "lease", adm_lease_json(o, l, false));
+	if (!rmp_ops_lease_view(o, id, &v))
+		adm_put(j, "lease", adm_lease_json(o, &v, false));
 	adm_send_obj(c, j);
 }
 
@@ -395,11 +294,12 @@ void adm_cmd_clients(struct admin_conn *c, json_object *req)
 {
 	const struct rmp_ops *o = c->a->ops;
 	json_object *j = adm_ok_reply(), *arr = json_object_new_array();
-	const struct rmp_conn *cn;
+	const struct rmp_conn *cn = NULL;
+	struct rmp_client_view v;
 
 	(void)req;
-	TAILQ_FOREACH(cn, &o->conns->list, link) {
-		json_object *x = adm_client_json(cn);
+	while ((cn = rmp_ops_next_client(o, cn, &v))) {
+		json_object *x = adm_client_json(&v);
 
 		if (arr)
 			json_object_array_add(arr, x);
@@ -414,6 +314,7 @@ void adm_cmd_disconnect(struct admin_conn *c, json_object *req)
 {
 	struct rmp_ops *o = c->a->ops;
 	const char *which;
+	struct rmp_client_view v;
 	struct rmp_conn *cn;
 	json_object *j;
 	int err = 0;
@@ -434,7 +335,8 @@ void adm_cmd_disconnect(struct admin_conn *c, json_object *req)
 	}
 	/* Described before: it may be gone after. */
 	j = adm_ok_reply();
-	adm_put(j, "client", adm_client_json(cn));
+	rmp_ops_client_view(cn, &v);
+	adm_put(j, "client", adm_client_json(&v));
 	rmp_ops_disconnect(o, cn, c->who);
 	adm_send_obj(c, j);
 }

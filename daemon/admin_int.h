@@ -17,7 +17,6 @@
 #include <json-c/json.h>
 
 #include "config.h"
-#include "conn.h"
 #include "ops.h"
 
 /* Admin connections at once; more get an error reply and are closed. */
@@ -86,9 +85,9 @@ int adm_send_obj(struct admin_conn *c, json_object *o);
 json_object *adm_ok_reply(void);
 void adm_reply_error(struct admin_conn *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-json_object *adm_client_json(const struct rmp_conn *c);
+json_object *adm_client_json(const struct rmp_client_view *v);
 json_object *adm_lease_json(const struct rmp_ops *o,
-			       const struct rmp_lease *l, bool detail);
+			    const struct rmp_lease_view *v, bool detail);
 void adm_put(json_object *o, const char *k, json_object *v);
 void adm_put_bool(json_object *o, const char *k, bool v);
 void adm_put_i64(json_object *o, const char *k, int64_t v);

@@ -22,14 +22,8 @@
 #include <json-c/json.h>
 
 #include "admin_int.h"
-#include "conn.h"
-#include "keys.h"
-#include "lease.h"
-#include "lifecycle.h"
 #include "log.h"
 #include "ops.h"
-#include "parse.h"
-#include "tenant.h"
 #include "util.h"
 
 /* -------------------------------------------------------- JSON helpers */
@@ -168,73 +162,47 @@ int64_t adm_unix_s(uint64_t t)
 
 /* ----------------------------------------------------------- objects */
 
-static const char *conn_state(enum rmp_conn_state s)
-{
-	switch (s) {
-	case RMP_CONN_ACCEPTING:
-		return "accepting";
-	case RMP_CONN_ESTABLISHED:
-		return "established";
-	case RMP_CONN_CLOSING:
-		return "closing";
-	}
-	return "?";
-}
-
-/* conn_of -- the connection whose holder h is (every holder is one). */
-static const struct rmp_conn *conn_of(const struct rmp_ops *o,
-				      const struct rmp_holder *h)
-{
-	const struct rmp_conn *c;
-
-	TAILQ_FOREACH(c, &o->conns->list, link)
-		if (&c->holder == h)
-			return c;
-	return NULL;
-}
-
-/* adm_lease_json -- what an operator sees of l; with detail, its holders. */
+/* adm_lease_json -- what an operator sees of v's lease; with detail, its
+ * holders. */
 json_object *adm_lease_json(const struct rmp_ops *o,
-			       const struct rmp_lease *l, bool detail)
+			    const struct rmp_lease_view *v, bool detail)
 {
-	uint64_t now = rmp_now_ms(), addr = rmp_ops_lease_addr(o, l);
+	uint64_t now = rmp_now_ms();
 	json_object *j = json_object_new_object();
 
-	adm_put_id(j, "id", l->id);
-	adm_put_text(j, "tenant", l->tenant ? l->tenant->name : "");
-	adm_put_text(j, "owner", l->owner);
-	adm_put_u64(j, "bytes", l->ext.length);
-	adm_put_u64(j, "offset", l->ext.offset);
-	adm_put_u64(j, "addr", addr);
-	adm_put_u64(j, "end", addr + l->ext.length);
-	put_access(j, "access", l->access);
-	adm_put_u64(j, "keys", l->nkeys);
-	adm_put(j, "keys_mode", json_object_new_string(
-		rmp_keys_mode_name(o->keys_mode)));
-	adm_put(j, "state", json_object_new_string(rmp_lease_state_name(l->state)));
-	adm_put_u64(j, "ttl_ms", l->ttl_ms);
-	adm_put_u64(j, "ttl_left_ms", l->deadline_ms > now ?
-		l->deadline_ms - now : 0);
-	adm_put_i64(j, "deadline", adm_unix_s(l->deadline_ms));
-	adm_put_i64(j, "created", adm_unix_s(l->created_ms));
-	adm_put_u64(j, "age_ms", now > l->created_ms ? now - l->created_ms : 0);
-	adm_put_bool(j, "auto_renew", l->flags & RMP_LEASE_F_AUTO_RENEW);
-	adm_put_bool(j, "ephemeral", l->flags & RMP_LEASE_F_EPHEMERAL);
+	adm_put_id(j, "id", v->id);
+	adm_put_text(j, "tenant", v->tenant);
+	adm_put_text(j, "owner", v->owner);
+	adm_put_u64(j, "bytes", v->bytes);
+	adm_put_u64(j, "offset", v->offset);
+	adm_put_u64(j, "addr", v->addr);
+	adm_put_u64(j, "end", v->addr + v->bytes);
+	put_access(j, "access", v->access);
+	adm_put_u64(j, "keys", v->keys);
+	adm_put(j, "keys_mode", json_object_new_string(v->keys_mode));
+	adm_put(j, "state", json_object_new_string(v->state));
+	adm_put_u64(j, "ttl_ms", v->ttl_ms);
+	adm_put_u64(j, "ttl_left_ms", v->deadline_ms > now ?
+		v->deadline_ms - now : 0);
+	adm_put_i64(j, "deadline", adm_unix_s(v->deadline_ms));
+	adm_put_i64(j, "created", adm_unix_s(v->created_ms));
+	adm_put_u64(j, "age_ms", now > v->created_ms ? now - v->created_ms : 0);
+	adm_put_bool(j, "auto_renew", v->auto_renew);
+	adm_put_bool(j, "ephemeral", v->ephemeral);
 	if (detail) {
 		json_object *arr = json_object_new_array();
-		const struct rmp_key *k;
+		const struct rmp_key *k = NULL;
+		struct rmp_holder_view hv;
 
-		TAILQ_FOREACH(k, &l->keys, lease_link) {
-			const struct rmp_conn *c = conn_of(o, k->holder);
+		while ((k = rmp_ops_next_holder(o, v, k, &hv))) {
 			json_object *h = json_object_new_object();
 
-			adm_put_u64(h, "client", c ? c->serial : 0);
-			adm_put_text(h, "name", k->holder->name);
-			adm_put_text(h, "peer", k->holder->peer);
-			put_access(h, "access", k->access);
-			adm_put(h, "key", json_object_new_string(
-				rmp_key_state_name(k->state)));
-			adm_put_bool(h, "owner", k->holder == l->owner_holder);
+			adm_put_u64(h, "client", hv.client);
+			adm_put_text(h, "name", hv.name);
+			adm_put_text(h, "peer", hv.peer);
+			put_access(h, "access", hv.access);
+			adm_put(h, "key", json_object_new_string(hv.key_state));
+			adm_put_bool(h, "owner", hv.owner);
 			if (arr)
 				json_object_array_add(arr, h);
 			else
@@ -245,27 +213,23 @@ json_object *adm_lease_json(const struct rmp_ops *o,
 	return j;
 }
 
-json_object *adm_client_json(const struct rmp_conn *c)
+json_object *adm_client_json(const struct rmp_client_view *v)
 {
-	const struct rmp_tenant *t = c->holder.tenant;
-	uint64_t now = rmp_now_ms(), leases, bytes;
+	uint64_t now = rmp_now_ms();
 	json_object *j = json_object_new_object();
 
-	rmp_ops_client_usage(c, &leases, &bytes);
-	adm_put_u64(j, "client", c->serial);
-	adm_put_text(j, "name", c->name);
-	/* Until it has proved its key, the tenant it named. */
-	adm_put_text(j, "tenant", t ? t->name :
-		 c->auth.tenant ? c->auth.tenant->name : "");
-	adm_put_bool(j, "authenticated", t != NULL);
-	adm_put_text(j, "peer", c->peer);
-	adm_put(j, "state", json_object_new_string(conn_state(c->state)));
-	adm_put_i64(j, "connected_since", adm_unix_s(c->accepted_ms));
-	adm_put_u64(j, "connected_ms", now > c->accepted_ms ?
-		now - c->accepted_ms : 0);
-	adm_put_u64(j, "leases", leases);
-	adm_put_u64(j, "bytes", bytes);
-	adm_put_u64(j, "requests", c->requests);
-	adm_put_u64(j, "errors", c->errors);
+	adm_put_u64(j, "client", v->serial);
+	adm_put_text(j, "name", v->name);
+	adm_put_text(j, "tenant", v->tenant);
+	adm_put_bool(j, "authenticated", v->authenticated);
+	adm_put_text(j, "peer", v->peer);
+	adm_put(j, "state", json_object_new_string(v->state));
+	adm_put_i64(j, "connected_since", adm_unix_s(v->accepted_ms));
+	adm_put_u64(j, "connected_ms", now > v->accepted_ms ?
+		now - v->accepted_ms : 0);
+	adm_put_u64(j, "leases", v->leases);
+	adm_put_u64(j, "bytes", v->bytes);
+	adm_put_u64(j, "requests", v->requests);
+	adm_put_u64(j, "errors", v->errors);
 	return j;
 }

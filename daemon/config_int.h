@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * config_int.h -- what the files of the config share, and no one else:
- * config.c (the key table, parsing, checks) and config_dump.c (the dump
- * and the diff a reload reports).
+ * config.c (the key table), config_value.c (a value into its field),
+ * config_load.c (a file), config_check.c (the rules between keys) and
+ * config_dump.c (the dump and the diff a reload reports).
  */
 #ifndef RMP_CONFIG_INT_H
 #define RMP_CONFIG_INT_H
@@ -73,6 +74,15 @@ struct key {
 	const struct name_val *names; /* SY_NAMES */
 };
 
+/* Room for a quoted value in a message (cfg_quote). */
+#define CFG_QUOTE_LEN 256
+/* At least the number of keys of each table (config.c checks). */
+#define CFG_KEYS_MAX 64
+#define CFG_TENANT_KEYS_MAX 16
+
+#define CFG_MIB (UINT64_C(1) << 20)
+#define CFG_GIB (UINT64_C(1) << 30)
+
 /* "[tenant.NAME]": the section prefix of a tenant. */
 #define TENANT_PFX "tenant."
 #define TENANT_PFX_LEN (sizeof(TENANT_PFX) - 1)
@@ -91,5 +101,20 @@ const char *cfg_format_num(const struct key *k, int64_t v, char *buf,
 			      size_t buflen);
 int cfg_find_tenant(const struct rmp_config *c, const char *name);
 void *cfg_field(const struct key *k, void *base);
+/* store v (already range-checked) into a non-string key */
+void cfg_set_num(const struct key *k, void *base, int64_t v);
+/* v in double quotes for a message, odd bytes escaped, cut after 48 */
+const char *cfg_quote(const char *v, char *buf, size_t buflen);
+/* write a message into err when there is room for one */
+void cfg_set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* config_value.c: check and store value for key k into base (see
+ * cfg_field()); on failure "qname: why" in msg and -EINVAL. A key's
+ * text never gets into msg. */
+int cfg_parse_value(const struct key *k, void *base, const char *qname,
+		    const char *value, char *msg, size_t msglen);
+/* an absolute path, no control characters */
+bool cfg_valid_path(const char *s);
 
 #endif /* RMP_CONFIG_INT_H */

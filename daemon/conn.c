@@ -10,6 +10,7 @@
 
 #include "auth.h"
 #include "conn.h"
+#include "conn_int.h"
 #include "guard.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -17,25 +18,21 @@
 #include "tenant.h"
 #include "util.h"
 
-/* Key operations (bind / invalidate) one QP may have in flight. */
-#define KEY_WRS 64u
 /* A client that sends this many bad messages is disconnected. */
 #define MAX_BAD_MSGS 8
-/* The server's own RNR retry count: finite, whatever the client asks
- * (7 would mean "forever", and a revoke queued behind a reply would wait
- * as long as the client does not post receives). */
-#define SERVER_RNR_RETRY 3
-/* Local ACK timeout exponent used when the path gives none (4.096 µs x
- * 2^14 = 67 ms per try), and the largest accepted (~1 s). */
-#define SERVER_ACK_TIMEOUT 14
-#define SERVER_ACK_TIMEOUT_MAX 18
-/* Transport retries of a send the peer does not acknowledge. Never 7:
- * Soft-RoCE takes 7 to mean "forever" (as rnr_retry does), and then a
- * dead client's host would never fail a probe (tested on rxe). */
-#define SERVER_RETRY_CNT 6
-
 #define conn_of_holder(h) \
 	((struct rmp_conn *)((char *)(h) - offsetof(struct rmp_conn, holder)))
+
+const char *rmp_conn_state_name(enum rmp_conn_state s)
+{
+	static const char *const names[] = {
+		[RMP_CONN_ACCEPTING] = "accepting",
+		[RMP_CONN_ESTABLISHED] = "established",
+		[RMP_CONN_CLOSING] = "closing",
+	};
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
 
 void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
@@ -57,7 +54,7 @@ void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
 }
 
 /* maybe_free -- free c once it is closing and nothing of it is due. */
-static void maybe_free(struct rmp_conn *c)
+void cn_maybe_free(struct rmp_conn *c)
 {
 	struct rmp_conns *s = c->set;
 
@@ -120,7 +117,7 @@ void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
  * slots change. Accept counts it pending, a proof that holds proven
  * (admit_proven), the close nowhere.
  */
-static void count_as(struct rmp_conn *c, enum rmp_conn_counted to)
+void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to)
 {
 	struct rmp_tenant *t = c->auth.tenant;
 
@@ -166,7 +163,7 @@ unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip)
 
 /* unproven -- c is open and still to prove its tenant: it holds a
  * pre-auth slot (count_as keeps that). */
-static bool unproven(const struct rmp_conn *c)
+bool cn_unproven(const struct rmp_conn *c)
 {
 	return c->counted == RMP_CONN_COUNTS_PENDING;
 }
@@ -181,7 +178,7 @@ void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
 	rmp_peer_block(ip, block, sizeof(block));
 	/* The list is in order of arrival: the first found is the oldest. */
 	TAILQ_FOREACH(c, &s->list, link) {
-		if (!unproven(c))
+		if (!cn_unproven(c))
 			continue;
 		if (!oldest)
 			oldest = c;
@@ -199,7 +196,7 @@ void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
 	rmp_conn_close(c, "not authenticated yet: its slot went to a newer "
 		       "connection");
 	c->hold--;
-	maybe_free(c);
+	cn_maybe_free(c);
 }
 
 /* A block's failed proofs, whatever tenant names they named, cool the
@@ -269,7 +266,7 @@ static void note_access_error(struct rmp_conn *c, const char *what)
  * responder (an rkey, bounds or rights violation): that is how rxe
  * reports it, without an async event.
  */
-static bool qp_failed_remotely(struct rmp_conn *c)
+bool cn_qp_failed_remotely(struct rmp_conn *c)
 {
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr attr;
@@ -285,12 +282,18 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 {
 	if (c->state == RMP_CONN_CLOSING)
 		return;
-	if (qp_failed_remotely(c))
+	if (cn_qp_failed_remotely(c))
 		note_access_error(c, "its queue pair had failed on the server "
 				  "side (a request it sent was refused)");
-	log_info("%s disconnected: %s", c->holder.label, why);
+	/* One that never proved a tenant may be one of a flood: its lines
+	 * go through the peer's rate limit. */
+	if (cn_unproven(c))
+		rmp_conns_log_peer(c->set, c->peer_ip, LOG_INFO,
+				   "%s disconnected: %s", c->holder.label, why);
+	else
+		log_info("%s disconnected: %s", c->holder.label, why);
 	c->state = RMP_CONN_CLOSING;
-	count_as(c, RMP_CONN_COUNTS_NOWHERE);
+	cn_count_as(c, RMP_CONN_COUNTS_NOWHERE);
 	c->local_failure = true;
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */
@@ -304,11 +307,11 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 		log_debug("%s: rdma_disconnect: %s", c->holder.label,
 			  strerror(errno));
 	c->hold--;
-	maybe_free(c);
+	cn_maybe_free(c);
 }
 
-/* holder_failed -- the lifecycle gave up on c's QP. */
-static void holder_failed(struct rmp_holder *h, const char *why)
+/* cn_holder_failed -- the lifecycle gave up on c's QP. */
+void cn_holder_failed(struct rmp_holder *h, const char *why)
 {
 	struct rmp_conn *c = conn_of_holder(h);
 
@@ -322,7 +325,9 @@ void rmp_conn_established(struct rmp_conn *c)
 		return;
 	c->state = RMP_CONN_ESTABLISHED;
 	c->quiet_since_ms = rmp_now_ms();
-	log_info("%s connected", c->holder.label);
+	/* Any connect may be one of a flood's: a client is told at info
+	 * once it proves a tenant (admit_proven). */
+	log_debug("%s connected", c->holder.label);
 }
 
 /* ------------------------------------------------------------ replies */
@@ -414,7 +419,7 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
 		rmp_conn_close(c, "a reply could not be delivered");
 	}
 	c->hold--;
-	maybe_free(c);
+	cn_maybe_free(c);
 }
 
 /* ----------------------------------------------------------- liveness */
@@ -425,7 +430,7 @@ static void on_reply_done(struct rmp_reply_slot *s, const struct ibv_wc *wc)
  * for zero bytes, IBA C9-88); if the peer's host is gone, the QP's retries
  * run out and the completion says so.
  */
-static void probe(struct rmp_conn *c)
+void cn_probe(struct rmp_conn *c)
 {
 	struct ibv_send_wr wr = { 0 }, *bad;
 	int ret;
@@ -460,12 +465,12 @@ static void on_probe_done(struct rmp_conn *c, const struct ibv_wc *wc)
 		rmp_conn_close(c, "peer unreachable");
 	}
 	c->hold--;
-	maybe_free(c);
+	cn_maybe_free(c);
 }
 
 /* ------------------------------------------------------------ receive */
 
-static int post_own_recv(struct rmp_conn *c, struct rmp_rx_buf *rx)
+int cn_post_own_recv(struct rmp_conn *c, struct rmp_rx_buf *rx)
 {
 	int ret = rmp_rx_post(rx, NULL, c->qp);
 
@@ -519,7 +524,7 @@ static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 		c->close_after_reply = rmp_detail_str(detail);
 		return;
 	}
-	count_as(c, RMP_CONN_COUNTS_PROVEN);
+	cn_count_as(c, RMP_CONN_COUNTS_PROVEN);
 	log_info("%s authenticated as tenant %s", c->holder.label, t->name);
 }
 
@@ -674,12 +679,12 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 	} else {
 		c->recvs_due--;
 		if (c->state != RMP_CONN_CLOSING &&
-		    wc->status == IBV_WC_SUCCESS && post_own_recv(c, rx))
+		    wc->status == IBV_WC_SUCCESS && cn_post_own_recv(c, rx))
 			rmp_conn_close(c, "cannot re-post a receive buffer");
 	}
 	if (c) {
 		c->hold--;
-		maybe_free(c);
+		cn_maybe_free(c);
 	}
 }
 
@@ -707,7 +712,7 @@ void rmp_conns_on_wc(struct rmp_conns *s, const struct ibv_wc *wc)
 		c->hold++;
 		rmp_lifecycle_on_key_wc(s->lc, p, tag, wc);
 		c->hold--;
-		maybe_free(c);
+		cn_maybe_free(c);
 		break;
 	}
 }
@@ -743,343 +748,3 @@ void rmp_conns_on_qp_event(struct rmp_conns *s,
 
 /* ---------------------------------------------------------- accepting */
 
-/* modify_qp -- move c's QP to state (INIT, RTR or RTS) with the
- * attributes rdma_cm computed, but the server's own retry counts and
- * timeouts in RTS. */
-static int modify_qp(struct rmp_conn *c, enum ibv_qp_state state,
-		     uint8_t resp_res)
-{
-	struct ibv_qp_attr attr = { .qp_state = state };
-	int mask, ret;
-
-	if (rdma_init_qp_attr(c->id, &attr, &mask))
-		return errno ? -errno : -EIO;
-	if (state == IBV_QPS_RTR)
-		attr.max_dest_rd_atomic = resp_res;
-	if (state == IBV_QPS_RTS) {
-		attr.max_rd_atomic = 0; /* the server reads nothing */
-		attr.rnr_retry = SERVER_RNR_RETRY;
-		attr.retry_cnt = SERVER_RETRY_CNT;
-		if (attr.timeout == 0 || attr.timeout > SERVER_ACK_TIMEOUT_MAX)
-			attr.timeout = SERVER_ACK_TIMEOUT;
-		mask |= IBV_QP_RNR_RETRY | IBV_QP_RETRY_CNT | IBV_QP_TIMEOUT |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	ret = ibv_modify_qp(c->qp, &attr, mask);
-	if (ret == 0 && state == IBV_QPS_RTS)
-		log_debug("%s: ACK timeout 4.096 us x 2^%u, %u retries",
-			  c->holder.label, (unsigned)attr.timeout,
-			  (unsigned)attr.retry_cnt);
-	/* What rdma_cm handed us, for whoever reads why a connect failed. */
-	if (ret)
-		log_err("%s: moving its queue pair to %s: %s (port %u, pkey "
-			"index %u, GID index %u, mask %#x)", c->holder.label,
-			state == IBV_QPS_INIT ? "INIT" :
-			state == IBV_QPS_RTR ? "RTR" : "RTS", strerror(ret),
-			(unsigned)attr.port_num, (unsigned)attr.pkey_index,
-			(unsigned)attr.ah_attr.grh.sgid_index, (unsigned)mask);
-	return -ret;
-}
-
-/* send_wrs -- a QP's send queue: replies (two slots per credit), key
- * operations and one liveness probe. */
-static uint32_t send_wrs(uint32_t credits)
-{
-	return 2 * credits + KEY_WRS + 1;
-}
-
-uint32_t rmp_conn_cq_entries(uint32_t credits)
-{
-	return send_wrs(credits) + credits;
-}
-
-/* setup -- PD, QP, reply slots and (region mode) the own receive queue. */
-static int setup(struct rmp_conn *c, uint8_t resp_res)
-{
-	struct rmp_conns *s = c->set;
-	uint32_t credits = s->cfg->server.credits;
-	struct ibv_qp_init_attr qa = {
-		.qp_context = c,
-		.send_cq = s->dev->cq,
-		.recv_cq = s->dev->cq,
-		.srq = s->dev->srq,
-		.cap = {
-			.max_send_wr = send_wrs(credits),
-			.max_send_sge = 1,
-		},
-		.qp_type = IBV_QPT_RC,
-	};
-	size_t bytes;
-	int ret;
-
-	c->own_pd = s->keys_mode == RMP_KEYS_REGION;
-	c->pd = c->own_pd ? ibv_alloc_pd(s->dev->verbs) : s->dev->pd;
-	if (!c->pd)
-		return errno ? -errno : -ENOMEM;
-	if (c->own_pd) {
-		qa.srq = NULL;
-		qa.cap.max_recv_wr = credits;
-		qa.cap.max_recv_sge = 1;
-	}
-	/*
-	 * A reply slot frees when the server's SEND completes, which can
-	 * be seen after the client's next request: twice the credits keep
-	 * a client that has exactly `credits` requests in flight served.
-	 */
-	c->nreply = 2 * credits;
-	c->replies = calloc(c->nreply, sizeof(*c->replies));
-	bytes = (size_t)c->nreply * RMP_MSG_MAX;
-	c->send_mem = aligned_alloc(64, bytes);
-	if (!c->replies || !c->send_mem)
-		return -ENOMEM;
-	c->send_mr = ibv_reg_mr(c->pd, c->send_mem, bytes, 0);
-	if (!c->send_mr)
-		return errno ? -errno : -ENOMEM;
-	for (unsigned i = 0; i < c->nreply; i++) {
-		c->replies[i].conn = c;
-		c->replies[i].buf = c->send_mem + (size_t)i * RMP_MSG_MAX;
-	}
-	c->qp = ibv_create_qp(c->pd, &qa);
-	if (!c->qp)
-		return errno ? -errno : -EIO;
-	rmp_holder_init(&c->holder, c->qp, c->pd, KEY_WRS);
-	c->holder.fail = holder_failed;
-	ret = modify_qp(c, IBV_QPS_INIT, 0);
-	if (ret)
-		return ret;
-	if (c->own_pd) {
-		c->nrecv = credits;
-		bytes = (size_t)credits * RMP_MSG_MAX;
-		c->rx = calloc(credits, sizeof(*c->rx));
-		c->recv_mem = aligned_alloc(64, bytes);
-		if (!c->rx || !c->recv_mem)
-			return -ENOMEM;
-		c->recv_mr = ibv_reg_mr(c->pd, c->recv_mem, bytes,
-					IBV_ACCESS_LOCAL_WRITE);
-		if (!c->recv_mr)
-			return errno ? -errno : -ENOMEM;
-		/* Receives go up before the accept: the client may send
-		 * as soon as it is connected. */
-		for (uint32_t i = 0; i < credits; i++) {
-			c->rx[i].conn = c;
-			c->rx[i].buf = c->recv_mem + (size_t)i * RMP_MSG_MAX;
-			c->rx[i].lkey = c->recv_mr->lkey;
-			ret = post_own_recv(c, &c->rx[i]);
-			if (ret)
-				return ret;
-		}
-	}
-	ret = modify_qp(c, IBV_QPS_RTR, resp_res);
-	if (ret)
-		return ret;
-	return modify_qp(c, IBV_QPS_RTS, 0);
-}
-
-int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
-		    const char *name, const char *peer, const char *peer_ip,
-		    const struct rmp_auth_pending *auth,
-		    uint8_t initiator_depth, const void *pdata, uint8_t plen,
-		    struct rmp_conn **out)
-{
-	const struct ibv_device_attr *da = &s->dev->attr.orig_attr;
-	struct rdma_conn_param cp = { 0 };
-	struct rmp_conn *c = calloc(1, sizeof(*c));
-	uint8_t resp_res;
-	int ret;
-
-	if (!c)
-		return -ENOMEM;
-	c->set = s;
-	c->id = id;
-	c->serial = ++s->next_serial;
-	c->state = RMP_CONN_ACCEPTING;
-	if (name[0])
-		rmp_log_field(c->name, sizeof(c->name), name);
-	else
-		rmp_strlcpy(c->name, peer, sizeof(c->name));
-	rmp_strlcpy(c->peer, peer, sizeof(c->peer));
-	rmp_strlcpy(c->peer_ip, peer_ip, sizeof(c->peer_ip));
-	rmp_peer_block(peer_ip, c->peer_block, sizeof(c->peer_block));
-	snprintf(c->holder.label, sizeof(c->holder.label),
-		 "client #%" PRIu64 " (%s, %s)", c->serial, c->name, peer);
-	TAILQ_INIT(&c->holder.keys);
-	c->holder.name = c->name;
-	c->holder.peer = c->peer;
-	c->auth = *auth;
-	/* Counted as the tenant's once it proves it (authenticate). */
-	count_as(c, RMP_CONN_COUNTS_PENDING);
-	c->accepted_ms = rmp_now_ms();
-	TAILQ_INSERT_TAIL(&s->list, c, link);
-	s->count++;
-	s->counters.accepted++;
-	id->context = c;
-	/* The client reads and does atomics against us: grant as many
-	 * outstanding ones as it asks for and the device allows. */
-	resp_res = (uint8_t)RMP_MIN(initiator_depth, da->max_qp_rd_atom);
-	ret = setup(c, resp_res);
-	if (ret) {
-		log_err("%s: cannot set up its queue pair: %s",
-			c->holder.label, strerror(-ret));
-		goto err;
-	}
-	cp.private_data = pdata;
-	cp.private_data_len = plen;
-	cp.responder_resources = resp_res;
-	cp.initiator_depth = 0;
-	cp.rnr_retry_count = 7; /* the client's retries towards us */
-	cp.qp_num = c->qp->qp_num;
-	cp.srq = c->own_pd ? 0 : 1;
-	if (rdma_accept(id, &cp)) {
-		ret = errno ? -errno : -EIO;
-		log_err("%s: rdma_accept: %s", c->holder.label,
-			strerror(-ret));
-		goto err;
-	}
-	log_debug("%s: accepted", c->holder.label);
-	*out = c;
-	return 0;
-err:
-	/* The caller rejects and destroys id. */
-	c->id = NULL;
-	c->local_failure = true;
-	rmp_conn_close(c, "set-up failed");
-	return ret;
-}
-
-/* close_where -- close every connection for which pred holds; each is
- * held while it is closed, so the walk survives frees. */
-static void close_where(struct rmp_conns *s, bool (*pred)(struct rmp_conn *c),
-			const char *why)
-{
-	struct rmp_conn *c, *next;
-
-	for (c = TAILQ_FIRST(&s->list); c; c = next) {
-		c->hold++;
-		if (!pred || pred(c))
-			rmp_conn_close(c, why);
-		next = TAILQ_NEXT(c, link);
-		c->hold--;
-		maybe_free(c);
-	}
-}
-
-/* void_reason -- why a reload voided c's proof, or NULL if it did not. */
-static const char *void_reason(struct rmp_conn *c)
-{
-	const struct rmp_tenant *t = c->holder.tenant;
-
-	if (!t)
-		return NULL; /* still to prove one: admit_proven checks */
-	if (!rmp_holder_current(&c->holder))
-		return t->anonymous ? "anonymous access was turned off" :
-		       !t->configured ? "its tenant was removed" :
-		       "its tenant's key changed";
-	if (!rmp_networks_allow(t->limits.networks, t->limits.nnetworks,
-				rdma_get_peer_addr(c->id)))
-		return "its tenant no longer admits its address";
-	return NULL;
-}
-
-/* cut_due -- c's proof was voided and its grace is over. */
-static bool cut_due(struct rmp_conn *c)
-{
-	return c->state != RMP_CONN_CLOSING && c->cut_at_ms &&
-	       c->cut_at_ms <= rmp_now_ms();
-}
-
-/* With a probe in flight an error state may be the probe's own failure
- * (an unreachable peer, not a refused request): its completion decides. */
-static bool failed_silently(struct rmp_conn *c)
-{
-	return c->state == RMP_CONN_ESTABLISHED && !c->probe_out &&
-	       qp_failed_remotely(c);
-}
-
-static bool auth_overdue(struct rmp_conn *c)
-{
-	return unproven(c) && rmp_now_ms() - c->accepted_ms >=
-			      c->set->cfg->server.auth_timeout_ms;
-}
-
-/* keep_alive -- probe each connection that has been quiet for keepalive
- * and has no probe out: a live peer's NIC answers. */
-static void keep_alive(struct rmp_conns *s)
-{
-	uint64_t now = rmp_now_ms(), quiet = s->cfg->server.keepalive_ms;
-	struct rmp_conn *c;
-
-	TAILQ_FOREACH(c, &s->list, link) {
-		if (c->state != RMP_CONN_ESTABLISHED)
-			continue;
-		if (c->heard != c->heard_at_sweep) {
-			c->heard_at_sweep = c->heard;
-			c->quiet_since_ms = now;
-		} else if (!c->probe_out && now - c->quiet_since_ms >= quiet) {
-			probe(c);
-		}
-	}
-}
-
-void rmp_conns_sweep(struct rmp_conns *s)
-{
-	struct rmp_conn *c;
-
-	close_where(s, failed_silently, "its queue pair failed");
-	/* Silence cools nothing down: it cannot keep anybody out (a newer
-	 * connection takes the oldest silent one's slot,
-	 * rmp_conns_preauth_room), and refusing its address would lock out
-	 * the neighbours there that prove their keys. */
-	TAILQ_FOREACH(c, &s->list, link)
-		if (auth_overdue(c))
-			s->counters.auth_timeouts++;
-	close_where(s, auth_overdue, "no authentication in time");
-	close_where(s, cut_due, "a reload voided its proof of its tenant");
-	keep_alive(s);
-}
-
-void rmp_conns_recheck_proofs(struct rmp_conns *s)
-{
-	struct rmp_holder *h;
-	struct rmp_conn *c;
-	const char *why;
-	uint64_t grace;
-
-	TAILQ_FOREACH(c, &s->list, link) {
-		h = &c->holder;
-		if (c->state == RMP_CONN_CLOSING || c->cut_at_ms ||
-		    !(why = void_reason(c)))
-			continue;
-		/* No request is accepted from now on (rmp_request_handle);
-		 * its keys go with the connection. */
-		h->tenant_epoch = 0;
-		grace = h->tenant->limits.rotate_grace_ms;
-		c->cut_at_ms = rmp_now_ms() + grace;
-		if (!c->cut_at_ms)
-			c->cut_at_ms = 1;
-		if (grace)
-			log_notice("reload: %s: %s: every request refused; "
-				   "closed, its keys with it, in %" PRIu64
-				   " ms (rotate_grace)", h->label, why, grace);
-		else
-			log_notice("reload: %s: %s", h->label, why);
-	}
-	close_where(s, cut_due, "a reload voided its proof of its tenant");
-}
-
-void rmp_conns_close_all(struct rmp_conns *s, const char *why)
-{
-	close_where(s, NULL, why);
-}
-
-void rmp_conns_force_free(struct rmp_conns *s)
-{
-	struct rmp_conn *c;
-
-	while ((c = TAILQ_FIRST(&s->list))) {
-		c->state = RMP_CONN_CLOSING;
-		c->hold = c->replies_due = c->recvs_due = 0;
-		c->probe_out = false;
-		rmp_holder_abandon(&c->holder);
-		maybe_free(c);
-	}
-}

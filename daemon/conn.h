@@ -27,6 +27,9 @@ enum rmp_conn_state {
 	RMP_CONN_CLOSING,     /* QP killed; waiting for its completions */
 };
 
+/* "accepting", "established", "closing". */
+const char *rmp_conn_state_name(enum rmp_conn_state s);
+
 struct rmp_reply_slot {
 	struct rmp_conn *conn;
 	uint8_t *buf;         /* RMP_MSG_MAX bytes in conn->send_mr */
@@ -94,6 +97,15 @@ struct rmp_conn {
 
 TAILQ_HEAD(rmp_conn_list, rmp_conn);
 
+/* What happened to connections since start, for metrics. */
+struct rmp_conn_counters {
+	uint64_t accepted, closed, auth_failures, access_errors,
+		 bad_messages, unreachable;
+	uint64_t log_suppressed;  /* rmp_conns_log_peer */
+	uint64_t preauth_evicted; /* rmp_conns_preauth_room */
+	uint64_t auth_timeouts;   /* closed by auth_timeout */
+};
+
 /* All connections, and what they need from the layers below. */
 struct rmp_conns {
 	struct rmp_device *dev;
@@ -106,14 +118,7 @@ struct rmp_conns {
 	uint32_t count;
 	uint32_t unauthenticated; /* open, still to prove a tenant */
 	uint64_t next_serial;
-	/* Since start, for metrics. */
-	struct {
-		uint64_t accepted, closed, auth_failures, access_errors,
-			 bad_messages, unreachable;
-		uint64_t log_suppressed; /* rmp_conns_log_peer */
-		uint64_t preauth_evicted; /* rmp_conns_preauth_room */
-		uint64_t auth_timeouts;   /* closed by auth_timeout */
-	} counters;
+	struct rmp_conn_counters counters; /* since start, for metrics */
 	struct rmp_latency latency;
 };
 

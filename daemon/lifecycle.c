@@ -208,7 +208,8 @@ static int tenant_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		audit(h, h->tenant, "deny", id, "owner=%s", l->tenant->name);
 		return -EPERM;
 	}
-	if (l->deadline_ms <= rmp_now_ms())
+	/* Past its deadline but one the next tick renews is alive. */
+	if (l->deadline_ms <= rmp_now_ms() && !lc_renews_itself(l))
 		return -EKEYEXPIRED;
 	*out = l;
 	return 0;

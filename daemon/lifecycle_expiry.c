@@ -97,11 +97,11 @@ uint64_t lc_renewal_ms(const struct rmp_lifecycle *lc,
 }
 
 /*
- * renews_itself -- is l an auto-renew lease held by a connection that may
+ * lc_renews_itself -- is l an auto-renew lease held by a connection that may
  * still get time? A key whose proof a reload voided keeps l alive only to
  * its deadline.
  */
-static bool renews_itself(const struct rmp_lease *l)
+bool lc_renews_itself(const struct rmp_lease *l)
 {
 	const struct rmp_key *k;
 
@@ -124,7 +124,7 @@ void lc_on_expiry(int fd, short what, void *arg)
 	while ((l = rmp_lease_table_first(lc->table)) &&
 	       l->deadline_ms <= now) {
 		/* Auto-renew: alive as long as a holder is. */
-		if (renews_itself(l)) {
+		if (lc_renews_itself(l)) {
 			lc_set_deadline(lc, l, now + lc_renewal_ms(lc, l));
 			continue;
 		}

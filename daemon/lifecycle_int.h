@@ -141,6 +141,8 @@ void lc_remember_expired(struct rmp_lifecycle *lc,
 			     const struct rmp_lease *l);
 uint64_t lc_renewal_ms(const struct rmp_lifecycle *lc,
 			   const struct rmp_lease *l);
+/* l is auto-renew and a holder may still get time: the tick renews it */
+bool lc_renews_itself(const struct rmp_lease *l);
 void lc_schedule_expiry(struct rmp_lifecycle *lc);
 void lc_set_deadline(struct rmp_lifecycle *lc, struct rmp_lease *l,
 			 uint64_t deadline_ms);

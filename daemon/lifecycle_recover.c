@@ -64,8 +64,10 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	TAILQ_INIT(&l->keys);
 	l->ext.offset = r->offset;
 	l->ext.length = r->length;
-	if (rmp_pool_take(lc->pool, &l->ext) ||
-	    rmp_lease_table_find(lc->table, r->id)) {
+	/* The id first: a record refused for it must not keep its extent
+	 * taken (no lease would ever give it back). */
+	if (rmp_lease_table_find(lc->table, r->id) ||
+	    rmp_pool_take(lc->pool, &l->ext)) {
 		rc->refused++;
 		log_warn("lease %016" PRIx64 " not recovered: its extent %"
 			 PRIu64 "+%" PRIu64 " or its id is taken", r->id,

@@ -18,11 +18,9 @@
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
-#include "lease.h"
 #include "log.h"
 #include "metrics.h"
 #include "ops.h"
-#include "tenant.h"
 #include "util.h"
 
 /* Connections at once: Prometheus needs one per scraper. At the limit the
@@ -203,52 +201,56 @@ static const struct {
 		"one)." },
 };
 
-struct tenant_pass {
-	struct evbuffer *b;
-	enum tenant_fig fig;
-	bool any;           /* a sample was (or would be) written */
-	bool dry;           /* only find out whether there is one */
-};
-
-static void tenant_one(const struct rmp_tenant *t, void *arg)
+/* tenant_fig -- figure fig of the tenant v. */
+static uint64_t tenant_fig(const struct rmp_tenant_view *v,
+			   enum tenant_fig fig)
 {
-	struct tenant_pass *p = arg;
-	const char *name = tenant_figs[p->fig].name;
-	char tn[2 * RMP_TENANT_MAX + 4];
-	uint64_t v;
-
-	switch (p->fig) {
-	case T_BYTES: v = t->bytes; break;
-	case T_LEASES: v = t->leases; break;
-	case T_CONNS: v = t->connections; break;
-	case T_AUTH_FAIL: v = t->auth_failures; break;
-	case T_REFUSALS: v = t->quota_refusals; break;
-	case T_LIMIT_BYTES: v = t->limits.bytes; break;
-	case T_LIMIT_LEASES: v = t->max_leases; break;
-	default: v = t->limits.connections; break;
+	switch (fig) {
+	case T_BYTES: return v->bytes;
+	case T_LEASES: return v->leases;
+	case T_CONNS: return v->connections;
+	case T_AUTH_FAIL: return v->auth_failures;
+	case T_REFUSALS: return v->quota_refusals;
+	case T_LIMIT_BYTES: return v->limit_bytes;
+	case T_LIMIT_LEASES: return v->limit_leases;
+	default: return v->limit_connections;
 	}
-	/* A limit of 0 means none: no sample rather than a false 0. */
-	if (p->fig >= T_LIMIT_BYTES && !v)
-		return;
-	p->any = true;
-	if (!p->dry)
-		evbuffer_add_printf(p->b, "%s{tenant=\"%s\"} %" PRIu64 "\n",
-				    name, esc(t->name, tn, sizeof(tn)), v);
 }
 
-static void put_tenants(struct evbuffer *b, const struct rmp_tenants *ts)
+/* put_tenant_fig -- fig's samples, one per tenant; false when there is
+ * none (a limit of 0 means none: no sample rather than a false 0). With
+ * dry, only find out. */
+static bool put_tenant_fig(struct evbuffer *b, const struct rmp_ops *o,
+			   enum tenant_fig fig, bool dry)
+{
+	char tn[2 * RMP_TENANT_MAX + 4];
+	const struct rmp_tenant *t = NULL;
+	struct rmp_tenant_view v;
+	bool any = false;
+	uint64_t x;
+
+	while ((t = rmp_ops_next_tenant(o, t, &v))) {
+		x = tenant_fig(&v, fig);
+		if (fig >= T_LIMIT_BYTES && !x)
+			continue;
+		any = true;
+		if (!dry)
+			evbuffer_add_printf(b, "%s{tenant=\"%s\"} %" PRIu64 "\n",
+					    tenant_figs[fig].name,
+					    esc(v.name, tn, sizeof(tn)), x);
+	}
+	return any;
+}
+
+static void put_tenants(struct evbuffer *b, const struct rmp_ops *o)
 {
 	for (int f = 0; f < T_FIGS; f++) {
-		struct tenant_pass p = { b, (enum tenant_fig)f, false, true };
-
 		/* A family with no sample is left out altogether. */
-		rmp_tenants_foreach(ts, tenant_one, &p);
-		if (!p.any)
+		if (!put_tenant_fig(b, o, (enum tenant_fig)f, true))
 			continue;
 		family(b, tenant_figs[f].name, tenant_figs[f].type,
 		       tenant_figs[f].help);
-		p.dry = false;
-		rmp_tenants_foreach(ts, tenant_one, &p);
+		put_tenant_fig(b, o, (enum tenant_fig)f, false);
 	}
 }
 
@@ -336,116 +338,108 @@ static void render_daemon(struct rmp_metrics *m, struct evbuffer *b,
 }
 
 /* render_leases -- leases by state, keys, and the lifecycle's counters. */
-static void render_leases(struct evbuffer *b, const struct rmp_ops *o,
-			  const char *keys)
+static void render_leases(struct evbuffer *b,
+			  const struct rmp_ops_counters *ctr, const char *keys)
 {
-	struct rmp_lifecycle_stats ls;
-	uint64_t n[RMP_LEASE_STATES][2];
-
-	rmp_lifecycle_stats(o->lc, &ls);
-	n[RMP_LEASE_GRANTED][0] = ls.leases;
-	n[RMP_LEASE_GRANTED][1] = ls.leased_bytes;
-	n[RMP_LEASE_REVOKING][0] = ls.revoking;
-	n[RMP_LEASE_REVOKING][1] = ls.revoking_bytes;
-	n[RMP_LEASE_ZEROING][0] = ls.ending - ls.revoking;
-	n[RMP_LEASE_ZEROING][1] = ls.zeroing_bytes;
-	n[RMP_LEASE_QUARANTINED][0] = ls.quarantined_leases;
-	n[RMP_LEASE_QUARANTINED][1] = ls.quarantined_bytes;
+	const struct rmp_lifecycle_stats *ls = &ctr->leases;
 	family(b, "rmpool_leases", "gauge",
 	       "Leases by state; keys is the daemon's lease_keys mode.");
 	for (int i = 0; i < RMP_LEASE_STATES; i++)
 		evbuffer_add_printf(b, "rmpool_leases{state=\"%s\",keys=\"%s\"}"
-				    " %" PRIu64 "\n", rmp_lease_state_name(
-				    (enum rmp_lease_state)i), keys, n[i][0]);
+				    " %" PRIu64 "\n", ctr->by_state[i].state, keys,
+				    ctr->by_state[i].leases);
 	family(b, "rmpool_lease_bytes", "gauge",
 	       "Bytes of leases by state; keys is the daemon's lease_keys "
 	       "mode.");
 	for (int i = 0; i < RMP_LEASE_STATES; i++)
 		evbuffer_add_printf(b, "rmpool_lease_bytes{state=\"%s\","
 				    "keys=\"%s\"} %" PRIu64 "\n",
-				    rmp_lease_state_name((enum rmp_lease_state)i),
-				    keys, n[i][1]);
+				    ctr->by_state[i].state, keys,
+				    ctr->by_state[i].bytes);
 	family(b, "rmpool_lease_keys", "gauge",
 	       "Live keys (rkeys handed to connections) of granted leases.");
 	evbuffer_add_printf(b, "rmpool_lease_keys{keys=\"%s\"} %" PRIu64 "\n",
-			    keys, ls.keys);
+			    keys, ls->keys);
 
 	one(b, "rmpool_lease_grants_total", "counter",
-	    "Leases granted (ALLOC).", ls.grants);
+	    "Leases granted (ALLOC).", ls->grants);
 	one(b, "rmpool_lease_renewals_total", "counter",
-	    "Leases renewed (RENEW).", ls.renewals);
+	    "Leases renewed (RENEW).", ls->renewals);
 	one(b, "rmpool_lease_frees_total", "counter",
-	    "Leases freed by a client (FREE).", ls.frees);
+	    "Leases freed by a client (FREE).", ls->frees);
 	one(b, "rmpool_lease_expiries_total", "counter",
-	    "Leases ended by their deadline.", ls.expiries);
+	    "Leases ended by their deadline.", ls->expiries);
 	one(b, "rmpool_lease_revocations_total", "counter",
-	    "Leases ended by an operator.", ls.revocations);
+	    "Leases ended by an operator.", ls->revocations);
 	one(b, "rmpool_lease_attaches_total", "counter",
-	    "Shared attaches: another key to a lease (ATTACH).", ls.attaches);
+	    "Shared attaches: another key to a lease (ATTACH).", ls->attaches);
 	one(b, "rmpool_lease_takeovers_total", "counter",
-	    "Exclusive attaches that revoked the other keys.", ls.takeovers);
+	    "Exclusive attaches that revoked the other keys.", ls->takeovers);
 	one(b, "rmpool_quota_refusals_total", "counter",
-	    "Allocations refused by a tenant limit (EDQUOT).", ls.refusals);
+	    "Allocations refused by a tenant limit (EDQUOT).", ls->refusals);
 }
 
 /* render_connections -- connections, refusals and failures. */
-static void render_connections(struct evbuffer *b, const struct rmp_ops *o,
+static void render_connections(struct evbuffer *b,
+			       const struct rmp_ops_counters *ctr,
 			       const struct rmp_status *st)
 {
-	const struct rmp_conns *cs = o->conns;
+	const struct rmp_conn_counters *cs = &ctr->conns;
 
 	one(b, "rmpool_clients_connected", "gauge",
 	    "Client connections now.", st->clients);
 	one(b, "rmpool_connections_accepted_total", "counter",
-	    "Client connections accepted.", cs->counters.accepted);
+	    "Client connections accepted.", cs->accepted);
 	one(b, "rmpool_connections_closed_total", "counter",
-	    "Client connections closed.", cs->counters.closed);
+	    "Client connections closed.", cs->closed);
 	family(b, "rmpool_connect_rejects_total", "counter",
 	       "Connect requests refused, by reason.");
 	for (unsigned r = 1; r < RMP_REJ_REASONS; r++)
 		evbuffer_add_printf(b, "rmpool_connect_rejects_total{reason="
 				    "\"%s\"} %" PRIu64 "\n",
-				    rmp_reject_reason_name(r),
-				    o->listener->rejects[r]);
+				    ctr->rejects[r].reason,
+				    ctr->rejects[r].count);
 	one(b, "rmpool_auth_failures_total", "counter",
 	    "Connections whose tenant proof failed (wrong key, replay, "
-	    "request before AUTH).", cs->counters.auth_failures);
+	    "request before AUTH).", cs->auth_failures);
 	one(b, "rmpool_access_errors_total", "counter",
 	    "Remote access errors: a key used outside what it was given.",
-	    cs->counters.access_errors);
+	    cs->access_errors);
 	one(b, "rmpool_unauthenticated_evicted_total", "counter",
 	    "Connections still to prove a tenant closed to make room for a "
 	    "newer one (unauthenticated_per_address, max_unauthenticated).",
-	    cs->counters.preauth_evicted);
+	    cs->preauth_evicted);
 	one(b, "rmpool_auth_timeouts_total", "counter",
 	    "Connections closed because they did not authenticate within "
-	    "auth_timeout.", cs->counters.auth_timeouts);
+	    "auth_timeout.", cs->auth_timeouts);
 	one(b, "rmpool_log_lines_suppressed_total", "counter",
 	    "Log lines about one peer beyond its rate (refused connects, "
 	    "access and authentication errors), summed up instead.",
-	    cs->counters.log_suppressed);
+	    cs->log_suppressed);
 	one(b, "rmpool_bad_messages_total", "counter",
 	    "Requests that did not decode or reached for another tenant's "
-	    "lease.", cs->counters.bad_messages);
+	    "lease.", cs->bad_messages);
 	one(b, "rmpool_clients_unreachable_total", "counter",
 	    "Connections closed because a liveness probe got no answer (the "
 	    "client's host died or cannot be reached).",
-	    cs->counters.unreachable);
+	    cs->unreachable);
 }
 
 static void render(struct rmp_metrics *m, struct evbuffer *b)
 {
 	const struct rmp_ops *o = m->ops;
+	struct rmp_ops_counters ctr;
 	struct rmp_status st;
 	char keys[16];
 
 	rmp_ops_status(o, &st);
+	rmp_ops_counters(o, &ctr);
 	esc(st.keys_mode, keys, sizeof(keys));
 	render_daemon(m, b, &st);
-	render_leases(b, o, keys);
-	render_connections(b, o, &st);
-	put_latency(b, &o->conns->latency);
-	put_tenants(b, o->tenants);
+	render_leases(b, &ctr, keys);
+	render_connections(b, &ctr, &st);
+	put_latency(b, ctr.latency);
+	put_tenants(b, o);
 	put_device(m, b, false);
 	put_device(m, b, true);
 }
@@ -718,12 +712,7 @@ struct rmp_metrics *rmp_metrics_new(struct event_base *base,
 	evhttp_set_bevcb(m->http, new_conn, m);
 	evhttp_set_gencb(m->http, on_request, m);
 
-	rmp_strlcpy(m->device, ibv_get_device_name(ops->dev->verbs->device),
-		    sizeof(m->device));
-	/* The listener's id knows its port once bound to an address; a
-	 * wildcard listener has none: port 1. */
-	m->port = ops->listener->id && ops->listener->id->port_num ?
-		  ops->listener->id->port_num : 1;
+	rmp_ops_port(ops, m->device, sizeof(m->device), &m->port);
 	list_counters(m);
 	clock_gettime(CLOCK_REALTIME, &rt);
 	m->start_time = (double)rt.tv_sec + rt.tv_nsec / 1e9 -

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* ops.c -- what an operator may see and do: status, leases, clients, reload. */
+/* ops.c -- what an operator may do: status, revoke, extend, disconnect,
+ * drain, reload. What an operator sees of each thing is ops_view.c. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -57,11 +58,6 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 	}
 }
 
-uint64_t rmp_ops_lease_addr(const struct rmp_ops *o, const struct rmp_lease *l)
-{
-	return rmp_lifecycle_lease_addr(o->lc, l);
-}
-
 int rmp_ops_revoke(struct rmp_ops *o, uint64_t id, const char *who)
 {
 	return rmp_lifecycle_revoke(o->lc, id, who);
@@ -110,19 +106,6 @@ void rmp_ops_disconnect(struct rmp_ops *o, struct rmp_conn *c,
 		   c->holder.tenant ? c->holder.tenant->name : "-", c->name,
 		   c->peer, who);
 	rmp_conn_close(c, why);
-}
-
-void rmp_ops_client_usage(const struct rmp_conn *c, uint64_t *leases,
-			  uint64_t *bytes)
-{
-	const struct rmp_key *k;
-
-	*leases = 0;
-	*bytes = 0;
-	TAILQ_FOREACH(k, &c->holder.keys, holder_link) {
-		(*leases)++;
-		*bytes += k->lease->ext.length;
-	}
 }
 
 int rmp_ops_drain(struct rmp_ops *o, bool on, const char *who)

@@ -66,15 +66,125 @@ struct rmp_status {
 
 void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st);
 
+/*
+ * Views (ops_view.c): what an operator sees of clients, leases and
+ * tenants, names resolved, times in rmp_now_ms(). The admin socket and
+ * the metrics render these and walk nothing else. A view's strings stay
+ * valid until the event loop runs again.
+ */
+
+/* What an operator sees of one connection (rmpoolctl clients). */
+struct rmp_client_view {
+	uint64_t serial;              /* "client #N" */
+	const char *name, *peer;
+	const char *tenant;           /* proven, else the one named, else "" */
+	bool authenticated;
+	const char *state;            /* rmp_conn_state_name() */
+	uint64_t accepted_ms;
+	uint64_t leases, bytes;       /* of the leases it holds a key to */
+	uint64_t requests, errors;
+};
+
+/* rmp_ops_next_client -- the connection after prev (NULL: the first), NULL
+ * after the last; with v, its view. */
+const struct rmp_conn *rmp_ops_next_client(const struct rmp_ops *o,
+					   const struct rmp_conn *prev,
+					   struct rmp_client_view *v);
+void rmp_ops_client_view(const struct rmp_conn *c, struct rmp_client_view *v);
+
+/* What an operator sees of one lease (rmpoolctl leases, show). */
+struct rmp_lease_view {
+	const struct rmp_lease *lease; /* for rmp_ops_next_holder */
+	uint64_t id;
+	const char *tenant;           /* "" when none */
+	const char *owner;            /* the client name that allocated it */
+	uint64_t offset, bytes, addr; /* addr: as clients address it */
+	uint32_t access;              /* RMP_ACC_* */
+	uint32_t keys;
+	const char *keys_mode, *state;
+	uint64_t ttl_ms, deadline_ms, created_ms;
+	bool auto_renew, ephemeral;
+};
+
+/* One key of a lease and the connection that holds it. */
+struct rmp_holder_view {
+	uint64_t client;              /* its serial; 0: gone */
+	const char *name, *peer;
+	uint32_t access;
+	const char *key_state;        /* rmp_key_state_name() */
+	bool owner;                   /* the one that allocated the lease */
+};
+
+/* rmp_ops_lease_view -- granted lease id's view: 0, or -ENOENT. */
+int rmp_ops_lease_view(const struct rmp_ops *o, uint64_t id,
+		       struct rmp_lease_view *v);
+/* rmp_ops_next_holder -- the key of lv's lease after prev (NULL: the
+ * first) and its holder's view; NULL after the last. */
+const struct rmp_key *rmp_ops_next_holder(const struct rmp_ops *o,
+					  const struct rmp_lease_view *lv,
+					  const struct rmp_key *prev,
+					  struct rmp_holder_view *hv);
+
+/* Which leases `rmpoolctl leases` lists; NULL or false: any. */
+struct rmp_lease_query {
+	const char *tenant;
+	const char *client;  /* "#N" or "N" (a client's number) or its name:
+			      * the client that allocated it or holds a key */
+	bool expiring;
+	uint64_t before_ms;  /* with expiring: deadline at or before this */
+};
+
+/*
+ * rmp_ops_find_leases -- the ids of the granted leases q keeps, sorted,
+ * in *ids (malloc'ed, the caller frees; never NULL on success). 0,
+ * -ENOENT (q names a client number nobody has) or -ENOMEM.
+ */
+int rmp_ops_find_leases(const struct rmp_ops *o,
+			const struct rmp_lease_query *q, uint64_t **ids,
+			size_t *n);
+
+/* What the metrics show of one tenant (anonymous included). */
+struct rmp_tenant_view {
+	const char *name;
+	uint64_t bytes, leases, connections;
+	uint64_t auth_failures, quota_refusals;
+	uint64_t limit_bytes, limit_leases, limit_connections; /* 0: none */
+};
+
+/* rmp_ops_next_tenant -- the tenant after prev (NULL: the first), NULL
+ * after the last, in config order then anonymous; with v, its view. */
+const struct rmp_tenant *rmp_ops_next_tenant(const struct rmp_ops *o,
+					     const struct rmp_tenant *prev,
+					     struct rmp_tenant_view *v);
+
+/* The daemon's counters at one moment, for the metrics. */
+struct rmp_ops_counters {
+	struct rmp_lifecycle_stats leases;
+	struct {
+		const char *state;           /* rmp_lease_state_name() */
+		uint64_t leases, bytes;
+	} by_state[RMP_LEASE_STATES];
+	struct rmp_conn_counters conns;
+	struct {
+		const char *reason;          /* rmp_reject_reason_name() */
+		uint64_t count;
+	} rejects[RMP_REJ_REASONS];          /* [0] is no reason: unused */
+	const struct rmp_latency *latency;   /* requests, by operation */
+};
+
+void rmp_ops_counters(const struct rmp_ops *o, struct rmp_ops_counters *c);
+
+/* rmp_ops_port -- the RDMA device's name and the port the listener is
+ * bound to (1 for a wildcard listener, which has none). */
+void rmp_ops_port(const struct rmp_ops *o, char *device, size_t len,
+		  unsigned *port);
+
 
 /*
  * rmp_ops_revoke -- end lease id now, as expiry does: every key is
  * revoked at once, then the extent is zeroed and reused. Its holders
  * get -EKEYEXPIRED from then on. 0 or -ENOENT.
  */
-/* rmp_ops_lease_addr -- l's first byte as clients address it. */
-uint64_t rmp_ops_lease_addr(const struct rmp_ops *o, const struct rmp_lease *l);
-
 int rmp_ops_revoke(struct rmp_ops *o, uint64_t id, const char *who);
 /*
  * rmp_ops_extend -- lease id's deadline becomes now + ttl_ms (also its
@@ -94,10 +204,6 @@ struct rmp_conn *rmp_ops_find_client(const struct rmp_ops *o,
 /* rmp_ops_disconnect -- close it; its leases follow the lease rules. */
 void rmp_ops_disconnect(struct rmp_ops *o, struct rmp_conn *c,
 			const char *who);
-
-/* Bytes of the leases c holds a key to, and how many. */
-void rmp_ops_client_usage(const struct rmp_conn *c, uint64_t *leases,
-			  uint64_t *bytes);
 
 /*
  * rmp_ops_drain -- on: no new leases (ALLOC fails with -ESHUTDOWN);

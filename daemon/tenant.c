@@ -432,17 +432,20 @@ struct rmp_tenant *rmp_tenants_owner(struct rmp_tenants *ts, const char *name,
 	return t && t->configured ? t : NULL;
 }
 
-void rmp_tenants_foreach(const struct rmp_tenants *ts,
-			 void (*fn)(const struct rmp_tenant *t, void *arg),
-			 void *arg)
+const struct rmp_tenant *rmp_tenants_next(const struct rmp_tenants *ts,
+					  const struct rmp_tenant *prev)
 {
 	const struct rmp_tenant *t;
 
-	TAILQ_FOREACH(t, &ts->list, link)
-		fn(t, arg);
+	if (prev == &ts->anonymous)
+		return NULL;
+	t = prev ? TAILQ_NEXT(prev, link) : TAILQ_FIRST(&ts->list);
+	if (t)
+		return t;
 	if (ts->anonymous.usable || ts->anonymous.leases ||
 	    ts->anonymous.connections)
-		fn(&ts->anonymous, arg);
+		return &ts->anonymous;
+	return NULL;
 }
 
 /*

@@ -69,11 +69,11 @@ struct rmp_tenants *rmp_tenants_new(const struct rmp_config *cfg);
  */
 int rmp_tenants_reload(struct rmp_tenants *ts, const struct rmp_config *cfg,
 		       unsigned *changes);
-/* rmp_tenants_foreach -- fn on every tenant in config order (removed
- * ones still in use after), then anonymous when enabled or in use. */
-void rmp_tenants_foreach(const struct rmp_tenants *ts,
-			 void (*fn)(const struct rmp_tenant *t, void *arg),
-			 void *arg);
+/* rmp_tenants_next -- the tenant after prev (NULL: the first), in config
+ * order (removed ones still in use after), then anonymous when enabled or
+ * in use; NULL after the last. */
+const struct rmp_tenant *rmp_tenants_next(const struct rmp_tenants *ts,
+					  const struct rmp_tenant *prev);
 /* Wipes the keys. Accepts NULL. */
 void rmp_tenants_free(struct rmp_tenants *ts);
 
@@ -156,8 +156,9 @@ void rmp_tenant_adopt(struct rmp_tenant *t, uint64_t bytes);
 /*
  * rmp_tenant_current -- does a proof made in epoch still give t's rights
  * (new leases, keys and time)? Not once a reload removed t, changed its
- * key or turned anonymous access off: the connection that made it keeps
- * its keys to their leases' deadlines, and may free, but gets nothing new.
+ * key or turned anonymous access off: every request of the connection
+ * that made it is refused (-EKEYREVOKED, FREE and STAT too), and it is
+ * closed after rotate_grace, its keys with it.
  */
 bool rmp_tenant_current(const struct rmp_tenant *t, uint32_t epoch);
 

@@ -33,7 +33,12 @@ extern "C" {
  *
  * Errors: every function that can fail returns 0 (or a count) on success
  * and a negative errno on failure; rmp_strerror() gives the text. Outputs
- * are written only on success unless said otherwise. Notable codes:
+ * are written only on success unless said otherwise. Each function's
+ * comment names the codes it can give; all of them:
+ *   -EINVAL        an argument the call does not take (a NULL pointer,
+ *                  an option out of range, a malformed token), or a ttl
+ *                  outside the server's bounds
+ *   -ENOMEM        out of memory, here or (for a request) at the server
  *   -ERANGE        offset/length outside the lease (nothing was posted)
  *   -EKEYEXPIRED   the lease expired or was revoked by the server
  *   -EDQUOT        a limit of the tenant (bytes, leases) or the
@@ -42,8 +47,12 @@ extern "C" {
  *                  the byte limit once more)
  *   -ENOSPC        the pool has no free extent large enough, or the
  *                  server holds as many leases as it may (max_leases)
+ *   -EFBIG         a lease longer than the server grants (max_lease)
  *   -ESHUTDOWN     the server is draining and takes no new leases
- *   -ENOENT        no such lease (or a wrong secret)
+ *   -EAGAIN        too many asynchronous operations queued or in flight
+ *                  (rmp_post_*); from the server: too many key operations
+ *                  of this connection in flight (alloc, attach): try again
+ *   -ENOENT        no such lease (or a wrong secret); or no key file
  *   -EPERM         the lease belongs to another tenant
  *   -EKEYREJECTED  authentication failed: wrong tenant key, or a tenant
  *                  the server does not have (told apart in its log
@@ -65,11 +74,28 @@ extern "C" {
  *                  or the transport's retries ran out, about 0.5 s:
  *                  the server's host is down or cannot be reached)
  *   -ENOTCONN      the connection is gone; close and reconnect
- *   -EIO           an RDMA operation completed with an error
- *   -EACCES        the lease does not grant this kind of access
+ *   -EIO           an RDMA operation completed with an error, or one
+ *                  could not be posted (the connection failed)
+ *   -EACCES        the lease does not grant this kind of access; or the
+ *                  key file cannot be used
  *   -EHOSTUNREACH  the server's address does not resolve or answer
  *   -ENETUNREACH   no route, or no RDMA device on the way to the server
+ *   -EAFNOSUPPORT  a tenant's proof needs an IPv4 or IPv6 server address
+ *   -EISCONN       rmp_client_connect on a client not closed yet
  *   -EPROTO        the server sent something the protocol does not allow
+ *   -EOPNOTSUPP    an atomic on a device without atomics
+ *   -EMSGSIZE      an asynchronous operation above the device's message
+ *                  size
+ * rmp_client_connect and rmp_buf_reg may also pass on the errno of a
+ * system or device call that failed (rmp_client_last_error() names it).
+ *
+ * Control calls: rmp_lease_alloc, rmp_lease_attach*, rmp_lease_renew*,
+ * rmp_lease_free* and rmp_stat send a request to the server and wait
+ * for its reply. Besides their own errors each can give -ENOTCONN,
+ * -ETIMEDOUT (no reply within op_timeout_ms; the request may still have
+ * been carried out), -EIO (the request could not be posted), -EPROTO (a
+ * malformed reply) and -EKEYREVOKED (a reload voided this connection's
+ * proof).
  *
  * After a failed call, rmp_client_last_error() often says more (which
  * step failed, what the server or the NIC answered).
@@ -209,8 +235,11 @@ int rmp_client_new(struct rmp_client **out,
  * rejected us: see rmp_client_last_error()), -EPROTONOSUPPORT, -EPROTO
  * (the peer accepted without valid rmpool accept data), -ETIMEDOUT,
  * -EISCONN (connected, or failed and not closed yet), -EINVAL, -ENOMEM,
- * -EAFNOSUPPORT (a tenant's proof needs an IPv4 or IPv6 server address).
- * A client can connect again after rmp_client_close().
+ * -EAFNOSUPPORT (a tenant's proof needs an IPv4 or IPv6 server address),
+ * -ENOTCONN or -EIO (the connection failed while the key was being
+ * proven), or the errno of a device call that failed
+ * (rmp_client_last_error() names it). A client can connect again after
+ * rmp_client_close().
  */
 int rmp_client_connect(struct rmp_client *c, const char *host,
 		       uint16_t port);
@@ -254,11 +283,14 @@ void rmp_alloc_opts_init(struct rmp_alloc_opts *opts);
 /*
  * rmp_lease_alloc -- lease length bytes of the server's pool. opts may be
  * NULL for the defaults. The length granted may be rounded up
- * (rmp_lease_info). Errors: -EINVAL (length 0, bad alignment/access/flags,
- * ttl out of the server's bounds), -EDQUOT, -ENOSPC, -ESHUTDOWN,
- * -EKEYREVOKED, -ENOTCONN, -ETIMEDOUT, -EPROTO, -ENOMEM. After -ETIMEDOUT
- * the server may still have granted the lease; it then ends at its
- * deadline (or with the connection, if ephemeral).
+ * (rmp_lease_info). Errors: -EINVAL (c or out NULL, length 0, bad
+ * alignment/access/flags, ttl out of the server's bounds), -EFBIG
+ * (longer than the server's max_lease), -EDQUOT, -ENOSPC, -ESHUTDOWN,
+ * -EAGAIN (the server has too many key operations of this connection in
+ * flight: try again), -ENOMEM (here or at the server), and those of a
+ * control call (-EKEYREVOKED among them). After -ETIMEDOUT the server may
+ * still have granted the lease; it then ends at its deadline (or with
+ * the connection, if ephemeral).
  */
 int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		    const struct rmp_alloc_opts *opts, struct rmp_lease **out);
@@ -270,16 +302,17 @@ int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
  * bytes, with the lease's access, beside the keys other connections
  * hold (the same as rmp_lease_attach_with and default options). Errors:
  * -ENOENT (no such lease or wrong secret), -EKEYEXPIRED, -EPERM
- * (another tenant's lease), -EDQUOT (the keys-per-lease limit), plus
- * those of alloc (-EKEYREVOKED among them).
+ * (another tenant's lease), -EDQUOT (the keys-per-lease limit), -EAGAIN
+ * (as for rmp_lease_alloc), -EINVAL (c or out NULL), -ENOMEM, and those
+ * of a control call (-EKEYREVOKED among them).
  */
 int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 		     struct rmp_lease **out);
 
 /*
- * rmp_lease_attach_token -- the same with a token from rmp_lease_token().
- * The token's host and port are not checked against this connection.
- * -EINVAL for a malformed token.
+ * rmp_lease_attach_token -- as rmp_lease_attach, with a token from
+ * rmp_lease_token(). The token's host and port are not checked against
+ * this connection. -EINVAL for a malformed token.
  */
 int rmp_lease_attach_token(struct rmp_client *c, const char *token,
 			   struct rmp_lease **out);
@@ -311,8 +344,12 @@ int rmp_lease_attach_with(struct rmp_client *c, const char *token,
 
 /*
  * rmp_lease_renew -- extend the lease to ttl_s seconds from now (0 = the
- * server default). -EKEYEXPIRED when it already expired, -EKEYREVOKED
- * when a reload voided this connection's proof.
+ * server default). Errors: -EKEYEXPIRED when it already expired, -ENOENT
+ * when it is gone (freed by token, or expired long ago), -EINVAL (l NULL,
+ * ttl_s out of the server's bounds), those of a control call
+ * (-EKEYREVOKED when a reload voided this connection's proof), and, when
+ * a lost connection was made again (reconnect_max_ms), those of
+ * rmp_lease_attach: the handle is attached again first.
  */
 int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
 
@@ -321,8 +358,9 @@ int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
  * of a token without attaching it: nobody's key changes on a renew (an
  * application using the lease goes on undisturbed), and a free revokes
  * every key. *ttl_ms (may be NULL) receives the new lifetime. Errors:
- * -EINVAL (malformed token), -ENOENT, -EKEYEXPIRED, -EPERM (another
- * tenant's lease), -EKEYREVOKED, and those of a control call.
+ * -EINVAL (c or token NULL, a malformed token, a ttl_s out of the
+ * server's bounds), -ENOENT, -EKEYEXPIRED, -EPERM (another tenant's
+ * lease), and those of a control call (-EKEYREVOKED among them).
  */
 int rmp_lease_renew_token(struct rmp_client *c, const char *token,
 			  uint32_t ttl_s, uint64_t *ttl_ms);
@@ -333,7 +371,10 @@ int rmp_lease_free_token(struct rmp_client *c, const char *token);
  * zeroed before reuse) and free the handle. The handle is freed even when
  * the server could not be told (the error is returned, e.g. -EKEYREVOKED
  * or -ENOTCONN; the lease then ends at its deadline). Accepts NULL
- * (returns 0).
+ * (returns 0). Errors: -ENOENT (gone already), -EKEYEXPIRED, those of a
+ * control call, and, when a lost connection was made again
+ * (reconnect_max_ms), those of rmp_lease_attach: the handle is attached
+ * again first.
  */
 int rmp_lease_free(struct rmp_lease *l);
 
@@ -366,7 +407,9 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info);
 
 /*
  * rmp_lease_token -- the printable token (server address, id, secret) of
- * l, NUL terminated, into buf. Returns its length, or -ENOSPC.
+ * l, NUL terminated, into buf. Returns its length, -ENOSPC (buf too
+ * small), or -EINVAL (l or buf NULL, or a server host name a token cannot
+ * carry).
  */
 int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
 
@@ -399,9 +442,10 @@ struct rmp_pool_stat {
 
 /*
  * rmp_stat -- pool figures for placement decisions (one control round
- * trip). -EINVAL when st->size is smaller than this version's struct;
- * keys_mode points to a static string ("unknown" for a mode this library
- * does not know).
+ * trip). keys_mode points to a static string ("unknown" for a mode this
+ * library does not know). Errors: -EINVAL (c or st NULL, or st->size
+ * smaller than this version's struct), and those of a control call
+ * (-EKEYREVOKED among them).
  */
 int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st);
 
@@ -433,11 +477,16 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * the server (one control round trip), since another process may have
  * renewed it by token: if the lease lives on, the call goes ahead; if
  * not it gives -EKEYEXPIRED with nothing posted, and the connection stays
- * usable. An access the server
+ * usable; if the question finds no answer (no reply, a lost connection),
+ * the call gives that error instead (those of a control call). An access
+ * the server
  * refused because the lease was revoked gives -EKEYEXPIRED too, but then
  * the connection has to be reopened (RDMA moves the queue pair to an
  * error state). Other errors: -ENOTCONN, -EIO, -ETIMEDOUT (the connection
- * is then failed as well, so the NIC stops using the memory), -EINVAL.
+ * is then failed as well, so the NIC stops using the memory), -EINVAL (l
+ * NULL; dst or src NULL with len > 0). When a lost connection was made
+ * again (reconnect_max_ms), the handle is first attached again: then the
+ * errors of rmp_lease_attach too.
  *
  * Transfers larger than the bounce buffer or the device's message size
  * are split into several RDMA operations; on an error some of them may
@@ -455,7 +504,7 @@ int rmp_faa(struct rmp_lease *l, uint64_t off, uint64_t add, uint64_t *old);
  * small RDMA READ after the writes on the same queue pair). Covers
  * synchronous writes and asynchronous writes already passed to
  * rmp_submit(), not those still queued. Works on a lease without the read
- * right too (a zero-byte READ).
+ * right too (a zero-byte READ). Errors: those of rmp_read, but -ERANGE.
  */
 int rmp_flush(struct rmp_lease *l);
 
@@ -468,10 +517,12 @@ int rmp_flush(struct rmp_lease *l);
  * max_inflight operations may be queued or in flight (-EAGAIN).
  * user_data comes back in the completion. Atomics write the old value to
  * 8 bytes at boff. Errors of rmp_post_*, with nothing queued: those of
- * the synchronous calls, plus -EINVAL (b belongs to another client, or
+ * rmp_read and rmp_cas (checked the same way: a refresh of an expired
+ * lease, or an attach after a reconnect, is a control round trip here
+ * too), plus -EINVAL (l or b NULL, b belongs to another client, or
  * [boff, boff+len) is outside it), -ENOTCONN (b was registered on an
  * earlier connection), -EMSGSIZE (len above the device's message size;
- * asynchronous operations are not split).
+ * asynchronous operations are not split), -EAGAIN (max_inflight).
  */
 int rmp_post_read(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
 		  size_t boff, size_t len, uint64_t user_data);
@@ -486,7 +537,7 @@ int rmp_post_faa(struct rmp_lease *l, uint64_t off, uint64_t add,
  * rmp_submit -- post everything queued; returns the number posted (0 when
  * nothing was queued). On an error (-ENOTCONN, -ETIMEDOUT when the send
  * queue does not drain, -EIO) every operation it could not post still
- * completes, with that error, through rmp_poll().
+ * completes, with that error, through rmp_poll(). -EINVAL for c NULL.
  */
 int rmp_submit(struct rmp_client *c);
 
@@ -515,7 +566,8 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
  * system call for completions). Other calls on c (synchronous ones
  * included) may reap completions without the fd signaling them, so call
  * rmp_poll(c, ..., 0) after them before waiting on the fd. -ENOTCONN when
- * not connected; a new connection has a new fd (ask again).
+ * not connected (a new connection has a new fd: ask again), -EINVAL for
+ * c NULL.
  */
 int rmp_client_fd(struct rmp_client *c);
 

@@ -571,13 +571,15 @@ static void test_bad_key_files(void)
 	}
 }
 
-/* collect -- names of rmp_tenants_foreach, comma-separated. */
-static void collect(const struct rmp_tenant *t, void *arg)
+/* collect -- the names rmp_tenants_next walks through, comma-separated. */
+static void collect(const struct rmp_tenants *ts, char *names)
 {
-	char *names = arg;
+	const struct rmp_tenant *t = NULL;
 
-	strcat(names, t->name);
-	strcat(names, ",");
+	while ((t = rmp_tenants_next(ts, t))) {
+		strcat(names, t->name);
+		strcat(names, ",");
+	}
 }
 
 /*
@@ -635,7 +637,7 @@ static void test_reload(void)
 	CHECK(t != NULL && t->usable && t->key_len == 16);
 	anon = rmp_tenants_find(ts, "", &why);
 	CHECK(anon != NULL);
-	rmp_tenants_foreach(ts, collect, names);
+	collect(ts, names);
 	CHECK_STR(names, "a,c,d,anonymous,");
 
 	/* a is removed while it holds leases: refused, kept, usage kept. */
@@ -667,7 +669,7 @@ static void test_reload(void)
 					 "client", srv, proof),
 		 RMP_DETAIL_BAD_PROOF);
 	names[0] = 0;
-	rmp_tenants_foreach(ts, collect, names);
+	collect(ts, names);
 	CHECK_STR(names, "d,c,a,anonymous,");
 	/* Its leases end; it comes back: the same tenant, usable again. */
 	rmp_tenant_uncharge(a, 2 * MIB);
