@@ -125,17 +125,27 @@ def main(argv):
         print("\n".join(check(root, graph, common)[0]))
         return 0
     failed = 0
-    for n, folder in enumerate(FOLDERS, 1):
+    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    n = 0
+    for folder in FOLDERS:
         lines, errors = check(root, folder, common)
         print(f"# {folder}/, top first:")
         for line in lines:
             print("#   " + line)
         for e in errors:
             print("# violation: " + e)
+        n += 1
         print(f"{'not ok' if errors else 'ok'} {n} - {folder}/ includes "
               f"point downward only ({len(errors)} violation(s))")
         failed += bool(errors)
-    print(f"1..{len(FOLDERS)}")
+        # The README shows each folder's picture; it must be today's.
+        shown = "```\n" + "\n".join(lines) + "\n```" in readme
+        n += 1
+        print(f"{'ok' if shown else 'not ok'} {n} - README.md shows "
+              f"{folder}/'s layers as they are"
+              + ("" if shown else f" (paste the output of --graph={folder})"))
+        failed += not shown
+    print(f"1..{n}")
     return 1 if failed else 0
 
 
