@@ -440,3 +440,15 @@ unsigned fake_log_count(const char *text)
 		n += strstr(log_line[i], text) != NULL;
 	return n;
 }
+
+void fake_add_tenant(struct rmp_config *cfg, const char *name,
+		     uint64_t bytes, uint64_t leases)
+{
+	struct rmp_tenant_config *t = &cfg->tenants[cfg->ntenants++];
+
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	memset(t->key, name[0], 16);
+	t->key_len = 16;
+	t->limits.bytes = bytes;
+	t->limits.leases = leases;
+}

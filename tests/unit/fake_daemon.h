@@ -35,12 +35,18 @@
 #include "keys.h"
 #include "pool.h"
 
+struct rmp_config;
 struct rmp_lifecycle;
 struct rmp_tenant;
 
 /* -------------------------------------------------------------- clock */
 
 #define FAKE_LAG_MS 4 /* what rmp_coarse_lag_ms says */
+/* fake_add_tenant -- a [tenant.NAME] in cfg whose key is 16 bytes of
+ * NAME's first letter, with these limits (0: none). */
+void fake_add_tenant(struct rmp_config *cfg, const char *name,
+		     uint64_t bytes, uint64_t leases);
+
 extern uint64_t fake_now; /* what rmp_now_ms says */
 
 /* fake_advance -- let ms pass, firing lc's timers as they fall due. */

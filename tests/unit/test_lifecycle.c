@@ -43,25 +43,14 @@ static unsigned nconns;
 
 /* ------------------------------------------------------------ fixture */
 
-static void add_tenant(const char *name, uint64_t bytes, uint64_t leases)
-{
-	struct rmp_tenant_config *t = &cfg.tenants[cfg.ntenants++];
-
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	memset(t->key, name[0], 16);
-	t->key_len = 16;
-	t->limits.bytes = bytes;
-	t->limits.leases = leases;
-}
-
 static void make_config(void)
 {
 	rmp_config_defaults(&cfg);
 	cfg.pool.size = POOL_SIZE;
 	cfg.server.revoke_timeout_ms = 1000;
 	cfg.lease.expiry_tick_ms = 100;
-	add_tenant("a", 0, 0);
-	add_tenant("b", 64 << 10, 3);
+	fake_add_tenant(&cfg, "a", 0, 0);
+	fake_add_tenant(&cfg, "b", 64 << 10, 3);
 }
 
 /* start_with -- a lifecycle in mode over a fresh pool (or mem: a restart),

@@ -38,17 +38,6 @@ static bool counted; /* the last message counted against the client */
 
 /* ------------------------------------------------------------ fixture */
 
-static void add_tenant(const char *name, uint64_t bytes, uint64_t leases)
-{
-	struct rmp_tenant_config *t = &cfg.tenants[cfg.ntenants++];
-
-	snprintf(t->name, sizeof(t->name), "%s", name);
-	memset(t->key, name[0], 16);
-	t->key_len = 16;
-	t->limits.bytes = bytes;
-	t->limits.leases = leases;
-}
-
 static void start(void)
 {
 	struct rmp_lifecycle_params p = { 0 };
@@ -56,8 +45,8 @@ static void start(void)
 
 	rmp_config_defaults(&cfg);
 	cfg.pool.size = POOL_SIZE;
-	add_tenant("a", 0, 0);
-	add_tenant("b", 64 << 10, 3);
+	fake_add_tenant(&cfg, "a", 0, 0);
+	fake_add_tenant(&cfg, "b", 64 << 10, 3);
 	tenants = rmp_tenants_new(&cfg);
 	ta = rmp_tenants_find(tenants, "a", &why);
 	tb = rmp_tenants_find(tenants, "b", &why);
