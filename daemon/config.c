@@ -155,6 +155,25 @@ static const struct key keys[] = {
 	    anonymous.limits, 0, 0, 0, NULL),
 	KEY("anonymous", "rotate_grace", SY_DURATION, ST_U64,
 	    anonymous.limits.rotate_grace_ms, 0, (int64_t)MS_PER_H, 0, NULL),
+	KEY("cluster", "etcd", SY_ETCD, ST_STR, cluster.etcd,
+	    0, 0, 0, NULL),
+	KEY("cluster", "prefix", SY_PREFIX, ST_STR, cluster.prefix,
+	    0, 0, 0, NULL),
+	KEY("cluster", "node", SY_NODENAME, ST_STR, cluster.node,
+	    0, 0, 0, NULL),
+	KEY("cluster", "labels", SY_LABELS, ST_STR, cluster.labels,
+	    0, 0, 0, NULL),
+	/* keep-alives go at ttl/3: under 1s they would crowd etcd */
+	KEY("cluster", "ttl", SY_DURATION, ST_U64, cluster.ttl_ms,
+	    MS_PER_S, 60 * MS_PER_S, 0, NULL),
+	KEY("cluster", "ca_file", SY_PATH, ST_STR, cluster.ca_file,
+	    0, 0, KF_EMPTY_OFF, NULL),
+	KEY("cluster", "cert_file", SY_PATH, ST_STR, cluster.cert_file,
+	    0, 0, KF_EMPTY_OFF, NULL),
+	KEY("cluster", "key_file", SY_PATH, ST_STR, cluster.key_file,
+	    0, 0, KF_EMPTY_OFF, NULL),
+	KEY("cluster", "credentials_file", SY_PATH, ST_STR,
+	    cluster.credentials_file, 0, 0, KF_EMPTY_OFF, NULL),
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -224,6 +243,10 @@ void rmp_config_defaults(struct rmp_config *c)
 	c->lease.keys_per_lease = 16;
 
 	c->anonymous.enabled = false; /* and no limits, no networks */
+
+	/* no etcd: no cluster; node "" is the host name */
+	strcpy(c->cluster.prefix, "/rmpool/");
+	c->cluster.ttl_ms = 10 * MS_PER_S;
 	c->ntenants = 0;
 }
 

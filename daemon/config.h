@@ -16,7 +16,8 @@
 
 /*
  * The daemon reads one INI file (default RMP_CONFIG_PATH) with the sections
- * [server], [pool], [lease], [anonymous] and one [tenant.NAME] per tenant;
+ * [server], [pool], [lease], [anonymous], [cluster] and one [tenant.NAME]
+ * per tenant;
  * conf/rmpoold.conf lists every key with its default. Sections may come
  * in any order; [server], [pool], [lease] and [anonymous] may be opened
  * again (their keys still count once), a tenant's section may not. The
@@ -63,6 +64,10 @@
 #define RMP_CONFIG_IBDEV_LEN 64  /* IB_DEVICE_NAME_MAX */
 #define RMP_CONFIG_PATH_LEN 108  /* sizeof(sockaddr_un.sun_path) */
 #define RMP_CONFIG_GROUP_LEN 64
+/* [cluster]: the etcd endpoint list and the labels (a line holds at
+ * most 198 characters anyway), a node name, the key prefix. */
+#define RMP_CONFIG_LIST_LEN 200
+#define RMP_CONFIG_NAME_LEN 64
 
 /* Most [tenant.NAME] sections; most networks in one networks list. */
 #define RMP_TENANTS_MAX 64
@@ -176,9 +181,66 @@ struct rmp_config {
 		bool enabled;                     /* default false */
 		struct rmp_tenant_limits limits;
 	} anonymous;
+	/* Membership in an etcd cluster (daemon/cluster.c); etcd "" = none. */
+	struct {
+		/* "http://HOST:PORT[, ...]": rmp_cluster_endpoints() */
+		char etcd[RMP_CONFIG_LIST_LEN];
+		char prefix[RMP_CONFIG_NAME_LEN];   /* "/.../", default /rmpool/ */
+		char node[RMP_CONFIG_NAME_LEN];     /* "" = the host name */
+		char labels[RMP_CONFIG_LIST_LEN];   /* "k=v k=v": rmp_cluster_labels() */
+		uint64_t ttl_ms;                    /* etcd lease: 1s..1min */
+		/* TLS to etcd: not built yet, so each must stay "". */
+		char ca_file[RMP_CONFIG_PATH_LEN];
+		char cert_file[RMP_CONFIG_PATH_LEN];
+		char key_file[RMP_CONFIG_PATH_LEN];
+		/* "USER:PASSWORD" for etcd, a file kept like a key file */
+		char credentials_file[RMP_CONFIG_PATH_LEN];
+	} cluster;
 	unsigned ntenants;
 	struct rmp_tenant_config tenants[RMP_TENANTS_MAX];
 };
+
+/* Most etcd endpoints and most labels of [cluster]. */
+#define RMP_CLUSTER_ENDPOINTS_MAX 8
+#define RMP_CLUSTER_LABELS_MAX 16
+/* A host name of an endpoint, a label's name or value, a node name. */
+#define RMP_CLUSTER_HOST_LEN 254
+#define RMP_CLUSTER_LABEL_LEN 64
+
+/* One etcd endpoint of [cluster] etcd: http://HOST:PORT. */
+struct rmp_cluster_endpoint {
+	char host[RMP_CLUSTER_HOST_LEN]; /* a name, IPv4, or IPv6 unbracketed */
+	uint16_t port;
+};
+
+/* One label of [cluster] labels: NAME=VALUE. */
+struct rmp_cluster_label {
+	char name[RMP_CLUSTER_LABEL_LEN], value[RMP_CLUSTER_LABEL_LEN];
+};
+
+/*
+ * rmp_cluster_endpoints -- split a [cluster] etcd list ("http://HOST:PORT"
+ * separated by commas, blanks around them ignored) into eps (room for
+ * RMP_CLUSTER_ENDPOINTS_MAX). HOST is a numeric IPv4 address, an IPv6
+ * address in brackets or a DNS name; PORT 1..65535; no path. "https://"
+ * is refused (TLS is not built yet). 0 with *n set (0 for ""), or
+ * -EINVAL with why ("... is not http://HOST:PORT") in why.
+ */
+int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
+			  unsigned *n, char *why, size_t whylen);
+
+/*
+ * rmp_cluster_labels -- split [cluster] labels ("NAME=VALUE" separated by
+ * blanks) into out (room for RMP_CLUSTER_LABELS_MAX): NAME 1..63 of
+ * [A-Za-z0-9_.-] starting with a letter, VALUE 1..63 of [A-Za-z0-9_.-],
+ * no NAME twice. 0 with *n set, or -EINVAL with why in why.
+ */
+int rmp_cluster_labels(const char *list, struct rmp_cluster_label *out,
+		       unsigned *n, char *why, size_t whylen);
+
+/* rmp_cluster_node_ok -- s is a node name: 1..63 of [A-Za-z0-9_.-],
+ * starting with a letter or digit (a host name is one). */
+bool rmp_cluster_node_ok(const char *s);
 
 /*
  * rmp_config_defaults -- fill c with the built-in defaults (the values
@@ -224,8 +286,9 @@ int rmp_config_load_string(struct rmp_config *c, const char *text,
  * tenants and networks: at most RMP_TENANTS_MAX tenants with valid,
  * distinct names, each with exactly one of key (RMP_KEY_MIN..RMP_KEY_MAX
  * bytes) and key_file (an absolute path), at most RMP_NETWORKS_MAX valid
- * networks per list. The load functions run it; it is public for code
- * that builds a configuration by hand.
+ * networks per list; no TLS file in [cluster] (not supported yet). The
+ * load functions run it; it is public for code that builds a
+ * configuration by hand.
  * @c:      configuration to check
  * @name:   FILE to put before the message; NULL for none
  * @err:    receives "FILE: message" on failure (may be NULL)

@@ -96,6 +96,26 @@ static int check_tenants(const struct rmp_config *c, const char *pre,
 	return 0;
 }
 
+/*
+ * check_cluster -- TLS to etcd is not built yet: a certificate or key
+ * file given would be ignored, and the operator would believe the
+ * traffic protected. Refused, like an https endpoint.
+ */
+static int check_cluster(const struct rmp_config *c, const char *pre,
+			 const char *sep, char *err, size_t errlen)
+{
+	const char *set = c->cluster.ca_file[0] ? "ca_file" :
+			  c->cluster.cert_file[0] ? "cert_file" :
+			  c->cluster.key_file[0] ? "key_file" : NULL;
+
+	if (!set)
+		return 0;
+	cfg_set_err(err, errlen, "%s%scluster.%s: TLS to etcd is not supported "
+		    "yet (http:// endpoints only): leave ca_file, cert_file "
+		    "and key_file empty", pre, sep, set);
+	return -EINVAL;
+}
+
 int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
 		     size_t errlen)
 {
@@ -161,6 +181,8 @@ int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
 	}
 	if (check_limits(&c->anonymous.limits, "anonymous", pre, sep, err,
 			 errlen))
+		return -EINVAL;
+	if (check_cluster(c, pre, sep, err, errlen))
 		return -EINVAL;
 	return check_tenants(c, pre, sep, err, errlen);
 }

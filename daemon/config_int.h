@@ -32,6 +32,10 @@ enum key_syntax {
 	SY_NODE,     /* auto or rmp_parse_u64() */
 	SY_KEY,      /* tenant key: rmp_key_parse() hex, never echoed */
 	SY_NETWORKS, /* ADDR[/PREFIX], comma separated, or empty */
+	SY_ETCD,     /* http://HOST:PORT, comma separated, or empty */
+	SY_PREFIX,   /* an etcd key prefix: /.../ */
+	SY_NODENAME, /* rmp_cluster_node_ok() or empty */
+	SY_LABELS,   /* NAME=VALUE, blank separated, or empty */
 };
 
 /* Where the value is stored in struct rmp_config. */

@@ -17,7 +17,7 @@
 
 /* The sections besides [tenant.NAME]. */
 static const char *const sections[] = { "server", "pool", "lease",
-					"anonymous" };
+					"anonymous", "cluster" };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -164,7 +164,7 @@ static int check_section(struct parse *p, char *buf)
 			return -EINVAL;
 	} else if (!known_section(name)) {
 		fail(p, "unknown section %s (expected server, pool, lease, "
-		     "anonymous or tenant.NAME)", cfg_quote(name, q, sizeof(q)));
+		     "anonymous, cluster or tenant.NAME)", cfg_quote(name, q, sizeof(q)));
 		return -EINVAL;
 	}
 	memmove(buf + 1, name, (size_t)(e - name));

@@ -200,8 +200,54 @@ static int parse_network_list(const struct key *k, void *base,
 	return parse_networks(value, cfg_field(k, base), qname, msg, msglen);
 }
 
-/* text_ok -- value is text of k's syntax; *what: why not. */
-static bool text_ok(const struct key *k, const char *value, const char **what)
+/* prefix_ok -- an etcd key prefix: "/", then [A-Za-z0-9_.-/], ending
+ * in "/" (the node's key is PREFIX "nodes/" NODE). */
+static bool prefix_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n < 1 || s[0] != '/' || s[n - 1] != '/')
+		return false;
+	for (; *s; s++)
+		if (!isascii((unsigned char)*s) ||
+		    (!isalnum((unsigned char)*s) && !strchr("_.-/", *s)))
+			return false;
+	return true;
+}
+
+/* cluster_text_ok -- the [cluster] syntaxes of text_ok(). */
+static bool cluster_text_ok(const struct key *k, const char *value,
+			    const char **what, char *why, size_t whylen)
+{
+	struct rmp_cluster_endpoint eps[RMP_CLUSTER_ENDPOINTS_MAX];
+	struct rmp_cluster_label labels[RMP_CLUSTER_LABELS_MAX];
+	unsigned n;
+
+	*what = why;
+	switch (k->syntax) {
+	case SY_ETCD:
+		return !rmp_cluster_endpoints(value, eps, &n, why, whylen);
+	case SY_LABELS:
+		return !rmp_cluster_labels(value, labels, &n, why, whylen);
+	case SY_PREFIX:
+		*what = "is not an etcd key prefix (\"/\", then A-Z, a-z, "
+			"0-9, '_', '.', '-', '/', ending in \"/\")";
+		return prefix_ok(value);
+	case SY_NODENAME:
+		*what = "is not a node name (1 to 63 of A-Z, a-z, 0-9, '_', "
+			"'.', '-', starting with a letter or digit; empty: "
+			"the host name)";
+		return !*value || rmp_cluster_node_ok(value);
+	default:
+		*what = "has no parser (bug)";
+		return false;
+	}
+}
+
+/* text_ok -- value is text of k's syntax; *what: why not (in why, for
+ * a message made here; it then names no value of its own). */
+static bool text_ok(const struct key *k, const char *value, const char **what,
+		    char *why, size_t whylen)
 {
 	switch (k->syntax) {
 	case SY_ADDR:
@@ -223,8 +269,7 @@ static bool text_ok(const struct key *k, const char *value, const char **what)
 		*what = "is not ADDR:PORT or [V6ADDR]:PORT (or empty)";
 		return !*value || !rmp_parse_hostport(value, NULL, 0, NULL);
 	default:
-		*what = "has no parser (bug)";
-		return false;
+		return cluster_text_ok(k, value, what, why, whylen);
 	}
 }
 
@@ -233,6 +278,7 @@ static int parse_text(const struct key *k, void *base, const char *qname,
 		      size_t msglen)
 {
 	const char *what = NULL;
+	char why[256] = "";
 
 	if (strlen(value) >= k->len) {
 		snprintf(msg, msglen,
@@ -240,8 +286,11 @@ static int parse_text(const struct key *k, void *base, const char *qname,
 			 qname, k->len - 1);
 		return -EINVAL;
 	}
-	if (!text_ok(k, value, &what)) {
-		snprintf(msg, msglen, "%s: %s %s", qname, q, what);
+	if (!text_ok(k, value, &what, why, sizeof(why))) {
+		if (what == why)
+			snprintf(msg, msglen, "%s: %s", qname, why);
+		else
+			snprintf(msg, msglen, "%s: %s %s", qname, q, what);
 		return -EINVAL;
 	}
 	strcpy((char *)cfg_field(k, base), value);
@@ -352,6 +401,10 @@ static parse_fn *const parsers[] = {
 	[SY_NODE] = parse_node,
 	[SY_KEY] = parse_key,
 	[SY_NETWORKS] = parse_network_list,
+	[SY_ETCD] = parse_text,
+	[SY_PREFIX] = parse_text,
+	[SY_NODENAME] = parse_text,
+	[SY_LABELS] = parse_text,
 };
 
 /*

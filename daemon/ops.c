@@ -152,6 +152,16 @@ static const struct restart_key {
 	KEEP("pool.fdstore", pool.fdstore, false),
 	KEEP("pool.max_leases", pool.max_leases, false),
 	KEEP("lease.lease_keys", lease.lease_keys, false),
+	/* the membership is set up once: a new one needs a restart */
+	KEEP("cluster.etcd", cluster.etcd, true),
+	KEEP("cluster.prefix", cluster.prefix, true),
+	KEEP("cluster.node", cluster.node, true),
+	KEEP("cluster.labels", cluster.labels, true),
+	KEEP("cluster.ttl", cluster.ttl_ms, false),
+	KEEP("cluster.ca_file", cluster.ca_file, true),
+	KEEP("cluster.cert_file", cluster.cert_file, true),
+	KEEP("cluster.key_file", cluster.key_file, true),
+	KEEP("cluster.credentials_file", cluster.credentials_file, true),
 };
 
 static bool key_differs(const struct restart_key *k,

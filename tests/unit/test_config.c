@@ -19,6 +19,8 @@
 #define MIB (UINT64_C(1) << 20)
 #define GIB (UINT64_C(1) << 30)
 
+static char *dump(const struct rmp_config *c, bool show_secrets);
+
 static char err[512];
 
 /* load -- parse text named "t.conf" into c; returns the load result. */
@@ -314,17 +316,17 @@ static void test_syntax_errors(void)
 		CHECK_EQ(rmp_config_load_string(&c, "[x]\n", NULL, err,
 						sizeof(err)), -EINVAL);
 		CHECK_STR(err, "<string>:1: unknown section \"x\" "
-			       "(expected server, pool, lease, anonymous or tenant.NAME)");
+			       "(expected server, pool, lease, anonymous, cluster or tenant.NAME)");
 	}
 	EXPECT_ERR("\n[pools]\nsize = 1G\n",
 		   "t.conf:2: unknown section \"pools\" "
-		   "(expected server, pool, lease, anonymous or tenant.NAME)");
+		   "(expected server, pool, lease, anonymous, cluster or tenant.NAME)");
 	/* an empty unknown section is still an error */
 	EXPECT_ERR("[pool]\n[extra]\n",
 		   "t.conf:2: unknown section \"extra\" "
-		   "(expected server, pool, lease, anonymous or tenant.NAME)");
+		   "(expected server, pool, lease, anonymous, cluster or tenant.NAME)");
 	EXPECT_ERR("[Pool]\n", "t.conf:1: unknown section \"Pool\" "
-			       "(expected server, pool, lease, anonymous or tenant.NAME)");
+			       "(expected server, pool, lease, anonymous, cluster or tenant.NAME)");
 	EXPECT_ERR("[pool\nsize = 1G\n",
 		   "t.conf:1: section header lacks ']'");
 	EXPECT_ERR("[pool] size = 1G\n",
@@ -624,6 +626,155 @@ static void test_diff(void)
 	CHECK_STR(rmp_config_diff(&a, &b), "server.auth_timeout");
 }
 
+/* [cluster]: defaults, every key read, each bad value refused with its
+ * message, the dump and the diff, and the lists split for cluster.c. */
+static void test_cluster(void)
+{
+	struct rmp_cluster_endpoint eps[RMP_CLUSTER_ENDPOINTS_MAX];
+	struct rmp_cluster_label lb[RMP_CLUSTER_LABELS_MAX];
+	struct rmp_config c, d;
+	char why[256], *text;
+	unsigned n = 99;
+
+	rmp_config_defaults(&c);
+	CHECK_STR(c.cluster.etcd, "");
+	CHECK_STR(c.cluster.prefix, "/rmpool/");
+	CHECK_STR(c.cluster.node, "");
+	CHECK_STR(c.cluster.labels, "");
+	CHECK_EQ(c.cluster.ttl_ms, 10000);
+	CHECK_STR(c.cluster.credentials_file, "");
+
+	CHECK_EQ(load(&c, "[cluster]\n"
+			  "etcd = http://127.0.0.1:2379, http://[::1]:2380 ,"
+			  "http://etcd-1.example:2379\n"
+			  "prefix = /a/b-c_d.e/\nnode = n1.rack-2\n"
+			  "labels = rack=r1  zone=z_1.a\nttl = 1m\n"
+			  "credentials_file = /etc/rmpool/etcd.cred\n"), 0);
+	if (err[0])
+		printf("# %s\n", err);
+	CHECK_STR(c.cluster.prefix, "/a/b-c_d.e/");
+	CHECK_STR(c.cluster.node, "n1.rack-2");
+	CHECK_EQ(c.cluster.ttl_ms, 60000);
+	CHECK_STR(c.cluster.credentials_file, "/etc/rmpool/etcd.cred");
+	CHECK_EQ(rmp_cluster_endpoints(c.cluster.etcd, eps, &n, why,
+				       sizeof(why)), 0);
+	CHECK_EQ(n, 3);
+	CHECK_STR(eps[0].host, "127.0.0.1");
+	CHECK_EQ(eps[0].port, 2379);
+	CHECK_STR(eps[1].host, "::1");
+	CHECK_EQ(eps[1].port, 2380);
+	CHECK_STR(eps[2].host, "etcd-1.example");
+	CHECK_EQ(rmp_cluster_labels(c.cluster.labels, lb, &n, why,
+				    sizeof(why)), 0);
+	CHECK_EQ(n, 2);
+	CHECK_STR(lb[0].name, "rack");
+	CHECK_STR(lb[0].value, "r1");
+	CHECK_STR(lb[1].name, "zone");
+	CHECK_STR(lb[1].value, "z_1.a");
+	CHECK_EQ(rmp_cluster_endpoints("", eps, &n, why, sizeof(why)), 0);
+	CHECK_EQ(n, 0);
+
+	/* the dump reads back the same; the diff names each key */
+	text = dump(&c, false);
+	CHECK(text && strstr(text, "\n[cluster]\netcd = http://127.0.0.1:2379,"
+			     " http://[::1]:2380 ,http://etcd-1.example:2379\n"
+			     "prefix = /a/b-c_d.e/\nnode = n1.rack-2\n"
+			     "labels = rack=r1  zone=z_1.a\nttl = 1m\n"
+			     "ca_file =\ncert_file =\nkey_file =\n"
+			     "credentials_file = /etc/rmpool/etcd.cred\n"));
+	CHECK_EQ(load(&d, text ? text : ""), 0);
+	CHECK(rmp_config_diff(&c, &d) == NULL);
+	free(text);
+	d.cluster.ttl_ms = 2000;
+	CHECK_STR(rmp_config_diff(&c, &d), "cluster.ttl");
+	strcpy(d.cluster.node, "n2");
+	CHECK_STR(rmp_config_diff(&c, &d), "cluster.node");
+	strcpy(d.cluster.etcd, "");
+	CHECK_STR(rmp_config_diff(&c, &d), "cluster.etcd");
+
+	EXPECT_ERR("[cluster]\netcd = https://127.0.0.1:2379\n",
+		   "t.conf:2: cluster.etcd: \"https://127.0.0.1:2379\": https "
+		   "is not supported yet (no TLS to etcd in this build): use "
+		   "http://HOST:PORT on a trusted network");
+	EXPECT_ERR("[cluster]\netcd = http://127.0.0.1\n",
+		   "t.conf:2: cluster.etcd: \"http://127.0.0.1\" is not "
+		   "http://HOST:PORT (HOST a name, an IPv4 address or [an IPv6 "
+		   "address])");
+	EXPECT_BAD("[cluster]\netcd = 127.0.0.1:2379\n",
+		   "t.conf:2: cluster.etcd: \"127.0.0.1:2379\" is not http://");
+	EXPECT_BAD("[cluster]\netcd = http://h:2379/v3\n",
+		   "t.conf:2: cluster.etcd: \"http://h:2379/v3\" is not http://");
+	EXPECT_BAD("[cluster]\netcd = http://h:0\n",
+		   "t.conf:2: cluster.etcd: \"http://h:0\" is not http://");
+	EXPECT_BAD("[cluster]\netcd = http://::1:2379\n",
+		   "t.conf:2: cluster.etcd: \"http://::1:2379\" is not http://");
+	EXPECT_BAD("[cluster]\netcd = http://-h:1\n",
+		   "t.conf:2: cluster.etcd: \"http://-h:1\" is not http://");
+	EXPECT_BAD("[cluster]\netcd = http://h_1:1\n",
+		   "t.conf:2: cluster.etcd: \"http://h_1:1\" is not http://");
+	EXPECT_ERR("[cluster]\netcd = http://a:1,,http://b:1\n",
+		   "t.conf:2: cluster.etcd: empty entry in the list");
+	EXPECT_ERR("[cluster]\netcd = http://a:1, \n",
+		   "t.conf:2: cluster.etcd: empty entry in the list");
+	EXPECT_ERR("[cluster]\netcd = http://a:1,http://a:2,http://a:3,"
+		   "http://a:4,http://a:5,http://a:6,http://a:7,http://a:8,"
+		   "http://a:9\n",
+		   "t.conf:2: cluster.etcd: more than 8 endpoints");
+	EXPECT_ERR("[cluster]\nprefix = rmpool/\n",
+		   "t.conf:2: cluster.prefix: \"rmpool/\" is not an etcd key "
+		   "prefix (\"/\", then A-Z, a-z, 0-9, '_', '.', '-', '/', "
+		   "ending in \"/\")");
+	EXPECT_BAD("[cluster]\nprefix = /rmpool\n",
+		   "t.conf:2: cluster.prefix: \"/rmpool\" is not an etcd key");
+	EXPECT_BAD("[cluster]\nprefix = /a b/\n",
+		   "t.conf:2: cluster.prefix: \"/a b/\" is not an etcd key");
+	EXPECT_ERR("[cluster]\nnode = -n1\n",
+		   "t.conf:2: cluster.node: \"-n1\" is not a node name (1 to 63 "
+		   "of A-Z, a-z, 0-9, '_', '.', '-', starting with a letter or "
+		   "digit; empty: the host name)");
+	EXPECT_BAD("[cluster]\nnode = a/b\n",
+		   "t.conf:2: cluster.node: \"a/b\" is not a node name");
+	EXPECT_BAD("[cluster]\nnode = "
+		   "a123456789012345678901234567890123456789012345678901234567890123\n",
+		   "t.conf:2: cluster.node: value is too long (at most 63");
+	EXPECT_ERR("[cluster]\nlabels = rack\n",
+		   "t.conf:2: cluster.labels: \"rack\" is not NAME=VALUE (each "
+		   "1 to 63 of A-Z, a-z, 0-9, '_', '.', '-'; NAME starting with "
+		   "a letter)");
+	EXPECT_BAD("[cluster]\nlabels = rack=\n",
+		   "t.conf:2: cluster.labels: \"rack=\" is not NAME=VALUE");
+	EXPECT_BAD("[cluster]\nlabels = 1rack=a\n",
+		   "t.conf:2: cluster.labels: \"1rack=a\" is not NAME=VALUE");
+	EXPECT_BAD("[cluster]\nlabels = rack=a=b\n",
+		   "t.conf:2: cluster.labels: \"rack=a=b\" is not NAME=VALUE");
+	EXPECT_BAD("[cluster]\nlabels = rack=a,zone=b\n",
+		   "t.conf:2: cluster.labels: \"rack=a,zone=b\" is not");
+	EXPECT_ERR("[cluster]\nlabels = rack=a zone=b rack=c\n",
+		   "t.conf:2: cluster.labels: label rack given twice");
+	EXPECT_ERR("[cluster]\nlabels = a=1 b=1 c=1 d=1 e=1 f=1 g=1 h=1 i=1 "
+		   "j=1 k=1 l=1 m=1 n=1 o=1 p=1 q=1\n",
+		   "t.conf:2: cluster.labels: more than 16 labels");
+	EXPECT_ERR("[cluster]\nttl = 999ms\n",
+		   "t.conf:2: cluster.ttl: \"999ms\" is out of range (1s..1m)");
+	EXPECT_ERR("[cluster]\nttl = 61s\n",
+		   "t.conf:2: cluster.ttl: \"61s\" is out of range (1s..1m)");
+	EXPECT_ERR("[cluster]\ncredentials_file = etcd.cred\n",
+		   "t.conf:2: cluster.credentials_file: \"etcd.cred\" is not "
+		   "an absolute path (or empty)");
+	EXPECT_ERR("[cluster]\nca_file = /etc/ssl/ca.pem\n",
+		   "t.conf: cluster.ca_file: TLS to etcd is not supported yet "
+		   "(http:// endpoints only): leave ca_file, cert_file and "
+		   "key_file empty");
+	EXPECT_BAD("[cluster]\ncert_file = /c.pem\n",
+		   "t.conf: cluster.cert_file: TLS to etcd is not supported");
+	EXPECT_BAD("[cluster]\nkey_file = /k.pem\n",
+		   "t.conf: cluster.key_file: TLS to etcd is not supported");
+	EXPECT_ERR("[cluster]\nzone = a\n",
+		   "t.conf:2: unknown key \"zone\" in section [cluster]");
+	EXPECT_ERR("[cluster]\nttl = 2s\n[cluster]\nttl = 3s\n",
+		   "t.conf:4: cluster.ttl: duplicate key (first set on line 2)");
+}
+
 /* A 32-byte tenant key, as hex. */
 #define KEY_HEX "0123456789abcdef0123456789abcdef" \
 		"fedcba9876543210fedcba9876543210"
@@ -858,7 +1009,7 @@ static void test_tenant_errors(void)
 		   "t.conf:1: section [tenant] needs a name: [tenant.NAME]");
 	EXPECT_ERR("[tenants.a]\n",
 		   "t.conf:1: unknown section \"tenants.a\" (expected "
-		   "server, pool, lease, anonymous or tenant.NAME)");
+		   "server, pool, lease, anonymous, cluster or tenant.NAME)");
 	/* the same tenant twice, even with another section between */
 	EXPECT_ERR("[tenant.a]\nkey_file = /k\n[server]\n[tenant.a]\n",
 		   "t.conf:4: tenant.a: duplicate tenant (first defined on "
@@ -1145,7 +1296,9 @@ static void test_dump_tenants(void)
 	CHECK(strstr(buf, "\nnetworks=1:2:3:4:5:6:7:8,1:2:3:4:5:6:7:9,"
 			  "1:2:3:4:5:6:7:a,1:2:3:4:5:6:7:b,1:2:3:4:5:6:7:c,"
 			  "1:2:3:4:5:6:7:d,1::3:4:5:6:7:e,1.2.3.4\n") != NULL);
-	CHECK(strstr(buf, "key_file =\n") == NULL);
+	/* no tenant has an empty key_file line ([cluster] has one) */
+	CHECK(strstr(strstr(buf, "\n[tenant.") ? strstr(buf, "\n[tenant.") :
+		     buf, "key_file =\n") == NULL);
 	CHECK_EQ(load(&d, buf), 0);
 	if (err[0])
 		printf("# %s\n", err);
@@ -1432,6 +1585,7 @@ int main(int argc, char **argv)
 	test_cross_checks();
 	test_unchanged_on_failure();
 	test_diff();
+	test_cluster();
 	test_tenants();
 	test_networks();
 	test_tenant_errors();

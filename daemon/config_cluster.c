@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * config_cluster.c -- the grammar of the [cluster] values that are lists
+ * or names: etcd endpoints, labels, a node name. The loader checks a
+ * value with them; cluster.c splits the same text again at start.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+/* name_char -- a byte of a node name, label name or label value. */
+static bool name_char(unsigned char c)
+{
+	return isascii(c) && (isalnum(c) || c == '_' || c == '.' || c == '-');
+}
+
+bool rmp_cluster_node_ok(const char *s)
+{
+	size_t n;
+
+	if (!isascii((unsigned char)s[0]) || !isalnum((unsigned char)s[0]))
+		return false;
+	for (n = 0; s[n]; n++)
+		if (n >= RMP_CONFIG_NAME_LEN - 1 ||
+		    !name_char((unsigned char)s[n]))
+			return false;
+	return true;
+}
+
+/* dns_name_ok -- letters, digits, '-' and '.', not starting with '-'. */
+static bool dns_name_ok(const char *s)
+{
+	if (!*s || *s == '-' || *s == '.')
+		return false;
+	for (; *s; s++)
+		if (!isascii((unsigned char)*s) ||
+		    (!isalnum((unsigned char)*s) && *s != '-' && *s != '.'))
+			return false;
+	return true;
+}
+
+/* parse_endpoint -- one "http://HOST:PORT" of b..e into ep. */
+static int parse_endpoint(const char *b, const char *e,
+			  struct rmp_cluster_endpoint *ep, char *why,
+			  size_t whylen)
+{
+	char text[RMP_CONFIG_LIST_LEN], host[RMP_CLUSTER_HOST_LEN];
+	const char *port = NULL;
+	int family = 0;
+
+	snprintf(text, sizeof(text), "%.*s", (int)(e - b), b);
+	if (!strncmp(text, "https://", 8)) {
+		snprintf(why, whylen, "\"%s\": https is not supported yet (no "
+			 "TLS to etcd in this build): use http://HOST:PORT on "
+			 "a trusted network", text);
+		return -EINVAL;
+	}
+	if (strncmp(text, "http://", 7) ||
+	    rmp_split_hostport(text + 7, host, sizeof(host), &port) || !port ||
+	    rmp_parse_port(port, &ep->port) ||
+	    (strchr(host, ':') ? rmp_parse_addr(host, &family) ||
+	     family != AF_INET6 || text[7] != '[' || strchr(host, '%') :
+	     !dns_name_ok(host))) {
+		snprintf(why, whylen, "\"%s\" is not http://HOST:PORT (HOST a "
+			 "name, an IPv4 address or [an IPv6 address])", text);
+		return -EINVAL;
+	}
+	snprintf(ep->host, sizeof(ep->host), "%s", host);
+	return 0;
+}
+
+int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
+			  unsigned *n, char *why, size_t whylen)
+{
+	const char *s = list, *b, *e, *comma;
+	unsigned k = 0;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	for (; *s; s = comma + 1) { /* an entry after each comma */
+		comma = strchr(s, ',');
+		e = comma ? comma : s + strlen(s);
+		for (b = s; b < e && isspace((unsigned char)*b); b++)
+			;
+		while (e > b && isspace((unsigned char)e[-1]))
+			e--;
+		if (b == e) {
+			snprintf(why, whylen, "empty entry in the list");
+			return -EINVAL;
+		}
+		if (k == RMP_CLUSTER_ENDPOINTS_MAX) {
+			snprintf(why, whylen, "more than %d endpoints",
+				 RMP_CLUSTER_ENDPOINTS_MAX);
+			return -EINVAL;
+		}
+		if (parse_endpoint(b, e, &eps[k], why, whylen))
+			return -EINVAL;
+		k++;
+		if (!comma)
+			break;
+		if (!comma[1 + strspn(comma + 1, " \t")]) {
+			snprintf(why, whylen, "empty entry in the list");
+			return -EINVAL;
+		}
+	}
+	*n = k;
+	return 0;
+}
+
+/* parse_label -- one "NAME=VALUE" of b..e into l. */
+static int parse_label(const char *b, const char *e,
+		       struct rmp_cluster_label *l, char *why, size_t whylen)
+{
+	const char *eq = memchr(b, '=', (size_t)(e - b)), *p;
+	size_t nlen = eq ? (size_t)(eq - b) : 0, vlen;
+	bool ok = eq && nlen > 0 && nlen < RMP_CLUSTER_LABEL_LEN &&
+		  isascii((unsigned char)*b) && isalpha((unsigned char)*b);
+
+	vlen = eq ? (size_t)(e - eq - 1) : 0;
+	ok = ok && vlen > 0 && vlen < RMP_CLUSTER_LABEL_LEN;
+	for (p = b; ok && p < e; p++)
+		ok = p == eq || name_char((unsigned char)*p);
+	if (!ok) {
+		snprintf(why, whylen, "\"%.*s\" is not NAME=VALUE (each 1 to "
+			 "63 of A-Z, a-z, 0-9, '_', '.', '-'; NAME starting "
+			 "with a letter)", (int)RMP_MIN((size_t)(e - b), 64),
+			 b);
+		return -EINVAL;
+	}
+	memcpy(l->name, b, nlen);
+	l->name[nlen] = '\0';
+	memcpy(l->value, eq + 1, vlen);
+	l->value[vlen] = '\0';
+	return 0;
+}
+
+int rmp_cluster_labels(const char *list, struct rmp_cluster_label *out,
+		       unsigned *n, char *why, size_t whylen)
+{
+	const char *s = list, *e;
+	unsigned k = 0;
+
+	for (;;) {
+		while (isspace((unsigned char)*s))
+			s++;
+		if (!*s)
+			break;
+		for (e = s; *e && !isspace((unsigned char)*e); e++)
+			;
+		if (k == RMP_CLUSTER_LABELS_MAX) {
+			snprintf(why, whylen, "more than %d labels",
+				 RMP_CLUSTER_LABELS_MAX);
+			return -EINVAL;
+		}
+		if (parse_label(s, e, &out[k], why, whylen))
+			return -EINVAL;
+		for (unsigned i = 0; i < k; i++) {
+			if (!strcmp(out[i].name, out[k].name)) {
+				snprintf(why, whylen, "label %s given twice",
+					 out[k].name);
+				return -EINVAL;
+			}
+		}
+		k++;
+		s = e;
+	}
+	*n = k;
+	return 0;
+}
