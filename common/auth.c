@@ -164,15 +164,15 @@ static const char *group_name(gid_t gid, char *buf, size_t len)
 	return buf;
 }
 
-int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
-		 char *err, size_t errlen)
+/*
+ * open_secret -- open path as a secret file: a regular file, the
+ * caller's own (or root's) with no other access, or root_group_read().
+ * The fd, or -errno with the reason and its fix in err.
+ */
+static int open_secret(const char *path, char *err, size_t errlen)
 {
-	/* Room for the longest key, its newline and some slack; a longer
-	 * file is not a key. */
-	char text[2 * RMP_KEY_MAX + 64];
 	char grp[64];
 	struct stat st;
-	ssize_t n;
 	int fd, ret;
 
 	/* O_NONBLOCK: a FIFO put at the path must not hang the reader (it
@@ -195,20 +195,16 @@ int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
 	if (fstat(fd, &st)) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
+		close(fd);
+		return ret;
 	}
-	ret = -EACCES;
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "%s: not a regular file", path);
-		goto out;
-	}
-	if (st.st_uid != geteuid() && st.st_uid != 0) {
+	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
 		snprintf(err, errlen, "%s: owned by uid %u, not by this user "
 			 "(uid %u) or root", path, (unsigned)st.st_uid,
 			 (unsigned)geteuid());
-		goto out;
-	}
-	if ((st.st_mode & (S_IRWXG | S_IRWXO)) && !root_group_read(&st)) {
+	} else if ((st.st_mode & (S_IRWXG | S_IRWXO)) && !root_group_read(&st)) {
 		if (st.st_uid == 0 && geteuid() != 0)
 			snprintf(err, errlen, "%s: readable or writable by "
 				 "others; chgrp %s %s && chmod 640 %s (or make "
@@ -218,26 +214,51 @@ int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
 		else
 			snprintf(err, errlen, "%s: readable or writable by "
 				 "others; chmod 600 %s", path, path);
-		goto out;
+	} else {
+		return fd;
 	}
-	n = read(fd, text, sizeof(text));
+	close(fd);
+	return -EACCES;
+}
+
+int rmp_secret_read(const char *path, char *buf, size_t buflen, char *err,
+		    size_t errlen)
+{
+	ssize_t n;
+	int fd = open_secret(path, err, errlen), ret = 0;
+
+	if (fd < 0)
+		return fd;
+	n = read(fd, buf, buflen);
 	if (n < 0) {
 		ret = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
+	} else if ((size_t)n >= buflen) {
+		/* A full buffer means a longer file. */
+		ret = -EINVAL;
+		snprintf(err, errlen, "%s: longer than %zu bytes", path,
+			 buflen - 1);
 	}
-	/* A full buffer means a longer file: not a key. */
-	ret = -EINVAL;
-	if ((size_t)n < sizeof(text)) {
-		text[n] = '\0';
+	buf[ret ? 0 : n] = '\0';
+	close(fd);
+	return ret;
+}
+
+int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
+		 char *err, size_t errlen)
+{
+	/* Room for the longest key, its newline and some slack; a longer
+	 * file is not a key. */
+	char text[2 * RMP_KEY_MAX + 64];
+	int ret;
+
+	ret = rmp_secret_read(path, text, sizeof(text), err, errlen);
+	if (ret == -EINVAL || !ret)
 		ret = rmp_key_parse(text, out, len);
-	}
-	if (ret)
+	if (ret == -EINVAL)
 		snprintf(err, errlen, "%s: not a key (expected %d to %d hex "
 			 "digits)", path, 2 * RMP_KEY_MIN, 2 * RMP_KEY_MAX);
-out:
 	sodium_memzero(text, sizeof(text));
-	close(fd);
 	return ret;
 }
 

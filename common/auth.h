@@ -96,6 +96,16 @@ int rmp_key_parse(const char *text, uint8_t out[RMP_KEY_MAX], size_t *len);
 int rmp_key_load(const char *path, uint8_t out[RMP_KEY_MAX], size_t *len,
 		 char *err, size_t errlen);
 
+/*
+ * rmp_secret_read -- the bytes of a secret file kept as rmp_key_load()
+ * wants a key file (the same owner and mode rules, the same messages),
+ * into buf as a NUL-terminated string. 0, -EINVAL when the file does
+ * not fit in buflen - 1 bytes (err: "FILE: longer than N bytes"), or
+ * -errno with a one-line reason in err. Wipe buf after use.
+ */
+int rmp_secret_read(const char *path, char *buf, size_t buflen, char *err,
+		    size_t errlen);
+
 /* rmp_key_format -- key as lower-case hex into buf (2*len+1 bytes). */
 void rmp_key_format(const uint8_t *key, size_t len, char *buf, size_t cap);
 
