@@ -26,6 +26,7 @@ SUITES = [
     ("unit", "Unit (host only; `meson test --suite unit`)"),
     ("rdma", "RDMA (daemon and clients on Soft-RoCE; `--suite rdma`)"),
     ("twohost", "Two hosts (two VMs; `--suite twohost`)"),
+    ("etcd", "etcd (a real etcd the test starts, no RDMA; `--suite etcd`)"),
     ("bench", "Benchmarks (figures, no verdict; `--suite bench`)"),
 ]
 TAGS = {"admin", "plain-only"}

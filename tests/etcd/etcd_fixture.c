@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* etcd_fixture.c -- a real etcd for the tests of suite 'etcd'. */
+#include "etcd_fixture.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long etcd may take to answer after it was started. */
+#define START_MS 15000
+
+void fixture_skip_without_etcd(void)
+{
+	if (system("command -v etcd >/dev/null && command -v etcdctl "
+		   ">/dev/null")) {
+		printf("1..0 # SKIP etcd or etcdctl not installed (apt-get "
+		       "install etcd-server etcd-client)\n");
+		exit(77);
+	}
+}
+
+/* bound_socket -- a TCP socket bound to a free loopback port. */
+static int bound_socket(uint16_t *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+uint16_t fixture_free_port(void)
+{
+	uint16_t port = 0;
+	int fd = bound_socket(&port);
+
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+int fixture_silent_listener(uint16_t *port)
+{
+	int fd = bound_socket(port);
+
+	if (fd >= 0 && listen(fd, 16)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* answers -- etcd's client port serves /health with "true". */
+static bool answers(const struct etcd_fixture *f)
+{
+	char cmd[160], buf[256] = "";
+	FILE *p;
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "etcdctl --endpoints=%s --dial-timeout=1s "
+		 "endpoint health 2>&1", f->url);
+	p = popen(cmd, "r");
+	if (!p)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, p);
+	buf[n] = '\0';
+	return pclose(p) == 0 && strstr(buf, "is healthy");
+}
+
+/* spawn -- etcd on f's ports and directory, its output in dir/log. */
+static pid_t spawn(const struct etcd_fixture *f)
+{
+	char data[96], log[96], listen_c[64], listen_p[64], cluster[96];
+	pid_t pid = fork();
+	int fd;
+
+	if (pid)
+		return pid;
+	snprintf(data, sizeof(data), "%s/data", f->dir);
+	snprintf(log, sizeof(log), "%s/log", f->dir);
+	snprintf(listen_c, sizeof(listen_c), "http://127.0.0.1:%u",
+		 f->client_port);
+	snprintf(listen_p, sizeof(listen_p), "http://127.0.0.1:%u",
+		 f->peer_port);
+	snprintf(cluster, sizeof(cluster), "default=%s", listen_p);
+	fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	if (fd >= 0) {
+		dup2(fd, 1);
+		dup2(fd, 2);
+	}
+	execlp("etcd", "etcd", "--data-dir", data, "--listen-client-urls",
+	       listen_c, "--advertise-client-urls", listen_c,
+	       "--listen-peer-urls", listen_p, "--initial-advertise-peer-urls",
+	       listen_p, "--initial-cluster", cluster, "--log-level", "warn",
+	       (char *)NULL);
+	_exit(127);
+}
+
+bool fixture_start(struct etcd_fixture *f)
+{
+	uint64_t end = now_ms() + START_MS;
+	int st;
+
+	if (!f->dir[0]) {
+		snprintf(f->dir, sizeof(f->dir), "/tmp/rmp-etcd-XXXXXX");
+		if (!mkdtemp(f->dir))
+			return false;
+		f->client_port = fixture_free_port();
+		f->peer_port = fixture_free_port();
+		snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%u",
+			 f->client_port);
+	}
+	f->pid = spawn(f);
+	if (f->pid < 0)
+		return false;
+	while (now_ms() < end) {
+		if (waitpid(f->pid, &st, WNOHANG) == f->pid) {
+			f->pid = 0;
+			fprintf(stderr, "etcd exited: see %s/log\n", f->dir);
+			return false;
+		}
+		if (answers(f))
+			return true;
+		usleep(100 * 1000);
+	}
+	return false;
+}
+
+void fixture_kill(struct etcd_fixture *f)
+{
+	if (f->pid > 0) {
+		kill(f->pid, SIGKILL);
+		waitpid(f->pid, NULL, 0);
+	}
+	f->pid = 0;
+}
+
+void fixture_stop(struct etcd_fixture *f)
+{
+	char cmd[96];
+
+	fixture_kill(f);
+	if (f->dir[0] && !getenv("RMP_KEEP_ETCD")) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", f->dir);
+	}
+}
+
+char *fixture_etcdctl(const struct etcd_fixture *f, const char *args)
+{
+	char cmd[512], *out = NULL;
+	size_t cap = 0, len = 0, n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ETCDCTL_API=3 etcdctl --endpoints=%s %s",
+		 f->url, args);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	do {
+		if (len + 4096 > cap) {
+			char *more = realloc(out, cap += 65536);
+
+			if (!more)
+				break;
+			out = more;
+		}
+		n = fread(out + len, 1, cap - len - 1, p);
+		len += n;
+	} while (n > 0);
+	if (out)
+		out[len] = '\0';
+	if (pclose(p) != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * etcd_fixture.h -- a real etcd for a test: started on free loopback
+ * ports in a temporary directory, stopped (and the directory removed)
+ * at the end, killed and started again on the same ports and data for
+ * outages; etcdctl for reading back what the code under test wrote.
+ * Every call here blocks: it is the test's side, not the daemon's.
+ */
+#ifndef RMP_ETCD_FIXTURE_H
+#define RMP_ETCD_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct etcd_fixture {
+	char dir[64];         /* the temporary directory */
+	uint16_t client_port, peer_port;
+	char url[64];         /* http://127.0.0.1:PORT */
+	pid_t pid;            /* 0: not running */
+};
+
+/* fixture_skip_without_etcd -- exit 77 (skip) when etcd is not installed. */
+void fixture_skip_without_etcd(void);
+/* fixture_start -- etcd up and answering (new directory on first call,
+ * the same data and ports after fixture_kill). false on failure. */
+bool fixture_start(struct etcd_fixture *f);
+/* fixture_kill -- SIGKILL etcd and wait for it (an outage). */
+void fixture_kill(struct etcd_fixture *f);
+/* fixture_stop -- kill etcd and remove its directory. */
+void fixture_stop(struct etcd_fixture *f);
+/* fixture_free_port -- a loopback port nothing listens on now. */
+uint16_t fixture_free_port(void);
+/* fixture_silent_listener -- a loopback socket that accepts connections
+ * (in the kernel's backlog) and never answers; its fd, *port its port. */
+int fixture_silent_listener(uint16_t *port);
+/* fixture_etcdctl -- run "etcdctl --endpoints=URL ARGS" (ARGS a shell
+ * word list) and return its stdout (malloc'ed; NULL on failure). */
+char *fixture_etcdctl(const struct etcd_fixture *f, const char *args);
+
+#endif /* RMP_ETCD_FIXTURE_H */

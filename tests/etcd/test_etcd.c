@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_etcd.c -- daemon/etcd.c against a real etcd: each request's round
+ * trip (put, range, txn, deleterange, lease grant, keepalive, revoke),
+ * the move to the next endpoint when one is dead or silent, the timeout
+ * that never blocks the loop (a timer keeps firing meanwhile), callbacks
+ * never within the call, a client freed with requests in flight, and
+ * etcd's authentication (a token from a user and password).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "../../daemon/etcd.h"
+#include "../unit/check.h"
+#include "etcd_fixture.h"
+
+static struct event_base *base;
+static struct etcd_fixture fx;
+
+/* The last reply a callback got, copied out of it. */
+struct got {
+	bool done, in_call;   /* in_call: it came within the request's call */
+	int calls;
+	int err, code;
+	int64_t id, ttl, count, deleted, revision;
+	bool succeeded;
+	unsigned nkvs;
+	char value[256], key[256], error[200], endpoint[300];
+	int64_t lease;
+};
+
+static bool calling; /* set while a request's call runs */
+
+static void on_reply(const struct rmp_etcd_reply *r, void *arg)
+{
+	struct got *g = arg;
+
+	g->done = true;
+	g->in_call = calling;
+	g->calls++;
+	g->err = r->err;
+	g->code = r->code;
+	g->id = r->id;
+	g->ttl = r->ttl;
+	g->count = r->count;
+	g->deleted = r->deleted;
+	g->revision = r->revision;
+	g->succeeded = r->succeeded;
+	g->nkvs = r->nkvs;
+	snprintf(g->error, sizeof(g->error), "%s", r->error);
+	snprintf(g->endpoint, sizeof(g->endpoint), "%s", r->endpoint);
+	g->value[0] = g->key[0] = '\0';
+	g->lease = 0;
+	if (r->nkvs) {
+		snprintf(g->value, sizeof(g->value), "%.*s",
+			 (int)r->kvs[0].value_len, r->kvs[0].value);
+		snprintf(g->key, sizeof(g->key), "%.*s",
+			 (int)r->kvs[0].key_len, r->kvs[0].key);
+		g->lease = r->kvs[0].lease;
+	}
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void nothing(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+/* run_until -- run the loop until *done or ms pass. */
+static void run_until(const bool *done, uint64_t ms)
+{
+	struct timeval tv = { 0, 10000 };
+	struct event *wake = event_new(base, -1, EV_PERSIST, nothing, NULL);
+	uint64_t end = now_ms() + ms;
+
+	event_add(wake, &tv);
+	while (!*done && now_ms() < end)
+		event_base_loop(base, EVLOOP_ONCE);
+	event_free(wake);
+}
+
+/* A ticker that notes the longest gap between its ticks. */
+struct ticker {
+	struct event *ev;
+	uint64_t last, max_gap;
+	unsigned ticks;
+};
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct ticker *t = arg;
+	uint64_t now = now_ms();
+
+	(void)fd;
+	(void)what;
+	if (t->last && now - t->last > t->max_gap)
+		t->max_gap = now - t->last;
+	t->last = now;
+	t->ticks++;
+}
+
+static struct rmp_etcd *client(const uint16_t *ports, unsigned n,
+			       uint64_t timeout_ms, const char *user,
+			       const char *password)
+{
+	struct rmp_etcd_endpoint eps[RMP_ETCD_ENDPOINTS_MAX];
+	struct rmp_etcd_params p = { .base = base, .endpoints = eps,
+				     .nendpoints = n,
+				     .timeout_ms = timeout_ms, .user = user,
+				     .password = password };
+
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(eps[i].host, sizeof(eps[i].host), "127.0.0.1");
+		eps[i].port = ports[i];
+	}
+	return rmp_etcd_new(&p);
+}
+
+/* The request ret made is answered; g holds the reply. */
+#define WAIT(g, ret)                                                    \
+	do {                                                            \
+		calling = false;                                        \
+		CHECK_EQ(ret, 0);                                       \
+		run_until(&(g)->done, 10000);                           \
+		CHECK((g)->done);                                       \
+	} while (0)
+#define ASK(g, call)                                                    \
+	do {                                                            \
+		int ret_;                                               \
+		memset((g), 0, sizeof(*(g)));                           \
+		calling = true;                                         \
+		ret_ = (call);                                          \
+		WAIT(g, ret_);                                          \
+		CHECK(!(g)->in_call);                                   \
+	} while (0)
+
+static void test_kv(struct rmp_etcd *e)
+{
+	struct got g;
+	char *out;
+
+	ASK(&g, rmp_etcd_put(e, "/t/a", "v1", 2, 0, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK(g.revision > 0);
+	ASK(&g, rmp_etcd_put(e, "/t/b", "v\0two", 5, 0, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	ASK(&g, rmp_etcd_range(e, "/t/a", false, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK_EQ(g.nkvs, 1);
+	CHECK_STR(g.key, "/t/a");
+	CHECK_STR(g.value, "v1");
+	ASK(&g, rmp_etcd_range(e, "/t/", true, on_reply, &g));
+	CHECK_EQ(g.count, 2);
+	CHECK_EQ(g.nkvs, 2);
+	ASK(&g, rmp_etcd_range(e, "/t/none", false, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK_EQ(g.nkvs, 0);
+	/* etcdctl sees what we put */
+	out = fixture_etcdctl(&fx, "get /t/a --print-value-only");
+	CHECK_STR(out, "v1\n");
+	free(out);
+	ASK(&g, rmp_etcd_delete(e, "/t/a", on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK_EQ(g.deleted, 1);
+	ASK(&g, rmp_etcd_range(e, "/t/a", false, on_reply, &g));
+	CHECK_EQ(g.nkvs, 0);
+}
+
+static void test_lease_and_txn(struct rmp_etcd *e)
+{
+	struct got g;
+	int64_t id, other;
+	char *out;
+
+	ASK(&g, rmp_etcd_grant(e, 5, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK(g.id > 0);
+	CHECK_EQ(g.ttl, 5);
+	id = g.id;
+	ASK(&g, rmp_etcd_grant(e, 5, on_reply, &g));
+	other = g.id;
+	ASK(&g, rmp_etcd_keepalive(e, id, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK_EQ(g.id, id);
+	CHECK_EQ(g.ttl, 5);
+
+	/* create: only when absent; the loser reads the holder's value */
+	ASK(&g, rmp_etcd_create(e, "/t/node", "first", 5, id, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK(g.succeeded);
+	ASK(&g, rmp_etcd_create(e, "/t/node", "second", 6, other, on_reply,
+				&g));
+	CHECK_EQ(g.err, 0);
+	CHECK(!g.succeeded);
+	CHECK_EQ(g.nkvs, 1);
+	CHECK_STR(g.value, "first");
+	CHECK_EQ(g.lease, id);
+	/* put_owned: only under its own lease */
+	ASK(&g, rmp_etcd_put_owned(e, "/t/node", "third", 5, other, on_reply,
+				   &g));
+	CHECK(!g.succeeded);
+	CHECK_STR(g.value, "first");
+	ASK(&g, rmp_etcd_put_owned(e, "/t/node", "fourth", 6, id, on_reply,
+				   &g));
+	CHECK(g.succeeded);
+	out = fixture_etcdctl(&fx, "get /t/node --print-value-only");
+	CHECK_STR(out, "fourth\n");
+	free(out);
+
+	/* revoke: the key goes with the lease */
+	ASK(&g, rmp_etcd_revoke(e, id, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	ASK(&g, rmp_etcd_range(e, "/t/node", false, on_reply, &g));
+	CHECK_EQ(g.nkvs, 0);
+	ASK(&g, rmp_etcd_keepalive(e, id, on_reply, &g));
+	CHECK_EQ(g.err, -ENOENT);
+	ASK(&g, rmp_etcd_revoke(e, id, on_reply, &g));
+	CHECK_EQ(g.err, -ENOENT);
+	CHECK_HAS(g.error, "lease not found");
+	ASK(&g, rmp_etcd_revoke(e, other, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+}
+
+static void test_failover(void)
+{
+	uint16_t dead = fixture_free_port(), silent, ports[3];
+	struct ticker t = { 0 };
+	struct timeval tick = { 0, 20000 };
+	struct rmp_etcd *e;
+	char want[64];
+	uint64_t start, took;
+	struct got g;
+	int lfd = fixture_silent_listener(&silent);
+
+	snprintf(want, sizeof(want), "127.0.0.1:%u", fx.client_port);
+	/* a dead endpoint: the next one answers, and stays the first */
+	ports[0] = dead;
+	ports[1] = fx.client_port;
+	e = client(ports, 2, 1000, NULL, NULL);
+	CHECK(e != NULL);
+	ASK(&g, rmp_etcd_put(e, "/t/f", "x", 1, 0, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK_STR(g.endpoint, want);
+	ASK(&g, rmp_etcd_range(e, "/t/f", false, on_reply, &g));
+	CHECK_STR(g.value, "x");
+	rmp_etcd_free(e);
+
+	/* only dead ones: refused, saying so */
+	ports[1] = fixture_free_port();
+	e = client(ports, 2, 1000, NULL, NULL);
+	ASK(&g, rmp_etcd_range(e, "/t/f", false, on_reply, &g));
+	CHECK_EQ(g.err, -ECONNREFUSED);
+	CHECK_HAS(g.error, "every other endpoint failed too");
+	rmp_etcd_free(e);
+
+	/* a silent one: a timeout, while a timer keeps its 20 ms pace */
+	t.ev = event_new(base, -1, EV_PERSIST, on_tick, &t);
+	event_add(t.ev, &tick);
+	ports[0] = silent;
+	e = client(ports, 1, 600, NULL, NULL);
+	start = now_ms();
+	ASK(&g, rmp_etcd_range(e, "/t/f", false, on_reply, &g));
+	took = now_ms() - start;
+	CHECK_EQ(g.err, -ETIMEDOUT);
+	CHECK_HAS(g.error, "no answer in time");
+	printf("# timed out after %" PRIu64 " ms; %u ticks, longest gap "
+	       "%" PRIu64 " ms\n", took, t.ticks, t.max_gap);
+	CHECK(took >= 550 && took < 3000);
+	CHECK(t.ticks >= 20);
+	CHECK(t.max_gap < 200);
+	rmp_etcd_free(e);
+	/* silent, then etcd: the answer comes from etcd after the timeout */
+	ports[1] = fx.client_port;
+	e = client(ports, 2, 600, NULL, NULL);
+	ASK(&g, rmp_etcd_range(e, "/t/f", false, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK_STR(g.value, "x");
+	CHECK_STR(g.endpoint, want);
+	rmp_etcd_free(e);
+	event_free(t.ev);
+	close(lfd);
+}
+
+/* free_in_callback -- a callback that frees its client. */
+static void free_in_callback(const struct rmp_etcd_reply *r, void *arg)
+{
+	struct rmp_etcd **e = arg;
+
+	(void)r;
+	rmp_etcd_free(*e);
+	*e = NULL;
+}
+
+static void test_free(void)
+{
+	uint16_t port = fx.client_port, silent;
+	int lfd = fixture_silent_listener(&silent);
+	struct rmp_etcd *e = client(&silent, 1, 1000, NULL, NULL), *e2;
+	struct got g = { 0 }, g2 = { 0 };
+	bool never = false;
+
+	/* freed with two requests in flight (to an endpoint that never
+	 * answers): neither callback comes, not even later */
+	CHECK_EQ(rmp_etcd_range(e, "/t/f", false, on_reply, &g), 0);
+	CHECK_EQ(rmp_etcd_grant(e, 5, on_reply, &g2), 0);
+	run_until(&never, 100);
+	rmp_etcd_free(e);
+	run_until(&never, 1500);
+	CHECK(!g.done && !g2.done);
+	/* freed from a callback, with another request in flight */
+	e2 = client(&port, 1, 1000, NULL, NULL);
+	CHECK_EQ(rmp_etcd_range(e2, "/t/f", false, free_in_callback, &e2), 0);
+	CHECK_EQ(rmp_etcd_range(e2, "/t/f", false, on_reply, &g), 0);
+	run_until(&never, 500);
+	CHECK(e2 == NULL);
+	close(lfd);
+}
+
+static void test_auth(void)
+{
+	uint16_t port = fx.client_port;
+	struct rmp_etcd *e;
+	struct got g;
+	char *out;
+
+	CHECK((out = fixture_etcdctl(&fx, "user add root:rootpw")) != NULL);
+	free(out);
+	CHECK((out = fixture_etcdctl(&fx, "user grant-role root root")) != NULL);
+	free(out);
+	CHECK((out = fixture_etcdctl(&fx, "role add rmp")) != NULL);
+	free(out);
+	CHECK((out = fixture_etcdctl(&fx, "role grant-permission rmp "
+				     "--prefix=true readwrite /t/")) != NULL);
+	free(out);
+	CHECK((out = fixture_etcdctl(&fx, "user add rmp:pw")) != NULL);
+	free(out);
+	CHECK((out = fixture_etcdctl(&fx, "user grant-role rmp rmp")) != NULL);
+	free(out);
+	CHECK((out = fixture_etcdctl(&fx, "auth enable")) != NULL);
+	free(out);
+
+	e = client(&port, 1, 1000, "rmp", "pw");
+	ASK(&g, rmp_etcd_put(e, "/t/auth", "yes", 3, 0, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	ASK(&g, rmp_etcd_grant(e, 5, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	ASK(&g, rmp_etcd_put(e, "/elsewhere", "no", 2, 0, on_reply, &g));
+	CHECK_EQ(g.err, -EACCES);
+	CHECK_HAS(g.error, "permission denied");
+	rmp_etcd_free(e);
+	e = client(&port, 1, 1000, "rmp", "wrong");
+	ASK(&g, rmp_etcd_put(e, "/t/auth", "no", 2, 0, on_reply, &g));
+	CHECK_EQ(g.err, -EACCES);
+	CHECK_HAS(g.error, "authentication failed");
+	rmp_etcd_free(e);
+	e = client(&port, 1, 1000, NULL, NULL);
+	ASK(&g, rmp_etcd_put(e, "/t/auth", "no", 2, 0, on_reply, &g));
+	CHECK(g.err != 0);
+	rmp_etcd_free(e);
+}
+
+int main(void)
+{
+	struct rmp_etcd *e;
+	uint16_t port;
+
+	fixture_skip_without_etcd();
+	signal(SIGPIPE, SIG_IGN);
+	base = event_base_new();
+	if (!base || !fixture_start(&fx)) {
+		printf("Bail out! etcd did not start\n");
+		fixture_stop(&fx);
+		return 1;
+	}
+	port = fx.client_port;
+	e = client(&port, 1, 2000, NULL, NULL);
+	CHECK(e != NULL);
+	if (e) {
+		test_kv(e);
+		test_lease_and_txn(e);
+		rmp_etcd_free(e);
+	}
+	test_failover();
+	test_free();
+	test_auth();
+	fixture_stop(&fx);
+	event_base_free(base);
+	return check_done();
+}
