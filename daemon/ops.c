@@ -47,6 +47,7 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 	st->max_leases = o->cfg->pool.max_leases;
 	st->draining = rmp_lifecycle_draining(o->lc);
 	st->stopping = o->stopping;
+	st->cluster = o->cluster;
 	if (o->journal) {
 		struct rmp_journal_stats js;
 

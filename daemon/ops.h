@@ -17,6 +17,25 @@ struct rmp_pool;
 struct rmp_tenants;
 
 /*
+ * The cluster membership as daemon/cluster.c last published it: written
+ * by cluster.c alone (its one owner, in struct rmp_ops below), read here
+ * for the status and the metrics. Times are rmp_now_ms(), 0 for never.
+ */
+struct rmp_cluster_status {
+	bool enabled;                 /* [cluster] etcd is set */
+	bool registered;              /* the node's key is ours in etcd */
+	const char *state;            /* "registering", "registered", ...
+				       * (static; NULL when not enabled) */
+	char node[RMP_CONFIG_NAME_LEN];
+	char error[200];              /* the last etcd error; "" none */
+	uint64_t error_ms;            /* when it came */
+	uint64_t keepalive_ms;        /* the last keep-alive etcd answered */
+	uint64_t registered_ms;       /* since when the key is ours */
+	uint64_t errors;              /* etcd requests that failed */
+	uint64_t outages;             /* times etcd stopped answering */
+};
+
+/*
  * The operator's view of a running daemon, shared by the admin socket
  * (rmpoolctl), the metrics endpoint, SIGHUP and the systemd status line.
  * Everything runs in the event loop: no locking. Every action is logged
@@ -38,6 +57,7 @@ struct rmp_ops {
 	bool drained;                  /* operator's drain: no new leases */
 	bool stopping;                 /* SIGTERM/SIGINT: draining to stop */
 	uint64_t reloads, reload_failures;
+	struct rmp_cluster_status cluster; /* cluster.c's to write */
 };
 
 /* rmp_status -- the daemon at a glance (rmpoolctl status, STATUS=). */
@@ -62,6 +82,7 @@ struct rmp_status {
 	 * the last start took back. All 0 without [pool] state_dir. */
 	bool persistent;
 	uint32_t journal_records, journal_capacity, recovered;
+	struct rmp_cluster_status cluster; /* a copy of rmp_ops's */
 };
 
 void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st);

@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "admin.h"
+#include "cluster.h"
 #include "guard.h"
 #include "journal.h"
 #include "tenant.h"
@@ -42,6 +43,8 @@
 #define GUARD_SLOTS 1024
 /* How often connections are checked for a QP that failed silently. */
 #define SWEEP_MS 1000
+/* How long a stop waits for etcd to revoke the node's lease. */
+#define CLUSTER_LEAVE_MS 1000
 
 /*
  * poll_cq -- handle the completions that are ready, budget at most;
@@ -254,6 +257,8 @@ static void on_stop_signal(int sig, short what, void *arg)
 	}
 	srv->draining = true;
 	srv->ops.stopping = true;
+	/* no new leases here: the node leaves the cluster at once */
+	rmp_cluster_leave(srv->cluster);
 	srv->listener.draining = true;
 	rmp_lifecycle_set_draining(srv->lc, true);
 	rmp_notify_stopping(srv->notify);
@@ -718,6 +723,11 @@ static int start_operators(struct rmp_server *srv)
 		if (!srv->admin)
 			return -errno;
 	}
+	if (cfg->cluster.etcd[0]) {
+		srv->cluster = rmp_cluster_new(srv->base, &srv->ops, cfg);
+		if (!srv->cluster)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -776,6 +786,38 @@ static void flush(struct rmp_server *srv)
 	}
 }
 
+static void wake(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+/*
+ * leave_cluster -- revoke the node's etcd lease (if a SIGTERM did not
+ * already) and give etcd CLUSTER_LEAVE_MS to say it did: the loop runs
+ * on meanwhile, as it did before the stop. Past that the key goes when
+ * its ttl runs out.
+ */
+static void leave_cluster(struct rmp_server *srv)
+{
+	const struct timeval tick = { 0, 50000 };
+	uint64_t end = rmp_now_ms() + CLUSTER_LEAVE_MS;
+	struct event *ev;
+
+	if (!srv->cluster)
+		return;
+	rmp_cluster_leave(srv->cluster);
+	ev = event_new(srv->base, -1, EV_PERSIST, wake, NULL);
+	if (ev && !event_add(ev, &tick))
+		while (!rmp_cluster_gone(srv->cluster) && rmp_now_ms() < end)
+			event_base_loop(srv->base, EVLOOP_ONCE);
+	if (ev)
+		event_free(ev);
+	rmp_cluster_free(srv->cluster);
+	srv->cluster = NULL;
+}
+
 void rmp_server_stop(struct rmp_server *srv)
 {
 	struct event **evs[] = { &srv->cm_ev, &srv->cq_ev, &srv->cq_more_ev,
@@ -785,6 +827,7 @@ void rmp_server_stop(struct rmp_server *srv)
 
 	srv->listener.draining = true;
 	rmp_notify_stopping(srv->notify);
+	leave_cluster(srv);
 	rmp_metrics_free(srv->metrics);
 	srv->metrics = NULL;
 	rmp_admin_free(srv->admin);

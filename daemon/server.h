@@ -17,6 +17,7 @@ struct event_base;
 struct rmp_guard;
 struct rmp_metrics;
 struct rmp_admin;
+struct rmp_cluster;
 struct rmp_notify;
 struct rmp_lifecycle;
 struct rmp_tenants;
@@ -42,6 +43,7 @@ struct rmp_server {
 	struct rmp_notify *notify;
 	struct rmp_metrics *metrics; /* NULL: metrics_listen = "" */
 	struct rmp_admin *admin;   /* NULL: admin_socket = "" */
+	struct rmp_cluster *cluster; /* NULL: no [cluster] etcd */
 	bool draining;
 	uint64_t drain_deadline_ms;
 	struct event *cm_ev, *cq_ev, *cq_more_ev, *async_ev, *drain_ev,

@@ -22,7 +22,8 @@ import sys
 DAEMON_LAYERS = [
     ["main", "rmpoolctl"],  # the daemon; rmpoolctl, a program of its own
     ["server"],        # set-up, event loop, signals, drain, stop
-    ["admin", "metrics", "notify"],  # admin socket; Prometheus; systemd
+    ["admin", "metrics", "notify", "cluster"],  # admin socket; Prometheus;
+                                    # systemd; membership in etcd
     ["ops"],           # operators: status, leases, clients, reload
     ["listener"],      # rdma_cm events: admit or reject
     ["conn"],          # a connection: QP, receive path, replies, close

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster_int.h -- what cluster.c (the membership's state machine) takes
+ * from cluster_record.c (what the node says of itself), and no one else.
+ */
+#ifndef RMP_CLUSTER_INT_H
+#define RMP_CLUSTER_INT_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+struct rmp_ops;
+
+/* Addresses a node record lists at most. */
+#define CL_ADDRS_MAX 16
+
+/* What the node says of itself besides the pool's figures: fixed at
+ * start. */
+struct cl_identity {
+	char node[RMP_CONFIG_NAME_LEN];
+	char addrs[CL_ADDRS_MAX][INET6_ADDRSTRLEN];
+	unsigned naddrs;
+	struct rmp_cluster_label labels[RMP_CLUSTER_LABELS_MAX];
+	unsigned nlabels;
+};
+
+/*
+ * cl_identity_init -- from [cluster]: the node name (the host name when
+ * none is set), the labels, the addresses clients reach (the listen
+ * address; for a wildcard one, the host's addresses of that family but
+ * loopback). 0, or -EINVAL with why in err.
+ */
+int cl_identity_init(struct cl_identity *id, const struct rmp_config *cfg,
+		     char *err, size_t errlen);
+
+/*
+ * cl_record -- the node record: a JSON object of id and the daemon's
+ * figures now (rmp_ops_status), registered and updated as Unix seconds.
+ * Malloc'ed text (*free_bytes: the free bytes it says), or NULL.
+ */
+char *cl_record(const struct cl_identity *id, const struct rmp_ops *ops,
+		int64_t registered, uint64_t *free_bytes);
+
+/*
+ * cl_credentials -- "USER:PASSWORD" from the file at path, kept like a
+ * key file (rmp_secret_read). 0, or -errno with why in err. Wipe both
+ * after use.
+ */
+int cl_credentials(const char *path, char *user, size_t ulen, char *password,
+		   size_t plen, char *err, size_t errlen);
+
+#endif /* RMP_CLUSTER_INT_H */

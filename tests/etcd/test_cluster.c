@@ -1,0 +1,409 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cluster.c -- daemon/cluster.c in a libevent loop against a real
+ * etcd, its figures stubbed (rmp_ops_status): it registers with every
+ * field of the node record, keeps the key past 3 x ttl, rewrites it when
+ * free bytes move by more than 5 % of the pool and at most once a second,
+ * a second daemon with the same name waits and gets the key only once
+ * the first left, a killed etcd leaves the loop running with the state
+ * saying so and one log line per outage, and the node registers again
+ * within its ttl once etcd is back.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <event2/event.h>
+
+#include "../../daemon/cluster.h"
+#include "../../daemon/ops.h"
+#include "../unit/check.h"
+#include "etcd_fixture.h"
+
+#define GIB (UINT64_C(1) << 30)
+#define KEY "/rmpool/nodes/n1"
+#define TTL_MS 1000
+
+static struct event_base *base;
+static struct etcd_fixture fx;
+static struct rmp_status fig; /* what rmp_ops_status says */
+
+/* The daemon's figures, as the test sets them. */
+void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
+{
+	(void)o;
+	*st = fig;
+}
+
+/* The log, kept to count the lines a daemon at log level info writes
+ * (linked with --wrap=rmp_log). */
+#define LOG_LINES 512
+static char log_lines[LOG_LINES][512];
+static int log_levels[LOG_LINES];
+static unsigned log_n;
+
+void __wrap_rmp_log(int level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+void __wrap_rmp_log(int level, const char *fmt, ...)
+{
+	char *line = log_lines[log_n % LOG_LINES];
+	va_list ap;
+
+	log_levels[log_n++ % LOG_LINES] = level;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(log_lines[0]), fmt, ap);
+	va_end(ap);
+	if (getenv("RMP_TEST_LOG"))
+		printf("# log<%d>: %s\n", level, line);
+}
+
+static unsigned log_count(const char *text)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < log_n && i < LOG_LINES; i++)
+		n += log_levels[i] <= LOG_INFO &&
+		     strstr(log_lines[i], text) != NULL;
+	return n;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* A ticker: the loop's pace while etcd is away. */
+static uint64_t tick_last, tick_gap;
+static unsigned ticks;
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	uint64_t now = now_ms();
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (tick_last && now - tick_last > tick_gap)
+		tick_gap = now - tick_last;
+	tick_last = now;
+	ticks++;
+}
+
+static void nothing(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+/* run_until -- run the loop for ms, or until *until (when given); a
+ * timer of main() wakes the loop every 10 ms to look. */
+static bool run_until(const bool *until, uint64_t ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while ((!until || !*until) && now_ms() < end)
+		event_base_loop(base, EVLOOP_ONCE);
+	return !until || *until;
+}
+
+/* record -- the node record in etcd (etcdctl), parsed; NULL if none. */
+static json_object *record(int64_t *version)
+{
+	char *out = fixture_etcdctl(&fx, "get " KEY " -w json");
+	json_object *o = out ? json_tokener_parse(out) : NULL, *kvs, *kv, *v;
+	json_object *rec = NULL;
+	unsigned char val[4096];
+	size_t n = 0;
+
+	free(out);
+	if (o && json_object_object_get_ex(o, "kvs", &kvs) &&
+	    (kv = json_object_array_get_idx(kvs, 0)) &&
+	    json_object_object_get_ex(kv, "value", &v) &&
+	    !sodium_base642bin(val, sizeof(val) - 1,
+			       json_object_get_string(v),
+			       strlen(json_object_get_string(v)), NULL, &n,
+			       NULL, sodium_base64_VARIANT_ORIGINAL)) {
+		val[n] = '\0';
+		rec = json_tokener_parse((const char *)val);
+		if (version && json_object_object_get_ex(kv, "version", &v))
+			*version = json_object_get_int64(v);
+	}
+	json_object_put(o);
+	return rec;
+}
+
+static int64_t get_int(json_object *o, const char *name)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, name, &v) ?
+		       json_object_get_int64(v) : -12345;
+}
+
+static const char *get_str(json_object *o, const char *name)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, name, &v) &&
+			       json_object_is_type(v, json_type_string) ?
+		       json_object_get_string(v) : "(none)";
+}
+
+static void config(struct rmp_config *c)
+{
+	rmp_config_defaults(c);
+	snprintf(c->cluster.etcd, sizeof(c->cluster.etcd), "%s", fx.url);
+	strcpy(c->cluster.node, "n1");
+	strcpy(c->cluster.labels, "rack=r1 zone=z1");
+	c->cluster.ttl_ms = TTL_MS;
+	strcpy(c->server.listen, "192.0.2.1");
+}
+
+/* test_register -- the record has every field, as the figures say. */
+static void test_register(struct rmp_ops *ops, struct rmp_cluster **cl)
+{
+	struct rmp_config c;
+	json_object *rec, *a, *l;
+	int64_t now = (int64_t)time(NULL);
+
+	config(&c);
+	*cl = rmp_cluster_new(base, ops, &c);
+	CHECK(*cl != NULL);
+	CHECK(ops->cluster.enabled);
+	CHECK(run_until(&ops->cluster.registered, 5000));
+	CHECK_STR(ops->cluster.state, "registered");
+	CHECK_STR(ops->cluster.node, "n1");
+	CHECK(ops->cluster.keepalive_ms > 0);
+	rec = record(NULL);
+	CHECK(rec != NULL);
+	CHECK_STR(get_str(rec, "node"), "n1");
+	CHECK(json_object_object_get_ex(rec, "addresses", &a) &&
+	      json_object_array_length(a) == 1);
+	CHECK_STR(json_object_get_string(json_object_array_get_idx(a, 0)),
+		  "192.0.2.1");
+	CHECK_EQ(get_int(rec, "port"), 7471);
+	CHECK_STR(get_str(rec, "device"), "rxe0");
+	CHECK_EQ(get_int(rec, "numa_node"), 1);
+	CHECK_STR(get_str(rec, "keys_mode"), "window");
+	CHECK_EQ(get_int(rec, "pool_bytes"), (int64_t)GIB);
+	CHECK_EQ(get_int(rec, "free_bytes"), (int64_t)(GIB / 2));
+	CHECK_EQ(get_int(rec, "largest_free"), (int64_t)(GIB / 4));
+	CHECK_STR(get_str(rec, "version"), RMP_VERSION);
+	CHECK(json_object_object_get_ex(rec, "labels", &l));
+	CHECK_STR(get_str(l, "rack"), "r1");
+	CHECK_STR(get_str(l, "zone"), "z1");
+	CHECK(get_int(rec, "registered") >= now - 2 &&
+	      get_int(rec, "registered") <= now + 2);
+	CHECK(get_int(rec, "updated") >= get_int(rec, "registered"));
+	json_object_put(rec);
+}
+
+/* test_keepalive -- the key outlives 3 x ttl, kept alive. */
+static void test_keepalive(struct rmp_ops *ops)
+{
+	json_object *rec;
+
+	run_until(NULL, 3 * TTL_MS + 500);
+	rec = record(NULL);
+	CHECK(rec != NULL);
+	json_object_put(rec);
+	CHECK(ops->cluster.registered);
+	CHECK(now_ms() - ops->cluster.keepalive_ms <= TTL_MS);
+	CHECK_STR(ops->cluster.error, "");
+}
+
+/* test_refresh -- 4 % moves nothing; 6 % rewrites within a second or
+ * so; moving on and on rewrites once a second at most. */
+static void test_refresh(void)
+{
+	json_object *rec;
+	int64_t v0 = 0, v1 = 0, v2 = 0;
+
+	json_object_put(record(&v0));
+	fig.free_bytes = GIB / 2 - GIB / 25;
+	run_until(NULL, 1500);
+	rec = record(&v1);
+	CHECK_EQ(get_int(rec, "free_bytes"), (int64_t)(GIB / 2));
+	CHECK_EQ(v1, v0);
+	json_object_put(rec);
+	fig.free_bytes = GIB / 2 - 3 * GIB / 50;
+	run_until(NULL, 1500);
+	rec = record(&v1);
+	CHECK_EQ(get_int(rec, "free_bytes"), (int64_t)(GIB / 2 - 3 * GIB / 50));
+	CHECK_EQ(v1, v0 + 1);
+	json_object_put(rec);
+	/* 1 % less every 100 ms for 3 s: a rewrite a second, not 30 */
+	for (int i = 0; i < 30; i++) {
+		fig.free_bytes = GIB / 2 - (uint64_t)(i + 7) * GIB / 100;
+		run_until(NULL, 100);
+	}
+	json_object_put(record(&v2));
+	printf("# %" PRId64 " rewrites in 3 s of moving free bytes\n", v2 - v1);
+	CHECK(v2 - v1 >= 2 && v2 - v1 <= 4);
+	fig.free_bytes = GIB / 2;
+}
+
+/* test_taken -- a second daemon named n1 waits (one log line), and gets
+ * the key once the first left (which revokes its lease at once). */
+static void test_taken(struct rmp_ops *ops, struct rmp_cluster **cl,
+		       struct rmp_ops *ops2, struct rmp_cluster **cl2)
+{
+	struct rmp_config c;
+	uint64_t start;
+	json_object *rec;
+
+	config(&c);
+	log_n = 0;
+	*cl2 = rmp_cluster_new(base, ops2, &c);
+	CHECK(*cl2 != NULL);
+	run_until(NULL, 2500);
+	CHECK(!ops2->cluster.registered);
+	CHECK_STR(ops2->cluster.state, "name-taken");
+	CHECK_EQ(log_count("node name n1 is taken"), 1);
+	CHECK(ops->cluster.registered);
+	start = now_ms();
+	rmp_cluster_leave(*cl);
+	while (!rmp_cluster_gone(*cl) && now_ms() - start < 2000)
+		event_base_loop(base, EVLOOP_ONCE);
+	CHECK(rmp_cluster_gone(*cl));
+	CHECK_EQ(log_count("cluster: left (lease"), 1);
+	rmp_cluster_free(*cl);
+	*cl = NULL;
+	CHECK(run_until(&ops2->cluster.registered, 2500));
+	printf("# the second daemon registered %" PRIu64 " ms after the first "
+	       "left\n", now_ms() - start);
+	rec = record(NULL);
+	CHECK(rec != NULL);
+	json_object_put(rec);
+}
+
+/* test_outage -- etcd killed: the loop runs on, the state says so, one
+ * log line; etcd back: registered again within ttl. */
+static void test_outage(struct rmp_ops *ops2, int round)
+{
+	struct timeval tv = { 0, 20000 };
+	struct event *t = event_new(base, -1, EV_PERSIST, on_tick, NULL);
+	uint64_t back;
+
+	log_n = 0;
+	ticks = 0;
+	tick_last = tick_gap = 0;
+	event_add(t, &tv);
+	fixture_kill(&fx);
+	run_until(NULL, 3000);
+	CHECK(!ops2->cluster.registered);
+	CHECK_STR(ops2->cluster.state, "etcd-unreachable");
+	CHECK(ops2->cluster.error[0] != '\0');
+	printf("# round %d: error \"%s\"; %u ticks, longest gap %" PRIu64
+	       " ms\n", round, ops2->cluster.error, ticks, tick_gap);
+	CHECK(ticks >= 100);
+	CHECK(tick_gap < 300);
+	CHECK_EQ(log_count("cluster: etcd:"), 1);
+	CHECK_EQ(ops2->cluster.outages, (uint64_t)round);
+	CHECK(fixture_start(&fx));
+	back = now_ms();
+	CHECK(run_until(&ops2->cluster.registered, 5000));
+	printf("# registered again %" PRIu64 " ms after etcd answered\n",
+	       now_ms() - back);
+	CHECK(now_ms() - back <= TTL_MS + 500);
+	CHECK_EQ(log_count("cluster: etcd answers again"), 1);
+	json_object_put(record(NULL));
+	event_free(t);
+}
+
+/* test_lease_revoked -- someone revokes the node's lease: the next
+ * keep-alive finds it gone, and the node registers again under a new
+ * one within its ttl. */
+static void test_lease_revoked(struct rmp_ops *ops2)
+{
+	char *out = fixture_etcdctl(&fx, "get " KEY " -w json"), cmd[64];
+	json_object *o = out ? json_tokener_parse(out) : NULL, *kvs, *kv, *v;
+	int64_t lease = 0, again = 0;
+	uint64_t start;
+
+	free(out);
+	if (o && json_object_object_get_ex(o, "kvs", &kvs) &&
+	    (kv = json_object_array_get_idx(kvs, 0)) &&
+	    json_object_object_get_ex(kv, "lease", &v))
+		lease = json_object_get_int64(v);
+	json_object_put(o);
+	CHECK(lease != 0);
+	snprintf(cmd, sizeof(cmd), "lease revoke %" PRIx64, (uint64_t)lease);
+	free(fixture_etcdctl(&fx, cmd));
+	start = now_ms();
+	while (!log_count("is gone (it ran out)") && now_ms() - start < 3000)
+		event_base_loop(base, EVLOOP_ONCE);
+	run_until(&ops2->cluster.registered, 3000);
+	CHECK(ops2->cluster.registered);
+	printf("# registered again %" PRIu64 " ms after its lease was "
+	       "revoked\n", now_ms() - start);
+	CHECK(now_ms() - start <= TTL_MS);
+	CHECK_EQ(log_count("is gone (it ran out): registering again"), 1);
+	out = fixture_etcdctl(&fx, "get " KEY " -w json");
+	o = out ? json_tokener_parse(out) : NULL;
+	if (o && json_object_object_get_ex(o, "kvs", &kvs) &&
+	    (kv = json_object_array_get_idx(kvs, 0)) &&
+	    json_object_object_get_ex(kv, "lease", &v))
+		again = json_object_get_int64(v);
+	free(out);
+	json_object_put(o);
+	CHECK(again != 0 && again != lease);
+}
+
+int main(void)
+{
+	struct rmp_ops ops = { 0 }, ops2 = { 0 };
+	struct rmp_cluster *cl = NULL, *cl2 = NULL;
+	struct timeval ten_ms = { 0, 10000 };
+	struct event *wake;
+	json_object *rec;
+
+	fixture_skip_without_etcd();
+	signal(SIGPIPE, SIG_IGN);
+	fig = (struct rmp_status){ .version = RMP_VERSION, .device = "rxe0",
+				   .listen = "192.0.2.1", .port = 7471,
+				   .numa_node = 1, .pool_bytes = GIB,
+				   .free_bytes = GIB / 2,
+				   .largest_free = GIB / 4,
+				   .keys_mode = "window" };
+	base = event_base_new();
+	if (!base || !fixture_start(&fx)) {
+		printf("Bail out! etcd did not start\n");
+		fixture_stop(&fx);
+		return 1;
+	}
+	wake = event_new(base, -1, EV_PERSIST, nothing, NULL);
+	event_add(wake, &ten_ms);
+	test_register(&ops, &cl);
+	test_keepalive(&ops);
+	test_refresh();
+	test_taken(&ops, &cl, &ops2, &cl2);
+	test_outage(&ops2, 1);
+	test_outage(&ops2, 2);
+	log_n = 0;
+	test_lease_revoked(&ops2);
+	/* leaving removes the key at once */
+	rmp_cluster_leave(cl2);
+	while (!rmp_cluster_gone(cl2))
+		event_base_loop(base, EVLOOP_ONCE);
+	rec = record(NULL);
+	CHECK(rec == NULL);
+	CHECK_STR(ops2.cluster.state, "left");
+	rmp_cluster_free(cl2);
+	event_free(wake);
+	fixture_stop(&fx);
+	event_base_free(base);
+	return check_done();
+}
