@@ -114,6 +114,29 @@ static void reply_no_lease(struct admin_conn *c, uint64_t id)
 
 /* ----------------------------------------------------------- commands */
 
+/* cluster_json -- the membership in etcd ({"state":"off"} without
+ * [cluster] etcd); times as Unix seconds, 0 for never. */
+static json_object *cluster_json(const struct rmp_cluster_status *cs)
+{
+	json_object *j = json_object_new_object();
+
+	adm_put_text(j, "state", cs->enabled ? cs->state : "off");
+	if (!cs->enabled)
+		return j;
+	adm_put_text(j, "node", cs->node);
+	adm_put_bool(j, "registered", cs->registered);
+	adm_put_i64(j, "registered_since", cs->registered && cs->registered_ms ?
+		    adm_unix_s(cs->registered_ms) : 0);
+	adm_put_i64(j, "last_keepalive", cs->keepalive_ms ?
+		    adm_unix_s(cs->keepalive_ms) : 0);
+	adm_put_text(j, "last_error", cs->error);
+	adm_put_i64(j, "last_error_at", cs->error_ms ?
+		    adm_unix_s(cs->error_ms) : 0);
+	adm_put_u64(j, "errors", cs->errors);
+	adm_put_u64(j, "outages", cs->outages);
+	return j;
+}
+
 void adm_cmd_status(struct admin_conn *c, json_object *req)
 {
 	struct rmp_ops *o = c->a->ops;
@@ -149,6 +172,7 @@ void adm_cmd_status(struct admin_conn *c, json_object *req)
 	adm_put_u64(j, "journal_records", st.journal_records);
 	adm_put_u64(j, "journal_capacity", st.journal_capacity);
 	adm_put_u64(j, "recovered_leases", st.recovered);
+	adm_put(j, "cluster", cluster_json(&st.cluster));
 	adm_send_obj(c, j);
 }
 

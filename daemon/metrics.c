@@ -337,6 +337,47 @@ static void render_daemon(struct rmp_metrics *m, struct evbuffer *b,
 	}
 }
 
+/* unix_s -- the Unix time of monotonic millisecond t (rmp_now_ms). */
+static double unix_s(uint64_t t)
+{
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	return (double)rt.tv_sec + rt.tv_nsec / 1e9 -
+	       (double)(rmp_now_ms() - t) / 1e3;
+}
+
+/* render_cluster -- the membership in etcd, with [cluster] etcd only. */
+static void render_cluster(struct evbuffer *b, const struct rmp_status *st)
+{
+	const struct rmp_cluster_status *cs = &st->cluster;
+	char node[2 * RMP_CONFIG_NAME_LEN], state[64];
+
+	if (!cs->enabled)
+		return;
+	family(b, "rmpool_cluster_info", "gauge",
+	       "Always 1: the node's name in the cluster and the state of its "
+	       "registration in etcd (registered, registering, name-taken, "
+	       "etcd-unreachable, leaving, left).");
+	evbuffer_add_printf(b, "rmpool_cluster_info{node=\"%s\",state=\"%s\"}"
+			    " 1\n", esc(cs->node, node, sizeof(node)),
+			    esc(cs->state, state, sizeof(state)));
+	one(b, "rmpool_cluster_registered", "gauge",
+	    "1 while the node's key in etcd is its own, else 0.",
+	    cs->registered);
+	family(b, "rmpool_cluster_last_keepalive_timestamp_seconds", "gauge",
+	       "When etcd last answered a keep-alive of the node's lease "
+	       "(Unix time; 0: never).");
+	evbuffer_add_printf(b, "rmpool_cluster_last_keepalive_timestamp_seconds"
+			    " %.3f\n", cs->keepalive_ms ?
+			    unix_s(cs->keepalive_ms) : 0.0);
+	one(b, "rmpool_cluster_etcd_errors_total", "counter",
+	    "etcd requests that failed (the last one's error is in "
+	    "rmpoolctl status).", cs->errors);
+	one(b, "rmpool_cluster_etcd_outages_total", "counter",
+	    "Times etcd stopped answering (each logged once).", cs->outages);
+}
+
 /* render_leases -- leases by state, keys, and the lifecycle's counters. */
 static void render_leases(struct evbuffer *b,
 			  const struct rmp_ops_counters *ctr, const char *keys)
@@ -436,6 +477,7 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	rmp_ops_counters(o, &ctr);
 	esc(st.keys_mode, keys, sizeof(keys));
 	render_daemon(m, b, &st);
+	render_cluster(b, &st);
 	render_leases(b, &ctr, keys);
 	render_connections(b, &ctr, &st);
 	put_latency(b, ctr.latency);

@@ -340,6 +340,27 @@ struct cmd_args {
 	int npos;
 };
 
+/* print_cluster -- the membership line(s) of status. */
+static void print_cluster(json_object *cl)
+{
+	int64_t now = (int64_t)time(NULL), ka = ji64(cl, "last_keepalive");
+	char a[32], b[32];
+
+	if (!cl || !strcmp(jstr(cl, "state"), "off")) {
+		printf("cluster       none (no [cluster] etcd)\n");
+		return;
+	}
+	printf("cluster       node %s: %s%s%s%s\n", jstr(cl, "node"),
+	       jstr(cl, "state"), ka ? ", last keep-alive " : "",
+	       ka ? human_ms((uint64_t)(now > ka ? now - ka : 0) * 1000, a,
+			     sizeof(a)) : "", ka ? " ago" : "");
+	if (jstr(cl, "last_error")[0])
+		printf("etcd error    %s (%s; %" PRIu64 " error(s), %" PRIu64
+		       " outage(s))\n", jstr(cl, "last_error"),
+		       human_time(ji64(cl, "last_error_at"), b, sizeof(b)),
+		       ju64(cl, "errors"), ju64(cl, "outages"));
+}
+
 static void print_status(json_object *r)
 {
 	char a[32], b[32], c[32];
@@ -382,6 +403,7 @@ static void print_status(json_object *r)
 	       "stopping: draining until the clients are gone" :
 	       jbool(r, "draining") ? "drained: no new leases (rmpoolctl "
 	       "undrain takes them again)" : "serving");
+	print_cluster(jget(r, "cluster"));
 }
 
 /* lease_flags -- "auto-renew", "ephemeral", or "-". */
