@@ -3,6 +3,8 @@
 # run-tests.sh -- set everything up and run every rmpool test suite.
 #
 #   unit   host-only tests (codec, tokens, allocator, lease table, config)
+#   etcd   the cluster layer against a real etcd each test starts (host
+#          only, about 35 s)
 #   rdma   daemon + clients as separate processes on a real RDMA device:
 #          the host's own when RMP_TEST_ADDR names an address of one,
 #          otherwise inside the Soft-RoCE VM (tests/vm/run-in-vm.sh)
@@ -51,6 +53,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 stage "unit tests"
 run_suite "$build" unit unit
 [ -z "${RMP_SKIP_ASAN:-}" ] && run_suite "$asan" unit unit-asan
+
+stage "etcd tests"
+run_suite "$build" etcd etcd
 
 # The RDMA suites of both builds run in one device session (one VM boot).
 # In the VM stdout is the serial console, a tty: '| cat' keeps meson's

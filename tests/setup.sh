@@ -19,6 +19,8 @@ packages=(
 	libsystemd-dev libsodium-dev libjson-c-dev scdoc
 	# operations: unit checks (systemd-analyze) and a real Prometheus
 	systemd prometheus
+	# the cluster layer's tests start a real etcd (suite etcd)
+	etcd-server etcd-client
 	# RDMA user space and the baselines
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	iproute2 numactl strace gnuplot-nox
