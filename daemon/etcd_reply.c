@@ -6,7 +6,7 @@
  * N} and a stream's {"error": {"grpc_code": N, "message": "..."}}).
  * Nothing of the body is trusted: it is fuzzed (tests/fuzz/fuzz_etcd.c).
  */
-#include "etcd.h"
+#include "etcd_reply.h"
 
 #include <errno.h>
 #include <json-c/json.h>

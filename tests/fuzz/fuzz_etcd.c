@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/etcd.h"
+#include "../../daemon/etcd_reply.h"
 
 /*
  * The first byte picks the request the answer is for, the second its
