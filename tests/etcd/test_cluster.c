@@ -7,7 +7,8 @@
  * a second daemon with the same name waits and gets the key only once
  * the first left, a killed etcd leaves the loop running with the state
  * saying so and one log line per outage, and the node registers again
- * within its ttl once etcd is back.
+ * within its ttl once etcd is back; with etcd's authentication on, a
+ * credentials file (checked like a key file) gets it in.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <event2/event.h>
 
 #include "../../daemon/cluster.h"
@@ -362,6 +364,67 @@ static void test_lease_revoked(struct rmp_ops *ops2)
 	CHECK(again != 0 && again != lease);
 }
 
+/* write_file -- text into path with mode. */
+static void write_file(const char *path, const char *text, mode_t mode)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fputs(text, f);
+	fclose(f);
+	chmod(path, mode);
+}
+
+/* test_credentials -- an etcd with authentication: a credentials file
+ * kept like a key file and holding USER:PASSWORD registers the node
+ * (named after the host, as none is set); one others may read, or one
+ * that is not USER:PASSWORD, stops the start with the reason. */
+static void test_credentials(void)
+{
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
+	char host[256] = "";
+	static const char *const setup[] = {
+		"user add root:rootpw", "user grant-role root root",
+		"role add rmp",
+		"role grant-permission rmp --prefix=true readwrite /rmpool/",
+		"user add rmp:pw", "user grant-role rmp rmp", "auth enable",
+	};
+
+	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
+		char *out = fixture_etcdctl(&fx, setup[i]);
+
+		CHECK(out != NULL);
+		free(out);
+	}
+	config(&c);
+	c.cluster.node[0] = '\0';
+	snprintf(c.cluster.credentials_file, sizeof(c.cluster.credentials_file),
+		 "%s/cred", fx.dir);
+	write_file(c.cluster.credentials_file, "rmp:pw\n", 0644);
+	log_n = 0;
+	CHECK(rmp_cluster_new(base, &ops, &c) == NULL);
+	CHECK_EQ(log_count("readable or writable by others"), 1);
+	write_file(c.cluster.credentials_file, "rmp-pw\n", 0600);
+	CHECK(rmp_cluster_new(base, &ops, &c) == NULL);
+	CHECK_EQ(log_count("not USER:PASSWORD"), 1);
+	write_file(c.cluster.credentials_file, "rmp:pw\n", 0600);
+	cl = rmp_cluster_new(base, &ops, &c);
+	CHECK(cl != NULL);
+	CHECK(run_until(&ops.cluster.registered, 5000));
+	gethostname(host, sizeof(host) - 1);
+	if (rmp_cluster_node_ok(host))
+		CHECK_STR(ops.cluster.node, host);
+	rmp_cluster_leave(cl);
+	while (cl && !rmp_cluster_gone(cl))
+		event_base_loop(base, EVLOOP_ONCE);
+	CHECK_EQ(log_count("cluster: left (lease"), 1);
+	rmp_cluster_free(cl);
+}
+
 int main(void)
 {
 	struct rmp_ops ops = { 0 }, ops2 = { 0 };
@@ -402,6 +465,7 @@ int main(void)
 	CHECK(rec == NULL);
 	CHECK_STR(ops2.cluster.state, "left");
 	rmp_cluster_free(cl2);
+	test_credentials();
 	event_free(wake);
 	fixture_stop(&fx);
 	event_base_free(base);
