@@ -90,6 +90,7 @@ struct rmp_cluster {
 	TAILQ_HEAD(, call) calls;
 	bool op_busy, ka_busy;     /* a state request, a keep-alive in flight */
 	int64_t lease;             /* etcd lease ID; 0: none */
+	bool owned;                /* the key was ours under this lease */
 	int64_t registered;        /* Unix seconds the key became ours */
 	uint64_t published_free;   /* free bytes the value says */
 	uint64_t pool_bytes;
@@ -248,6 +249,7 @@ static void on_grant(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 	}
 	answered(cl);
 	cl->lease = r->id;
+	cl->owned = false;
 	cl->ops->cluster.keepalive_ms = rmp_now_ms();
 	create(cl);
 }
@@ -258,6 +260,7 @@ static void registered(struct rmp_cluster *cl)
 	uint64_t now = rmp_now_ms();
 
 	cl->taken_logged = false;
+	cl->owned = true;
 	cl->ops->cluster.registered_ms = now;
 	cl->ops->cluster.keepalive_ms = now;
 	set_state(cl, CL_REGISTERED);
@@ -305,8 +308,10 @@ static void on_refresh(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 			registered(cl);
 		return;
 	}
-	log_warn("cluster: %s is no longer under this node's lease (removed "
-		 "by hand?): creating it again", cl->key);
+	if (cl->owned)
+		log_warn("cluster: %s is no longer under this node's lease "
+			 "(removed by hand?): creating it again", cl->key);
+	cl->owned = false;
 	create(cl);
 }
 
