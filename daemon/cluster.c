@@ -475,8 +475,12 @@ static struct rmp_etcd *etcd_client(struct event_base *base,
 {
 	struct rmp_cluster_endpoint eps[RMP_CLUSTER_ENDPOINTS_MAX];
 	struct rmp_etcd_endpoint e[RMP_ETCD_ENDPOINTS_MAX];
-	struct rmp_etcd_params p = { .base = base, .endpoints = e,
-				     .timeout_ms = timeout_ms };
+	struct rmp_etcd_params p = {
+		.base = base, .endpoints = e, .timeout_ms = timeout_ms,
+		.ca_file = cfg->cluster.ca_file,
+		.cert_file = cfg->cluster.cert_file,
+		.key_file = cfg->cluster.key_file,
+	};
 	char why[256], user[128], password[256];
 	struct rmp_etcd *etcd = NULL;
 
@@ -491,6 +495,7 @@ static struct rmp_etcd *etcd_client(struct event_base *base,
 			       "one host length");
 		memcpy(e[i].host, eps[i].host, sizeof(e[i].host));
 		e[i].port = eps[i].port;
+		e[i].tls = eps[i].tls;
 	}
 	if (cfg->cluster.credentials_file[0]) {
 		int ret = cl_credentials(cfg->cluster.credentials_file, user,
@@ -505,11 +510,9 @@ static struct rmp_etcd *etcd_client(struct event_base *base,
 		p.user = user;
 		p.password = password;
 	}
-	etcd = rmp_etcd_new(&p);
+	etcd = rmp_etcd_new(&p, why, sizeof(why));
 	if (!etcd)
-		log_err("cluster: etcd client: %s%s", strerror(errno),
-			errno == EINVAL ? " (a '\"', '\\' or control "
-			"character in the credentials?)" : "");
+		log_err("cluster: etcd client: %s", why);
 	rmp_wipe(password, sizeof(password));
 	return etcd;
 }

@@ -183,13 +183,14 @@ struct rmp_config {
 	} anonymous;
 	/* Membership in an etcd cluster (daemon/cluster.c); etcd "" = none. */
 	struct {
-		/* "http://HOST:PORT[, ...]": rmp_cluster_endpoints() */
+		/* "http[s]://HOST:PORT[, ...]": rmp_cluster_endpoints() */
 		char etcd[RMP_CONFIG_LIST_LEN];
 		char prefix[RMP_CONFIG_NAME_LEN];   /* "/.../", default /rmpool/ */
 		char node[RMP_CONFIG_NAME_LEN];     /* "" = the host name */
 		char labels[RMP_CONFIG_LIST_LEN];   /* "k=v k=v": rmp_cluster_labels() */
 		uint64_t ttl_ms;                    /* etcd lease: 1s..1min */
-		/* TLS to etcd: not built yet, so each must stay "". */
+		/* TLS to https endpoints: the CAs to trust ("" = the
+		 * system's), a client certificate and its key ("" = none) */
 		char ca_file[RMP_CONFIG_PATH_LEN];
 		char cert_file[RMP_CONFIG_PATH_LEN];
 		char key_file[RMP_CONFIG_PATH_LEN];
@@ -207,10 +208,11 @@ struct rmp_config {
 #define RMP_CLUSTER_HOST_LEN 254
 #define RMP_CLUSTER_LABEL_LEN 64
 
-/* One etcd endpoint of [cluster] etcd: http://HOST:PORT. */
+/* One etcd endpoint of [cluster] etcd: http[s]://HOST:PORT. */
 struct rmp_cluster_endpoint {
 	char host[RMP_CLUSTER_HOST_LEN]; /* a name, IPv4, or IPv6 unbracketed */
 	uint16_t port;
+	bool tls;                        /* https */
 };
 
 /* One label of [cluster] labels: NAME=VALUE. */
@@ -220,11 +222,11 @@ struct rmp_cluster_label {
 
 /*
  * rmp_cluster_endpoints -- split a [cluster] etcd list ("http://HOST:PORT"
- * separated by commas, blanks around them ignored) into eps (room for
- * RMP_CLUSTER_ENDPOINTS_MAX). HOST is a numeric IPv4 address, an IPv6
- * address in brackets or a DNS name; PORT 1..65535; no path. "https://"
- * is refused (TLS is not built yet). 0 with *n set (0 for ""), or
- * -EINVAL with why ("... is not http://HOST:PORT") in why.
+ * or "https://HOST:PORT", separated by commas, blanks around them
+ * ignored) into eps (room for RMP_CLUSTER_ENDPOINTS_MAX). HOST is a
+ * numeric IPv4 address, an IPv6 address in brackets or a DNS name; PORT
+ * 1..65535; no path. 0 with *n set (0 for ""), or -EINVAL with why
+ * ("... is not http://HOST:PORT ...") in why.
  */
 int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
 			  unsigned *n, char *why, size_t whylen);
@@ -286,7 +288,8 @@ int rmp_config_load_string(struct rmp_config *c, const char *text,
  * tenants and networks: at most RMP_TENANTS_MAX tenants with valid,
  * distinct names, each with exactly one of key (RMP_KEY_MIN..RMP_KEY_MAX
  * bytes) and key_file (an absolute path), at most RMP_NETWORKS_MAX valid
- * networks per list; no TLS file in [cluster] (not supported yet). The
+ * networks per list; in [cluster], TLS files only with an https
+ * endpoint, cert_file and key_file together. The
  * load functions run it; it is public for code that builds a
  * configuration by hand.
  * @c:      configuration to check

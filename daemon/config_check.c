@@ -97,23 +97,42 @@ static int check_tenants(const struct rmp_config *c, const char *pre,
 }
 
 /*
- * check_cluster -- TLS to etcd is not built yet: a certificate or key
- * file given would be ignored, and the operator would believe the
- * traffic protected. Refused, like an https endpoint.
+ * check_cluster -- TLS files are for https endpoints: given with none,
+ * they would be ignored and the operator would believe the traffic
+ * protected. A client certificate needs its key, and the other way.
  */
 static int check_cluster(const struct rmp_config *c, const char *pre,
 			 const char *sep, char *err, size_t errlen)
 {
+	struct rmp_cluster_endpoint eps[RMP_CLUSTER_ENDPOINTS_MAX];
 	const char *set = c->cluster.ca_file[0] ? "ca_file" :
 			  c->cluster.cert_file[0] ? "cert_file" :
 			  c->cluster.key_file[0] ? "key_file" : NULL;
+	char why[256];
+	bool tls = false;
+	unsigned n = 0;
 
-	if (!set)
-		return 0;
-	cfg_set_err(err, errlen, "%s%scluster.%s: TLS to etcd is not supported "
-		    "yet (http:// endpoints only): leave ca_file, cert_file "
-		    "and key_file empty", pre, sep, set);
-	return -EINVAL;
+	if (!memchr(c->cluster.etcd, '\0', sizeof(c->cluster.etcd)) ||
+	    rmp_cluster_endpoints(c->cluster.etcd, eps, &n, why, sizeof(why))) {
+		cfg_set_err(err, errlen, "%s%scluster.etcd: not a list of "
+			    "endpoints", pre, sep);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < n; i++)
+		tls |= eps[i].tls;
+	if (set && !tls) {
+		cfg_set_err(err, errlen, "%s%scluster.%s: no etcd endpoint is "
+			    "https://, so TLS would not be used", pre, sep, set);
+		return -EINVAL;
+	}
+	if (!c->cluster.cert_file[0] != !c->cluster.key_file[0]) {
+		cfg_set_err(err, errlen, "%s%scluster.%s: a client certificate "
+			    "needs its key: give cert_file and key_file "
+			    "together", pre, sep,
+			    c->cluster.cert_file[0] ? "cert_file" : "key_file");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int rmp_config_check(const struct rmp_config *c, const char *name, char *err,

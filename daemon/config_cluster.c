@@ -44,30 +44,28 @@ static bool dns_name_ok(const char *s)
 	return true;
 }
 
-/* parse_endpoint -- one "http://HOST:PORT" of b..e into ep. */
+/* parse_endpoint -- one "http://HOST:PORT" or "https://HOST:PORT" of
+ * b..e into ep. */
 static int parse_endpoint(const char *b, const char *e,
 			  struct rmp_cluster_endpoint *ep, char *why,
 			  size_t whylen)
 {
 	char text[RMP_CONFIG_LIST_LEN], host[RMP_CLUSTER_HOST_LEN];
 	const char *port = NULL;
-	int family = 0;
+	int family = 0, skip;
 
 	snprintf(text, sizeof(text), "%.*s", (int)(e - b), b);
-	if (!strncmp(text, "https://", 8)) {
-		snprintf(why, whylen, "\"%s\": https is not supported yet (no "
-			 "TLS to etcd in this build): use http://HOST:PORT on "
-			 "a trusted network", text);
-		return -EINVAL;
-	}
-	if (strncmp(text, "http://", 7) ||
-	    rmp_split_hostport(text + 7, host, sizeof(host), &port) || !port ||
-	    rmp_parse_port(port, &ep->port) ||
+	ep->tls = !strncmp(text, "https://", 8);
+	skip = ep->tls ? 8 : 7;
+	if ((!ep->tls && strncmp(text, "http://", 7)) ||
+	    rmp_split_hostport(text + skip, host, sizeof(host), &port) ||
+	    !port || rmp_parse_port(port, &ep->port) ||
 	    (strchr(host, ':') ? rmp_parse_addr(host, &family) ||
-	     family != AF_INET6 || text[7] != '[' || strchr(host, '%') :
+	     family != AF_INET6 || text[skip] != '[' || strchr(host, '%') :
 	     !dns_name_ok(host))) {
-		snprintf(why, whylen, "\"%s\" is not http://HOST:PORT (HOST a "
-			 "name, an IPv4 address or [an IPv6 address])", text);
+		snprintf(why, whylen, "\"%s\" is not http://HOST:PORT or "
+			 "https://HOST:PORT (HOST a name, an IPv4 address or [an "
+			 "IPv6 address])", text);
 		return -EINVAL;
 	}
 	snprintf(ep->host, sizeof(ep->host), "%s", host);

@@ -16,10 +16,12 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/dns.h>
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "etcd_tls.h"
 #include "parse.h"
 #include "util.h"
 
@@ -47,6 +49,7 @@ struct request {
 struct rmp_etcd {
 	struct event_base *base;
 	struct evdns_base *dns;    /* NULL when every host is numeric */
+	SSL_CTX *tls;              /* NULL when no endpoint is https */
 	struct rmp_etcd_endpoint eps[RMP_ETCD_ENDPOINTS_MAX];
 	unsigned neps, current;    /* where the next request starts */
 	struct timeval timeout;
@@ -165,12 +168,15 @@ static void on_error(enum evhttp_request_error why, void *arg)
 static void transport_error(struct request *rq)
 {
 	struct rmp_etcd_endpoint *ep = &rq->e->eps[rq->ep];
-	char text[RMP_ETCD_HOST_LEN + 64];
+	char text[RMP_ETCD_HOST_LEN + 300], tls[200] = "";
 	bool timeout = rq->failed && rq->why == EVREQ_HTTP_TIMEOUT;
 
+	if (ep->tls && rq->conn)
+		rmp_etcd_tls_error(evhttp_connection_get_bufferevent(rq->conn),
+				   tls, sizeof(tls));
 	snprintf(text, sizeof(text), "%s:%u: %s", ep->host, ep->port,
-		 timeout ? "no answer in time" : "cannot connect, or the "
-		 "connection broke");
+		 tls[0] ? tls : timeout ? "no answer in time" :
+		 "cannot connect, or the connection broke");
 	next_endpoint(rq, timeout ? -ETIMEDOUT : -ECONNREFUSED, text);
 }
 
@@ -281,8 +287,18 @@ static bool send_attempt(struct request *rq)
 	char host[RMP_ETCD_HOST_LEN + 8];
 
 	rq->failed = false;
-	rq->conn = evhttp_connection_base_new(e->base, e->dns, ep->host,
-					      ep->port);
+	if (ep->tls) {
+		struct bufferevent *bev = rmp_etcd_tls_bev(e->base, e->tls,
+							   ep->host);
+
+		rq->conn = bev ? evhttp_connection_base_bufferevent_new(
+				e->base, e->dns, bev, ep->host, ep->port) : NULL;
+		if (bev && !rq->conn)
+			bufferevent_free(bev);
+	} else {
+		rq->conn = evhttp_connection_base_new(e->base, e->dns, ep->host,
+						      ep->port);
+	}
 	if (!rq->conn)
 		return false;
 	evhttp_connection_set_timeout_tv(rq->conn, &e->timeout);
@@ -523,15 +539,33 @@ static bool json_safe(const char *s)
 	return true;
 }
 
-struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *p)
+/* check_params -- what rmp_etcd_new takes. */
+static bool check_params(const struct rmp_etcd_params *p, char *err,
+			 size_t errlen)
+{
+	if (!p->nendpoints || p->nendpoints > RMP_ETCD_ENDPOINTS_MAX ||
+	    !p->timeout_ms) {
+		snprintf(err, errlen, "1 to %d endpoints and a timeout, please",
+			 RMP_ETCD_ENDPOINTS_MAX);
+		return false;
+	}
+	if (p->user && (!p->password || !json_safe(p->user) ||
+			!json_safe(p->password))) {
+		snprintf(err, errlen, "a user and password without '\"', "
+			 "'\\' or control characters, please");
+		return false;
+	}
+	return true;
+}
+
+struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *p, char *err,
+			      size_t errlen)
 {
 	struct rmp_etcd *e;
-	bool names = false;
+	bool names = false, tls = false;
 	int family;
 
-	if (!p->nendpoints || p->nendpoints > RMP_ETCD_ENDPOINTS_MAX ||
-	    !p->timeout_ms || (p->user && (!p->password ||
-	    !json_safe(p->user) || !json_safe(p->password)))) {
+	if (!check_params(p, err, errlen)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -542,8 +576,10 @@ struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *p)
 	e->base = p->base;
 	e->neps = p->nendpoints;
 	memcpy(e->eps, p->endpoints, p->nendpoints * sizeof(e->eps[0]));
-	for (unsigned i = 0; i < e->neps; i++)
+	for (unsigned i = 0; i < e->neps; i++) {
 		names |= rmp_parse_addr(e->eps[i].host, &family) != 0;
+		tls |= e->eps[i].tls;
+	}
 	e->timeout.tv_sec = (time_t)(p->timeout_ms / 1000);
 	e->timeout.tv_usec = (suseconds_t)(p->timeout_ms % 1000) * 1000;
 	e->reap_ev = event_new(e->base, -1, 0, reap, e);
@@ -556,12 +592,23 @@ struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *p)
 		e->user = strdup(p->user);
 		e->password = strdup(p->password);
 	}
+	snprintf(err, errlen, "out of memory");
+	if (tls) {
+		e->tls = rmp_etcd_tls_ctx(p->ca_file, p->cert_file, p->key_file,
+					  err, errlen);
+		if (!e->tls) {
+			free_client(e);
+			errno = EINVAL;
+			return NULL;
+		}
+	}
 	if (!e->reap_ev || !e->kick_ev || (names && !e->dns) ||
 	    (p->user && (!e->user || !e->password))) {
 		free_client(e);
 		errno = ENOMEM;
 		return NULL;
 	}
+	err[0] = '\0';
 	return e;
 }
 
@@ -583,6 +630,7 @@ static void free_client(struct rmp_etcd *e)
 		event_free(e->kick_ev);
 	if (e->dns)
 		evdns_base_free(e->dns, 0);
+	SSL_CTX_free(e->tls);
 	if (e->password) {
 		sodium_memzero(e->password, strlen(e->password));
 		free(e->password);

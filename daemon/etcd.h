@@ -23,7 +23,9 @@ struct rmp_etcd;
  * that cannot be reached, does not answer in time or answers that etcd
  * is unavailable (HTTP 503, gRPC code 14) is left for the next one, from
  * where the last request succeeded; a request fails only once every
- * endpoint failed it. With a user, the client asks for a token
+ * endpoint failed it. An https endpoint gets TLS 1.2 or later, its
+ * certificate checked against the CAs and the endpoint's host name or
+ * address. With a user, the client asks for a token
  * (/v3/auth/authenticate) before its first request and again when etcd
  * says the token is no longer valid (etcd v3 takes no HTTP Basic auth).
  */
@@ -33,6 +35,7 @@ struct rmp_etcd;
 struct rmp_etcd_endpoint {
 	char host[RMP_ETCD_HOST_LEN]; /* name, IPv4, or IPv6 unbracketed */
 	uint16_t port;
+	bool tls;                     /* https: TLS, the server verified */
 };
 
 struct rmp_etcd_params {
@@ -41,18 +44,25 @@ struct rmp_etcd_params {
 	unsigned nendpoints;                       /* 1..RMP_ETCD_ENDPOINTS_MAX */
 	uint64_t timeout_ms;   /* one attempt at one endpoint, connect included */
 	const char *user, *password; /* NULL: etcd without authentication */
+	/* For https endpoints (NULL or "": none): the CAs that sign etcd's
+	 * certificate (none: the system's), a client certificate (PEM,
+	 * its chain after it) and its key, read as a secret file is
+	 * (rmp_secret_read: mode 600, or root's and the group's, 640). */
+	const char *ca_file, *cert_file, *key_file;
 };
 
 typedef void rmp_etcd_cb(const struct rmp_etcd_reply *r, void *arg);
 
 /*
  * rmp_etcd_new -- a client of params' endpoints (names resolved with
- * evdns, asynchronously). NULL with errno (ENOMEM, EINVAL).
+ * evdns, asynchronously). NULL with errno (ENOMEM, EINVAL, or the
+ * error of a TLS file) and why in err.
  * rmp_etcd_free -- forget every request in flight (their callbacks are
  * never called) and free the client; may be called from a callback.
  * Accepts NULL.
  */
-struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *params);
+struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *params,
+			      char *err, size_t errlen);
 void rmp_etcd_free(struct rmp_etcd *e);
 
 /*

@@ -16,11 +16,12 @@ packages=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm
 	libibverbs-dev librdmacm-dev libnuma-dev libevent-dev libinih-dev
-	libsystemd-dev libsodium-dev libjson-c-dev scdoc
+	libsystemd-dev libsodium-dev libjson-c-dev libssl-dev scdoc
 	# operations: unit checks (systemd-analyze) and a real Prometheus
 	systemd prometheus
-	# the cluster layer's tests start a real etcd (suite etcd)
-	etcd-server etcd-client
+	# the cluster layer's tests start a real etcd (suite etcd), some with
+	# certificates they make
+	etcd-server etcd-client openssl
 	# RDMA user space and the baselines
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	iproute2 numactl strace gnuplot-nox

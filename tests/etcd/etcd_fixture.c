@@ -75,15 +75,52 @@ static uint64_t now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* tls_args -- etcdctl's options for f's TLS, or "". */
+static const char *tls_args(const struct etcd_fixture *f, char *buf,
+			    size_t len)
+{
+	if (!f->tls)
+		return "";
+	snprintf(buf, len, "--cacert=%s/ca.pem --cert=%s/client.pem "
+		 "--key=%s/client.key", f->dir, f->dir, f->dir);
+	return buf;
+}
+
+/* make_certs -- a CA, etcd's certificate and a client's, and another CA,
+ * in f's directory (openssl's output in dir/openssl.log). */
+static bool make_certs(const struct etcd_fixture *f)
+{
+	static const char script[] =
+		"set -e; cd \"$1\"; exec >openssl.log 2>&1; "
+		"k=\"-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes\"; "
+		"openssl req -x509 $k -keyout ca.key -out ca.pem -days 2 "
+		"-subj /CN=rmp-test-ca; "
+		"openssl req -x509 $k -keyout other.key -out other.pem -days 2 "
+		"-subj /CN=rmp-other-ca; "
+		"openssl req $k -keyout server.key -out server.csr -subj /CN=etcd; "
+		"echo subjectAltName=IP:127.0.0.1,DNS:localhost >server.ext; "
+		"openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key "
+		"-CAcreateserial -out server.pem -days 2 -extfile server.ext; "
+		"openssl req $k -keyout client.key -out client.csr -subj /CN=rmp; "
+		"echo extendedKeyUsage=clientAuth >client.ext; "
+		"openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key "
+		"-CAcreateserial -out client.pem -days 2 -extfile client.ext; "
+		"chmod 600 ./*.key";
+	char cmd[sizeof(script) + 128];
+
+	snprintf(cmd, sizeof(cmd), "sh -c '%s' sh '%s'", script, f->dir);
+	return system(cmd) == 0;
+}
+
 /* answers -- etcd's client port serves /health with "true". */
 static bool answers(const struct etcd_fixture *f)
 {
-	char cmd[160], buf[256] = "";
+	char cmd[512], buf[256] = "", t[300];
 	FILE *p;
 	size_t n;
 
-	snprintf(cmd, sizeof(cmd), "etcdctl --endpoints=%s --dial-timeout=1s "
-		 "endpoint health 2>&1", f->url);
+	snprintf(cmd, sizeof(cmd), "etcdctl --endpoints=%s %s --dial-timeout=1s "
+		 "endpoint health 2>&1", f->url, tls_args(f, t, sizeof(t)));
 	p = popen(cmd, "r");
 	if (!p)
 		return false;
@@ -96,15 +133,19 @@ static bool answers(const struct etcd_fixture *f)
 static pid_t spawn(const struct etcd_fixture *f)
 {
 	char data[96], log[96], listen_c[64], listen_p[64], cluster[96];
+	char cert[96], key[96], ca[96];
 	pid_t pid = fork();
 	int fd;
 
 	if (pid)
 		return pid;
+	snprintf(cert, sizeof(cert), "%s/server.pem", f->dir);
+	snprintf(key, sizeof(key), "%s/server.key", f->dir);
+	snprintf(ca, sizeof(ca), "%s/ca.pem", f->dir);
 	snprintf(data, sizeof(data), "%s/data", f->dir);
 	snprintf(log, sizeof(log), "%s/log", f->dir);
-	snprintf(listen_c, sizeof(listen_c), "http://127.0.0.1:%u",
-		 f->client_port);
+	snprintf(listen_c, sizeof(listen_c), "%s://127.0.0.1:%u",
+		 f->tls ? "https" : "http", f->client_port);
 	snprintf(listen_p, sizeof(listen_p), "http://127.0.0.1:%u",
 		 f->peer_port);
 	snprintf(cluster, sizeof(cluster), "default=%s", listen_p);
@@ -113,11 +154,24 @@ static pid_t spawn(const struct etcd_fixture *f)
 		dup2(fd, 1);
 		dup2(fd, 2);
 	}
-	execlp("etcd", "etcd", "--data-dir", data, "--listen-client-urls",
-	       listen_c, "--advertise-client-urls", listen_c,
-	       "--listen-peer-urls", listen_p, "--initial-advertise-peer-urls",
-	       listen_p, "--initial-cluster", cluster, "--log-level", "warn",
-	       (char *)NULL);
+	if (f->tls)
+		execlp("etcd", "etcd", "--data-dir", data,
+		       "--listen-client-urls", listen_c,
+		       "--advertise-client-urls", listen_c,
+		       "--listen-peer-urls", listen_p,
+		       "--initial-advertise-peer-urls", listen_p,
+		       "--initial-cluster", cluster, "--log-level", "warn",
+		       "--cert-file", cert, "--key-file", key,
+		       "--trusted-ca-file", ca, "--client-cert-auth",
+		       (char *)NULL);
+	else
+		execlp("etcd", "etcd", "--data-dir", data,
+		       "--listen-client-urls", listen_c,
+		       "--advertise-client-urls", listen_c,
+		       "--listen-peer-urls", listen_p,
+		       "--initial-advertise-peer-urls", listen_p,
+		       "--initial-cluster", cluster, "--log-level", "warn",
+		       (char *)NULL);
 	_exit(127);
 }
 
@@ -132,8 +186,13 @@ bool fixture_start(struct etcd_fixture *f)
 			return false;
 		f->client_port = fixture_free_port();
 		f->peer_port = fixture_free_port();
-		snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%u",
-			 f->client_port);
+		snprintf(f->url, sizeof(f->url), "%s://127.0.0.1:%u",
+			 f->tls ? "https" : "http", f->client_port);
+		if (f->tls && !make_certs(f)) {
+			fprintf(stderr, "openssl failed: see %s/openssl.log\n",
+				f->dir);
+			return false;
+		}
 	}
 	f->pid = spawn(f);
 	if (f->pid < 0)
@@ -174,12 +233,12 @@ void fixture_stop(struct etcd_fixture *f)
 
 char *fixture_etcdctl(const struct etcd_fixture *f, const char *args)
 {
-	char cmd[512], *out = NULL;
+	char cmd[1024], *out = NULL, t[300];
 	size_t cap = 0, len = 0, n;
 	FILE *p;
 
-	snprintf(cmd, sizeof(cmd), "ETCDCTL_API=3 etcdctl --endpoints=%s %s",
-		 f->url, args);
+	snprintf(cmd, sizeof(cmd), "ETCDCTL_API=3 etcdctl --endpoints=%s %s %s",
+		 f->url, tls_args(f, t, sizeof(t)), args);
 	p = popen(cmd, "r");
 	if (!p)
 		return NULL;

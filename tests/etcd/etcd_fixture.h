@@ -18,6 +18,11 @@ struct etcd_fixture {
 	uint16_t client_port, peer_port;
 	char url[64];         /* http://127.0.0.1:PORT */
 	pid_t pid;            /* 0: not running */
+	/* Set before the first fixture_start: etcd serves https with a
+	 * certificate for 127.0.0.1 and localhost, signed by dir/ca.pem,
+	 * and asks clients for one (dir/client.pem, client.key, mode
+	 * 600); dir/other.pem is a CA that signed none of them. */
+	bool tls;
 };
 
 /* fixture_skip_without_etcd -- exit 77 (skip) when etcd is not installed. */

@@ -8,7 +8,8 @@
  * the first left, a killed etcd leaves the loop running with the state
  * saying so and one log line per outage, and the node registers again
  * within its ttl once etcd is back; with etcd's authentication on, a
- * credentials file (checked like a key file) gets it in.
+ * credentials file (checked like a key file) gets it in, and so does
+ * TLS to an https endpoint.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -425,6 +426,39 @@ static void test_credentials(void)
 	rmp_cluster_free(cl);
 }
 
+/* test_tls -- [cluster] etcd = https://...: ca_file, cert_file and
+ * key_file reach the client, and the node registers over TLS. */
+static void test_tls(void)
+{
+	struct etcd_fixture t = { .tls = true };
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
+
+	if (!fixture_start(&t)) {
+		CHECK(!"etcd with TLS did not start");
+		fixture_stop(&t);
+		return;
+	}
+	config(&c);
+	snprintf(c.cluster.etcd, sizeof(c.cluster.etcd), "%s", t.url);
+	snprintf(c.cluster.ca_file, sizeof(c.cluster.ca_file), "%s/ca.pem",
+		 t.dir);
+	snprintf(c.cluster.cert_file, sizeof(c.cluster.cert_file),
+		 "%s/client.pem", t.dir);
+	snprintf(c.cluster.key_file, sizeof(c.cluster.key_file),
+		 "%s/client.key", t.dir);
+	cl = rmp_cluster_new(base, &ops, &c);
+	CHECK(cl != NULL);
+	CHECK(run_until(&ops.cluster.registered, 5000));
+	CHECK_STR(ops.cluster.error, "");
+	rmp_cluster_leave(cl);
+	while (cl && !rmp_cluster_gone(cl))
+		event_base_loop(base, EVLOOP_ONCE);
+	rmp_cluster_free(cl);
+	fixture_stop(&t);
+}
+
 int main(void)
 {
 	struct rmp_ops ops = { 0 }, ops2 = { 0 };
@@ -466,6 +500,7 @@ int main(void)
 	CHECK_STR(ops2.cluster.state, "left");
 	rmp_cluster_free(cl2);
 	test_credentials();
+	test_tls();
 	event_free(wake);
 	fixture_stop(&fx);
 	event_base_free(base);

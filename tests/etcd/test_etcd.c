@@ -4,8 +4,9 @@
  * trip (put, range, txn, deleterange, lease grant, keepalive, revoke),
  * the move to the next endpoint when one is dead or silent, the timeout
  * that never blocks the loop (a timer keeps firing meanwhile), callbacks
- * never within the call, a client freed with requests in flight, and
- * etcd's authentication (a token from a user and password).
+ * never within the call, a client freed with requests in flight, TLS
+ * (etcd's certificate checked, a client certificate), and etcd's
+ * authentication (a token from a user and password).
  */
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <event2/event.h>
 
 #include "../../daemon/etcd.h"
@@ -119,17 +121,18 @@ static struct rmp_etcd *client(const uint16_t *ports, unsigned n,
 			       uint64_t timeout_ms, const char *user,
 			       const char *password)
 {
-	struct rmp_etcd_endpoint eps[RMP_ETCD_ENDPOINTS_MAX];
+	struct rmp_etcd_endpoint eps[RMP_ETCD_ENDPOINTS_MAX] = { 0 };
 	struct rmp_etcd_params p = { .base = base, .endpoints = eps,
 				     .nendpoints = n,
 				     .timeout_ms = timeout_ms, .user = user,
 				     .password = password };
+	char err[256];
 
 	for (unsigned i = 0; i < n; i++) {
 		snprintf(eps[i].host, sizeof(eps[i].host), "127.0.0.1");
 		eps[i].port = ports[i];
 	}
-	return rmp_etcd_new(&p);
+	return rmp_etcd_new(&p, err, sizeof(err));
 }
 
 /* The request ret made is answered; g holds the reply. */
@@ -375,6 +378,80 @@ static void test_auth(void)
 	rmp_etcd_free(e);
 }
 
+/* tls_client -- a client of host:port over https with ca, and the
+ * fixture's client certificate when cert; err gets why not. */
+static struct rmp_etcd *tls_client(const struct etcd_fixture *t,
+				   const char *host, const char *ca,
+				   bool cert, char *err, size_t errlen)
+{
+	struct rmp_etcd_endpoint ep = { .port = t->client_port, .tls = true };
+	char certf[96], keyf[96];
+	struct rmp_etcd_params p = { .base = base, .endpoints = &ep,
+				     .nendpoints = 1, .timeout_ms = 2000,
+				     .ca_file = ca };
+
+	snprintf(ep.host, sizeof(ep.host), "%s", host);
+	snprintf(certf, sizeof(certf), "%s/client.pem", t->dir);
+	snprintf(keyf, sizeof(keyf), "%s/client.key", t->dir);
+	if (cert) {
+		p.cert_file = certf;
+		p.key_file = keyf;
+	}
+	return rmp_etcd_new(&p, err, errlen);
+}
+
+/* test_tls -- https: etcd's certificate checked against the CA and the
+ * endpoint's address or name, a client certificate whose key is kept
+ * like a key file; the wrong CA or no client certificate fail, saying
+ * why. */
+static void test_tls(void)
+{
+	struct etcd_fixture t = { .tls = true };
+	char ca[96], other[96], keyf[96], err[256];
+	struct rmp_etcd *e;
+	struct got g;
+
+	if (!fixture_start(&t)) {
+		CHECK(!"etcd with TLS did not start");
+		fixture_stop(&t);
+		return;
+	}
+	snprintf(ca, sizeof(ca), "%s/ca.pem", t.dir);
+	snprintf(other, sizeof(other), "%s/other.pem", t.dir);
+	snprintf(keyf, sizeof(keyf), "%s/client.key", t.dir);
+	/* by address, then by name (the certificate has both) */
+	e = tls_client(&t, "127.0.0.1", ca, true, err, sizeof(err));
+	CHECK(e != NULL);
+	ASK(&g, rmp_etcd_put(e, "/tls/a", "secret", 6, 0, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	rmp_etcd_free(e);
+	e = tls_client(&t, "localhost", ca, true, err, sizeof(err));
+	ASK(&g, rmp_etcd_range(e, "/tls/a", false, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK_STR(g.value, "secret");
+	rmp_etcd_free(e);
+	/* a CA that did not sign etcd's certificate */
+	e = tls_client(&t, "127.0.0.1", other, true, err, sizeof(err));
+	ASK(&g, rmp_etcd_range(e, "/tls/a", false, on_reply, &g));
+	CHECK_EQ(g.err, -ECONNREFUSED);
+	CHECK_HAS(g.error, "certificate");
+	printf("# wrong CA: %s\n", g.error);
+	rmp_etcd_free(e);
+	/* no client certificate: etcd wants one */
+	e = tls_client(&t, "127.0.0.1", ca, false, err, sizeof(err));
+	ASK(&g, rmp_etcd_range(e, "/tls/a", false, on_reply, &g));
+	CHECK(g.err != 0);
+	printf("# no client certificate: %s\n", g.error);
+	rmp_etcd_free(e);
+	/* a key others may read is refused before any connection */
+	chmod(keyf, 0644);
+	e = tls_client(&t, "127.0.0.1", ca, true, err, sizeof(err));
+	CHECK(e == NULL);
+	CHECK_HAS(err, "readable or writable by others");
+	rmp_etcd_free(e);
+	fixture_stop(&t);
+}
+
 int main(void)
 {
 	struct rmp_etcd *e;
@@ -398,6 +475,7 @@ int main(void)
 	}
 	test_failover();
 	test_free();
+	test_tls();
 	test_auth();
 	fixture_stop(&fx);
 	event_base_free(base);

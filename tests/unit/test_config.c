@@ -664,6 +664,7 @@ static void test_cluster(void)
 	CHECK_STR(eps[1].host, "::1");
 	CHECK_EQ(eps[1].port, 2380);
 	CHECK_STR(eps[2].host, "etcd-1.example");
+	CHECK(!eps[0].tls && !eps[1].tls && !eps[2].tls);
 	CHECK_EQ(rmp_cluster_labels(c.cluster.labels, lb, &n, why,
 				    sizeof(why)), 0);
 	CHECK_EQ(n, 2);
@@ -692,14 +693,14 @@ static void test_cluster(void)
 	strcpy(d.cluster.etcd, "");
 	CHECK_STR(rmp_config_diff(&c, &d), "cluster.etcd");
 
-	EXPECT_ERR("[cluster]\netcd = https://127.0.0.1:2379\n",
-		   "t.conf:2: cluster.etcd: \"https://127.0.0.1:2379\": https "
-		   "is not supported yet (no TLS to etcd in this build): use "
-		   "http://HOST:PORT on a trusted network");
 	EXPECT_ERR("[cluster]\netcd = http://127.0.0.1\n",
 		   "t.conf:2: cluster.etcd: \"http://127.0.0.1\" is not "
-		   "http://HOST:PORT (HOST a name, an IPv4 address or [an IPv6 "
-		   "address])");
+		   "http://HOST:PORT or https://HOST:PORT (HOST a name, an "
+		   "IPv4 address or [an IPv6 address])");
+	EXPECT_BAD("[cluster]\netcd = https://h\n",
+		   "t.conf:2: cluster.etcd: \"https://h\" is not http://");
+	EXPECT_BAD("[cluster]\netcd = ftp://h:1\n",
+		   "t.conf:2: cluster.etcd: \"ftp://h:1\" is not http://");
 	EXPECT_BAD("[cluster]\netcd = 127.0.0.1:2379\n",
 		   "t.conf:2: cluster.etcd: \"127.0.0.1:2379\" is not http://");
 	EXPECT_BAD("[cluster]\netcd = http://h:2379/v3\n",
@@ -762,13 +763,27 @@ static void test_cluster(void)
 		   "t.conf:2: cluster.credentials_file: \"etcd.cred\" is not "
 		   "an absolute path (or empty)");
 	EXPECT_ERR("[cluster]\nca_file = /etc/ssl/ca.pem\n",
-		   "t.conf: cluster.ca_file: TLS to etcd is not supported yet "
-		   "(http:// endpoints only): leave ca_file, cert_file and "
-		   "key_file empty");
-	EXPECT_BAD("[cluster]\ncert_file = /c.pem\n",
-		   "t.conf: cluster.cert_file: TLS to etcd is not supported");
-	EXPECT_BAD("[cluster]\nkey_file = /k.pem\n",
-		   "t.conf: cluster.key_file: TLS to etcd is not supported");
+		   "t.conf: cluster.ca_file: no etcd endpoint is https://, so "
+		   "TLS would not be used");
+	EXPECT_ERR("[cluster]\netcd = http://a:1\ncert_file = /c.pem\n"
+		   "key_file = /k.pem\n",
+		   "t.conf: cluster.cert_file: no etcd endpoint is https://, so "
+		   "TLS would not be used");
+	EXPECT_ERR("[cluster]\netcd = https://a:1\ncert_file = /c.pem\n",
+		   "t.conf: cluster.cert_file: a client certificate needs its "
+		   "key: give cert_file and key_file together");
+	EXPECT_BAD("[cluster]\netcd = https://a:1\nkey_file = /k.pem\n",
+		   "t.conf: cluster.key_file: a client certificate needs");
+	/* https, and a mixed list; TLS files with an https endpoint */
+	CHECK_EQ(load(&c, "[cluster]\netcd = https://[::1]:2379, "
+			  "http://b:2\nca_file = /ca.pem\ncert_file = /c.pem\n"
+			  "key_file = /k.pem\n"), 0);
+	CHECK_EQ(rmp_cluster_endpoints(c.cluster.etcd, eps, &n, why,
+				       sizeof(why)), 0);
+	CHECK_EQ(n, 2);
+	CHECK(eps[0].tls && !eps[1].tls);
+	CHECK_STR(eps[0].host, "::1");
+	CHECK_STR(c.cluster.key_file, "/k.pem");
 	EXPECT_ERR("[cluster]\nzone = a\n",
 		   "t.conf:2: unknown key \"zone\" in section [cluster]");
 	EXPECT_ERR("[cluster]\nttl = 2s\n[cluster]\nttl = 3s\n",
