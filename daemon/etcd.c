@@ -70,6 +70,7 @@ struct rmp_etcd {
 
 static void start_attempt(struct request *rq);
 static void free_client(struct rmp_etcd *e);
+static void fail_request(struct request *rq, int err, const char *text);
 
 /* reap -- free the connections done with; free the client when
  * rmp_etcd_free() was called from a callback. */
@@ -110,11 +111,33 @@ static void free_request(struct request *rq)
 	free(rq);
 }
 
+/* auth_done -- the token request rq is done: the request it serves,
+ * rq->waiting, goes on with the token, or fails with rq. */
+static void auth_done(struct request *rq, struct rmp_etcd_reply *r)
+{
+	struct request *w = rq->waiting;
+	struct rmp_etcd *e = rq->e;
+
+	TAILQ_REMOVE(&e->live, rq, link);
+	retire(rq);
+	free_request(rq);
+	if (r->err) {
+		fail_request(w, r->err, r->error);
+		return;
+	}
+	snprintf(e->token, sizeof(e->token), "%s", r->token);
+	start_attempt(w);
+}
+
 /* deliver -- rq is done: its callback gets r, then rq is freed. */
 static void deliver(struct request *rq, struct rmp_etcd_reply *r)
 {
 	struct rmp_etcd *e = rq->e;
 
+	if (rq->waiting) {
+		auth_done(rq, r);
+		return;
+	}
 	TAILQ_REMOVE(&e->live, rq, link);
 	retire(rq);
 	snprintf(r->endpoint, sizeof(r->endpoint), "%s:%u",
@@ -180,23 +203,6 @@ static void transport_error(struct request *rq)
 	next_endpoint(rq, timeout ? -ETIMEDOUT : -ECONNREFUSED, text);
 }
 
-/* auth_done -- the token for rq->waiting, which goes on (or fails). */
-static void auth_done(struct request *rq, struct rmp_etcd_reply *r)
-{
-	struct request *w = rq->waiting;
-	struct rmp_etcd *e = rq->e;
-
-	TAILQ_REMOVE(&e->live, rq, link);
-	retire(rq);
-	free_request(rq);
-	if (r->err) {
-		fail_request(w, r->err, r->error);
-		return;
-	}
-	snprintf(e->token, sizeof(e->token), "%s", r->token);
-	start_attempt(w);
-}
-
 static void on_answer(struct evhttp_request *req, void *arg)
 {
 	struct request *rq = arg;
@@ -204,6 +210,7 @@ static void on_answer(struct evhttp_request *req, void *arg)
 	struct rmp_etcd_reply r;
 	struct evbuffer *in;
 	int status = req ? evhttp_request_get_response_code(req) : 0;
+	const char *body;
 	size_t len;
 
 	if (!status) {
@@ -212,15 +219,13 @@ static void on_answer(struct evhttp_request *req, void *arg)
 	}
 	in = evhttp_request_get_input_buffer(req);
 	len = evbuffer_get_length(in);
-	rmp_etcd_parse(rq->op, status, (const char *)evbuffer_pullup(in, -1),
-		       len, &r);
+	body = len ? (const char *)evbuffer_pullup(in, -1) : NULL;
+	rmp_etcd_parse(rq->op, status, body ? body : "", body ? len : 0, &r);
 	if (r.err == -ECONNREFUSED) { /* etcd unavailable there */
 		snprintf(r.endpoint, sizeof(r.endpoint), "%s:%u: %s",
 			 e->eps[rq->ep].host, e->eps[rq->ep].port, r.error);
 		next_endpoint(rq, -ECONNREFUSED, r.endpoint);
-	} else if (rq->waiting) {
-		auth_done(rq, &r);
-	} else if (r.code == 16 && e->user && !rq->authed) {
+	} else if (r.code == 16 && !rq->waiting && e->user && !rq->authed) {
 		/* the token expired: a new one, then this again */
 		rq->authed = true;
 		e->token[0] = '\0';

@@ -376,6 +376,13 @@ static void test_auth(void)
 	ASK(&g, rmp_etcd_put(e, "/t/auth", "no", 2, 0, on_reply, &g));
 	CHECK(g.err != 0);
 	rmp_etcd_free(e);
+	/* no endpoint answers the token request: the request fails too */
+	port = fixture_free_port();
+	e = client(&port, 1, 1000, "rmp", "pw");
+	ASK(&g, rmp_etcd_put(e, "/t/auth", "no", 2, 0, on_reply, &g));
+	CHECK_EQ(g.err, -ECONNREFUSED);
+	CHECK_HAS(g.error, "cannot connect");
+	rmp_etcd_free(e);
 }
 
 /* tls_client -- a client of host:port over https with ca, and the
