@@ -593,6 +593,13 @@ struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *p, char *err,
 		e->dns = evdns_base_new(e->base,
 					EVDNS_BASE_INITIALIZE_NAMESERVERS |
 					EVDNS_BASE_DISABLE_WHEN_INACTIVE);
+	/* a look-up is not under the attempt's timeout: bound it (2 s) */
+	if (e->dns && (evdns_base_set_option(e->dns, "timeout:", "1") ||
+		       evdns_base_set_option(e->dns, "attempts:", "2"))) {
+		free_client(e);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (p->user) {
 		e->user = strdup(p->user);
 		e->password = strdup(p->password);
