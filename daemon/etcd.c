@@ -596,6 +596,7 @@ struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *p, char *err,
 	/* a look-up is not under the attempt's timeout: bound it (2 s) */
 	if (e->dns && (evdns_base_set_option(e->dns, "timeout:", "1") ||
 		       evdns_base_set_option(e->dns, "attempts:", "2"))) {
+		snprintf(err, errlen, "cannot set up DNS look-ups");
 		free_client(e);
 		errno = ENOMEM;
 		return NULL;
