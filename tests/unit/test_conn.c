@@ -1383,8 +1383,8 @@ static void test_reload(void)
 	CHECK(conn_of(a_qpn) == a);
 	CHECK_EQ(a->cut_at_ms, t0 + 3000);
 	/* u proves beta's key from outside its networks now: refused. (It
-	 * is still open: the recheck leaves it to admit_proven, although
-	 * conn.h says such a one is closed by the recheck.) */
+	 * is still open: the recheck leaves it to admit_proven, as conn.h
+	 * says.) */
 	CHECK(conn_of(u_qpn) == u);
 	send_auth(u, false);
 	CHECK_EQ(last(u_qpn, IBV_WR_SEND)->msg.hdr.status, -ECONNREFUSED);
