@@ -218,8 +218,9 @@ void rmp_conns_close_all(struct rmp_conns *s, const char *why);
  * off, its address no longer in the tenant's networks) is refused every
  * request from now on and closed, its keys with it, once its tenant's
  * rotate_grace is over (at once by default; rmp_conns_sweep closes the
- * later ones). One still to prove its tenant from an address no longer
- * admitted is closed. Each is logged.
+ * later ones). Each is logged. One still to prove its tenant is left
+ * alone: its AUTH is checked against the new configuration
+ * (admit_proven refuses an address no longer admitted).
  */
 void rmp_conns_recheck_proofs(struct rmp_conns *s);
 /* Free what is left, completions due or not (last step of a stop). */

@@ -568,7 +568,8 @@ out:
 
 /*
  * run_silent -- connect and never send AUTH: the server must close the
- * connection (within seconds s); 0 when it did.
+ * connection (within secs); 0 when it did. With secs 0 the client closes
+ * it at once instead (a flood's connection); 0 when it was connected.
  */
 int run_silent(const char *host, const char *port, uint32_t secs)
 {
@@ -579,6 +580,11 @@ int run_silent(const char *host, const char *port, uint32_t secs)
 	ret = connect_as(&r, "silent", host, port, 0, &reason, false);
 	if (ret) {
 		say("silent: %s", ret == 1 ? "rejected" : "no connection");
+		goto out;
+	}
+	if (secs == 0) {
+		say("silent: connected, closed at once");
+		fail = 0;
 		goto out;
 	}
 	deadline = now_ms() + (uint64_t)secs * 1000;

@@ -121,7 +121,8 @@
  *                                      after the line, and not before
  *                                      GRACE_MS - 1 s
  *   rmp-raw HOST PORT silent SECS      connect, never AUTH: the server
- *                                      must close it within SECS
+ *                                      must close it within SECS (0:
+ *                                      the client closes it at once)
  *   rmp-raw HOST PORT churn LEN SECS   ALLOC and FREE LEN bytes back to
  *                                      back for SECS: -EDQUOT may come,
  *                                      -ENOSPC must not
@@ -522,7 +523,7 @@ int main(int argc, char **argv)
 		return run_stat(host, port, argc == 5 ? (unsigned)a : 1);
 	}
 	if (!strcmp(cmd, "silent") && argc == 5) {
-		if (!parse_u64(argv[4], &a) || a == 0 || a > 3600)
+		if (!parse_u64(argv[4], &a) || a > 3600)
 			return usage();
 		return run_silent(host, port, (uint32_t)a);
 	}
