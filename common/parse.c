@@ -8,6 +8,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <ctype.h>
 #include <string.h>
 
 /* Longest numeric address text: IPv6 + "%" + interface name + NUL. */
@@ -411,4 +412,22 @@ char *rmp_format_duration_ms(uint64_t ms, char *buf, size_t buflen)
 	}
 	snprintf(buf, buflen, "%" PRIu64 "ms", ms);
 	return buf;
+}
+
+bool rmp_list_item(const char **s, const char **b, const char **e)
+{
+	const char *p = *s, *comma, *end;
+
+	if (!p)
+		return false;
+	comma = strchr(p, ',');
+	end = comma ? comma : p + strlen(p);
+	while (p < end && isspace((unsigned char)*p))
+		p++;
+	while (end > p && isspace((unsigned char)end[-1]))
+		end--;
+	*b = p;
+	*e = end;
+	*s = comma ? comma + 1 : NULL;
+	return true;
 }

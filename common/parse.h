@@ -222,4 +222,14 @@ char *rmp_format_size(uint64_t bytes, char *buf, size_t buflen);
  */
 char *rmp_format_duration_ms(uint64_t ms, char *buf, size_t buflen);
 
+/*
+ * rmp_list_item -- the next entry of a comma-separated list. Start with
+ * *s at the list; each call puts the entry, spaces around it trimmed, in
+ * [*b, *e) and moves *s past its comma (NULL after the last entry).
+ * false when no entry is left. An entry may be empty (*b == *e: "a,,b",
+ * "a,", and a list of spaces only: callers that take an empty list say
+ * so before).
+ */
+bool rmp_list_item(const char **s, const char **b, const char **e);
+
 #endif /* RMP_PARSE_H */

@@ -189,6 +189,19 @@ static void answered(struct rmp_cluster *cl)
 	cl->backoff_ms = BACKOFF_MS;
 }
 
+/* failed -- r says etcd failed: noted, and the retry set up (true).
+ * Otherwise etcd answered (false). */
+static bool failed(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
+{
+	if (r->err) {
+		note_error(cl, r);
+		etcd_failed(cl, r->err, r->error);
+		return true;
+	}
+	answered(cl);
+	return false;
+}
+
 /* ------------------------------------------------------ the steps */
 
 static void on_grant(struct rmp_cluster *cl, const struct rmp_etcd_reply *r);
@@ -242,12 +255,8 @@ static void create(struct rmp_cluster *cl)
 static void on_grant(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
 	cl->op_busy = false;
-	if (r->err) {
-		note_error(cl, r);
-		etcd_failed(cl, r->err, r->error);
+	if (failed(cl, r))
 		return;
-	}
-	answered(cl);
 	cl->lease = r->id;
 	cl->owned = false;
 	cl->ops->cluster.keepalive_ms = rmp_now_ms();
@@ -272,12 +281,8 @@ static void registered(struct rmp_cluster *cl)
 static void on_create(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
 	cl->op_busy = false;
-	if (r->err) {
-		note_error(cl, r);
-		etcd_failed(cl, r->err, r->error);
+	if (failed(cl, r))
 		return;
-	}
-	answered(cl);
 	if (r->succeeded || (r->nkvs && r->kvs[0].lease == cl->lease)) {
 		cl->registered = (int64_t)time(NULL);
 		registered(cl);
@@ -297,12 +302,8 @@ static void on_create(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 static void on_refresh(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
 	cl->op_busy = false;
-	if (r->err) {
-		note_error(cl, r);
-		etcd_failed(cl, r->err, r->error);
+	if (failed(cl, r))
 		return;
-	}
-	answered(cl);
 	if (r->succeeded) {
 		if (cl->state != CL_REGISTERED)
 			registered(cl);
@@ -325,11 +326,7 @@ static void on_check(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 			 "outage: registering again", (uint64_t)cl->lease);
 		cl->lease = 0;
 		grant(cl);
-	} else if (r->err) {
-		note_error(cl, r);
-		etcd_failed(cl, r->err, r->error);
-	} else {
-		answered(cl);
+	} else if (!failed(cl, r)) {
 		cl->ops->cluster.keepalive_ms = rmp_now_ms();
 		put_record(cl, false, on_refresh);
 	}
@@ -347,11 +344,7 @@ static void on_keepalive(struct rmp_cluster *cl,
 		cl->epoch++;
 		cl->op_busy = false;
 		grant(cl);
-	} else if (r->err) {
-		note_error(cl, r);
-		etcd_failed(cl, r->err, r->error);
-	} else {
-		answered(cl);
+	} else if (!failed(cl, r)) {
 		cl->ops->cluster.keepalive_ms = rmp_now_ms();
 	}
 }

@@ -75,18 +75,12 @@ static int parse_endpoint(const char *b, const char *e,
 int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
 			  unsigned *n, char *why, size_t whylen)
 {
-	const char *s = list, *b, *e, *comma;
+	const char *s = list, *b, *e;
 	unsigned k = 0;
 
-	while (isspace((unsigned char)*s))
-		s++;
-	for (; *s; s = comma + 1) { /* an entry after each comma */
-		comma = strchr(s, ',');
-		e = comma ? comma : s + strlen(s);
-		for (b = s; b < e && isspace((unsigned char)*b); b++)
-			;
-		while (e > b && isspace((unsigned char)e[-1]))
-			e--;
+	if (!list[strspn(list, " \t")]) /* no endpoint: no cluster */
+		s = NULL;
+	while (rmp_list_item(&s, &b, &e)) {
 		if (b == e) {
 			snprintf(why, whylen, "empty entry in the list");
 			return -EINVAL;
@@ -99,12 +93,6 @@ int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
 		if (parse_endpoint(b, e, &eps[k], why, whylen))
 			return -EINVAL;
 		k++;
-		if (!comma)
-			break;
-		if (!comma[1 + strspn(comma + 1, " \t")]) {
-			snprintf(why, whylen, "empty entry in the list");
-			return -EINVAL;
-		}
 	}
 	*n = k;
 	return 0;

@@ -88,7 +88,7 @@ static int parse_networks(const char *value, struct rmp_tenant_limits *l,
 {
 	struct rmp_network nets[RMP_NETWORKS_MAX];
 	char item[INET6_ADDRSTRLEN + 8], t[RMP_NETWORK_TEXT_LEN];
-	const char *s = value, *b, *e, *comma;
+	const char *s = value, *b, *e;
 	unsigned int n = 0, i;
 
 	while (isspace((unsigned char)*s))
@@ -97,13 +97,7 @@ static int parse_networks(const char *value, struct rmp_tenant_limits *l,
 		l->nnetworks = 0;
 		return 0;
 	}
-	for (;;) {
-		comma = strchr(s, ',');
-		e = comma ? comma : s + strlen(s);
-		for (b = s; b < e && isspace((unsigned char)*b); b++)
-			;
-		while (e > b && isspace((unsigned char)e[-1]))
-			e--;
+	while (rmp_list_item(&s, &b, &e)) {
 		if (b == e) {
 			snprintf(msg, msglen, "%s: empty entry in the list",
 				 qname);
@@ -127,9 +121,6 @@ static int parse_networks(const char *value, struct rmp_tenant_limits *l,
 			}
 		}
 		n++;
-		if (!comma)
-			break;
-		s = comma + 1;
 	}
 	memcpy(l->networks, nets, n * sizeof(nets[0]));
 	l->nnetworks = n;

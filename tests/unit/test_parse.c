@@ -558,6 +558,33 @@ static void test_format(void)
 	CHECK_EQ(buf[0], '1');
 }
 
+/* list -- the entries rmp_list_item finds in s, as "[a][b][]". */
+static const char *list(const char *s)
+{
+	static char out[256];
+	const char *b, *e;
+	size_t o = 0;
+
+	out[0] = '\0';
+	while (rmp_list_item(&s, &b, &e))
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "[%.*s]",
+				      (int)(e - b), b);
+	return out;
+}
+
+/* Comma-separated lists: entries trimmed, empty ones kept (callers
+ * refuse them), a trailing comma makes one more. */
+static void test_list(void)
+{
+	CHECK_STR(list("a"), "[a]");
+	CHECK_STR(list(" a ,b\t, c d "), "[a][b][c d]");
+	CHECK_STR(list("a,,b"), "[a][][b]");
+	CHECK_STR(list("a,"), "[a][]");
+	CHECK_STR(list("a, "), "[a][]");
+	CHECK_STR(list(","), "[][]");
+	CHECK_STR(list(""), "[]");
+}
+
 int main(void)
 {
 	test_u64();
@@ -573,5 +600,6 @@ int main(void)
 	test_hostport();
 	test_split_server();
 	test_format();
+	test_list();
 	return check_done();
 }
