@@ -11,13 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "proto.h" /* rmp_tenant_char_ok: the bytes of every name */
 #include "util.h"
-
-/* name_char -- a byte of a node name, label name or label value. */
-static bool name_char(unsigned char c)
-{
-	return isascii(c) && (isalnum(c) || c == '_' || c == '.' || c == '-');
-}
 
 bool rmp_cluster_node_ok(const char *s)
 {
@@ -27,7 +22,7 @@ bool rmp_cluster_node_ok(const char *s)
 		return false;
 	for (n = 0; s[n]; n++)
 		if (n >= RMP_CONFIG_NAME_LEN - 1 ||
-		    !name_char((unsigned char)s[n]))
+		    !rmp_tenant_char_ok((unsigned char)s[n]))
 			return false;
 	return true;
 }
@@ -110,7 +105,7 @@ static int parse_label(const char *b, const char *e,
 	vlen = eq ? (size_t)(e - eq - 1) : 0;
 	ok = ok && vlen > 0 && vlen < RMP_CLUSTER_LABEL_LEN;
 	for (p = b; ok && p < e; p++)
-		ok = p == eq || name_char((unsigned char)*p);
+		ok = p == eq || rmp_tenant_char_ok((unsigned char)*p);
 	if (!ok) {
 		snprintf(why, whylen, "\"%.*s\" is not NAME=VALUE (each 1 to "
 			 "63 of A-Z, a-z, 0-9, '_', '.', '-'; NAME starting "
