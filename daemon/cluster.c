@@ -46,27 +46,19 @@ enum cl_state {
 	CL_LEFT,       /* stopped: lease revoked, or given up */
 };
 
-static const char *const state_names[] = {
-	[CL_GRANTING] = "registering",
-	[CL_CREATING] = "registering",
-	[CL_TAKEN] = "name-taken",
-	[CL_REGISTERED] = "registered",
-	[CL_RETRYING] = "etcd-unreachable",
-	[CL_CHECKING] = "etcd-unreachable",
-	[CL_LEAVING] = "leaving",
-	[CL_LEFT] = "left",
-};
-
-/* What a transition log line calls a state. */
-static const char *const state_words[] = {
-	[CL_GRANTING] = "granting a lease",
-	[CL_CREATING] = "creating the key",
-	[CL_TAKEN] = "name taken, waiting",
-	[CL_REGISTERED] = "registered",
-	[CL_RETRYING] = "waiting to retry etcd",
-	[CL_CHECKING] = "checking the lease it had",
-	[CL_LEAVING] = "leaving",
-	[CL_LEFT] = "left",
+/* Each state's name for operators (status, metrics) and what a
+ * transition's log line calls it. */
+static const struct {
+	const char *name, *words;
+} states[] = {
+	[CL_GRANTING] = { "registering", "granting a lease" },
+	[CL_CREATING] = { "registering", "creating the key" },
+	[CL_TAKEN] = { "name-taken", "name taken, waiting" },
+	[CL_REGISTERED] = { "registered", "registered" },
+	[CL_RETRYING] = { "etcd-unreachable", "waiting to retry etcd" },
+	[CL_CHECKING] = { "etcd-unreachable", "checking the lease it had" },
+	[CL_LEAVING] = { "leaving", "leaving" },
+	[CL_LEFT] = { "left", "left" },
 };
 
 /* One request in flight: its reply counts only if no transition since
@@ -107,7 +99,7 @@ static void publish(struct rmp_cluster *cl)
 	struct rmp_cluster_status *s = &cl->ops->cluster;
 
 	s->enabled = true;
-	s->state = state_names[cl->state];
+	s->state = states[cl->state].name;
 	s->registered = cl->state == CL_REGISTERED;
 	snprintf(s->node, sizeof(s->node), "%s", cl->id.node);
 }
@@ -118,7 +110,7 @@ static void set_state(struct rmp_cluster *cl, enum cl_state to)
 	/* an outage's retries go on quietly: it was said once */
 	if (cl->state != to)
 		rmp_log(cl->outage ? LOG_DEBUG : LOG_INFO, "cluster: %s -> %s",
-			state_words[cl->state], state_words[to]);
+			states[cl->state].words, states[to].words);
 	cl->state = to;
 	publish(cl);
 }
