@@ -17,7 +17,7 @@ struct rmp_cluster;
  * device, NUMA node, key mode, pool, free and largest free bytes,
  * version, labels, and the times of the registration and of the value.
  *
- * Everything runs from the event loop, through daemon/etcd.c: nothing
+ * Everything runs from the event loop, through common/etcd.c: nothing
  * blocks. The key is created only where nobody holds it (another daemon
  * with this node name, or this node's previous run whose lease has not
  * run out): the daemon then logs once and tries again every second. The

@@ -15,13 +15,13 @@
 struct rmp_ops;
 
 /* Addresses a node record lists at most. */
-#define CL_ADDRS_MAX 16
+#define CL_ADDRS_MAX RMP_MEMBER_ADDRS_MAX
 
 /* What the node says of itself besides the pool's figures: fixed at
  * start. */
 struct cl_identity {
-	char node[RMP_CONFIG_NAME_LEN];
-	char addrs[CL_ADDRS_MAX][INET6_ADDRSTRLEN];
+	char node[RMP_CLUSTER_NODE_LEN];
+	char addrs[CL_ADDRS_MAX][RMP_MEMBER_ADDR_LEN];
 	unsigned naddrs;
 	struct rmp_cluster_label labels[RMP_CLUSTER_LABELS_MAX];
 	unsigned nlabels;

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <ifaddrs.h>
-#include <json-c/json.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "auth.h"
+#include "member.h"
 #include "ops.h"
 #include "parse.h"
 #include "util.h"
@@ -81,55 +81,32 @@ int cl_identity_init(struct cl_identity *id, const struct rmp_config *cfg,
 	return 0;
 }
 
-static void put_u64(json_object *o, const char *name, uint64_t v)
-{
-	json_object_object_add(o, name, json_object_new_int64((int64_t)v));
-}
-
-static void put_str(json_object *o, const char *name, const char *v)
-{
-	json_object_object_add(o, name, json_object_new_string(v ? v : ""));
-}
-
 char *cl_record(const struct cl_identity *id, const struct rmp_ops *ops,
 		int64_t registered, uint64_t *free_bytes)
 {
-	json_object *o = json_object_new_object(), *a, *l;
+	struct rmp_member m = { .numa_node = -1 };
 	struct rmp_status st;
-	char *text = NULL;
 
-	if (!o)
-		return NULL;
 	rmp_ops_status(ops, &st);
-	put_str(o, "node", id->node);
-	a = json_object_new_array();
-	for (unsigned i = 0; a && i < id->naddrs; i++)
-		json_object_array_add(a, json_object_new_string(id->addrs[i]));
-	json_object_object_add(o, "addresses", a);
-	put_u64(o, "port", st.port);
-	put_str(o, "device", st.device);
-	json_object_object_add(o, "numa_node", json_object_new_int(st.numa_node));
-	put_str(o, "keys_mode", st.keys_mode);
-	put_u64(o, "pool_bytes", st.pool_bytes);
-	put_u64(o, "free_bytes", st.free_bytes);
-	put_u64(o, "largest_free", st.largest_free);
-	put_str(o, "version", st.version);
-	l = json_object_new_object();
-	for (unsigned i = 0; l && i < id->nlabels; i++)
-		put_str(l, id->labels[i].name, id->labels[i].value);
-	json_object_object_add(o, "labels", l);
-	json_object_object_add(o, "registered", json_object_new_int64(registered));
-	json_object_object_add(o, "updated",
-			       json_object_new_int64((int64_t)time(NULL)));
-	if (a && l) {
-		const char *s = json_object_to_json_string_ext(o,
-						JSON_C_TO_STRING_PLAIN);
-
-		text = s ? strdup(s) : NULL;
-	}
-	json_object_put(o);
+	rmp_strlcpy(m.node, id->node, sizeof(m.node));
+	for (unsigned i = 0; i < id->naddrs; i++)
+		rmp_strlcpy(m.addrs[i], id->addrs[i], sizeof(m.addrs[i]));
+	m.naddrs = id->naddrs;
+	memcpy(m.labels, id->labels, sizeof(m.labels));
+	m.nlabels = id->nlabels;
+	m.port = st.port;
+	rmp_strlcpy(m.device, st.device, sizeof(m.device));
+	m.numa_node = st.numa_node;
+	rmp_strlcpy(m.keys_mode, st.keys_mode, sizeof(m.keys_mode));
+	m.pool_bytes = st.pool_bytes;
+	m.free_bytes = st.free_bytes;
+	m.largest_free = st.largest_free;
+	m.draining = st.draining;
+	rmp_strlcpy(m.version, st.version, sizeof(m.version));
+	m.registered = registered;
+	m.updated = (int64_t)time(NULL);
 	*free_bytes = st.free_bytes;
-	return text;
+	return rmp_member_encode(&m);
 }
 
 int cl_credentials(const char *path, char *user, size_t ulen, char *password,

@@ -12,6 +12,7 @@
 #include "auth.h"  /* RMP_KEY_MAX, RMP_TENANT_MAX */
 #include "network.h"
 #include "proto.h" /* enum rmp_keys_mode */
+#include "member.h" /* the [cluster] grammar: endpoints, labels, node names */
 #include "parse.h" /* the value grammar; rmp_parse_size() & co. */
 
 /*
@@ -201,48 +202,6 @@ struct rmp_config {
 	struct rmp_tenant_config tenants[RMP_TENANTS_MAX];
 };
 
-/* Most etcd endpoints and most labels of [cluster]. */
-#define RMP_CLUSTER_ENDPOINTS_MAX 8
-#define RMP_CLUSTER_LABELS_MAX 16
-/* A host name of an endpoint, a label's name or value, a node name. */
-#define RMP_CLUSTER_HOST_LEN 254
-#define RMP_CLUSTER_LABEL_LEN 64
-
-/* One etcd endpoint of [cluster] etcd: http[s]://HOST:PORT. */
-struct rmp_cluster_endpoint {
-	char host[RMP_CLUSTER_HOST_LEN]; /* a name, IPv4, or IPv6 unbracketed */
-	uint16_t port;
-	bool tls;                        /* https */
-};
-
-/* One label of [cluster] labels: NAME=VALUE. */
-struct rmp_cluster_label {
-	char name[RMP_CLUSTER_LABEL_LEN], value[RMP_CLUSTER_LABEL_LEN];
-};
-
-/*
- * rmp_cluster_endpoints -- split a [cluster] etcd list ("http://HOST:PORT"
- * or "https://HOST:PORT", separated by commas, blanks around them
- * ignored) into eps (room for RMP_CLUSTER_ENDPOINTS_MAX). HOST is a
- * numeric IPv4 address, an IPv6 address in brackets or a DNS name; PORT
- * 1..65535; no path. 0 with *n set (0 for ""), or -EINVAL with why
- * ("... is not http://HOST:PORT ...") in why.
- */
-int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
-			  unsigned *n, char *why, size_t whylen);
-
-/*
- * rmp_cluster_labels -- split [cluster] labels ("NAME=VALUE" separated by
- * blanks) into out (room for RMP_CLUSTER_LABELS_MAX): NAME 1..63 of
- * [A-Za-z0-9_.-] starting with a letter, VALUE 1..63 of [A-Za-z0-9_.-],
- * no NAME twice. 0 with *n set, or -EINVAL with why in why.
- */
-int rmp_cluster_labels(const char *list, struct rmp_cluster_label *out,
-		       unsigned *n, char *why, size_t whylen);
-
-/* rmp_cluster_node_ok -- s is a node name: 1..63 of [A-Za-z0-9_.-],
- * starting with a letter or digit (a host name is one). */
-bool rmp_cluster_node_ok(const char *s);
 
 /*
  * rmp_config_defaults -- fill c with the built-in defaults (the values

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_etcd.c -- daemon/etcd.c against a real etcd: each request's round
+ * test_etcd.c -- common/etcd.c against a real etcd: each request's round
  * trip (put, range, txn, deleterange, lease grant, keepalive, revoke),
  * the move to the next endpoint when one is dead or silent, the timeout
  * that never blocks the loop (a timer keeps firing meanwhile), callbacks
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <event2/event.h>
 
-#include "../../daemon/etcd.h"
+#include "../../common/etcd.h"
 #include "../unit/check.h"
 #include "etcd_fixture.h"
 

@@ -1,22 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_etcd.c -- libFuzzer target: what etcd's gateway answers, read by
- * daemon/etcd_reply.c. */
+ * common/etcd_reply.c, and the node records in it, read by
+ * common/member.c. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../daemon/etcd_reply.h"
+#include "../../common/etcd_reply.h"
+#include "../../common/member.h"
 
 /*
  * The first byte picks the request the answer is for, the second its
  * HTTP status; the rest is the body, never trusted. Beyond "no crash,
- * no leak, no UB" the target asserts what daemon/etcd.c and cluster.c
+ * no leak, no UB" the target asserts what common/etcd.c and cluster.c
  * rely on: err is one of the documented ones; a reply that says success
  * keeps its key-value pairs within the reply's own memory, each byte
  * string NUL-terminated at its length; a lease it grants or keeps alive
  * has a TTL above 0; the error text holds no control character (it goes
- * to the log); clearing leaves nothing behind.
+ * to the log); clearing leaves nothing behind. Each value is read as a
+ * node record too: one that decodes holds what the library relies on
+ * (a node name, 1.. numeric addresses, a port, largest <= free <= pool,
+ * NUL-terminated text), one that does not says why.
  *
  * Seeds (real answers of etcd 3.4) are in corpus/fuzz_etcd/, keywords in
  * fuzz_etcd.dict.
@@ -37,6 +42,44 @@ static void check_kv(const struct rmp_etcd_reply *r, size_t body_len,
 		abort();
 }
 
+/* text_ok -- s is NUL-terminated within cap, no control characters. */
+static void text_ok(const char *s, size_t cap)
+{
+	const char *nul = memchr(s, '\0', cap);
+
+	if (!nul)
+		abort();
+	for (; s < nul; s++)
+		if ((unsigned char)*s < 0x20)
+			abort();
+}
+
+static void check_member(const char *value, size_t len)
+{
+	struct rmp_member m;
+	char why[200] = "";
+
+	if (rmp_member_decode(value, len, &m, why, sizeof(why))) {
+		if (!why[0])
+			abort();
+		return;
+	}
+	if (!rmp_cluster_node_ok(m.node) || !m.naddrs ||
+	    m.naddrs > RMP_MEMBER_ADDRS_MAX || !m.port ||
+	    m.largest_free > m.free_bytes || m.free_bytes > m.pool_bytes ||
+	    m.nlabels > RMP_CLUSTER_LABELS_MAX)
+		abort();
+	for (unsigned i = 0; i < m.naddrs; i++)
+		text_ok(m.addrs[i], sizeof(m.addrs[i]));
+	for (unsigned i = 0; i < m.nlabels; i++) {
+		text_ok(m.labels[i].name, sizeof(m.labels[i].name));
+		text_ok(m.labels[i].value, sizeof(m.labels[i].value));
+	}
+	text_ok(m.device, sizeof(m.device));
+	text_ok(m.version, sizeof(m.version));
+	text_ok(m.keys_mode, sizeof(m.keys_mode));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct rmp_etcd_reply r;
@@ -51,7 +94,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (err != r.err || r.op != op || r.status != status)
 		abort();
 	if (err && err != -EPROTO && err != -EACCES && err != -ENOENT &&
-	    err != -EIO && err != -ECONNREFUSED && err != -ENOMEM)
+	    err != -EIO && err != -ECONNREFUSED && err != -ENOMEM &&
+	    err != -ESTALE)
 		abort();
 	if (err && !r.error[0])
 		abort();
@@ -61,8 +105,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!err) {
 		if (status != 200 || r.nkvs > RMP_ETCD_KVS_MAX)
 			abort();
-		for (unsigned i = 0; i < r.nkvs; i++)
+		for (unsigned i = 0; i < r.nkvs; i++) {
 			check_kv(&r, size - 2, &r.kvs[i]);
+			check_member(r.kvs[i].value, r.kvs[i].value_len);
+		}
 		if ((op == RMP_ETCD_GRANT || op == RMP_ETCD_KEEPALIVE) &&
 		    r.ttl <= 0)
 			abort();

@@ -31,9 +31,8 @@ DAEMON_LAYERS = [
     ["lifecycle"],     # the one owner of a lease's life
     ["keys", "zero", "tenant"],  # windows / regions; zeroing; tenants
     ["pool", "device", "lease", "journal", "guard", "config"],
-    ["alloc", "topology", "network", "etcd"],  # extent allocator; NUMA
-                                       # and sysfs facts; peer networks;
-                                       # etcd's JSON gateway
+    ["alloc", "topology", "network"],  # extent allocator; NUMA and
+                                       # sysfs facts; peer networks
 ]
 
 # librmpool, top first. client.c's reconnect is an upcall through a

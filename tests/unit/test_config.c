@@ -695,8 +695,8 @@ static void test_cluster(void)
 
 	EXPECT_ERR("[cluster]\netcd = http://127.0.0.1\n",
 		   "t.conf:2: cluster.etcd: \"http://127.0.0.1\" is not "
-		   "http://HOST:PORT or https://HOST:PORT (HOST a name, an "
-		   "IPv4 address or [an IPv6 address])");
+		   "http://HOST:PORT, https://HOST:PORT or etcd://HOST:PORT "
+		   "(HOST a name, an IPv4 address or [an IPv6 address])");
 	EXPECT_BAD("[cluster]\netcd = https://h\n",
 		   "t.conf:2: cluster.etcd: \"https://h\" is not http://");
 	EXPECT_BAD("[cluster]\netcd = ftp://h:1\n",

@@ -29,8 +29,8 @@
 #define KEY_MAX 512
 
 /* One request, from its first attempt to its callback. */
-struct request {
-	TAILQ_ENTRY(request) link;
+struct rmp_etcd_request {
+	TAILQ_ENTRY(rmp_etcd_request) link;
 	struct rmp_etcd *e;
 	enum rmp_etcd_op op;
 	const char *path;          /* "/v3/kv/put", ... */
@@ -39,11 +39,18 @@ struct request {
 	void *arg;
 	unsigned ep, tries;        /* endpoint of this attempt; attempts made */
 	bool authed;               /* asked for a new token once already */
-	struct request *waiting;   /* an auth request: the one it serves */
+	struct rmp_etcd_request *waiting;   /* an auth request: the one it serves */
 	bool started;              /* its first attempt was made */
 	struct evhttp_connection *conn; /* of the attempt in flight */
 	enum evhttp_request_error why; /* what evhttp said of a failure */
 	bool failed;               /* evhttp called the error callback */
+	/* A watch: its HTTP request while in flight (evhttp frees it after
+	 * calling back), the bytes of a message not complete yet, whether
+	 * etcd created it, and whether its callback runs now and was
+	 * asked to stop meanwhile (rmp_etcd_watch_cancel from within). */
+	struct evhttp_request *http;
+	struct evbuffer *pending;
+	bool created, in_cb, cancel;
 };
 
 struct rmp_etcd {
@@ -55,7 +62,7 @@ struct rmp_etcd {
 	struct timeval timeout;
 	char *user, *password;
 	char token[256];           /* "" until authenticated */
-	TAILQ_HEAD(, request) live;
+	TAILQ_HEAD(, rmp_etcd_request) live;
 	/* connections done with, freed on the loop's next turn: evhttp
 	 * still uses one when its request's callback returns */
 	struct evhttp_connection *dead[64];
@@ -68,9 +75,12 @@ struct rmp_etcd {
 	bool freeing;              /* rmp_etcd_free() from a callback */
 };
 
-static void start_attempt(struct request *rq);
+static void start_attempt(struct rmp_etcd_request *rq);
 static void free_client(struct rmp_etcd *e);
-static void fail_request(struct request *rq, int err, const char *text);
+static void fail_request(struct rmp_etcd_request *rq, int err, const char *text);
+static void watch_chunk(struct evhttp_request *req, void *arg);
+static void watch_answer(struct rmp_etcd_request *rq,
+			 struct evhttp_request *req, int status);
 
 /* reap -- free the connections done with; free the client when
  * rmp_etcd_free() was called from a callback. */
@@ -87,7 +97,7 @@ static void reap(evutil_socket_t fd, short what, void *arg)
 }
 
 /* retire -- rq's connection will be freed on the loop's next turn. */
-static void retire(struct request *rq)
+static void retire(struct rmp_etcd_request *rq)
 {
 	struct rmp_etcd *e = rq->e;
 	static const struct timeval now = { 0, 0 };
@@ -102,8 +112,10 @@ static void retire(struct request *rq)
 	event_add(e->reap_ev, &now);
 }
 
-static void free_request(struct request *rq)
+static void free_request(struct rmp_etcd_request *rq)
 {
+	if (rq->pending)
+		evbuffer_free(rq->pending);
 	if (rq->body) {
 		sodium_memzero(rq->body, strlen(rq->body));
 		free(rq->body);
@@ -113,9 +125,9 @@ static void free_request(struct request *rq)
 
 /* auth_done -- the token request rq is done: the request it serves,
  * rq->waiting, goes on with the token, or fails with rq. */
-static void auth_done(struct request *rq, struct rmp_etcd_reply *r)
+static void auth_done(struct rmp_etcd_request *rq, struct rmp_etcd_reply *r)
 {
-	struct request *w = rq->waiting;
+	struct rmp_etcd_request *w = rq->waiting;
 	struct rmp_etcd *e = rq->e;
 
 	TAILQ_REMOVE(&e->live, rq, link);
@@ -130,7 +142,7 @@ static void auth_done(struct request *rq, struct rmp_etcd_reply *r)
 }
 
 /* deliver -- rq is done: its callback gets r, then rq is freed. */
-static void deliver(struct request *rq, struct rmp_etcd_reply *r)
+static void deliver(struct rmp_etcd_request *rq, struct rmp_etcd_reply *r)
 {
 	struct rmp_etcd *e = rq->e;
 
@@ -150,7 +162,7 @@ static void deliver(struct request *rq, struct rmp_etcd_reply *r)
 }
 
 /* fail_request -- rq ends with err, said as text. */
-static void fail_request(struct request *rq, int err, const char *text)
+static void fail_request(struct rmp_etcd_request *rq, int err, const char *text)
 {
 	struct rmp_etcd_reply r;
 
@@ -163,7 +175,7 @@ static void fail_request(struct request *rq, int err, const char *text)
 
 /* next_endpoint -- after a failed attempt: the next endpoint, or the
  * end of the request when each one had its try. */
-static void next_endpoint(struct request *rq, int err, const char *text)
+static void next_endpoint(struct rmp_etcd_request *rq, int err, const char *text)
 {
 	struct rmp_etcd *e = rq->e;
 	char msg[200];
@@ -181,14 +193,14 @@ static void next_endpoint(struct request *rq, int err, const char *text)
 
 static void on_error(enum evhttp_request_error why, void *arg)
 {
-	struct request *rq = arg;
+	struct rmp_etcd_request *rq = arg;
 
 	rq->failed = true;
 	rq->why = why;
 }
 
 /* transport_error -- rq's attempt got no answer. */
-static void transport_error(struct request *rq)
+static void transport_error(struct rmp_etcd_request *rq)
 {
 	struct rmp_etcd_endpoint *ep = &rq->e->eps[rq->ep];
 	char text[RMP_ETCD_HOST_LEN + 300], tls[200] = "";
@@ -205,7 +217,7 @@ static void transport_error(struct request *rq)
 
 static void on_answer(struct evhttp_request *req, void *arg)
 {
-	struct request *rq = arg;
+	struct rmp_etcd_request *rq = arg;
 	struct rmp_etcd *e = rq->e;
 	struct rmp_etcd_reply r;
 	struct evbuffer *in;
@@ -213,6 +225,10 @@ static void on_answer(struct evhttp_request *req, void *arg)
 	const char *body;
 	size_t len;
 
+	if (rq->op == RMP_ETCD_WATCH) {
+		watch_answer(rq, req, status);
+		return;
+	}
 	if (!status) {
 		transport_error(rq);
 		return;
@@ -240,28 +256,28 @@ static void on_answer(struct evhttp_request *req, void *arg)
 }
 
 /* new_request -- a request of op to path with body (taken over). */
-static struct request *new_request(struct rmp_etcd *e, enum rmp_etcd_op op,
+static struct rmp_etcd_request *new_request(struct rmp_etcd *e, enum rmp_etcd_op op,
 				   const char *path, char *body,
 				   rmp_etcd_cb *cb, void *arg)
 {
-	struct request *rq = calloc(1, sizeof(*rq));
+	struct rmp_etcd_request *rq = calloc(1, sizeof(*rq));
 
 	if (!rq || !body) {
 		free(rq);
 		free(body);
 		return NULL;
 	}
-	*rq = (struct request){ .e = e, .op = op, .path = path, .body = body,
+	*rq = (struct rmp_etcd_request){ .e = e, .op = op, .path = path, .body = body,
 				.cb = cb, .arg = arg, .ep = e->current };
 	TAILQ_INSERT_TAIL(&e->live, rq, link);
 	return rq;
 }
 
 /* auth_first -- rq waits for a token: an auth request goes first. */
-static bool auth_first(struct request *rq)
+static bool auth_first(struct rmp_etcd_request *rq)
 {
 	struct rmp_etcd *e = rq->e;
-	struct request *a;
+	struct rmp_etcd_request *a;
 	char *body;
 	size_t n;
 
@@ -283,7 +299,7 @@ static bool auth_first(struct request *rq)
 
 /* send_attempt -- rq's POST to its endpoint; false when it could not
  * even be made (no memory). */
-static bool send_attempt(struct request *rq)
+static bool send_attempt(struct rmp_etcd_request *rq)
 {
 	struct rmp_etcd *e = rq->e;
 	struct rmp_etcd_endpoint *ep = &e->eps[rq->ep];
@@ -313,6 +329,16 @@ static bool send_attempt(struct request *rq)
 	if (!req)
 		return false;
 	evhttp_request_set_error_cb(req, on_error);
+	if (rq->op == RMP_ETCD_WATCH) {
+		if (!rq->pending)
+			rq->pending = evbuffer_new();
+		if (!rq->pending) {
+			evhttp_request_free(req);
+			return false;
+		}
+		evbuffer_drain(rq->pending, evbuffer_get_length(rq->pending));
+		evhttp_request_set_chunked_cb(req, watch_chunk);
+	}
 	h = evhttp_request_get_output_headers(req);
 	snprintf(host, sizeof(host), strchr(ep->host, ':') ? "[%s]:%u" :
 		 "%s:%u", ep->host, ep->port);
@@ -324,11 +350,14 @@ static bool send_attempt(struct request *rq)
 	evbuffer_add(evhttp_request_get_output_buffer(req), rq->body,
 		     strlen(rq->body));
 	/* on failure evhttp has freed req */
-	return evhttp_make_request(rq->conn, req, EVHTTP_REQ_POST,
-				   rq->path) == 0;
+	if (evhttp_make_request(rq->conn, req, EVHTTP_REQ_POST, rq->path))
+		return false;
+	if (rq->op == RMP_ETCD_WATCH)
+		rq->http = req;
+	return true;
 }
 
-static void start_attempt(struct request *rq)
+static void start_attempt(struct rmp_etcd_request *rq)
 {
 	struct rmp_etcd *e = rq->e;
 
@@ -346,7 +375,7 @@ static void start_attempt(struct request *rq)
 static void kick(evutil_socket_t fd, short what, void *arg)
 {
 	struct rmp_etcd *e = arg;
-	struct request *rq;
+	struct rmp_etcd_request *rq;
 	bool again = true;
 
 	(void)fd;
@@ -364,17 +393,24 @@ static void kick(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* submit -- queue a request for the loop's next turn. */
+/* queue -- a request for the loop's next turn, or NULL. */
+static struct rmp_etcd_request *queue(struct rmp_etcd *e, enum rmp_etcd_op op,
+				      const char *path, char *body,
+				      rmp_etcd_cb *cb, void *arg)
+{
+	static const struct timeval now = { 0, 0 };
+	struct rmp_etcd_request *rq = new_request(e, op, path, body, cb, arg);
+
+	if (rq)
+		event_add(e->kick_ev, &now);
+	return rq;
+}
+
+/* submit -- queue: 0 or -ENOMEM. */
 static int submit(struct rmp_etcd *e, enum rmp_etcd_op op, const char *path,
 		  char *body, rmp_etcd_cb *cb, void *arg)
 {
-	static const struct timeval now = { 0, 0 };
-	struct request *rq = new_request(e, op, path, body, cb, arg);
-
-	if (!rq)
-		return -ENOMEM;
-	event_add(e->kick_ev, &now);
-	return 0;
+	return queue(e, op, path, body, cb, arg) ? 0 : -ENOMEM;
 }
 
 /* b64 -- len bytes of p in base64 (malloc'ed), or NULL. */
@@ -430,31 +466,38 @@ int rmp_etcd_put(struct rmp_etcd *e, const char *key, const void *value,
 	return ret;
 }
 
+/* prefix_end_b64 -- range_end of every key starting with key: the key
+ * with its last byte plus one, base64 (malloc'ed), or NULL. */
+static char *prefix_end_b64(const char *key)
+{
+	size_t n = strlen(key);
+	char *end = n ? strdup(key) : NULL, *b = NULL;
+
+	if (end) {
+		end[n - 1]++;
+		b = b64(end, n);
+	}
+	free(end);
+	return b;
+}
+
 int rmp_etcd_range(struct rmp_etcd *e, const char *key, bool prefix,
 		   rmp_etcd_cb *cb, void *arg)
 {
-	char *k, *end = NULL, *kend = NULL;
-	size_t n = strlen(key);
+	char *k, *kend = NULL;
 	int ret = key_b64(key, &k);
 
 	if (ret)
 		return ret;
-	if (prefix && n) {
-		/* range_end: the key with its last byte plus one */
-		end = strdup(key);
-		if (end) {
-			end[n - 1]++;
-			kend = b64(end, n);
-		}
-	}
-	ret = !prefix || kend ?
+	if (prefix && key[0])
+		kend = prefix_end_b64(key);
+	ret = !prefix || !key[0] || kend ?
 		submit(e, RMP_ETCD_RANGE, "/v3/kv/range",
 		       kend ? json("{\"key\":\"%s\",\"range_end\":\"%s\","
 				   "\"limit\":\"%d\"}", k, kend,
 				   RMP_ETCD_KVS_MAX) :
 		       json("{\"key\":\"%s\"}", k), cb, arg) : -ENOMEM;
 	free(k);
-	free(end);
 	free(kend);
 	return ret;
 }
@@ -533,6 +576,189 @@ int rmp_etcd_revoke(struct rmp_etcd *e, int64_t id, rmp_etcd_cb *cb,
 {
 	return submit(e, RMP_ETCD_REVOKE, "/v3/lease/revoke",
 		      json("{\"ID\":\"%" PRId64 "\"}", id), cb, arg);
+}
+
+/*
+ * Watches. etcd's gateway answers a watch with a stream: a chunked 200
+ * answer of JSON messages, one per line, for as long as the watch
+ * lives. evhttp hands over each chunk (watch_chunk); a message may span
+ * chunks, so bytes wait in rq->pending until their newline.
+ */
+
+/* An idle watch is dropped after this long (its owner watches again). */
+#define WATCH_IDLE_S 3600
+
+/* watch_stop -- cancel rq's HTTP request in flight. evhttp calls the
+ * error callback (rq must live through it), not the answer's; from
+ * within watch_chunk it defers freeing the request itself. */
+static void watch_stop(struct rmp_etcd_request *rq)
+{
+	struct evhttp_request *h = rq->http;
+
+	rq->http = NULL;
+	if (h)
+		evhttp_cancel_request(h);
+}
+
+/* watch_end -- rq is over: its callback gets err, last; rq is freed. */
+static void watch_end(struct rmp_etcd_request *rq, int err, const char *text)
+{
+	watch_stop(rq);
+	fail_request(rq, err, text);
+}
+
+/* watch_message -- one message of rq's stream (line, len bytes) to its
+ * callback. false when rq is gone or must not be touched any more. */
+static bool watch_message(struct rmp_etcd_request *rq, const char *line,
+			  size_t len)
+{
+	static const struct timeval idle = { WATCH_IDLE_S, 0 };
+	struct rmp_etcd *e = rq->e;
+	struct rmp_etcd_reply r;
+
+	if (rmp_etcd_parse(RMP_ETCD_WATCH, 200, line, len, &r)) {
+		char text[sizeof(r.error)];
+		int err = r.err;
+
+		snprintf(text, sizeof(text), "%s", r.error);
+		rmp_etcd_reply_clear(&r);
+		watch_end(rq, err, text);
+		return false;
+	}
+	if (r.created && !rq->created) {
+		rq->created = true;
+		e->current = rq->ep;
+		/* from now on the stream may stay quiet for long */
+		evhttp_connection_set_timeout_tv(rq->conn, &idle);
+	}
+	snprintf(r.endpoint, sizeof(r.endpoint), "%s:%u", e->eps[rq->ep].host,
+		 e->eps[rq->ep].port);
+	rq->in_cb = true;
+	e->depth++;
+	if (rq->cb)
+		rq->cb(&r, rq->arg);
+	e->depth--;
+	rq->in_cb = false;
+	rmp_etcd_reply_clear(&r);
+	if (e->freeing)
+		return false;
+	if (rq->cancel) {
+		rq->cb = NULL;
+		watch_end(rq, -ECANCELED, "canceled");
+		return false;
+	}
+	return true;
+}
+
+static void watch_chunk(struct evhttp_request *req, void *arg)
+{
+	struct rmp_etcd_request *rq = arg;
+	struct evbuffer_ptr nl;
+
+	if (evbuffer_add_buffer(rq->pending, evhttp_request_get_input_buffer(req))) {
+		watch_end(rq, -ENOMEM, "out of memory");
+		return;
+	}
+	/* an error answer is one body: watch_answer reads it whole */
+	if (evhttp_request_get_response_code(req) != 200)
+		return;
+	for (;;) {
+		size_t n;
+		const char *line;
+
+		nl = evbuffer_search(rq->pending, "\n", 1, NULL);
+		if (nl.pos < 0)
+			break;
+		n = (size_t)nl.pos;
+		line = (const char *)evbuffer_pullup(rq->pending,
+						     (ev_ssize_t)n + 1);
+		if (!line) {
+			watch_end(rq, -ENOMEM, "out of memory");
+			return;
+		}
+		if (!watch_message(rq, line, n))
+			return;
+		evbuffer_drain(rq->pending, n + 1);
+	}
+	if (evbuffer_get_length(rq->pending) > RMP_ETCD_BODY_MAX)
+		watch_end(rq, -EPROTO, "etcd: a watch message too long");
+}
+
+/* watch_answer -- evhttp is done with rq's request: the stream ended,
+ * never began (an error answer), or the connection failed. */
+static void watch_answer(struct rmp_etcd_request *rq,
+			 struct evhttp_request *req, int status)
+{
+	struct rmp_etcd_endpoint *ep = &rq->e->eps[rq->ep];
+	struct rmp_etcd_reply r;
+	char text[200];
+	const char *body;
+	size_t len;
+
+	rq->http = NULL; /* evhttp frees it when this returns */
+	if (!status && !rq->created) {
+		transport_error(rq); /* the next endpoint, as any request */
+		return;
+	}
+	if (status == 200 || !status) {
+		snprintf(text, sizeof(text), "%.150s:%u: the watch's stream %s",
+			 ep->host, ep->port, status ? "ended" : "broke");
+		fail_request(rq, -ECONNRESET, text);
+		return;
+	}
+	evbuffer_add_buffer(rq->pending, evhttp_request_get_input_buffer(req));
+	len = evbuffer_get_length(rq->pending);
+	body = len ? (const char *)evbuffer_pullup(rq->pending, -1) : "";
+	rmp_etcd_parse(RMP_ETCD_WATCH, status, body ? body : "", body ? len : 0,
+		       &r);
+	if (!r.err)
+		r.err = -EPROTO;
+	deliver(rq, &r);
+	rmp_etcd_reply_clear(&r);
+}
+
+struct rmp_etcd_request *rmp_etcd_watch(struct rmp_etcd *e, const char *prefix,
+					int64_t start, rmp_etcd_cb *cb,
+					void *arg)
+{
+	struct rmp_etcd_request *rq = NULL;
+	char *k, *kend;
+	int ret = prefix[0] ? key_b64(prefix, &k) : -EINVAL;
+
+	if (ret) {
+		errno = -ret;
+		return NULL;
+	}
+	kend = prefix_end_b64(prefix);
+	if (kend)
+		rq = queue(e, RMP_ETCD_WATCH, "/v3/watch",
+			   json("{\"create_request\":{\"key\":\"%s\","
+				"\"range_end\":\"%s\",\"start_revision\":\""
+				"%" PRId64 "\"}}", k, kend, start), cb, arg);
+	free(k);
+	free(kend);
+	if (!rq)
+		errno = ENOMEM;
+	return rq;
+}
+
+void rmp_etcd_watch_cancel(struct rmp_etcd_request *rq)
+{
+	struct rmp_etcd_request *other;
+
+	if (!rq)
+		return;
+	if (rq->in_cb) {   /* watch_message ends it when the callback returns */
+		rq->cancel = true;
+		return;
+	}
+	rq->cb = NULL;
+	/* a token request made for it goes on alone */
+	TAILQ_FOREACH(other, &rq->e->live, link)
+		if (other->waiting == rq)
+			other->waiting = NULL;
+	watch_stop(rq);
+	fail_request(rq, -ECANCELED, "canceled");
 }
 
 /* json_safe -- s may go into a JSON string as it is. */
@@ -627,7 +853,7 @@ struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *p, char *err,
 
 static void free_client(struct rmp_etcd *e)
 {
-	struct request *rq;
+	struct rmp_etcd_request *rq;
 
 	while ((rq = TAILQ_FIRST(&e->live))) {
 		TAILQ_REMOVE(&e->live, rq, link);
@@ -661,7 +887,7 @@ void rmp_etcd_free(struct rmp_etcd *e)
 		/* within a callback: evhttp still uses the connection of
 		 * the request being answered; free on the loop's next turn */
 		static const struct timeval now = { 0, 0 };
-		struct request *rq;
+		struct rmp_etcd_request *rq;
 
 		e->freeing = true;
 		TAILQ_FOREACH(rq, &e->live, link)

@@ -34,6 +34,7 @@ static const char *const op_names[RMP_ETCD_OPS] = {
 	[RMP_ETCD_KEEPALIVE] = "lease keepalive",
 	[RMP_ETCD_REVOKE] = "lease revoke",
 	[RMP_ETCD_AUTH] = "authenticate",
+	[RMP_ETCD_WATCH] = "watch",
 };
 
 const char *rmp_etcd_op_name(enum rmp_etcd_op op)
@@ -43,6 +44,7 @@ const char *rmp_etcd_op_name(enum rmp_etcd_op op)
 
 void rmp_etcd_reply_clear(struct rmp_etcd_reply *r)
 {
+	free(r->kvs);
 	free(r->mem);
 	memset(r, 0, sizeof(*r));
 }
@@ -167,42 +169,101 @@ static bool unbase64(json_object *kv, const char *name, char *mem,
 	return true;
 }
 
-/* read_kvs -- the "kvs" array of o into r (at most RMP_ETCD_KVS_MAX). */
-static int read_kvs(json_object *o, size_t body_len, struct rmp_etcd_reply *r)
+/* read_kv -- one key-value object kv into k, its bytes into r->mem. */
+static bool read_kv(json_object *kv, size_t cap, size_t *used,
+		    struct rmp_etcd_reply *r, struct rmp_etcd_kv *k)
 {
+	return kv && json_object_is_type(kv, json_type_object) &&
+	       unbase64(kv, "key", r->mem, cap, used, &k->key, &k->key_len) &&
+	       unbase64(kv, "value", r->mem, cap, used, &k->value,
+			&k->value_len) &&
+	       get_i64(kv, "create_revision", &k->create_revision) &&
+	       get_i64(kv, "mod_revision", &k->mod_revision) &&
+	       get_i64(kv, "version", &k->version) &&
+	       get_i64(kv, "lease", &k->lease);
+}
+
+/* read_event -- one watch event ev ({"type": "DELETE"?, "kv": {...}})
+ * into k. */
+static bool read_event(json_object *ev, size_t cap, size_t *used,
+		       struct rmp_etcd_reply *r, struct rmp_etcd_kv *k)
+{
+	json_object *t;
+
+	if (!ev || !json_object_is_type(ev, json_type_object))
+		return false;
+	/* PUT is the enum's zero: the gateway leaves it out */
+	if (json_object_object_get_ex(ev, "type", &t) && t) {
+		if (!json_object_is_type(t, json_type_string))
+			return false;
+		if (!strcmp(json_object_get_string(t), "DELETE"))
+			k->deleted = true;
+		else if (strcmp(json_object_get_string(t), "PUT"))
+			return false;
+	}
+	return read_kv(get_obj(ev, "kv"), cap, used, r, k);
+}
+
+/* read_kvs -- the array name of o ("kvs" of a range, "events" of a
+ * watch) into r (at most RMP_ETCD_KVS_MAX). */
+static int read_kvs(json_object *o, const char *name, size_t body_len,
+		    struct rmp_etcd_reply *r)
+{
+	bool events = !strcmp(name, "events");
 	json_object *kvs;
 	size_t n, used = 0, cap;
 
-	if (!json_object_object_get_ex(o, "kvs", &kvs) || !kvs)
+	if (!json_object_object_get_ex(o, name, &kvs) || !kvs)
 		return 0;
 	if (!json_object_is_type(kvs, json_type_array))
-		return fail(r, -EPROTO, "etcd: kvs is not an array");
+		return fail(r, -EPROTO, "etcd: %s is not an array", name);
 	n = json_object_array_length(kvs);
 	if (n > RMP_ETCD_KVS_MAX)
 		n = RMP_ETCD_KVS_MAX;
+	if (!n)
+		return 0;
 	/* decoded bytes are fewer than the body's, plus two NULs each */
 	cap = body_len + 2 * n + 1;
 	r->mem = malloc(cap);
-	if (!r->mem)
+	r->kvs = calloc(n, sizeof(*r->kvs));
+	if (!r->mem || !r->kvs)
 		return fail(r, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		json_object *kv = json_object_array_get_idx(kvs, i);
 		struct rmp_etcd_kv *k = &r->kvs[i];
 
-		if (!kv || !json_object_is_type(kv, json_type_object) ||
-		    !unbase64(kv, "key", r->mem, cap, &used, &k->key,
-			      &k->key_len) ||
-		    !unbase64(kv, "value", r->mem, cap, &used, &k->value,
-			      &k->value_len) ||
-		    !get_i64(kv, "create_revision", &k->create_revision) ||
-		    !get_i64(kv, "mod_revision", &k->mod_revision) ||
-		    !get_i64(kv, "version", &k->version) ||
-		    !get_i64(kv, "lease", &k->lease))
+		if (events ? !read_event(kv, cap, &used, r, k) :
+			     !read_kv(kv, cap, &used, r, k))
 			return fail(r, -EPROTO, "etcd: a key-value pair that "
 				    "does not decode");
 		r->nkvs++;
 	}
 	return 0;
+}
+
+/* read_watch -- a watch message: created, canceled, its events. */
+static int read_watch(json_object *o, size_t len, struct rmp_etcd_reply *r)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(o, "created", &v) && v)
+		r->created = json_object_get_boolean(v);
+	if (json_object_object_get_ex(o, "canceled", &v) && v)
+		r->canceled = json_object_get_boolean(v);
+	if (!get_i64(o, "compact_revision", &r->compact_revision))
+		return fail(r, -EPROTO, "etcd: compact_revision is not a "
+			    "number");
+	if (r->canceled) {
+		const char *why = "";
+
+		if (json_object_object_get_ex(o, "cancel_reason", &v) && v &&
+		    json_object_is_type(v, json_type_string))
+			why = json_object_get_string(v);
+		return fail(r, r->compact_revision > 0 ? -ESTALE : -EIO,
+			    "etcd: the watch was canceled%s%.120s",
+			    why[0] ? ": " : "", why);
+	}
+	return read_kvs(o, "events", len, r);
 }
 
 /* read_txn -- succeeded, and the kvs of a range among its responses. */
@@ -225,7 +286,7 @@ static int read_txn(json_object *o, size_t len, struct rmp_etcd_reply *r)
 					     "response_range");
 
 		if (range)
-			return read_kvs(range, len, r);
+			return read_kvs(range, "kvs", len, r);
 	}
 	return 0;
 }
@@ -242,7 +303,9 @@ static int read_op(enum rmp_etcd_op op, json_object *o, size_t len,
 	case RMP_ETCD_RANGE:
 		if (!get_i64(o, "count", &r->count))
 			return fail(r, -EPROTO, "etcd: count is not a number");
-		return read_kvs(o, len, r);
+		return read_kvs(o, "kvs", len, r);
+	case RMP_ETCD_WATCH:
+		return read_watch(o, len, r);
 	case RMP_ETCD_TXN:
 		return read_txn(o, len, r);
 	case RMP_ETCD_DELETE:

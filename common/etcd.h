@@ -11,6 +11,7 @@
 
 struct event_base;
 struct rmp_etcd;
+struct rmp_etcd_request;
 
 /*
  * Requests go as HTTP/1.1 POSTs of JSON to /v3/... on one of the
@@ -96,5 +97,26 @@ int rmp_etcd_keepalive(struct rmp_etcd *e, int64_t id, rmp_etcd_cb *cb,
 		       void *arg);
 int rmp_etcd_revoke(struct rmp_etcd *e, int64_t id, rmp_etcd_cb *cb,
 		    void *arg);
+
+/*
+ * rmp_etcd_watch -- watch every key starting with prefix, from revision
+ * start on (0: from now). cb gets each message of etcd's stream as a
+ * reply of op RMP_ETCD_WATCH: first one with created set, then the
+ * events (kvs, deleted set for a DELETE), in revision order; and last a
+ * reply with err set, after which the watch is over and freed:
+ * -ECONNRESET when the stream ended or its connection broke, -ESTALE
+ * when start is compacted, -ECANCELED never (a canceled watch gets no
+ * last call), else what any request can get. Until it is created it
+ * fails over between endpoints like any request; after that it never
+ * times out (an idle hour aside: -ECONNRESET), so etcd's death shows
+ * only when the connection breaks. NULL with errno (EINVAL: prefix ""
+ * or too long; ENOMEM).
+ * rmp_etcd_watch_cancel -- end w without a last call; may be called
+ * from its own callback. Accepts NULL.
+ */
+struct rmp_etcd_request *rmp_etcd_watch(struct rmp_etcd *e, const char *prefix,
+					int64_t start, rmp_etcd_cb *cb,
+					void *arg);
+void rmp_etcd_watch_cancel(struct rmp_etcd_request *w);
 
 #endif /* RMP_ETCD_H */

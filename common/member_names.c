@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * config_cluster.c -- the grammar of the [cluster] values that are lists
- * or names: etcd endpoints, labels, a node name. The loader checks a
- * value with them; cluster.c splits the same text again at start.
+ * member_names.c -- how the cluster's lists and names are written: etcd
+ * endpoints, labels, a node name. The daemon's config loader checks
+ * [cluster] with them (and cluster.c splits the same text again at
+ * start); the library reads an etcd:// URL with them.
  */
-#include "config.h"
+#include "member.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "parse.h"
 #include "proto.h" /* rmp_tenant_char_ok: the bytes of every name */
 #include "util.h"
 
@@ -21,7 +24,7 @@ bool rmp_cluster_node_ok(const char *s)
 	if (!isascii((unsigned char)s[0]) || !isalnum((unsigned char)s[0]))
 		return false;
 	for (n = 0; s[n]; n++)
-		if (n >= RMP_CONFIG_NAME_LEN - 1 ||
+		if (n >= RMP_CLUSTER_NODE_LEN - 1 ||
 		    !rmp_tenant_char_ok((unsigned char)s[n]))
 			return false;
 	return true;
@@ -39,30 +42,44 @@ static bool dns_name_ok(const char *s)
 	return true;
 }
 
-/* parse_endpoint -- one "http://HOST:PORT" or "https://HOST:PORT" of
- * b..e into ep. */
+/* The schemes an endpoint is written with; etcd:// is plain http. */
+static const struct {
+	const char *prefix;
+	bool tls;
+} schemes[] = { { "http://", false }, { "https://", true },
+		{ "etcd://", false } };
+
+/* parse_endpoint -- one "SCHEME://HOST:PORT" of b..e into ep; without a
+ * scheme, "HOST:PORT" takes *scheme (the previous entry's; -1: none). */
 static int parse_endpoint(const char *b, const char *e,
-			  struct rmp_cluster_endpoint *ep, char *why,
-			  size_t whylen)
+			  struct rmp_cluster_endpoint *ep, int *scheme,
+			  char *why, size_t whylen)
 {
-	char text[RMP_CONFIG_LIST_LEN], host[RMP_CLUSTER_HOST_LEN];
-	const char *port = NULL;
-	int family = 0, skip;
+	char text[RMP_CLUSTER_LIST_LEN], host[RMP_CLUSTER_HOST_LEN];
+	const char *port = NULL, *hp;
+	int family = 0;
 
 	snprintf(text, sizeof(text), "%.*s", (int)(e - b), b);
-	ep->tls = !strncmp(text, "https://", 8);
-	skip = ep->tls ? 8 : 7;
-	if ((!ep->tls && strncmp(text, "http://", 7)) ||
-	    rmp_split_hostport(text + skip, host, sizeof(host), &port) ||
+	hp = strstr(text, "://") ? NULL : text;
+	for (int i = 0; !hp && i < (int)RMP_ARRAY_SIZE(schemes); i++) {
+		if (!strncmp(text, schemes[i].prefix,
+			     strlen(schemes[i].prefix))) {
+			*scheme = i;
+			hp = text + strlen(schemes[i].prefix);
+		}
+	}
+	if (!hp || *scheme < 0 ||
+	    rmp_split_hostport(hp, host, sizeof(host), &port) ||
 	    !port || rmp_parse_port(port, &ep->port) ||
 	    (strchr(host, ':') ? rmp_parse_addr(host, &family) ||
-	     family != AF_INET6 || text[skip] != '[' || strchr(host, '%') :
+	     family != AF_INET6 || *hp != '[' || strchr(host, '%') :
 	     !dns_name_ok(host))) {
-		snprintf(why, whylen, "\"%s\" is not http://HOST:PORT or "
-			 "https://HOST:PORT (HOST a name, an IPv4 address or [an "
-			 "IPv6 address])", text);
+		snprintf(why, whylen, "\"%s\" is not http://HOST:PORT, "
+			 "https://HOST:PORT or etcd://HOST:PORT (HOST a name, "
+			 "an IPv4 address or [an IPv6 address])", text);
 		return -EINVAL;
 	}
+	ep->tls = schemes[*scheme].tls;
 	snprintf(ep->host, sizeof(ep->host), "%s", host);
 	return 0;
 }
@@ -72,6 +89,7 @@ int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
 {
 	const char *s = list, *b, *e;
 	unsigned k = 0;
+	int scheme = -1;
 
 	if (!list[strspn(list, " \t")]) /* no endpoint: no cluster */
 		s = NULL;
@@ -85,7 +103,7 @@ int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
 				 RMP_CLUSTER_ENDPOINTS_MAX);
 			return -EINVAL;
 		}
-		if (parse_endpoint(b, e, &eps[k], why, whylen))
+		if (parse_endpoint(b, e, &eps[k], &scheme, why, whylen))
 			return -EINVAL;
 		k++;
 	}

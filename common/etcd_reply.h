@@ -10,7 +10,7 @@
 
 #define RMP_ETCD_HOST_LEN 254
 /* Key-value pairs one reply keeps (a range reads no more than this). */
-#define RMP_ETCD_KVS_MAX 16
+#define RMP_ETCD_KVS_MAX 1024
 /* Longest reply body taken; a longer one is an error. */
 #define RMP_ETCD_BODY_MAX (1u << 20)
 
@@ -24,6 +24,7 @@ enum rmp_etcd_op {
 	RMP_ETCD_KEEPALIVE,
 	RMP_ETCD_REVOKE,
 	RMP_ETCD_AUTH,
+	RMP_ETCD_WATCH, /* one message of a watch's stream */
 	RMP_ETCD_OPS,
 };
 
@@ -33,6 +34,7 @@ struct rmp_etcd_kv {
 	const char *key, *value;
 	size_t key_len, value_len;
 	int64_t create_revision, mod_revision, version, lease;
+	bool deleted;  /* watch: a DELETE event (value empty) */
 };
 
 /*
@@ -42,7 +44,10 @@ struct rmp_etcd_kv {
  *   -EPROTO        an answer that is not what etcd says (not JSON, ...)
  *   -EACCES        etcd refused the credentials or the permission
  *   -ENOENT        no such lease (grant, keepalive: its TTL ran out)
- *   -EIO           another etcd error (error says which)
+ *   -ESTALE        watch: the revision it starts from is compacted
+ *                  (read the keys again, then watch from there)
+ *   -EIO           another etcd error (error says which); watch: etcd
+ *                  canceled it
  *   -ECANCELED     never: a request of a freed client gets no callback
  */
 struct rmp_etcd_reply {
@@ -57,8 +62,13 @@ struct rmp_etcd_reply {
 	int64_t count, deleted;   /* range: count; delete: deleted */
 	bool succeeded;           /* txn: the compare held */
 	char token[256];          /* auth */
-	unsigned nkvs;            /* range; txn: its range response's */
-	struct rmp_etcd_kv kvs[RMP_ETCD_KVS_MAX];
+	/* watch: the stream was created, or etcd ended it (canceled; with
+	 * compact_revision > 0: the revision asked for is compacted) */
+	bool created, canceled;
+	int64_t compact_revision;
+	unsigned nkvs;            /* range; txn: its range response's; watch:
+				   * its events' */
+	struct rmp_etcd_kv *kvs;  /* nkvs of them (rmp_etcd_reply_clear) */
 	char *mem;                /* the kvs' bytes (rmp_etcd_reply_clear) */
 };
 

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * member.h -- the cluster's shared vocabulary: how an etcd endpoint, a
+ * label and a node name are written (member_names.c; the daemon's
+ * [cluster] section and the library's etcd:// URLs), and the record a
+ * node keeps under PREFIX/nodes/NODE in etcd (member.c; the daemon
+ * writes it, the library reads it).
+ */
+#ifndef RMP_MEMBER_H
+#define RMP_MEMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Most etcd endpoints and most labels of [cluster]. */
+#define RMP_CLUSTER_ENDPOINTS_MAX 8
+#define RMP_CLUSTER_LABELS_MAX 16
+/* A host name of an endpoint, a label's name or value, a node name
+ * (buffer sizes, NUL included). */
+#define RMP_CLUSTER_HOST_LEN 254
+#define RMP_CLUSTER_LABEL_LEN 64
+#define RMP_CLUSTER_NODE_LEN 64
+/* Longest endpoint list or label list taken. */
+#define RMP_CLUSTER_LIST_LEN 200
+
+/* One etcd endpoint: http[s]://HOST:PORT. */
+struct rmp_cluster_endpoint {
+	char host[RMP_CLUSTER_HOST_LEN]; /* a name, IPv4, or IPv6 unbracketed */
+	uint16_t port;
+	bool tls;                        /* https */
+};
+
+/* One label of a node: NAME=VALUE. */
+struct rmp_cluster_label {
+	char name[RMP_CLUSTER_LABEL_LEN], value[RMP_CLUSTER_LABEL_LEN];
+};
+
+/*
+ * rmp_cluster_endpoints -- split an etcd endpoint list ("http://HOST:PORT",
+ * "https://HOST:PORT" or "etcd://HOST:PORT", which is http, separated by
+ * commas, blanks around them ignored) into eps (room for
+ * RMP_CLUSTER_ENDPOINTS_MAX). An entry without a scheme takes the one
+ * before it ("etcd://h1:2379,h2:2379"). HOST is a numeric IPv4 address,
+ * an IPv6 address in brackets or a DNS name; PORT 1..65535; no path. 0
+ * with *n set (0 for ""), or -EINVAL with why ("... is not
+ * http://HOST:PORT ...") in why.
+ */
+int rmp_cluster_endpoints(const char *list, struct rmp_cluster_endpoint *eps,
+			  unsigned *n, char *why, size_t whylen);
+
+/*
+ * rmp_cluster_labels -- split labels ("NAME=VALUE" separated by blanks)
+ * into out (room for RMP_CLUSTER_LABELS_MAX): NAME 1..63 of [A-Za-z0-9_.-]
+ * starting with a letter, VALUE 1..63 of [A-Za-z0-9_.-], no NAME twice.
+ * 0 with *n set, or -EINVAL with why in why.
+ */
+int rmp_cluster_labels(const char *list, struct rmp_cluster_label *out,
+		       unsigned *n, char *why, size_t whylen);
+
+/* rmp_cluster_node_ok -- s is a node name: 1..63 of [A-Za-z0-9_.-],
+ * starting with a letter or digit (a host name is one). */
+bool rmp_cluster_node_ok(const char *s);
+
+/* Addresses a node record lists at most; the text of one. */
+#define RMP_MEMBER_ADDRS_MAX 16
+#define RMP_MEMBER_ADDR_LEN 46 /* INET6_ADDRSTRLEN */
+#define RMP_MEMBER_WORD_LEN 64 /* device, keys mode, version */
+
+/*
+ * What a node says of itself in etcd. The record is a JSON object with
+ * these names; a reader ignores names it does not know (a newer daemon's),
+ * so fields are only ever added.
+ */
+struct rmp_member {
+	char node[RMP_CLUSTER_NODE_LEN];
+	char addrs[RMP_MEMBER_ADDRS_MAX][RMP_MEMBER_ADDR_LEN]; /* numeric */
+	unsigned naddrs;                 /* 1.. */
+	uint16_t port;
+	char device[RMP_MEMBER_WORD_LEN];
+	int numa_node;                   /* -1: not known */
+	char keys_mode[RMP_MEMBER_WORD_LEN];
+	uint64_t pool_bytes, free_bytes, largest_free;
+	bool draining;                   /* takes no new leases */
+	char version[RMP_MEMBER_WORD_LEN];
+	struct rmp_cluster_label labels[RMP_CLUSTER_LABELS_MAX];
+	unsigned nlabels;
+	int64_t registered, updated;     /* Unix seconds */
+};
+
+/* rmp_member_encode -- m as its record (malloc'ed JSON text), or NULL. */
+char *rmp_member_encode(const struct rmp_member *m);
+
+/*
+ * rmp_member_decode -- the record text (len bytes, from etcd: not
+ * trusted) into m. Every field is checked as the writer makes it (names
+ * by the grammar above, addresses numeric, figures that agree: free <=
+ * pool, largest free <= free). 0, or -EINVAL with why in err.
+ */
+int rmp_member_decode(const char *text, size_t len, struct rmp_member *m,
+		      char *err, size_t errlen);
+
+/* rmp_member_label -- the value of m's label name, or NULL. */
+const char *rmp_member_label(const struct rmp_member *m, const char *name);
+
+#endif /* RMP_MEMBER_H */
