@@ -22,18 +22,22 @@
 #include "token.h"
 
 static const char usage_text[] =
-	"Usage: rmpool [-s HOST[:PORT]] [--tenant NAME --key-file FILE] [--name NAME]\n"
+	"Usage: rmpool [-s HOST[:PORT] | -C etcd://HOST:PORT[,HOST:PORT...]]\n"
+	"              [--tenant NAME --key-file FILE] [--name NAME]\n"
 	"              [--timeout TIME] COMMAND [ARGS]\n"
 	"\n"
 	"Lease memory of an rmpoold server and access it with RDMA.\n"
 	"\n"
 	"Commands:\n"
-	"  alloc SIZE [--ttl TIME] [--ephemeral] [--json]\n"
+	"  alloc SIZE [--ttl TIME] [--ephemeral] [--json] [--prefer LABEL=VALUE]\n"
+	"            [--exclude NODE[,NODE...]]\n"
 	"      lease SIZE bytes; print the lease token, or with --json an object\n"
 	"      {token, id, length, remote_addr, rkey, ttl_ms, ephemeral} (id and\n"
 	"      remote_addr as hex strings). A lease outlives this command until its\n"
 	"      ttl runs out; an --ephemeral one is held (and renewed) only until\n"
-	"      standard input reaches end of file or a signal arrives.\n"
+	"      standard input reaches end of file or a signal arrives. With -C the\n"
+	"      cluster places it: on a node with the label (--prefer) if one has\n"
+	"      room, else the one with the most free bytes, never an excluded one.\n"
 	"  write TOKEN [--offset N] [--exclusive]\n"
 	"                                  standard input -> lease, then flush; input\n"
 	"                                  longer than the lease is refused\n"
@@ -45,6 +49,8 @@ static const char usage_text[] =
 	"                                  compare-and-swap 8 bytes; prints the old value\n"
 	"  faa TOKEN OFFSET ADD            fetch-and-add 8 bytes; prints the old value\n"
 	"  stat [--json]                   pool and tenant figures\n"
+	"  nodes [--json]                  (-C) the cluster's nodes: address, free\n"
+	"                                  and pool bytes, labels\n"
 	"  keygen                          print a new random tenant key (hex); store\n"
 	"                                  it with chmod 600\n"
 	"\n"
@@ -58,6 +64,9 @@ static const char usage_text[] =
 	"\n"
 	"Options (also accepted after COMMAND):\n"
 	"  -s, --server HOST[:PORT]  server (default: the token's; port 7471)\n"
+	"  -C, --cluster URL         a cluster's etcd, etcd://HOST:PORT[,HOST:PORT]\n"
+	"                            (https:// for TLS; default: $RMPOOL_CLUSTER):\n"
+	"                            alloc places the lease on one of its nodes\n"
 	"      --tenant NAME         authenticate as this tenant (default:\n"
 	"                            $RMPOOL_TENANT; none: anonymous)\n"
 	"      --key-file FILE       the tenant's key, as hex, chmod 600 (default:\n"
@@ -338,6 +347,22 @@ static void check_tenant(const struct cli *cli)
 			    "a file holding the key, not the key itself");
 }
 
+/* cli_client_opts -- the connection options the global options say. */
+void cli_client_opts(const struct cli *cli, struct rmp_client_opts *o)
+{
+	check_tenant(cli);
+	rmp_client_opts_init(o);
+	o->name = cli->name;
+	if (cli->timeout_ms) {
+		o->connect_timeout_ms = cli->timeout_ms;
+		o->op_timeout_ms = cli->timeout_ms;
+	}
+	if (cli->tenant && *cli->tenant) {
+		o->tenant = cli->tenant;
+		o->key_file = cli->key_file;
+	}
+}
+
 /* cli_connect -- to -s, else to the host and port of token (if any). */
 void cli_connect(struct cli *cli, const struct rmp_token *token)
 {
@@ -346,30 +371,21 @@ void cli_connect(struct cli *cli, const struct rmp_token *token)
 	uint16_t port;
 	int err;
 
-	check_tenant(cli);
+	cli_client_opts(cli, &o);
 	if (cli->server) {
 		split_server(cli->server, host, sizeof(host), &port);
 	} else if (token) {
 		snprintf(host, sizeof(host), "%s", token->host);
 		port = token->port;
 	} else {
-		cli_usage_error("no server: give -s HOST[:PORT]");
+		cli_usage_error("no server: give -s HOST[:PORT] (or -C "
+				"etcd://HOST:PORT for a cluster)");
 	}
 	if (!port)
 		port = RMP_DEFAULT_PORT;
 	snprintf(cli->where, sizeof(cli->where),
 		 strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, (unsigned)port);
 
-	rmp_client_opts_init(&o);
-	o.name = cli->name;
-	if (cli->timeout_ms) {
-		o.connect_timeout_ms = cli->timeout_ms;
-		o.op_timeout_ms = cli->timeout_ms;
-	}
-	if (cli->tenant && *cli->tenant) {
-		o.tenant = cli->tenant;
-		o.key_file = cli->key_file;
-	}
 	err = rmp_client_new(&cli->c, &o);
 	if (err)
 		cli_fail(NULL, "client setup", err);
@@ -528,6 +544,7 @@ static const struct command commands[] = {
 	{ "alloc", cmd_alloc }, { "write", cmd_write }, { "read", cmd_read },
 	{ "renew", cmd_renew }, { "free", cmd_free },   { "cas", cmd_cas },
 	{ "faa", cmd_faa },     { "stat", cmd_stat },   { "keygen", cmd_keygen },
+	{ "nodes", cmd_nodes },
 };
 
 /* global_opt -- "-s X", "-sX", "--server X", "--server=X"; NULL if not o. */
@@ -557,6 +574,8 @@ static bool global_option(struct cli *cli, int argc, char **argv, int *i)
 
 	if ((v = global_opt(argc, argv, i, "-s", "--server"))) {
 		cli->server = v;
+	} else if ((v = global_opt(argc, argv, i, "-C", "--cluster"))) {
+		cli->cluster = v;
 	} else if ((v = global_opt(argc, argv, i, NULL, "--name"))) {
 		cli->name = v;
 	} else if ((v = global_opt(argc, argv, i, NULL, "--tenant"))) {
@@ -584,6 +603,9 @@ int main(int argc, char **argv)
 	/* Defaults for --tenant and --key-file; the options override. */
 	cli.tenant = getenv("RMPOOL_TENANT");
 	cli.key_file = getenv("RMPOOL_KEY_FILE");
+	cli.cluster = getenv("RMPOOL_CLUSTER");
+	if (cli.cluster && !*cli.cluster)
+		cli.cluster = NULL;
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		if (!strcmp(argv[i], "--")) {
 			i++;
@@ -606,6 +628,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], commands[k].name)) {
 			rc = commands[k].run(&cli, argc - i - 1, argv + i + 1);
 			rmp_client_free(cli.c);
+			rmp_cluster_close(cli.cl);
 			return rc;
 		}
 	}

@@ -83,14 +83,36 @@ static void hold_ephemeral(struct cli *cli, struct rmp_lease *l,
 		cli_fail(cli->c, "free", err);
 }
 
+/* cluster_alloc -- place the lease through the cluster of -C. */
+static void cluster_alloc(struct cli *cli, uint64_t size,
+			  const struct rmp_alloc_opts *ao, const char *prefer,
+			  const char *exclude, struct rmp_lease **l)
+{
+	struct rmp_cluster_alloc_opts co;
+	int err;
+
+	cli_cluster_open(cli);
+	rmp_cluster_alloc_opts_init(&co);
+	co.ttl_s = ao->ttl_s;
+	co.flags = ao->flags;
+	co.prefer = prefer;
+	co.exclude = exclude;
+	err = rmp_cluster_alloc(cli->cl, size, &co, l);
+	if (err)
+		cli_die("alloc: %s (%s)", rmp_strerror(err),
+			rmp_cluster_last_error(cli->cl));
+}
+
 int cmd_alloc(struct cli *cli, int argc, char **argv)
 {
-	const char *ttl_arg = NULL, *pos[1];
+	const char *ttl_arg = NULL, *pos[1], *prefer = NULL, *exclude = NULL;
 	bool ephemeral = false, json = false;
 	const struct opt opts[] = {
 		{ "--ttl", &ttl_arg, NULL },
 		{ "--ephemeral", NULL, &ephemeral },
 		{ "--json", NULL, &json },
+		{ "--prefer", &prefer, NULL },
+		{ "--exclude", &exclude, NULL },
 		{ NULL, NULL, NULL },
 	};
 	struct rmp_lease_info info;
@@ -110,10 +132,17 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 	if (ephemeral)
 		ao.flags |= RMP_LEASE_EPHEMERAL;
 
-	cli_connect(cli, NULL);
-	err = rmp_lease_alloc(cli->c, size, &ao, &l);
-	if (err)
-		cli_fail(cli->c, "alloc", err);
+	if ((prefer || exclude) && (!cli->cluster || cli->server))
+		cli_usage_error("alloc: --prefer and --exclude choose among a "
+				"cluster's nodes: give -C (and no -s)");
+	if (cli->cluster && !cli->server) {
+		cluster_alloc(cli, size, &ao, prefer, exclude, &l);
+	} else {
+		cli_connect(cli, NULL);
+		err = rmp_lease_alloc(cli->c, size, &ao, &l);
+		if (err)
+			cli_fail(cli->c, "alloc", err);
+	}
 	err = rmp_lease_token(l, token, sizeof(token));
 	if (err < 0)
 		cli_fail(cli->c, "token", err);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_int.h -- what the files of the rmpool command share: cli.c (main,
- * options, arguments, the connection, the token, errors) and cli_cmd.c
- * (the commands).
+ * options, arguments, the connection, the token, errors), cli_cmd.c
+ * (the commands) and cli_cluster.c (the cluster and its commands).
  */
 #ifndef RMP_CLI_INT_H
 #define RMP_CLI_INT_H
@@ -21,11 +21,13 @@
 
 struct cli {
 	const char *server; /* -s argument or NULL */
+	const char *cluster; /* -C argument, else $RMPOOL_CLUSTER, or NULL */
 	const char *name;
 	const char *tenant;   /* --tenant, else $RMPOOL_TENANT; NULL/"" = none */
 	const char *key_file; /* --key-file, else $RMPOOL_KEY_FILE */
 	int timeout_ms;     /* 0 = library defaults */
 	struct rmp_client *c;
+	struct rmp_cluster *cl; /* opened by cli_cluster_open */
 	char where[300];    /* "HOST:PORT" of the connection, for messages */
 };
 
@@ -59,6 +61,11 @@ void cli_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 void cli_connect_for_token(struct cli *cli);
 void cli_connect(struct cli *cli, const struct rmp_token *token);
+void cli_client_opts(const struct cli *cli, struct rmp_client_opts *o);
+
+/* cli_cluster.c */
+void cli_cluster_open(struct cli *cli);
+int cmd_nodes(struct cli *cli, int argc, char **argv);
 
 /* cli_cmd.c: each command, given the arguments main hands it. */
 int cmd_alloc(struct cli *cli, int argc, char **argv);

@@ -66,6 +66,24 @@ struct rmp_etcd *rmp_etcd_new(const struct rmp_etcd_params *params,
 			      char *err, size_t errlen);
 void rmp_etcd_free(struct rmp_etcd *e);
 
+/* The settings as people write them (rmp_etcd_open). */
+struct rmp_etcd_settings {
+	const char *endpoints;   /* "http://H:P, https://H:P, etcd://H:P,
+				  * ...": rmp_cluster_endpoints() */
+	uint64_t timeout_ms;     /* one attempt at one endpoint */
+	const char *ca_file, *cert_file, *key_file; /* as in params */
+	const char *credentials_file; /* "USER:PASSWORD"; NULL or "": none */
+};
+
+/*
+ * rmp_etcd_open (etcd_open.c) -- rmp_etcd_new from settings. NULL with
+ * errno and why in err ("etcd endpoints: ...", "etcd credentials: ...",
+ * "etcd client: ...").
+ */
+struct rmp_etcd *rmp_etcd_open(struct event_base *base,
+			       const struct rmp_etcd_settings *s, char *err,
+			       size_t errlen);
+
 /*
  * The requests. Each returns 0 (cb gets the reply later) or -ENOMEM /
  * -EINVAL (key too long; no callback then). Keys are text; values bytes.

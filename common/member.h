@@ -62,6 +62,15 @@ int rmp_cluster_labels(const char *list, struct rmp_cluster_label *out,
  * starting with a letter or digit (a host name is one). */
 bool rmp_cluster_node_ok(const char *s);
 
+/*
+ * rmp_cluster_credentials -- etcd's "USER:PASSWORD" from the file at path,
+ * kept like a key file (rmp_secret_read). 0, or -errno with why in err.
+ * Wipe both after use.
+ */
+int rmp_cluster_credentials(const char *path, char *user, size_t ulen,
+			    char *password, size_t plen, char *err,
+			    size_t errlen);
+
 /* Addresses a node record lists at most; the text of one. */
 #define RMP_MEMBER_ADDRS_MAX 16
 #define RMP_MEMBER_ADDR_LEN 46 /* INET6_ADDRSTRLEN */

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "auth.h"  /* rmp_secret_read */
 #include "parse.h"
 #include "proto.h" /* rmp_tenant_char_ok: the bytes of every name */
 #include "util.h"
@@ -170,4 +171,30 @@ int rmp_cluster_labels(const char *list, struct rmp_cluster_label *out,
 	}
 	*n = k;
 	return 0;
+}
+
+int rmp_cluster_credentials(const char *path, char *user, size_t ulen,
+			    char *password, size_t plen, char *err,
+			    size_t errlen)
+{
+	char buf[512], *colon, *end;
+	int ret = rmp_secret_read(path, buf, sizeof(buf), err, errlen);
+
+	if (ret)
+		return ret;
+	end = buf + strcspn(buf, "\r\n");
+	ret = -EINVAL;
+	if (end[strspn(end, "\r\n")]) {
+		snprintf(err, errlen, "%s: more than one line", path);
+	} else if (*end = '\0', !(colon = strchr(buf, ':')) || colon == buf ||
+		   (size_t)(colon - buf) >= ulen || strlen(colon + 1) >= plen) {
+		snprintf(err, errlen, "%s: not USER:PASSWORD on one line", path);
+	} else {
+		*colon = '\0';
+		snprintf(user, ulen, "%s", buf);
+		snprintf(password, plen, "%s", colon + 1);
+		ret = 0;
+	}
+	rmp_wipe(buf, sizeof(buf));
+	return ret;
 }

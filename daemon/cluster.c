@@ -458,47 +458,18 @@ static struct rmp_etcd *etcd_client(struct event_base *base,
 				    const struct rmp_config *cfg,
 				    uint64_t timeout_ms)
 {
-	struct rmp_cluster_endpoint eps[RMP_CLUSTER_ENDPOINTS_MAX];
-	struct rmp_etcd_endpoint e[RMP_ETCD_ENDPOINTS_MAX];
-	struct rmp_etcd_params p = {
-		.base = base, .endpoints = e, .timeout_ms = timeout_ms,
+	struct rmp_etcd_settings s = {
+		.endpoints = cfg->cluster.etcd, .timeout_ms = timeout_ms,
 		.ca_file = cfg->cluster.ca_file,
 		.cert_file = cfg->cluster.cert_file,
 		.key_file = cfg->cluster.key_file,
+		.credentials_file = cfg->cluster.credentials_file,
 	};
-	char why[256], user[128], password[256];
-	struct rmp_etcd *etcd = NULL;
+	char why[512];
+	struct rmp_etcd *etcd = rmp_etcd_open(base, &s, why, sizeof(why));
 
-	if (rmp_cluster_endpoints(cfg->cluster.etcd, eps, &p.nendpoints, why,
-				  sizeof(why)) || !p.nendpoints) {
-		log_err("cluster.etcd: %s", p.nendpoints ? why : "empty");
-		errno = EINVAL;
-		return NULL;
-	}
-	for (unsigned i = 0; i < p.nendpoints; i++) {
-		_Static_assert(sizeof(e[i].host) == sizeof(eps[i].host),
-			       "one host length");
-		memcpy(e[i].host, eps[i].host, sizeof(e[i].host));
-		e[i].port = eps[i].port;
-		e[i].tls = eps[i].tls;
-	}
-	if (cfg->cluster.credentials_file[0]) {
-		int ret = cl_credentials(cfg->cluster.credentials_file, user,
-					 sizeof(user), password,
-					 sizeof(password), why, sizeof(why));
-
-		if (ret) {
-			log_err("cluster.credentials_file: %s", why);
-			errno = -ret;
-			return NULL;
-		}
-		p.user = user;
-		p.password = password;
-	}
-	etcd = rmp_etcd_new(&p, why, sizeof(why));
 	if (!etcd)
-		log_err("cluster: etcd client: %s", why);
-	rmp_wipe(password, sizeof(password));
+		log_err("cluster: %s", why);
 	return etcd;
 }
 

@@ -44,12 +44,4 @@ int cl_identity_init(struct cl_identity *id, const struct rmp_config *cfg,
 char *cl_record(const struct cl_identity *id, const struct rmp_ops *ops,
 		int64_t registered, uint64_t *free_bytes);
 
-/*
- * cl_credentials -- "USER:PASSWORD" from the file at path, kept like a
- * key file (rmp_secret_read). 0, or -errno with why in err. Wipe both
- * after use.
- */
-int cl_credentials(const char *path, char *user, size_t ulen, char *password,
-		   size_t plen, char *err, size_t errlen);
-
 #endif /* RMP_CLUSTER_INT_H */

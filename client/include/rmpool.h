@@ -572,6 +572,149 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
 int rmp_client_fd(struct rmp_client *c);
 
 /*
+ * Clusters (since 0.6). Storage nodes whose rmpoold registers in etcd
+ * ([cluster] in rmpoold.conf) form a cluster: each keeps a record under
+ * PREFIX/nodes/NODE (its addresses, port, labels, free bytes) for as
+ * long as it lives. An rmp_cluster reads those records once and keeps
+ * them current with an etcd watch, so placing a lease costs no etcd
+ * round trip; it opens one connection per node it actually uses, on
+ * demand, with the client options given at open (tenant and key
+ * included: every node must know the tenant). Leases it places are
+ * ordinary lease handles of those connections: every data call,
+ * rmp_lease_token and rmp_lease_free take them. An rmp_cluster, its
+ * connections and leases belong to one thread at a time, like a client.
+ *
+ * Membership news waits in a socket until a call on the cluster takes it
+ * in (before it places anything), so a node whose key is gone from etcd
+ * is never chosen. When the watch breaks (etcd down or restarted), the
+ * next call reads the membership again; while that fails, calls that
+ * place fail with the etcd error (-ECONNREFUSED, -ETIMEDOUT, -EACCES,
+ * -EIO, -EPROTO; rmp_cluster_last_error() says which endpoint and why)
+ * and leases already placed work on as before.
+ */
+struct rmp_cluster;
+
+struct rmp_cluster_opts {
+	size_t size;            /* sizeof(struct rmp_cluster_opts) */
+	const struct rmp_client_opts *client; /* each node's connection;
+				 * NULL = defaults; copied at open */
+	const char *prefix;     /* etcd key prefix, as the daemons'
+				 * [cluster] prefix; default "/rmpool/" */
+	int etcd_timeout_ms;    /* one etcd request at one endpoint;
+				 * default 2000 */
+	/* https endpoints: the CAs that sign etcd's certificate (NULL: the
+	 * system's), a client certificate and its key (NULL: none). */
+	const char *ca_file, *cert_file, *key_file;
+	const char *credentials_file; /* etcd's "USER:PASSWORD", a file kept
+				 * like a key file; NULL: no etcd auth */
+};
+
+/* rmp_cluster_opts_init -- fill opts with the defaults (sets size). */
+void rmp_cluster_opts_init(struct rmp_cluster_opts *opts);
+
+/*
+ * rmp_cluster_open -- read the membership from the etcd endpoints of url
+ * ("etcd://HOST:PORT[,HOST:PORT...]"; http:// and https:// (TLS) work
+ * too, per entry; an entry without a scheme takes the one before it) and
+ * watch it. opts may be NULL. Errors: -EINVAL (a malformed url or
+ * option, a credentials or TLS file that cannot be used), -ENOMEM, and
+ * the etcd errors above when the membership cannot be read.
+ */
+int rmp_cluster_open(struct rmp_cluster **out, const char *url,
+		     const struct rmp_cluster_opts *opts);
+
+/*
+ * rmp_cluster_close -- close every connection the cluster opened (their
+ * lease handles are freed; the leases stay on their servers until their
+ * deadlines, as after rmp_client_free) and free cl. Accepts NULL.
+ */
+void rmp_cluster_close(struct rmp_cluster *cl);
+
+/* rmp_cluster_last_error -- detail of the last failed call on cl, or "". */
+const char *rmp_cluster_last_error(const struct rmp_cluster *cl);
+
+/* One node of the membership (rmp_cluster_nodes). */
+struct rmp_node_info {
+	size_t size;           /* sizeof(struct rmp_node_info), by caller */
+	char node[64];         /* its name in the cluster */
+	char addr[46];         /* the first address its record lists */
+	uint16_t port;
+	char device[64];       /* its RDMA device */
+	int32_t numa_node;     /* -1: not known */
+	uint64_t pool_bytes, free_bytes, largest_free; /* as last published */
+	uint32_t draining;     /* 1: it takes no new leases */
+	char version[64];      /* its rmpoold's */
+	char labels[1040];     /* "NAME=VALUE NAME=VALUE ..." */
+	uint32_t connected;    /* 1: this cluster has a connection to it */
+};
+
+/*
+ * rmp_cluster_nodes -- the nodes registered now (the membership taken
+ * in first), sorted by name: up to max of them into out (each out[i].size
+ * set by the caller), and how many there are (possibly more than max).
+ * Errors: -EINVAL (cl NULL, out NULL with max > 0, a size too small),
+ * the etcd errors above.
+ */
+int rmp_cluster_nodes(struct rmp_cluster *cl, struct rmp_node_info *out,
+		      unsigned max);
+
+/* Options for rmp_cluster_alloc(); rmp_cluster_alloc_opts_init() fills
+ * the defaults. */
+struct rmp_cluster_alloc_opts {
+	size_t size;        /* sizeof(struct rmp_cluster_alloc_opts) */
+	uint64_t alignment; /* as rmp_alloc_opts */
+	uint32_t ttl_s;
+	uint32_t access;
+	uint32_t flags;
+	const char *prefer; /* "LABEL=VALUE": nodes with it come first */
+	const char *exclude; /* node names never to use, separated by commas
+			     * or blanks; NULL: none */
+};
+
+void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
+
+/*
+ * rmp_cluster_alloc -- lease length bytes on a node of the cluster and
+ * return an ordinary lease handle (its token names that node). Nodes are
+ * tried in the order of the placement policy: those with opts->prefer
+ * first, then the most free bytes (nodes within 1/16 of the most count
+ * as equal and are tried in random order, so that clients with the same
+ * view spread their leases); nodes draining, excluded, or without length
+ * bytes in one free extent are left out; a node that refuses (-ENOSPC,
+ * -EDQUOT, -EFBIG, -ESHUTDOWN, -EAGAIN) or cannot be reached (its
+ * connection failing, -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, ...) is
+ * skipped and the next tried; one that could not be reached is tried
+ * last by later calls for a while (a second, doubling up to 30 s).
+ * Errors: the error of the first node tried when none granted it
+ * (rmp_cluster_last_error() lists what each node answered); -ENOSPC when
+ * no node has room (or none is registered); -EKEYREJECTED, -EINVAL and
+ * -ENOMEM at once, without trying further nodes; the etcd errors above.
+ */
+int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
+		      const struct rmp_cluster_alloc_opts *opts,
+		      struct rmp_lease **out);
+
+/*
+ * rmp_cluster_attach -- attach the lease of token through the cluster's
+ * connection to the token's server (opened if need be), with opts as
+ * rmp_lease_attach_with (NULL: defaults). The server need not be
+ * registered now. Errors as rmp_lease_attach_with and rmp_client_connect.
+ */
+int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
+		       const struct rmp_attach_opts *opts,
+		       struct rmp_lease **out);
+
+/*
+ * rmp_cluster_client -- the cluster's connection to the server of token
+ * (opened if need be), for the calls that take a client
+ * (rmp_lease_renew_token, rmp_lease_free_token, rmp_stat, rmp_buf_reg).
+ * It stays the cluster's: do not close or free it. NULL with
+ * rmp_cluster_last_error() set when it cannot be opened.
+ */
+struct rmp_client *rmp_cluster_client(struct rmp_cluster *cl,
+				      const char *token);
+
+/*
  * rmp_strerror -- text for a (negative) rmpool error code, in the
  * library's terms (e.g. -ENOENT: "no such lease (or wrong secret)"); a
  * positive errno gives the same. Never NULL.

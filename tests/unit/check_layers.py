@@ -39,6 +39,7 @@ DAEMON_LAYERS = [
 # function pointer that state.h explains, not an include.
 CLIENT_LAYERS = [
     ["cli"],           # the rmpool command: a program on the public API
+    ["cluster"],       # many nodes: membership from etcd, placement
     ["client"],        # options, connect, close, free; reconnecting
     ["io"],            # the data path: READ, WRITE, atomics, the async ring
     ["lease"],         # lease handles and their control calls

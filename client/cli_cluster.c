@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/* cli_cluster.c -- the rmpool command's cluster: -C opens it, `nodes`
+ * lists its members (alloc places through it: cli_cmd.c). */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_int.h"
+#include "rmpool.h"
+
+/* cli_cluster_open -- the cluster of -C (or $RMPOOL_CLUSTER), with the
+ * connection options of the global options. */
+void cli_cluster_open(struct cli *cli)
+{
+	struct rmp_cluster_opts co;
+	struct rmp_client_opts o;
+	int err;
+
+	if (!cli->cluster)
+		cli_usage_error("no cluster: give -C etcd://HOST:PORT or set "
+				"RMPOOL_CLUSTER");
+	cli_client_opts(cli, &o);
+	rmp_cluster_opts_init(&co);
+	co.client = &o;
+	if (cli->timeout_ms)
+		co.etcd_timeout_ms = cli->timeout_ms;
+	/* the library says why on stderr: it has no handle to ask yet */
+	err = rmp_cluster_open(&cli->cl, cli->cluster, &co);
+	if (err)
+		cli_die("cluster: %s", rmp_strerror(err));
+}
+
+/* json_text -- s as a JSON string (records carry no control bytes). */
+static void json_text(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			putchar('\\');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+/* json_labels -- "a=b c=d" as {"a":"b","c":"d"}. */
+static void json_labels(const char *labels)
+{
+	char buf[sizeof(((struct rmp_node_info *)0)->labels)], *s, *save;
+	const char *sep = "";
+
+	snprintf(buf, sizeof(buf), "%s", labels);
+	putchar('{');
+	for (s = strtok_r(buf, " ", &save); s; s = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(s, '=');
+
+		if (!eq)
+			continue;
+		*eq = '\0';
+		printf("%s", sep);
+		json_text(s);
+		putchar(':');
+		json_text(eq + 1);
+		sep = ",";
+	}
+	putchar('}');
+}
+
+static void print_node(const struct rmp_node_info *n, bool json)
+{
+	if (!json) {
+		printf("%-20s %s%s%s:%u  free %" PRIu64 " of %" PRIu64
+		       " (largest %" PRIu64 ")  %s%s\n", n->node,
+		       strchr(n->addr, ':') ? "[" : "", n->addr,
+		       strchr(n->addr, ':') ? "]" : "", n->port, n->free_bytes,
+		       n->pool_bytes, n->largest_free, n->labels,
+		       n->draining ? "  draining" : "");
+		return;
+	}
+	printf("{\"node\":");
+	json_text(n->node);
+	printf(",\"address\":");
+	json_text(n->addr);
+	printf(",\"port\":%u,\"device\":", n->port);
+	json_text(n->device);
+	printf(",\"numa_node\":%d,\"pool_bytes\":%" PRIu64 ",\"free_bytes\":%"
+	       PRIu64 ",\"largest_free\":%" PRIu64 ",\"draining\":%s,"
+	       "\"version\":", n->numa_node, n->pool_bytes, n->free_bytes,
+	       n->largest_free, n->draining ? "true" : "false");
+	json_text(n->version);
+	printf(",\"labels\":");
+	json_labels(n->labels);
+	printf("}");
+}
+
+int cmd_nodes(struct cli *cli, int argc, char **argv)
+{
+	bool json = false;
+	const struct opt opts[] = {
+		{ "--json", NULL, &json },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_node_info *nodes = NULL;
+	int n, max = 0;
+
+	cli_parse_args(cli, "nodes", argc, argv, opts, NULL, 0, 0);
+	cli_cluster_open(cli);
+	/* the count first, then room for it (it may grow meanwhile) */
+	for (;;) {
+		n = rmp_cluster_nodes(cli->cl, nodes, (unsigned)max);
+		if (n < 0)
+			cli_die("nodes: %s (%s)", rmp_strerror(n),
+				rmp_cluster_last_error(cli->cl));
+		if (n <= max)
+			break;
+		free(nodes);
+		max = n;
+		nodes = calloc((size_t)max, sizeof(*nodes));
+		if (!nodes)
+			cli_die("nodes: out of memory");
+		for (int i = 0; i < max; i++)
+			nodes[i].size = sizeof(nodes[i]);
+	}
+	if (json)
+		printf("{\"nodes\":[");
+	for (int i = 0; i < n; i++) {
+		if (json && i)
+			putchar(',');
+		print_node(&nodes[i], json);
+	}
+	if (json)
+		printf("]}\n");
+	free(nodes);
+	if (fflush(stdout) == EOF)
+		cli_die("nodes: writing the list failed");
+	return EXIT_SUCCESS;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster_int.h -- the cluster handle (struct rmp_cluster) and what its
+ * three files give each other: cluster.c (the public calls, a connection
+ * per node), cluster_members.c (the membership read from etcd and kept
+ * current by a watch), cluster_place.c (which node to try first). The
+ * module sits above the public API: it reaches nodes through ordinary
+ * rmp_client handles and hands out ordinary lease handles.
+ */
+#ifndef RMPC_CLUSTER_INT_H
+#define RMPC_CLUSTER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "auth.h"   /* RMP_KEY_MAX, RMP_TENANT_MAX */
+#include "member.h"
+#include "proto.h"  /* RMP_NAME_MAX */
+#include "rmpool.h"
+
+struct event_base;
+struct rmp_etcd;
+struct rmp_etcd_request;
+struct cl_conn; /* cluster.c */
+
+#define CL_PREFIX_MAX 128
+#define CL_ERRBUF 512
+/* Most nodes a membership holds (etcd's range reads no more at once). */
+#define CL_NODES_MAX 1024
+
+/* One node as this process knows it. */
+struct cl_node {
+	struct rmp_member m;   /* its record as last read */
+	bool present;          /* its key is in etcd now */
+	uint64_t taken;        /* bytes leased there by us since the record */
+	uint64_t retry_at_ms;  /* could not connect: not tried before this */
+	unsigned backoff_ms;   /* the wait after the next failure */
+};
+
+struct rmp_cluster {
+	/* cluster.c: set at open. */
+	char prefix[CL_PREFIX_MAX];      /* "/rmpool/" */
+	struct rmp_client_opts copts;    /* each node's connection; its
+					  * strings point below */
+	char name[RMP_NAME_MAX + 1];
+	char tenant[RMP_TENANT_MAX + 1];
+	uint8_t key[RMP_KEY_MAX];
+	char key_file[4096];
+	char err[CL_ERRBUF];             /* rmp_cluster_last_error() */
+	struct cl_conn *conns;           /* one per server address */
+
+	/* cluster_members.c: etcd and the membership. */
+	struct event_base *base;         /* the etcd client's loop: run
+					  * only from within our calls */
+	struct rmp_etcd *etcd;
+	struct rmp_etcd_request *watch;  /* NULL: not watching */
+	bool synced;     /* read, and watched without a break since */
+	int64_t revision;                /* the last one applied */
+	struct cl_node *nodes;
+	unsigned nnodes;
+	char etcd_err[256];              /* why etcd failed last */
+};
+
+/* What a placement wants (cluster.c parses the caller's options). */
+struct cl_policy {
+	uint64_t length;
+	const char *prefer_label, *prefer_value; /* NULL: none */
+	const char *const *exclude;      /* node names, nexclude of them */
+	unsigned nexclude;
+	uint64_t now_ms;                 /* nodes to retry later are last */
+	uint32_t seed;                   /* orders nodes that count as equal */
+};
+
+/*
+ * cl_members_open -- a client of the etcd endpoints in url (with opts'
+ * TLS files and credentials), the membership read and a watch started.
+ * 0, or -errno with why in cl->err. cl_members_close undoes it (the
+ * nodes' connections are cluster.c's: closed before).
+ */
+int cl_members_open(struct rmp_cluster *cl, const char *url,
+		    const struct rmp_cluster_opts *opts);
+void cl_members_close(struct rmp_cluster *cl);
+
+/*
+ * cl_members_current -- take in what the watch brought; when it broke,
+ * read the membership again and watch anew. 0 when the membership is
+ * current, else the etcd error (-ECONNREFUSED, -ETIMEDOUT, -EACCES,
+ * -EIO, -EPROTO) with why in cl->err: nothing may be placed then.
+ */
+int cl_members_current(struct rmp_cluster *cl);
+
+/* cl_node_find -- the node of that name (present or not), or NULL. */
+struct cl_node *cl_node_find(struct rmp_cluster *cl, const char *name);
+
+/*
+ * cl_place -- the order in which to try nodes[0..n) for p: indexes into
+ * order (room for n), the count returned (or -ENOMEM). Left out: nodes not present,
+ * draining, excluded, or without p->length bytes in one free extent
+ * (less what we leased there since its record). First the nodes with
+ * p's preferred label, then by most free bytes; nodes within 1/16 of
+ * the most free of their group count as equal and come in an order of
+ * p->seed, so that clients with the same view spread their leases.
+ * Nodes we could not connect to lately come after all others.
+ */
+int cl_place(const struct cl_node *nodes, unsigned n,
+	     const struct cl_policy *p, unsigned *order);
+
+#endif /* RMPC_CLUSTER_INT_H */
