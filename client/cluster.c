@@ -36,17 +36,17 @@ struct cl_conn {
 	bool up;   /* connected, and no call said otherwise since */
 };
 
-static int fail(struct rmp_cluster *cl, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* say -- why the call fails, for rmp_cluster_last_error(). */
+static void say(struct rmp_cluster *cl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
-static int fail(struct rmp_cluster *cl, int err, const char *fmt, ...)
+static void say(struct rmp_cluster *cl, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(cl->err, sizeof(cl->err), fmt, ap);
 	va_end(ap);
-	return err;
 }
 
 void rmp_cluster_opts_init(struct rmp_cluster_opts *opts)
@@ -82,17 +82,20 @@ static int copy_client_opts(struct rmp_cluster *cl,
 	int ret;
 
 	rmp_client_opts_init(c);
-	if (o && rmpc_opts_copy(c, sizeof(*c), o, o->size))
-		return fail(cl, -EINVAL, "client options: a size this "
-			    "library does not know");
+	if (o && rmpc_opts_copy(c, sizeof(*c), o, o->size)) {
+		say(cl, "client options: a size this library does not know");
+		return -EINVAL;
+	}
 	if ((c->name && rmp_strlcpy(cl->name, c->name, sizeof(cl->name))) ||
 	    (c->tenant && rmp_strlcpy(cl->tenant, c->tenant,
 				      sizeof(cl->tenant))) ||
 	    (c->key_file && rmp_strlcpy(cl->key_file, c->key_file,
 					sizeof(cl->key_file))) ||
-	    (c->key && (c->key_len > sizeof(cl->key) || !c->key_len)))
-		return fail(cl, -EINVAL, "client options: a name, tenant, key "
-			    "or key file too long");
+	    (c->key && (c->key_len > sizeof(cl->key) || !c->key_len))) {
+		say(cl, "client options: a name, tenant, key or key file too "
+		    "long");
+		return -EINVAL;
+	}
 	if (c->key)
 		memcpy(cl->key, c->key, c->key_len);
 	c->name = c->name ? cl->name : NULL;
@@ -102,8 +105,12 @@ static int copy_client_opts(struct rmp_cluster *cl,
 	c->credential = NULL;
 	c->credential_len = 0;
 	ret = rmp_client_new(&probe, c);
-	if (ret)
-		return fail(cl, ret, "client options: %s", rmp_strerror(ret));
+	if (ret == -ENOMEM)
+		return -ENOMEM;
+	if (ret) {
+		say(cl, "client options: %s", rmp_strerror(ret));
+		return -EINVAL;
+	}
 	rmp_client_free(probe);
 	return 0;
 }
@@ -190,9 +197,11 @@ static int conn_up(struct rmp_cluster *cl, struct cl_conn *k)
 		return 0;
 	rmp_client_close(k->c);
 	ret = rmp_client_connect(k->c, k->host, k->port);
-	if (ret)
-		return fail(cl, ret, "%s port %u: %s (%s)", k->host, k->port,
-			    rmp_strerror(ret), rmp_client_last_error(k->c));
+	if (ret) {
+		say(cl, "%s port %u: %s (%s)", k->host, k->port,
+		    rmp_strerror(ret), rmp_client_last_error(k->c));
+		return ret;
+	}
 	k->up = true;
 	return 0;
 }
@@ -213,7 +222,7 @@ static struct cl_conn *node_conn(struct rmp_cluster *cl, struct cl_node *n)
 		struct cl_conn *k = conn_find(cl, n->m.addrs[i], n->m.port);
 
 		if (!k) {
-			fail(cl, -ENOMEM, "out of memory");
+			say(cl, "out of memory");
 			return NULL;
 		}
 		if (!conn_up(cl, k)) {
@@ -293,8 +302,8 @@ static int try_nodes(struct rmp_cluster *cl, const unsigned *order,
 		if (!skip(ret))
 			break;
 	}
-	return fail(cl, first, "no node granted %" PRIu64 " bytes: %s",
-		    length, said);
+	say(cl, "no node granted %" PRIu64 " bytes: %s", length, said);
+	return first;
 }
 
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
@@ -312,22 +321,26 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	if (!cl || !out || !length)
 		return -EINVAL;
 	rmp_cluster_alloc_opts_init(&o);
-	if (opts && rmpc_opts_copy(&o, sizeof(o), opts, opts->size))
-		return fail(cl, -EINVAL, "options of a size this library does "
-			    "not know");
+	if (opts && rmpc_opts_copy(&o, sizeof(o), opts, opts->size)) {
+		say(cl, "options of a size this library does not know");
+		return -EINVAL;
+	}
 	if (o.prefer) {
 		if (rmp_strlcpy(prefer, o.prefer, sizeof(prefer)) ||
-		    !(eq = strchr(prefer, '=')) || eq == prefer || !eq[1])
-			return fail(cl, -EINVAL, "prefer: not LABEL=VALUE");
+		    !(eq = strchr(prefer, '=')) || eq == prefer || !eq[1]) {
+			say(cl, "prefer: not LABEL=VALUE");
+			return -EINVAL;
+		}
 		*eq = '\0';
 		p.prefer_label = prefer;
 		p.prefer_value = eq + 1;
 	}
 	if (split_names(o.exclude, names, sizeof(names), exclude,
-			&p.nexclude))
-		return fail(cl, -EINVAL, "exclude: more than %d names or "
-			    "longer than %zu bytes", EXCLUDE_MAX,
-			    sizeof(names) - 1);
+			&p.nexclude)) {
+		say(cl, "exclude: more than %d names or longer than %zu bytes",
+		    EXCLUDE_MAX, sizeof(names) - 1);
+		return -EINVAL;
+	}
 	rmp_alloc_opts_init(&ao);
 	ao.alignment = o.alignment;
 	ao.ttl_s = o.ttl_s;
@@ -337,20 +350,24 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	if (ret)
 		return ret;
 	order = malloc((cl->nnodes ? cl->nnodes : 1) * sizeof(*order));
-	if (!order)
-		return fail(cl, -ENOMEM, "out of memory");
+	if (!order) {
+		say(cl, "out of memory");
+		return -ENOMEM;
+	}
 	p.now_ms = rmp_now_ms();
 	randombytes_buf(&p.seed, sizeof(p.seed));
 	k = cl_place(cl->nodes, cl->nnodes, &p, order);
-	if (k < 0)
-		ret = fail(cl, k, "out of memory");
-	else if (!k)
-		ret = fail(cl, -ENOSPC, "no node registered can take %" PRIu64
-			   " bytes (%u known; full, draining, excluded, or "
-			   "without that much in one extent)", length,
-			   cl->nnodes);
-	else
+	if (k < 0) {
+		say(cl, "out of memory");
+		ret = -ENOMEM;
+	} else if (!k) {
+		say(cl, "no node registered can take %" PRIu64 " bytes (%u "
+		    "known; full, draining, excluded, or without that much in "
+		    "one extent)", length, cl->nnodes);
+		ret = -ENOSPC;
+	} else {
 		ret = try_nodes(cl, order, (unsigned)k, length, &ao, out);
+	}
 	free(order);
 	return ret;
 }
@@ -403,15 +420,20 @@ int rmp_cluster_nodes(struct rmp_cluster *cl, struct rmp_node_info *out,
 
 	if (!cl || (!out && max))
 		return -EINVAL;
-	for (unsigned i = 0; i < max; i++)
-		if (out[i].size < sizeof(*out))
-			return fail(cl, -EINVAL, "rmp_node_info size too small");
+	for (unsigned i = 0; i < max; i++) {
+		if (out[i].size < sizeof(*out)) {
+			say(cl, "rmp_node_info size too small");
+			return -EINVAL;
+		}
+	}
 	ret = cl_members_current(cl);
 	if (ret)
 		return ret;
 	list = malloc((cl->nnodes ? cl->nnodes : 1) * sizeof(*list));
-	if (!list)
-		return fail(cl, -ENOMEM, "out of memory");
+	if (!list) {
+		say(cl, "out of memory");
+		return -ENOMEM;
+	}
 	for (unsigned i = 0; i < cl->nnodes; i++)
 		if (cl->nodes[i].present)
 			list[n++] = &cl->nodes[i];
@@ -430,12 +452,14 @@ static struct cl_conn *token_conn(struct rmp_cluster *cl, const char *token,
 	struct cl_conn *k;
 
 	if (rmp_token_parse(token, &t)) {
-		*err = fail(cl, -EINVAL, "not a lease token");
+		say(cl, "not a lease token");
+		*err = -EINVAL;
 		return NULL;
 	}
 	k = conn_find(cl, t.host, t.port);
 	if (!k) {
-		*err = fail(cl, -ENOMEM, "out of memory");
+		say(cl, "out of memory");
+		*err = -ENOMEM;
 		return NULL;
 	}
 	*err = conn_up(cl, k);
@@ -458,7 +482,7 @@ int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
 	if (lost(ret))
 		k->up = false;
 	if (ret)
-		fail(cl, ret, "%s", rmp_client_last_error(k->c));
+		say(cl, "%s", rmp_client_last_error(k->c));
 	return ret;
 }
 

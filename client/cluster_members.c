@@ -118,6 +118,28 @@ static void on_watch(const struct rmp_etcd_reply *r, void *arg)
 	}
 }
 
+/* etcd_error -- what the cluster calls say of an etcd error: the
+ * documented few (a watch's own ends never reach a caller). */
+static int etcd_error(int err)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case -ECONNREFUSED:
+		return -ECONNREFUSED;
+	case -ETIMEDOUT:
+		return -ETIMEDOUT;
+	case -EACCES:
+		return -EACCES;
+	case -EPROTO:
+		return -EPROTO;
+	case -ENOMEM:
+		return -ENOMEM;
+	default:
+		return -EIO;
+	}
+}
+
 /* sync -- read every record, then watch from the revision read. */
 static int sync_members(struct rmp_cluster *cl)
 {
@@ -132,11 +154,11 @@ static int sync_members(struct rmp_cluster *cl)
 	/* the etcd client always answers, in time (its timeouts) */
 	while (!ret && !w.done)
 		event_base_loop(cl->base, EVLOOP_ONCE);
-	ret = ret ? ret : w.err;
+	ret = etcd_error(ret ? ret : w.err);
 	if (!ret) {
 		cl->watch = rmp_etcd_watch(cl->etcd, prefix, cl->revision + 1,
 					   on_watch, cl);
-		ret = cl->watch ? 0 : -errno;
+		ret = cl->watch ? 0 : -ENOMEM;
 	}
 	if (ret) {
 		snprintf(cl->err, sizeof(cl->err), "the membership cannot be "

@@ -618,7 +618,10 @@ void rmp_cluster_opts_init(struct rmp_cluster_opts *opts);
  * too, per entry; an entry without a scheme takes the one before it) and
  * watch it. opts may be NULL. Errors: -EINVAL (a malformed url or
  * option, a credentials or TLS file that cannot be used), -ENOMEM, and
- * the etcd errors above when the membership cannot be read.
+ * when the membership cannot be read from etcd -ECONNREFUSED (no
+ * endpoint answers), -ETIMEDOUT, -EACCES (credentials or permission
+ * refused), -EIO (another etcd error) or -EPROTO (an answer that is not
+ * etcd's).
  */
 int rmp_cluster_open(struct rmp_cluster **out, const char *url,
 		     const struct rmp_cluster_opts *opts);
@@ -653,7 +656,8 @@ struct rmp_node_info {
  * in first), sorted by name: up to max of them into out (each out[i].size
  * set by the caller), and how many there are (possibly more than max).
  * Errors: -EINVAL (cl NULL, out NULL with max > 0, a size too small),
- * the etcd errors above.
+ * -ENOMEM, and -ECONNREFUSED, -ETIMEDOUT, -EACCES, -EIO or -EPROTO when
+ * the membership cannot be read from etcd.
  */
 int rmp_cluster_nodes(struct rmp_cluster *cl, struct rmp_node_info *out,
 		      unsigned max);
@@ -686,9 +690,12 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * skipped and the next tried; one that could not be reached is tried
  * last by later calls for a while (a second, doubling up to 30 s).
  * Errors: the error of the first node tried when none granted it
- * (rmp_cluster_last_error() lists what each node answered); -ENOSPC when
- * no node has room (or none is registered); -EKEYREJECTED, -EINVAL and
- * -ENOMEM at once, without trying further nodes; the etcd errors above.
+ * (rmp_cluster_last_error() lists what each node answered): those of
+ * rmp_lease_alloc and rmp_client_connect; -ENOSPC when no node has room
+ * (or none is registered); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and
+ * -ENOMEM at once, without trying further nodes; -ECONNREFUSED,
+ * -ETIMEDOUT, -EACCES, -EIO or -EPROTO when etcd cannot be read (the
+ * membership is not current).
  */
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 		      const struct rmp_cluster_alloc_opts *opts,
