@@ -11,6 +11,7 @@
 #include "chan.h"
 #include "error.h"
 #include "io.h"
+#include "io_int.h"
 #include "lease.h"
 #include "proto.h"
 #include "rmpool.h"
@@ -39,178 +40,28 @@ void rmpc_io_reset(struct rmp_client *c)
 	c->sync_err = 0;
 }
 
-/* access_name -- "read", "write" or "atomic" for one right. */
-static const char *access_name(uint32_t need)
+int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len)
 {
-	return need == RMP_ACC_READ ? "read" :
-	       need == RMP_ACC_WRITE ? "write" : "atomic";
-}
-
-/*
- * lease_args -- [off, off+len) inside the lease (-ERANGE, also when the
- * sum overflows) and the right `need` granted (-EACCES).
- */
-static int lease_args(struct rmp_lease *l, uint64_t off, uint64_t len,
-		      uint32_t need)
-{
-	struct rmp_client *c = l->c;
-
-	if (len > l->length || off > l->length - len) {
-		rmpc_set_error(c, "offset %" PRIu64 " + length %" PRIu64
-			       " outside the lease (%" PRIu64 " bytes)",
-			       off, len, l->length);
-		return -ERANGE;
-	}
-	if ((l->access & need) != need) {
-		rmpc_set_error(c, "lease grants no %s access",
-			       access_name(need));
-		return -EACCES;
-	}
-	return 0;
-}
-
-/* atomic_args -- an 8-byte aligned target, as RDMA atomics need. */
-static int atomic_args(struct rmp_lease *l, uint64_t off)
-{
-	if (off % 8 || (l->addr + off) % 8) {
-		rmpc_set_error(l->c, "atomic offset %" PRIu64 " is not 8-byte "
-			       "aligned", off);
-		return -EINVAL;
-	}
-	if (l->c->connected && !l->c->atomics) {
-		rmpc_set_error(l->c, "the RDMA device has no atomics");
-		return -EOPNOTSUPP;
-	}
-	return 0;
-}
-
-/* ---- synchronous ----------------------------------------------------- */
-
-static bool sq_passed(struct rmp_client *c, const void *arg)
-{
-	return c->sq_done > *(const uint64_t *)arg;
-}
-
-/*
- * sync_post -- post wr[0..n-1] as one chain, only the last signaled, and
- * wait until it completed. Returns 0 or the first error of the chain. On
- * a timeout the connection fails: the NIC must stop using our memory.
- */
-static int sync_post(struct rmp_client *c, struct ibv_send_wr *wr, unsigned n)
-{
-	uint64_t last;
-	unsigned i;
-	int err;
-
-	err = rmpc_sq_reserve(c, n);
-	if (err)
-		return err;
-	c->sync_err = 0;
-	for (i = 0; i < n; i++) {
-		wr[i].wr_id = rmpc_sq_take(c, RMPC_SQ_SYNC, 0, wr[i].opcode);
-		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
-		if (i + 1 == n)
-			wr[i].send_flags |= IBV_SEND_SIGNALED;
-	}
-	last = wr[n - 1].wr_id;
-	err = rmpc_post_send(c, wr, NULL);
-	if (err)
-		return err;
-	err = rmpc_wait(c, RMPC_WAIT_DATA, sq_passed, &last,
-			c->opts.op_timeout_ms);
-	if (err) {
-		if (err == -ETIMEDOUT)
-			rmpc_set_error(c, "%s: no completion within %d ms",
-				       rmpc_wr_name(wr[n - 1].opcode),
-				       c->opts.op_timeout_ms);
-		rmpc_fail(c);
-		return err;
-	}
-	return c->sync_err;
-}
-
-/*
- * sync_rw -- READ (write false) or WRITE len bytes at lease offset off,
- * zero copy when local lies in a registered buffer, else through the
- * bounce buffer; split by bounce size, device message size and batch.
- */
-static int sync_rw(struct rmp_lease *l, uint64_t off, char *local,
-		   size_t len, bool write)
-{
-	struct ibv_send_wr wr[RMPC_SYNC_BATCH];
-	struct ibv_sge sge[RMPC_SYNC_BATCH];
-	struct rmp_client *c;
-	struct ibv_mr *mr;
-	size_t done, batch, pos, piece, chunk;
-	uint32_t lkey;
-	unsigned n;
-	char *base;
-	bool in_wqe;
 	int err;
 
 	if (!l)
 		return -EINVAL;
-	c = l->c;
-	rmpc_clear_error(c);
-	if (!local && len)
-		return -EINVAL;
-	err = lease_args(l, off, len, write ? RMP_ACC_WRITE : RMP_ACC_READ);
-	if (!err)
-		err = rmpc_lease_usable(l, true);
-	if (err || len == 0)
-		return err;
-
-	/* Inline: the data is copied into the WQE at post, from anywhere:
-	 * no registered memory, no bounce copy. */
-	in_wqe = write && len <= c->max_inline;
-	mr = in_wqe ? NULL : rmpc_buf_lookup(c, local, len);
-	chunk = c->max_msg_sz;
-	if (!mr && !in_wqe)
-		chunk = RMP_MIN(chunk, c->bounce_len);
-	for (done = 0; done < len; done += batch) {
-		batch = RMP_MIN(len - done, chunk * RMPC_SYNC_BATCH);
-		if (mr || in_wqe) {
-			base = local + done;
-			lkey = mr ? mr->lkey : 0;
-		} else {
-			batch = RMP_MIN(batch, c->bounce_len);
-			base = c->bounce;
-			lkey = c->bounce_mr->lkey;
-			if (write)
-				memcpy(c->bounce, local + done, batch);
-		}
-		memset(wr, 0, sizeof(wr));
-		for (n = 0, pos = 0; pos < batch; n++, pos += piece) {
-			piece = RMP_MIN(chunk, batch - pos);
-			sge[n].addr = (uintptr_t)(base + pos);
-			sge[n].length = (uint32_t)piece;
-			sge[n].lkey = lkey;
-			wr[n].opcode = write ? IBV_WR_RDMA_WRITE :
-					       IBV_WR_RDMA_READ;
-			wr[n].send_flags = in_wqe ? IBV_SEND_INLINE : 0;
-			wr[n].sg_list = &sge[n];
-			wr[n].num_sge = 1;
-			wr[n].wr.rdma.remote_addr = l->addr + off + done + pos;
-			wr[n].wr.rdma.rkey = l->rkey;
-		}
-		err = sync_post(c, wr, n);
-		if (err)
-			return err;
-		if (!mr && !write)
-			memcpy(local + done, c->bounce, batch);
-	}
-	return 0;
-}
-
-int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len)
-{
-	return sync_rw(l, off, dst, len, false);
+	if (l->group)
+		return rmpc_group_read(l, off, dst, len);
+	return rmpc_rw(&l, &err, 1, off, dst, len, false);
 }
 
 int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len)
 {
 	/* The data is only read from src; the cast serves both directions. */
-	return sync_rw(l, off, (char *)(uintptr_t)src, len, true);
+	char *local = (char *)(uintptr_t)src;
+	int err;
+
+	if (!l)
+		return -EINVAL;
+	if (l->group)
+		return rmpc_group_write(l, off, local, len);
+	return rmpc_rw(&l, &err, 1, off, local, len, true);
 }
 
 /* sync_atomic -- one RDMA atomic; the old value lands in the scratch. */
@@ -225,11 +76,13 @@ static int sync_atomic(struct rmp_lease *l, uint64_t off,
 
 	if (!l)
 		return -EINVAL;
+	if (l->group)
+		return -EOPNOTSUPP; /* not atomic over replicas */
 	c = l->c;
 	rmpc_clear_error(c);
-	err = lease_args(l, off, 8, RMP_ACC_ATOMIC);
+	err = rmpc_lease_args(l, off, 8, RMP_ACC_ATOMIC);
 	if (!err)
-		err = atomic_args(l, off);
+		err = rmpc_atomic_args(l, off);
 	if (!err)
 		err = rmpc_lease_usable(l, true);
 	if (err)
@@ -246,7 +99,7 @@ static int sync_atomic(struct rmp_lease *l, uint64_t off,
 	wr.wr.atomic.compare_add = compare_add;
 	wr.wr.atomic.swap = swap;
 	wr.wr.atomic.rkey = l->rkey;
-	err = sync_post(c, &wr, 1);
+	err = rmpc_sync_post(c, &wr, 1);
 	if (!err && old)
 		memcpy(old, c->bounce + c->bounce_len, sizeof(*old));
 	return err;
@@ -273,6 +126,8 @@ int rmp_flush(struct rmp_lease *l)
 
 	if (!l)
 		return -EINVAL;
+	if (l->group)
+		return rmpc_group_flush(l);
 	c = l->c;
 	rmpc_clear_error(c);
 	err = rmpc_lease_usable(l, true);
@@ -295,7 +150,7 @@ int rmp_flush(struct rmp_lease *l)
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
 	}
-	return sync_post(c, &wr, 1);
+	return rmpc_sync_post(c, &wr, 1);
 }
 
 /* ---- asynchronous ---------------------------------------------------- */
@@ -316,15 +171,17 @@ static int async_queue(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
 
 	if (!l || !b)
 		return -EINVAL;
+	if (l->group)
+		return -EOPNOTSUPP; /* synchronous calls only, for now */
 	c = l->c;
 	rmpc_clear_error(c);
 	if (b->c != c) {
 		rmpc_set_error(c, "buffer belongs to another client");
 		return -EINVAL;
 	}
-	err = lease_args(l, off, len, need);
+	err = rmpc_lease_args(l, off, len, need);
 	if (!err && atomic)
-		err = atomic_args(l, off);
+		err = rmpc_atomic_args(l, off);
 	if (err)
 		return err;
 	if (boff > b->len || len > b->len - boff) {

@@ -45,7 +45,119 @@ static void lease_link(struct rmp_lease *l)
 
 static void lease_unlink(struct rmp_lease *l)
 {
-	LIST_REMOVE(l, link);
+	if (l->c || l->link.le_prev)
+		LIST_REMOVE(l, link);
+}
+
+/* ---- mirrored leases ------------------------------------------------- */
+
+int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
+		   struct rmpc_lease_list *owner, struct rmp_lease **out)
+{
+	struct rmp_lease *l;
+	struct rmpc_group *g;
+
+	if (n < 2 || n > RMPC_REPLICAS_MAX)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (!m[i] || m[i]->group || m[i]->c == m[j]->c)
+				return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	g = calloc(1, sizeof(*g));
+	if (!l || !g) {
+		free(l);
+		free(g);
+		return -ENOMEM;
+	}
+	g->n = n;
+	l->group = g;
+	l->length = UINT64_MAX;
+	l->access = RMP_ACC_READ | RMP_ACC_WRITE;
+	for (unsigned i = 0; i < n; i++) {
+		g->m[i] = m[i];
+		l->length = RMP_MIN(l->length, m[i]->length);
+		l->access &= m[i]->access;
+	}
+	l->id = m[0]->id;
+	l->flags = m[0]->flags;
+	if (owner)
+		LIST_INSERT_HEAD(owner, l, link);
+	*out = l;
+	return 0;
+}
+
+void rmpc_group_lose(struct rmp_lease *l, unsigned i)
+{
+	l->group->lost[i] = true;
+}
+
+/* group_renew -- renew every replica not lost: 0 when one still lives
+ * (the others are lost), else the first error. */
+static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
+{
+	struct rmpc_group *g = l->group;
+	int first = 0, ok = 0;
+
+	for (unsigned i = 0; i < g->n; i++) {
+		int err;
+
+		if (g->lost[i])
+			continue;
+		err = rmp_lease_renew(g->m[i], ttl_s);
+		if (err == -EINVAL)
+			return err; /* the ttl: the same to every server */
+		if (err)
+			g->lost[i] = true;
+		first = first ? first : err;
+		ok += !err;
+	}
+	return ok ? 0 : first ? first : -EKEYEXPIRED;
+}
+
+/* group_end -- free (or with release false, close) every replica and
+ * the handle: the first error of a free, 0 when every one went. */
+static int group_end(struct rmp_lease *l, bool release)
+{
+	struct rmpc_group *g = l->group;
+	int first = 0;
+
+	for (unsigned i = 0; i < g->n; i++) {
+		int err = 0;
+
+		if (release && !g->lost[i])
+			err = rmp_lease_free(g->m[i]);
+		else
+			rmp_lease_close(g->m[i]);
+		first = first ? first : err;
+	}
+	lease_unlink(l);
+	free(g);
+	free(l);
+	return first;
+}
+
+/* group_ttl_ms -- the least time left of the live replicas, or 0. */
+static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
+			     uint32_t *holders)
+{
+	uint64_t ttl = UINT64_MAX, now = rmp_now_ms();
+
+	*live = 0;
+	*holders = UINT32_MAX;
+	for (unsigned i = 0; i < g->n; i++) {
+		const struct rmp_lease *m = g->m[i];
+		uint64_t age = now - m->stamp_ms;
+
+		if (g->lost[i])
+			continue;
+		(*live)++;
+		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
+		*holders = RMP_MIN(*holders, m->holders);
+	}
+	if (!*live)
+		*holders = 0;
+	return *live ? ttl : 0;
 }
 
 /*
@@ -408,6 +520,8 @@ int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
 
 	if (!l)
 		return -EINVAL;
+	if (l->group)
+		return group_renew(l, ttl_s);
 	rmpc_clear_error(l->c);
 	err = rmpc_lease_usable(l, false);
 	if (!err)
@@ -426,6 +540,8 @@ int rmp_lease_free(struct rmp_lease *l)
 
 	if (!l)
 		return 0;
+	if (l->group)
+		return group_end(l, true);
 	rmpc_clear_error(l->c);
 	err = rmpc_lease_usable(l, false);
 	if (!err)
@@ -439,6 +555,10 @@ void rmp_lease_close(struct rmp_lease *l)
 {
 	if (!l)
 		return;
+	if (l->group) {
+		group_end(l, false);
+		return;
+	}
 	lease_unlink(l);
 	free(l);
 }
@@ -469,6 +589,11 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
 	i.flags = l->flags;
 	i.ttl_ms = l->ttl_ms > age ? l->ttl_ms - age : 0;
 	i.holders = l->holders;
+	i.replicas = i.replicas_live = 1;
+	if (l->group) {
+		i.replicas = l->group->n;
+		i.ttl_ms = group_ttl_ms(l->group, &i.replicas_live, &i.holders);
+	}
 	memcpy(info, &i, size);
 	return 0;
 }
@@ -479,6 +604,8 @@ int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len)
 
 	if (!l || !buf)
 		return -EINVAL;
+	if (l->group)
+		return -EOPNOTSUPP;
 	memset(&t, 0, sizeof(t));
 	strcpy(t.host, l->host);
 	t.port = l->port;

@@ -10,10 +10,13 @@
 #include "token.h"
 
 struct rmp_client;
+struct rmpc_group;
 
 struct rmp_lease {
-	struct rmp_client *c;
-	LIST_ENTRY(rmp_lease) link; /* in c->leases */
+	struct rmp_client *c;       /* NULL for a mirrored lease's handle */
+	LIST_ENTRY(rmp_lease) link; /* in c->leases; a mirrored lease's
+				     * in its owner's list (rmpc_group_new) */
+	struct rmpc_group *group;   /* a mirrored lease: its replicas */
 	uint64_t gen;      /* c->gen of the connection that made the handle */
 	uint64_t id, secret;
 	uint64_t addr, length;
@@ -24,6 +27,37 @@ struct rmp_lease {
 	char host[RMP_TOKEN_HOST_MAX + 1]; /* server, for the token */
 	uint16_t port;
 };
+
+/* Most replicas of a mirrored lease. */
+#define RMPC_REPLICAS_MAX 3u
+
+/*
+ * A mirrored lease: one handle over replicas of the same length on
+ * different servers, each a lease handle of its own client. Reads go to
+ * the first replica not lost; writes, renewals and the free to all of
+ * them. A replica is lost when a call on it fails for another reason
+ * than its arguments: it is not used again by this handle.
+ */
+struct rmpc_group {
+	unsigned n;
+	struct rmp_lease *m[RMPC_REPLICAS_MAX];
+	bool lost[RMPC_REPLICAS_MAX];
+};
+
+LIST_HEAD(rmpc_lease_list, rmp_lease);
+
+/*
+ * rmpc_group_new -- one handle over the n lease handles m (2..
+ * RMPC_REPLICAS_MAX of them, each of a different client), which it takes
+ * over: freed with it. The handle is put on owner (NULL: none), whose
+ * keeper frees what is left on it when the clients go. 0, -EINVAL,
+ * -ENOMEM (then m stays the caller's).
+ */
+int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
+		   struct rmpc_lease_list *owner, struct rmp_lease **out);
+
+/* rmpc_group_lose -- replica i of l is lost (a call on it failed). */
+void rmpc_group_lose(struct rmp_lease *l, unsigned i);
 
 /*
  * rmpc_lease_usable -- l was made on the current connection, which works

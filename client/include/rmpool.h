@@ -396,7 +396,11 @@ struct rmp_lease_info {
 			       * minus the time since */
 	/* Since 0.3: */
 	uint32_t holders;     /* connections with a key to the lease, as
-			       * last reported (this one included) */
+			       * last reported (this one included); of a
+			       * mirrored lease: the fewest of a replica */
+	/* Since 0.6: */
+	unsigned replicas;    /* 1, or a mirrored lease's replicas ... */
+	unsigned replicas_live; /* ... and how many are not lost */
 };
 
 /*
@@ -408,8 +412,8 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info);
 /*
  * rmp_lease_token -- the printable token (server address, id, secret) of
  * l, NUL terminated, into buf. Returns its length, -ENOSPC (buf too
- * small), or -EINVAL (l or buf NULL, or a server host name a token cannot
- * carry).
+ * small), -EINVAL (l or buf NULL, or a server host name a token cannot
+ * carry), or -EOPNOTSUPP (a mirrored lease: it has no token yet).
  */
 int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
 
