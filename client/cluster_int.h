@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cluster_int.h -- the cluster handle (struct rmp_cluster) and what its
- * three files give each other: cluster.c (the public calls, a connection
- * per node), cluster_members.c (the membership read from etcd and kept
- * current by a watch), cluster_place.c (which node to try first). The
- * module sits above the public API: it reaches nodes through ordinary
- * rmp_client handles and hands out ordinary lease handles.
+ * files give each other, top first: cluster.c (open, close, the node
+ * list, attach), cluster_alloc.c (placing a lease, one or mirrored),
+ * cluster_conn.c (a connection per server), cluster_members.c (the
+ * membership read from etcd and kept current by a watch) and
+ * cluster_place.c (which node to try first). The module sits above the
+ * public API: it reaches nodes through ordinary rmp_client handles and
+ * hands out ordinary lease handles (a mirrored one through lease.h).
  */
 #ifndef RMPC_CLUSTER_INT_H
 #define RMPC_CLUSTER_INT_H
@@ -14,19 +16,29 @@
 #include <stdint.h>
 
 #include "auth.h"   /* RMP_KEY_MAX, RMP_TENANT_MAX */
+#include "lease.h"  /* mirrored leases: struct rmpc_lease_list */
 #include "member.h"
 #include "proto.h"  /* RMP_NAME_MAX */
 #include "rmpool.h"
+#include "token.h"  /* RMP_TOKEN_HOST_MAX */
 
 struct event_base;
 struct rmp_etcd;
 struct rmp_etcd_request;
-struct cl_conn; /* cluster.c */
 
 #define CL_PREFIX_MAX 128
 #define CL_ERRBUF 512
 /* Most nodes a membership holds (etcd's range reads no more at once). */
 #define CL_NODES_MAX 1024
+
+/* One connection of the cluster: to a server address and port. */
+struct cl_conn {
+	struct cl_conn *next;
+	char host[RMP_TOKEN_HOST_MAX + 1];
+	uint16_t port;
+	struct rmp_client *c;
+	bool up;   /* connected, and no call said otherwise since */
+};
 
 /* One node as this process knows it. */
 struct cl_node {
@@ -47,7 +59,9 @@ struct rmp_cluster {
 	uint8_t key[RMP_KEY_MAX];
 	char key_file[4096];
 	char err[CL_ERRBUF];             /* rmp_cluster_last_error() */
-	struct cl_conn *conns;           /* one per server address */
+	struct cl_conn *conns;           /* cluster_conn.c: per server */
+	struct rmpc_lease_list groups;   /* cluster_alloc.c: the mirrored
+					  * leases made, closed at the end */
 
 	/* cluster_members.c: etcd and the membership. */
 	struct event_base *base;         /* the etcd client's loop: run
@@ -70,6 +84,33 @@ struct cl_policy {
 	uint64_t now_ms;                 /* nodes to retry later are last */
 	uint32_t seed;                   /* orders nodes that count as equal */
 };
+
+/* cl_say -- why the call fails, for rmp_cluster_last_error(). */
+void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * cl_conn_find -- the connection to host:port, made (not connected) if
+ * new; NULL when out of memory.
+ * cl_conn_up -- k connected: at once when it is, else a (new) connect;
+ * 0 or the error of rmp_client_connect, said in cl->err.
+ * cl_conn_lost -- err from a call on a connection says it is gone (the
+ * caller marks it down: the next use connects again).
+ * cl_node_conn -- a working connection to node n, each address of its
+ * record in turn; NULL with why in cl->err, and n is tried last for a
+ * while (a second, doubling up to 30 s).
+ * cl_token_conn -- the working connection to the server of token; NULL
+ * with *err (-EINVAL: not a token; -ENOMEM; a connect's error).
+ * cl_conns_free -- free every connection (and its lease handles).
+ */
+struct cl_conn *cl_conn_find(struct rmp_cluster *cl, const char *host,
+			     uint16_t port);
+int cl_conn_up(struct rmp_cluster *cl, struct cl_conn *k);
+bool cl_conn_lost(int err);
+struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n);
+struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
+			      int *err);
+void cl_conns_free(struct rmp_cluster *cl);
 
 /*
  * cl_members_open -- a client of the etcd endpoints in url (with opts'

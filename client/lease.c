@@ -598,20 +598,38 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
 	return 0;
 }
 
-int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len)
+/* format_token -- the token of l, a lease of one server. */
+static int format_token(const struct rmp_lease *l, char *buf, size_t len)
 {
 	struct rmp_token t;
 
-	if (!l || !buf)
-		return -EINVAL;
-	if (l->group)
-		return -EOPNOTSUPP;
 	memset(&t, 0, sizeof(t));
 	strcpy(t.host, l->host);
 	t.port = l->port;
 	t.id = l->id;
 	t.secret = l->secret;
 	return rmp_token_format(&t, buf, len);
+}
+
+int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len)
+{
+	if (!l || !buf)
+		return -EINVAL;
+	if (l->group)
+		return -EOPNOTSUPP;
+	return format_token(l, buf, len);
+}
+
+int rmp_lease_replica_token(const struct rmp_lease *l, unsigned i, char *buf,
+			    size_t len)
+{
+	if (!l || !buf)
+		return -EINVAL;
+	if (!l->group)
+		return i ? -ENOENT : format_token(l, buf, len);
+	if (i >= l->group->n)
+		return -ENOENT;
+	return format_token(l->group->m[i], buf, len);
 }
 
 int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)

@@ -417,6 +417,16 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info);
  */
 int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
 
+/*
+ * rmp_lease_replica_token -- the token of replica i of a mirrored lease
+ * (of l itself for i 0 of a lease of one server): it names that
+ * replica's server. Returns its length, -ENOSPC (buf too small),
+ * -EINVAL (l or buf NULL, a host a token cannot carry) or -ENOENT (no
+ * replica i).
+ */
+int rmp_lease_replica_token(const struct rmp_lease *l, unsigned i, char *buf,
+			    size_t len);
+
 struct rmp_pool_stat {
 	size_t size;             /* sizeof(struct rmp_pool_stat), by caller */
 	uint64_t pool_bytes;
@@ -677,13 +687,19 @@ struct rmp_cluster_alloc_opts {
 	const char *prefer; /* "LABEL=VALUE": nodes with it come first */
 	const char *exclude; /* node names never to use, separated by commas
 			     * or blanks; NULL: none */
+	unsigned replicas;  /* 0 or 1: one server; 2..3: a mirrored lease */
+	const char *spread; /* a label: replicas on nodes with distinct
+			     * values of it (no label counts as one
+			     * value); NULL: on distinct nodes only */
 };
 
 void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
 
 /*
  * rmp_cluster_alloc -- lease length bytes on a node of the cluster and
- * return an ordinary lease handle (its token names that node). Nodes are
+ * return an ordinary lease handle (its token names that node); with
+ * replicas > 1, a lease on that many nodes, one handle over them (see
+ * "Mirrored leases"). Nodes are
  * tried in the order of the placement policy: those with opts->prefer
  * first, then the most free bytes (nodes within 1/16 of the most count
  * as equal and are tried in random order, so that clients with the same
@@ -696,7 +712,7 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * Errors: the error of the first node tried when none granted it
  * (rmp_cluster_last_error() lists what each node answered): those of
  * rmp_lease_alloc and rmp_client_connect; -ENOSPC when no node has room
- * (or none is registered); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and
+ * (or none is registered, or fewer than replicas nodes apart have); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and
  * -ENOMEM at once, without trying further nodes; -ECONNREFUSED,
  * -ETIMEDOUT, -EACCES, -EIO or -EPROTO when etcd cannot be read (the
  * membership is not current).
@@ -704,6 +720,31 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 		      const struct rmp_cluster_alloc_opts *opts,
 		      struct rmp_lease **out);
+
+/*
+ * Mirrored leases (rmp_cluster_alloc_opts.replicas 2..3). One handle over
+ * a lease of the same length on each of replicas nodes (distinct nodes;
+ * distinct values of the spread label when given), placed in the
+ * policy's order. rmp_write posts to every replica at once and returns
+ * when all of them have the bytes; rmp_read reads from the first replica
+ * in that order and, should it fail, from the next within the same call.
+ * A replica whose call fails for another reason than the arguments (its
+ * server gone, its connection failed past reconnecting, its lease
+ * expired) is lost: not read, written or renewed by this handle again;
+ * the calls give no error while one replica is left. rmp_lease_info
+ * says replicas and replicas_live (fewer: degraded). rmp_lease_renew,
+ * rmp_lease_free and rmp_lease_close act on every replica; rmp_flush on
+ * every live one. Not taken, -EOPNOTSUPP: atomics (an atomic on each
+ * replica is no atomic of the whole: two clients' CAS could win on
+ * different replicas), the asynchronous calls (rmp_post_*), and
+ * rmp_lease_token (no token names a mirrored lease yet). What a reader
+ * may see: a write in flight may be on one replica and not yet on
+ * another, so a read concurrent with it may return old or new bytes
+ * (per replica, as for a single lease); once rmp_write returned, every
+ * live replica has the bytes, and a read (from any of them) returns
+ * them. A replica lost during a write may or may not have it, and is
+ * not read again.
+ */
 
 /*
  * rmp_cluster_attach -- attach the lease of token through the cluster's

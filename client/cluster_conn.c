@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster_conn.c -- the cluster's connections: one per server address
+ * and port, made on demand with the cluster's client options and kept
+ * for the cluster's life (the lease handles made through them live as
+ * long); a node's, tried address by address, with a backoff for nodes
+ * that cannot be reached; a token's.
+ */
+#include "cluster_int.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "token.h"
+#include "util.h"
+
+/* Backoff of a node we could not connect to: first, longest. */
+#define RETRY_FIRST_MS 1000u
+#define RETRY_MAX_MS 30000u
+
+void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cl->err, sizeof(cl->err), fmt, ap);
+	va_end(ap);
+}
+
+struct cl_conn *cl_conn_find(struct rmp_cluster *cl, const char *host,
+				 uint16_t port)
+{
+	struct cl_conn *k;
+
+	for (k = cl->conns; k; k = k->next)
+		if (k->port == port && !strcmp(k->host, host))
+			return k;
+	k = calloc(1, sizeof(*k));
+	if (!k || rmp_strlcpy(k->host, host, sizeof(k->host)) ||
+	    rmp_client_new(&k->c, &cl->copts)) {
+		free(k);
+		return NULL;
+	}
+	k->port = port;
+	k->next = cl->conns;
+	cl->conns = k;
+	return k;
+}
+
+int cl_conn_up(struct rmp_cluster *cl, struct cl_conn *k)
+{
+	int ret;
+
+	if (k->up)
+		return 0;
+	rmp_client_close(k->c);
+	ret = rmp_client_connect(k->c, k->host, k->port);
+	if (ret) {
+		cl_say(cl, "%s port %u: %s (%s)", k->host, k->port,
+		    rmp_strerror(ret), rmp_client_last_error(k->c));
+		return ret;
+	}
+	k->up = true;
+	return 0;
+}
+
+bool cl_conn_lost(int err)
+{
+	return err == -ENOTCONN || err == -EIO || err == -ETIMEDOUT ||
+	       err == -EKEYREVOKED;
+}
+
+struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n)
+{
+	for (unsigned i = 0; i < n->m.naddrs; i++) {
+		struct cl_conn *k = cl_conn_find(cl, n->m.addrs[i], n->m.port);
+
+		if (!k) {
+			cl_say(cl, "out of memory");
+			return NULL;
+		}
+		if (!cl_conn_up(cl, k)) {
+			n->backoff_ms = 0;
+			return k;
+		}
+	}
+	n->backoff_ms = n->backoff_ms ? RMP_MIN(2 * n->backoff_ms,
+						 RETRY_MAX_MS) : RETRY_FIRST_MS;
+	n->retry_at_ms = rmp_now_ms() + n->backoff_ms;
+	return NULL;
+}
+
+struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
+				  int *err)
+{
+	struct rmp_token t;
+	struct cl_conn *k;
+
+	if (rmp_token_parse(token, &t)) {
+		cl_say(cl, "not a lease token");
+		*err = -EINVAL;
+		return NULL;
+	}
+	k = cl_conn_find(cl, t.host, t.port);
+	if (!k) {
+		cl_say(cl, "out of memory");
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = cl_conn_up(cl, k);
+	return *err ? NULL : k;
+}
+
+void cl_conns_free(struct rmp_cluster *cl)
+{
+	struct cl_conn *k;
+
+	while ((k = cl->conns)) {
+		cl->conns = k->next;
+		rmp_client_free(k->c);
+		free(k);
+	}
+}
