@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster_client.c -- rmp-cluster: librmpool's cluster calls driven the
+ * way the cluster tests need, one scenario per subcommand.
+ *
+ *   rmp-cluster spread URL COUNT SIZE
+ *       COUNT single-replica leases of SIZE through one cluster handle;
+ *       prints "node NAME COUNT" for every node that got one, then frees
+ *       them.
+ *   rmp-cluster mirror URL SIZE LABEL
+ *       a lease of two replicas on distinct values of LABEL, written with
+ *       a pattern and read back; prints "replica I TOKEN" for each, then
+ *       "ready", then reads 4 KiB every millisecond (checking every byte)
+ *       until a line or the end of standard input; then writes a new
+ *       pattern, reads it back and prints "reads N errors E mismatches M
+ *       live L" before freeing the lease.
+ *
+ * The tenant and key come from RMPOOL_TENANT and RMPOOL_KEY_FILE, as for
+ * the rmpool command. Exit 0 when every call a scenario expects to work
+ * did; 1 with a message otherwise (the counts of mirror are judged by
+ * the test that reads them).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rmpool.h"
+
+static struct rmp_cluster *cl;
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "rmp-cluster: FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (%s)\n", rmp_cluster_last_error(cl));
+	exit(1);
+}
+
+/* pattern -- byte off of the pattern of seed. */
+static uint8_t pattern(uint32_t seed, uint64_t off)
+{
+	uint64_t x = (off + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+
+	return (uint8_t)(x >> 29);
+}
+
+static void open_cluster(const char *url)
+{
+	struct rmp_cluster_opts co;
+	struct rmp_client_opts o;
+	const char *tenant = getenv("RMPOOL_TENANT");
+	int err;
+
+	rmp_client_opts_init(&o);
+	if (tenant && *tenant) {
+		o.tenant = tenant;
+		o.key_file = getenv("RMPOOL_KEY_FILE");
+	}
+	rmp_cluster_opts_init(&co);
+	co.client = &o;
+	err = rmp_cluster_open(&cl, url, &co);
+	if (err)
+		fail("rmp_cluster_open: %s", rmp_strerror(err));
+}
+
+static uint64_t number(const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 0);
+
+	if (*end == 'K')
+		v <<= 10;
+	else if (*end == 'M')
+		v <<= 20;
+	return v;
+}
+
+/* node_of -- the name of the node whose address and port the token of
+ * l names (the host and port as the membership lists them). */
+static const char *node_of(struct rmp_lease *l, unsigned replica)
+{
+	static struct rmp_node_info nodes[16];
+	char token[RMP_TOKEN_MAXLEN], where[80];
+	int n, err = rmp_lease_replica_token(l, replica, token,
+					     sizeof(token));
+
+	if (err < 0)
+		fail("rmp_lease_replica_token: %s", rmp_strerror(err));
+	for (int i = 0; i < 16; i++)
+		nodes[i].size = sizeof(nodes[i]);
+	n = rmp_cluster_nodes(cl, nodes, 16);
+	if (n < 0)
+		fail("rmp_cluster_nodes: %s", rmp_strerror(n));
+	for (int i = 0; i < n && i < 16; i++) {
+		snprintf(where, sizeof(where), "rmp://%s:%u/", nodes[i].addr,
+			 nodes[i].port);
+		if (!strncmp(token, where, strlen(where)))
+			return nodes[i].node;
+	}
+	return "?";
+}
+
+static int spread(int argc, char **argv)
+{
+	uint64_t count, size;
+	struct rmp_lease **ls;
+	struct seen { char node[64]; unsigned n; } seen[16];
+	unsigned nseen = 0;
+
+	if (argc != 3)
+		fail("usage: spread URL COUNT SIZE");
+	open_cluster(argv[0]);
+	count = number(argv[1]);
+	size = number(argv[2]);
+	ls = calloc(count, sizeof(*ls));
+	for (uint64_t i = 0; ls && i < count; i++) {
+		int err = rmp_cluster_alloc(cl, size, NULL, &ls[i]);
+		const char *node;
+		unsigned k;
+
+		if (err)
+			fail("alloc %" PRIu64 ": %s", i, rmp_strerror(err));
+		node = node_of(ls[i], 0);
+		for (k = 0; k < nseen && strcmp(seen[k].node, node); k++)
+			;
+		if (k == nseen && nseen < 16) {
+			snprintf(seen[k].node, sizeof(seen[k].node), "%s", node);
+			seen[nseen++].n = 0;
+		}
+		if (k < nseen)
+			seen[k].n++;
+	}
+	for (unsigned k = 0; k < nseen; k++)
+		printf("node %s %u\n", seen[k].node, seen[k].n);
+	for (uint64_t i = 0; ls && i < count; i++)
+		if (rmp_lease_free(ls[i]))
+			fail("free %" PRIu64, i);
+	free(ls);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
+/* check -- read [off, off+len) of l and compare with seed's pattern;
+ * the read's result (0 or an error), *bad the bytes that differ. */
+static int check(struct rmp_lease *l, uint32_t seed, uint64_t off,
+		 uint8_t *buf, size_t len, uint64_t *bad)
+{
+	int err = rmp_read(l, off, buf, len);
+
+	for (size_t i = 0; !err && i < len; i++)
+		*bad += buf[i] != pattern(seed, off + i);
+	return err;
+}
+
+static void fill(struct rmp_lease *l, uint32_t seed, uint8_t *buf,
+		 uint64_t size)
+{
+	int err;
+
+	for (uint64_t i = 0; i < size; i++)
+		buf[i] = pattern(seed, i);
+	err = rmp_write(l, 0, buf, size);
+	if (err)
+		fail("write: %s", rmp_strerror(err));
+}
+
+/* until_told -- the read loop of mirror, until stdin has a line or ends. */
+static void until_told(struct rmp_lease *l, uint64_t size, uint8_t *buf,
+		       uint64_t *reads, uint64_t *errors, uint64_t *bad)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+	for (uint64_t i = 0; poll(&p, 1, 1) == 0; i++) {
+		uint64_t off = (i * 4096 * 7) % (size - 4096);
+
+		(*reads)++;
+		if (check(l, 7, off, buf, 4096, bad))
+			(*errors)++;
+	}
+}
+
+static int mirror(int argc, char **argv)
+{
+	struct rmp_cluster_alloc_opts ao;
+	struct rmp_lease_info info = { .size = sizeof(info) };
+	struct rmp_lease *l;
+	uint64_t size, reads = 0, errors = 0, bad = 0;
+	char token[RMP_TOKEN_MAXLEN];
+	uint8_t *buf;
+	int err;
+
+	if (argc != 3)
+		fail("usage: mirror URL SIZE LABEL");
+	open_cluster(argv[0]);
+	size = number(argv[1]);
+	buf = malloc(size);
+	rmp_cluster_alloc_opts_init(&ao);
+	ao.replicas = 2;
+	ao.spread = argv[2];
+	ao.ttl_s = 300;
+	err = rmp_cluster_alloc(cl, size, &ao, &l);
+	if (err || !buf)
+		fail("mirrored alloc: %s", rmp_strerror(err));
+	for (unsigned i = 0; rmp_lease_replica_token(l, i, token,
+						     sizeof(token)) > 0; i++)
+		printf("replica %u %s %s\n", i, node_of(l, i), token);
+	fill(l, 7, buf, size);
+	if (check(l, 7, 0, buf, size, &bad) || bad)
+		fail("read back: %" PRIu64 " bytes differ", bad);
+	printf("ready\n");
+	fflush(stdout);
+	until_told(l, size, buf, &reads, &errors, &bad);
+	/* what a write does with a replica lost: the survivors take it */
+	fill(l, 9, buf, size);
+	if (check(l, 9, 0, buf, size, &bad))
+		errors++;
+	if (rmp_lease_info(l, &info))
+		fail("rmp_lease_info");
+	printf("reads %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
+	       " live %u of %u\n", reads, errors, bad, info.replicas_live,
+	       info.replicas);
+	fflush(stdout);
+	err = rmp_lease_free(l);
+	if (err)
+		fprintf(stderr, "rmp-cluster: free: %s\n", rmp_strerror(err));
+	free(buf);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	if (argc < 2)
+		fail("usage: rmp-cluster spread|mirror ARGS...");
+	if (!strcmp(argv[1], "spread"))
+		rc = spread(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "mirror"))
+		rc = mirror(argc - 2, argv + 2);
+	else
+		fail("unknown scenario %s", argv[1]);
+	return rc;
+}
