@@ -70,6 +70,7 @@ struct rmp_cluster {
 	struct rmp_etcd_request *watch;  /* NULL: not watching */
 	bool synced;     /* read, and watched without a break since */
 	int64_t revision;                /* the last one applied */
+	uint64_t watch_msgs;             /* the watch's messages so far */
 	struct cl_node *nodes;
 	unsigned nnodes;
 	char etcd_err[256];              /* why etcd failed last */

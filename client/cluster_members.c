@@ -21,7 +21,10 @@
 #include "etcd.h"
 #include "util.h"
 
-/* One request's answer, waited for by wait_reply. */
+/* Most turns of the loop one call gives the watch's news. */
+#define PUMP_TURNS_MAX 64
+
+/* One request's answer, waited for by sync_members. */
 struct reply_wait {
 	struct rmp_cluster *cl;
 	bool done;
@@ -105,6 +108,7 @@ static void on_watch(const struct rmp_etcd_reply *r, void *arg)
 {
 	struct rmp_cluster *cl = arg;
 
+	cl->watch_msgs++;
 	if (r->err) { /* the watch is over and freed */
 		cl->watch = NULL;
 		cl->synced = false;
@@ -172,8 +176,16 @@ static int sync_members(struct rmp_cluster *cl)
 
 int cl_members_current(struct rmp_cluster *cl)
 {
-	/* what arrived since the last call, without waiting */
-	event_base_loop(cl->base, EVLOOP_NONBLOCK);
+	uint64_t seen;
+	unsigned turns = 0;
+
+	/* what arrived since the last call, without waiting: a turn of the
+	 * loop reads what one read gives (16 KiB, some twenty records), so
+	 * turn it again while it brings news */
+	do {
+		seen = cl->watch_msgs;
+		event_base_loop(cl->base, EVLOOP_NONBLOCK);
+	} while (cl->watch_msgs != seen && ++turns < PUMP_TURNS_MAX);
 	return cl->synced ? 0 : sync_members(cl);
 }
 
