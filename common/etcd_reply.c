@@ -254,13 +254,17 @@ static int read_watch(json_object *o, size_t len, struct rmp_etcd_reply *r)
 		return fail(r, -EPROTO, "etcd: compact_revision is not a "
 			    "number");
 	if (r->canceled) {
-		const char *why = "";
+		char why[121] = "";
 
+		/* a printable copy only: it goes to the log */
 		if (json_object_object_get_ex(o, "cancel_reason", &v) && v &&
 		    json_object_is_type(v, json_type_string))
-			why = json_object_get_string(v);
+			snprintf(why, sizeof(why), "%s", json_object_get_string(v));
+		for (size_t i = 0; why[i]; i++)
+			if ((unsigned char)why[i] < 0x20 || why[i] == 0x7f)
+				why[i] = '?';
 		return fail(r, r->compact_revision > 0 ? -ESTALE : -EIO,
-			    "etcd: the watch was canceled%s%.120s",
+			    "etcd: the watch was canceled%s%s",
 			    why[0] ? ": " : "", why);
 	}
 	return read_kvs(o, "events", len, r);
