@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
 # lib-admin.sh -- helpers of the admin socket tests; source after lib.sh
-# and rmp_init (the daemon's admin socket is lib.sh's $RMP_TMP/admin.sock).
+# and rmp_init (the daemon's admin socket is lib.sh's $RMP_ADMIN_SOCK, of
+# the daemon daemon_select chose).
 
 RMPOOLCTL=$RMP_BUILD_ROOT/daemon/rmpoolctl
 
-# admin_sock -- the path of this test's admin socket.
+# admin_sock -- the path of this test's (selected daemon's) admin socket.
 admin_sock() {
-	echo "$RMP_TMP/admin.sock"
+	echo "$RMP_ADMIN_SOCK"
 }
 
 # ctl ARGS... -- rmpoolctl against this test's daemon.

@@ -6,6 +6,10 @@
 # clients, and ends with daemon_stop (which fails the test if the daemon
 # did not exit 0 or a sanitizer reported anything) and rmp_pass.
 #
+# A test may run more daemons (lib-cluster.sh runs three): daemon_add
+# sets up another, daemon_select makes it the one the helpers below
+# act on.
+#
 # Environment (meson sets the first two; run-in-vm.sh the others):
 #   RMP_BUILD_ROOT  the build directory holding daemon/, client/, tests/
 #   RMP_FAILSHIM    the LD_PRELOAD fault shim (tests/rdma/failshim.c)
@@ -23,7 +27,7 @@ set -u
 RMP_FAILURES=()
 
 rmp_fail() {
-	local f
+	local f d
 	echo "FAIL: $*" >&2
 	if [ "${#RMP_FAILURES[@]}" -ne 0 ]; then
 		echo "earlier failed checks:" >&2
@@ -35,10 +39,16 @@ rmp_fail() {
 		echo "---- ${f##*/} ----" >&2
 		cat "$f" >&2
 	done
-	if [ -n "${RMP_DLOG:-}" ] && [ -f "$RMP_DLOG" ]; then
-		echo "---- rmpoold log ----" >&2
-		tail -n 60 "$RMP_DLOG" >&2
-	fi
+	for d in $(printf '%s\n' "${!RMP_D_DIR[@]}" | sort -n); do
+		f=${RMP_D_DIR[$d]}/rmpoold.log
+		[ -f "$f" ] || continue
+		if [ "${#RMP_D_DIR[@]}" -eq 1 ]; then
+			echo "---- rmpoold log ----" >&2
+		else
+			echo "---- rmpoold $d log ----" >&2
+		fi
+		tail -n 60 "$f" >&2
+	done
 	exit 1
 }
 
@@ -78,36 +88,65 @@ rmp_init() {
 	RMPOOL=$RMP_BUILD_ROOT/client/rmpool
 	RMP_TESTBIN=$RMP_BUILD_ROOT/tests/rdma/rmp-test
 	RMP_RAW=$RMP_BUILD_ROOT/tests/rdma/rmp-raw
-	RMP_SERVER=$RMP_TEST_ADDR:$RMP_PORT
 	RMP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/rmp-$RMP_NAME.XXXXXX")
-	RMP_CONF=$RMP_TMP/rmpoold.conf
-	RMP_DLOG=$RMP_TMP/rmpoold.log
-	RMP_DPID=
 	RMP_DRC=
 	RMP_DAEMON_ENV=()
 	trap rmp_cleanup EXIT
 	# Every client of the tests is tenant "test" (RMPOOL_TENANT and
 	# RMPOOL_KEY_FILE: read by rmpool, rmp-test, rmp-raw, rmpool-bench)
 	# with a fresh key; all connect from one address, so no per-address
-	# limit unless a test sets one. A small pool by default: tests run
-	# side by side in one VM, each with its own admin socket
-	# ($RMP_TMP/admin.sock) and metrics port (PORT + 1000).
+	# limit unless a test sets one.
 	RMP_KEY=$RMP_TMP/test.key
 	rmp_keygen "$RMP_KEY"
 	export RMPOOL_TENANT=test RMPOOL_KEY_FILE=$RMP_KEY
-	cat >"$RMP_CONF" <<CONF
+	RMP_D=
+	daemon_add 1 "$RMP_PORT" "$RMP_TMP"
+	daemon_select 1
+}
+
+# The daemons of a test, by number: the test's own is 1 (rmp_init), more
+# come from daemon_add. Each has its port, its directory (config
+# rmpoold.conf, log rmpoold.log, admin socket admin.sock) and its pid.
+declare -A RMP_D_PORT=() RMP_D_DIR=() RMP_D_PID=()
+
+# daemon_add N PORT [DIR] -- daemon N listens on PORT, keeps its files
+# in DIR (default $RMP_TMP/dN) and gets the default config. A small pool
+# by default: tests run side by side in one VM, each daemon with its own
+# admin socket and metrics port (PORT + 1000).
+daemon_add() {
+	local dir=${3:-$RMP_TMP/d$1}
+	mkdir -p "$dir"
+	RMP_D_PORT[$1]=$2
+	RMP_D_DIR[$1]=$dir
+	RMP_D_PID[$1]=
+	cat >"$dir/rmpoold.conf" <<CONF
 [tenant.test]
 key_file = $RMP_KEY
 [server]
 listen = $RMP_TEST_ADDR
-port = $RMP_PORT
+port = $2
 log_level = debug
 connections_per_address = 0
-admin_socket = $RMP_TMP/admin.sock
-metrics_listen = 127.0.0.1:$((RMP_PORT + 1000))
+admin_socket = $dir/admin.sock
+metrics_listen = 127.0.0.1:$(($2 + 1000))
 [pool]
 size = 16M
 CONF
+}
+
+# daemon_select N -- daemon N is the one RMP_PORT, RMP_SERVER, RMP_CONF,
+# RMP_DLOG, RMP_ADMIN_SOCK, RMP_DPID and every helper below (and ctl of
+# lib-admin.sh) mean; the pid of the one selected before is kept.
+daemon_select() {
+	[ -n "${RMP_D_DIR[$1]:-}" ] || rmp_fail "no daemon $1 (daemon_add)"
+	[ -n "$RMP_D" ] && RMP_D_PID[$RMP_D]=$RMP_DPID
+	RMP_D=$1
+	RMP_PORT=${RMP_D_PORT[$1]}
+	RMP_SERVER=$RMP_TEST_ADDR:$RMP_PORT
+	RMP_CONF=${RMP_D_DIR[$1]}/rmpoold.conf
+	RMP_DLOG=${RMP_D_DIR[$1]}/rmpoold.log
+	RMP_ADMIN_SOCK=${RMP_D_DIR[$1]}/admin.sock
+	RMP_DPID=${RMP_D_PID[$1]}
 }
 
 # py_start -- start this test's Python server (pyserve.py): after it,
@@ -294,10 +333,12 @@ rmp_cleanup() {
 	raw_bg_close_all
 	jobs=$(jobs -p)
 	[ -n "$jobs" ] && kill -KILL $jobs 2>/dev/null
-	if [ -n "${RMP_DPID:-}" ]; then
-		kill -KILL "$RMP_DPID" 2>/dev/null
-		wait "$RMP_DPID" 2>/dev/null
-	fi
+	[ -n "${RMP_D:-}" ] && RMP_D_PID[$RMP_D]=${RMP_DPID:-}
+	for a in "${RMP_D_PID[@]}"; do
+		[ -n "$a" ] || continue
+		kill -KILL "$a" 2>/dev/null
+		wait "$a" 2>/dev/null
+	done
 	# Last, so that the next test finds the netdev as it was.
 	for a in "${RMP_ADDED_ADDRS[@]}"; do
 		ip addr del "$a" dev "$RMP_ADDR_DEV" 2>/dev/null || true
@@ -378,18 +419,29 @@ daemon_preload() {
 # daemon_start -- start rmpoold (with RMP_DAEMON_ENV) and wait until it
 # listens (RMP_START_TIMEOUT seconds, default 30).
 daemon_start() {
-	local secs=${RMP_START_TIMEOUT:-30}
+	daemon_spawn
+	daemon_listening
+}
+
+# daemon_spawn -- start rmpoold, not waiting (several start side by side).
+daemon_spawn() {
 	(
 		raw_bg_close_all
 		exec env "${RMP_DAEMON_ENV[@]}" "$RMPOOLD" -c "$RMP_CONF"
 	) >"$RMP_DLOG" 2>&1 &
 	RMP_DPID=$!
+}
+
+# daemon_listening -- the rest of daemon_start: wait until it listens.
+daemon_listening() {
+	local secs=${RMP_START_TIMEOUT:-30}
 	for _ in $(seq 1 $((secs * 10))); do
 		grep -q "listening on" "$RMP_DLOG" && return 0
-		pid_running "$RMP_DPID" || rmp_fail "rmpoold exited during start"
+		pid_running "$RMP_DPID" ||
+			rmp_fail "rmpoold $RMP_D exited during start"
 		sleep 0.1
 	done
-	rmp_fail "rmpoold did not start listening in $secs s"
+	rmp_fail "rmpoold $RMP_D did not start listening in $secs s"
 }
 
 # daemon_wait_exit SECONDS -- wait for the daemon (already told to stop)
@@ -410,18 +462,25 @@ daemon_wait_exit() {
 # daemon_check_log -- no sanitizer report in the daemon log.
 daemon_check_log() {
 	if grep -qE "Sanitizer|runtime error:" "$RMP_DLOG"; then
-		rmp_fail "sanitizer report in the daemon log"
+		rmp_fail "sanitizer report in the log of rmpoold $RMP_D"
 	fi
 }
 
 # daemon_stop -- SIGTERM; the daemon must exit 0 (within
 # RMP_STOP_TIMEOUT seconds, default 60) with a clean log.
 daemon_stop() {
+	kill -TERM "$RMP_DPID" || rmp_fail "rmpoold $RMP_D is not running"
+	daemon_stopped
+}
+
+# daemon_stopped -- the rest of daemon_stop, for a daemon already sent
+# SIGTERM (several stop side by side).
+daemon_stopped() {
 	local secs=${RMP_STOP_TIMEOUT:-60}
-	kill -TERM "$RMP_DPID" || rmp_fail "rmpoold is not running"
 	daemon_wait_exit "$secs" ||
-		rmp_fail "rmpoold still runs $secs s after SIGTERM"
-	[ "$RMP_DRC" -eq 0 ] || rmp_fail "rmpoold exited with status $RMP_DRC"
+		rmp_fail "rmpoold $RMP_D still runs $secs s after SIGTERM"
+	[ "$RMP_DRC" -eq 0 ] ||
+		rmp_fail "rmpoold $RMP_D exited with status $RMP_DRC"
 	daemon_check_log
 }
 

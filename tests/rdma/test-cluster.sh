@@ -9,32 +9,14 @@
 # metrics say registered, the node record in etcd holds the listen
 # address, port, device and labels; a lease of half the pool rewrites
 # the record's free bytes within two seconds; SIGTERM removes the key at
-# once (the lease is revoked), not a ttl later. etcd is killed at the end.
+# once (the lease is revoked), not a ttl later. etcd stops at the end.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-admin.sh"
+source "$(dirname "$0")/lib-cluster.sh"
 rmp_init cluster "$1"
 py_start
-if ! command -v etcd >/dev/null || ! command -v etcdctl >/dev/null; then
-	echo "etcd and etcdctl are not installed (tests/setup.sh)" >&2
-	exit 77
-fi
-EURL=http://127.0.0.1:$((RMP_PORT + 2000))
-PURL=http://127.0.0.1:$((RMP_PORT + 3000))
+etcd_start
 KEY=/rmpool/nodes/rdma-n1
-export ETCDCTL_API=3
-
-etcd --data-dir "$RMP_TMP/etcd" --listen-client-urls "$EURL" \
-	--advertise-client-urls "$EURL" --listen-peer-urls "$PURL" \
-	--initial-advertise-peer-urls "$PURL" \
-	--initial-cluster "default=$PURL" --log-level warn \
-	>"$RMP_TMP/etcd.log" 2>&1 &
-ETCD_PID=$!
-trap 'kill -KILL $ETCD_PID 2>/dev/null; rmp_cleanup' EXIT
-for _ in $(seq 1 300); do
-	etcdctl --endpoints="$EURL" endpoint health >/dev/null 2>&1 && break
-	sleep 0.1
-done
-etcdctl --endpoints="$EURL" endpoint health || rmp_fail "etcd did not start"
 
 rmp_conf cluster etcd "$EURL"
 rmp_conf cluster node rdma-n1
@@ -62,7 +44,7 @@ expect_eq "cluster node" "$(status_cluster "['node']")" rdma-n1
 ctl status | grep -E '^cluster +node rdma-n1: registered' ||
 	fail_later "rmpoolctl status has no cluster line"
 
-rec=$(etcdctl --endpoints="$EURL" get "$KEY" --print-value-only)
+rec=$(etcd_get "$KEY")
 echo "record: $rec"
 expect_eq "record node" "$(jget "d['node']" <<<"$rec")" rdma-n1
 expect_eq "record address" "$(jget "d['addresses'][0]" <<<"$rec")" \
@@ -84,7 +66,7 @@ grep -E '^rmpool_cluster_info\{node="rdma-n1",state="registered"\} 1$' \
 tok=$(rmpool alloc 8M --ttl 60) || rmp_fail "alloc failed"
 free1=$free0
 for _ in $(seq 1 30); do
-	rec=$(etcdctl --endpoints="$EURL" get "$KEY" --print-value-only)
+	rec=$(etcd_get "$KEY")
 	free1=$(jget "d['free_bytes']" <<<"$rec")
 	[ "$free1" != "$free0" ] && break
 	sleep 0.1
@@ -95,8 +77,9 @@ rmpool free "$tok" || fail_later "free failed"
 
 # SIGTERM: the key is gone when the daemon has exited, not a ttl later.
 daemon_stop
-left=$(etcdctl --endpoints="$EURL" get "$KEY" --print-value-only)
+left=$(etcd_get "$KEY")
 [ -z "$left" ] || fail_later "the key is still in etcd after the stop"
 daemon_log_has 'cluster: left \(lease' ||
 	fail_later "the daemon did not say it left the cluster"
+etcd_stop
 rmp_done
