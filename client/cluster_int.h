@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "auth.h"   /* RMP_KEY_MAX, RMP_TENANT_MAX */
+#include "etcd_reply.h" /* RMP_ETCD_KVS_MAX */
 #include "lease.h"  /* mirrored leases: struct rmpc_lease_list */
 #include "member.h"
 #include "proto.h"  /* RMP_NAME_MAX */
@@ -29,7 +30,7 @@ struct rmp_etcd_request;
 #define CL_PREFIX_MAX 128
 #define CL_ERRBUF 512
 /* Most nodes a membership holds (etcd's range reads no more at once). */
-#define CL_NODES_MAX 1024
+#define CL_NODES_MAX RMP_ETCD_KVS_MAX
 
 /* One connection of the cluster: to a server address and port. */
 struct cl_conn {

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * etcd.c -- requests to etcd's v3 JSON gateway over evhttp: the body of
- * each request, one connection per attempt with its own timeout, the
- * move to the next endpoint, the auth token. What comes back is read by
- * etcd_reply.c.
+ * etcd.c -- requests to etcd's v3 JSON gateway over evhttp: one
+ * connection per attempt with its own deadline, the move to the next
+ * endpoint, the auth token, a watch's stream. The requests' bodies are
+ * etcd_requests.c's; what comes back is read by etcd_reply.c.
  */
 #include "etcd.h"
+#include "etcd_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -25,8 +26,10 @@
 #include "parse.h"
 #include "util.h"
 
-/* Longest key a request takes (etcd's own limit is far larger). */
-#define KEY_MAX 512
+/* What an answer's headers may take; its body but a range's (etcd's
+ * are some hundred bytes, a node record one KiB). */
+#define HEADERS_MAX 16384
+#define BODY_SMALL_MAX 65536
 
 /* One request, from its first attempt to its callback. */
 struct rmp_etcd_request {
@@ -44,10 +47,13 @@ struct rmp_etcd_request {
 	struct evhttp_connection *conn; /* of the attempt in flight */
 	enum evhttp_request_error why; /* what evhttp said of a failure */
 	bool failed;               /* evhttp called the error callback */
-	/* A watch: its HTTP request while in flight (evhttp frees it after
-	 * calling back), the bytes of a message not complete yet, whether
-	 * etcd created it, and whether its callback runs now and was
-	 * asked to stop meanwhile (rmp_etcd_watch_cancel from within). */
+	/* The attempt's deadline: evhttp's own timeout is one of silence,
+	 * which a byte now and then defers for good. */
+	struct event *deadline;
+	/* Its HTTP request while in flight (evhttp frees it after calling
+	 * back). A watch's: the bytes of a message not complete yet,
+	 * whether etcd created it, and whether its callback runs now and
+	 * was asked to stop meanwhile (rmp_etcd_watch_cancel from within). */
 	struct evhttp_request *http;
 	struct evbuffer *pending;
 	bool created, in_cb, cancel;
@@ -61,7 +67,7 @@ struct rmp_etcd {
 	unsigned neps, current;    /* where the next request starts */
 	struct timeval timeout;
 	char *user, *password;
-	char token[256];           /* "" until authenticated */
+	char token[RMP_ETCD_TOKEN_MAX]; /* "" until authenticated */
 	TAILQ_HEAD(, rmp_etcd_request) live;
 	/* connections done with, freed on the loop's next turn: evhttp
 	 * still uses one when its request's callback returns */
@@ -102,11 +108,15 @@ static void retire(struct rmp_etcd_request *rq)
 	struct rmp_etcd *e = rq->e;
 	static const struct timeval now = { 0, 0 };
 
+	if (rq->deadline)
+		evtimer_del(rq->deadline);
 	if (!rq->conn)
 		return;
-	if (e->ndead == sizeof(e->dead) / sizeof(e->dead[0]))
-		evhttp_connection_free(e->dead[--e->ndead]); /* the oldest
-							  * is long done */
+	if (e->ndead == RMP_ARRAY_SIZE(e->dead)) {
+		/* the oldest is long done */
+		evhttp_connection_free(e->dead[0]);
+		memmove(e->dead, e->dead + 1, --e->ndead * sizeof(e->dead[0]));
+	}
 	e->dead[e->ndead++] = rq->conn;
 	rq->conn = NULL;
 	event_add(e->reap_ev, &now);
@@ -114,6 +124,8 @@ static void retire(struct rmp_etcd_request *rq)
 
 static void free_request(struct rmp_etcd_request *rq)
 {
+	if (rq->deadline)
+		event_free(rq->deadline);
 	if (rq->pending)
 		evbuffer_free(rq->pending);
 	if (rq->body) {
@@ -205,14 +217,46 @@ static void transport_error(struct rmp_etcd_request *rq)
 	struct rmp_etcd_endpoint *ep = &rq->e->eps[rq->ep];
 	char text[RMP_ETCD_HOST_LEN + 300], tls[200] = "";
 	bool timeout = rq->failed && rq->why == EVREQ_HTTP_TIMEOUT;
+	bool too_long = rq->failed && rq->why == EVREQ_HTTP_DATA_TOO_LONG;
 
 	if (ep->tls && rq->conn)
 		rmp_etcd_tls_error(evhttp_connection_get_bufferevent(rq->conn),
 				   tls, sizeof(tls));
 	snprintf(text, sizeof(text), "%s:%u: %s", ep->host, ep->port,
 		 tls[0] ? tls : timeout ? "no answer in time" :
+		 too_long ? "an answer too long (headers or body)" :
 		 "cannot connect, or the connection broke");
-	next_endpoint(rq, timeout ? -ETIMEDOUT : -ECONNREFUSED, text);
+	next_endpoint(rq, timeout ? -ETIMEDOUT : too_long ? -EPROTO :
+		      -ECONNREFUSED, text);
+}
+
+/* auth_stale -- r says our token is no good any more: expired or
+ * invalid (gRPC 16), or issued before a change of users or roles (3,
+ * "revision of auth store is old"; etcd's own client asks anew too). */
+static bool auth_stale(const struct rmp_etcd_reply *r)
+{
+	return r->code == 16 ||
+	       (r->code == 3 && (strstr(r->error, "auth store is old") ||
+				 strstr(r->error, "user name is empty")));
+}
+
+/* attempt_late -- rq's attempt is over its time: cancel it (evhttp
+ * calls the error callback, not the answer's) and try the next. */
+static void attempt_late(evutil_socket_t fd, short what, void *arg)
+{
+	struct rmp_etcd_request *rq = arg;
+	struct rmp_etcd_endpoint *ep = &rq->e->eps[rq->ep];
+	struct evhttp_request *h = rq->http;
+	char text[RMP_ETCD_HOST_LEN + 64];
+
+	(void)fd;
+	(void)what;
+	rq->http = NULL;
+	if (h)
+		evhttp_cancel_request(h);
+	snprintf(text, sizeof(text), "%s:%u: no answer in time", ep->host,
+		 ep->port);
+	next_endpoint(rq, -ETIMEDOUT, text);
 }
 
 static void on_answer(struct evhttp_request *req, void *arg)
@@ -225,6 +269,7 @@ static void on_answer(struct evhttp_request *req, void *arg)
 	const char *body;
 	size_t len;
 
+	rq->http = NULL; /* evhttp frees it when this returns */
 	if (rq->op == RMP_ETCD_WATCH) {
 		watch_answer(rq, req, status);
 		return;
@@ -241,7 +286,7 @@ static void on_answer(struct evhttp_request *req, void *arg)
 		snprintf(r.endpoint, sizeof(r.endpoint), "%s:%u: %s",
 			 e->eps[rq->ep].host, e->eps[rq->ep].port, r.error);
 		next_endpoint(rq, -ECONNREFUSED, r.endpoint);
-	} else if (r.code == 16 && !rq->waiting && e->user && !rq->authed) {
+	} else if (auth_stale(&r) && !rq->waiting && e->user && !rq->authed) {
 		/* the token expired: a new one, then this again */
 		rq->authed = true;
 		e->token[0] = '\0';
@@ -324,7 +369,12 @@ static bool send_attempt(struct rmp_etcd_request *rq)
 		return false;
 	evhttp_connection_set_timeout_tv(rq->conn, &e->timeout);
 	evhttp_connection_set_retries(rq->conn, 0);
-	evhttp_connection_set_max_body_size(rq->conn, RMP_ETCD_BODY_MAX);
+	/* what an answer may cost: its headers, and its body (a watch's
+	 * is endless: watch_chunk bounds each message) */
+	evhttp_connection_set_max_headers_size(rq->conn, HEADERS_MAX);
+	evhttp_connection_set_max_body_size(rq->conn,
+		rq->op == RMP_ETCD_WATCH ? EV_SIZE_MAX :
+		rq->op == RMP_ETCD_RANGE ? RMP_ETCD_BODY_MAX : BODY_SMALL_MAX);
 	req = evhttp_request_new(on_answer, rq);
 	if (!req)
 		return false;
@@ -347,13 +397,24 @@ static bool send_attempt(struct rmp_etcd_request *rq)
 	evhttp_add_header(h, "Connection", "close");
 	if (rq->op != RMP_ETCD_AUTH && e->token[0])
 		evhttp_add_header(h, "Authorization", e->token);
-	evbuffer_add(evhttp_request_get_output_buffer(req), rq->body,
-		     strlen(rq->body));
+	if (!rq->deadline)
+		rq->deadline = evtimer_new(e->base, attempt_late, rq);
+	if (!rq->deadline) {
+		evhttp_request_free(req);
+		return false;
+	}
+	/* the auth body is the secret: evhttp refers to it, no copy */
+	if (rq->op == RMP_ETCD_AUTH)
+		evbuffer_add_reference(evhttp_request_get_output_buffer(req),
+				       rq->body, strlen(rq->body), NULL, NULL);
+	else
+		evbuffer_add(evhttp_request_get_output_buffer(req), rq->body,
+			     strlen(rq->body));
 	/* on failure evhttp has freed req */
 	if (evhttp_make_request(rq->conn, req, EVHTTP_REQ_POST, rq->path))
 		return false;
-	if (rq->op == RMP_ETCD_WATCH)
-		rq->http = req;
+	rq->http = req;
+	evtimer_add(rq->deadline, &e->timeout);
 	return true;
 }
 
@@ -393,10 +454,9 @@ static void kick(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* queue -- a request for the loop's next turn, or NULL. */
-static struct rmp_etcd_request *queue(struct rmp_etcd *e, enum rmp_etcd_op op,
-				      const char *path, char *body,
-				      rmp_etcd_cb *cb, void *arg)
+struct rmp_etcd_request *rmp_etcd_queue(struct rmp_etcd *e,
+					enum rmp_etcd_op op, const char *path,
+					char *body, rmp_etcd_cb *cb, void *arg)
 {
 	static const struct timeval now = { 0, 0 };
 	struct rmp_etcd_request *rq = new_request(e, op, path, body, cb, arg);
@@ -406,177 +466,6 @@ static struct rmp_etcd_request *queue(struct rmp_etcd *e, enum rmp_etcd_op op,
 	return rq;
 }
 
-/* submit -- queue: 0 or -ENOMEM. */
-static int submit(struct rmp_etcd *e, enum rmp_etcd_op op, const char *path,
-		  char *body, rmp_etcd_cb *cb, void *arg)
-{
-	return queue(e, op, path, body, cb, arg) ? 0 : -ENOMEM;
-}
-
-/* b64 -- len bytes of p in base64 (malloc'ed), or NULL. */
-static char *b64(const void *p, size_t len)
-{
-	size_t n = sodium_base64_ENCODED_LEN(len,
-					     sodium_base64_VARIANT_ORIGINAL);
-	char *s = malloc(n);
-
-	if (s)
-		sodium_bin2base64(s, n, p, len, sodium_base64_VARIANT_ORIGINAL);
-	return s;
-}
-
-/* json -- a request body from fmt (malloc'ed), or NULL. */
-static char *json(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *json(const char *fmt, ...)
-{
-	va_list ap;
-	char *s = NULL;
-
-	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
-	va_end(ap);
-	return s;
-}
-
-/* key_b64 -- a key for a request; -EINVAL when too long. */
-static int key_b64(const char *key, char **out)
-{
-	if (strlen(key) > KEY_MAX)
-		return -EINVAL;
-	*out = b64(key, strlen(key));
-	return *out ? 0 : -ENOMEM;
-}
-
-int rmp_etcd_put(struct rmp_etcd *e, const char *key, const void *value,
-		 size_t len, int64_t lease, rmp_etcd_cb *cb, void *arg)
-{
-	char *k, *v;
-	int ret = key_b64(key, &k);
-
-	if (ret)
-		return ret;
-	v = b64(value, len);
-	ret = v ? submit(e, RMP_ETCD_PUT, "/v3/kv/put",
-			 json("{\"key\":\"%s\",\"value\":\"%s\",\"lease\":\""
-			      "%" PRId64 "\"}", k, v, lease), cb, arg) : -ENOMEM;
-	free(k);
-	free(v);
-	return ret;
-}
-
-/* prefix_end_b64 -- range_end of every key starting with key: the key
- * with its last byte plus one, base64 (malloc'ed), or NULL. */
-static char *prefix_end_b64(const char *key)
-{
-	size_t n = strlen(key);
-	char *end = n ? strdup(key) : NULL, *b = NULL;
-
-	if (end) {
-		end[n - 1]++;
-		b = b64(end, n);
-	}
-	free(end);
-	return b;
-}
-
-int rmp_etcd_range(struct rmp_etcd *e, const char *key, bool prefix,
-		   rmp_etcd_cb *cb, void *arg)
-{
-	char *k, *kend = NULL;
-	int ret = key_b64(key, &k);
-
-	if (ret)
-		return ret;
-	if (prefix && key[0])
-		kend = prefix_end_b64(key);
-	ret = !prefix || !key[0] || kend ?
-		submit(e, RMP_ETCD_RANGE, "/v3/kv/range",
-		       kend ? json("{\"key\":\"%s\",\"range_end\":\"%s\","
-				   "\"limit\":\"%d\"}", k, kend,
-				   RMP_ETCD_KVS_MAX) :
-		       json("{\"key\":\"%s\"}", k), cb, arg) : -ENOMEM;
-	free(k);
-	free(kend);
-	return ret;
-}
-
-/* txn_put -- the two txns: put key if cmp holds, else read it. */
-static int txn_put(struct rmp_etcd *e, const char *key, const void *value,
-		   size_t len, int64_t lease, bool owned, rmp_etcd_cb *cb,
-		   void *arg)
-{
-	char *k, *v, cmp[96];
-	int ret = key_b64(key, &k);
-
-	if (ret)
-		return ret;
-	if (owned)
-		snprintf(cmp, sizeof(cmp), "\"target\":\"LEASE\",\"lease\":\""
-			 "%" PRId64 "\"", lease);
-	else
-		snprintf(cmp, sizeof(cmp), "\"target\":\"CREATE\","
-			 "\"create_revision\":\"0\"");
-	v = b64(value, len);
-	ret = v ? submit(e, RMP_ETCD_TXN, "/v3/kv/txn",
-			 json("{\"compare\":[{\"key\":\"%s\",\"result\":"
-			      "\"EQUAL\",%s}],\"success\":[{\"request_put\":{"
-			      "\"key\":\"%s\",\"value\":\"%s\",\"lease\":\""
-			      "%" PRId64 "\"}}],\"failure\":[{\"request_range"
-			      "\":{\"key\":\"%s\"}}]}", k, cmp, k, v, lease,
-			      k), cb, arg) : -ENOMEM;
-	free(k);
-	free(v);
-	return ret;
-}
-
-int rmp_etcd_create(struct rmp_etcd *e, const char *key, const void *value,
-		    size_t len, int64_t lease, rmp_etcd_cb *cb, void *arg)
-{
-	return txn_put(e, key, value, len, lease, false, cb, arg);
-}
-
-int rmp_etcd_put_owned(struct rmp_etcd *e, const char *key, const void *value,
-		       size_t len, int64_t lease, rmp_etcd_cb *cb, void *arg)
-{
-	return txn_put(e, key, value, len, lease, true, cb, arg);
-}
-
-int rmp_etcd_delete(struct rmp_etcd *e, const char *key, rmp_etcd_cb *cb,
-		    void *arg)
-{
-	char *k;
-	int ret = key_b64(key, &k);
-
-	if (ret)
-		return ret;
-	ret = submit(e, RMP_ETCD_DELETE, "/v3/kv/deleterange",
-		     json("{\"key\":\"%s\"}", k), cb, arg);
-	free(k);
-	return ret;
-}
-
-int rmp_etcd_grant(struct rmp_etcd *e, int64_t ttl_s, rmp_etcd_cb *cb,
-		   void *arg)
-{
-	return submit(e, RMP_ETCD_GRANT, "/v3/lease/grant",
-		      json("{\"TTL\":\"%" PRId64 "\"}", ttl_s), cb, arg);
-}
-
-int rmp_etcd_keepalive(struct rmp_etcd *e, int64_t id, rmp_etcd_cb *cb,
-		       void *arg)
-{
-	return submit(e, RMP_ETCD_KEEPALIVE, "/v3/lease/keepalive",
-		      json("{\"ID\":\"%" PRId64 "\"}", id), cb, arg);
-}
-
-int rmp_etcd_revoke(struct rmp_etcd *e, int64_t id, rmp_etcd_cb *cb,
-		    void *arg)
-{
-	return submit(e, RMP_ETCD_REVOKE, "/v3/lease/revoke",
-		      json("{\"ID\":\"%" PRId64 "\"}", id), cb, arg);
-}
 
 /*
  * Watches. etcd's gateway answers a watch with a stream: a chunked 200
@@ -628,6 +517,7 @@ static bool watch_message(struct rmp_etcd_request *rq, const char *line,
 	if (r.created && !rq->created) {
 		rq->created = true;
 		e->current = rq->ep;
+		evtimer_del(rq->deadline); /* a watch lives on */
 		/* from now on the stream may stay quiet for long */
 		evhttp_connection_set_timeout_tv(rq->conn, &idle);
 	}
@@ -715,31 +605,6 @@ static void watch_answer(struct rmp_etcd_request *rq,
 		r.err = -EPROTO;
 	deliver(rq, &r);
 	rmp_etcd_reply_clear(&r);
-}
-
-struct rmp_etcd_request *rmp_etcd_watch(struct rmp_etcd *e, const char *prefix,
-					int64_t start, rmp_etcd_cb *cb,
-					void *arg)
-{
-	struct rmp_etcd_request *rq = NULL;
-	char *k, *kend;
-	int ret = prefix[0] ? key_b64(prefix, &k) : -EINVAL;
-
-	if (ret) {
-		errno = -ret;
-		return NULL;
-	}
-	kend = prefix_end_b64(prefix);
-	if (kend)
-		rq = queue(e, RMP_ETCD_WATCH, "/v3/watch",
-			   json("{\"create_request\":{\"key\":\"%s\","
-				"\"range_end\":\"%s\",\"start_revision\":\""
-				"%" PRId64 "\"}}", k, kend, start), cb, arg);
-	free(k);
-	free(kend);
-	if (!rq)
-		errno = ENOMEM;
-	return rq;
 }
 
 void rmp_etcd_watch_cancel(struct rmp_etcd_request *rq)

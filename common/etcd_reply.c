@@ -321,6 +321,10 @@ static int read_op(enum rmp_etcd_op op, json_object *o, size_t len,
 		if (!get_i64(o, "ID", &r->id) || !get_i64(o, "TTL", &r->ttl))
 			return fail(r, -EPROTO, "etcd: ID or TTL is not a "
 				    "number");
+		/* no lease is 0: a key put under 0 would never expire */
+		if (r->id <= 0)
+			return fail(r, -EPROTO, "etcd: lease ID %lld is no "
+				    "lease", (long long)r->id);
 		if (r->ttl <= 0)
 			return fail(r, -ENOENT, "etcd: lease %lld is gone (its "
 				    "TTL ran out)", (long long)r->id);

@@ -10,9 +10,13 @@
 
 #define RMP_ETCD_HOST_LEN 254
 /* Key-value pairs one reply keeps (a range reads no more than this). */
-#define RMP_ETCD_KVS_MAX 1024
-/* Longest reply body taken; a longer one is an error. */
-#define RMP_ETCD_BODY_MAX (1u << 20)
+#define RMP_ETCD_KVS_MAX 256
+/* Longest reply body taken (a range's; other answers and each message
+ * of a watch may have 64 KiB); a longer one is an error. json-c may
+ * take some 250 times a body's bytes while it reads it. */
+#define RMP_ETCD_BODY_MAX (512u << 10)
+/* Longest auth token taken (etcd's JWT of an RSA key: some 450 bytes). */
+#define RMP_ETCD_TOKEN_MAX 4096
 
 /* What a request asked for (and so what its reply holds). */
 enum rmp_etcd_op {
@@ -61,7 +65,7 @@ struct rmp_etcd_reply {
 	int64_t id, ttl;          /* grant, keepalive: lease ID and its TTL */
 	int64_t count, deleted;   /* range: count; delete: deleted */
 	bool succeeded;           /* txn: the compare held */
-	char token[256];          /* auth */
+	char token[RMP_ETCD_TOKEN_MAX]; /* auth */
 	/* watch: the stream was created, or etcd ended it (canceled; with
 	 * compact_revision > 0: the revision asked for is compacted) */
 	bool created, canceled;
