@@ -171,7 +171,8 @@ static pid_t spawn(const struct etcd_fixture *f)
 		       "--listen-peer-urls", listen_p,
 		       "--initial-advertise-peer-urls", listen_p,
 		       "--initial-cluster", cluster, "--log-level", "warn",
-		       (char *)NULL);
+		       f->auth_token ? "--auth-token" : (char *)NULL,
+		       f->auth_token, (char *)NULL);
 	_exit(127);
 }
 

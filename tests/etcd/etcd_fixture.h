@@ -23,6 +23,10 @@ struct etcd_fixture {
 	 * and asks clients for one (dir/client.pem, client.key, mode
 	 * 600); dir/other.pem is a CA that signed none of them. */
 	bool tls;
+	/* Set before the first fixture_start: etcd's --auth-token (e.g.
+	 * "jwt,pub-key=...,priv-key=...,sign-method=RS256"); NULL: simple
+	 * tokens. Not with tls. */
+	const char *auth_token;
 };
 
 /* fixture_skip_without_etcd -- exit 77 (skip) when etcd is not installed. */
