@@ -16,7 +16,7 @@ source "$(dirname "$0")/lib-admin.sh"
 source "$(dirname "$0")/lib-cluster.sh"
 rmp_init cluster-place "$1"
 py_start
-CL_POOL=([1]=8M [2]=8M [3]=8M)
+CL_POOL=([1]=24M [2]=24M [3]=24M)
 cluster_up
 CLUSTER=etcd://${EURL#http://}
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
