@@ -3,13 +3,15 @@
  * test_member.c -- unit tests of the node record's codec (common/member.c):
  * every field through encode and decode, and each kind of record the
  * decoder refuses, with its reason; and the etcd:// endpoint lists the
- * library takes (common/member_names.c), the scheme carried over.
+ * library takes (common/member_names.c), the scheme carried over, and
+ * what rmp_etcd_open (common/etcd_open.c) says of a list it refuses.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "etcd.h"
 #include "member.h"
 #include "check.h"
 
@@ -332,10 +334,43 @@ static void test_endpoints(void)
 	CHECK_HAS(why, "\"b:0\" is not");
 }
 
+/* test_etcd_open -- settings refused before any client is made, each
+ * saying why (no event loop needed for that). */
+static void test_etcd_open(void)
+{
+	static const struct {
+		const char *endpoints, *why;
+	} bad[] = {
+		{ "", "etcd endpoints: none given" },
+		{ " ", "etcd endpoints: none given" },
+		{ "a:1", "etcd endpoints: \"a:1\" is not http://HOST:PORT" },
+		{ "etcd://h", "etcd endpoints: \"etcd://h\" is not" },
+		{ "etcd://a:1,b", "etcd endpoints: \"b\" is not" },
+		{ "etcd://a:1,,b:2", "etcd endpoints: empty entry" },
+	};
+	struct rmp_etcd_settings s = { .timeout_ms = 1000 };
+	char err[512];
+
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		s.endpoints = bad[i].endpoints;
+		err[0] = '\0';
+		errno = 0;
+		CHECK(rmp_etcd_open(NULL, &s, err, sizeof(err)) == NULL);
+		CHECK_EQ(errno, EINVAL);
+		CHECK_HAS(err, bad[i].why);
+	}
+	s.endpoints = "etcd://a:1";
+	s.credentials_file = "/nonexistent/etcd.cred";
+	err[0] = '\0';
+	CHECK(rmp_etcd_open(NULL, &s, err, sizeof(err)) == NULL);
+	CHECK_HAS(err, "etcd credentials: ");
+}
+
 int main(void)
 {
 	test_round_trip();
 	test_refused();
 	test_endpoints();
+	test_etcd_open();
 	return check_done();
 }
