@@ -69,7 +69,9 @@ struct rmp_cluster {
 					  * only from within our calls */
 	struct rmp_etcd *etcd;
 	struct rmp_etcd_request *watch;  /* NULL: not watching */
-	bool synced;     /* read, and watched without a break since */
+	bool synced;     /* read, and watched (created) without a break
+			  * since */
+	int watch_err;   /* how the last watch ended */
 	int64_t revision;                /* the last one applied */
 	uint64_t watch_msgs;             /* the watch's messages so far */
 	struct cl_node *nodes;

@@ -112,9 +112,12 @@ static void on_watch(const struct rmp_etcd_reply *r, void *arg)
 	if (r->err) { /* the watch is over and freed */
 		cl->watch = NULL;
 		cl->synced = false;
+		cl->watch_err = r->err;
 		snprintf(cl->etcd_err, sizeof(cl->etcd_err), "%s", r->error);
 		return;
 	}
+	if (r->created) /* etcd has it: news reach us from now on */
+		cl->synced = true;
 	for (unsigned i = 0; i < r->nkvs; i++) {
 		apply(cl, &r->kvs[i]);
 		if (r->kvs[i].mod_revision > cl->revision)
@@ -164,13 +167,19 @@ static int sync_members(struct rmp_cluster *cl)
 					   on_watch, cl);
 		ret = cl->watch ? 0 : -ENOMEM;
 	}
+	/* the loop turns only within our calls: until etcd says the watch
+	 * is created (in its timeouts, as any request), no news would come
+	 * before the next call but one */
+	while (!ret && cl->watch && !cl->synced)
+		event_base_loop(cl->base, EVLOOP_ONCE);
+	if (!ret && !cl->synced)
+		ret = etcd_error(cl->watch_err);
 	if (ret) {
 		snprintf(cl->err, sizeof(cl->err), "the membership cannot be "
 			 "read from etcd: %s", ret == -ENOMEM ? "out of memory"
 			 : cl->etcd_err);
 		return ret;
 	}
-	cl->synced = true;
 	return 0;
 }
 

@@ -27,13 +27,16 @@ struct rmp_etcd *rmp_etcd_open(struct event_base *base,
 	};
 	char why[256], user[128], password[256];
 	struct rmp_etcd *etcd;
+	int bad;
 
 	_Static_assert(RMP_CLUSTER_ENDPOINTS_MAX <= RMP_ETCD_ENDPOINTS_MAX,
 		       "every endpoint of the grammar fits the client");
-	if (rmp_cluster_endpoints(s->endpoints, eps, &p.nendpoints, why,
-				  sizeof(why)) || !p.nendpoints) {
+	/* a list refused leaves nendpoints 0: say why, not "none" */
+	bad = rmp_cluster_endpoints(s->endpoints, eps, &p.nendpoints, why,
+				    sizeof(why));
+	if (bad || !p.nendpoints) {
 		snprintf(err, errlen, "etcd endpoints: %s",
-			 p.nendpoints ? why : "none given");
+			 bad ? why : "none given");
 		errno = EINVAL;
 		return NULL;
 	}

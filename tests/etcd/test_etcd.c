@@ -5,8 +5,11 @@
  * the move to the next endpoint when one is dead or silent, the timeout
  * that never blocks the loop (a timer keeps firing meanwhile), callbacks
  * never within the call, a client freed with requests in flight, TLS
- * (etcd's certificate checked, a client certificate), and etcd's
- * authentication (a token from a user and password).
+ * (etcd's certificate checked, a client certificate), etcd's
+ * authentication (a token from a user and password), and watches
+ * (created first, then the prefix's events in order, no timeout however
+ * long idle, canceled from outside or from their own callback, freed
+ * with the client, ended by a compacted revision or etcd's death).
  */
 #include <errno.h>
 #include <signal.h>
@@ -300,6 +303,305 @@ static void test_failover(void)
 	close(lfd);
 }
 
+/* What a watch's callback got, message by message. */
+struct wlog {
+	unsigned calls;          /* callbacks */
+	bool first_created;      /* the first one said created, no events */
+	bool created;
+	unsigned nev;            /* events, as "PUT key=value" / "DEL key" */
+	char ev[32][96];
+	int err;                 /* of the last call (the watch is over) */
+	unsigned errs;           /* calls with err set: at most one */
+	unsigned after_err;      /* calls after that one: never */
+	char error[200];
+	bool in_call;            /* a call came within rmp_etcd_watch */
+	/* cancel (or free the client) from within call number stop_at */
+	unsigned stop_at;
+	struct rmp_etcd_request *self;
+	struct rmp_etcd **free_client;
+};
+
+static void on_watch(const struct rmp_etcd_reply *r, void *arg)
+{
+	struct wlog *l = arg;
+
+	l->calls++;
+	l->in_call |= calling;
+	if (l->errs)
+		l->after_err++;
+	if (l->calls == 1)
+		l->first_created = r->created && !r->err && !r->nkvs;
+	l->created |= r->created;
+	CHECK_EQ(r->op, RMP_ETCD_WATCH);
+	if (r->err) {
+		l->err = r->err;
+		l->errs++;
+		snprintf(l->error, sizeof(l->error), "%s", r->error);
+	}
+	for (unsigned i = 0; i < r->nkvs && l->nev < 32; i++) {
+		const struct rmp_etcd_kv *k = &r->kvs[i];
+
+		if (k->deleted)
+			snprintf(l->ev[l->nev++], sizeof(l->ev[0]), "DEL %.*s",
+				 (int)k->key_len, k->key);
+		else
+			snprintf(l->ev[l->nev++], sizeof(l->ev[0]),
+				 "PUT %.*s=%.*s", (int)k->key_len, k->key,
+				 (int)k->value_len, k->value);
+	}
+	if (l->stop_at && l->calls == l->stop_at) {
+		if (l->free_client) {
+			rmp_etcd_free(*l->free_client);
+			*l->free_client = NULL;
+		} else {
+			rmp_etcd_watch_cancel(l->self);
+			rmp_etcd_watch_cancel(l->self); /* twice: harmless */
+		}
+	}
+}
+
+/* wait_watch -- run the loop until l has nev events and is created, or
+ * has ended, or ms pass. */
+static void wait_watch(struct wlog *l, unsigned nev, uint64_t ms)
+{
+	struct timeval tv = { 0, 10000 };
+	struct event *wake = event_new(base, -1, EV_PERSIST, nothing, NULL);
+	uint64_t end = now_ms() + ms;
+
+	event_add(wake, &tv);
+	while (!(l->created && l->nev >= nev) && !l->errs && now_ms() < end)
+		event_base_loop(base, EVLOOP_ONCE);
+	event_free(wake);
+}
+
+/* start_watch -- a watch of prefix from start into l (cleared). */
+static struct rmp_etcd_request *start_watch(struct rmp_etcd *e,
+					    const char *prefix, int64_t start,
+					    struct wlog *l)
+{
+	struct rmp_etcd_request *w;
+
+	memset(l, 0, sizeof(*l));
+	calling = true;
+	w = rmp_etcd_watch(e, prefix, start, on_watch, l);
+	calling = false;
+	l->self = w;
+	return w;
+}
+
+static void put(struct rmp_etcd *e, const char *key, const char *value)
+{
+	struct got g;
+
+	ASK(&g, rmp_etcd_put(e, key, value, strlen(value), 0, on_reply, &g));
+	CHECK_EQ(g.err, 0);
+}
+
+/* test_watch -- a watch's stream: created first, then the events under
+ * its prefix in order (a delete flagged), nothing from elsewhere, and
+ * no timeout once created however long it idles (the client's timeout
+ * is 300 ms). Canceled from outside, it gets no more calls. */
+static void test_watch(void)
+{
+	uint16_t port = fx.client_port;
+	struct rmp_etcd *e = client(&port, 1, 300, NULL, NULL);
+	struct rmp_etcd_request *w;
+	struct wlog l;
+	struct got g;
+	bool never = false;
+	uint64_t t0;
+
+	w = start_watch(e, "/w/", 0, &l);
+	CHECK(w != NULL);
+	wait_watch(&l, 0, 5000);
+	CHECK(l.created);
+	CHECK(l.first_created);
+	CHECK_EQ(l.calls, 1);
+	CHECK(!l.in_call);
+	put(e, "/w/a", "1");
+	put(e, "/x/out", "no");
+	put(e, "/w", "no");        /* the prefix's own parent: not under it */
+	put(e, "/w0", "no");
+	ASK(&g, rmp_etcd_delete(e, "/w/a", on_reply, &g));
+	CHECK_EQ(g.deleted, 1);
+	put(e, "/w/b/deep", "2");
+	wait_watch(&l, 3, 5000);
+	CHECK_EQ(l.nev, 3);
+	CHECK_STR(l.ev[0], "PUT /w/a=1");
+	CHECK_STR(l.ev[1], "DEL /w/a");
+	CHECK_STR(l.ev[2], "PUT /w/b/deep=2");
+	CHECK_EQ(l.errs, 0);
+
+	/* idle for more than three times the client's timeout: still there */
+	t0 = now_ms();
+	run_until(&never, 1000);
+	CHECK(now_ms() - t0 >= 1000);
+	CHECK_EQ(l.errs, 0);
+	if (l.errs)
+		printf("# idle watch ended: %s\n", l.error);
+	put(e, "/w/c", "3");
+	wait_watch(&l, 4, 3000);
+	CHECK_EQ(l.nev, 4);
+	CHECK_STR(l.ev[3], "PUT /w/c=3");
+	CHECK_EQ(l.errs, 0);
+
+	/* canceled from outside: no more calls, not even a last one */
+	l.calls = 0;
+	rmp_etcd_watch_cancel(w);
+	put(e, "/w/d", "4");
+	run_until(&never, 300);
+	CHECK_EQ(l.calls, 0);
+	CHECK_EQ(l.nev, 4);
+	/* canceled before its first attempt was even made */
+	w = start_watch(e, "/w/", 0, &l);
+	rmp_etcd_watch_cancel(w);
+	run_until(&never, 200);
+	CHECK_EQ(l.calls, 0);
+	rmp_etcd_watch_cancel(NULL);
+	/* bad prefixes */
+	errno = 0;
+	CHECK(rmp_etcd_watch(e, "", 0, on_watch, &l) == NULL);
+	CHECK_EQ(errno, EINVAL);
+	rmp_etcd_free(e);
+}
+
+/* test_watch_cancel_within -- a watch canceled from its own callback,
+ * at creation and at an event: no call after it, while other events
+ * still come (the second put), and other watches go on. */
+static void test_watch_cancel_within(void)
+{
+	uint16_t port = fx.client_port;
+	struct rmp_etcd *e = client(&port, 1, 300, NULL, NULL);
+	struct wlog a, b, other;
+	bool never = false;
+
+	/* canceled when told it is created */
+	start_watch(e, "/wc/", 0, &a);
+	a.stop_at = 1;
+	/* canceled at its first event */
+	start_watch(e, "/wc/", 0, &b);
+	b.stop_at = 2;
+	start_watch(e, "/wc/", 0, &other);
+	wait_watch(&a, 0, 5000);
+	wait_watch(&b, 0, 5000);
+	wait_watch(&other, 0, 5000);
+	CHECK(a.created && b.created && other.created);
+	put(e, "/wc/1", "x");
+	put(e, "/wc/2", "y");
+	wait_watch(&other, 2, 5000);
+	run_until(&never, 200);
+	CHECK_EQ(a.calls, 1);
+	CHECK_EQ(a.nev, 0);
+	CHECK_EQ(b.calls, 2);
+	CHECK_EQ(b.nev, 1);
+	CHECK_STR(b.ev[0], "PUT /wc/1=x");
+	CHECK_EQ(other.nev, 2);
+	CHECK_EQ(a.errs + b.errs + other.errs, 0);
+	rmp_etcd_watch_cancel(other.self);
+	run_until(&never, 100);
+	rmp_etcd_free(e);
+}
+
+/* test_watch_free -- the client freed with watches live (one created,
+ * one not yet started), and from within a watch's callback: no call
+ * after it; ASan finds nothing left. */
+static void test_watch_free(void)
+{
+	uint16_t port = fx.client_port;
+	struct rmp_etcd *e = client(&port, 1, 300, NULL, NULL);
+	struct wlog a, b;
+	bool never = false;
+
+	start_watch(e, "/wf/", 0, &a);
+	wait_watch(&a, 0, 5000);
+	CHECK(a.created);
+	start_watch(e, "/wf/", 0, &b);
+	rmp_etcd_free(e);
+	run_until(&never, 200);
+	CHECK_EQ(a.calls, 1);
+	CHECK_EQ(b.calls, 0);
+
+	e = client(&port, 1, 300, NULL, NULL);
+	start_watch(e, "/wf/", 0, &a);
+	a.stop_at = 2;
+	a.free_client = &e;
+	wait_watch(&a, 0, 5000);
+	CHECK(a.created);
+	{
+		/* the put on a client of its own: e goes in the callback */
+		struct rmp_etcd *e2 = client(&port, 1, 300, NULL, NULL);
+
+		put(e2, "/wf/1", "x");
+		wait_watch(&a, 1, 5000);
+		run_until(&never, 200);
+		rmp_etcd_free(e2);
+	}
+	CHECK(e == NULL);
+	CHECK_EQ(a.calls, 2);
+	CHECK_EQ(a.errs, 0);
+}
+
+/* test_watch_compacted -- a watch from a compacted revision ends with
+ * -ESTALE, once. */
+static void test_watch_compacted(void)
+{
+	uint16_t port = fx.client_port;
+	struct rmp_etcd *e = client(&port, 1, 300, NULL, NULL);
+	struct wlog l;
+	struct got g;
+	char cmd[64], *out;
+
+	put(e, "/wz/a", "1");
+	ASK(&g, rmp_etcd_put(e, "/wz/a", "2", 1, 0, on_reply, &g));
+	snprintf(cmd, sizeof(cmd), "compact %lld", (long long)g.revision);
+	out = fixture_etcdctl(&fx, cmd);
+	CHECK(out != NULL);
+	free(out);
+	start_watch(e, "/wz/", g.revision - 1, &l);
+	wait_watch(&l, 99, 5000);
+	CHECK_EQ(l.errs, 1);
+	CHECK_EQ(l.err, -ESTALE);
+	CHECK_EQ(l.nev, 0);
+	printf("# compacted: %u calls, %s\n", l.calls, l.error);
+	/* from the compacted revision itself: fine, its event first */
+	start_watch(e, "/wz/", g.revision, &l);
+	wait_watch(&l, 1, 5000);
+	CHECK_EQ(l.errs, 0);
+	CHECK_EQ(l.nev, 1);
+	CHECK_STR(l.ev[0], "PUT /wz/a=2");
+	rmp_etcd_watch_cancel(l.self);
+	rmp_etcd_free(e);
+}
+
+/* test_watch_killed -- etcd killed under a created watch: one last call
+ * with -ECONNRESET, none after; etcd started again. */
+static void test_watch_killed(void)
+{
+	uint16_t port = fx.client_port;
+	struct rmp_etcd *e = client(&port, 1, 300, NULL, NULL);
+	struct wlog l;
+	bool never = false;
+
+	start_watch(e, "/wk/", 0, &l);
+	wait_watch(&l, 0, 5000);
+	CHECK(l.created);
+	fixture_kill(&fx);
+	wait_watch(&l, 99, 3000);
+	run_until(&never, 200);
+	CHECK_EQ(l.errs, 1);
+	CHECK_EQ(l.err, -ECONNRESET);
+	CHECK_EQ(l.after_err, 0);
+	CHECK_HAS(l.error, "the watch's stream");
+	printf("# killed: %s\n", l.error);
+	/* a watch made while etcd is down fails as any request does */
+	start_watch(e, "/wk/", 0, &l);
+	wait_watch(&l, 0, 3000);
+	CHECK_EQ(l.err, -ECONNREFUSED);
+	CHECK_EQ(l.calls, 1);
+	rmp_etcd_free(e);
+	CHECK(fixture_start(&fx));
+}
+
 /* free_in_callback -- a callback that frees its client. */
 static void free_in_callback(const struct rmp_etcd_reply *r, void *arg)
 {
@@ -480,6 +782,11 @@ int main(void)
 		test_lease_and_txn(e);
 		rmp_etcd_free(e);
 	}
+	test_watch();
+	test_watch_cancel_within();
+	test_watch_free();
+	test_watch_compacted();
+	test_watch_killed();
 	test_failover();
 	test_free();
 	test_tls();
