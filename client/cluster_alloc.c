@@ -90,10 +90,12 @@ static bool apart(struct rmp_cluster *cl, const struct placing *pl,
 static int ask(struct rmp_cluster *cl, struct placing *pl, unsigned idx)
 {
 	struct cl_node *n = &cl->nodes[idx];
-	struct cl_conn *k = cl_node_conn(cl, n);
+	int ret;
+	struct cl_conn *k = cl_node_conn(cl, n, &ret);
 	struct rmp_lease *l = NULL;
-	int ret = k ? rmp_lease_alloc(k->c, pl->length, pl->ao, &l) :
-		      -ECONNREFUSED;
+
+	if (k)
+		ret = rmp_lease_alloc(k->c, pl->length, pl->ao, &l);
 
 	if (k && cl_conn_lost(ret)) {
 		/* a connection that broke since its last use: once more on
@@ -212,6 +214,11 @@ static int place(struct rmp_cluster *cl, struct cl_policy *p,
 	if (k < 0) {
 		cl_say(cl, "out of memory");
 		ret = -ENOMEM;
+	} else if (!k) {
+		cl_say(cl, "no node registered can take %" PRIu64 " bytes (%u "
+		       "known; full, draining, excluded, or without that much "
+		       "in one extent)", pl->length, cl->nnodes);
+		ret = -ENOSPC;
 	} else {
 		ret = try_nodes(cl, order, (unsigned)k, pl);
 	}

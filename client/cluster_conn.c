@@ -73,16 +73,20 @@ bool cl_conn_lost(int err)
 	       err == -EKEYREVOKED;
 }
 
-struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n)
+struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
+			     int *err)
 {
+	*err = -ENOENT; /* no address (a record has one at least) */
 	for (unsigned i = 0; i < n->m.naddrs; i++) {
 		struct cl_conn *k = cl_conn_find(cl, n->m.addrs[i], n->m.port);
 
 		if (!k) {
 			cl_say(cl, "out of memory");
+			*err = -ENOMEM;
 			return NULL;
 		}
-		if (!cl_conn_up(cl, k)) {
+		*err = cl_conn_up(cl, k);
+		if (!*err) {
 			n->backoff_ms = 0;
 			return k;
 		}

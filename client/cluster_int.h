@@ -101,8 +101,9 @@ void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
  * cl_conn_lost -- err from a call on a connection says it is gone (the
  * caller marks it down: the next use connects again).
  * cl_node_conn -- a working connection to node n, each address of its
- * record in turn; NULL with why in cl->err, and n is tried last for a
- * while (a second, doubling up to 30 s).
+ * record in turn; NULL with *err (the last connect's error, or -ENOMEM)
+ * and why in cl->err, and n is tried last for a while (a second,
+ * doubling up to 30 s).
  * cl_token_conn -- the working connection to the server of token; NULL
  * with *err (-EINVAL: not a token; -ENOMEM; a connect's error).
  * cl_conns_free -- free every connection (and its lease handles).
@@ -111,7 +112,8 @@ struct cl_conn *cl_conn_find(struct rmp_cluster *cl, const char *host,
 			     uint16_t port);
 int cl_conn_up(struct rmp_cluster *cl, struct cl_conn *k);
 bool cl_conn_lost(int err);
-struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n);
+struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
+			     int *err);
 struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 			      int *err);
 void cl_conns_free(struct rmp_cluster *cl);
