@@ -67,7 +67,8 @@ struct rmp_etcd_reply {
 	bool succeeded;           /* txn: the compare held */
 	char token[RMP_ETCD_TOKEN_MAX]; /* auth */
 	/* watch: the stream was created, or etcd ended it (canceled; with
-	 * compact_revision > 0: the revision asked for is compacted) */
+	 * compact_revision > 0: the revision asked for is compacted). The
+	 * last call of a watch (rmp_etcd_watch) says only err: -ESTALE */
 	bool created, canceled;
 	int64_t compact_revision;
 	unsigned nkvs;            /* range; txn: its range response's; watch:

@@ -600,7 +600,10 @@ int rmp_client_fd(struct rmp_client *c);
  *
  * Membership news waits in a socket until a call on the cluster takes it
  * in (before it places anything), so a node whose key is gone from etcd
- * is never chosen. When the watch breaks (etcd down or restarted), the
+ * is not chosen once etcd's news of it has arrived (a few milliseconds
+ * after the change; a node that dies is known by etcd only when its
+ * record's ttl ran out: until then a connect to it fails and the next
+ * node is tried). When the watch breaks (etcd down or restarted), the
  * next call reads the membership again; while that fails, calls that
  * place fail with the etcd error (-ECONNREFUSED, -ETIMEDOUT, -EACCES,
  * -EIO, -EPROTO; rmp_cluster_last_error() says which endpoint and why)
