@@ -119,38 +119,11 @@ int rmp_faa(struct rmp_lease *l, uint64_t off, uint64_t add, uint64_t *old)
 
 int rmp_flush(struct rmp_lease *l)
 {
-	struct ibv_send_wr wr;
-	struct ibv_sge sge;
-	struct rmp_client *c;
-	int err;
-
 	if (!l)
 		return -EINVAL;
 	if (l->group)
 		return rmpc_group_flush(l);
-	c = l->c;
-	rmpc_clear_error(c);
-	err = rmpc_lease_usable(l, true);
-	if (err)
-		return err;
-
-	/*
-	 * A READ is executed by the responder after every earlier WRITE on
-	 * this QP, and its response comes back only then. Without the read
-	 * right a zero-byte READ does the same (its rkey is not checked).
-	 */
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = IBV_WR_RDMA_READ;
-	wr.wr.rdma.remote_addr = l->addr;
-	wr.wr.rdma.rkey = l->rkey;
-	if (l->access & RMP_ACC_READ) {
-		sge.addr = (uintptr_t)(c->bounce + c->bounce_len);
-		sge.length = 1;
-		sge.lkey = c->bounce_mr->lkey;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-	}
-	return rmpc_sync_post(c, &wr, 1);
+	return rmpc_flush_one(l);
 }
 
 /* ---- asynchronous ---------------------------------------------------- */

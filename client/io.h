@@ -3,7 +3,7 @@
 #ifndef RMPC_IO_H
 #define RMPC_IO_H
 
-#define RMPC_SYNC_BATCH 16u  /* WRs one synchronous call posts at a time */
+#include "io_int.h" /* RMPC_SYNC_BATCH: the SQ room a sync call takes */
 
 struct rmp_client;
 

@@ -78,7 +78,7 @@ int rmpc_group_flush(struct rmp_lease *l)
 
 		if (g->lost[i])
 			continue;
-		err = rmp_flush(g->m[i]);
+		err = rmpc_flush_one(g->m[i]);
 		if (err)
 			rmpc_group_lose(l, i);
 		first = first ? first : err;

@@ -11,11 +11,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io.h"
-
 struct rmp_client;
 struct rmp_lease;
 struct ibv_send_wr;
+
+#define RMPC_SYNC_BATCH 16u  /* WRs one synchronous call posts at a time */
 
 /* Most leases one rmpc_rw moves at once (a mirrored lease's replicas). */
 #define RMPC_LEGS_MAX 4u
@@ -48,6 +48,12 @@ int rmpc_sync_post(struct rmp_client *c, struct ibv_send_wr *wr, unsigned n);
  */
 int rmpc_rw(struct rmp_lease *const *ls, int *errs, unsigned n, uint64_t off,
 	    char *local, size_t len, bool write);
+
+/*
+ * rmpc_flush_one -- rmp_flush of a lease of one server: a READ behind
+ * every earlier WRITE of its queue pair, waited for.
+ */
+int rmpc_flush_one(struct rmp_lease *l);
 
 /*
  * io_group.c: the data calls on a mirrored lease (l->group set).

@@ -11,9 +11,12 @@
  *       a lease of two replicas on distinct values of LABEL, written with
  *       a pattern and read back; prints "replica I TOKEN" for each, then
  *       "ready", then reads 4 KiB every millisecond (checking every byte)
- *       until a line or the end of standard input; then writes a new
+ *       until the second line or the end of standard input; from the
+ *       first line ("killed") on it also looks every 50 ms whether
+ *       replica 0's node has left the membership. Then it writes a new
  *       pattern, reads it back and prints "reads N errors E mismatches M
- *       live L" before freeing the lease.
+ *       live L of R gone_ms G" (G: from the first line to the node's
+ *       leaving, -1 if it did not) before freeing the lease.
  *
  * The tenant and key come from RMPOOL_TENANT and RMPOOL_KEY_FILE, as for
  * the rmpool command. Exit 0 when every call a scenario expects to work
@@ -28,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rmpool.h"
@@ -174,18 +178,70 @@ static void fill(struct rmp_lease *l, uint32_t seed, uint8_t *buf,
 		fail("write: %s", rmp_strerror(err));
 }
 
-/* until_told -- the read loop of mirror, until stdin has a line or ends. */
+/* absent -- node is not in the cluster's membership now. */
+static bool absent(const char *node)
+{
+	static struct rmp_node_info nodes[16];
+	int n;
+
+	for (int i = 0; i < 16; i++)
+		nodes[i].size = sizeof(nodes[i]);
+	n = rmp_cluster_nodes(cl, nodes, 16);
+	for (int i = 0; i < n && i < 16; i++)
+		if (!strcmp(nodes[i].node, node))
+			return false;
+	return n >= 0;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* What the read loop of mirror saw. */
+struct loop {
+	uint64_t reads, errors, bad;
+	const char *watched;  /* the node of replica 0 */
+	int64_t gone_ms;      /* from "killed" to its leaving, or -1 */
+};
+
+/* line -- the next line of stdin is there (or its end): false at EOF. */
+static bool line(void)
+{
+	char buf[64];
+
+	return fgets(buf, sizeof(buf), stdin) != NULL;
+}
+
+/* until_told -- the read loop of mirror: until the second line of stdin
+ * (or its end); from the first ("killed") on, the membership is looked
+ * at every 50 ms until replica 0's node has left it. */
 static void until_told(struct rmp_lease *l, uint64_t size, uint8_t *buf,
-		       uint64_t *reads, uint64_t *errors, uint64_t *bad)
+		       struct loop *o)
 {
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	uint64_t killed = 0, looked = 0;
 
-	for (uint64_t i = 0; poll(&p, 1, 1) == 0; i++) {
+	o->gone_ms = -1;
+	for (uint64_t i = 0;; i++) {
 		uint64_t off = (i * 4096 * 7) % (size - 4096);
 
-		(*reads)++;
-		if (check(l, 7, off, buf, 4096, bad))
-			(*errors)++;
+		if (poll(&p, 1, 1) > 0) {
+			if (killed || !line())
+				break;
+			killed = looked = now_ms();
+		}
+		o->reads++;
+		if (check(l, 7, off, buf, 4096, &o->bad))
+			o->errors++;
+		if (killed && o->gone_ms < 0 && now_ms() - looked >= 50) {
+			looked = now_ms();
+			if (absent(o->watched))
+				o->gone_ms = (int64_t)(looked - killed);
+		}
 	}
 }
 
@@ -194,8 +250,9 @@ static int mirror(int argc, char **argv)
 	struct rmp_cluster_alloc_opts ao;
 	struct rmp_lease_info info = { .size = sizeof(info) };
 	struct rmp_lease *l;
-	uint64_t size, reads = 0, errors = 0, bad = 0;
-	char token[RMP_TOKEN_MAXLEN];
+	struct loop o = { 0 };
+	uint64_t size, bad = 0;
+	char token[RMP_TOKEN_MAXLEN], watched[64] = "";
 	uint8_t *buf;
 	int err;
 
@@ -212,23 +269,28 @@ static int mirror(int argc, char **argv)
 	if (err || !buf)
 		fail("mirrored alloc: %s", rmp_strerror(err));
 	for (unsigned i = 0; rmp_lease_replica_token(l, i, token,
-						     sizeof(token)) > 0; i++)
+						     sizeof(token)) > 0; i++) {
 		printf("replica %u %s %s\n", i, node_of(l, i), token);
+		if (!i)
+			snprintf(watched, sizeof(watched), "%s",
+				 node_of(l, 0));
+	}
 	fill(l, 7, buf, size);
 	if (check(l, 7, 0, buf, size, &bad) || bad)
 		fail("read back: %" PRIu64 " bytes differ", bad);
 	printf("ready\n");
 	fflush(stdout);
-	until_told(l, size, buf, &reads, &errors, &bad);
+	o.watched = watched;
+	until_told(l, size, buf, &o);
 	/* what a write does with a replica lost: the survivors take it */
 	fill(l, 9, buf, size);
-	if (check(l, 9, 0, buf, size, &bad))
-		errors++;
+	if (check(l, 9, 0, buf, size, &o.bad))
+		o.errors++;
 	if (rmp_lease_info(l, &info))
 		fail("rmp_lease_info");
 	printf("reads %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
-	       " live %u of %u\n", reads, errors, bad, info.replicas_live,
-	       info.replicas);
+	       " live %u of %u gone_ms %" PRId64 "\n", o.reads, o.errors,
+	       o.bad, info.replicas_live, info.replicas, o.gone_ms);
 	fflush(stdout);
 	err = rmp_lease_free(l);
 	if (err)
