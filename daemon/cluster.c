@@ -435,8 +435,9 @@ static bool moved(struct rmp_cluster *cl)
 	return d > st.pool_bytes / REFRESH_SHARE;
 }
 
-/* on_tick -- each second: a taken name tried again; a moved value
- * rewritten (so at most once a second). */
+/* on_tick -- each second: a taken name tried again (staying in
+ * CL_TAKEN: the wait was said once and operators see "name-taken"
+ * throughout); a moved value rewritten (so at most once a second). */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct rmp_cluster *cl = arg;
@@ -446,7 +447,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	if (cl->op_busy)
 		return;
 	if (cl->state == CL_TAKEN)
-		create(cl);
+		put_record(cl, true, on_create);
 	else if (cl->state == CL_REGISTERED && moved(cl))
 		put_record(cl, false, on_refresh);
 }
