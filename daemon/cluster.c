@@ -30,7 +30,9 @@
 /* How often a taken key is tried again and free bytes looked at. */
 #define TICK_MS 1000
 /* The value is rewritten when free bytes moved by more than 1/20 of the
- * pool (5 %). */
+ * pool (5 %), and at least once a ttl: the rewrite (a transaction that
+ * holds only while the key is under our lease) is what finds a key
+ * deleted or written by someone else; a keep-alive does not look. */
 #define REFRESH_SHARE 20
 
 enum cl_state {
@@ -85,6 +87,7 @@ struct rmp_cluster {
 	bool owned;                /* the key was ours under this lease */
 	int64_t registered;        /* Unix seconds the key became ours */
 	uint64_t published_free;   /* free bytes the value says */
+	uint64_t written_ms;       /* when the value was last written */
 	uint64_t pool_bytes;
 	uint64_t backoff_ms;
 	bool outage;               /* etcd failing since outage_ms */
@@ -181,10 +184,19 @@ static void answered(struct rmp_cluster *cl)
 	cl->backoff_ms = BACKOFF_MS;
 }
 
-/* failed -- r says etcd failed: noted, and the retry set up (true).
- * Otherwise etcd answered (false). */
+static void lease_gone(struct rmp_cluster *cl);
+
+/* failed -- r says etcd failed: noted, and the retry set up (true); or
+ * that our lease is gone (any request under it: a keep-alive, or a
+ * write of the key): registering again (true). Otherwise etcd answered
+ * (false). */
 static bool failed(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
+	if (r->err == -ENOENT && cl->lease) {
+		answered(cl);
+		lease_gone(cl);
+		return true;
+	}
 	if (r->err) {
 		note_error(cl, r);
 		etcd_failed(cl, r->err, r->error);
@@ -236,6 +248,7 @@ static void put_record(struct rmp_cluster *cl, bool create,
 	}
 	cl->op_busy = true;
 	cl->published_free = free_bytes;
+	cl->written_ms = rmp_now_ms();
 }
 
 static void create(struct rmp_cluster *cl)
@@ -270,6 +283,30 @@ static void registered(struct rmp_cluster *cl)
 		   (uint64_t)cl->lease, cl->ttl_ms / 1000);
 }
 
+/* taken -- the key is held under lease holder (0: none), not ours:
+ * said once per wait, then tried again each tick (on_tick). */
+static void taken(struct rmp_cluster *cl, int64_t holder)
+{
+	char who[160];
+
+	if (holder)
+		snprintf(who, sizeof(who), "is held by etcd lease %" PRIx64
+			 " (another daemon with this name, or this node's "
+			 "previous run whose lease has not run out yet)",
+			 (uint64_t)holder);
+	else
+		snprintf(who, sizeof(who), "was written without a lease (by "
+			 "hand?): it stays until someone deletes it");
+	if (!cl->taken_logged)
+		log_warn("cluster: node name %s is taken: %s%s %s; trying "
+			 "again every second until it is free", cl->id.node,
+			 cl->key, cl->owned ? ", this node's until now," : "",
+			 who);
+	cl->taken_logged = true;
+	cl->owned = false;
+	set_state(cl, CL_TAKEN);
+}
+
 static void on_create(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
 	cl->op_busy = false;
@@ -280,15 +317,7 @@ static void on_create(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 		registered(cl);
 		return;
 	}
-	if (!cl->taken_logged)
-		log_warn("cluster: node name %s is taken: %s is held by etcd "
-			 "lease %" PRIx64 " (another daemon with this name, or "
-			 "this node's previous run whose lease has not run out "
-			 "yet); trying again every second until it is free",
-			 cl->id.node, cl->key,
-			 (uint64_t)(r->nkvs ? r->kvs[0].lease : 0));
-	cl->taken_logged = true;
-	set_state(cl, CL_TAKEN);
+	taken(cl, r->nkvs ? r->kvs[0].lease : 0);
 }
 
 static void on_refresh(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
@@ -301,24 +330,39 @@ static void on_refresh(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 			registered(cl);
 		return;
 	}
+	/* not under our lease: someone else's now, or gone */
+	if (r->nkvs && r->kvs[0].lease != cl->lease) {
+		taken(cl, r->kvs[0].lease);
+		return;
+	}
 	if (cl->owned)
-		log_warn("cluster: %s is no longer under this node's lease "
-			 "(removed by hand?): creating it again", cl->key);
+		log_warn("cluster: %s was removed (not by this node): creating "
+			 "it again", cl->key);
 	cl->owned = false;
 	create(cl);
+}
+
+/* lease_gone -- etcd says our lease is no more (it ran out, or was
+ * revoked): the requests in flight are stale; a new lease. */
+static void lease_gone(struct rmp_cluster *cl)
+{
+	if (cl->state == CL_CHECKING)
+		log_info("cluster: lease %" PRIx64 " ran out during the "
+			 "outage: registering again", (uint64_t)cl->lease);
+	else
+		log_warn("cluster: lease %" PRIx64 " is gone (it ran out): "
+			 "registering again", (uint64_t)cl->lease);
+	cl->lease = 0;
+	cl->epoch++;
+	cl->op_busy = cl->ka_busy = false;
+	grant(cl);
 }
 
 /* on_check -- after an outage: is the lease we had alive? */
 static void on_check(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
 	cl->op_busy = false;
-	if (r->err == -ENOENT) {
-		answered(cl);
-		log_info("cluster: lease %" PRIx64 " ran out during the "
-			 "outage: registering again", (uint64_t)cl->lease);
-		cl->lease = 0;
-		grant(cl);
-	} else if (!failed(cl, r)) {
+	if (!failed(cl, r)) {
 		cl->ops->cluster.keepalive_ms = rmp_now_ms();
 		put_record(cl, false, on_refresh);
 	}
@@ -328,17 +372,8 @@ static void on_keepalive(struct rmp_cluster *cl,
 			 const struct rmp_etcd_reply *r)
 {
 	cl->ka_busy = false;
-	if (r->err == -ENOENT) {
-		answered(cl);
-		log_warn("cluster: lease %" PRIx64 " is gone (it ran out): "
-			 "registering again", (uint64_t)cl->lease);
-		cl->lease = 0;
-		cl->epoch++;
-		cl->op_busy = false;
-		grant(cl);
-	} else if (!failed(cl, r)) {
+	if (!failed(cl, r))
 		cl->ops->cluster.keepalive_ms = rmp_now_ms();
-	}
 }
 
 static void on_revoke(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
@@ -437,7 +472,8 @@ static bool moved(struct rmp_cluster *cl)
 
 /* on_tick -- each second: a taken name tried again (staying in
  * CL_TAKEN: the wait was said once and operators see "name-taken"
- * throughout); a moved value rewritten (so at most once a second). */
+ * throughout); the value rewritten when it moved (so at most once a
+ * second) or a ttl is nearly over since it was written. */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct rmp_cluster *cl = arg;
@@ -448,7 +484,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (cl->state == CL_TAKEN)
 		put_record(cl, true, on_create);
-	else if (cl->state == CL_REGISTERED && moved(cl))
+	else if (cl->state == CL_REGISTERED &&
+		 (moved(cl) || rmp_now_ms() - cl->written_ms + TICK_MS >=
+				       cl->ttl_ms))
 		put_record(cl, false, on_refresh);
 }
 

@@ -101,12 +101,21 @@ static void test_keepalive(struct rmp_ops *ops)
 }
 
 /* test_refresh -- 4 % moves nothing; 6 % rewrites within a second or
- * so; moving on and on rewrites once a second at most. */
+ * so; moving on and on rewrites once a second at most. A node of its
+ * own with ttl 10 s: the value is also rewritten once a ttl, which at
+ * ttl 1 s would be every second. */
 static void test_refresh(void)
 {
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
 	json_object *rec;
 	int64_t v0 = 0, v1 = 0, v2 = 0;
 
+	harness_config(&c, 10000);
+	cl = rmp_cluster_new(base, &ops, &c);
+	CHECK(cl != NULL);
+	CHECK(run_until(&ops.cluster.registered, 5000));
 	json_object_put(record(&v0));
 	fig.free_bytes = GIB / 2 - GIB / 25;
 	run_until(NULL, 1500);
@@ -129,6 +138,10 @@ static void test_refresh(void)
 	printf("# %" PRId64 " rewrites in 3 s of moving free bytes\n", v2 - v1);
 	CHECK(v2 - v1 >= 2 && v2 - v1 <= 4);
 	fig.free_bytes = GIB / 2;
+	rmp_cluster_leave(cl);
+	while (cl && !rmp_cluster_gone(cl))
+		event_base_loop(base, EVLOOP_ONCE);
+	rmp_cluster_free(cl);
 }
 
 /* test_taken -- a second daemon named n1 waits (one log line), and gets
@@ -315,7 +328,6 @@ int main(void)
 		return 1;
 	test_register(&ops, &cl);
 	test_keepalive(&ops);
-	test_refresh();
 	test_taken(&ops, &cl, &ops2, &cl2);
 	test_outage(&ops2, 1);
 	test_outage(&ops2, 2);
@@ -329,6 +341,7 @@ int main(void)
 	CHECK(rec == NULL);
 	CHECK_STR(ops2.cluster.state, "left");
 	rmp_cluster_free(cl2);
+	test_refresh();
 	test_credentials();
 	test_tls();
 	harness_end();

@@ -2,7 +2,10 @@
 /*
  * test_cluster_faults.c -- daemon/cluster.c where etcd answers but not
  * as hoped, against a real etcd: a second daemon whose name is taken
- * waits quietly and says "name-taken" all along.
+ * waits quietly and says "name-taken" all along; a node whose key was
+ * deleted writes it again within its ttl; one whose key someone else
+ * wrote says the name is taken (once) and takes it back when it is
+ * free.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -76,6 +79,75 @@ static void test_taken_quiet(void)
 	node_stop(cl);
 }
 
+/* test_key_deleted -- `etcdctl del` of a registered node's key: the node
+ * writes it again under the same lease within its ttl (+ a tick), and
+ * says so once. */
+static void test_key_deleted(void)
+{
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
+	int64_t lease;
+	uint64_t start, end;
+	bool exists = false;
+
+	harness_config(&c, 2000);
+	cl = node_start(&ops, &c);
+	lease = key_lease(NULL);
+	CHECK(lease != 0);
+	log_reset();
+	free(fixture_etcdctl(&fx, "del " KEY));
+	CHECK(key_lease(&exists) == 0 && !exists);
+	start = now_ms();
+	end = start + 2000 + 1500;
+	while (!exists && now_ms() < end) {
+		run_until(NULL, 100);
+		key_lease(&exists);
+	}
+	printf("# the deleted key is back after %" PRIu64 " ms\n",
+	       now_ms() - start);
+	CHECK(exists);
+	CHECK_EQ(key_lease(NULL), lease);
+	CHECK(ops.cluster.registered);
+	CHECK_STR(ops.cluster.state, "registered");
+	CHECK_EQ(log_count("was removed"), 1);
+	node_stop(cl);
+}
+
+/* test_impostor -- someone writes the key of a registered node without
+ * its lease: the node says "name-taken" within its ttl (+ a tick), logs
+ * it once, leaves that value alone, and registers again once the key
+ * is deleted. */
+static void test_impostor(void)
+{
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
+	char *out;
+	uint64_t start;
+
+	harness_config(&c, 2000);
+	cl = node_start(&ops, &c);
+	log_reset();
+	free(fixture_etcdctl(&fx, "put " KEY " impostor"));
+	start = now_ms();
+	while (ops.cluster.registered && now_ms() - start < 3500)
+		event_base_loop(base, EVLOOP_ONCE);
+	printf("# the key written by another seen after %" PRIu64 " ms\n",
+	       now_ms() - start);
+	CHECK(!ops.cluster.registered);
+	run_until(NULL, 2000);
+	CHECK_STR(ops.cluster.state, "name-taken");
+	CHECK_EQ(log_count("node name n1 is taken"), 1);
+	out = fixture_etcdctl(&fx, "get --print-value-only " KEY);
+	CHECK_STR(out, "impostor\n");
+	free(out);
+	free(fixture_etcdctl(&fx, "del " KEY));
+	CHECK(run_until(&ops.cluster.registered, 2500));
+	CHECK(key_lease(NULL) != 0);
+	node_stop(cl);
+}
+
 /* wanted -- RMP_TEST_ONLY unset, or naming this test (to run one). */
 static bool wanted(const char *name)
 {
@@ -90,6 +162,10 @@ int main(void)
 		return 1;
 	if (wanted("taken_quiet"))
 		test_taken_quiet();
+	if (wanted("key_deleted"))
+		test_key_deleted();
+	if (wanted("impostor"))
+		test_impostor();
 	harness_end();
 	return check_done();
 }
