@@ -174,8 +174,12 @@ static void note_error(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 		s->error[0] = '\0';
 }
 
-/* answered -- etcd answered: an outage, if one, is over. */
-static void answered(struct rmp_cluster *cl)
+/* outage_over -- the node got where etcd lets it (its key, or the
+ * verdict that the name is taken): an outage, if one, is over, and the
+ * backoff starts again from the first wait. Not at any answer: etcd
+ * may answer one step and refuse the next (a user who may read the
+ * prefix but not write it); that is one outage, its backoff growing. */
+static void outage_over(struct rmp_cluster *cl)
 {
 	if (cl->outage)
 		log_notice("cluster: etcd answers again after %" PRIu64 " s",
@@ -193,7 +197,6 @@ static void lease_gone(struct rmp_cluster *cl);
 static bool failed(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
 	if (r->err == -ENOENT && cl->lease) {
-		answered(cl);
 		lease_gone(cl);
 		return true;
 	}
@@ -202,7 +205,6 @@ static bool failed(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 		etcd_failed(cl, r->err, r->error);
 		return true;
 	}
-	answered(cl);
 	return false;
 }
 
@@ -273,6 +275,7 @@ static void registered(struct rmp_cluster *cl)
 {
 	uint64_t now = rmp_now_ms();
 
+	outage_over(cl);
 	cl->taken_logged = false;
 	cl->owned = true;
 	cl->ops->cluster.registered_ms = now;
@@ -289,6 +292,7 @@ static void taken(struct rmp_cluster *cl, int64_t holder)
 {
 	char who[160];
 
+	outage_over(cl);
 	if (holder)
 		snprintf(who, sizeof(who), "is held by etcd lease %" PRIx64
 			 " (another daemon with this name, or this node's "

@@ -5,7 +5,8 @@
  * waits quietly and says "name-taken" all along; a node whose key was
  * deleted writes it again within its ttl; one whose key someone else
  * wrote says the name is taken (once) and takes it back when it is
- * free.
+ * free; an etcd user who may read but not write the prefix is one
+ * outage, one log line, with a backoff that grows.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -148,6 +149,49 @@ static void test_impostor(void)
 	node_stop(cl);
 }
 
+/* test_read_only -- an etcd user who may read the prefix but not write
+ * it: the node never registers; that is one outage (one warning, no
+ * "answers again" in between), and the retries back off (0.5 s, 1 s,
+ * 2 s, 4 s at ttl 10 s: 5 failures in 8 s, not one every turn). Last:
+ * it leaves etcd's authentication on. */
+static void test_read_only(void)
+{
+	static const char *const setup[] = {
+		"user add root:rootpw", "user grant-role root root",
+		"role add ro",
+		"role grant-permission ro --prefix=true read /rmpool/",
+		"user add ro:pw", "user grant-role ro ro", "auth enable",
+	};
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
+
+	for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
+		char *out = fixture_etcdctl(&fx, setup[i]);
+
+		CHECK(out != NULL);
+		free(out);
+	}
+	harness_config(&c, 10000);
+	snprintf(c.cluster.credentials_file, sizeof(c.cluster.credentials_file),
+		 "%s/cred-ro", fx.dir);
+	CHECK(write_file(c.cluster.credentials_file, "ro:pw\n", 0600));
+	log_reset();
+	cl = rmp_cluster_new(base, &ops, &c);
+	CHECK(cl != NULL);
+	run_until(NULL, 8000);
+	printf("# read-only user, 8 s: %" PRIu64 " failed requests, %" PRIu64
+	       " outages, last error \"%s\"\n", ops.cluster.errors,
+	       ops.cluster.outages, ops.cluster.error);
+	CHECK(!ops.cluster.registered);
+	CHECK_EQ(ops.cluster.outages, 1);
+	CHECK_EQ(log_count("cluster: etcd:"), 1);
+	CHECK_EQ(log_count("answers again"), 0);
+	CHECK(ops.cluster.errors >= 3 && ops.cluster.errors <= 6);
+	CHECK_HAS(ops.cluster.error, "permission denied");
+	node_stop(cl);
+}
+
 /* wanted -- RMP_TEST_ONLY unset, or naming this test (to run one). */
 static bool wanted(const char *name)
 {
@@ -166,6 +210,8 @@ int main(void)
 		test_key_deleted();
 	if (wanted("impostor"))
 		test_impostor();
+	if (wanted("read_only"))
+		test_read_only();
 	harness_end();
 	return check_done();
 }
