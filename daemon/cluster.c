@@ -27,6 +27,10 @@
 /* The first wait after etcd failed; it doubles up to ttl/2, so that a
  * node registers again within its ttl once etcd is back. */
 #define BACKOFF_MS 500
+/* The longest wait while a keep-alive failed and the lease may still be
+ * alive in etcd (also at most ttl/6): a partition shorter than what is
+ * left of the ttl must not cost the lease for want of a try. */
+#define LEASE_RETRY_MS 1000
 /* How often a taken key is tried again and free bytes looked at. */
 #define TICK_MS 1000
 /* The value is rewritten when free bytes moved by more than 1/20 of the
@@ -157,7 +161,8 @@ static bool made(struct rmp_cluster *cl, struct call *c, int ret)
 	return false;
 }
 
-static void etcd_failed(struct rmp_cluster *cl, int err, const char *what);
+static void etcd_failed(struct rmp_cluster *cl, int err, const char *what,
+			bool keepalive);
 
 /* note_error -- r failed: counted, kept for the status. */
 static void note_error(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
@@ -202,7 +207,8 @@ static bool failed(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 	}
 	if (r->err) {
 		note_error(cl, r);
-		etcd_failed(cl, r->err, r->error);
+		etcd_failed(cl, r->err, r->error,
+			    r->op == RMP_ETCD_KEEPALIVE);
 		return true;
 	}
 	return false;
@@ -222,7 +228,7 @@ static void grant(struct rmp_cluster *cl)
 		      made(cl, c, rmp_etcd_grant(cl->etcd,
 				 (int64_t)(cl->ttl_ms / 1000), on_reply, c));
 	if (!cl->op_busy)
-		etcd_failed(cl, -ENOMEM, "lease grant: out of memory");
+		etcd_failed(cl, -ENOMEM, "lease grant: out of memory", false);
 }
 
 /* put_record -- the node record, created (if absent) or rewritten (if
@@ -245,7 +251,7 @@ static void put_record(struct rmp_cluster *cl, bool create,
 	}
 	free(v);
 	if (ret) {
-		etcd_failed(cl, ret, "put: cannot make the request");
+		etcd_failed(cl, ret, "put: cannot make the request", false);
 		return;
 	}
 	cl->op_busy = true;
@@ -395,9 +401,29 @@ static void on_revoke(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 	set_state(cl, CL_LEFT);
 }
 
-/* etcd_failed -- keep serving; log once per outage; try again later. */
-static void etcd_failed(struct rmp_cluster *cl, int err, const char *what)
+/* retry_wait -- how long until the next try: the backoff; but when a
+ * keep-alive failed while the lease may still be alive (its last
+ * keep-alive less than a ttl ago), at most LEASE_RETRY_MS and ttl/6, so
+ * that the first try after etcd is back comes before the lease runs
+ * out. The backoff grows on underneath. Not when etcd answered the
+ * keep-alive and refused another step: that wait would not save the
+ * lease, only load etcd. */
+static uint64_t retry_wait(struct rmp_cluster *cl, bool keepalive)
 {
+	uint64_t last = cl->ops->cluster.keepalive_ms;
+
+	if (keepalive && cl->lease && rmp_now_ms() < last + cl->ttl_ms)
+		return RMP_MIN(cl->backoff_ms,
+			       RMP_MIN(LEASE_RETRY_MS, cl->ttl_ms / 6));
+	return cl->backoff_ms;
+}
+
+/* etcd_failed -- keep serving; log once per outage; try again later
+ * (keepalive: what failed was keeping the lease alive). */
+static void etcd_failed(struct rmp_cluster *cl, int err, const char *what,
+			bool keepalive)
+{
+	uint64_t wait = retry_wait(cl, keepalive);
 	struct timeval tv;
 
 	if (cl->state == CL_LEAVING || cl->state == CL_LEFT)
@@ -415,8 +441,8 @@ static void etcd_failed(struct rmp_cluster *cl, int err, const char *what)
 	cl->epoch++; /* the replies still to come are stale */
 	cl->op_busy = cl->ka_busy = false;
 	set_state(cl, CL_RETRYING);
-	tv.tv_sec = (time_t)(cl->backoff_ms / 1000);
-	tv.tv_usec = (suseconds_t)(cl->backoff_ms % 1000) * 1000;
+	tv.tv_sec = (time_t)(wait / 1000);
+	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
 	event_add(cl->retry_ev, &tv);
 	cl->backoff_ms = RMP_MIN(cl->backoff_ms * 2,
 				 RMP_MAX(cl->ttl_ms / 2, BACKOFF_MS));
@@ -442,7 +468,8 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 		      made(cl, c, rmp_etcd_keepalive(cl->etcd, cl->lease,
 						     on_reply, c));
 	if (!cl->op_busy)
-		etcd_failed(cl, -ENOMEM, "lease keepalive: out of memory");
+		etcd_failed(cl, -ENOMEM, "lease keepalive: out of memory",
+			    false);
 }
 
 /* on_ka -- every ttl/3 while a lease is held. */

@@ -5,7 +5,8 @@
  * waits quietly and says "name-taken" all along; a node whose key was
  * deleted writes it again within its ttl; one whose key someone else
  * wrote says the name is taken (once) and takes it back when it is
- * free; an etcd user who may read but not write the prefix is one
+ * free; a partition shorter than the ttl keeps the lease (retries close
+ * enough); an etcd user who may read but not write the prefix is one
  * outage, one log line, with a backoff that grows.
  */
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <event2/event.h>
 
+#include "../../common/util.h"
 #include "../../daemon/cluster.h"
 #include "../unit/check.h"
 #include "cluster_harness.h"
@@ -39,6 +41,16 @@ static void node_stop(struct rmp_cluster *cl)
 	while (cl && !rmp_cluster_gone(cl) && now_ms() < end)
 		event_base_loop(base, EVLOOP_ONCE);
 	rmp_cluster_free(cl);
+}
+
+/* next_keepalive -- run until the node's next keep-alive was answered. */
+static bool next_keepalive(struct rmp_ops *ops, uint64_t ms)
+{
+	uint64_t ka = ops->cluster.keepalive_ms, end = now_ms() + ms;
+
+	while (ops->cluster.keepalive_ms == ka && now_ms() < end)
+		event_base_loop(base, EVLOOP_ONCE);
+	return ops->cluster.keepalive_ms != ka;
 }
 
 /* test_taken_quiet -- while n1 is registered a second n1 waits: it says
@@ -149,6 +161,43 @@ static void test_impostor(void)
 	node_stop(cl);
 }
 
+/* test_partition -- the node cannot reach etcd (a relay killed) from
+ * just after a keep-alive until ttl 10 s is 80 % gone, while etcd runs
+ * on: the retries come often enough that the first one after the relay
+ * is back keeps the lease, which never runs out: the key stays under
+ * the same lease all along. */
+static void test_partition(void)
+{
+	struct etcd_proxy p = { 0 };
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
+	int64_t lease;
+	uint64_t t0;
+
+	CHECK(proxy_start(&p, &fx));
+	harness_config(&c, 10000);
+	snprintf(c.cluster.etcd, sizeof(c.cluster.etcd), "%s", p.url);
+	cl = node_start(&ops, &c);
+	lease = key_lease(NULL);
+	CHECK(next_keepalive(&ops, 5000));
+	t0 = now_ms();
+	proxy_kill(&p);
+	log_reset();
+	run_until(NULL, 8000 - (now_ms() - t0));
+	CHECK(!ops.cluster.registered);
+	CHECK(proxy_start(&p, &fx));
+	CHECK(run_until(&ops.cluster.registered, 5000));
+	printf("# registered again %" PRIu64 " ms after the last keep-alive "
+	       "before the partition, %" PRIu64 " failed requests\n",
+	       now_ms() - t0, ops.cluster.errors);
+	CHECK_EQ(key_lease(NULL), lease);
+	CHECK_EQ(log_count_all("ran out during the outage"), 0);
+	CHECK_EQ(log_count_all("is gone"), 0);
+	node_stop(cl);
+	proxy_kill(&p);
+}
+
 /* test_read_only -- an etcd user who may read the prefix but not write
  * it: the node never registers; that is one outage (one warning, no
  * "answers again" in between), and the retries back off (0.5 s, 1 s,
@@ -210,6 +259,8 @@ int main(void)
 		test_key_deleted();
 	if (wanted("impostor"))
 		test_impostor();
+	if (wanted("partition"))
+		test_partition();
 	if (wanted("read_only"))
 		test_read_only();
 	harness_end();
