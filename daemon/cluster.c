@@ -501,16 +501,25 @@ static bool moved(struct rmp_cluster *cl)
 	return d > st.pool_bytes / REFRESH_SHARE;
 }
 
-/* on_tick -- each second: a taken name tried again (staying in
- * CL_TAKEN: the wait was said once and operators see "name-taken"
- * throughout); the value rewritten when it moved (so at most once a
- * second) or a ttl is nearly over since it was written. */
+/* on_tick -- each second: a registered node whose last keep-alive is
+ * more than a ttl ago has lost etcd, however long the requests in
+ * flight take to say so (its lease must have run out); a taken name
+ * tried again (staying in CL_TAKEN: the wait was said once and
+ * operators see "name-taken" throughout); the value rewritten when it
+ * moved (so at most once a second) or a ttl is nearly over since it was
+ * written. */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct rmp_cluster *cl = arg;
 
 	(void)fd;
 	(void)what;
+	if (cl->state == CL_REGISTERED &&
+	    rmp_now_ms() - cl->ops->cluster.keepalive_ms > cl->ttl_ms) {
+		etcd_failed(cl, -ETIMEDOUT, "lease keepalive: no answer for "
+			    "longer than the ttl", false);
+		return;
+	}
 	if (cl->op_busy)
 		return;
 	if (cl->state == CL_TAKEN)

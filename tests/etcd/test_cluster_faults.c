@@ -6,8 +6,9 @@
  * deleted writes it again within its ttl; one whose key someone else
  * wrote says the name is taken (once) and takes it back when it is
  * free; a partition shorter than the ttl keeps the lease (retries close
- * enough); an etcd user who may read but not write the prefix is one
- * outage, one log line, with a backoff that grows.
+ * enough); a keep-alive that hangs longer than the ttl stops the node
+ * saying "registered"; an etcd user who may read but not write the
+ * prefix is one outage, one log line, with a backoff that grows.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -198,6 +199,51 @@ static void test_partition(void)
 	proxy_kill(&p);
 }
 
+/* test_hung_keepalive -- etcd stopped (SIGSTOP) behind seven more
+ * endpoints that take connections and never answer: a keep-alive then
+ * takes 8 attempt timeouts (6 s at ttl 3 s), yet the node does not say
+ * "registered" for more than ttl + a tick after its last keep-alive.
+ * Once etcd runs again the node registers again. */
+static void test_hung_keepalive(void)
+{
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
+	int silent[7];
+	uint64_t end, lie = 0;
+	size_t len;
+
+	harness_config(&c, 3000);
+	for (int i = 0; i < 7; i++) {
+		uint16_t port = 0;
+
+		silent[i] = fixture_silent_listener(&port);
+		CHECK(silent[i] >= 0);
+		len = strlen(c.cluster.etcd);
+		snprintf(c.cluster.etcd + len, sizeof(c.cluster.etcd) - len,
+			 ",http://127.0.0.1:%u", port);
+	}
+	cl = node_start(&ops, &c);
+	CHECK(next_keepalive(&ops, 3000));
+	fixture_pause(&fx);
+	end = now_ms() + 7000;
+	while (now_ms() < end) {
+		event_base_loop(base, EVLOOP_ONCE);
+		if (ops.cluster.registered)
+			lie = RMP_MAX(lie, rmp_now_ms() -
+					   ops.cluster.keepalive_ms);
+	}
+	printf("# said \"registered\" up to %" PRIu64 " ms after the last "
+	       "keep-alive (ttl 3000 ms)\n", lie);
+	CHECK(lie <= 3000 + 1000 + 300); /* ttl, a tick, slack */
+	CHECK(!ops.cluster.registered);
+	fixture_resume(&fx);
+	CHECK(run_until(&ops.cluster.registered, 15000));
+	node_stop(cl);
+	for (int i = 0; i < 7; i++)
+		close(silent[i]);
+}
+
 /* test_read_only -- an etcd user who may read the prefix but not write
  * it: the node never registers; that is one outage (one warning, no
  * "answers again" in between), and the retries back off (0.5 s, 1 s,
@@ -261,6 +307,8 @@ int main(void)
 		test_impostor();
 	if (wanted("partition"))
 		test_partition();
+	if (wanted("hung_keepalive"))
+		test_hung_keepalive();
 	if (wanted("read_only"))
 		test_read_only();
 	harness_end();
