@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -328,6 +329,7 @@ bool proxy_start(struct etcd_proxy *p, const struct etcd_fixture *f)
 	p->pid = fork();
 	if (p->pid == 0) {
 		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* no relay outlives a test */
 		proxy_serve(fd, f->client_port);
 		_exit(0);
 	}
