@@ -501,10 +501,27 @@ static bool moved(struct rmp_cluster *cl)
 	return d > st.pool_bytes / REFRESH_SHARE;
 }
 
-/* on_tick -- each second: a registered node whose last keep-alive is
- * more than a ttl ago has lost etcd, however long the requests in
- * flight take to say so (its lease must have run out); a taken name
- * tried again (staying in CL_TAKEN: the wait was said once and
+/* keepalive_overdue -- registered, but the last keep-alive etcd
+ * answered is more than a ttl ago: the lease must have run out, however
+ * long the requests in flight take to say so. Then an etcd failure
+ * (noted for the status), and true. */
+static bool keepalive_overdue(struct rmp_cluster *cl)
+{
+	struct rmp_cluster_status *s = &cl->ops->cluster;
+	uint64_t now = rmp_now_ms();
+
+	if (cl->state != CL_REGISTERED || now - s->keepalive_ms <= cl->ttl_ms)
+		return false;
+	s->errors++;
+	s->error_ms = now;
+	snprintf(s->error, sizeof(s->error), "lease keepalive: no answer for "
+		 "%" PRIu64 " ms, more than the ttl", now - s->keepalive_ms);
+	etcd_failed(cl, -ETIMEDOUT, s->error, false);
+	return true;
+}
+
+/* on_tick -- each second: a registered node whose keep-alive is overdue
+ * has lost etcd (keepalive_overdue); a taken name tried again (staying in CL_TAKEN: the wait was said once and
  * operators see "name-taken" throughout); the value rewritten when it
  * moved (so at most once a second) or a ttl is nearly over since it was
  * written. */
@@ -514,13 +531,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (cl->state == CL_REGISTERED &&
-	    rmp_now_ms() - cl->ops->cluster.keepalive_ms > cl->ttl_ms) {
-		etcd_failed(cl, -ETIMEDOUT, "lease keepalive: no answer for "
-			    "longer than the ttl", false);
-		return;
-	}
-	if (cl->op_busy)
+	if (keepalive_overdue(cl) || cl->op_busy)
 		return;
 	if (cl->state == CL_TAKEN)
 		put_record(cl, true, on_create);

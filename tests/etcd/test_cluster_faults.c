@@ -237,6 +237,7 @@ static void test_hung_keepalive(void)
 	       "keep-alive (ttl 3000 ms)\n", lie);
 	CHECK(lie <= 3000 + 1000 + 300); /* ttl, a tick, slack */
 	CHECK(!ops.cluster.registered);
+	CHECK_HAS(ops.cluster.error, "more than the ttl");
 	fixture_resume(&fx);
 	CHECK(run_until(&ops.cluster.registered, 15000));
 	node_stop(cl);
