@@ -27,10 +27,16 @@
 /* The first wait after etcd failed; it doubles up to ttl/2, so that a
  * node registers again within its ttl once etcd is back. */
 #define BACKOFF_MS 500
+/* The longest wait while a keep-alive failed and the lease may still be
+ * alive in etcd (also at most ttl/6): a partition shorter than what is
+ * left of the ttl must not cost the lease for want of a try. */
+#define LEASE_RETRY_MS 1000
 /* How often a taken key is tried again and free bytes looked at. */
 #define TICK_MS 1000
 /* The value is rewritten when free bytes moved by more than 1/20 of the
- * pool (5 %). */
+ * pool (5 %), and at least once a ttl: the rewrite (a transaction that
+ * holds only while the key is under our lease) is what finds a key
+ * deleted or written by someone else; a keep-alive does not look. */
 #define REFRESH_SHARE 20
 
 enum cl_state {
@@ -85,6 +91,7 @@ struct rmp_cluster {
 	bool owned;                /* the key was ours under this lease */
 	int64_t registered;        /* Unix seconds the key became ours */
 	uint64_t published_free;   /* free bytes the value says */
+	uint64_t written_ms;       /* when the value was last written */
 	uint64_t pool_bytes;
 	uint64_t backoff_ms;
 	bool outage;               /* etcd failing since outage_ms */
@@ -154,7 +161,8 @@ static bool made(struct rmp_cluster *cl, struct call *c, int ret)
 	return false;
 }
 
-static void etcd_failed(struct rmp_cluster *cl, int err, const char *what);
+static void etcd_failed(struct rmp_cluster *cl, int err, const char *what,
+			bool keepalive);
 
 /* note_error -- r failed: counted, kept for the status. */
 static void note_error(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
@@ -171,8 +179,12 @@ static void note_error(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 		s->error[0] = '\0';
 }
 
-/* answered -- etcd answered: an outage, if one, is over. */
-static void answered(struct rmp_cluster *cl)
+/* outage_over -- the node got where etcd lets it (its key, or the
+ * verdict that the name is taken): an outage, if one, is over, and the
+ * backoff starts again from the first wait. Not at any answer: etcd
+ * may answer one step and refuse the next (a user who may read the
+ * prefix but not write it); that is one outage, its backoff growing. */
+static void outage_over(struct rmp_cluster *cl)
 {
 	if (cl->outage)
 		log_notice("cluster: etcd answers again after %" PRIu64 " s",
@@ -181,16 +193,24 @@ static void answered(struct rmp_cluster *cl)
 	cl->backoff_ms = BACKOFF_MS;
 }
 
-/* failed -- r says etcd failed: noted, and the retry set up (true).
- * Otherwise etcd answered (false). */
+static void lease_gone(struct rmp_cluster *cl);
+
+/* failed -- r says etcd failed: noted, and the retry set up (true); or
+ * that our lease is gone (any request under it: a keep-alive, or a
+ * write of the key): registering again (true). Otherwise etcd answered
+ * (false). */
 static bool failed(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
-	if (r->err) {
-		note_error(cl, r);
-		etcd_failed(cl, r->err, r->error);
+	if (r->err == -ENOENT && cl->lease) {
+		lease_gone(cl);
 		return true;
 	}
-	answered(cl);
+	if (r->err) {
+		note_error(cl, r);
+		etcd_failed(cl, r->err, r->error,
+			    r->op == RMP_ETCD_KEEPALIVE);
+		return true;
+	}
 	return false;
 }
 
@@ -208,7 +228,7 @@ static void grant(struct rmp_cluster *cl)
 		      made(cl, c, rmp_etcd_grant(cl->etcd,
 				 (int64_t)(cl->ttl_ms / 1000), on_reply, c));
 	if (!cl->op_busy)
-		etcd_failed(cl, -ENOMEM, "lease grant: out of memory");
+		etcd_failed(cl, -ENOMEM, "lease grant: out of memory", false);
 }
 
 /* put_record -- the node record, created (if absent) or rewritten (if
@@ -231,11 +251,12 @@ static void put_record(struct rmp_cluster *cl, bool create,
 	}
 	free(v);
 	if (ret) {
-		etcd_failed(cl, ret, "put: cannot make the request");
+		etcd_failed(cl, ret, "put: cannot make the request", false);
 		return;
 	}
 	cl->op_busy = true;
 	cl->published_free = free_bytes;
+	cl->written_ms = rmp_now_ms();
 }
 
 static void create(struct rmp_cluster *cl)
@@ -260,6 +281,7 @@ static void registered(struct rmp_cluster *cl)
 {
 	uint64_t now = rmp_now_ms();
 
+	outage_over(cl);
 	cl->taken_logged = false;
 	cl->owned = true;
 	cl->ops->cluster.registered_ms = now;
@@ -268,6 +290,31 @@ static void registered(struct rmp_cluster *cl)
 	log_notice("cluster: registered as %s in etcd (key %s, lease %" PRIx64
 		   ", ttl %" PRIu64 " s)", cl->id.node, cl->key,
 		   (uint64_t)cl->lease, cl->ttl_ms / 1000);
+}
+
+/* taken -- the key is held under lease holder (0: none), not ours:
+ * said once per wait, then tried again each tick (on_tick). */
+static void taken(struct rmp_cluster *cl, int64_t holder)
+{
+	char who[160];
+
+	outage_over(cl);
+	if (holder)
+		snprintf(who, sizeof(who), "is held by etcd lease %" PRIx64
+			 " (another daemon with this name, or this node's "
+			 "previous run whose lease has not run out yet)",
+			 (uint64_t)holder);
+	else
+		snprintf(who, sizeof(who), "was written without a lease (by "
+			 "hand?): it stays until someone deletes it");
+	if (!cl->taken_logged)
+		log_warn("cluster: node name %s is taken: %s%s %s; trying "
+			 "again every second until it is free", cl->id.node,
+			 cl->key, cl->owned ? ", this node's until now," : "",
+			 who);
+	cl->taken_logged = true;
+	cl->owned = false;
+	set_state(cl, CL_TAKEN);
 }
 
 static void on_create(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
@@ -280,15 +327,7 @@ static void on_create(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 		registered(cl);
 		return;
 	}
-	if (!cl->taken_logged)
-		log_warn("cluster: node name %s is taken: %s is held by etcd "
-			 "lease %" PRIx64 " (another daemon with this name, or "
-			 "this node's previous run whose lease has not run out "
-			 "yet); trying again every second until it is free",
-			 cl->id.node, cl->key,
-			 (uint64_t)(r->nkvs ? r->kvs[0].lease : 0));
-	cl->taken_logged = true;
-	set_state(cl, CL_TAKEN);
+	taken(cl, r->nkvs ? r->kvs[0].lease : 0);
 }
 
 static void on_refresh(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
@@ -301,24 +340,39 @@ static void on_refresh(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 			registered(cl);
 		return;
 	}
+	/* not under our lease: someone else's now, or gone */
+	if (r->nkvs && r->kvs[0].lease != cl->lease) {
+		taken(cl, r->kvs[0].lease);
+		return;
+	}
 	if (cl->owned)
-		log_warn("cluster: %s is no longer under this node's lease "
-			 "(removed by hand?): creating it again", cl->key);
+		log_warn("cluster: %s was removed (not by this node): creating "
+			 "it again", cl->key);
 	cl->owned = false;
 	create(cl);
+}
+
+/* lease_gone -- etcd says our lease is no more (it ran out, or was
+ * revoked): the requests in flight are stale; a new lease. */
+static void lease_gone(struct rmp_cluster *cl)
+{
+	if (cl->state == CL_CHECKING)
+		log_info("cluster: lease %" PRIx64 " ran out during the "
+			 "outage: registering again", (uint64_t)cl->lease);
+	else
+		log_warn("cluster: lease %" PRIx64 " is gone (it ran out): "
+			 "registering again", (uint64_t)cl->lease);
+	cl->lease = 0;
+	cl->epoch++;
+	cl->op_busy = cl->ka_busy = false;
+	grant(cl);
 }
 
 /* on_check -- after an outage: is the lease we had alive? */
 static void on_check(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 {
 	cl->op_busy = false;
-	if (r->err == -ENOENT) {
-		answered(cl);
-		log_info("cluster: lease %" PRIx64 " ran out during the "
-			 "outage: registering again", (uint64_t)cl->lease);
-		cl->lease = 0;
-		grant(cl);
-	} else if (!failed(cl, r)) {
+	if (!failed(cl, r)) {
 		cl->ops->cluster.keepalive_ms = rmp_now_ms();
 		put_record(cl, false, on_refresh);
 	}
@@ -328,17 +382,8 @@ static void on_keepalive(struct rmp_cluster *cl,
 			 const struct rmp_etcd_reply *r)
 {
 	cl->ka_busy = false;
-	if (r->err == -ENOENT) {
-		answered(cl);
-		log_warn("cluster: lease %" PRIx64 " is gone (it ran out): "
-			 "registering again", (uint64_t)cl->lease);
-		cl->lease = 0;
-		cl->epoch++;
-		cl->op_busy = false;
-		grant(cl);
-	} else if (!failed(cl, r)) {
+	if (!failed(cl, r))
 		cl->ops->cluster.keepalive_ms = rmp_now_ms();
-	}
 }
 
 static void on_revoke(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
@@ -356,9 +401,29 @@ static void on_revoke(struct rmp_cluster *cl, const struct rmp_etcd_reply *r)
 	set_state(cl, CL_LEFT);
 }
 
-/* etcd_failed -- keep serving; log once per outage; try again later. */
-static void etcd_failed(struct rmp_cluster *cl, int err, const char *what)
+/* retry_wait -- how long until the next try: the backoff; but when a
+ * keep-alive failed while the lease may still be alive (its last
+ * keep-alive less than a ttl ago), at most LEASE_RETRY_MS and ttl/6, so
+ * that the first try after etcd is back comes before the lease runs
+ * out. The backoff grows on underneath. Not when etcd answered the
+ * keep-alive and refused another step: that wait would not save the
+ * lease, only load etcd. */
+static uint64_t retry_wait(struct rmp_cluster *cl, bool keepalive)
 {
+	uint64_t last = cl->ops->cluster.keepalive_ms;
+
+	if (keepalive && cl->lease && rmp_now_ms() < last + cl->ttl_ms)
+		return RMP_MIN(cl->backoff_ms,
+			       RMP_MIN(LEASE_RETRY_MS, cl->ttl_ms / 6));
+	return cl->backoff_ms;
+}
+
+/* etcd_failed -- keep serving; log once per outage; try again later
+ * (keepalive: what failed was keeping the lease alive). */
+static void etcd_failed(struct rmp_cluster *cl, int err, const char *what,
+			bool keepalive)
+{
+	uint64_t wait = retry_wait(cl, keepalive);
 	struct timeval tv;
 
 	if (cl->state == CL_LEAVING || cl->state == CL_LEFT)
@@ -376,8 +441,8 @@ static void etcd_failed(struct rmp_cluster *cl, int err, const char *what)
 	cl->epoch++; /* the replies still to come are stale */
 	cl->op_busy = cl->ka_busy = false;
 	set_state(cl, CL_RETRYING);
-	tv.tv_sec = (time_t)(cl->backoff_ms / 1000);
-	tv.tv_usec = (suseconds_t)(cl->backoff_ms % 1000) * 1000;
+	tv.tv_sec = (time_t)(wait / 1000);
+	tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
 	event_add(cl->retry_ev, &tv);
 	cl->backoff_ms = RMP_MIN(cl->backoff_ms * 2,
 				 RMP_MAX(cl->ttl_ms / 2, BACKOFF_MS));
@@ -403,7 +468,8 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 		      made(cl, c, rmp_etcd_keepalive(cl->etcd, cl->lease,
 						     on_reply, c));
 	if (!cl->op_busy)
-		etcd_failed(cl, -ENOMEM, "lease keepalive: out of memory");
+		etcd_failed(cl, -ENOMEM, "lease keepalive: out of memory",
+			    false);
 }
 
 /* on_ka -- every ttl/3 while a lease is held. */
@@ -435,19 +501,43 @@ static bool moved(struct rmp_cluster *cl)
 	return d > st.pool_bytes / REFRESH_SHARE;
 }
 
-/* on_tick -- each second: a taken name tried again; a moved value
- * rewritten (so at most once a second). */
+/* keepalive_overdue -- registered, but the last keep-alive etcd
+ * answered is more than a ttl ago: the lease must have run out, however
+ * long the requests in flight take to say so. Then an etcd failure
+ * (noted for the status), and true. */
+static bool keepalive_overdue(struct rmp_cluster *cl)
+{
+	struct rmp_cluster_status *s = &cl->ops->cluster;
+	uint64_t now = rmp_now_ms();
+
+	if (cl->state != CL_REGISTERED || now - s->keepalive_ms <= cl->ttl_ms)
+		return false;
+	s->errors++;
+	s->error_ms = now;
+	snprintf(s->error, sizeof(s->error), "lease keepalive: no answer for "
+		 "%" PRIu64 " ms, more than the ttl", now - s->keepalive_ms);
+	etcd_failed(cl, -ETIMEDOUT, s->error, false);
+	return true;
+}
+
+/* on_tick -- each second: a registered node whose keep-alive is overdue
+ * has lost etcd (keepalive_overdue); a taken name tried again (staying in CL_TAKEN: the wait was said once and
+ * operators see "name-taken" throughout); the value rewritten when it
+ * moved (so at most once a second) or a ttl is nearly over since it was
+ * written. */
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct rmp_cluster *cl = arg;
 
 	(void)fd;
 	(void)what;
-	if (cl->op_busy)
+	if (keepalive_overdue(cl) || cl->op_busy)
 		return;
 	if (cl->state == CL_TAKEN)
-		create(cl);
-	else if (cl->state == CL_REGISTERED && moved(cl))
+		put_record(cl, true, on_create);
+	else if (cl->state == CL_REGISTERED &&
+		 (moved(cl) || rmp_now_ms() - cl->written_ms + TICK_MS >=
+				       cl->ttl_ms))
 		put_record(cl, false, on_refresh);
 }
 

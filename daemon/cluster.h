@@ -22,11 +22,17 @@ struct rmp_cluster;
  * with this node name, or this node's previous run whose lease has not
  * run out): the daemon then logs once and tries again every second. The
  * lease is kept alive every ttl/3; the value is rewritten when the free
- * bytes moved by more than 5 % of the pool (looked at once a second).
- * When etcd fails the daemon keeps serving, logs once per outage, waits
- * (500 ms, doubling, at most ttl/2) and tries again: the lease it had if
- * etcd kept it (a restarted etcd does), else a new one. Its figures come
- * from rmp_ops_status(); what it does is published in ops->cluster.
+ * bytes moved by more than 5 % of the pool (looked at once a second) and
+ * at least once a ttl, only while the key is under the lease: a key
+ * deleted is created again, one held by another (or by no lease) is a
+ * taken name. When etcd fails the daemon keeps serving, logs once per
+ * outage (over when registered again), waits (500 ms, doubling, at most
+ * ttl/2; at most min(1 s, ttl/6) while a failed keep-alive's lease may
+ * still be alive) and tries again: the lease it had if etcd kept it (a
+ * restarted etcd does), else a new one. Registered with the last
+ * keep-alive more than a ttl ago counts as an etcd failure. Its figures
+ * come from rmp_ops_status(); what it does is published in
+ * ops->cluster.
  */
 
 /*

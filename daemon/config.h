@@ -190,12 +190,14 @@ struct rmp_config {
 		char node[RMP_CONFIG_NAME_LEN];     /* "" = the host name */
 		char labels[RMP_CONFIG_LIST_LEN];   /* "k=v k=v": rmp_cluster_labels() */
 		uint64_t ttl_ms;                    /* etcd lease: 1s..1min */
-		/* TLS to https endpoints: the CAs to trust ("" = the
-		 * system's), a client certificate and its key ("" = none) */
+		/* TLS to https endpoints (only when every endpoint is
+		 * https): the CAs to trust ("" = the system's), a client
+		 * certificate and its key ("" = none) */
 		char ca_file[RMP_CONFIG_PATH_LEN];
 		char cert_file[RMP_CONFIG_PATH_LEN];
 		char key_file[RMP_CONFIG_PATH_LEN];
-		/* "USER:PASSWORD" for etcd, a file kept like a key file */
+		/* "USER:PASSWORD" for etcd, a file kept like a key file
+		 * (only when every endpoint is https) */
 		char credentials_file[RMP_CONFIG_PATH_LEN];
 	} cluster;
 	unsigned ntenants;

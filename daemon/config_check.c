@@ -99,7 +99,10 @@ static int check_tenants(const struct rmp_config *c, const char *pre,
 /*
  * check_cluster -- TLS files are for https endpoints: given with none,
  * they would be ignored and the operator would believe the traffic
- * protected. A client certificate needs its key, and the other way.
+ * protected. Credentials and TLS files want every endpoint https: with
+ * one plain endpoint in the list, whoever blocks the https ones makes
+ * the client send the password (or the traffic) in clear. A client
+ * certificate needs its key, and the other way.
  */
 static int check_cluster(const struct rmp_config *c, const char *pre,
 			 const char *sep, char *err, size_t errlen)
@@ -108,6 +111,8 @@ static int check_cluster(const struct rmp_config *c, const char *pre,
 	const char *set = c->cluster.ca_file[0] ? "ca_file" :
 			  c->cluster.cert_file[0] ? "cert_file" :
 			  c->cluster.key_file[0] ? "key_file" : NULL;
+	bool cred = c->cluster.credentials_file[0] != '\0';
+	const struct rmp_cluster_endpoint *plain = NULL;
 	char why[256];
 	bool tls = false;
 	unsigned n = 0;
@@ -118,11 +123,26 @@ static int check_cluster(const struct rmp_config *c, const char *pre,
 			    "endpoints", pre, sep);
 		return -EINVAL;
 	}
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = 0; i < n; i++) {
 		tls |= eps[i].tls;
+		if (!eps[i].tls && !plain)
+			plain = &eps[i];
+	}
 	if (set && !tls) {
 		cfg_set_err(err, errlen, "%s%scluster.%s: no etcd endpoint is "
 			    "https://, so TLS would not be used", pre, sep, set);
+		return -EINVAL;
+	}
+	if ((cred || set) && plain) {
+		bool v6 = strchr(plain->host, ':') != NULL;
+
+		cfg_set_err(err, errlen, "%s%scluster.%s: etcd endpoint %s%s%s:"
+			    "%u is not https://; with %s every endpoint must "
+			    "be, or the %s can cross the network in clear", pre,
+			    sep, cred ? "credentials_file" : set, v6 ? "[" : "",
+			    plain->host, v6 ? "]" : "", plain->port,
+			    cred ? "credentials" : "TLS files",
+			    cred ? "password" : "traffic");
 		return -EINVAL;
 	}
 	if (!c->cluster.cert_file[0] != !c->cluster.key_file[0]) {

@@ -6,10 +6,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -230,6 +232,120 @@ void fixture_stop(struct etcd_fixture *f)
 		if (system(cmd))
 			fprintf(stderr, "could not remove %s\n", f->dir);
 	}
+}
+
+void fixture_pause(struct etcd_fixture *f)
+{
+	if (f->pid > 0)
+		kill(f->pid, SIGSTOP);
+}
+
+void fixture_resume(struct etcd_fixture *f)
+{
+	if (f->pid > 0)
+		kill(f->pid, SIGCONT);
+}
+
+/* write_all -- all of buf to fd; false when it broke. */
+static bool write_all(int fd, const char *buf, ssize_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, buf, (size_t)n);
+
+		if (w <= 0)
+			return false;
+		buf += w;
+		n -= w;
+	}
+	return true;
+}
+
+/* relay -- bytes both ways between a and b until one side ends. */
+static void relay(int a, int b)
+{
+	struct pollfd p[2] = { { .fd = a, .events = POLLIN },
+			       { .fd = b, .events = POLLIN } };
+	char buf[16384];
+
+	for (;;) {
+		if (poll(p, 2, -1) < 0)
+			return;
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(p[i].fd, buf, sizeof(buf));
+			if (n <= 0 || !write_all(p[1 - i].fd, buf, n))
+				return;
+		}
+	}
+}
+
+/* proxy_serve -- the relay's process: a child for each connection, all
+ * in one process group that proxy_kill ends. */
+static void proxy_serve(int lfd, uint16_t to_port)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(to_port) };
+
+	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	signal(SIGCHLD, SIG_IGN);
+	for (;;) {
+		int c = accept(lfd, NULL, NULL), e;
+
+		if (c < 0)
+			continue;
+		if (fork() == 0) {
+			close(lfd);
+			e = socket(AF_INET, SOCK_STREAM, 0);
+			if (e >= 0 &&
+			    !connect(e, (struct sockaddr *)&to, sizeof(to)))
+				relay(c, e);
+			_exit(0);
+		}
+		close(c);
+	}
+}
+
+bool proxy_start(struct etcd_proxy *p, const struct etcd_fixture *f)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	/* the same port again, past the last run's connections */
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	a.sin_port = htons(p->port);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&a, sizeof(a)) || listen(fd, 64) ||
+	    getsockname(fd, (struct sockaddr *)&a, &len)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	p->port = ntohs(a.sin_port);
+	snprintf(p->url, sizeof(p->url), "http://127.0.0.1:%u", p->port);
+	p->pid = fork();
+	if (p->pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* no relay outlives a test */
+		proxy_serve(fd, f->client_port);
+		_exit(0);
+	}
+	setpgid(p->pid, p->pid); /* whoever runs first */
+	close(fd);
+	return p->pid > 0;
+}
+
+void proxy_kill(struct etcd_proxy *p)
+{
+	if (p->pid > 0) {
+		kill(-p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+	}
+	p->pid = 0;
 }
 
 char *fixture_etcdctl(const struct etcd_fixture *f, const char *args)

@@ -43,6 +43,31 @@ uint16_t fixture_free_port(void);
 /* fixture_silent_listener -- a loopback socket that accepts connections
  * (in the kernel's backlog) and never answers; its fd, *port its port. */
 int fixture_silent_listener(uint16_t *port);
+/* fixture_pause, fixture_resume -- SIGSTOP and SIGCONT etcd: it takes
+ * connections (the kernel's backlog) and answers nothing until resumed,
+ * its leases' clocks running on (a hung etcd). */
+void fixture_pause(struct etcd_fixture *f);
+void fixture_resume(struct etcd_fixture *f);
+
+/*
+ * A TCP relay from a loopback port to etcd's client port, in a child
+ * process: killed, whoever uses its url cannot reach etcd (connections
+ * refused at once) while etcd itself runs on and its leases expire (a
+ * partition, which killing etcd is not: a restarted etcd gives every
+ * lease its full ttl again); started again on the same port.
+ */
+struct etcd_proxy {
+	uint16_t port;
+	char url[64];         /* http://127.0.0.1:PORT */
+	pid_t pid;            /* 0: not running */
+};
+
+/* proxy_start -- the relay to f up (a new port on first call, the same
+ * one after proxy_kill). false on failure. */
+bool proxy_start(struct etcd_proxy *p, const struct etcd_fixture *f);
+/* proxy_kill -- the relay and every connection through it gone. */
+void proxy_kill(struct etcd_proxy *p);
+
 /* fixture_etcdctl -- run "etcdctl --endpoints=URL ARGS" (ARGS a shell
  * word list) and return its stdout (malloc'ed; NULL on failure). */
 char *fixture_etcdctl(const struct etcd_fixture *f, const char *args);

@@ -11,80 +11,19 @@
  * credentials file (checked like a key file) gets it in, and so does
  * TLS to an https endpoint.
  */
-#include <errno.h>
 #include <inttypes.h>
-#include <json-c/json.h>
-#include <signal.h>
-#include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
 #include <event2/event.h>
 
 #include "../../daemon/cluster.h"
-#include "../../daemon/ops.h"
 #include "../unit/check.h"
-#include "etcd_fixture.h"
+#include "cluster_harness.h"
 
-#define GIB (UINT64_C(1) << 30)
-#define KEY "/rmpool/nodes/n1"
 #define TTL_MS 1000
-
-static struct event_base *base;
-static struct etcd_fixture fx;
-static struct rmp_status fig; /* what rmp_ops_status says */
-
-/* The daemon's figures, as the test sets them. */
-void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
-{
-	(void)o;
-	*st = fig;
-}
-
-/* The log, kept to count the lines a daemon at log level info writes
- * (linked with --wrap=rmp_log). */
-#define LOG_LINES 512
-static char log_lines[LOG_LINES][512];
-static int log_levels[LOG_LINES];
-static unsigned log_n;
-
-void __wrap_rmp_log(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-void __wrap_rmp_log(int level, const char *fmt, ...)
-{
-	char *line = log_lines[log_n % LOG_LINES];
-	va_list ap;
-
-	log_levels[log_n++ % LOG_LINES] = level;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(log_lines[0]), fmt, ap);
-	va_end(ap);
-	if (getenv("RMP_TEST_LOG"))
-		printf("# log<%d>: %s\n", level, line);
-}
-
-static unsigned log_count(const char *text)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < log_n && i < LOG_LINES; i++)
-		n += log_levels[i] <= LOG_INFO &&
-		     strstr(log_lines[i], text) != NULL;
-	return n;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* A ticker: the loop's pace while etcd is away. */
 static uint64_t tick_last, tick_gap;
@@ -103,75 +42,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	ticks++;
 }
 
-static void nothing(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	(void)arg;
-}
-
-/* run_until -- run the loop for ms, or until *until (when given); a
- * timer of main() wakes the loop every 10 ms to look. */
-static bool run_until(const bool *until, uint64_t ms)
-{
-	uint64_t end = now_ms() + ms;
-
-	while ((!until || !*until) && now_ms() < end)
-		event_base_loop(base, EVLOOP_ONCE);
-	return !until || *until;
-}
-
-/* record -- the node record in etcd (etcdctl), parsed; NULL if none. */
-static json_object *record(int64_t *version)
-{
-	char *out = fixture_etcdctl(&fx, "get " KEY " -w json");
-	json_object *o = out ? json_tokener_parse(out) : NULL, *kvs, *kv, *v;
-	json_object *rec = NULL;
-	unsigned char val[4096];
-	size_t n = 0;
-
-	free(out);
-	if (o && json_object_object_get_ex(o, "kvs", &kvs) &&
-	    (kv = json_object_array_get_idx(kvs, 0)) &&
-	    json_object_object_get_ex(kv, "value", &v) &&
-	    !sodium_base642bin(val, sizeof(val) - 1,
-			       json_object_get_string(v),
-			       strlen(json_object_get_string(v)), NULL, &n,
-			       NULL, sodium_base64_VARIANT_ORIGINAL)) {
-		val[n] = '\0';
-		rec = json_tokener_parse((const char *)val);
-		if (version && json_object_object_get_ex(kv, "version", &v))
-			*version = json_object_get_int64(v);
-	}
-	json_object_put(o);
-	return rec;
-}
-
-static int64_t get_int(json_object *o, const char *name)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, name, &v) ?
-		       json_object_get_int64(v) : -12345;
-}
-
-static const char *get_str(json_object *o, const char *name)
-{
-	json_object *v;
-
-	return json_object_object_get_ex(o, name, &v) &&
-			       json_object_is_type(v, json_type_string) ?
-		       json_object_get_string(v) : "(none)";
-}
-
 static void config(struct rmp_config *c)
 {
-	rmp_config_defaults(c);
-	snprintf(c->cluster.etcd, sizeof(c->cluster.etcd), "%s", fx.url);
-	strcpy(c->cluster.node, "n1");
-	strcpy(c->cluster.labels, "rack=r1 zone=z1");
-	c->cluster.ttl_ms = TTL_MS;
-	strcpy(c->server.listen, "192.0.2.1");
+	harness_config(c, TTL_MS);
 }
 
 /* test_register -- the record has every field, as the figures say. */
@@ -228,12 +101,21 @@ static void test_keepalive(struct rmp_ops *ops)
 }
 
 /* test_refresh -- 4 % moves nothing; 6 % rewrites within a second or
- * so; moving on and on rewrites once a second at most. */
+ * so; moving on and on rewrites once a second at most. A node of its
+ * own with ttl 10 s: the value is also rewritten once a ttl, which at
+ * ttl 1 s would be every second. */
 static void test_refresh(void)
 {
+	struct rmp_ops ops = { 0 };
+	struct rmp_cluster *cl;
+	struct rmp_config c;
 	json_object *rec;
 	int64_t v0 = 0, v1 = 0, v2 = 0;
 
+	harness_config(&c, 10000);
+	cl = rmp_cluster_new(base, &ops, &c);
+	CHECK(cl != NULL);
+	CHECK(run_until(&ops.cluster.registered, 5000));
 	json_object_put(record(&v0));
 	fig.free_bytes = GIB / 2 - GIB / 25;
 	run_until(NULL, 1500);
@@ -256,6 +138,10 @@ static void test_refresh(void)
 	printf("# %" PRId64 " rewrites in 3 s of moving free bytes\n", v2 - v1);
 	CHECK(v2 - v1 >= 2 && v2 - v1 <= 4);
 	fig.free_bytes = GIB / 2;
+	rmp_cluster_leave(cl);
+	while (cl && !rmp_cluster_gone(cl))
+		event_base_loop(base, EVLOOP_ONCE);
+	rmp_cluster_free(cl);
 }
 
 /* test_taken -- a second daemon named n1 waits (one log line), and gets
@@ -268,7 +154,7 @@ static void test_taken(struct rmp_ops *ops, struct rmp_cluster **cl,
 	json_object *rec;
 
 	config(&c);
-	log_n = 0;
+	log_reset();
 	*cl2 = rmp_cluster_new(base, ops2, &c);
 	CHECK(*cl2 != NULL);
 	run_until(NULL, 2500);
@@ -300,7 +186,7 @@ static void test_outage(struct rmp_ops *ops2, int round)
 	struct event *t = event_new(base, -1, EV_PERSIST, on_tick, NULL);
 	uint64_t back;
 
-	log_n = 0;
+	log_reset();
 	ticks = 0;
 	tick_last = tick_gap = 0;
 	event_add(t, &tv);
@@ -331,17 +217,10 @@ static void test_outage(struct rmp_ops *ops2, int round)
  * one within its ttl. */
 static void test_lease_revoked(struct rmp_ops *ops2)
 {
-	char *out = fixture_etcdctl(&fx, "get " KEY " -w json"), cmd[64];
-	json_object *o = out ? json_tokener_parse(out) : NULL, *kvs, *kv, *v;
-	int64_t lease = 0, again = 0;
+	int64_t lease = key_lease(NULL), again;
 	uint64_t start;
+	char cmd[64];
 
-	free(out);
-	if (o && json_object_object_get_ex(o, "kvs", &kvs) &&
-	    (kv = json_object_array_get_idx(kvs, 0)) &&
-	    json_object_object_get_ex(kv, "lease", &v))
-		lease = json_object_get_int64(v);
-	json_object_put(o);
 	CHECK(lease != 0);
 	snprintf(cmd, sizeof(cmd), "lease revoke %" PRIx64, (uint64_t)lease);
 	free(fixture_etcdctl(&fx, cmd));
@@ -354,28 +233,8 @@ static void test_lease_revoked(struct rmp_ops *ops2)
 	       "revoked\n", now_ms() - start);
 	CHECK(now_ms() - start <= TTL_MS);
 	CHECK_EQ(log_count("is gone (it ran out): registering again"), 1);
-	out = fixture_etcdctl(&fx, "get " KEY " -w json");
-	o = out ? json_tokener_parse(out) : NULL;
-	if (o && json_object_object_get_ex(o, "kvs", &kvs) &&
-	    (kv = json_object_array_get_idx(kvs, 0)) &&
-	    json_object_object_get_ex(kv, "lease", &v))
-		again = json_object_get_int64(v);
-	free(out);
-	json_object_put(o);
+	again = key_lease(NULL);
 	CHECK(again != 0 && again != lease);
-}
-
-/* write_file -- text into path with mode. */
-static void write_file(const char *path, const char *text, mode_t mode)
-{
-	FILE *f = fopen(path, "w");
-
-	CHECK(f != NULL);
-	if (!f)
-		return;
-	fputs(text, f);
-	fclose(f);
-	chmod(path, mode);
 }
 
 /* test_credentials -- an etcd with authentication: a credentials file
@@ -405,14 +264,14 @@ static void test_credentials(void)
 	c.cluster.node[0] = '\0';
 	snprintf(c.cluster.credentials_file, sizeof(c.cluster.credentials_file),
 		 "%s/cred", fx.dir);
-	write_file(c.cluster.credentials_file, "rmp:pw\n", 0644);
-	log_n = 0;
+	CHECK(write_file(c.cluster.credentials_file, "rmp:pw\n", 0644));
+	log_reset();
 	CHECK(rmp_cluster_new(base, &ops, &c) == NULL);
 	CHECK_EQ(log_count("readable or writable by others"), 1);
-	write_file(c.cluster.credentials_file, "rmp-pw\n", 0600);
+	CHECK(write_file(c.cluster.credentials_file, "rmp-pw\n", 0600));
 	CHECK(rmp_cluster_new(base, &ops, &c) == NULL);
 	CHECK_EQ(log_count("not USER:PASSWORD"), 1);
-	write_file(c.cluster.credentials_file, "rmp:pw\n", 0600);
+	CHECK(write_file(c.cluster.credentials_file, "rmp:pw\n", 0600));
 	cl = rmp_cluster_new(base, &ops, &c);
 	CHECK(cl != NULL);
 	CHECK(run_until(&ops.cluster.registered, 5000));
@@ -463,33 +322,16 @@ int main(void)
 {
 	struct rmp_ops ops = { 0 }, ops2 = { 0 };
 	struct rmp_cluster *cl = NULL, *cl2 = NULL;
-	struct timeval ten_ms = { 0, 10000 };
-	struct event *wake;
 	json_object *rec;
 
-	fixture_skip_without_etcd();
-	signal(SIGPIPE, SIG_IGN);
-	fig = (struct rmp_status){ .version = RMP_VERSION, .device = "rxe0",
-				   .listen = "192.0.2.1", .port = 7471,
-				   .numa_node = 1, .pool_bytes = GIB,
-				   .free_bytes = GIB / 2,
-				   .largest_free = GIB / 4,
-				   .keys_mode = "window" };
-	base = event_base_new();
-	if (!base || !fixture_start(&fx)) {
-		printf("Bail out! etcd did not start\n");
-		fixture_stop(&fx);
+	if (!harness_start())
 		return 1;
-	}
-	wake = event_new(base, -1, EV_PERSIST, nothing, NULL);
-	event_add(wake, &ten_ms);
 	test_register(&ops, &cl);
 	test_keepalive(&ops);
-	test_refresh();
 	test_taken(&ops, &cl, &ops2, &cl2);
 	test_outage(&ops2, 1);
 	test_outage(&ops2, 2);
-	log_n = 0;
+	log_reset();
 	test_lease_revoked(&ops2);
 	/* leaving removes the key at once */
 	rmp_cluster_leave(cl2);
@@ -499,10 +341,9 @@ int main(void)
 	CHECK(rec == NULL);
 	CHECK_STR(ops2.cluster.state, "left");
 	rmp_cluster_free(cl2);
+	test_refresh();
 	test_credentials();
 	test_tls();
-	event_free(wake);
-	fixture_stop(&fx);
-	event_base_free(base);
+	harness_end();
 	return check_done();
 }

@@ -644,9 +644,10 @@ static void test_cluster(void)
 	CHECK_EQ(c.cluster.ttl_ms, 10000);
 	CHECK_STR(c.cluster.credentials_file, "");
 
+	/* (credentials need every endpoint https) */
 	CHECK_EQ(load(&c, "[cluster]\n"
-			  "etcd = http://127.0.0.1:2379, http://[::1]:2380 ,"
-			  "http://etcd-1.example:2379\n"
+			  "etcd = https://127.0.0.1:2379, https://[::1]:2380 ,"
+			  "https://etcd-1.example:2379\n"
 			  "prefix = /a/b-c_d.e/\nnode = n1.rack-2\n"
 			  "labels = rack=r1  zone=z_1.a\nttl = 1m\n"
 			  "credentials_file = /etc/rmpool/etcd.cred\n"), 0);
@@ -664,7 +665,7 @@ static void test_cluster(void)
 	CHECK_STR(eps[1].host, "::1");
 	CHECK_EQ(eps[1].port, 2380);
 	CHECK_STR(eps[2].host, "etcd-1.example");
-	CHECK(!eps[0].tls && !eps[1].tls && !eps[2].tls);
+	CHECK(eps[0].tls && eps[1].tls && eps[2].tls);
 	CHECK_EQ(rmp_cluster_labels(c.cluster.labels, lb, &n, why,
 				    sizeof(why)), 0);
 	CHECK_EQ(n, 2);
@@ -677,8 +678,8 @@ static void test_cluster(void)
 
 	/* the dump reads back the same; the diff names each key */
 	text = dump(&c, false);
-	CHECK(text && strstr(text, "\n[cluster]\netcd = http://127.0.0.1:2379,"
-			     " http://[::1]:2380 ,http://etcd-1.example:2379\n"
+	CHECK(text && strstr(text, "\n[cluster]\netcd = https://127.0.0.1:2379,"
+			     " https://[::1]:2380 ,https://etcd-1.example:2379\n"
 			     "prefix = /a/b-c_d.e/\nnode = n1.rack-2\n"
 			     "labels = rack=r1  zone=z_1.a\nttl = 1m\n"
 			     "ca_file =\ncert_file =\nkey_file =\n"
@@ -774,20 +775,67 @@ static void test_cluster(void)
 		   "key: give cert_file and key_file together");
 	EXPECT_BAD("[cluster]\netcd = https://a:1\nkey_file = /k.pem\n",
 		   "t.conf: cluster.key_file: a client certificate needs");
-	/* https, and a mixed list; TLS files with an https endpoint */
+	/* https, and a mixed list; TLS files with https endpoints only
+	 * (test_cluster_plain_http) */
 	CHECK_EQ(load(&c, "[cluster]\netcd = https://[::1]:2379, "
-			  "http://b:2\nca_file = /ca.pem\ncert_file = /c.pem\n"
-			  "key_file = /k.pem\n"), 0);
+			  "http://b:2\n"), 0);
 	CHECK_EQ(rmp_cluster_endpoints(c.cluster.etcd, eps, &n, why,
 				       sizeof(why)), 0);
 	CHECK_EQ(n, 2);
 	CHECK(eps[0].tls && !eps[1].tls);
+	CHECK_EQ(load(&c, "[cluster]\netcd = https://[::1]:2379, "
+			  "https://b:2\nca_file = /ca.pem\ncert_file = /c.pem\n"
+			  "key_file = /k.pem\n"), 0);
+	CHECK_EQ(rmp_cluster_endpoints(c.cluster.etcd, eps, &n, why,
+				       sizeof(why)), 0);
+	CHECK_EQ(n, 2);
+	CHECK(eps[0].tls && eps[1].tls);
 	CHECK_STR(eps[0].host, "::1");
 	CHECK_STR(c.cluster.key_file, "/k.pem");
 	EXPECT_ERR("[cluster]\nzone = a\n",
 		   "t.conf:2: unknown key \"zone\" in section [cluster]");
 	EXPECT_ERR("[cluster]\nttl = 2s\n[cluster]\nttl = 3s\n",
 		   "t.conf:4: cluster.ttl: duplicate key (first set on line 2)");
+}
+
+/* test_cluster_plain_http -- credentials and TLS files need every etcd
+ * endpoint https://: with one plain endpoint (http://, etcd://) in the
+ * list, whoever blocks the https ones gets the password (or the
+ * traffic) in clear. */
+static void test_cluster_plain_http(void)
+{
+	struct rmp_config c;
+
+	EXPECT_ERR("[cluster]\netcd = https://a:1, http://b:2\n"
+		   "credentials_file = /etc/rmpool/etcd.cred\n",
+		   "t.conf: cluster.credentials_file: etcd endpoint b:2 is not "
+		   "https://; with credentials every endpoint must be, or the "
+		   "password can cross the network in clear");
+	EXPECT_ERR("[cluster]\netcd = http://a:1\n"
+		   "credentials_file = /etc/rmpool/etcd.cred\n",
+		   "t.conf: cluster.credentials_file: etcd endpoint a:1 is not "
+		   "https://; with credentials every endpoint must be, or the "
+		   "password can cross the network in clear");
+	EXPECT_BAD("[cluster]\netcd = https://a:1, etcd://[::1]:2\n"
+		   "credentials_file = /etc/rmpool/etcd.cred\n",
+		   "t.conf: cluster.credentials_file: etcd endpoint [::1]:2 is "
+		   "not https://");
+	EXPECT_ERR("[cluster]\netcd = https://[::1]:2379, http://b:2\n"
+		   "ca_file = /ca.pem\n",
+		   "t.conf: cluster.ca_file: etcd endpoint b:2 is not https://; "
+		   "with TLS files every endpoint must be, or the traffic can "
+		   "cross the network in clear");
+	EXPECT_BAD("[cluster]\netcd = http://b:2, https://a:1\n"
+		   "cert_file = /c.pem\nkey_file = /k.pem\n",
+		   "t.conf: cluster.cert_file: etcd endpoint b:2 is not "
+		   "https://");
+	/* every endpoint https: credentials and TLS files go */
+	CHECK_EQ(load(&c, "[cluster]\netcd = https://a:1, https://b:2\n"
+			  "credentials_file = /etc/rmpool/etcd.cred\n"
+			  "ca_file = /ca.pem\n"), 0);
+	CHECK_STR(c.cluster.credentials_file, "/etc/rmpool/etcd.cred");
+	/* plain http without a secret stays allowed */
+	CHECK_EQ(load(&c, "[cluster]\netcd = https://a:1, http://b:2\n"), 0);
 }
 
 /* A 32-byte tenant key, as hex. */
@@ -1601,6 +1649,7 @@ int main(int argc, char **argv)
 	test_unchanged_on_failure();
 	test_diff();
 	test_cluster();
+	test_cluster_plain_http();
 	test_tenants();
 	test_networks();
 	test_tenant_errors();
