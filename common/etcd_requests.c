@@ -150,6 +150,24 @@ static int txn_put(struct rmp_etcd *e, const char *key, const void *value,
 	return ret;
 }
 
+int rmp_etcd_check_owned(struct rmp_etcd *e, const char *key, int64_t lease,
+			 rmp_etcd_cb *cb, void *arg)
+{
+	char *k;
+	int ret = key_b64(key, &k);
+
+	if (ret)
+		return ret;
+	/* nothing written when it holds: no revision, no watch event */
+	ret = submit(e, RMP_ETCD_TXN, "/v3/kv/txn",
+		     json("{\"compare\":[{\"key\":\"%s\",\"result\":\"EQUAL\","
+			  "\"target\":\"LEASE\",\"lease\":\"%" PRId64 "\"}],"
+			  "\"success\":[],\"failure\":[{\"request_range\":{"
+			  "\"key\":\"%s\"}}]}", k, lease, k), cb, arg);
+	free(k);
+	return ret;
+}
+
 int rmp_etcd_create(struct rmp_etcd *e, const char *key, const void *value,
 		    size_t len, int64_t lease, rmp_etcd_cb *cb, void *arg)
 {

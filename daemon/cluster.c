@@ -34,9 +34,10 @@
 /* How often a taken key is tried again and free bytes looked at. */
 #define TICK_MS 1000
 /* The value is rewritten when free bytes moved by more than 1/20 of the
- * pool (5 %), and at least once a ttl: the rewrite (a transaction that
- * holds only while the key is under our lease) is what finds a key
- * deleted or written by someone else; a keep-alive does not look. */
+ * pool (5 %); at least once a ttl the key is checked: a transaction that
+ * holds only while the key is under our lease (and writes nothing then,
+ * so that watchers get no event) finds a key deleted or written by
+ * someone else; a keep-alive does not look. */
 #define REFRESH_SHARE 20
 
 enum cl_state {
@@ -91,7 +92,8 @@ struct rmp_cluster {
 	bool owned;                /* the key was ours under this lease */
 	int64_t registered;        /* Unix seconds the key became ours */
 	uint64_t published_free;   /* free bytes the value says */
-	uint64_t written_ms;       /* when the value was last written */
+	uint64_t written_ms;       /* when the key was last written or
+				    * checked */
 	uint64_t pool_bytes;
 	uint64_t backoff_ms;
 	bool outage;               /* etcd failing since outage_ms */
@@ -520,6 +522,26 @@ static bool keepalive_overdue(struct rmp_cluster *cl)
 	return true;
 }
 
+/* check_record -- is the key still ours? on_refresh hears the answer;
+ * nothing is written when it is. */
+static void check_record(struct rmp_cluster *cl)
+{
+	struct call *c;
+	int ret = -ENOMEM;
+
+	if (call(cl, on_refresh, &c)) {
+		ret = rmp_etcd_check_owned(cl->etcd, cl->key, cl->lease,
+					   on_reply, c);
+		made(cl, c, ret);
+	}
+	if (ret) {
+		etcd_failed(cl, ret, "txn: cannot make the request", false);
+		return;
+	}
+	cl->op_busy = true;
+	cl->written_ms = rmp_now_ms();
+}
+
 /* on_tick -- each second: a registered node whose keep-alive is overdue
  * has lost etcd (keepalive_overdue); a taken name tried again (staying in CL_TAKEN: the wait was said once and
  * operators see "name-taken" throughout); the value rewritten when it
@@ -535,10 +557,11 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (cl->state == CL_TAKEN)
 		put_record(cl, true, on_create);
-	else if (cl->state == CL_REGISTERED &&
-		 (moved(cl) || rmp_now_ms() - cl->written_ms + TICK_MS >=
-				       cl->ttl_ms))
+	else if (cl->state == CL_REGISTERED && moved(cl))
 		put_record(cl, false, on_refresh);
+	else if (cl->state == CL_REGISTERED &&
+		 rmp_now_ms() - cl->written_ms + TICK_MS >= cl->ttl_ms)
+		check_record(cl);
 }
 
 /* ------------------------------------------------------ life */

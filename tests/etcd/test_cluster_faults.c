@@ -93,15 +93,16 @@ static void test_taken_quiet(void)
 	node_stop(cl);
 }
 
-/* test_key_deleted -- `etcdctl del` of a registered node's key: the node
- * writes it again under the same lease within its ttl (+ a tick), and
- * says so once. */
+/* test_key_deleted -- a registered node's key is looked at each ttl
+ * without being written (its version stays); after `etcdctl del` the
+ * node writes it again under the same lease within its ttl (+ a tick),
+ * and says so once. */
 static void test_key_deleted(void)
 {
 	struct rmp_ops ops = { 0 };
 	struct rmp_cluster *cl;
 	struct rmp_config c;
-	int64_t lease;
+	int64_t lease, version0 = 0, version1 = 0;
 	uint64_t start, end;
 	bool exists = false;
 
@@ -109,6 +110,15 @@ static void test_key_deleted(void)
 	cl = node_start(&ops, &c);
 	lease = key_lease(NULL);
 	CHECK(lease != 0);
+	/* the key is looked at each ttl, but not written: watchers (every
+	 * library client) get no event while nothing moved */
+	json_object_put(record(&version0));
+	run_until(NULL, 2 * 2000 + 500);
+	json_object_put(record(&version1));
+	printf("# the record's version over two ttl of quiet: %lld, %lld\n",
+	       (long long)version0, (long long)version1);
+	CHECK(version0 > 0);
+	CHECK_EQ(version1, version0);
 	log_reset();
 	free(fixture_etcdctl(&fx, "del " KEY));
 	CHECK(key_lease(&exists) == 0 && !exists);
