@@ -634,7 +634,8 @@ void rmp_cluster_opts_init(struct rmp_cluster_opts *opts);
  * ("etcd://HOST:PORT[,HOST:PORT...]"; http:// and https:// (TLS) work
  * too, per entry; an entry without a scheme takes the one before it) and
  * watch it. opts may be NULL. Errors: -EINVAL (a malformed url or
- * option, a credentials or TLS file that cannot be used), -ENOMEM, and
+ * option, a credentials or TLS file that cannot be used, or given with
+ * an endpoint that is not https://), -ENOMEM, and
  * when the membership cannot be read from etcd -ECONNREFUSED (no
  * endpoint answers), -ETIMEDOUT, -EACCES (credentials or permission
  * refused), -EIO (another etcd error) or -EPROTO (an answer that is not

@@ -10,6 +10,7 @@
  * error, -ENOSPC when all are excluded, a bad preference refused).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -310,7 +311,8 @@ static void test_open_errors(void)
 				     "etcd://h:1/v3", "etcd://h:1,,h:2" };
 	struct rmp_cluster_opts o;
 	struct rmp_cluster *cl = NULL;
-	char dead[64];
+	char dead[64], cred[128];
+	int fd;
 
 	snprintf(dead, sizeof(dead), "etcd://127.0.0.1:%u",
 		 fixture_free_port());
@@ -329,6 +331,17 @@ static void test_open_errors(void)
 	rmp_cluster_opts_init(&o);
 	o.etcd_timeout_ms = 0;
 	CHECK_EQ(rmp_cluster_open(&cl, url, &o), -EINVAL);
+	/* a password never goes to an http endpoint */
+	snprintf(cred, sizeof(cred), "%s/etcd.cred", fx.dir);
+	fd = open(cred, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write(fd, "rmp:pw\n", 7) == 7);
+	if (fd >= 0)
+		close(fd);
+	rmp_cluster_opts_init(&o);
+	o.credentials_file = cred;
+	CHECK_EQ(rmp_cluster_open(&cl, url, &o), -EINVAL);
+	CHECK(cl == NULL);
+	rmp_cluster_close(cl);
 	/* the scheme carried over: the second entry is etcd too */
 	snprintf(dead, sizeof(dead), "etcd://127.0.0.1:%u,127.0.0.1:%u",
 		 fixture_free_port(), fx.client_port);
