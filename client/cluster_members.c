@@ -206,6 +206,40 @@ struct cl_node *cl_node_find(struct rmp_cluster *cl, const char *name)
 	return NULL;
 }
 
+/* given -- a file name is given. */
+static bool given(const char *path)
+{
+	return path && path[0];
+}
+
+/* secrets_safe -- no credentials or TLS files with an endpoint of url
+ * that is not https://: a password must not go to the endpoint an
+ * attacker makes the others fail over to (as the daemon's config says).
+ * A malformed url passes: rmp_etcd_open says what is wrong with it. */
+static bool secrets_safe(struct rmp_cluster *cl, const char *url,
+			 const struct rmp_cluster_opts *o)
+{
+	struct rmp_cluster_endpoint eps[RMP_CLUSTER_ENDPOINTS_MAX];
+	unsigned n = 0;
+	char why[256];
+
+	if (!given(o->credentials_file) && !given(o->ca_file) &&
+	    !given(o->cert_file) && !given(o->key_file))
+		return true;
+	if (rmp_cluster_endpoints(url, eps, &n, why, sizeof(why)))
+		return true;
+	for (unsigned i = 0; i < n; i++) {
+		if (!eps[i].tls) {
+			snprintf(cl->err, sizeof(cl->err), "etcd endpoints: "
+				 "%s:%u is not https://, and credentials or "
+				 "TLS files are given: every endpoint must be "
+				 "https://", eps[i].host, eps[i].port);
+			return false;
+		}
+	}
+	return true;
+}
+
 int cl_members_open(struct rmp_cluster *cl, const char *url,
 		    const struct rmp_cluster_opts *opts)
 {
@@ -216,8 +250,11 @@ int cl_members_open(struct rmp_cluster *cl, const char *url,
 		.key_file = opts->key_file,
 		.credentials_file = opts->credentials_file,
 	};
-	struct event_config *ec = event_config_new();
+	struct event_config *ec;
 
+	if (!secrets_safe(cl, url, opts))
+		return -EINVAL;
+	ec = event_config_new();
 	/* no signals, no threads: a loop of our own, turned by our calls */
 	if (ec)
 		event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);

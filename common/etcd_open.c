@@ -7,19 +7,12 @@
 #include "etcd.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "member.h"
 #include "auth.h" /* rmp_wipe */
 #include "util.h"
-
-/* set -- a file name is given. */
-static bool set(const char *path)
-{
-	return path && path[0];
-}
 
 struct rmp_etcd *rmp_etcd_open(struct event_base *base,
 			       const struct rmp_etcd_settings *s, char *err,
@@ -48,18 +41,6 @@ struct rmp_etcd *rmp_etcd_open(struct event_base *base,
 		return NULL;
 	}
 	for (unsigned i = 0; i < p.nendpoints; i++) {
-		/* a password or a key must not be sent in clear to one
-		 * endpoint an attacker can make the others fail over to */
-		if (!eps[i].tls && (set(s->credentials_file) ||
-				    set(s->ca_file) || set(s->cert_file) ||
-				    set(s->key_file))) {
-			snprintf(err, errlen, "etcd endpoints: %s:%u is not "
-				 "https://, and credentials or TLS files are "
-				 "given: every endpoint must be https://",
-				 eps[i].host, eps[i].port);
-			errno = EINVAL;
-			return NULL;
-		}
 		_Static_assert(sizeof(e[i].host) == sizeof(eps[i].host),
 			       "one host length");
 		memcpy(e[i].host, eps[i].host, sizeof(e[i].host));
