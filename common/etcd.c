@@ -6,7 +6,6 @@
  * etcd_requests.c's; what comes back is read by etcd_reply.c.
  */
 #include "etcd.h"
-#include "etcd_int.h"
 
 #include <errno.h>
 #include <inttypes.h>

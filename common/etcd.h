@@ -141,4 +141,14 @@ struct rmp_etcd_request *rmp_etcd_watch(struct rmp_etcd *e, const char *prefix,
 					void *arg);
 void rmp_etcd_watch_cancel(struct rmp_etcd_request *w);
 
+/*
+ * rmp_etcd_queue (for etcd_requests.c, which builds the requests above)
+ * -- a request of op to path with body (malloc'ed JSON, taken over;
+ * NULL: out of memory), started on the loop's next turn: its handle, or
+ * NULL when out of memory.
+ */
+struct rmp_etcd_request *rmp_etcd_queue(struct rmp_etcd *e,
+					enum rmp_etcd_op op, const char *path,
+					char *body, rmp_etcd_cb *cb, void *arg);
+
 #endif /* RMP_ETCD_H */

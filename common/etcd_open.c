@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "member.h"
+#include "member_names.h"
 #include "auth.h" /* rmp_wipe */
 #include "util.h"
 

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "etcd_int.h"
 
 /* Longest key a request takes (etcd's own limit is far larger). */
 #define KEY_MAX 512

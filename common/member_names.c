@@ -5,7 +5,7 @@
  * [cluster] with them (and cluster.c splits the same text again at
  * start); the library reads an etcd:// URL with them.
  */
-#include "member.h"
+#include "member_names.h"
 
 #include <ctype.h>
 #include <errno.h>

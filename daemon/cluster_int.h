@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "member.h" /* RMP_MEMBER_ADDRS_MAX, RMP_MEMBER_ADDR_LEN */
 
 struct rmp_ops;
 

@@ -12,7 +12,7 @@
 #include "auth.h"  /* RMP_KEY_MAX, RMP_TENANT_MAX */
 #include "network.h"
 #include "proto.h" /* enum rmp_keys_mode */
-#include "member.h" /* the [cluster] grammar: endpoints, labels, node names */
+#include "member_names.h" /* the [cluster] grammar: endpoints, labels, node names */
 #include "parse.h" /* the value grammar; rmp_parse_size() & co. */
 
 /*
