@@ -39,6 +39,9 @@
 static struct rmp_cluster *cl;
 
 static void fail(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void fail(const char *fmt, ...)
 {
 	va_list ap;
 
