@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_lease_record.c -- unit tests of a cluster lease's record and token
+ * (common/lease_record*.c): rmpc:// tokens through format and parse and
+ * each malformed one refused; records of 1x2, 2x1 and 16x3 members
+ * through encode and decode, and each rule refused on both sides; the
+ * seal opened with the right token only (another secret, another ID, any
+ * byte flipped, any length cut off all give -EBADMSG), its format pinned
+ * by opening it with libsodium directly, and a sealed text that is no
+ * record told apart (-EPROTO).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lease_record.h"
+#include "check.h"
+
+static const char tok_text[] = "rmpc://00112233445566778899aabbccddeeff-"
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+
+static void test_ctoken_round_trip(void)
+{
+	struct rmp_ctoken t, back, fresh;
+	char buf[RMP_CTOKEN_MAX], id[RMP_CTOKEN_ID_HEX_LEN];
+
+	CHECK_EQ(rmp_ctoken_parse(tok_text, &t), 0);
+	CHECK_EQ(t.id[0], 0x00);
+	CHECK_EQ(t.id[15], 0xff);
+	CHECK_EQ(t.secret[0], 0x00);
+	CHECK_EQ(t.secret[31], 0x1f);
+	CHECK_EQ(rmp_ctoken_format(&t, buf, sizeof(buf)), RMP_CTOKEN_MAX - 1);
+	CHECK_STR(buf, tok_text);
+	rmp_ctoken_id_hex(&t, id);
+	CHECK_STR(id, "00112233445566778899aabbccddeeff");
+	CHECK(rmp_ctoken_is(tok_text));
+	CHECK(!rmp_ctoken_is("rmp://h:1/0000000000000001-0000000000000002"));
+	CHECK(!rmp_ctoken_is(""));
+	CHECK(!rmp_ctoken_is(NULL));
+
+	/* upper case read, lower case written; a shell's newline allowed */
+	CHECK_EQ(rmp_ctoken_parse("RMPC://00112233445566778899AABBCCDDEEFF-"
+		"000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D"
+		"1E1F", &back), -EINVAL); /* the scheme is lower case */
+	CHECK_EQ(rmp_ctoken_parse("rmpc://00112233445566778899AABBCCDDEEFF-"
+		"000102030405060708090A0B0C0D0E0F101112131415161718191A1B1C1D"
+		"1E1F \n", &back), 0);
+	CHECK(!memcmp(&t, &back, sizeof(t)));
+
+	/* fresh ones differ, and round-trip */
+	rmp_ctoken_new(&fresh);
+	rmp_ctoken_new(&back);
+	CHECK(memcmp(&fresh, &back, sizeof(back)));
+	CHECK_EQ(rmp_ctoken_format(&fresh, buf, sizeof(buf)),
+		 RMP_CTOKEN_MAX - 1);
+	CHECK_EQ(rmp_ctoken_parse(buf, &back), 0);
+	CHECK(!memcmp(&fresh, &back, sizeof(back)));
+
+	/* no room: -ENOSPC and an empty buffer */
+	CHECK_EQ(rmp_ctoken_format(&t, buf, RMP_CTOKEN_MAX - 1), -ENOSPC);
+	CHECK_STR(buf, "");
+	CHECK_EQ(rmp_ctoken_format(&t, buf, 0), -ENOSPC);
+}
+
+static void test_ctoken_bad(void)
+{
+	static const char *const bad[] = {
+		"",
+		"rmpc://",
+		"rmpc:/00112233445566778899aabbccddeeff-000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		/* ID 31 and 33 digits */
+		"rmpc://0112233445566778899aabbccddeeff-000102030405060708090a0"
+		"b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		"rmpc://000112233445566778899aabbccddeeff-000102030405060708090"
+		"a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		/* SECRET 63 and 65 digits */
+		"rmpc://00112233445566778899aabbccddeeff-00102030405060708090a0"
+		"b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		"rmpc://00112233445566778899aabbccddeeff-000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1f0",
+		/* a non-hex digit in each part */
+		"rmpc://0011223344556677889gaabbccddeeff-000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		"rmpc://00112233445566778899aabbccddeeff-000102030405060708090a"
+		"0b0c0d0e0f10111213141516171819 a1b1c1d1e1f",
+		/* no '-', another separator */
+		"rmpc://00112233445566778899aabbccddeeff000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		"rmpc://00112233445566778899aabbccddeeff/000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		/* trailing junk, after blanks too */
+		"rmpc://00112233445566778899aabbccddeeff-000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1fx",
+		"rmpc://00112233445566778899aabbccddeeff-000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1f\nx",
+		/* blanks before */
+		" rmpc://00112233445566778899aabbccddeeff-000102030405060708090a"
+		"0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+		/* an ordinary lease token */
+		"rmp://10.0.0.1:7471/0011223344556677-8899aabbccddeeff",
+	};
+	struct rmp_ctoken t;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&t, 0xa5, sizeof(t));
+		if (rmp_ctoken_parse(bad[i], &t) != -EINVAL)
+			printf("# accepted: \"%s\"\n", bad[i]);
+		CHECK_EQ(rmp_ctoken_parse(bad[i], &t), -EINVAL);
+		/* written only on success */
+		CHECK(t.id[0] == 0xa5 && t.secret[31] == 0xa5);
+	}
+	CHECK_EQ(rmp_ctoken_parse(NULL, &t), -EINVAL);
+}
+
+/* make -- a valid record of stripes x replicas members, each on a
+ * server of its own. */
+static void make(struct rmp_lease_record *r, unsigned stripes,
+		 unsigned replicas)
+{
+	memset(r, 0, sizeof(*r));
+	r->length = (UINT64_C(1) << 32) + 17;
+	r->stripe_unit = 1 << 20;
+	r->stripes = stripes;
+	r->replicas = replicas;
+	r->epoch = 3;
+	r->repair_until_ms = 1700000000123;
+	for (unsigned i = 0; i < stripes * replicas; i++) {
+		struct rmp_token *m = &r->member[i];
+
+		snprintf(m->host, sizeof(m->host), "node%u.rack-%u", i, i % 3);
+		m->port = (uint16_t)(7471 + i % 2);
+		m->id = 0x1000 + i;
+		m->secret = UINT64_C(0xfedcba9876543210) ^ i;
+	}
+	if (replicas > 1) /* an IPv6 replica, written in brackets */
+		strcpy(r->member[1].host, "fe80::1%eth0");
+}
+
+static bool same_token(const struct rmp_token *a, const struct rmp_token *b)
+{
+	return !strcmp(a->host, b->host) && a->port == b->port &&
+	       a->id == b->id && a->secret == b->secret;
+}
+
+/* same -- a and b hold the same record, field by field. */
+static void same(const struct rmp_lease_record *a,
+		 const struct rmp_lease_record *b)
+{
+	bool members = true;
+
+	CHECK_EQ(a->length, b->length);
+	CHECK_EQ(a->stripe_unit, b->stripe_unit);
+	CHECK_EQ(a->stripes, b->stripes);
+	CHECK_EQ(a->replicas, b->replicas);
+	CHECK_EQ(a->epoch, b->epoch);
+	CHECK_EQ(a->repair_until_ms, b->repair_until_ms);
+	for (unsigned i = 0; i < a->stripes * a->replicas; i++)
+		members = members && same_token(&a->member[i], &b->member[i]);
+	CHECK(members);
+}
+
+static void round_trip(unsigned stripes, unsigned replicas)
+{
+	struct rmp_lease_record r, back;
+	char text[RMP_LREC_PLAIN_MAX + 1], again[RMP_LREC_PLAIN_MAX + 1];
+	char why[200] = "";
+	int n;
+
+	printf("# round trip %ux%u\n", stripes, replicas);
+	make(&r, stripes, replicas);
+	n = rmp_lrec_encode(&r, text, sizeof(text));
+	CHECK(n > 0 && (size_t)n == strlen(text));
+	CHECK_EQ(rmp_lrec_decode(text, (size_t)n, &back, why, sizeof(why)), 0);
+	CHECK_STR(why, "");
+	same(&r, &back);
+	/* one spelling: the decoded record encodes to the same text */
+	CHECK_EQ(rmp_lrec_encode(&back, again, sizeof(again)), n);
+	CHECK_STR(again, text);
+}
+
+static void test_record_round_trip(void)
+{
+	static const char want[] = "{\"length\":4294967313,\"stripe_unit\":"
+		"1048576,\"stripes\":1,\"replicas\":2,\"epoch\":3,"
+		"\"repair_until_ms\":1700000000123,\"members\":["
+		"\"rmp://node0.rack-0:7471/0000000000001000-fedcba9876543210\","
+		"\"rmp://[fe80::1%eth0]:7472/0000000000001001-fedcba9876543211\"]}";
+	static const char spaced[] = " {\n \"members\" : [\n"
+		"\"rmp://node0.rack-0:7471/0000000000001000-fedcba9876543210\","
+		"\"rmp://[fe80::1%eth0]:7472/0000000000001001-fedcba9876543211\"],"
+		"\"repair_until_ms\":1700000000123, \"epoch\":3,\"replicas\":2,"
+		"\"stripes\":1,\"stripe_unit\":1048576,\"length\":4294967313}\n";
+	struct rmp_lease_record r, back;
+	char text[sizeof(want)];
+	char why[200];
+
+	round_trip(1, 2);
+	round_trip(2, 1);
+	round_trip(16, 3);
+
+	/* the text itself, to the byte; and exactly its room needed */
+	make(&r, 1, 2);
+	CHECK_EQ(rmp_lrec_encode(&r, text, sizeof(text)),
+		 (int)sizeof(want) - 1);
+	CHECK_STR(text, want);
+	CHECK_EQ(rmp_lrec_encode(&r, text, sizeof(text) - 1), -ENOSPC);
+	CHECK_STR(text, "");
+	CHECK_EQ(rmp_lrec_encode(&r, text, 0), -ENOSPC);
+
+	/* any order of fields, blanks between and after */
+	CHECK_EQ(rmp_lrec_decode(spaced, strlen(spaced), &back, why,
+				 sizeof(why)), 0);
+	same(&r, &back);
+	/* not NUL terminated: only len bytes are read */
+	memcpy(text, want, sizeof(want) - 1);
+	text[sizeof(want) - 1] = '}';
+	CHECK_EQ(rmp_lrec_decode(text, sizeof(want) - 1, &back, why,
+				 sizeof(why)), 0);
+}
+
+/* The longest record: 48 members with 255-byte host names. */
+static void test_record_longest(void)
+{
+	static struct rmp_lease_record r, back;
+	static char text[RMP_LREC_PLAIN_MAX + 1];
+	static uint8_t sealed[RMP_LREC_SEALED_MAX];
+	struct rmp_ctoken t;
+	char why[200];
+	int n;
+
+	make(&r, RMP_LREC_STRIPES_MAX, RMP_LREC_REPLICAS_MAX);
+	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++) {
+		memset(r.member[i].host, 'h', RMP_TOKEN_HOST_MAX);
+		r.member[i].host[RMP_TOKEN_HOST_MAX] = '\0';
+		r.member[i].port = (uint16_t)(60000 + i);
+		r.member[i].id = UINT64_MAX - i;
+	}
+	r.length = RMP_LREC_LENGTH_MAX;
+	r.epoch = INT64_MAX;
+	r.repair_until_ms = INT64_MAX;
+	n = rmp_lrec_encode(&r, text, sizeof(text));
+	printf("# longest record: %d bytes\n", n);
+	CHECK(n > 14000 && n <= RMP_LREC_PLAIN_MAX);
+	CHECK_EQ(rmp_lrec_decode(text, (size_t)n, &back, why, sizeof(why)), 0);
+	same(&r, &back);
+	rmp_ctoken_new(&t);
+	CHECK_EQ(rmp_lrec_seal_record(&t, &r, sealed, sizeof(sealed)),
+		 RMP_LREC_NONCE_LEN + n + RMP_LREC_TAG_LEN);
+}
+
+/* refused -- r is refused by the encoder (-EINVAL) and, written as the
+ * encoder would, by the decoder (-EPROTO) with a why that has part. */
+static void refused(const struct rmp_lease_record *r, const char *part)
+{
+	struct rmp_lease_record back;
+	char text[RMP_LREC_PLAIN_MAX + 1], why[200] = "";
+	char member[RMP_TOKEN_MAX];
+	size_t used = 0;
+	unsigned n = r->stripes * r->replicas;
+
+	printf("# refused: %s\n", part);
+	CHECK_EQ(rmp_lrec_encode(r, text, sizeof(text)), -EINVAL);
+	/* by hand, as rmp_lrec_encode would write it */
+	used += (size_t)snprintf(text, sizeof(text), "{\"length\":%" PRIu64
+		",\"stripe_unit\":%" PRIu64 ",\"stripes\":%u,\"replicas\":%u,"
+		"\"epoch\":%" PRIu64 ",\"repair_until_ms\":%" PRIu64
+		",\"members\":[", r->length, r->stripe_unit, r->stripes,
+		r->replicas, r->epoch, r->repair_until_ms);
+	for (unsigned i = 0; i < n && i < RMP_LREC_MEMBERS_MAX; i++) {
+		if (rmp_token_format(&r->member[i], member, sizeof(member)) < 0)
+			strcpy(member, "not a token");
+		used += (size_t)snprintf(text + used, sizeof(text) - used,
+					 "%s\"%s\"", i ? "," : "", member);
+	}
+	snprintf(text + used, sizeof(text) - used, "]}");
+	CHECK_EQ(rmp_lrec_decode(text, strlen(text), &back, why, sizeof(why)),
+		 -EPROTO);
+	CHECK_HAS(why, part);
+	CHECK_EQ(back.stripes, 0); /* zeroed */
+}
+
+static void test_record_rules(void)
+{
+	static char text[RMP_LREC_PLAIN_MAX + 1];
+	struct rmp_lease_record r;
+
+	make(&r, 0, 2);
+	refused(&r, "stripes, replicas");
+	make(&r, RMP_LREC_STRIPES_MAX + 1, 1);
+	refused(&r, "stripes, replicas");
+	make(&r, 2, 0);
+	refused(&r, "stripes, replicas");
+	make(&r, 1, RMP_LREC_REPLICAS_MAX + 1);
+	refused(&r, "stripes, replicas");
+	make(&r, 1, 1);
+	refused(&r, "stripes, replicas");
+
+	make(&r, 1, 2);
+	r.length = 0;
+	refused(&r, "length");
+	r.length = RMP_LREC_LENGTH_MAX + 1;
+	refused(&r, "length");
+	make(&r, 2, 2);
+	r.stripe_unit = 0;
+	refused(&r, "stripe_unit");
+	r.stripe_unit = 2048;
+	refused(&r, "stripe_unit");
+	r.stripe_unit = 3 * 4096;
+	refused(&r, "stripe_unit");
+	r.stripe_unit = RMP_LREC_UNIT_MAX << 1;
+	refused(&r, "stripe_unit");
+	make(&r, 2, 1);
+	r.epoch = 0;
+	refused(&r, "epoch");
+
+	/* a member that is no token: no host, port 0 */
+	make(&r, 2, 1);
+	r.member[1].host[0] = '\0';
+	refused(&r, "members: entry 1");
+	make(&r, 2, 1);
+	r.member[0].port = 0;
+	refused(&r, "members: entry 0");
+	/* two replicas of stripe 1 on one server (host in another case) */
+	make(&r, 3, 2);
+	strcpy(r.member[3].host, "NODE2.rack-2");
+	r.member[3].port = r.member[2].port;
+	refused(&r, "replicas 0 and 1 of stripe 1 on one server");
+	/* the same server in two stripes is fine, the same lease is not */
+	make(&r, 2, 1);
+	strcpy(r.member[1].host, r.member[0].host);
+	r.member[1].port = r.member[0].port;
+	CHECK(rmp_lrec_encode(&r, text, sizeof(text)) > 0);
+	r.member[1].id = r.member[0].id;
+	refused(&r, "entries 0 and 1 are one lease");
+}
+
+/* decode_refuses -- text is refused with a why that has part. */
+static void decode_refuses(const char *text, size_t len, const char *part)
+{
+	struct rmp_lease_record back;
+	char why[200] = "";
+
+	printf("# refused: %s\n", part);
+	CHECK_EQ(rmp_lrec_decode(text, len, &back, why, sizeof(why)), -EPROTO);
+	CHECK_HAS(why, part);
+}
+
+#define M0 "\"rmp://a:1/0000000000000001-0000000000000002\""
+#define M1 "\"rmp://b:1/0000000000000003-0000000000000004\""
+#define HEAD "{\"length\":1,\"stripe_unit\":4096,\"stripes\":2," \
+	"\"replicas\":1,\"epoch\":1,\"repair_until_ms\":0"
+#define REFUSES(text, part) decode_refuses(text, sizeof(text) - 1, part)
+
+/* What only a decoder meets: text no encoder writes. */
+static void test_decode_refusals(void)
+{
+	static char big[RMP_LREC_PLAIN_MAX + 2];
+	struct rmp_lease_record back;
+	char why[200];
+
+	/* the model all below change one thing of */
+	CHECK_EQ(rmp_lrec_decode(HEAD ",\"members\":[" M0 "," M1 "]}",
+				 sizeof(HEAD ",\"members\":[" M0 "," M1 "]}") - 1,
+				 &back, why, sizeof(why)), 0);
+	REFUSES("", "not a JSON object");
+	REFUSES("[1]", "not a JSON object");
+	REFUSES("{\"length\":1", "not a JSON object"); /* cut short */
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "]} {}", "not a JSON object");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "]}x", "not a JSON object");
+	decode_refuses(HEAD ",\"members\":[" M0 "," M1 "]}\0",
+		       sizeof(HEAD ",\"members\":[" M0 "," M1 "]}"),
+		       "not a JSON object");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"colour\":1}",
+		"colour: a field this library does not know");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"Colour\\n\":1}",
+		"a field this library does not know");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":2,"
+		"\"replicas\":1,\"epoch\":1,\"members\":[" M0 "," M1 "]}",
+		"repair_until_ms");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"replicas\":2,"
+		"\"epoch\":1,\"repair_until_ms\":0,\"members\":[" M0 "," M1
+		"]}", "stripes, replicas");
+	REFUSES(HEAD "}", "members: not a list");
+	REFUSES(HEAD ",\"members\":[" M0 "]}", "members: not a list");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "," M1 "]}",
+		"members: not a list");
+	REFUSES(HEAD ",\"members\":" M0 "}", "members: not a list");
+	/* numbers: strings, fractions, signs, beyond 2^63-1 */
+	REFUSES("{\"length\":\"1\",\"stripe_unit\":4096,\"stripes\":2,"
+		"\"replicas\":1,\"epoch\":1,\"repair_until_ms\":0,"
+		"\"members\":[" M0 "," M1 "]}", "length");
+	REFUSES("{\"length\":1.0,\"stripe_unit\":4096,\"stripes\":2,"
+		"\"replicas\":1,\"epoch\":1,\"repair_until_ms\":0,"
+		"\"members\":[" M0 "," M1 "]}", "length");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":2,"
+		"\"replicas\":1,\"epoch\":-1,\"repair_until_ms\":0,"
+		"\"members\":[" M0 "," M1 "]}", "epoch");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":2,"
+		"\"replicas\":1,\"epoch\":18446744073709551615,"
+		"\"repair_until_ms\":0,\"members\":[" M0 "," M1 "]}", "epoch");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":2,"
+		"\"replicas\":1,\"epoch\":1,"
+		"\"repair_until_ms\":9223372036854775808,"
+		"\"members\":[" M0 "," M1 "]}", "repair_until_ms");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":4294967298,"
+		"\"replicas\":1,\"epoch\":1,\"repair_until_ms\":0,"
+		"\"members\":[" M0 "," M1 "]}", "stripes, replicas");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":true,"
+		"\"replicas\":1,\"epoch\":1,\"repair_until_ms\":0,"
+		"\"members\":[" M0 "," M1 "]}", "stripes, replicas");
+	/* members: not text, another spelling, blanks, a NUL, rmpc:// */
+	REFUSES(HEAD ",\"members\":[" M0 ",7]}", "entry 1 is not a token");
+	REFUSES(HEAD ",\"members\":[" M0 ",null]}", "entry 1 is not a token");
+	REFUSES(HEAD ",\"members\":[\"rmp://A:1/0000000000000001-00000000000000"
+		"0F\"," M1 "]}", "entry 0 is not a token");
+	REFUSES(HEAD ",\"members\":[\"rmp://a:1/0000000000000001-00000000000000"
+		"0f\\n\"," M1 "]}", "entry 0 is not a token");
+	REFUSES(HEAD ",\"members\":[\"rmp://a:1/0000000000000001-00000000000000"
+		"02\\u0000\"," M1 "]}", "entry 0 is not a token");
+	REFUSES(HEAD ",\"members\":[\"rmpc://00112233445566778899aabbccddeeff-"
+		"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e"
+		"1f\"," M1 "]}", "entry 0 is not a token");
+	/* longer than any record */
+	memset(big, ' ', sizeof(big));
+	memcpy(big, HEAD ",\"members\":[" M0 "," M1 "]}",
+	       sizeof(HEAD ",\"members\":[" M0 "," M1 "]}") - 1);
+	CHECK_EQ(rmp_lrec_decode(big, RMP_LREC_PLAIN_MAX, &back, why,
+				 sizeof(why)), 0);
+	decode_refuses(big, RMP_LREC_PLAIN_MAX + 1, "longer than 16384 bytes");
+	/* a NULL why is allowed */
+	CHECK_EQ(rmp_lrec_decode("{}", 2, &back, NULL, 0), -EPROTO);
+}
+
+static void test_seal(void)
+{
+	static const char plain[] = "{\"a\":\"the plaintext\"}";
+	struct rmp_ctoken t, other;
+	uint8_t sealed[RMP_LREC_NONCE_LEN + sizeof(plain) + RMP_LREC_TAG_LEN];
+	uint8_t sealed2[sizeof(sealed)], copy[sizeof(sealed)];
+	char out[sizeof(plain) + 8];
+	const int want = RMP_LREC_NONCE_LEN + (int)sizeof(plain) - 1 +
+			 RMP_LREC_TAG_LEN;
+	int n, bad = 0;
+
+	CHECK_EQ(rmp_ctoken_parse(tok_text, &t), 0);
+	n = rmp_lrec_seal(&t, plain, strlen(plain), sealed, sizeof(sealed));
+	CHECK_EQ(n, want);
+	CHECK(!memmem(sealed, sizeof(sealed), "plaintext", 9));
+	CHECK_EQ(rmp_lrec_open(&t, sealed, (size_t)n, out, sizeof(out)),
+		 (int)strlen(plain));
+	CHECK_STR(out, plain);
+	/* a fresh nonce each time */
+	CHECK_EQ(rmp_lrec_seal(&t, plain, strlen(plain), sealed2,
+			       sizeof(sealed2)), want);
+	CHECK(memcmp(sealed, sealed2, (size_t)want));
+
+	/* another secret, another ID: -EBADMSG, plain emptied */
+	other = t;
+	other.secret[31] ^= 1;
+	memset(out, 'x', sizeof(out));
+	CHECK_EQ(rmp_lrec_open(&other, sealed, (size_t)n, out, sizeof(out)),
+		 -EBADMSG);
+	CHECK_STR(out, "");
+	other = t;
+	other.id[0] ^= 0x80;
+	CHECK_EQ(rmp_lrec_open(&other, sealed, (size_t)n, out, sizeof(out)),
+		 -EBADMSG);
+
+	/* each byte flipped (low bit and high bit), each length cut */
+	for (int i = 0; i < n; i++)
+		for (int bit = 0; bit < 8; bit += 7) {
+			memcpy(copy, sealed, (size_t)n);
+			copy[i] ^= (uint8_t)(1 << bit);
+			bad += rmp_lrec_open(&t, copy, (size_t)n, out,
+					     sizeof(out)) != -EBADMSG;
+		}
+	CHECK_EQ(bad, 0);
+	for (int len = 0; len < n; len++)
+		bad += rmp_lrec_open(&t, sealed, (size_t)len, out,
+				     sizeof(out)) != -EBADMSG;
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(rmp_lrec_open(&t, sealed, RMP_LREC_SEALED_MAX + 1, out,
+			       sizeof(out)), -EBADMSG);
+
+	/* room: the plaintext and its NUL */
+	CHECK_EQ(rmp_lrec_open(&t, sealed, (size_t)n, out, strlen(plain)),
+		 -ENOSPC);
+	CHECK_EQ(rmp_lrec_open(&t, sealed, (size_t)n, out, strlen(plain) + 1),
+		 (int)strlen(plain));
+	CHECK_EQ(rmp_lrec_seal(&t, plain, strlen(plain), sealed2,
+			       (size_t)want - 1), -ENOSPC);
+	CHECK_EQ(rmp_lrec_seal(&t, plain, RMP_LREC_PLAIN_MAX + 1, sealed2,
+			       sizeof(sealed2)), -EINVAL);
+}
+
+/* The format, pinned: libsodium alone opens a seal with the key and
+ * associated data lease_record.h names. */
+static void test_seal_format(void)
+{
+	struct rmp_ctoken t;
+	uint8_t sealed[64], key[32], ad[15 + RMP_CTOKEN_ID_LEN];
+	unsigned char out[16];
+	unsigned long long len;
+	int n;
+
+	rmp_ctoken_new(&t);
+	n = rmp_lrec_seal(&t, "hello", 5, sealed, sizeof(sealed));
+	CHECK_EQ(n, 24 + 5 + 16);
+	crypto_kdf_derive_from_key(key, sizeof(key), 1, "rmplease", t.secret);
+	memcpy(ad, "rmpool-lease-v1", 15);
+	memcpy(ad + 15, t.id, RMP_CTOKEN_ID_LEN);
+	CHECK_EQ(crypto_aead_xchacha20poly1305_ietf_decrypt(out, &len, NULL,
+		sealed + 24, (unsigned long long)n - 24, ad, sizeof(ad),
+		sealed, key), 0);
+	CHECK(len == 5 && !memcmp(out, "hello", 5));
+}
+
+static void test_seal_record(void)
+{
+	static const char not_record[] = "{\"length\":1}";
+	struct rmp_lease_record r, back;
+	struct rmp_ctoken t, other;
+	uint8_t sealed[RMP_LREC_SEALED_MAX];
+	char why[200] = "";
+	int n;
+
+	rmp_ctoken_new(&t);
+	make(&r, 4, 3);
+	n = rmp_lrec_seal_record(&t, &r, sealed, sizeof(sealed));
+	CHECK(n > RMP_LREC_NONCE_LEN + RMP_LREC_TAG_LEN);
+	CHECK_EQ(rmp_lrec_open_record(&t, sealed, (size_t)n, &back, why,
+				      sizeof(why)), 0);
+	same(&r, &back);
+	other = t;
+	other.id[15] ^= 1;
+	CHECK_EQ(rmp_lrec_open_record(&other, sealed, (size_t)n, &back, why,
+				      sizeof(why)), -EBADMSG);
+	CHECK_HAS(why, "does not open");
+	CHECK_EQ(back.stripes, 0);
+	CHECK_EQ(rmp_lrec_seal_record(&t, &r, sealed, 10), -ENOSPC);
+	r.epoch = 0;
+	CHECK_EQ(rmp_lrec_seal_record(&t, &r, sealed, sizeof(sealed)), -EINVAL);
+
+	/* opens, but is no record: -EPROTO and why */
+	n = rmp_lrec_seal(&t, not_record, strlen(not_record), sealed,
+			  sizeof(sealed));
+	CHECK_EQ(rmp_lrec_open_record(&t, sealed, (size_t)n, &back, why,
+				      sizeof(why)), -EPROTO);
+	CHECK_HAS(why, "stripes, replicas");
+}
+
+int main(void)
+{
+	test_ctoken_round_trip();
+	test_ctoken_bad();
+	test_record_round_trip();
+	test_record_longest();
+	test_record_rules();
+	test_decode_refusals();
+	test_seal();
+	test_seal_format();
+	test_seal_record();
+	return check_done();
+}
