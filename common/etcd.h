@@ -96,6 +96,9 @@ struct rmp_etcd *rmp_etcd_open(struct event_base *base,
  *             succeeded false and kvs[0] the key as it is (if any)
  *   check_owned  the same without the put: nothing is written (no new
  *             revision, no event to watchers) when the key is ours
+ *   put_if    txn: if key's mod_revision is mod_revision (nobody wrote it
+ *             since it was read), put it under lease: succeeded; else
+ *             succeeded false and kvs[0] the key as it is (if any)
  *   delete    key
  *   grant     a lease of ttl_s seconds: id and ttl
  *   keepalive lease id once: ttl (-ENOENT when the lease is gone)
@@ -111,6 +114,9 @@ int rmp_etcd_put_owned(struct rmp_etcd *e, const char *key, const void *value,
 		       size_t len, int64_t lease, rmp_etcd_cb *cb, void *arg);
 int rmp_etcd_check_owned(struct rmp_etcd *e, const char *key, int64_t lease,
 			 rmp_etcd_cb *cb, void *arg);
+int rmp_etcd_put_if(struct rmp_etcd *e, const char *key, const void *value,
+		    size_t len, int64_t lease, int64_t mod_revision,
+		    rmp_etcd_cb *cb, void *arg);
 int rmp_etcd_delete(struct rmp_etcd *e, const char *key, rmp_etcd_cb *cb,
 		    void *arg);
 int rmp_etcd_grant(struct rmp_etcd *e, int64_t ttl_s, rmp_etcd_cb *cb,

@@ -120,22 +120,17 @@ int rmp_etcd_range(struct rmp_etcd *e, const char *key, bool prefix,
 	return ret;
 }
 
-/* txn_put -- the two txns: put key if cmp holds, else read it. */
+/* txn_put -- put key if the compare cmp (its JSON fields) holds, else
+ * read it. */
 static int txn_put(struct rmp_etcd *e, const char *key, const void *value,
-		   size_t len, int64_t lease, bool owned, rmp_etcd_cb *cb,
+		   size_t len, int64_t lease, const char *cmp, rmp_etcd_cb *cb,
 		   void *arg)
 {
-	char *k, *v, cmp[96];
+	char *k, *v;
 	int ret = key_b64(key, &k);
 
 	if (ret)
 		return ret;
-	if (owned)
-		snprintf(cmp, sizeof(cmp), "\"target\":\"LEASE\",\"lease\":\""
-			 "%" PRId64 "\"", lease);
-	else
-		snprintf(cmp, sizeof(cmp), "\"target\":\"CREATE\","
-			 "\"create_revision\":\"0\"");
 	v = b64(value, len);
 	ret = v ? submit(e, RMP_ETCD_TXN, "/v3/kv/txn",
 			 json("{\"compare\":[{\"key\":\"%s\",\"result\":"
@@ -170,13 +165,29 @@ int rmp_etcd_check_owned(struct rmp_etcd *e, const char *key, int64_t lease,
 int rmp_etcd_create(struct rmp_etcd *e, const char *key, const void *value,
 		    size_t len, int64_t lease, rmp_etcd_cb *cb, void *arg)
 {
-	return txn_put(e, key, value, len, lease, false, cb, arg);
+	return txn_put(e, key, value, len, lease, "\"target\":\"CREATE\","
+		       "\"create_revision\":\"0\"", cb, arg);
 }
 
 int rmp_etcd_put_owned(struct rmp_etcd *e, const char *key, const void *value,
 		       size_t len, int64_t lease, rmp_etcd_cb *cb, void *arg)
 {
-	return txn_put(e, key, value, len, lease, true, cb, arg);
+	char cmp[96];
+
+	snprintf(cmp, sizeof(cmp), "\"target\":\"LEASE\",\"lease\":\""
+		 "%" PRId64 "\"", lease);
+	return txn_put(e, key, value, len, lease, cmp, cb, arg);
+}
+
+int rmp_etcd_put_if(struct rmp_etcd *e, const char *key, const void *value,
+		    size_t len, int64_t lease, int64_t mod_revision,
+		    rmp_etcd_cb *cb, void *arg)
+{
+	char cmp[96];
+
+	snprintf(cmp, sizeof(cmp), "\"target\":\"MOD\",\"mod_revision\":"
+		 "\"%" PRId64 "\"", mod_revision);
+	return txn_put(e, key, value, len, lease, cmp, cb, arg);
 }
 
 int rmp_etcd_delete(struct rmp_etcd *e, const char *key, rmp_etcd_cb *cb,

@@ -38,7 +38,7 @@ struct got {
 	bool succeeded;
 	unsigned nkvs;
 	char value[256], key[256], error[200], endpoint[300];
-	int64_t lease;
+	int64_t lease, mod_revision;
 };
 
 static bool calling; /* set while a request's call runs */
@@ -69,6 +69,7 @@ static void on_reply(const struct rmp_etcd_reply *r, void *arg)
 		snprintf(g->key, sizeof(g->key), "%.*s",
 			 (int)r->kvs[0].key_len, r->kvs[0].key);
 		g->lease = r->kvs[0].lease;
+		g->mod_revision = r->kvs[0].mod_revision;
 	}
 }
 
@@ -191,7 +192,7 @@ static void test_kv(struct rmp_etcd *e)
 static void test_lease_and_txn(struct rmp_etcd *e)
 {
 	struct got g;
-	int64_t id, other;
+	int64_t id, other, mod;
 	char *out;
 
 	ASK(&g, rmp_etcd_grant(e, 5, on_reply, &g));
@@ -228,6 +229,23 @@ static void test_lease_and_txn(struct rmp_etcd *e)
 	out = fixture_etcdctl(&fx, "get /t/node --print-value-only");
 	CHECK_STR(out, "fourth\n");
 	free(out);
+	/* put_if: only when nobody wrote the key since its mod_revision */
+	ASK(&g, rmp_etcd_range(e, "/t/node", false, on_reply, &g));
+	mod = g.mod_revision;
+	CHECK(mod > 0);
+	ASK(&g, rmp_etcd_put_if(e, "/t/node", "fifth", 5, id, mod - 1,
+				on_reply, &g));
+	CHECK_EQ(g.err, 0);
+	CHECK(!g.succeeded);
+	CHECK_STR(g.value, "fourth");
+	CHECK_EQ(g.mod_revision, mod);
+	ASK(&g, rmp_etcd_put_if(e, "/t/node", "sixth", 5, id, mod, on_reply,
+				&g));
+	CHECK(g.succeeded);
+	ASK(&g, rmp_etcd_put_if(e, "/t/node", "seventh", 7, id, mod, on_reply,
+				&g));
+	CHECK(!g.succeeded);
+	CHECK_STR(g.value, "sixth");
 
 	/* revoke: the key goes with the lease */
 	ASK(&g, rmp_etcd_revoke(e, id, on_reply, &g));

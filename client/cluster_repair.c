@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster_repair.c -- rmp_lease_repair: a cluster lease that lost
+ * members gets new ones on other nodes, filled from a live member of
+ * their stripe, and its new member list published in etcd.
+ *
+ * Writes by other holders during the copy are not lost:
+ *   1. the record is marked "under repair until T", by a txn on the
+ *      revision read (one repair at a time);
+ *   2. every live member is attached again exclusively: every other
+ *      key to it is revoked, so no other holder's write lands after
+ *      this point;
+ *   3. the new members are filled from the live ones;
+ *   4. the new list is published and the mark cleared, by a txn on the
+ *      revision of 1.
+ * A holder whose call failed at 2 reads the record, finds the mark,
+ * waits for 4 and does its call again on the new list (keeper_refresh).
+ * One that attached between 1 and 2 reads the record once more after
+ * attaching, sees it changed, and does the same (attach_current). If T
+ * passes before 4, the repair gives up and holders go on with the old
+ * list.
+ */
+#include "cluster_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* The time a repair may hold the lease: a base, and the copy at a rate
+ * an emulated NIC keeps up (a real one is a hundred times faster). */
+#define REPAIR_BASE_MS 20000u
+#define REPAIR_BYTES_PER_MS (16u << 10)
+#define COPY_CHUNK (1u << 20)
+
+/* One repair under way. */
+struct repair {
+	struct rmp_cluster *cl;
+	struct rmp_lease *l;
+	struct cl_lease *cx;
+	bool dead[RMP_LREC_MEMBERS_MAX];            /* to be replaced */
+	struct rmp_lease *fresh[RMP_LREC_MEMBERS_MAX]; /* their successors */
+	unsigned ndead;
+	bool marked;                                /* step 1 done */
+};
+
+/* live_of -- a live member of the stripe of member i, or NULL. */
+static struct rmp_lease *live_of(const struct repair *rp, unsigned i)
+{
+	const struct rmpc_group *g = rp->l->group;
+	unsigned r = rp->cx->rec.r.replicas, s = i / r;
+
+	for (unsigned j = s * r; j < (s + 1) * r; j++)
+		if (!rp->dead[j] && !g->lost[j] && g->m[j])
+			return g->m[j];
+	return NULL;
+}
+
+/* find_dead -- the members to replace: their node gone from the
+ * membership, or lost here and not to be attached again. */
+static void find_dead(struct repair *rp)
+{
+	struct rmpc_group *g = rp->l->group;
+	const struct rmp_lease_record *r = &rp->cx->rec.r;
+
+	for (unsigned i = 0; i < g->n; i++) {
+		struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
+		struct rmp_lease *m;
+
+		if (!n || !n->present)
+			rp->dead[i] = true;
+		else if (g->lost[i] || !g->m[i]) {
+			if (cl_member_attach(rp->cl, &r->member[i],
+					     rp->cx->access, false, &m))
+				rp->dead[i] = true;
+			else
+				rmpc_group_swap(rp->l, i, m);
+		}
+		rp->ndead += rp->dead[i];
+	}
+}
+
+/* place_fresh -- a new lease for each dead member, apart from the other
+ * members of its stripe (on other values of the spread label). */
+static int place_fresh(struct repair *rp)
+{
+	struct rmp_cluster *cl = rp->cl;
+	const struct rmp_lease_record *r = &rp->cx->rec.r;
+	struct rmp_lease_info info = { .size = sizeof(info) };
+	struct rmp_alloc_opts ao;
+
+	for (unsigned i = 0; i < rp->l->group->n; i++) {
+		unsigned avoid[RMPC_REPLICAS_MAX], navoid = 0, s = i / r->replicas;
+		struct rmp_lease *src = live_of(rp, i);
+		struct cl_node *gone = cl_member_node(cl, &r->member[i]);
+		int ret;
+
+		if (!rp->dead[i])
+			continue;
+		if (!src) {
+			cl_say(cl, "stripe %u has no live replica: its bytes "
+			       "are lost", s);
+			return -EIO;
+		}
+		for (unsigned j = s * r->replicas; j < (s + 1) * r->replicas;
+		     j++) {
+			struct cl_node *n = cl_member_node(cl, &r->member[j]);
+
+			if (j != i && n && (!rp->dead[j] || rp->fresh[j]))
+				avoid[navoid++] = (unsigned)(n - cl->nodes);
+		}
+		rmp_lease_info(src, &info);
+		rmp_alloc_opts_init(&ao);
+		ao.ttl_s = (uint32_t)RMP_MAX(1, (info.ttl_ms + 999) / 1000);
+		ao.flags = src->flags & RMP_LEASE_EPHEMERAL;
+		ret = cl_alloc_apart(cl, src->length, &ao,
+				     r->spread[0] ? r->spread : NULL, avoid,
+				     navoid, gone ? gone->m.node : NULL,
+				     &rp->fresh[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* fence -- every live member attached exclusively (step 2). */
+static int fence(struct repair *rp)
+{
+	struct rmpc_group *g = rp->l->group;
+	const struct rmp_lease_record *r = &rp->cx->rec.r;
+
+	for (unsigned i = 0; i < g->n; i++) {
+		struct rmp_lease *m;
+		int ret;
+
+		if (rp->dead[i])
+			continue;
+		ret = cl_member_attach(rp->cl, &r->member[i], rp->cx->access,
+				       true, &m);
+		if (ret)
+			return ret;
+		rmpc_group_swap(rp->l, i, m);
+	}
+	return 0;
+}
+
+/* copy -- each new member filled from a live one of its stripe, in
+ * time (step 3). */
+static int copy(struct repair *rp)
+{
+	char *buf = malloc(COPY_CHUNK);
+	int ret = buf ? 0 : -ENOMEM;
+
+	for (unsigned i = 0; !ret && i < rp->l->group->n; i++) {
+		struct rmp_lease *src = live_of(rp, i), *dst = rp->fresh[i];
+
+		if (!dst)
+			continue;
+		for (uint64_t off = 0; !ret && off < src->length;
+		     off += COPY_CHUNK) {
+			size_t n = (size_t)RMP_MIN(COPY_CHUNK,
+						   src->length - off);
+
+			if (cl_wall_ms() >= rp->cx->rec.r.repair_until_ms)
+				ret = -ETIMEDOUT;
+			if (!ret)
+				ret = rmp_read(src, off, buf, n);
+			if (!ret)
+				ret = rmp_write(dst, off, buf, n);
+		}
+		if (ret)
+			cl_say(rp->cl, "copying to the new replica: %s",
+			       rmp_strerror(ret));
+	}
+	free(buf);
+	return ret;
+}
+
+/* publish -- the new list, the mark cleared (step 4); the handle takes
+ * the new members. */
+static int publish(struct repair *rp)
+{
+	struct cl_record rec = rp->cx->rec;
+	int ret;
+
+	for (unsigned i = 0; i < rp->l->group->n; i++)
+		if (rp->fresh[i])
+			cl_member_token(rp->fresh[i], &rec.r.member[i]);
+	rec.r.epoch++;
+	rec.r.repair_until_ms = 0;
+	if (cl_wall_ms() >= rp->cx->rec.r.repair_until_ms) {
+		cl_say(rp->cl, "the repair took longer than its deadline");
+		return -ETIMEDOUT;
+	}
+	ret = cl_record_replace(rp->cl, &rec);
+	if (ret)
+		return ret;
+	rp->cx->rec = rec;
+	for (unsigned i = 0; i < rp->l->group->n; i++) {
+		if (!rp->fresh[i])
+			continue;
+		rmpc_group_swap(rp->l, i, rp->fresh[i]);
+		rp->fresh[i] = NULL;
+	}
+	return 0;
+}
+
+/* undo -- a repair that failed: its new leases freed, the mark taken
+ * back (best effort: its deadline ends it anyway). */
+static void undo(struct repair *rp)
+{
+	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++)
+		rmp_lease_free(rp->fresh[i]);
+	if (rp->marked) {
+		struct cl_record rec = rp->cx->rec;
+		char why[CL_ERRBUF];
+
+		snprintf(why, sizeof(why), "%s", rp->cl->err);
+		rec.r.repair_until_ms = 0;
+		if (!cl_record_replace(rp->cl, &rec))
+			rp->cx->rec = rec;
+		snprintf(rp->cl->err, sizeof(rp->cl->err), "%s", why);
+	}
+}
+
+/* mark -- step 1: the record says the lease is under repair. */
+static int mark(struct repair *rp)
+{
+	uint64_t bytes = 0;
+	int ret;
+
+	for (unsigned i = 0; i < rp->l->group->n; i++)
+		if (rp->fresh[i])
+			bytes += rp->fresh[i]->length;
+	rp->cx->rec.r.repair_until_ms = cl_wall_ms() + REPAIR_BASE_MS +
+		bytes / REPAIR_BYTES_PER_MS;
+	ret = cl_record_replace(rp->cl, &rp->cx->rec);
+	if (ret) {
+		rp->cx->rec.r.repair_until_ms = 0;
+		if (ret == -EAGAIN)
+			cl_say(rp->cl, "the lease's record changed meanwhile "
+			       "(another repair?): try again");
+		return ret;
+	}
+	rp->marked = true;
+	return 0;
+}
+
+int rmp_lease_repair(struct rmp_lease *l)
+{
+	struct repair rp = { 0 };
+	int ret;
+
+	if (!l)
+		return -EINVAL;
+	if (!l->group || !l->group->keeper)
+		return -EOPNOTSUPP;
+	rp.l = l;
+	rp.cx = l->group->keeper_arg;
+	rp.cl = rp.cx->cl;
+	ret = cl_members_current(rp.cl);
+	if (!ret)
+		ret = cl_record_settled(rp.cl, &rp.cx->rec);
+	if (ret)
+		return ret;
+	/* a repair that died left its mark: its deadline passed, take over */
+	rp.cx->rec.r.repair_until_ms = 0;
+	find_dead(&rp);
+	if (!rp.ndead)
+		return 0;
+	ret = place_fresh(&rp);
+	if (!ret)
+		ret = mark(&rp);
+	if (!ret)
+		ret = fence(&rp);
+	if (!ret)
+		ret = copy(&rp);
+	if (!ret)
+		ret = publish(&rp);
+	if (ret)
+		undo(&rp);
+	return ret;
+}
