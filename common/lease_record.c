@@ -18,7 +18,7 @@
 /* The record's fields, in the order the encoder writes them. */
 static const char *const fields[] = {
 	"length", "stripe_unit", "stripes", "replicas", "epoch",
-	"repair_until_ms", "members",
+	"repair_until_ms", "spread", "members",
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -99,6 +99,16 @@ static bool counts_ok(uint64_t stripes, uint64_t replicas, char *why,
 	return true;
 }
 
+bool rmp_lrec_spread_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n < RMP_LREC_SPREAD_LEN &&
+	       ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z')) &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		      "0123456789_.-") == n;
+}
+
 /* record_ok -- r keeps every rule of lease_record.h (why says which
  * not). */
 static bool record_ok(const struct rmp_lease_record *r, char *why,
@@ -120,6 +130,11 @@ static bool record_ok(const struct rmp_lease_record *r, char *why,
 	    r->repair_until_ms > INT64_MAX) {
 		say(why, why_len, "epoch, repair_until_ms: not 1..2^63-1 and "
 		    "0..2^63-1");
+		return false;
+	}
+	if (memchr(r->spread, '\0', sizeof(r->spread)) == NULL ||
+	    (r->spread[0] && !rmp_lrec_spread_ok(r->spread))) {
+		say(why, why_len, "spread: not a label name");
 		return false;
 	}
 	return members_ok(r, why, why_len);
@@ -161,10 +176,11 @@ int rmp_lrec_encode(const struct rmp_lease_record *r, char *buf, size_t cap)
 	if (!record_ok(r, NULL, 0))
 		return -EINVAL;
 	put(&o, "{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 ",\"%s\":%u,\"%s\":%u,"
-	    "\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 ",\"%s\":[", fields[0],
-	    r->length, fields[1], r->stripe_unit, fields[2], r->stripes,
-	    fields[3], r->replicas, fields[4], r->epoch, fields[5],
-	    r->repair_until_ms, fields[6]);
+	    "\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 ",\"%s\":\"%s\","
+	    "\"%s\":[", fields[0], r->length, fields[1], r->stripe_unit,
+	    fields[2], r->stripes, fields[3], r->replicas, fields[4],
+	    r->epoch, fields[5], r->repair_until_ms, fields[6], r->spread,
+	    fields[7]);
 	for (unsigned i = 0; i < n; i++) {
 		rmp_token_format(&r->member[i], text, sizeof(text));
 		put(&o, "%s\"%s\"", i ? "," : "", text);
@@ -228,6 +244,23 @@ static bool read_members(json_object *o, struct rmp_lease_record *r,
 	return true;
 }
 
+/* get_spread -- o's "spread": "" or a label name (no NUL inside). */
+static bool get_spread(json_object *o, struct rmp_lease_record *r)
+{
+	json_object *v;
+	const char *s;
+
+	if (!json_object_object_get_ex(o, "spread", &v) || !v ||
+	    !json_object_is_type(v, json_type_string))
+		return false;
+	s = json_object_get_string(v);
+	if (strlen(s) != (size_t)json_object_get_string_len(v) ||
+	    (*s && !rmp_lrec_spread_ok(s)))
+		return false;
+	memcpy(r->spread, s, strlen(s) + 1);
+	return true;
+}
+
 /* known_fields -- o has no field but those of the record. */
 static bool known_fields(json_object *o, char *why, size_t why_len)
 {
@@ -279,7 +312,13 @@ static bool read_fields(json_object *o, struct rmp_lease_record *r,
 		    "repair_until_ms: not each an integer 0..2^63-1");
 		return false;
 	}
-	return read_members(o, r, why, why_len) && record_ok(r, why, why_len);
+	if (!read_members(o, r, why, why_len))
+		return false;
+	if (!get_spread(o, r)) {
+		say(why, why_len, "spread: not a label name or \"\"");
+		return false;
+	}
+	return record_ok(r, why, why_len);
 }
 
 /* parse_object -- the whole of buf as one JSON object (blanks after it

@@ -67,6 +67,9 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
  *   "epoch"            1 .. 2^63-1: 1 at alloc, +1 at each repair
  *   "repair_until_ms"  0 .. 2^63-1: CLOCK_REALTIME ms until which a
  *                      repair holds the lease; 0: none
+ *   "spread"           "" or the label whose values the replicas of a
+ *                      stripe are placed apart on (a repair keeps it):
+ *                      1..63 of [A-Za-z0-9_.-], a letter first
  *   "members"          stripes * replicas rmp:// token texts, replica j
  *                      of stripe s at index s * replicas + j, each
  *                      as rmp_token_format writes it (lower-case hex,
@@ -86,6 +89,8 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
 #define RMP_LREC_LENGTH_MAX (UINT64_C(1) << 50)
 #define RMP_LREC_UNIT_MIN UINT64_C(4096)
 #define RMP_LREC_UNIT_MAX (UINT64_C(1) << 30)
+#define RMP_LREC_UNIT_DEFAULT (UINT64_C(1) << 20)
+#define RMP_LREC_SPREAD_LEN 64 /* with the NUL */
 
 /* Longest plaintext (a record of 48 members with the longest host names
  * is about 15 KiB) and longest sealed record (nonce, text, tag). */
@@ -102,9 +107,13 @@ struct rmp_lease_record {
 	unsigned replicas;
 	uint64_t epoch;
 	uint64_t repair_until_ms; /* CLOCK_REALTIME ms; 0: no repair */
+	char spread[RMP_LREC_SPREAD_LEN]; /* "": none */
 	/* member[s * replicas + j]: replica j of stripe s */
 	struct rmp_token member[RMP_LREC_MEMBERS_MAX];
 };
+
+/* rmp_lrec_spread_ok -- s may be a record's spread label (not ""). */
+bool rmp_lrec_spread_ok(const char *s);
 
 /*
  * rmp_lrec_encode -- r as its JSON text into buf (NUL terminated): the

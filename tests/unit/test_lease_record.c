@@ -128,6 +128,7 @@ static void make(struct rmp_lease_record *r, unsigned stripes,
 	r->replicas = replicas;
 	r->epoch = 3;
 	r->repair_until_ms = 1700000000123;
+	snprintf(r->spread, sizeof(r->spread), "rack");
 	for (unsigned i = 0; i < stripes * replicas; i++) {
 		struct rmp_token *m = &r->member[i];
 
@@ -186,13 +187,15 @@ static void test_record_round_trip(void)
 {
 	static const char want[] = "{\"length\":4294967313,\"stripe_unit\":"
 		"1048576,\"stripes\":1,\"replicas\":2,\"epoch\":3,"
-		"\"repair_until_ms\":1700000000123,\"members\":["
+		"\"repair_until_ms\":1700000000123,\"spread\":\"rack\","
+		"\"members\":["
 		"\"rmp://node0.rack-0:7471/0000000000001000-fedcba9876543210\","
 		"\"rmp://[fe80::1%eth0]:7472/0000000000001001-fedcba9876543211\"]}";
 	static const char spaced[] = " {\n \"members\" : [\n"
 		"\"rmp://node0.rack-0:7471/0000000000001000-fedcba9876543210\","
 		"\"rmp://[fe80::1%eth0]:7472/0000000000001001-fedcba9876543211\"],"
 		"\"repair_until_ms\":1700000000123, \"epoch\":3,\"replicas\":2,"
+		"\"spread\" : \"rack\","
 		"\"stripes\":1,\"stripe_unit\":1048576,\"length\":4294967313}\n";
 	struct rmp_lease_record r, back;
 	char text[sizeof(want)];
@@ -268,8 +271,9 @@ static void refused(const struct rmp_lease_record *r, const char *part)
 	used += (size_t)snprintf(text, sizeof(text), "{\"length\":%" PRIu64
 		",\"stripe_unit\":%" PRIu64 ",\"stripes\":%u,\"replicas\":%u,"
 		"\"epoch\":%" PRIu64 ",\"repair_until_ms\":%" PRIu64
-		",\"members\":[", r->length, r->stripe_unit, r->stripes,
-		r->replicas, r->epoch, r->repair_until_ms);
+		",\"spread\":\"%s\",\"members\":[", r->length, r->stripe_unit,
+		r->stripes, r->replicas, r->epoch, r->repair_until_ms,
+		r->spread);
 	for (unsigned i = 0; i < n && i < RMP_LREC_MEMBERS_MAX; i++) {
 		if (rmp_token_format(&r->member[i], member, sizeof(member)) < 0)
 			strcpy(member, "not a token");
@@ -316,6 +320,11 @@ static void test_record_rules(void)
 	make(&r, 2, 1);
 	r.epoch = 0;
 	refused(&r, "epoch");
+	make(&r, 2, 1);
+	snprintf(r.spread, sizeof(r.spread), "9rack");
+	refused(&r, "spread");
+	memset(r.spread, 'a', sizeof(r.spread));
+	CHECK_EQ(rmp_lrec_encode(&r, text, sizeof(text)), -EINVAL);
 
 	/* a member that is no token: no host, port 0 */
 	make(&r, 2, 1);
@@ -351,8 +360,9 @@ static void decode_refuses(const char *text, size_t len, const char *part)
 
 #define M0 "\"rmp://a:1/0000000000000001-0000000000000002\""
 #define M1 "\"rmp://b:1/0000000000000003-0000000000000004\""
-#define HEAD "{\"length\":1,\"stripe_unit\":4096,\"stripes\":2," \
+#define HEAD0 "{\"length\":1,\"stripe_unit\":4096,\"stripes\":2," \
 	"\"replicas\":1,\"epoch\":1,\"repair_until_ms\":0"
+#define HEAD HEAD0 ",\"spread\":\"\""
 #define REFUSES(text, part) decode_refuses(text, sizeof(text) - 1, part)
 
 /* What only a decoder meets: text no encoder writes. */
@@ -384,6 +394,15 @@ static void test_decode_refusals(void)
 	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"replicas\":2,"
 		"\"epoch\":1,\"repair_until_ms\":0,\"members\":[" M0 "," M1
 		"]}", "stripes, replicas");
+	/* spread: a label name or "", always there */
+	REFUSES(HEAD0 ",\"members\":[" M0 "," M1 "]}", "spread");
+	REFUSES(HEAD0 ",\"spread\":\"1rack\",\"members\":[" M0 "," M1 "]}",
+		"spread");
+	REFUSES(HEAD0 ",\"spread\":\"ra ck\",\"members\":[" M0 "," M1 "]}",
+		"spread");
+	REFUSES(HEAD0 ",\"spread\":7,\"members\":[" M0 "," M1 "]}", "spread");
+	REFUSES(HEAD0 ",\"spread\":\"r\\u0000k\",\"members\":[" M0 "," M1
+		"]}", "spread");
 	REFUSES(HEAD "}", "members: not a list");
 	REFUSES(HEAD ",\"members\":[" M0 "]}", "members: not a list");
 	REFUSES(HEAD ",\"members\":[" M0 "," M1 "," M1 "]}",
