@@ -216,6 +216,8 @@ int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
 
 	if (!cl || !token || !out)
 		return -EINVAL;
+	if (rmp_ctoken_is(token))
+		return cl_lease_attach(cl, token, opts, out);
 	k = cl_token_conn(cl, token, &ret);
 	if (!k)
 		return ret;

@@ -193,9 +193,9 @@ static int read_policy(struct rmp_cluster *cl,
 	return 0;
 }
 
-/* place -- the lease of pl on the nodes in p's order; one handle. */
-static int place(struct rmp_cluster *cl, struct cl_policy *p,
-		 struct placing *pl, struct rmp_lease **out)
+/* place_all -- pl's leases on the nodes in p's order (pl->got). */
+static int place_all(struct rmp_cluster *cl, struct cl_policy *p,
+		     struct placing *pl)
 {
 	unsigned *order;
 	int k, ret;
@@ -223,6 +223,16 @@ static int place(struct rmp_cluster *cl, struct cl_policy *p,
 		ret = try_nodes(cl, order, (unsigned)k, pl);
 	}
 	free(order);
+	return ret;
+}
+
+/* place -- the lease of pl; a group (with its record in etcd) when it
+ * has several members. */
+static int place(struct rmp_cluster *cl, struct cl_policy *p,
+		 struct placing *pl, struct rmp_lease **out)
+{
+	int ret = place_all(cl, p, pl);
+
 	if (ret || pl->want == 1) {
 		*out = ret ? NULL : pl->got[0];
 		return ret;
@@ -234,7 +244,34 @@ static int place(struct rmp_cluster *cl, struct cl_policy *p,
 			rmp_lease_free(pl->got[i]);
 		return -ENOMEM;
 	}
-	return 0;
+	ret = cl_lease_publish(cl, *out, pl->spread);
+	if (ret) {
+		rmp_lease_free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+int cl_alloc_apart(struct rmp_cluster *cl, uint64_t length,
+		   const struct rmp_alloc_opts *ao, const char *spread,
+		   const unsigned *avoid, unsigned navoid,
+		   const char *exclude, struct rmp_lease **out)
+{
+	const char *ex[1] = { exclude };
+	struct cl_policy p = { .length = length, .exclude = ex,
+			       .nexclude = exclude ? 1 : 0 };
+	struct placing pl = { .length = length, .ao = ao,
+			      .spread = spread, .want = navoid + 1 };
+	int ret;
+
+	if (navoid >= RMPC_REPLICAS_MAX)
+		return -EINVAL;
+	/* the others count as placed already (nothing of theirs to free) */
+	for (unsigned i = 0; i < navoid; i++)
+		pl.nodes[pl.ngot++] = avoid[i];
+	ret = place_all(cl, &p, &pl);
+	*out = ret ? NULL : pl.got[navoid];
+	return ret;
 }
 
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
@@ -265,5 +302,10 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	ao.flags = o.flags;
 	pl.want = o.replicas ? o.replicas : 1;
 	pl.spread = o.spread;
+	if (pl.want > 1 && (o.flags & RMP_LEASE_AUTO_RENEW)) {
+		/* the servers would renew the members, not the record */
+		cl_say(cl, "a mirrored lease cannot be auto-renewed: renew it");
+		return -EINVAL;
+	}
 	return place(cl, &p, &pl, out);
 }

@@ -17,6 +17,7 @@
 
 #include "auth.h"   /* RMP_KEY_MAX, RMP_TENANT_MAX */
 #include "etcd_reply.h" /* RMP_ETCD_KVS_MAX */
+#include "lease_record.h"
 #include "lease.h"  /* mirrored leases: struct rmpc_lease_list */
 #include "member.h"
 #include "proto.h"  /* RMP_NAME_MAX */
@@ -88,6 +89,92 @@ struct cl_policy {
 	uint64_t now_ms;                 /* nodes to retry later are last */
 	uint32_t seed;                   /* orders nodes that count as equal */
 };
+
+/*
+ * A cluster lease's record (cluster_record.c): its token, its member list
+ * as last read or written, and where that is in etcd.
+ */
+struct cl_record {
+	struct rmp_ctoken t;
+	struct rmp_lease_record r;
+	int64_t mod_revision;  /* of the record as read or written last */
+	int64_t etcd_lease;    /* the etcd lease it is under */
+};
+
+/* A cluster lease's group keeper state (cluster_lease.c). */
+struct cl_lease {
+	struct rmp_cluster *cl;
+	struct cl_record rec;
+	uint32_t access;        /* its members' (0: the lease's) */
+};
+
+/*
+ * cl_record_create -- grant an etcd lease of ttl_ms (and some slack) and
+ * create rec's record under it (there must be none: -EAGAIN).
+ * cl_record_read -- rec's record by its token: r, mod_revision and
+ * etcd_lease filled. -ENOENT when there is none or it does not open with
+ * the token (to the caller, a wrong secret), -EPROTO when it does not
+ * decode.
+ * cl_record_replace -- write rec->r if the record is still the one of
+ * rec->mod_revision (-EAGAIN when not), which becomes the new one.
+ * cl_record_extend -- the same under a new etcd lease of ttl_ms (the old
+ * one revoked): after a renewal.
+ * cl_record_drop -- the record and its etcd lease gone.
+ * Each returns 0, or an error with why in cl->err: the etcd errors of
+ * cl_members_current and -ENOMEM.
+ */
+int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
+		     uint64_t ttl_ms);
+int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec);
+int cl_record_replace(struct rmp_cluster *cl, struct cl_record *rec);
+int cl_record_extend(struct rmp_cluster *cl, struct cl_record *rec,
+		     uint64_t ttl_ms);
+int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec);
+
+/*
+ * cluster_lease.c: leases with a record.
+ * cl_lease_publish -- the record of l, a group just placed (its replicas
+ * on distinct values of spread, or NULL), written to etcd: l has a
+ * cluster token and a keeper. 0, or the error with why in cl->err (l is
+ * the caller's to free).
+ * cl_lease_attach -- the lease of a cluster token: its record read (a
+ * repair waited out), every member attached, one handle. Errors of
+ * rmp_cluster_attach.
+ * cl_record_settled -- cl_record_read, and again while a repair holds
+ * the lease (until its deadline).
+ * cl_member_attach -- attach member t (exclusive: every other key to it
+ * revoked) through the cluster's connection to its server; -EHOSTDOWN
+ * when its server is not in the membership.
+ * cl_member_node -- the node whose address and port t names, or NULL.
+ * cl_member_token -- the token of the lease handle m.
+ * cl_wall_ms -- the wall clock, in ms (records are read on other hosts).
+ */
+int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
+		     const char *spread);
+int cl_lease_attach(struct rmp_cluster *cl, const char *token,
+		    const struct rmp_attach_opts *opts, struct rmp_lease **out);
+int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec);
+int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
+		     uint32_t access, bool exclusive, struct rmp_lease **out);
+struct cl_node *cl_member_node(struct rmp_cluster *cl,
+			       const struct rmp_token *t);
+void cl_member_token(const struct rmp_lease *m, struct rmp_token *t);
+uint64_t cl_wall_ms(void);
+
+/*
+ * cl_alloc_apart -- a lease of length bytes (ao) on a node that is none
+ * of avoid[0..navoid) (node indexes), nor on a value of the label spread
+ * (NULL: none) one of them has, nor named exclude (NULL: none). 0 and
+ * *out, or the error with why in cl->err. For a repair.
+ */
+int cl_alloc_apart(struct rmp_cluster *cl, uint64_t length,
+		   const struct rmp_alloc_opts *ao, const char *spread,
+		   const unsigned *avoid, unsigned navoid,
+		   const char *exclude, struct rmp_lease **out);
+
+/* cl_etcd_errno -- what the cluster calls return for an etcd client's
+ * error: the few rmpool.h documents (-EIO for the rest). */
+int cl_etcd_errno(int err);
 
 /* cl_say -- why the call fails, for rmp_cluster_last_error(). */
 void cl_say(struct rmp_cluster *cl, const char *fmt, ...)

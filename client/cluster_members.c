@@ -125,9 +125,8 @@ static void on_watch(const struct rmp_etcd_reply *r, void *arg)
 	}
 }
 
-/* etcd_error -- what the cluster calls say of an etcd error: the
- * documented few (a watch's own ends never reach a caller). */
-static int etcd_error(int err)
+/* a watch's own ends (-ESTALE, ...) never reach a caller */
+int cl_etcd_errno(int err)
 {
 	switch (err) {
 	case 0:
@@ -161,7 +160,7 @@ static int sync_members(struct rmp_cluster *cl)
 	/* the etcd client always answers, in time (its timeouts) */
 	while (!ret && !w.done)
 		event_base_loop(cl->base, EVLOOP_ONCE);
-	ret = etcd_error(ret ? ret : w.err);
+	ret = cl_etcd_errno(ret ? ret : w.err);
 	if (!ret) {
 		cl->watch = rmp_etcd_watch(cl->etcd, prefix, cl->revision + 1,
 					   on_watch, cl);
@@ -173,7 +172,7 @@ static int sync_members(struct rmp_cluster *cl)
 	while (!ret && cl->watch && !cl->synced)
 		event_base_loop(cl->base, EVLOOP_ONCE);
 	if (!ret && !cl->synced)
-		ret = etcd_error(cl->watch_err);
+		ret = cl_etcd_errno(cl->watch_err);
 	if (ret) {
 		snprintf(cl->err, sizeof(cl->err), "the membership cannot be "
 			 "read from etcd: %s", ret == -ENOMEM ? "out of memory"

@@ -22,7 +22,9 @@ static bool caller_error(int err)
 	return err == -ERANGE || err == -EACCES || err == -EINVAL;
 }
 
-int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
+/* read_once -- from the first live replica, failing over. */
+static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
+		     size_t len)
 {
 	struct rmpc_group *g = l->group;
 	int first = 0;
@@ -41,7 +43,9 @@ int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 	return first ? first : -EIO;
 }
 
-int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
+/* write_once -- to every live replica at once. */
+static int write_once(struct rmp_lease *l, uint64_t off, char *src,
+		      size_t len)
 {
 	struct rmpc_group *g = l->group;
 	struct rmp_lease *live[RMPC_REPLICAS_MAX];
@@ -66,6 +70,32 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 		ok += !errs[k];
 	}
 	return ok ? 0 : first;
+}
+
+/* again -- a call on l failed with err for want of a live member: when
+ * l is a cluster lease, its record may name members anew (a repair
+ * revoked our keys and replaced a lost replica; a connection came back):
+ * true when the call may be tried once more. */
+static bool again(struct rmp_lease *l, int err)
+{
+	const struct rmpc_group_keeper *k = l->group->keeper;
+
+	return err && !caller_error(err) && k && !k->refresh(l);
+}
+
+int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
+{
+	int err = read_once(l, off, dst, len);
+
+	return again(l, err) ? read_once(l, off, dst, len) : err;
+}
+
+int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
+{
+	int err = write_once(l, off, src, len);
+
+	/* a write is the same bytes again: all of it goes to the new list */
+	return again(l, err) ? write_once(l, off, src, len) : err;
 }
 
 int rmpc_group_flush(struct rmp_lease *l)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,12 +58,18 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
 	struct rmp_lease *l;
 	struct rmpc_group *g;
 
+	unsigned have = 0;
+
 	if (n < 2 || n > RMPC_REPLICAS_MAX)
 		return -EINVAL;
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = 0; j < i; j++)
-			if (!m[i] || m[i]->group || m[i]->c == m[j]->c)
+	for (unsigned i = 0; i < n; i++) {
+		have += m[i] != NULL;
+		for (unsigned j = 0; j < i && m[i]; j++)
+			if (m[i]->group || (m[j] && m[i]->c == m[j]->c))
 				return -EINVAL;
+	}
+	if (!have)
+		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	g = calloc(1, sizeof(*g));
 	if (!l || !g) {
@@ -75,12 +82,17 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
 	l->length = UINT64_MAX;
 	l->access = RMP_ACC_READ | RMP_ACC_WRITE;
 	for (unsigned i = 0; i < n; i++) {
+		/* a member that could not be attached is lost from the
+		 * start */
 		g->m[i] = m[i];
+		g->lost[i] = !m[i];
+		if (!m[i])
+			continue;
 		l->length = RMP_MIN(l->length, m[i]->length);
 		l->access &= m[i]->access;
+		l->id = m[i]->id;
+		l->flags = m[i]->flags;
 	}
-	l->id = m[0]->id;
-	l->flags = m[0]->flags;
 	if (owner)
 		LIST_INSERT_HEAD(owner, l, link);
 	*out = l;
@@ -90,6 +102,23 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
 void rmpc_group_lose(struct rmp_lease *l, unsigned i)
 {
 	l->group->lost[i] = true;
+}
+
+void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
+		     void *arg, const char *token)
+{
+	l->group->keeper = k;
+	l->group->keeper_arg = arg;
+	snprintf(l->group->token, sizeof(l->group->token), "%s", token);
+}
+
+void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
+{
+	struct rmpc_group *g = l->group;
+
+	rmp_lease_close(g->m[i]);
+	g->m[i] = m;
+	g->lost[i] = false;
 }
 
 /* group_renew -- renew every replica not lost: 0 when one still lives
@@ -112,7 +141,9 @@ static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
 		first = first ? first : err;
 		ok += !err;
 	}
-	return ok ? 0 : first ? first : -EKEYEXPIRED;
+	if (!ok)
+		return first ? first : -EKEYEXPIRED;
+	return g->keeper ? g->keeper->renewed(l, ttl_s) : 0;
 }
 
 /* group_end -- free (or with release false, close) every replica and
@@ -131,6 +162,8 @@ static int group_end(struct rmp_lease *l, bool release)
 			rmp_lease_close(g->m[i]);
 		first = first ? first : err;
 	}
+	if (g->keeper)
+		g->keeper->ending(l, release);
 	lease_unlink(l);
 	free(g);
 	free(l);
@@ -615,8 +648,16 @@ int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len)
 {
 	if (!l || !buf)
 		return -EINVAL;
-	if (l->group)
+	if (l->group && !l->group->token[0])
 		return -EOPNOTSUPP;
+	if (l->group) {
+		size_t n = strlen(l->group->token);
+
+		if (n >= len)
+			return -ENOSPC;
+		memcpy(buf, l->group->token, n + 1);
+		return (int)n;
+	}
 	return format_token(l, buf, len);
 }
 
@@ -627,7 +668,7 @@ int rmp_lease_replica_token(const struct rmp_lease *l, unsigned i, char *buf,
 		return -EINVAL;
 	if (!l->group)
 		return i ? -ENOENT : format_token(l, buf, len);
-	if (i >= l->group->n)
+	if (i >= l->group->n || !l->group->m[i])
 		return -ENOENT;
 	return format_token(l->group->m[i], buf, len);
 }

@@ -30,6 +30,8 @@ struct rmp_lease {
 
 /* Most replicas of a mirrored lease. */
 #define RMPC_REPLICAS_MAX 3u
+/* Room for a cluster lease's token (common/lease_record.h). */
+#define RMPC_GROUP_TOKEN_MAX 112u
 
 /*
  * A mirrored lease: one handle over replicas of the same length on
@@ -42,13 +44,48 @@ struct rmpc_group {
 	unsigned n;
 	struct rmp_lease *m[RMPC_REPLICAS_MAX];
 	bool lost[RMPC_REPLICAS_MAX];
+	/* the cluster lease's record (NULL: none), kept by the cluster */
+	const struct rmpc_group_keeper *keeper;
+	void *keeper_arg;
+	char token[RMPC_GROUP_TOKEN_MAX]; /* its token; "": none */
 };
+
+/*
+ * A group's keeper: the cluster code (client/cluster_lease.c) keeps the
+ * member list of a cluster lease in etcd, which must follow what is done
+ * to the handle. lease.c and io_group.c sit below the cluster code, so
+ * they reach it through these pointers (set by rmpc_group_keep):
+ *   renewed  after the members were renewed by ttl_s: the record's etcd
+ *            lease follows (0 or the error the renewal returns)
+ *   ending   the handle goes (freed: the lease was freed, its record
+ *            goes too; else closed): release keeper_arg
+ *   refresh  a call found a stripe with no live member (they failed):
+ *            read the record again (waiting out a repair) and attach
+ *            its members anew; 0 when the handle may try again
+ */
+struct rmpc_group_keeper {
+	int (*renewed)(struct rmp_lease *l, uint32_t ttl_s);
+	void (*ending)(struct rmp_lease *l, bool freed);
+	int (*refresh)(struct rmp_lease *l);
+};
+
+/* rmpc_group_keep -- l's record is kept by keeper with arg; token its
+ * cluster token (rmp_lease_token gives it). */
+void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
+		     void *arg, const char *token);
+
+/*
+ * rmpc_group_swap -- member i of l is now m (attached anew): the old
+ * handle is closed, i is live again.
+ */
+void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m);
 
 LIST_HEAD(rmpc_lease_list, rmp_lease);
 
 /*
  * rmpc_group_new -- one handle over the n lease handles m (2..
- * RMPC_REPLICAS_MAX of them, each of a different client), which it takes
+ * RMPC_REPLICAS_MAX of them, each of a different client; NULL for one
+ * that could not be attached: lost from the start), which it takes
  * over: freed with it. The handle is put on owner (NULL: none), whose
  * keeper frees what is left on it when the clients go. 0, -EINVAL,
  * -ENOMEM (then m stays the caller's).

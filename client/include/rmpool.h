@@ -79,6 +79,8 @@ extern "C" {
  *   -EACCES        the lease does not grant this kind of access; or the
  *                  key file cannot be used
  *   -EHOSTUNREACH  the server's address does not resolve or answer
+ *   -EHOSTDOWN     every member of a stripe of a cluster lease is on a
+ *                  node gone from the membership (rmp_cluster_attach)
  *   -ENETUNREACH   no route, or no RDMA device on the way to the server
  *   -EAFNOSUPPORT  a tenant's proof needs an IPv4 or IPv6 server address
  *   -EISCONN       rmp_client_connect on a client not closed yet
@@ -413,7 +415,9 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info);
  * rmp_lease_token -- the printable token (server address, id, secret) of
  * l, NUL terminated, into buf. Returns its length, -ENOSPC (buf too
  * small), -EINVAL (l or buf NULL, or a server host name a token cannot
- * carry), or -EOPNOTSUPP (a mirrored lease: it has no token yet).
+ * carry), or -EOPNOTSUPP (a mirrored lease made without a record). A
+ * mirrored lease's is a cluster token, rmpc://ID-SECRET (see "Mirrored
+ * leases"), which rmp_cluster_attach takes.
  */
 int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
 
@@ -740,21 +744,70 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * rmp_lease_free and rmp_lease_close act on every replica; rmp_flush on
  * every live one. Not taken, -EOPNOTSUPP: atomics (an atomic on each
  * replica is no atomic of the whole: two clients' CAS could win on
- * different replicas), the asynchronous calls (rmp_post_*), and
- * rmp_lease_token (no token names a mirrored lease yet). What a reader
- * may see: a write in flight may be on one replica and not yet on
- * another, so a read concurrent with it may return old or new bytes
+ * different replicas) and the asynchronous calls (rmp_post_*). What a
+ * reader may see: a write in flight may be on one replica and not yet
+ * on another, so a read concurrent with it may return old or new bytes
  * (per replica, as for a single lease); once rmp_write returned, every
  * live replica has the bytes, and a read (from any of them) returns
  * them. A replica lost during a write may or may not have it, and is
- * not read again.
+ * not read again. Two clients writing the same bytes at once may leave
+ * the replicas different (each replica orders the two writes as they
+ * arrive): as with one lease, writers of the same bytes must agree
+ * among themselves.
+ *
+ * The token of a mirrored lease (rmp_lease_token) is a cluster token,
+ * rmpc://ID-SECRET: its member list is kept in the cluster's etcd at
+ * PREFIX/leases/ID, sealed (XChaCha20-Poly1305) with a key derived from
+ * SECRET, so that etcd holds nothing that reaches the lease without the
+ * token; the record ends a little after the lease (an etcd lease that
+ * rmp_lease_renew extends, rmp_lease_free revokes). Making one costs two
+ * etcd round trips more than a lease of one server. rmp_cluster_attach
+ * takes such a token; each member is then attached as an ordinary
+ * lease, so a tenant other than the owner gets -EPERM from the servers
+ * even with the token. Not taken: RMP_LEASE_AUTO_RENEW (-EINVAL; the
+ * servers would renew the members, never the record).
+ *
+ * After a repair (rmp_lease_repair, by any holder of the token) the
+ * lease has new members: every other holder's keys to the live ones
+ * were revoked before the copy began, so their next call fails on each
+ * member; the library then reads the record again, waits while the
+ * repair holds it (at most its deadline: 20 s plus 1 s per 16 MiB), and
+ * makes the call again on the new members, once. So a write made during
+ * the repair is not lost: it lands after the copy, on every member.
  */
+
+/*
+ * rmp_lease_repair -- give a cluster lease (from rmp_cluster_alloc with
+ * replicas > 1, or rmp_cluster_attach of its token) new members for those
+ * it lost: for each member whose node has left the membership (or that
+ * cannot be attached), a lease of the same length on another node, apart
+ * from the other members as the lease was placed (its spread label),
+ * filled from a live member and published in the record, as described
+ * above. 0 when nothing was lost or all of it is replaced. Errors:
+ * -EINVAL (l NULL), -EOPNOTSUPP (not a cluster lease), -EIO (a stripe
+ * has no live member: its bytes are lost), -EAGAIN (another repair
+ * changed the record meanwhile: try again), -ETIMEDOUT (the copy ran
+ * past the repair's deadline: nothing changed), -EHOSTDOWN (a live
+ * member's node left meanwhile), -EPERM (another tenant's lease), the
+ * errors of rmp_cluster_alloc (no node could take a member) and of the
+ * data calls (the copy: -EKEYEXPIRED, -ERANGE, ...);
+ * rmp_cluster_last_error() of the lease's cluster says more.
+ * Like every call on one handle: not at the same time as another call
+ * on it.
+ */
+int rmp_lease_repair(struct rmp_lease *l);
 
 /*
  * rmp_cluster_attach -- attach the lease of token through the cluster's
  * connection to the token's server (opened if need be), with opts as
  * rmp_lease_attach_with (NULL: defaults). The server need not be
  * registered now. Errors as rmp_lease_attach_with and rmp_client_connect.
+ * A cluster token (rmpc://, of a mirrored lease) is looked up in etcd
+ * and each member attached (those on nodes gone from the membership are
+ * lost from the start; -EHOSTDOWN when every member of a stripe is):
+ * one handle, as rmp_cluster_alloc gives; then also -ENOENT (no record:
+ * freed, expired, or not this cluster's) and the etcd errors of
+ * rmp_cluster_alloc.
  */
 int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
 		       const struct rmp_attach_opts *opts,
