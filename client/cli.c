@@ -30,7 +30,7 @@ static const char usage_text[] =
 	"\n"
 	"Commands:\n"
 	"  alloc SIZE [--ttl TIME] [--ephemeral] [--json] [--prefer LABEL=VALUE]\n"
-	"            [--exclude NODE[,NODE...]]\n"
+	"            [--exclude NODE[,NODE...]] [--replicas R] [--spread LABEL]\n"
 	"      lease SIZE bytes; print the lease token, or with --json an object\n"
 	"      {token, id, length, remote_addr, rkey, ttl_ms, ephemeral} (id and\n"
 	"      remote_addr as hex strings). A lease outlives this command until its\n"
@@ -38,6 +38,8 @@ static const char usage_text[] =
 	"      standard input reaches end of file or a signal arrives. With -C the\n"
 	"      cluster places it: on a node with the label (--prefer) if one has\n"
 	"      room, else the one with the most free bytes, never an excluded one.\n"
+	"      --replicas 2..3 mirrors it over that many nodes (on distinct values\n"
+	"      of the --spread label): its token is a cluster token, rmpc://...\n"
 	"  write TOKEN [--offset N] [--exclusive]\n"
 	"                                  standard input -> lease, then flush; input\n"
 	"                                  longer than the lease is refused\n"
@@ -49,6 +51,8 @@ static const char usage_text[] =
 	"                                  compare-and-swap 8 bytes; prints the old value\n"
 	"  faa TOKEN OFFSET ADD            fetch-and-add 8 bytes; prints the old value\n"
 	"  stat [--json]                   pool and tenant figures\n"
+	"  repair TOKEN                    (-C) new replicas for a cluster lease's\n"
+	"                                  lost ones, filled from a live one\n"
 	"  nodes [--json]                  (-C) the cluster's nodes: address, free\n"
 	"                                  and pool bytes, labels\n"
 	"  keygen                          print a new random tenant key (hex); store\n"
@@ -92,6 +96,7 @@ static const char usage_text[] =
  */
 static char token_line[RMP_TOKEN_MAXLEN + 2];
 static struct rmp_token token_parsed;
+static bool token_cluster;
 
 static void wipe_token(void)
 {
@@ -229,6 +234,17 @@ uint64_t cli_arg_value(const char *what, const char *s)
 	if (*s == '-' ? rmp_parse_i64(s, &i) : rmp_parse_u64(s, &v))
 		cli_usage_error("invalid %s %s", what, quoted(s));
 	return *s == '-' ? (uint64_t)i : v;
+}
+
+uint64_t cli_arg_count(const char *what, const char *s, uint64_t min,
+		       uint64_t max)
+{
+	uint64_t v;
+
+	if (rmp_parse_u64(s, &v) || v < min || v > max)
+		cli_usage_error("invalid %s %s (%" PRIu64 " to %" PRIu64 ")",
+				what, quoted(s), min, max);
+	return v;
 }
 
 /* cli_arg_ttl -- a duration in whole seconds (the wire's unit), bare = s. */
@@ -496,10 +512,20 @@ const char *cli_take_token(const char *cmd, const char **pos, int n,
 	}
 	if (fits && !*text)
 		cli_usage_error("%s: no lease token%s (empty)", cmd, from);
+	/* a cluster token is the library's to read (rmp_cluster_attach) */
+	token_cluster = fits && !strncmp(text, "rmpc://", 7);
+	if (token_cluster)
+		return text;
 	if (!fits || rmp_token_parse(text, &token_parsed))
 		cli_usage_error("malformed lease token (expected "
-			    "rmp://HOST:PORT/ID-SECRET)%s", from);
+			    "rmp://HOST:PORT/ID-SECRET, or rmpc://ID-SECRET of "
+			    "a cluster lease)%s", from);
 	return text;
+}
+
+bool cli_token_is_cluster(void)
+{
+	return token_cluster;
 }
 
 /*
@@ -513,12 +539,24 @@ struct rmp_lease *cli_attach(struct cli *cli, const char *token,
 	struct rmp_lease *l;
 	int err;
 
-	cli_connect(cli, &token_parsed);
 	rmp_attach_opts_init(&ao);
 	ao.flags = flags;
-	err = rmp_lease_attach_with(cli->c, token, &ao, &l);
-	if (err)
-		cli_fail(cli->c, "cli_attach", err);
+	if (token_cluster) {
+		/* its members are found in the cluster's etcd */
+		if (cli->server)
+			cli_usage_error("a cluster lease token is reached "
+					"through -C, not -s");
+		cli_cluster_open(cli);
+		err = rmp_cluster_attach(cli->cl, token, &ao, &l);
+		if (err)
+			cli_die("attach: %s (%s)", rmp_strerror(err),
+				rmp_cluster_last_error(cli->cl));
+	} else {
+		cli_connect(cli, &token_parsed);
+		err = rmp_lease_attach_with(cli->c, token, &ao, &l);
+		if (err)
+			cli_fail(cli->c, "cli_attach", err);
+	}
 	if (info) {
 		info->size = sizeof(*info);
 		err = rmp_lease_info(l, info);
@@ -544,7 +582,7 @@ static const struct command commands[] = {
 	{ "alloc", cmd_alloc }, { "write", cmd_write }, { "read", cmd_read },
 	{ "renew", cmd_renew }, { "free", cmd_free },   { "cas", cmd_cas },
 	{ "faa", cmd_faa },     { "stat", cmd_stat },   { "keygen", cmd_keygen },
-	{ "nodes", cmd_nodes },
+	{ "nodes", cmd_nodes }, { "repair", cmd_repair },
 };
 
 /* global_opt -- "-s X", "-sX", "--server X", "--server=X"; NULL if not o. */

@@ -136,3 +136,58 @@ int cmd_nodes(struct cli *cli, int argc, char **argv)
 		cli_die("nodes: writing the list failed");
 	return EXIT_SUCCESS;
 }
+
+/* cluster_lease -- the cluster lease of token, attached through -C. */
+static struct rmp_lease *cluster_lease(struct cli *cli, const char *token)
+{
+	return cli_attach(cli, token, 0, NULL);
+}
+
+void cli_cluster_renew(struct cli *cli, const char *token, uint32_t ttl_s)
+{
+	struct rmp_lease *l = cluster_lease(cli, token);
+	int err = rmp_lease_renew(l, ttl_s);
+
+	if (err)
+		cli_die("renew: %s (%s)", rmp_strerror(err),
+			rmp_cluster_last_error(cli->cl));
+	rmp_lease_close(l);
+}
+
+void cli_cluster_free(struct cli *cli, const char *token)
+{
+	int err = rmp_lease_free(cluster_lease(cli, token));
+
+	if (err)
+		cli_die("free: %s (%s)", rmp_strerror(err),
+			rmp_cluster_last_error(cli->cl));
+}
+
+int cmd_repair(struct cli *cli, int argc, char **argv)
+{
+	const char *file = NULL, *pos[1], *token;
+	const struct opt opts[] = {
+		{ "--token-file", &file, NULL },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_lease_info info = { .size = sizeof(info) };
+	struct rmp_lease *l;
+	int err, npos;
+
+	npos = cli_parse_args(cli, "repair", argc, argv, opts, pos, 0, 1);
+	token = cli_take_token("repair", pos, npos, 0, file, NULL);
+	if (!cli_token_is_cluster())
+		cli_usage_error("repair: takes a cluster lease's token "
+				"(rmpc://...), with -C");
+	l = cluster_lease(cli, token);
+	err = rmp_lease_repair(l);
+	if (err)
+		cli_die("repair: %s (%s)", rmp_strerror(err),
+			rmp_cluster_last_error(cli->cl));
+	rmp_lease_info(l, &info);
+	printf("replicas %u of %u\n", info.replicas_live, info.replicas);
+	rmp_lease_close(l);
+	if (fflush(stdout) == EOF)
+		cli_die("repair: writing the result failed");
+	return EXIT_SUCCESS;
+}

@@ -83,10 +83,15 @@ static void hold_ephemeral(struct cli *cli, struct rmp_lease *l,
 		cli_fail(cli->c, "free", err);
 }
 
+/* What alloc takes for a cluster (-C) only. */
+struct cluster_args {
+	const char *prefer, *exclude, *spread, *replicas;
+};
+
 /* cluster_alloc -- place the lease through the cluster of -C. */
 static void cluster_alloc(struct cli *cli, uint64_t size,
-			  const struct rmp_alloc_opts *ao, const char *prefer,
-			  const char *exclude, struct rmp_lease **l)
+			  const struct rmp_alloc_opts *ao,
+			  const struct cluster_args *ca, struct rmp_lease **l)
 {
 	struct rmp_cluster_alloc_opts co;
 	int err;
@@ -95,8 +100,12 @@ static void cluster_alloc(struct cli *cli, uint64_t size,
 	rmp_cluster_alloc_opts_init(&co);
 	co.ttl_s = ao->ttl_s;
 	co.flags = ao->flags;
-	co.prefer = prefer;
-	co.exclude = exclude;
+	co.prefer = ca->prefer;
+	co.exclude = ca->exclude;
+	co.spread = ca->spread;
+	if (ca->replicas)
+		co.replicas = (unsigned)cli_arg_count("replicas", ca->replicas,
+						      1, 3);
 	err = rmp_cluster_alloc(cli->cl, size, &co, l);
 	if (err)
 		cli_die("alloc: %s (%s)", rmp_strerror(err),
@@ -105,14 +114,17 @@ static void cluster_alloc(struct cli *cli, uint64_t size,
 
 int cmd_alloc(struct cli *cli, int argc, char **argv)
 {
-	const char *ttl_arg = NULL, *pos[1], *prefer = NULL, *exclude = NULL;
+	const char *ttl_arg = NULL, *pos[1];
+	struct cluster_args ca = { 0 };
 	bool ephemeral = false, json = false;
 	const struct opt opts[] = {
 		{ "--ttl", &ttl_arg, NULL },
 		{ "--ephemeral", NULL, &ephemeral },
 		{ "--json", NULL, &json },
-		{ "--prefer", &prefer, NULL },
-		{ "--exclude", &exclude, NULL },
+		{ "--prefer", &ca.prefer, NULL },
+		{ "--exclude", &ca.exclude, NULL },
+		{ "--spread", &ca.spread, NULL },
+		{ "--replicas", &ca.replicas, NULL },
 		{ NULL, NULL, NULL },
 	};
 	struct rmp_lease_info info;
@@ -132,11 +144,13 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 	if (ephemeral)
 		ao.flags |= RMP_LEASE_EPHEMERAL;
 
-	if ((prefer || exclude) && (!cli->cluster || cli->server))
-		cli_usage_error("alloc: --prefer and --exclude choose among a "
-				"cluster's nodes: give -C (and no -s)");
+	if ((ca.prefer || ca.exclude || ca.spread || ca.replicas) &&
+	    (!cli->cluster || cli->server))
+		cli_usage_error("alloc: --prefer, --exclude, --spread and "
+				"--replicas place among a cluster's nodes: give "
+				"-C (and no -s)");
 	if (cli->cluster && !cli->server) {
-		cluster_alloc(cli, size, &ao, prefer, exclude, &l);
+		cluster_alloc(cli, size, &ao, &ca, &l);
 	} else {
 		cli_connect(cli, NULL);
 		err = rmp_lease_alloc(cli->c, size, &ao, &l);
@@ -349,6 +363,10 @@ int cmd_renew(struct cli *cli, int argc, char **argv)
 	if (ttl_arg)
 		ttl = cli_arg_ttl(ttl_arg);
 	token = cli_take_token("renew", pos, npos, 0, file, NULL);
+	if (cli_token_is_cluster()) {
+		cli_cluster_renew(cli, token, ttl);
+		return EXIT_SUCCESS;
+	}
 	cli_connect_for_token(cli);
 	err = rmp_lease_renew_token(cli->c, token, ttl, NULL);
 	if (err)
@@ -367,6 +385,10 @@ int cmd_free(struct cli *cli, int argc, char **argv)
 
 	npos = cli_parse_args(cli, "free", argc, argv, opts, pos, 0, 1);
 	token = cli_take_token("free", pos, npos, 0, file, NULL);
+	if (cli_token_is_cluster()) {
+		cli_cluster_free(cli, token);
+		return EXIT_SUCCESS;
+	}
 	cli_connect_for_token(cli);
 	err = rmp_lease_free_token(cli->c, token);
 	if (err)

@@ -41,6 +41,9 @@ struct opt {
 /* cli.c */
 uint64_t cli_arg_size(const char *what, const char *s);
 uint32_t cli_arg_ttl(const char *s);
+/* cli_arg_count -- a decimal count min..max; a usage error otherwise. */
+uint64_t cli_arg_count(const char *what, const char *s, uint64_t min,
+		       uint64_t max);
 uint64_t cli_arg_value(const char *what, const char *s);
 struct rmp_lease *cli_attach(struct cli *cli, const char *token,
 				uint32_t flags, struct rmp_lease_info *info);
@@ -57,6 +60,9 @@ int cli_parse_args(struct cli *cli, const char *cmd, int argc,
 const char *cli_take_token(const char *cmd, const char **pos, int n,
 			      int nother, const char *file,
 			      const char ***rest);
+/* cli_token_is_cluster -- the token cli_take_token took is a cluster
+ * lease's (rmpc://): reached through -C. */
+bool cli_token_is_cluster(void);
 void cli_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 void cli_connect_for_token(struct cli *cli);
@@ -66,6 +72,11 @@ void cli_client_opts(const struct cli *cli, struct rmp_client_opts *o);
 /* cli_cluster.c */
 void cli_cluster_open(struct cli *cli);
 int cmd_nodes(struct cli *cli, int argc, char **argv);
+int cmd_repair(struct cli *cli, int argc, char **argv);
+/* cli_cluster_renew / cli_cluster_free -- renew (ttl_s) or free the
+ * cluster lease of token through -C; exit on an error. */
+void cli_cluster_renew(struct cli *cli, const char *token, uint32_t ttl_s);
+void cli_cluster_free(struct cli *cli, const char *token);
 
 /* cli_cmd.c: each command, given the arguments main hands it. */
 int cmd_alloc(struct cli *cli, int argc, char **argv);
