@@ -125,7 +125,14 @@ rc=$(on client "cat $TH_DIR/mirror.rc")
 res=$(on client "grep '^reads' $TH_DIR/mirror.out")
 echo "$res (replica 0 on srv, its host killed)"
 read -r _ reads _ errors _ bad _ live _ total _ gone <<<"$res"
+res=$(on client "grep '^after_killed' $TH_DIR/mirror.out")
+echo "$res (the slowest read: the failover's wait)"
+read -r _ after _ slowest <<<"$res"
 [ "${reads:-0}" -gt 100 ] || th_check_later "only ${reads:-0} reads in the loop"
+# the reader read on (from cli) after the host's death, not only before
+[ "${after:-0}" -gt 100 ] || th_check_later "only ${after:-0} reads after the kill"
+# a read fails over within the call: no wait past the op timeout (10 s)
+[ "${slowest:-99999}" -le 11000 ] || th_check_later "a read took ${slowest:-?} ms"
 [ "$errors" = 0 ] || th_check_later "the reader had $errors failed reads"
 [ "$bad" = 0 ] || th_check_later "the reader read $bad wrong bytes"
 [ "$live of $total" = "1 of 2" ] || th_check_later "replicas live after the kill: $live of $total, want 1 of 2"
