@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # test-cluster-replica.sh PORT -- a mirrored lease survives the death of a
-# whole host: with a replica on each guest (rmpoold "srv" rack=a on the
-# server host, "cli" rack=b on the client host, both registered in an etcd
-# on the client host) a reader on the client host (one 4 KiB read a
-# millisecond, every byte checked) sees no error and no wrong byte when
-# the server's host, holding the replica it reads first, is SIGKILLed;
-# a write after it reaches the survivor, the lease says 1 of 2 replicas
-# live, and srv leaves the membership within ttl + 2 s.
+# whole host: with one replica on each host, a reader on the client host
+# (one 4 KiB read a millisecond, every byte checked) sees no error and no
+# wrong byte when the server's host, holding the replica it reads first,
+# is SIGKILLed, and reads on from the client host's replica, each read
+# within the op timeout. The nodes: rmpoold "srv" (rack=a) on the server
+# host, "cli" (rack=b) on the client host, registered in an etcd on the
+# client host (it must outlive the other). After the kill a write reaches
+# the survivor, the lease says 1 of 2 replicas live, and srv leaves the
+# membership within ttl + 2 s.
 #
 # Replica 0 (the one reads go to first) is the first node in the placement
 # order, which puts the most free bytes first: srv gets a pool twice the
