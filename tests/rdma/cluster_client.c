@@ -16,7 +16,9 @@
  *       replica 0's node has left the membership. Then it writes a new
  *       pattern, reads it back and prints "reads N errors E mismatches M
  *       live L of R gone_ms G" (G: from the first line to the node's
- *       leaving, -1 if it did not) before freeing the lease.
+ *       leaving, -1 if it did not) and "after_killed A slowest_ms S" (A:
+ *       reads from the first line on; S: the longest read of the loop,
+ *       a failover's wait) before freeing the lease.
  *
  * The tenant and key come from RMPOOL_TENANT and RMPOOL_KEY_FILE, as for
  * the rmpool command. Exit 0 when every call a scenario expects to work
@@ -207,6 +209,8 @@ static uint64_t now_ms(void)
 /* What the read loop of mirror saw. */
 struct loop {
 	uint64_t reads, errors, bad;
+	uint64_t after;       /* reads from "killed" on */
+	uint64_t slowest_ms;  /* the longest read */
 	const char *watched;  /* the node of replica 0 */
 	int64_t gone_ms;      /* from "killed" to its leaving, or -1 */
 };
@@ -230,16 +234,20 @@ static void until_told(struct rmp_lease *l, uint64_t size, uint8_t *buf,
 
 	o->gone_ms = -1;
 	for (uint64_t i = 0;; i++) {
-		uint64_t off = (i * 4096 * 7) % (size - 4096);
+		uint64_t off = (i * 4096 * 7) % (size - 4096), t0, took;
 
 		if (poll(&p, 1, 1) > 0) {
 			if (killed || !line())
 				break;
 			killed = looked = now_ms();
 		}
+		t0 = now_ms();
 		o->reads++;
+		o->after += killed != 0;
 		if (check(l, 7, off, buf, 4096, &o->bad))
 			o->errors++;
+		took = now_ms() - t0;
+		o->slowest_ms = took > o->slowest_ms ? took : o->slowest_ms;
 		if (killed && o->gone_ms < 0 && now_ms() - looked >= 50) {
 			looked = now_ms();
 			if (absent(o->watched))
@@ -294,6 +302,8 @@ static int mirror(int argc, char **argv)
 	printf("reads %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
 	       " live %u of %u gone_ms %" PRId64 "\n", o.reads, o.errors,
 	       o.bad, info.replicas_live, info.replicas, o.gone_ms);
+	printf("after_killed %" PRIu64 " slowest_ms %" PRIu64 "\n", o.after,
+	       o.slowest_ms);
 	fflush(stdout);
 	err = rmp_lease_free(l);
 	if (err)
