@@ -185,7 +185,7 @@ static int read_policy(struct rmp_cluster *cl,
 		return -EINVAL;
 	}
 	if (o->replicas > RMPC_REPLICAS_MAX ||
-	    (o->spread && !o->spread[0])) {
+	    (o->spread && !rmp_lrec_spread_ok(o->spread))) {
 		cl_say(cl, "replicas: 1 to %u (0: 1); spread: a label name",
 		       RMPC_REPLICAS_MAX);
 		return -EINVAL;

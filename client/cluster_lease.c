@@ -339,10 +339,14 @@ static int keeper_refresh(struct rmp_lease *l)
 	ret = attach_current(cx->cl, &rec, cx->access, m);
 	if (ret)
 		return ret;
+	/* an older record put back by someone who can write etcd (not
+	 * forge it: it is sealed) must not take us back to old members */
 	if (rec.r.stripes * rec.r.replicas != g->n ||
-	    rec.r.length != cx->rec.r.length) {
+	    rec.r.length != cx->rec.r.length ||
+	    rec.r.epoch < cx->rec.r.epoch) {
 		close_all(m, RMP_LREC_MEMBERS_MAX);
-		cl_say(cx->cl, "the lease's record in etcd has another shape");
+		cl_say(cx->cl, "the lease's record in etcd has another shape "
+		       "or an older epoch");
 		return -EPROTO;
 	}
 	for (unsigned i = 0; i < g->n; i++) {

@@ -19,6 +19,17 @@
  *       leaving, -1 if it did not) and "after_killed A slowest_ms S" (A:
  *       reads from the first line on; S: the longest read of the loop,
  *       a failover's wait) before freeing the lease.
+ *   rmp-cluster mirror URL SIZE LABEL repair
+ *       the same, and also: prints "token TOKEN" (the cluster token)
+ *       before "ready"; after the second line it prints "written" and
+ *       goes on reading and writing: each turn reads 4 KiB (checked)
+ *       and writes a new pattern over the next 4 KiB block, until the
+ *       third line (the test repairs the lease meanwhile). Then it
+ *       prints "during reads N writes W errors E mismatches M", one line
+ *       "member I NODE differing D" for each replica (read through a
+ *       handle of its own: D bytes differ from what was written) and
+ *       "live L of R"; frees the lease and prints "record gone" when
+ *       attaching the token then fails with -ENOENT.
  *
  * The tenant and key come from RMPOOL_TENANT and RMPOOL_KEY_FILE, as for
  * the rmpool command. Exit 0 when every call a scenario expects to work
@@ -256,6 +267,103 @@ static void until_told(struct rmp_lease *l, uint64_t size, uint8_t *buf,
 	}
 }
 
+/* What the read-and-write loop of mirror ... repair saw. */
+struct during {
+	uint64_t reads, writes, errors, bad;
+};
+
+/* seed_at -- the pattern block b holds: 9, or 11 once rewritten. */
+static uint32_t seed_at(const uint8_t *rewritten, uint64_t b)
+{
+	return rewritten[b] ? 11 : 9;
+}
+
+/* while_repaired -- read a block, rewrite the next, until a line of
+ * stdin (or its end). */
+static void while_repaired(struct rmp_lease *l, uint64_t size, uint8_t *buf,
+			   uint8_t *rewritten, struct during *d)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	uint64_t blocks = size / 4096;
+
+	for (uint64_t i = 0; poll(&p, 1, 1) <= 0; i++) {
+		uint64_t rb = (i * 7) % blocks, wb = i % blocks;
+
+		d->reads++;
+		if (check(l, seed_at(rewritten, rb), rb * 4096, buf, 4096,
+			  &d->bad))
+			d->errors++;
+		for (uint64_t k = 0; k < 4096; k++)
+			buf[k] = pattern(11, wb * 4096 + k);
+		d->writes++;
+		if (rmp_write(l, wb * 4096, buf, 4096))
+			d->errors++;
+		else
+			rewritten[wb] = 1;
+	}
+	line();
+}
+
+/* verify_members -- each replica of l read through a handle of its
+ * own: the bytes that differ from what was written, per replica. */
+static void verify_members(struct rmp_lease *l, uint64_t size, uint8_t *buf,
+			   const uint8_t *rewritten)
+{
+	char token[RMP_TOKEN_MAXLEN];
+
+	for (unsigned i = 0; rmp_lease_replica_token(l, i, token,
+						     sizeof(token)) > 0; i++) {
+		struct rmp_lease *m;
+		uint64_t bad = 0;
+		int err = rmp_cluster_attach(cl, token, NULL, &m);
+
+		if (err)
+			fail("attach member %u: %s", i, rmp_strerror(err));
+		for (uint64_t b = 0; b < size / 4096; b++)
+			if (check(m, seed_at(rewritten, b), b * 4096, buf, 4096,
+				  &bad))
+				fail("read member %u", i);
+		printf("member %u %s differing %" PRIu64 "\n", i,
+		       node_of(l, i), bad);
+		rmp_lease_close(m);
+	}
+}
+
+/* repaired -- the rest of mirror ... repair, from the second line on. */
+static void repaired(struct rmp_lease *l, const char *ctoken, uint64_t size,
+		     uint8_t *buf)
+{
+	struct rmp_lease_info info = { .size = sizeof(info) };
+	uint8_t *rewritten = calloc(size / 4096, 1);
+	struct during d = { 0 };
+	struct rmp_lease *again;
+	int err;
+
+	if (!rewritten)
+		fail("out of memory");
+	line(); /* the second, which ended the first loop */
+	printf("written\n");
+	fflush(stdout);
+	while_repaired(l, size, buf, rewritten, &d);
+	printf("during reads %" PRIu64 " writes %" PRIu64 " errors %" PRIu64
+	       " mismatches %" PRIu64 "\n", d.reads, d.writes, d.errors,
+	       d.bad);
+	verify_members(l, size, buf, rewritten);
+	if (rmp_lease_info(l, &info))
+		fail("rmp_lease_info");
+	printf("live %u of %u\n", info.replicas_live, info.replicas);
+	err = rmp_lease_free(l);
+	if (err)
+		fail("free: %s", rmp_strerror(err));
+	err = rmp_cluster_attach(cl, ctoken, NULL, &again);
+	if (err == -ENOENT)
+		printf("record gone\n");
+	else if (!err)
+		rmp_lease_close(again);
+	fflush(stdout);
+	free(rewritten);
+}
+
 static int mirror(int argc, char **argv)
 {
 	struct rmp_cluster_alloc_opts ao;
@@ -267,8 +375,11 @@ static int mirror(int argc, char **argv)
 	uint8_t *buf;
 	int err;
 
-	if (argc != 3)
-		fail("usage: mirror URL SIZE LABEL");
+	bool repair = argc == 4 && !strcmp(argv[3], "repair");
+	char ctoken[RMP_TOKEN_MAXLEN];
+
+	if (argc != 3 && !repair)
+		fail("usage: mirror URL SIZE LABEL [repair]");
 	open_cluster(argv[0]);
 	size = number(argv[1]);
 	buf = malloc(size);
@@ -285,6 +396,12 @@ static int mirror(int argc, char **argv)
 		if (!i)
 			snprintf(watched, sizeof(watched), "%s",
 				 node_of(l, 0));
+	}
+	if (repair) {
+		err = rmp_lease_token(l, ctoken, sizeof(ctoken));
+		if (err < 0)
+			fail("rmp_lease_token: %s", rmp_strerror(err));
+		printf("token %s\n", ctoken);
 	}
 	fill(l, 7, buf, size);
 	if (check(l, 7, 0, buf, size, &bad) || bad)
@@ -305,6 +422,12 @@ static int mirror(int argc, char **argv)
 	printf("after_killed %" PRIu64 " slowest_ms %" PRIu64 "\n", o.after,
 	       o.slowest_ms);
 	fflush(stdout);
+	if (repair) {
+		repaired(l, ctoken, size, buf);
+		free(buf);
+		rmp_cluster_close(cl);
+		return 0;
+	}
 	err = rmp_lease_free(l);
 	if (err)
 		fprintf(stderr, "rmp-cluster: free: %s\n", rmp_strerror(err));

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-cluster-repair.sh PORT -- mirrored leases by their cluster token,
+# and their repair, over three daemons registered in etcd (n1 rack=r1,
+# n2 rack=r1, n3 rack=r2; lib-cluster.sh). `rmpool -C alloc --replicas 2
+# --spread rack` prints an rmpc:// token that write, read and renew take
+# through -C; etcd holds the member list sealed (no rmp:// token in it).
+# Tenant b, with tenant a's token, can neither read, write, renew, free
+# nor repair it, and the bytes stay a's. A reader of a 16 MiB mirrored
+# lease loses the replica it reads (its daemon SIGKILLed) without an
+# error; `rmpool repair` then gives the lease a new replica on the live
+# node of the dead one's rack's counterpart while the reader goes on
+# reading and writing (one 4 KiB write a turn): after it, every replica
+# read on its own holds exactly what was written (no write of the copy
+# time lost), none is on the dead node, the two are on distinct racks,
+# and the reader saw no error. A free removes the record.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib-admin.sh"
+source "$(dirname "$0")/lib-cluster.sh"
+rmp_init cluster-repair "$1"
+py_start
+B_KEY=$RMP_TMP/b.key
+rmp_keygen "$B_KEY"
+CL_POOL=([1]=24M [2]=24M [3]=24M)
+CL_CONF=$(printf '[tenant.b]\nkey_file = %s' "$B_KEY")
+cluster_up
+CLUSTER=etcd://${EURL#http://}
+RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
+as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
+
+# the command: a mirrored lease by its cluster token
+tok=$("$RMPOOL" -C "$CLUSTER" alloc 1M --replicas 2 --spread rack \
+	--ttl 300) || rmp_fail "rmpool -C alloc --replicas 2 failed"
+case $tok in
+rmpc://*) ;;
+*) rmp_fail "a mirrored lease's token is not rmpc://: ${tok%%/*}" ;;
+esac
+head -c 1048576 /dev/urandom >"$RMP_TMP/one.bin"
+"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/one.bin" ||
+	rmp_fail "write by cluster token"
+"$RMPOOL" -C "$CLUSTER" read "$tok" >"$RMP_TMP/one.out" ||
+	rmp_fail "read by cluster token"
+cmp "$RMP_TMP/one.bin" "$RMP_TMP/one.out" ||
+	fail_later "read by cluster token: other bytes than written"
+"$RMPOOL" -C "$CLUSTER" renew "$tok" --ttl 600 || fail_later "renew"
+if "$RMPOOL" read "$tok" >/dev/null 2>"$RMP_TMP/noc.err"; then
+	fail_later "a cluster token was read without -C"
+fi
+grep -q "no cluster" "$RMP_TMP/noc.err" ||
+	fail_later "without -C: $(cat "$RMP_TMP/noc.err")"
+# etcd: one record, sealed (no member token in clear), under a lease
+recs=$(etcdctl --endpoints="$EURL" get --prefix /rmpool/leases/ \
+	--keys-only | grep -c .)
+expect_eq "lease records in etcd" "$recs" 1
+etcdctl --endpoints="$EURL" get --prefix /rmpool/leases/ \
+	--print-value-only >"$RMP_TMP/rec.bin"
+grep -aq 'rmp://' "$RMP_TMP/rec.bin" &&
+	fail_later "etcd holds a member token in clear"
+key=$(etcdctl --endpoints="$EURL" get --prefix /rmpool/leases/ --keys-only |
+	head -n 1)
+ttl=$(etcdctl --endpoints="$EURL" get "$key" -w json | jget \
+	"d['kvs'][0].get('lease', 0)")
+[ "${ttl:-0}" != 0 ] || fail_later "the record is under no etcd lease"
+
+# tenant b with a's token: nothing
+for cmd in read renew free repair; do
+	if as_b "$RMPOOL" -C "$CLUSTER" "$cmd" "$tok" >/dev/null \
+		2>"$RMP_TMP/b.err"; then
+		fail_later "tenant b could $cmd tenant a's cluster lease"
+	fi
+	grep -q "another tenant" "$RMP_TMP/b.err" ||
+		fail_later "b's $cmd: $(cat "$RMP_TMP/b.err")"
+done
+if head -c 4096 /dev/zero | as_b "$RMPOOL" -C "$CLUSTER" write "$tok" \
+	2>"$RMP_TMP/b.err"; then
+	fail_later "tenant b could write tenant a's cluster lease"
+fi
+"$RMPOOL" -C "$CLUSTER" read "$tok" >"$RMP_TMP/one.out" ||
+	rmp_fail "read after b's tries"
+cmp "$RMP_TMP/one.bin" "$RMP_TMP/one.out" ||
+	fail_later "b's tries changed a's bytes"
+"$RMPOOL" -C "$CLUSTER" free "$tok" || fail_later "free by cluster token"
+recs=$(etcdctl --endpoints="$EURL" get --prefix /rmpool/leases/ \
+	--keys-only | grep -c .)
+expect_eq "lease records after the free" "$recs" 0
+
+# a reader loses its replica, then the lease is repaired under it
+mkfifo "$RMP_TMP/mirror.in"
+"$RMPC" mirror "$CLUSTER" 16M rack repair <"$RMP_TMP/mirror.in" \
+	>"$RMP_TMP/mirror.out" 2>"$RMP_TMP/mirror.err" &
+MPID=$!
+exec 7>"$RMP_TMP/mirror.in"
+# wait_line RE -- until the mirror printed a line matching RE (60 s)
+wait_line() {
+	for _ in $(seq 1 600); do
+		grep -q "$1" "$RMP_TMP/mirror.out" && return 0
+		pid_running "$MPID" || break
+		sleep 0.1
+	done
+	cat "$RMP_TMP/mirror.out" "$RMP_TMP/mirror.err"
+	rmp_fail "rmp-cluster mirror did not print $1"
+}
+wait_line '^ready'
+r0=$(awk '$1 == "replica" && $2 == 0 { print $3 }' "$RMP_TMP/mirror.out")
+r1=$(awk '$1 == "replica" && $2 == 1 { print $3 }' "$RMP_TMP/mirror.out")
+mtok=$(awk '$1 == "token" { print $2 }' "$RMP_TMP/mirror.out")
+json=$("$RMPOOL" -C "$CLUSTER" nodes --json) || rmp_fail "nodes --json"
+rack() { jget "[n['labels']['rack'] for n in d['nodes'] \
+	if n['node'] == '$1'][0]" <<<"$json"; }
+sleep 1
+KILLED=${r0#n}
+on_daemon "$KILLED" eval 'kill -KILL $RMP_DPID'
+echo killed >&7
+sleep 5.5 # ttl 3 s + 2 s: the dead node leaves the membership
+echo stop >&7
+wait_line '^written'
+grep '^reads' "$RMP_TMP/mirror.out"
+read -r _ _ _ errors _ bad _ live _ total _ <<<"$(grep '^reads' \
+	"$RMP_TMP/mirror.out")"
+expect_eq "reader's errors at the kill" "$errors" 0
+expect_eq "replicas live after the kill" "$live of $total" "1 of 2"
+sleep 1 # the reader reads and writes on the survivor
+"$RMPOOL" -C "$CLUSTER" repair "$mtok" >"$RMP_TMP/repair.out" \
+	2>"$RMP_TMP/repair.err" || fail_later "repair failed: $(cat \
+	"$RMP_TMP/repair.err")"
+cat "$RMP_TMP/repair.out"
+expect_eq "repair's result" "$(cat "$RMP_TMP/repair.out")" "replicas 2 of 2"
+sleep 1 # the reader's calls after the repair: refreshed, on both
+echo end >&7
+exec 7>&-
+wait "$MPID" || fail_later "rmp-cluster mirror failed: $(cat \
+	"$RMP_TMP/mirror.err")"
+cat "$RMP_TMP/mirror.out"
+read -r _ _ reads _ writes _ errors _ bad <<<"$(grep '^during' \
+	"$RMP_TMP/mirror.out")"
+[ "${writes:-0}" -gt 100 ] || fail_later "only ${writes:-0} writes around the repair"
+expect_eq "errors around the repair" "$errors" 0
+expect_eq "wrong bytes read around the repair" "$bad" 0
+m0=$(awk '$1 == "member" && $2 == 0 { print $3 }' "$RMP_TMP/mirror.out")
+m1=$(awk '$1 == "member" && $2 == 1 { print $3 }' "$RMP_TMP/mirror.out")
+for m in "$m0" "$m1"; do
+	[ -n "$m" ] && [ "$m" != "$r0" ] ||
+		fail_later "a replica after the repair is on '$m' (killed: $r0)"
+done
+[ "$(rack "$m0")" != "$(rack "$m1")" ] ||
+	fail_later "replicas after the repair on $m0 and $m1: one rack"
+diff=$(awk '$1 == "member" { s += $5 } END { print s + 0 }' \
+	"$RMP_TMP/mirror.out")
+expect_eq "bytes differing from what was written, all replicas" "$diff" 0
+expect_eq "replicas live at the end" "$(awk '$1 == "live" { print $2 " of " \
+	$4 }' "$RMP_TMP/mirror.out")" "2 of 2"
+grep -q '^record gone' "$RMP_TMP/mirror.out" ||
+	fail_later "the record was still there after the free"
+
+for i in 1 2 3; do
+	[ "$i" = "$KILLED" ] && continue
+	on_daemon "$i" daemon_stop
+done
+rmp_done
