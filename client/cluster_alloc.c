@@ -197,6 +197,7 @@ static int read_policy(struct rmp_cluster *cl,
 static int place(struct rmp_cluster *cl, struct cl_policy *p,
 		 struct placing *pl, struct rmp_lease **out)
 {
+	uint64_t length;
 	unsigned *order;
 	int k, ret;
 
@@ -227,7 +228,11 @@ static int place(struct rmp_cluster *cl, struct cl_policy *p,
 		*out = ret ? NULL : pl->got[0];
 		return ret;
 	}
-	ret = rmpc_group_new(pl->got, pl->ngot, &cl->groups, out);
+	length = pl->got[0]->length; /* mirrored: what every replica has */
+	for (unsigned i = 1; i < pl->ngot; i++)
+		length = RMP_MIN(length, pl->got[i]->length);
+	ret = rmpc_group_new(pl->got, 1, pl->ngot, UINT64_C(1) << 20, length,
+			     &cl->groups, out);
 	if (ret) {
 		cl_say(cl, "out of memory");
 		for (unsigned i = 0; i < pl->ngot; i++)

@@ -399,8 +399,11 @@ struct rmp_lease_info {
 			       * last reported (this one included); of a
 			       * mirrored lease: the fewest of a replica */
 	/* Since 0.6: */
-	unsigned replicas;    /* 1, or a mirrored lease's replicas ... */
-	unsigned replicas_live; /* ... and how many are not lost */
+	unsigned replicas;    /* 1, or a mirrored lease's replicas (of
+			       * each stripe) ... */
+	unsigned replicas_live; /* ... and how many are not lost (of a
+			       * striped lease: the fewest of a stripe) */
+	unsigned stripes;     /* 1, or a striped lease's stripes */
 };
 
 /*
