@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_int.h -- what io.c (the public data calls) and io_group.c (a
- * mirrored lease's) take from io_sync.c (the synchronous machinery);
- * io.c calls io_group.c, both call io_sync.c, never the other way.
+ * mirrored or striped lease's) take from io_sync.c (the synchronous
+ * machinery); io.c calls io_group.c, both call io_sync.c, never the
+ * other way.
  */
 #ifndef RMPC_IO_INT_H
 #define RMPC_IO_INT_H
@@ -74,14 +75,17 @@ int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write);
 int rmpc_flush_one(struct rmp_lease *l);
 
 /*
- * io_group.c: the data calls on a mirrored lease (l->group set).
+ * io_group.c: the data calls on a mirrored or striped lease (l->group
+ * set). A call is cut into one part per stripe it touches (-ERANGE
+ * outside the lease), the parts moved at once (rmpc_rw); per stripe:
  * rmpc_group_read -- from the first replica still live, then the next
  * when one fails (that one is lost from then on): an error only when
  * none is left, or for the arguments (-ERANGE, -EACCES, -EINVAL).
- * rmpc_group_write -- to every live replica at once (rmpc_rw); done when
- * all of them have it. A replica that fails is lost; an error only when
- * none is left or for the arguments.
- * rmpc_group_flush -- rmp_flush on each live replica.
+ * rmpc_group_write -- to every live replica at once; done when all of
+ * them have it. A replica that fails is lost; an error only when none
+ * is left or for the arguments.
+ * rmpc_group_flush -- rmp_flush on each live member; an error when a
+ * stripe has none left.
  */
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst,
 		    size_t len);
