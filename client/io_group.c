@@ -90,10 +90,11 @@ int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 		unsigned nl = 0;
 
 		for (unsigned i = 0; i < pt.n; i++) {
-			int m = done[i] ? 0 : next_live(g, &pt.p[i], 0);
+			int m;
 
 			if (done[i])
 				continue;
+			m = next_live(g, &pt.p[i], 0);
 			if (m < 0)
 				return pt.first[i] ? pt.first[i] : -EIO;
 			part[nl] = i;
