@@ -3,7 +3,9 @@
  * cluster_alloc.c -- placing a lease: the caller's policy read, the
  * nodes ordered (cluster_place.c), each asked in turn until one grants
  * it; a mirrored lease is that for each replica, on nodes apart (on
- * distinct values of a label, when asked), made one handle at the end.
+ * distinct values of a label, when asked); a striped one that for each
+ * stripe in turn (the next ordered anew, after what the last took);
+ * made one handle at the end.
  */
 #include "cluster_int.h"
 
@@ -19,6 +21,11 @@
 
 /* Most node names opts->exclude takes. */
 #define EXCLUDE_MAX 64
+
+/* A striped lease's unit: the default and the bounds. */
+#define UNIT_DEFAULT (UINT64_C(1) << 20)
+#define UNIT_MIN (UINT64_C(1) << 12)
+#define UNIT_MAX (UINT64_C(1) << 30)
 
 /* skip -- a node refusing with err is skipped for the next one. */
 static bool skip(int err)
@@ -50,10 +57,15 @@ static int split_names(const char *list, char *buf, size_t cap,
 
 /* What one placement asks and has found so far. */
 struct placing {
-	uint64_t length;
+	uint64_t length;                 /* of each member */
 	const struct rmp_alloc_opts *ao;
 	const char *spread;              /* label, or NULL */
-	unsigned want;                   /* replicas */
+	unsigned want;                   /* replicas (of each stripe) */
+	unsigned stripes;                /* 1: not striped */
+	uint64_t unit, total;            /* a striped lease's unit, length */
+	struct rmp_lease *all[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	unsigned nall;                   /* the stripes placed, in order */
+	/* the stripe being placed: */
 	struct rmp_lease *got[RMPC_REPLICAS_MAX];
 	unsigned nodes[RMPC_REPLICAS_MAX]; /* their node indexes */
 	unsigned ngot;
@@ -190,19 +202,37 @@ static int read_policy(struct rmp_cluster *cl,
 		       RMPC_REPLICAS_MAX);
 		return -EINVAL;
 	}
+	if (o->stripes > RMPC_STRIPES_MAX ||
+	    (o->stripe_unit && (o->stripe_unit & (o->stripe_unit - 1) ||
+				o->stripe_unit < UNIT_MIN ||
+				o->stripe_unit > UNIT_MAX))) {
+		cl_say(cl, "stripes: 1 to %u (0: 1); stripe_unit: a power of "
+		       "two from 4 KiB to 1 GiB (0: 1 MiB)", RMPC_STRIPES_MAX);
+		return -EINVAL;
+	}
 	return 0;
 }
 
-/* place_all -- pl's leases on the nodes in p's order (pl->got). */
-static int place_all(struct rmp_cluster *cl, struct cl_policy *p,
-		     struct placing *pl)
+/* stripe_length -- the bytes of each member of a lease of length bytes
+ * in stripes of unit: whole units, as many as the first stripe has. */
+static uint64_t stripe_length(uint64_t length, unsigned stripes,
+			      uint64_t unit)
+{
+	uint64_t units = length / unit + (length % unit != 0);
+
+	if (stripes == 1)
+		return length;
+	return (units / stripes + (units % stripes != 0)) * unit;
+}
+
+/* place_more -- pl's replicas past those it has (pl->ngot), on the
+ * nodes in p's order: 0 or the error, said in cl->err. */
+static int place_more(struct rmp_cluster *cl, struct cl_policy *p,
+		      struct placing *pl)
 {
 	unsigned *order;
 	int k, ret;
 
-	ret = cl_members_current(cl);
-	if (ret)
-		return ret;
 	order = malloc((cl->nnodes ? cl->nnodes : 1) * sizeof(*order));
 	if (!order) {
 		cl_say(cl, "out of memory");
@@ -226,22 +256,71 @@ static int place_all(struct rmp_cluster *cl, struct cl_policy *p,
 	return ret;
 }
 
-/* place -- the lease of pl; a group (with its record in etcd) when it
- * has several members. */
+/* place_stripe -- the replicas of one stripe on the nodes in p's
+ * order (made anew: what the stripes before took counts): 0 (they are
+ * in pl->got) or the error, said in cl->err. */
+static int place_stripe(struct rmp_cluster *cl, struct cl_policy *p,
+			struct placing *pl)
+{
+	pl->ngot = 0;
+	pl->used = 0;
+	pl->said[0] = '\0';
+	pl->first = 0;
+	return place_more(cl, p, pl);
+}
+
+/* place_all -- every stripe of pl in turn into pl->all; on a failure
+ * the stripes made are freed and the error returned (which stripe
+ * failed said in cl->err). */
+static int place_all(struct rmp_cluster *cl, struct cl_policy *p,
+		     struct placing *pl)
+{
+	for (unsigned s = 0; s < pl->stripes; s++) {
+		int ret = place_stripe(cl, p, pl);
+
+		if (ret) {
+			char why[CL_ERRBUF];
+
+			while (pl->nall)
+				rmp_lease_free(pl->all[--pl->nall]);
+			if (pl->stripes > 1) {
+				memcpy(why, cl->err, sizeof(why));
+				cl_say(cl, "stripe %u of %u: %s", s + 1,
+				       pl->stripes, why);
+			}
+			return ret;
+		}
+		for (unsigned j = 0; j < pl->ngot; j++)
+			pl->all[pl->nall++] = pl->got[j];
+	}
+	return 0;
+}
+
+/* place -- the lease of pl on the nodes in p's order; one handle. */
 static int place(struct rmp_cluster *cl, struct cl_policy *p,
 		 struct placing *pl, struct rmp_lease **out)
 {
-	int ret = place_all(cl, p, pl);
+	uint64_t length = pl->total;
+	int ret;
 
-	if (ret || pl->want == 1) {
-		*out = ret ? NULL : pl->got[0];
+	ret = cl_members_current(cl);
+	if (!ret)
+		ret = place_all(cl, p, pl);
+	if (ret || pl->nall == 1) {
+		*out = ret ? NULL : pl->all[0];
 		return ret;
 	}
-	ret = rmpc_group_new(pl->got, pl->ngot, &cl->groups, out);
+	if (pl->stripes == 1) { /* mirrored: what every replica has */
+		length = pl->all[0]->length;
+		for (unsigned i = 1; i < pl->nall; i++)
+			length = RMP_MIN(length, pl->all[i]->length);
+	}
+	ret = rmpc_group_new(pl->all, pl->stripes, pl->want, pl->unit, length,
+			     &cl->groups, out);
 	if (ret) {
 		cl_say(cl, "out of memory");
-		for (unsigned i = 0; i < pl->ngot; i++)
-			rmp_lease_free(pl->got[i]);
+		for (unsigned i = 0; i < pl->nall; i++)
+			rmp_lease_free(pl->all[i]);
 		return -ENOMEM;
 	}
 	ret = cl_lease_publish(cl, *out, pl->spread);
@@ -269,7 +348,9 @@ int cl_alloc_apart(struct rmp_cluster *cl, uint64_t length,
 	/* the others count as placed already (nothing of theirs to free) */
 	for (unsigned i = 0; i < navoid; i++)
 		pl.nodes[pl.ngot++] = avoid[i];
-	ret = place_all(cl, &p, &pl);
+	ret = cl_members_current(cl);
+	if (!ret)
+		ret = place_more(cl, &p, &pl);
 	*out = ret ? NULL : pl.got[navoid];
 	return ret;
 }
@@ -302,9 +383,13 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	ao.flags = o.flags;
 	pl.want = o.replicas ? o.replicas : 1;
 	pl.spread = o.spread;
-	if (pl.want > 1 && (o.flags & RMP_LEASE_AUTO_RENEW)) {
+	pl.stripes = o.stripes ? o.stripes : 1;
+	pl.unit = o.stripe_unit ? o.stripe_unit : UNIT_DEFAULT;
+	pl.total = length;
+	pl.length = p.length = stripe_length(length, pl.stripes, pl.unit);
+	if ((pl.want > 1 || o.stripes > 1) && (o.flags & RMP_LEASE_AUTO_RENEW)) {
 		/* the servers would renew the members, not the record */
-		cl_say(cl, "a mirrored lease cannot be auto-renewed: renew it");
+		cl_say(cl, "a mirrored or striped lease cannot be auto-renewed: renew it");
 		return -EINVAL;
 	}
 	return place(cl, &p, &pl, out);

@@ -2,12 +2,14 @@
 /*
  * cluster_int.h -- the cluster handle (struct rmp_cluster) and what its
  * files give each other, top first: cluster.c (open, close, the node
- * list, attach), cluster_alloc.c (placing a lease, one or mirrored),
+ * list, attach), cluster_alloc.c (placing a lease: one, mirrored or
+ * striped),
  * cluster_conn.c (a connection per server), cluster_members.c (the
  * membership read from etcd and kept current by a watch) and
  * cluster_place.c (which node to try first). The module sits above the
  * public API: it reaches nodes through ordinary rmp_client handles and
- * hands out ordinary lease handles (a mirrored one through lease.h).
+ * hands out ordinary lease handles (a mirrored or striped one through
+ * lease.h).
  */
 #ifndef RMPC_CLUSTER_INT_H
 #define RMPC_CLUSTER_INT_H

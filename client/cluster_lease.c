@@ -230,9 +230,9 @@ int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
 	rmp_ctoken_new(&cx->rec.t);
 	r = &cx->rec.r;
 	r->length = l->length;
-	r->stripe_unit = RMP_LREC_UNIT_DEFAULT;
-	r->stripes = 1;
-	r->replicas = g->n;
+	r->stripe_unit = g->stripe_unit;
+	r->stripes = g->stripes;
+	r->replicas = g->replicas;
 	r->epoch = 1;
 	snprintf(r->spread, sizeof(r->spread), "%s", spread ? spread : "");
 	for (unsigned i = 0; i < g->n; i++) {
@@ -273,7 +273,9 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 		ret = attach_current(cl, &cx->rec, cx->access, m);
 	n = cx->rec.r.stripes * cx->rec.r.replicas;
 	if (!ret) {
-		ret = rmpc_group_new(m, n, &cl->groups, out);
+		ret = rmpc_group_new(m, cx->rec.r.stripes, cx->rec.r.replicas,
+				     cx->rec.r.stripe_unit, cx->rec.r.length,
+				     &cl->groups, out);
 		if (ret) {
 			cl_say(cl, "out of memory");
 			close_all(m, n);

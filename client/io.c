@@ -42,26 +42,29 @@ void rmpc_io_reset(struct rmp_client *c)
 
 int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len)
 {
-	int err;
+	struct rmpc_leg leg;
 
 	if (!l)
 		return -EINVAL;
 	if (l->group)
 		return rmpc_group_read(l, off, dst, len);
-	return rmpc_rw(&l, &err, 1, off, dst, len, false);
+	leg = (struct rmpc_leg){ .l = l, .off = off, .len = len, .local = dst };
+	return rmpc_rw(&leg, 1, false);
 }
 
 int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len)
 {
 	/* The data is only read from src; the cast serves both directions. */
 	char *local = (char *)(uintptr_t)src;
-	int err;
+	struct rmpc_leg leg;
 
 	if (!l)
 		return -EINVAL;
 	if (l->group)
 		return rmpc_group_write(l, off, local, len);
-	return rmpc_rw(&l, &err, 1, off, local, len, true);
+	leg = (struct rmpc_leg){ .l = l, .off = off, .len = len,
+				 .local = local };
+	return rmpc_rw(&leg, 1, true);
 }
 
 /* sync_atomic -- one RDMA atomic; the old value lands in the scratch. */

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_group.c -- the data calls on a mirrored lease: reads from one
- * replica with failover to the next within the call, writes to all of
- * them at once. What a replica's failure means is decided here (lost,
- * not an error while one is left); the moving is io_sync.c's.
+ * io_group.c -- the data calls on a mirrored or striped lease: a call
+ * cut into one part per stripe it touches (stripe.c), the parts moved
+ * together (io_sync.c's rmpc_rw, a leg per member); within a stripe,
+ * reads from one replica with failover to the next within the call,
+ * writes to all of them at once. What a member's failure means is
+ * decided here (lost, not an error while its stripe has another).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -14,6 +16,10 @@
 #include "lease.h"
 #include "rmpool.h"
 #include "state.h"
+#include "stripe.h"
+
+_Static_assert(RMPC_LEGS_MAX >= RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX,
+	       "rmpc_rw takes a leg per member of a group");
 
 /* caller_error -- err says the call itself is wrong (the same at every
  * replica), not that the replica failed. */
@@ -22,25 +28,97 @@ static bool caller_error(int err)
 	return err == -ERANGE || err == -EACCES || err == -EINVAL;
 }
 
-/* read_once -- from the first live replica, failing over. */
+/* A call on a group cut into its stripes' parts. */
+struct parts {
+	struct rmpc_stripe_piece p[RMPC_STRIPES_MAX];
+	unsigned n;
+	int first[RMPC_STRIPES_MAX];  /* a part's first member error */
+};
+
+/* split -- [off, off+len) of l into its parts: 0, or -ERANGE outside
+ * the lease (the sum overflowing too). */
+static int split(struct rmp_lease *l, uint64_t off, uint64_t len,
+		 struct parts *pt)
+{
+	const struct rmpc_group *g = l->group;
+
+	if (len > l->length || off > l->length - len)
+		return -ERANGE;
+	memset(pt->first, 0, sizeof(pt->first));
+	pt->n = rmpc_stripe_split(g->stripes, g->stripe_unit, off, len,
+				  pt->p);
+	return 0;
+}
+
+/* leg_of -- the leg of member i for part p of a call on local. */
+static struct rmpc_leg leg_of(const struct rmpc_group *g, unsigned i,
+			      const struct rmpc_stripe_piece *p, char *local)
+{
+	return (struct rmpc_leg){
+		.l = g->m[i], .off = p->off, .len = p->len,
+		.local = local + p->local, .unit = g->stripe_unit,
+		.gap = (uint64_t)(g->stripes - 1) * g->stripe_unit,
+	};
+}
+
+/* next_live -- the first member of part p's stripe from replica j on
+ * not lost, or -1. */
+static int next_live(const struct rmpc_group *g,
+		     const struct rmpc_stripe_piece *p, unsigned j)
+{
+	for (; j < g->replicas; j++)
+		if (!g->lost[p->stripe * g->replicas + j])
+			return (int)(p->stripe * g->replicas + j);
+	return -1;
+}
+
+/* read_once -- each part from the first live replica of its stripe,
+ * failing over. */
 static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 		     size_t len)
 {
 	struct rmpc_group *g = l->group;
-	int first = 0;
+	struct rmpc_leg legs[RMPC_STRIPES_MAX];
+	unsigned part[RMPC_STRIPES_MAX], member[RMPC_STRIPES_MAX];
+	bool done[RMPC_STRIPES_MAX] = { false };
+	struct parts pt;
+	int err = split(l, off, len, &pt);
 
-	for (unsigned i = 0; i < g->n; i++) {
-		int err, one;
+	if (err)
+		return err;
+	/* Each round reads every part not read yet from the first live
+	 * replica of its stripe; a replica that failed is lost, and the
+	 * next round tries the next. */
+	for (;;) {
+		unsigned nl = 0;
 
-		if (g->lost[i])
-			continue;
-		err = rmpc_rw(&g->m[i], &one, 1, off, dst, len, false);
-		if (!err || caller_error(err))
-			return err;
-		rmpc_group_lose(l, i);
-		first = first ? first : err;
+		for (unsigned i = 0; i < pt.n; i++) {
+			int m;
+
+			if (done[i])
+				continue;
+			m = next_live(g, &pt.p[i], 0);
+			if (m < 0)
+				return pt.first[i] ? pt.first[i] : -EIO;
+			part[nl] = i;
+			member[nl] = (unsigned)m;
+			legs[nl++] = leg_of(g, (unsigned)m, &pt.p[i], dst);
+		}
+		if (!nl)
+			return 0;
+		rmpc_rw(legs, nl, false);
+		for (unsigned k = 0; k < nl; k++) {
+			unsigned i = part[k];
+
+			err = legs[k].err;
+			if (caller_error(err))
+				return err;
+			done[i] = !err;
+			if (err)
+				rmpc_group_lose(l, member[k]);
+			pt.first[i] = pt.first[i] ? pt.first[i] : err;
+		}
 	}
-	return first ? first : -EIO;
 }
 
 /* write_once -- to every live replica at once. */
@@ -48,28 +126,44 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		      size_t len)
 {
 	struct rmpc_group *g = l->group;
-	struct rmp_lease *live[RMPC_REPLICAS_MAX];
-	unsigned idx[RMPC_REPLICAS_MAX], n = 0, ok = 0;
-	int errs[RMPC_REPLICAS_MAX], first = 0;
+	struct rmpc_leg legs[RMPC_LEGS_MAX];
+	unsigned part[RMPC_LEGS_MAX], member[RMPC_LEGS_MAX], nl = 0;
+	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
+	struct parts pt;
+	int err = split(l, off, len, &pt);
 
-	for (unsigned i = 0; i < g->n; i++) {
-		if (g->lost[i])
-			continue;
-		idx[n] = i;
-		live[n++] = g->m[i];
+	if (err)
+		return err;
+	for (unsigned i = 0; i < pt.n; i++) {
+		unsigned s = pt.p[i].stripe, before = nl;
+
+		for (unsigned j = 0; j < g->replicas; j++) {
+			if (g->lost[s * g->replicas + j])
+				continue;
+			part[nl] = i;
+			member[nl] = s * g->replicas + j;
+			legs[nl] = leg_of(g, member[nl], &pt.p[i], src);
+			nl++;
+		}
+		if (nl == before)
+			return -EIO; /* a stripe with no replica left */
 	}
-	if (!n)
-		return -EIO;
-	rmpc_rw(live, errs, n, off, src, len, true);
-	for (unsigned k = 0; k < n; k++) {
-		if (caller_error(errs[k]))
-			return errs[k];
-		if (errs[k])
-			rmpc_group_lose(l, idx[k]);
-		first = first ? first : errs[k];
-		ok += !errs[k];
+	rmpc_rw(legs, nl, true);
+	for (unsigned k = 0; k < nl; k++) {
+		unsigned i = part[k];
+
+		err = legs[k].err;
+		if (caller_error(err))
+			return err;
+		if (err)
+			rmpc_group_lose(l, member[k]);
+		pt.first[i] = pt.first[i] ? pt.first[i] : err;
+		ok[i] += !err;
 	}
-	return ok ? 0 : first;
+	for (unsigned i = 0; i < pt.n; i++)
+		if (!ok[i])
+			return pt.first[i];
+	return 0;
 }
 
 /* again -- a call on l failed with err for want of a live member: when
@@ -101,9 +195,11 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 int rmpc_group_flush(struct rmp_lease *l)
 {
 	struct rmpc_group *g = l->group;
-	int first = 0, ok = 0;
+	int first[RMPC_STRIPES_MAX] = { 0 };
+	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
 
 	for (unsigned i = 0; i < g->n; i++) {
+		unsigned s = i / g->replicas;
 		int err;
 
 		if (g->lost[i])
@@ -111,8 +207,11 @@ int rmpc_group_flush(struct rmp_lease *l)
 		err = rmpc_flush_one(g->m[i]);
 		if (err)
 			rmpc_group_lose(l, i);
-		first = first ? first : err;
-		ok += !err;
+		first[s] = first[s] ? first[s] : err;
+		ok[s] += !err;
 	}
-	return ok ? 0 : first ? first : -EIO;
+	for (unsigned s = 0; s < g->stripes; s++)
+		if (!ok[s])
+			return first[s] ? first[s] : -EIO;
+	return 0;
 }

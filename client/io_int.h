@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * io_int.h -- what io.c (the public data calls) and io_group.c (a
- * mirrored lease's) take from io_sync.c (the synchronous machinery);
- * io.c calls io_group.c, both call io_sync.c, never the other way.
+ * mirrored or striped lease's) take from io_sync.c (the synchronous
+ * machinery); io.c calls io_group.c, both call io_sync.c, never the
+ * other way.
  */
 #ifndef RMPC_IO_INT_H
 #define RMPC_IO_INT_H
@@ -17,8 +18,9 @@ struct ibv_send_wr;
 
 #define RMPC_SYNC_BATCH 16u  /* WRs one synchronous call posts at a time */
 
-/* Most leases one rmpc_rw moves at once (a mirrored lease's replicas). */
-#define RMPC_LEGS_MAX 4u
+/* Most legs one rmpc_rw moves at once (a striped, mirrored lease's
+ * members: RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX). */
+#define RMPC_LEGS_MAX 48u
 
 /*
  * rmpc_lease_args -- [off, off+len) inside l (-ERANGE, also when the sum
@@ -37,17 +39,34 @@ int rmpc_atomic_args(struct rmp_lease *l, uint64_t off);
 int rmpc_sync_post(struct rmp_client *c, struct ibv_send_wr *wr, unsigned n);
 
 /*
- * rmpc_rw -- READ (write false) or WRITE len bytes at offset off of each
- * lease ls[0..n) (n <= RMPC_LEGS_MAX, each on its own client), from or
- * to local: zero copy when local lies in a buffer registered with that
- * client, else through its bounce buffer; split into batches, each
- * posted on every lease before any is waited for. errs[i] gets lease
- * i's result (a lease that fails drops out; the rest go on). Returns
- * the first error of errs, or 0. A READ of n > 1 leases fills local
- * with each in turn: callers read one.
+ * One lease's part of a synchronous READ or WRITE (rmpc_rw): len bytes
+ * at offset off of l, from or to local. Locally they may lie apart: with
+ * gap > 0, gap bytes (another stripe's) follow each unit of l's bytes
+ * (l's offsets cut at multiples of unit; see stripe.h); gap 0: local is
+ * contiguous (unit unused).
  */
-int rmpc_rw(struct rmp_lease *const *ls, int *errs, unsigned n, uint64_t off,
-	    char *local, size_t len, bool write);
+struct rmpc_leg {
+	struct rmp_lease *l;
+	uint64_t off, len;
+	char *local;        /* where byte off goes or comes from */
+	uint64_t unit, gap;
+	int err;            /* out: the leg's result */
+};
+
+/*
+ * rmpc_rw -- READ (write false) or WRITE each leg of legs[0..n) (n <=
+ * RMPC_LEGS_MAX): zero copy when a leg's local bytes lie in a buffer
+ * registered with its lease's client, else through that client's bounce
+ * buffer; split into rounds, in each of which every leg with bytes left
+ * posts its next batch before any is waited for, so that legs on
+ * different clients move at once (legs sharing a client take turns: one
+ * a round, as they share its bounce buffer). legs[i].err gets leg i's
+ * result (a leg that fails drops out; the rest go on). Returns the first
+ * error of them, or 0; -EINVAL for a leg with bytes and no local memory
+ * (nothing posted then). Two READ legs of the same local bytes fill them
+ * each in turn: callers read one.
+ */
+int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write);
 
 /*
  * rmpc_flush_one -- rmp_flush of a lease of one server: a READ behind
@@ -56,14 +75,17 @@ int rmpc_rw(struct rmp_lease *const *ls, int *errs, unsigned n, uint64_t off,
 int rmpc_flush_one(struct rmp_lease *l);
 
 /*
- * io_group.c: the data calls on a mirrored lease (l->group set).
+ * io_group.c: the data calls on a mirrored or striped lease (l->group
+ * set). A call is cut into one part per stripe it touches (-ERANGE
+ * outside the lease), the parts moved at once (rmpc_rw); per stripe:
  * rmpc_group_read -- from the first replica still live, then the next
  * when one fails (that one is lost from then on): an error only when
  * none is left, or for the arguments (-ERANGE, -EACCES, -EINVAL).
- * rmpc_group_write -- to every live replica at once (rmpc_rw); done when
- * all of them have it. A replica that fails is lost; an error only when
- * none is left or for the arguments.
- * rmpc_group_flush -- rmp_flush on each live replica.
+ * rmpc_group_write -- to every live replica at once; done when all of
+ * them have it. A replica that fails is lost; an error only when none
+ * is left or for the arguments.
+ * rmpc_group_flush -- rmp_flush on each live member; an error when a
+ * stripe has none left.
  */
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst,
 		    size_t len);

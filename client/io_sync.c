@@ -20,6 +20,7 @@
 #include "proto.h"
 #include "rmpool.h"
 #include "state.h"
+#include "stripe.h"
 #include "util.h"
 
 /* access_name -- "read", "write" or "atomic" for one right. */
@@ -123,144 +124,177 @@ int rmpc_sync_post(struct rmp_client *c, struct ibv_send_wr *wr, unsigned n)
 	return err ? err : wait_chain(c, last, wr[n - 1].opcode);
 }
 
-/* One lease's part of a synchronous READ or WRITE (rmpc_rw). */
-struct leg {
-	struct rmp_lease *l;
+/* How one leg of rmpc_rw gets on. */
+struct leg_state {
 	struct rmp_client *c;
 	struct ibv_mr *mr;  /* local memory registered with c, or NULL */
 	bool in_wqe;        /* WRITE inline: no memory needed */
 	size_t chunk;       /* bytes one WR carries */
+	uint64_t done;      /* bytes moved */
+	uint64_t batch;     /* bytes of the chain in flight */
 	uint64_t last;      /* the posted chain's last wr_id */
 	bool posted;
-	int rw_err;         /* the first error: it takes no further part */
 };
 
-/* leg_start -- check leg's lease for [off, off+len) and pick its way to
- * the local memory: 0, or the error that keeps it out. */
-static int leg_start(struct leg *g, uint64_t off, char *local, size_t len,
+/* local_at -- where byte off + r of leg g is locally. */
+static char *local_at(const struct rmpc_leg *g, uint64_t r)
+{
+	return g->local + rmpc_stripe_at(g->off, g->unit, g->gap, r);
+}
+
+/* leg_start -- check leg g's lease and pick its way to the local
+ * memory: 0, or the error that keeps it out. */
+static int leg_start(const struct rmpc_leg *g, struct leg_state *st,
 		     bool write)
 {
-	struct rmp_client *c = g->c;
+	struct rmp_client *c = st->c;
 	int err;
 
 	rmpc_clear_error(c);
-	err = rmpc_lease_args(g->l, off, len, write ? RMP_ACC_WRITE :
-							RMP_ACC_READ);
+	err = rmpc_lease_args(g->l, g->off, g->len, write ? RMP_ACC_WRITE :
+								RMP_ACC_READ);
 	if (!err)
 		err = rmpc_lease_usable(g->l, true);
 	if (err)
 		return err;
 	/* Inline: the data is copied into the WQE at post, from anywhere:
 	 * no registered memory, no bounce copy. */
-	g->in_wqe = write && len <= c->max_inline;
-	g->mr = g->in_wqe ? NULL : rmpc_buf_lookup(c, local, len);
-	g->chunk = c->max_msg_sz;
-	if (!g->mr && !g->in_wqe)
-		g->chunk = RMP_MIN(g->chunk, c->bounce_len);
+	st->in_wqe = write && g->len <= c->max_inline;
+	st->mr = st->in_wqe || !g->len ? NULL :
+		 rmpc_buf_lookup(c, g->local,
+				 (size_t)rmpc_stripe_at(g->off, g->unit,
+							g->gap, g->len - 1) + 1);
+	st->chunk = c->max_msg_sz;
+	if (!st->mr && !st->in_wqe)
+		st->chunk = RMP_MIN(st->chunk, c->bounce_len);
 	return 0;
 }
 
-/* leg_post -- post leg's WRs for bytes [done, done+batch) of the call. */
-static int leg_post(struct leg *g, uint64_t off, char *local, size_t done,
-		     size_t batch, bool write)
+/* bounce_copy -- n bytes of leg g from its byte off + r on between the
+ * bounce buffer (contiguous) and local (cut at units when g has gaps). */
+static void bounce_copy(const struct rmpc_leg *g, uint64_t r, char *bounce,
+			uint64_t n, bool to_local)
+{
+	for (uint64_t pos = 0, piece; pos < n; pos += piece) {
+		piece = rmpc_stripe_contig(g->off, g->unit, g->gap, r + pos,
+					   n - pos);
+		if (to_local)
+			memcpy(local_at(g, r + pos), bounce + pos, piece);
+		else
+			memcpy(bounce + pos, local_at(g, r + pos), piece);
+	}
+}
+
+/* leg_post -- post leg g's next batch: up to RMPC_SYNC_BATCH WRs (and
+ * at most a bounce buffer) from byte off + st->done on. Zero copy, each
+ * WR's local bytes are contiguous (cut at g's units); through the bounce
+ * buffer they are there. */
+static int leg_post(const struct rmpc_leg *g, struct leg_state *st,
+		    bool write)
 {
 	struct ibv_send_wr wr[RMPC_SYNC_BATCH];
 	struct ibv_sge sge[RMPC_SYNC_BATCH];
-	struct rmp_client *c = g->c;
-	size_t pos, piece;
-	uint32_t lkey;
+	struct rmp_client *c = st->c;
+	bool direct = st->mr || st->in_wqe;
+	uint64_t left = g->len - st->done, pos, piece;
+	uint32_t lkey = st->mr ? st->mr->lkey :
+			direct ? 0 : c->bounce_mr->lkey;
 	unsigned n;
-	char *base;
 
-	if (g->mr || g->in_wqe) {
-		base = local + done;
-		lkey = g->mr ? g->mr->lkey : 0;
-	} else {
-		base = c->bounce;
-		lkey = c->bounce_mr->lkey;
+	if (!direct) {
+		left = RMP_MIN(left, c->bounce_len);
 		if (write)
-			memcpy(c->bounce, local + done, batch);
+			bounce_copy(g, st->done, c->bounce, left, false);
 	}
 	memset(wr, 0, sizeof(wr));
-	for (n = 0, pos = 0; pos < batch; n++, pos += piece) {
-		piece = RMP_MIN(g->chunk, batch - pos);
-		sge[n].addr = (uintptr_t)(base + pos);
+	for (n = 0, pos = 0; pos < left && n < RMPC_SYNC_BATCH;
+	     n++, pos += piece) {
+		piece = RMP_MIN(st->chunk, left - pos);
+		if (direct)
+			piece = rmpc_stripe_contig(g->off, g->unit, g->gap,
+						   st->done + pos, piece);
+		sge[n].addr = (uintptr_t)(direct ?
+					  local_at(g, st->done + pos) :
+					  c->bounce + pos);
 		sge[n].length = (uint32_t)piece;
 		sge[n].lkey = lkey;
 		wr[n].opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-		wr[n].send_flags = g->in_wqe ? IBV_SEND_INLINE : 0;
+		wr[n].send_flags = st->in_wqe ? IBV_SEND_INLINE : 0;
 		wr[n].sg_list = &sge[n];
 		wr[n].num_sge = 1;
-		wr[n].wr.rdma.remote_addr = g->l->addr + off + done + pos;
+		wr[n].wr.rdma.remote_addr = g->l->addr + g->off + st->done +
+					    pos;
 		wr[n].wr.rdma.rkey = g->l->rkey;
 	}
-	return post_chain(c, wr, n, &g->last);
+	st->batch = pos;
+	return post_chain(c, wr, n, &st->last);
 }
 
-/* batch_of -- the bytes of the next batch: what every live leg can move
- * at once (its chunks, its bounce buffer). */
-static size_t batch_of(const struct leg *legs, unsigned n, size_t left)
+/* client_busy -- a leg before i posted on i's client this round. */
+static bool client_busy(const struct leg_state *st, unsigned i)
 {
-	size_t batch = left;
+	for (unsigned j = 0; j < i; j++)
+		if (st[j].posted && st[j].c == st[i].c)
+			return true;
+	return false;
+}
+
+/* post_round -- every leg with bytes left whose client is free this
+ * round posts its next batch; how many did. */
+static unsigned post_round(struct rmpc_leg *legs, struct leg_state *st,
+			   unsigned n, bool write)
+{
+	unsigned posted = 0;
 
 	for (unsigned i = 0; i < n; i++) {
-		if (legs[i].rw_err)
+		if (legs[i].err || st[i].done == legs[i].len ||
+		    client_busy(st, i))
 			continue;
-		batch = RMP_MIN(batch, legs[i].chunk * RMPC_SYNC_BATCH);
-		if (!legs[i].mr && !legs[i].in_wqe)
-			batch = RMP_MIN(batch, legs[i].c->bounce_len);
+		legs[i].err = leg_post(&legs[i], &st[i], write);
+		st[i].posted = !legs[i].err;
+		posted += st[i].posted;
 	}
-	return batch;
+	return posted;
 }
 
-int rmpc_rw(struct rmp_lease *const *ls, int *errs, unsigned n, uint64_t off,
-	    char *local, size_t len, bool write)
+int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 {
-	struct leg legs[RMPC_LEGS_MAX];
-	size_t done, batch;
-	unsigned live = 0;
+	struct leg_state st[RMPC_LEGS_MAX];
 	int first = 0;
 
-	if (!n || n > RMPC_LEGS_MAX || (!local && len))
+	if (!n || n > RMPC_LEGS_MAX)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
-		legs[i] = (struct leg){ .l = ls[i], .c = ls[i]->c };
-		legs[i].rw_err = leg_start(&legs[i], off, local, len, write);
-		live += !legs[i].rw_err;
+		if (legs[i].local || !legs[i].len)
+			continue;
+		for (unsigned j = 0; j < n; j++)
+			legs[j].err = -EINVAL;
+		return -EINVAL;
 	}
-	/* Each batch is posted on every leg before any is waited for: the
+	for (unsigned i = 0; i < n; i++) {
+		st[i] = (struct leg_state){ .c = legs[i].l->c };
+		legs[i].err = leg_start(&legs[i], &st[i], write);
+	}
+	/* Each round is posted on every leg before any is waited for: the
 	 * legs' NICs move it at once. */
-	for (done = 0; live && done < len; done += batch) {
-		batch = batch_of(legs, n, len - done);
+	while (post_round(legs, st, n, write)) {
 		for (unsigned i = 0; i < n; i++) {
-			if (legs[i].rw_err)
-				continue;
-			legs[i].rw_err = leg_post(&legs[i], off, local, done,
-					       batch, write);
-			legs[i].posted = !legs[i].rw_err;
-		}
-		live = 0;
-		for (unsigned i = 0; i < n; i++) {
-			struct leg *g = &legs[i];
+			struct leg_state *g = &st[i];
 
 			if (!g->posted)
 				continue;
 			g->posted = false;
-			g->rw_err = wait_chain(g->c, g->last, write ?
-					    IBV_WR_RDMA_WRITE :
-					    IBV_WR_RDMA_READ);
-			if (!g->rw_err && !g->mr && !write)
-				memcpy(local + done, g->c->bounce, batch);
-			live += !g->rw_err;
+			legs[i].err = wait_chain(g->c, g->last, write ?
+						 IBV_WR_RDMA_WRITE :
+						 IBV_WR_RDMA_READ);
+			if (!legs[i].err && !g->mr && !write)
+				bounce_copy(&legs[i], g->done, g->c->bounce,
+					    g->batch, true);
+			g->done += g->batch;
 		}
 	}
-	for (unsigned i = 0; i < n; i++) {
-		const struct leg *g = &legs[i];
-
-		errs[i] = g->rw_err;
-		if (!first)
-			first = g->rw_err;
-	}
+	for (unsigned i = 0; i < n; i++)
+		first = first ? first : legs[i].err;
 	return first;
 }
 

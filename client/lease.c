@@ -14,6 +14,7 @@
 #include "proto.h"
 #include "rmpool.h"
 #include "state.h"
+#include "stripe.h"
 #include "token.h"
 #include "util.h"
 
@@ -52,23 +53,48 @@ static void lease_unlink(struct rmp_lease *l)
 
 /* ---- mirrored leases ------------------------------------------------- */
 
-int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
+/* group_layout_ok -- m fits the layout: members in no group, each
+ * holding its stripe's part of length bytes, the replicas of a stripe on
+ * distinct clients; a stripe may miss members (NULL), not all. */
+static bool group_layout_ok(struct rmp_lease *const *m, unsigned stripes,
+			    unsigned replicas, uint64_t unit, uint64_t length)
+{
+	for (unsigned s = 0; s < stripes; s++) {
+		uint64_t need = stripes == 1 ? length :
+				rmpc_stripe_size(stripes, unit, length, s);
+		unsigned have = 0;
+
+		for (unsigned j = 0; j < replicas; j++) {
+			const struct rmp_lease *x = m[s * replicas + j];
+
+			if (!x)
+				continue;
+			if (x->group || x->length < need)
+				return false;
+			for (unsigned i = 0; i < j; i++)
+				if (m[s * replicas + i] &&
+				    m[s * replicas + i]->c == x->c)
+					return false;
+			have++;
+		}
+		if (!have)
+			return false;
+	}
+	return true;
+}
+
+int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
+		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
 		   struct rmpc_lease_list *owner, struct rmp_lease **out)
 {
 	struct rmp_lease *l;
 	struct rmpc_group *g;
+	unsigned n = stripes * replicas;
 
-	unsigned have = 0;
-
-	if (n < 2 || n > RMPC_REPLICAS_MAX)
-		return -EINVAL;
-	for (unsigned i = 0; i < n; i++) {
-		have += m[i] != NULL;
-		for (unsigned j = 0; j < i && m[i]; j++)
-			if (m[i]->group || (m[j] && m[i]->c == m[j]->c))
-				return -EINVAL;
-	}
-	if (!have)
+	if (!stripes || stripes > RMPC_STRIPES_MAX || !replicas ||
+	    replicas > RMPC_REPLICAS_MAX || n < 2 || !length ||
+	    !stripe_unit || (stripe_unit & (stripe_unit - 1)) ||
+	    !group_layout_ok(m, stripes, replicas, stripe_unit, length))
 		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	g = calloc(1, sizeof(*g));
@@ -77,9 +103,12 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
 		free(g);
 		return -ENOMEM;
 	}
+	g->stripes = stripes;
+	g->replicas = replicas;
+	g->stripe_unit = stripe_unit;
 	g->n = n;
 	l->group = g;
-	l->length = UINT64_MAX;
+	l->length = length;
 	l->access = RMP_ACC_READ | RMP_ACC_WRITE;
 	for (unsigned i = 0; i < n; i++) {
 		/* a member that could not be attached is lost from the
@@ -88,7 +117,6 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
 		g->lost[i] = !m[i];
 		if (!m[i])
 			continue;
-		l->length = RMP_MIN(l->length, m[i]->length);
 		l->access &= m[i]->access;
 		l->id = m[i]->id;
 		l->flags = m[i]->flags;
@@ -121,14 +149,17 @@ void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
 	g->lost[i] = false;
 }
 
-/* group_renew -- renew every replica not lost: 0 when one still lives
- * (the others are lost), else the first error. */
+/* group_renew -- renew every member not lost: 0 when each stripe
+ * keeps one (the others are lost), else the first error of a stripe
+ * that kept none (-EKEYEXPIRED: they were lost before). */
 static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
 {
 	struct rmpc_group *g = l->group;
-	int first = 0, ok = 0;
+	int first[RMPC_STRIPES_MAX] = { 0 };
+	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
 
 	for (unsigned i = 0; i < g->n; i++) {
+		unsigned s = i / g->replicas;
 		int err;
 
 		if (g->lost[i])
@@ -138,11 +169,12 @@ static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
 			return err; /* the ttl: the same to every server */
 		if (err)
 			g->lost[i] = true;
-		first = first ? first : err;
-		ok += !err;
+		first[s] = first[s] ? first[s] : err;
+		ok[s] += !err;
 	}
-	if (!ok)
-		return first ? first : -EKEYEXPIRED;
+	for (unsigned s = 0; s < g->stripes; s++)
+		if (!ok[s])
+			return first[s] ? first[s] : -EKEYEXPIRED;
 	return g->keeper ? g->keeper->renewed(l, ttl_s) : 0;
 }
 
@@ -170,13 +202,15 @@ static int group_end(struct rmp_lease *l, bool release)
 	return first;
 }
 
-/* group_ttl_ms -- the least time left of the live replicas, or 0. */
+/* group_ttl_ms -- the least time left of the live members (0 when a
+ * stripe has none); *live: the fewest live replicas of a stripe;
+ * *holders: the fewest holders of a live member. */
 static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
 			     uint32_t *holders)
 {
 	uint64_t ttl = UINT64_MAX, now = rmp_now_ms();
+	unsigned per[RMPC_STRIPES_MAX] = { 0 };
 
-	*live = 0;
 	*holders = UINT32_MAX;
 	for (unsigned i = 0; i < g->n; i++) {
 		const struct rmp_lease *m = g->m[i];
@@ -184,11 +218,14 @@ static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
 
 		if (g->lost[i])
 			continue;
-		(*live)++;
+		per[i / g->replicas]++;
 		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
 		*holders = RMP_MIN(*holders, m->holders);
 	}
-	if (!*live)
+	*live = g->replicas;
+	for (unsigned s = 0; s < g->stripes; s++)
+		*live = RMP_MIN(*live, per[s]);
+	if (*holders == UINT32_MAX)
 		*holders = 0;
 	return *live ? ttl : 0;
 }
@@ -622,9 +659,10 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
 	i.flags = l->flags;
 	i.ttl_ms = l->ttl_ms > age ? l->ttl_ms - age : 0;
 	i.holders = l->holders;
-	i.replicas = i.replicas_live = 1;
+	i.replicas = i.replicas_live = i.stripes = 1;
 	if (l->group) {
-		i.replicas = l->group->n;
+		i.replicas = l->group->replicas;
+		i.stripes = l->group->stripes;
 		i.ttl_ms = group_ttl_ms(l->group, &i.replicas_live, &i.holders);
 	}
 	memcpy(info, &i, size);

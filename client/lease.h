@@ -16,7 +16,7 @@ struct rmp_lease {
 	struct rmp_client *c;       /* NULL for a mirrored lease's handle */
 	LIST_ENTRY(rmp_lease) link; /* in c->leases; a mirrored lease's
 				     * in its owner's list (rmpc_group_new) */
-	struct rmpc_group *group;   /* a mirrored lease: its replicas */
+	struct rmpc_group *group;   /* a mirrored or striped lease: its members */
 	uint64_t gen;      /* c->gen of the connection that made the handle */
 	uint64_t id, secret;
 	uint64_t addr, length;
@@ -33,17 +33,28 @@ struct rmp_lease {
 /* Room for a cluster lease's token (common/lease_record.h). */
 #define RMPC_GROUP_TOKEN_MAX 112u
 
+/* Most stripes of a striped lease. */
+#define RMPC_STRIPES_MAX 16u
+
 /*
- * A mirrored lease: one handle over replicas of the same length on
- * different servers, each a lease handle of its own client. Reads go to
- * the first replica not lost; writes, renewals and the free to all of
- * them. A replica is lost when a call on it fails for another reason
- * than its arguments: it is not used again by this handle.
+ * A mirrored or striped lease (or both): one handle over members on
+ * different servers, each a lease handle of its own client. The lease's
+ * bytes are cut in units of stripe_unit; unit u is in stripe
+ * u % stripes (at (u / stripes) * stripe_unit of it); each stripe has
+ * replicas members of the same bytes, on distinct clients (members of
+ * different stripes may share one). Reads go to the first replica of a
+ * stripe not lost; writes, renewals and the free to all of them. A
+ * member is lost when a call on it fails for another reason than its
+ * arguments: it is not used again by this handle. A stripe with every
+ * replica lost fails the calls that touch it.
  */
 struct rmpc_group {
-	unsigned n;
-	struct rmp_lease *m[RMPC_REPLICAS_MAX];
-	bool lost[RMPC_REPLICAS_MAX];
+	unsigned stripes;     /* 1..RMPC_STRIPES_MAX */
+	unsigned replicas;    /* 1..RMPC_REPLICAS_MAX; stripes * replicas >= 2 */
+	uint64_t stripe_unit; /* bytes, a power of two: unit u of the lease is in stripe u % stripes, at (u / stripes) * stripe_unit there */
+	unsigned n;           /* stripes * replicas */
+	struct rmp_lease *m[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX]; /* m[s * replicas + j]: replica j of stripe s */
+	bool lost[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
 	/* the cluster lease's record (NULL: none), kept by the cluster */
 	const struct rmpc_group_keeper *keeper;
 	void *keeper_arg;
@@ -83,17 +94,22 @@ void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m);
 LIST_HEAD(rmpc_lease_list, rmp_lease);
 
 /*
- * rmpc_group_new -- one handle over the n lease handles m (2..
- * RMPC_REPLICAS_MAX of them, each of a different client; NULL for one
- * that could not be attached: lost from the start), which it takes
- * over: freed with it. The handle is put on owner (NULL: none), whose
- * keeper frees what is left on it when the clients go. 0, -EINVAL,
- * -ENOMEM (then m stays the caller's).
+ * rmpc_group_new -- one handle over the stripes * replicas lease handles
+ * m (in the order of rmpc_group.m; 2..RMPC_STRIPES_MAX *
+ * RMPC_REPLICAS_MAX of them; the replicas of a stripe each of a
+ * different client; NULL for one that could not be attached: lost from
+ * the start, but a stripe needs one at least), which it takes over:
+ * freed with it. length: the lease's bytes, laid out in units of
+ * stripe_unit (a power of two); each member must hold its stripe's part
+ * of them. The handle is put on owner (NULL: none), whose keeper frees
+ * what is left on it when the clients go. 0, -EINVAL, -ENOMEM (then m
+ * stays the caller's).
  */
-int rmpc_group_new(struct rmp_lease *const *m, unsigned n,
+int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
+		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
 		   struct rmpc_lease_list *owner, struct rmp_lease **out);
 
-/* rmpc_group_lose -- replica i of l is lost (a call on it failed). */
+/* rmpc_group_lose -- member i of l is lost (a call on it failed). */
 void rmpc_group_lose(struct rmp_lease *l, unsigned i);
 
 /*

@@ -401,8 +401,11 @@ struct rmp_lease_info {
 			       * last reported (this one included); of a
 			       * mirrored lease: the fewest of a replica */
 	/* Since 0.6: */
-	unsigned replicas;    /* 1, or a mirrored lease's replicas ... */
-	unsigned replicas_live; /* ... and how many are not lost */
+	unsigned replicas;    /* 1, or a mirrored lease's replicas (of
+			       * each stripe) ... */
+	unsigned replicas_live; /* ... and how many are not lost (of a
+			       * striped lease: the fewest of a stripe) */
+	unsigned stripes;     /* 1, or a striped lease's stripes */
 };
 
 /*
@@ -422,9 +425,10 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info);
 int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
 
 /*
- * rmp_lease_replica_token -- the token of replica i of a mirrored lease
- * (of l itself for i 0 of a lease of one server): it names that
- * replica's server. Returns its length, -ENOSPC (buf too small),
+ * rmp_lease_replica_token -- the token of member i of a mirrored or
+ * striped lease (of l itself for i 0 of a lease of one server): it names
+ * that member's server. Members are in stripe order, the replicas of a
+ * stripe together: i = stripe * replicas + replica. Returns its length, -ENOSPC (buf too small),
  * -EINVAL (l or buf NULL, a host a token cannot carry) or -ENOENT (no
  * replica i).
  */
@@ -699,6 +703,9 @@ struct rmp_cluster_alloc_opts {
 	const char *spread; /* a label: replicas on nodes with distinct
 			     * values of it (no label counts as one
 			     * value); NULL: on distinct nodes only */
+	unsigned stripes;   /* 0 or 1: not striped; 2..16: a striped
+			     * lease (see "Striped leases") */
+	uint64_t stripe_unit; /* 0: 1 MiB; a power of two, 4 KiB .. 1 GiB */
 };
 
 void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
@@ -707,7 +714,8 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * rmp_cluster_alloc -- lease length bytes on a node of the cluster and
  * return an ordinary lease handle (its token names that node); with
  * replicas > 1, a lease on that many nodes, one handle over them (see
- * "Mirrored leases"). Nodes are
+ * "Mirrored leases"); with stripes > 1, a lease cut over that many
+ * leases (see "Striped leases"). Nodes are
  * tried in the order of the placement policy: those with opts->prefer
  * first, then the most free bytes (nodes within 1/16 of the most count
  * as equal and are tried in random order, so that clients with the same
@@ -720,7 +728,10 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * Errors: the error of the first node tried when none granted it
  * (rmp_cluster_last_error() lists what each node answered): those of
  * rmp_lease_alloc and rmp_client_connect; -ENOSPC when no node has room
- * (or none is registered, or fewer than replicas nodes apart have); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and
+ * (or none is registered, or fewer than replicas nodes apart have; of a
+ * striped lease: for one of its stripes, the others then freed);
+ * -EINVAL for options out of range (replicas, stripes, stripe_unit, a
+ * malformed prefer); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and
  * -ENOMEM at once, without trying further nodes; -ECONNREFUSED,
  * -ETIMEDOUT, -EACCES, -EIO or -EPROTO when etcd cannot be read (the
  * membership is not current).
@@ -754,6 +765,34 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * the replicas different (each replica orders the two writes as they
  * arrive): as with one lease, writers of the same bytes must agree
  * among themselves.
+ *
+ * Striped leases (rmp_cluster_alloc_opts.stripes 2..16): a lease larger
+ * than any one node. Its bytes are cut in units of stripe_unit (default
+ * 1 MiB); unit u is in stripe u % stripes, at offset
+ * (u / stripes) * stripe_unit of that stripe's lease. Each stripe is a
+ * lease of ceil(ceil(length / stripe_unit) / stripes) * stripe_unit
+ * bytes on a node of its own choosing (placed one after the other, each
+ * in the policy's order after what the ones before took: stripes may
+ * share a node when one has room for several). With replicas > 1 each
+ * stripe is mirrored as above (its replicas on distinct nodes).
+ * rmp_lease_info's length is the length asked for; it says stripes,
+ * replicas (of each stripe) and replicas_live (the fewest of any
+ * stripe). rmp_read and rmp_write cut a call by stripe and post every
+ * stripe's part before waiting for any (parts of stripes on the same
+ * node go one after the other), so a large call moves at the speed of
+ * all the nodes together; within a stripe as for a mirrored lease
+ * (reads from one replica with failover, writes to all). What a reader
+ * sees: per stripe as for a mirrored lease; a call over several stripes
+ * is not atomic over them (a read concurrent with a write may see some
+ * stripes' parts old, others new). A stripe whose replicas are all lost
+ * fails the calls that touch it (-EIO, or the first error of its
+ * replicas within that call), rmp_lease_renew and rmp_flush (its bytes
+ * are gone); calls that touch only other stripes work on.
+ * rmp_lease_renew, rmp_lease_free and rmp_lease_close act on every
+ * member; not taken as for a mirrored lease (atomics, the asynchronous
+ * calls: -EOPNOTSUPP); each member's token is rmp_lease_replica_token's.
+ * A striped lease has a cluster token as a mirrored one has (below),
+ * and rmp_lease_repair replaces the lost replicas of its stripes.
  *
  * The token of a mirrored lease (rmp_lease_token) is a cluster token,
  * rmpc://ID-SECRET: its member list is kept in the cluster's etcd at

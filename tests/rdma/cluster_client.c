@@ -30,6 +30,14 @@
  *       handle of its own: D bytes differ from what was written) and
  *       "live L of R"; frees the lease and prints "record gone" when
  *       attaching the token then fails with -ENOENT.
+ *   rmp-cluster stripe URL SIZE STRIPES REPLICAS [UNIT]
+ *       a striped lease (UNIT default 1M) of SIZE bytes; prints "stripe
+ *       I replica J node NAME" for each member, writes a pattern over it
+ *       in uneven calls (1.5 units, odd sizes across unit boundaries),
+ *       reads it back in other uneven calls through the bounce buffers
+ *       and again into a buffer registered with every member's
+ *       connection (zero copy), checks every byte, prints "ok SIZE" and
+ *       frees the lease.
  *
  * The tenant and key come from RMPOOL_TENANT and RMPOOL_KEY_FILE, as for
  * the rmpool command. Exit 0 when every call a scenario expects to work
@@ -436,16 +444,133 @@ static int mirror(int argc, char **argv)
 	return 0;
 }
 
+/* pieces -- call f on [0, size) of l cut in the pieces of cuts[]
+ * (bytes, in turn, over and over): the first error, or 0. */
+static int pieces(struct rmp_lease *l, uint8_t *buf, uint64_t size,
+		  const uint64_t *cuts, unsigned ncuts, bool write)
+{
+	for (uint64_t off = 0, n, i = 0; off < size; off += n, i++) {
+		int err;
+
+		n = cuts[i % ncuts] < size - off ? cuts[i % ncuts] : size - off;
+		err = write ? rmp_write(l, off, buf + off, n) :
+			      rmp_read(l, off, buf + off, n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* check_all -- buf holds seed's pattern over [0, size): exit 1 if not. */
+static void check_all(const uint8_t *buf, uint64_t size, uint32_t seed,
+		      const char *how)
+{
+	for (uint64_t i = 0; i < size; i++)
+		if (buf[i] != pattern(seed, i))
+			fail("%s: byte %" PRIu64 " is 0x%02x, not 0x%02x", how,
+			     i, buf[i], pattern(seed, i));
+}
+
+/* register_all -- buf registered with the connection of every member of
+ * l (n of them) into b: the reads after are zero copy. */
+static void register_all(struct rmp_lease *l, unsigned n, uint8_t *buf,
+			 uint64_t size, struct rmp_buf **b)
+{
+	char token[RMP_TOKEN_MAXLEN];
+	struct rmp_client *done[48];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rmp_client *c;
+		int err = rmp_lease_replica_token(l, i, token, sizeof(token));
+
+		b[i] = NULL;
+		c = done[i] = err > 0 ? rmp_cluster_client(cl, token) : NULL;
+		if (!c)
+			fail("no connection of member %u", i);
+		for (unsigned j = 0; j < i; j++)
+			if (done[j] == c)
+				c = NULL; /* registered already */
+		if (c && (err = rmp_buf_reg(c, buf, size, &b[i])))
+			fail("rmp_buf_reg: %s", rmp_strerror(err));
+	}
+}
+
+static int stripe(int argc, char **argv)
+{
+	struct rmp_cluster_alloc_opts ao;
+	struct rmp_lease_info info = { .size = sizeof(info) };
+	struct rmp_buf *b[48];
+	struct rmp_lease *l;
+	uint64_t size, unit, wcuts[4], rcuts[4];
+	uint8_t *buf;
+	unsigned n;
+	int err;
+
+	if (argc != 4 && argc != 5)
+		fail("usage: stripe URL SIZE STRIPES REPLICAS [UNIT]");
+	open_cluster(argv[0]);
+	size = number(argv[1]);
+	rmp_cluster_alloc_opts_init(&ao);
+	ao.stripes = (unsigned)number(argv[2]);
+	ao.replicas = (unsigned)number(argv[3]);
+	ao.stripe_unit = argc == 5 ? number(argv[4]) : 0;
+	ao.ttl_s = 300;
+	unit = ao.stripe_unit ? ao.stripe_unit : 1 << 20;
+	buf = malloc(size);
+	err = rmp_cluster_alloc(cl, size, &ao, &l);
+	if (err || !buf)
+		fail("striped alloc: %s", rmp_strerror(err));
+	if (rmp_lease_info(l, &info) || info.length != size)
+		fail("rmp_lease_info: length %" PRIu64, info.length);
+	n = info.stripes * info.replicas;
+	for (unsigned i = 0; i < n; i++)
+		printf("stripe %u replica %u node %s\n", i / info.replicas,
+		       i % info.replicas, node_of(l, i));
+	fflush(stdout);
+	wcuts[0] = unit + unit / 2;
+	wcuts[1] = 7777;
+	wcuts[2] = 3 * unit + 1;
+	wcuts[3] = unit / 2 + 3;
+	rcuts[0] = unit - 1;
+	rcuts[1] = 2 * unit + unit / 2 + 13;
+	rcuts[2] = 4099;
+	rcuts[3] = 5 * unit;
+	for (uint64_t i = 0; i < size; i++)
+		buf[i] = pattern(11, i);
+	if ((err = pieces(l, buf, size, wcuts, 4, true)))
+		fail("write: %s", rmp_strerror(err));
+	memset(buf, 0, size);
+	if ((err = pieces(l, buf, size, rcuts, 4, false)))
+		fail("read: %s", rmp_strerror(err));
+	check_all(buf, size, 11, "read");
+	register_all(l, n, buf, size, b);
+	memset(buf, 0, size);
+	if ((err = pieces(l, buf, size, wcuts, 4, false)))
+		fail("zero-copy read: %s", rmp_strerror(err));
+	check_all(buf, size, 11, "zero-copy read");
+	for (unsigned i = 0; i < n; i++)
+		rmp_buf_dereg(b[i]);
+	printf("ok %" PRIu64 "\n", size);
+	err = rmp_lease_free(l);
+	if (err)
+		fail("free: %s", rmp_strerror(err));
+	free(buf);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
 
 	if (argc < 2)
-		fail("usage: rmp-cluster spread|mirror ARGS...");
+		fail("usage: rmp-cluster spread|mirror|stripe ARGS...");
 	if (!strcmp(argv[1], "spread"))
 		rc = spread(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "mirror"))
 		rc = mirror(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "stripe"))
+		rc = stripe(argc - 2, argv + 2);
 	else
 		fail("unknown scenario %s", argv[1]);
 	return rc;

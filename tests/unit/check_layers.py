@@ -45,7 +45,8 @@ CLIENT_LAYERS = [
     ["lease"],         # lease handles and their control calls
     ["chan", "buf"],   # completions, send queue, waits, control RPC;
                        # registered memory
-    ["error", "spin"],  # error texts; how long a wait polls
+    ["error", "spin", "stripe"],  # error texts; how long a wait polls;
+                                  # a striped lease's arithmetic
     ["state", "opts"],  # one client's state; the option structs' rule
     ["rmpool"],        # the public API (client/include): declarations
 ]
