@@ -221,12 +221,7 @@ int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
 	k = cl_token_conn(cl, token, &ret);
 	if (!k)
 		return ret;
-	ret = rmp_lease_attach_with(k->c, token, opts, out);
-	if (cl_conn_lost(ret))
-		k->up = false;
-	if (ret)
-		cl_say(cl, "%s", rmp_client_last_error(k->c));
-	return ret;
+	return cl_conn_attach(cl, k, token, opts, out);
 }
 
 struct rmp_client *rmp_cluster_client(struct rmp_cluster *cl,

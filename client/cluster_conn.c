@@ -118,6 +118,28 @@ struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 	return *err ? NULL : k;
 }
 
+int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
+		   const char *token, const struct rmp_attach_opts *opts,
+		   struct rmp_lease **out)
+{
+	int ret = rmp_lease_attach_with(k->c, token, opts, out);
+
+	if (cl_conn_lost(ret)) {
+		/* broken since its last use (a key of ours revoked breaks
+		 * the queue pair): once more on a new connection */
+		k->up = false;
+		ret = cl_conn_up(cl, k);
+		if (!ret)
+			ret = rmp_lease_attach_with(k->c, token, opts, out);
+		if (cl_conn_lost(ret))
+			k->up = false;
+	}
+	if (ret)
+		cl_say(cl, "%s port %u: %s (%s)", k->host, k->port,
+		       rmp_strerror(ret), rmp_client_last_error(k->c));
+	return ret;
+}
+
 void cl_conns_free(struct rmp_cluster *cl)
 {
 	struct cl_conn *k;

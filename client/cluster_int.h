@@ -195,6 +195,8 @@ void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
  * doubling up to 30 s).
  * cl_token_conn -- the working connection to the server of token; NULL
  * with *err (-EINVAL: not a token; -ENOMEM; a connect's error).
+ * cl_conn_attach -- rmp_lease_attach_with on k, once more on a new
+ * connection when k's broke since its last use; why in cl->err.
  * cl_conns_free -- free every connection (and its lease handles).
  */
 struct cl_conn *cl_conn_find(struct rmp_cluster *cl, const char *host,
@@ -205,6 +207,9 @@ struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 			     int *err);
 struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 			      int *err);
+int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
+		   const char *token, const struct rmp_attach_opts *opts,
+		   struct rmp_lease **out);
 void cl_conns_free(struct rmp_cluster *cl);
 
 /*

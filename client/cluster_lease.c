@@ -95,20 +95,7 @@ int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
 	rmp_attach_opts_init(&o);
 	o.access = access;
 	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
-	ret = rmp_lease_attach_with(k->c, text, &o, out);
-	if (cl_conn_lost(ret)) {
-		/* our key revoked broke the connection: a new one */
-		k->up = false;
-		ret = cl_conn_up(cl, k);
-		if (!ret)
-			ret = rmp_lease_attach_with(k->c, text, &o, out);
-	}
-	if (cl_conn_lost(ret))
-		k->up = false;
-	if (ret)
-		cl_say(cl, "%s port %u: %s (%s)", t->host, t->port,
-		       rmp_strerror(ret), rmp_client_last_error(k->c));
-	return ret;
+	return cl_conn_attach(cl, k, text, &o, out);
 }
 
 int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec)

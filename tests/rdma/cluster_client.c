@@ -25,7 +25,8 @@
  *       goes on reading and writing: each turn reads 4 KiB (checked)
  *       and writes a new pattern over the next 4 KiB block, until the
  *       third line (the test repairs the lease meanwhile). Then it
- *       prints "during reads N writes W errors E mismatches M", one line
+ *       prints "during reads N writes W errors E mismatches M slowest_ms
+ *       S" (S: the longest turn, the wait for the repair), one line
  *       "member I NODE differing D" for each replica (read through a
  *       handle of its own: D bytes differ from what was written) and
  *       "live L of R"; frees the lease and prints "record gone" when
@@ -278,7 +279,10 @@ static void until_told(struct rmp_lease *l, uint64_t size, uint8_t *buf,
 /* What the read-and-write loop of mirror ... repair saw. */
 struct during {
 	uint64_t reads, writes, errors, bad;
+	uint64_t slowest_ms;  /* the longest turn: a repair's wait */
 };
+
+#define RMP_MAX_U64(a, b) ((a) > (b) ? (a) : (b))
 
 /* seed_at -- the pattern block b holds: 9, or 11 once rewritten. */
 static uint32_t seed_at(const uint8_t *rewritten, uint64_t b)
@@ -295,7 +299,7 @@ static void while_repaired(struct rmp_lease *l, uint64_t size, uint8_t *buf,
 	uint64_t blocks = size / 4096;
 
 	for (uint64_t i = 0; poll(&p, 1, 1) <= 0; i++) {
-		uint64_t rb = (i * 7) % blocks, wb = i % blocks;
+		uint64_t rb = (i * 7) % blocks, wb = i % blocks, t0 = now_ms();
 
 		d->reads++;
 		if (check(l, seed_at(rewritten, rb), rb * 4096, buf, 4096,
@@ -308,6 +312,7 @@ static void while_repaired(struct rmp_lease *l, uint64_t size, uint8_t *buf,
 			d->errors++;
 		else
 			rewritten[wb] = 1;
+		d->slowest_ms = RMP_MAX_U64(d->slowest_ms, now_ms() - t0);
 	}
 	line();
 }
@@ -354,8 +359,8 @@ static void repaired(struct rmp_lease *l, const char *ctoken, uint64_t size,
 	fflush(stdout);
 	while_repaired(l, size, buf, rewritten, &d);
 	printf("during reads %" PRIu64 " writes %" PRIu64 " errors %" PRIu64
-	       " mismatches %" PRIu64 "\n", d.reads, d.writes, d.errors,
-	       d.bad);
+	       " mismatches %" PRIu64 " slowest_ms %" PRIu64 "\n", d.reads,
+	       d.writes, d.errors, d.bad, d.slowest_ms);
 	verify_members(l, size, buf, rewritten);
 	if (rmp_lease_info(l, &info))
 		fail("rmp_lease_info");

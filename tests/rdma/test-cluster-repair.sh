@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-cluster-repair.sh PORT -- mirrored leases by their cluster token,
-# and their repair, over three daemons registered in etcd (n1 rack=r1,
-# n2 rack=r1, n3 rack=r2; lib-cluster.sh). `rmpool -C alloc --replicas 2
+# test-cluster-repair.sh PORT -- striped and mirrored leases by their
+# cluster token, and their repair, over three daemons registered in etcd
+# (n1, n2, n3 on racks r1, r2, r3, 10 MiB pools; lib-cluster.sh). A
+# 24 MiB lease in 3 stripes (larger than any pool), and one of 2 stripes
+# x 2 replicas, are written and read back identical in uneven calls, by
+# bounce buffer and zero copy. `rmpool -C alloc --replicas 2
 # --spread rack` prints an rmpc:// token that write, read and renew take
 # through -C; etcd holds the member list sealed (no rmp:// token in it).
 # Tenant b, with tenant a's token, can neither read, write, renew, free
-# nor repair it, and the bytes stay a's. A reader of a 16 MiB mirrored
+# nor repair it, and the bytes stay a's. A reader of an 8 MiB mirrored
 # lease loses the replica it reads (its daemon SIGKILLed) without an
-# error; `rmpool repair` then gives the lease a new replica on the live
-# node of the dead one's rack's counterpart while the reader goes on
-# reading and writing (one 4 KiB write a turn): after it, every replica
+# error; `rmpool repair` then gives the lease a new replica on the third
+# node while the reader goes on reading and writing (one 4 KiB write a turn): after it, every replica
 # read on its own holds exactly what was written (no write of the copy
 # time lost), none is on the dead node, the two are on distinct racks,
 # and the reader saw no error. A free removes the record.
@@ -21,12 +23,24 @@ rmp_init cluster-repair "$1"
 py_start
 B_KEY=$RMP_TMP/b.key
 rmp_keygen "$B_KEY"
-CL_POOL=([1]=24M [2]=24M [3]=24M)
+CL_POOL=([1]=10M [2]=10M [3]=10M)
+CL_LABELS=([1]="rack=r1" [2]="rack=r2" [3]="rack=r3")
 CL_CONF=$(printf '[tenant.b]\nkey_file = %s' "$B_KEY")
 cluster_up
 CLUSTER=etcd://${EURL#http://}
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
 as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
+
+# striped: larger than any pool; and striped x mirrored
+out=$("$RMPC" stripe "$CLUSTER" 24M 3 1 2>&1) || fail_later "stripe 24M 3 x 1: $out"
+echo "$out"
+expect_eq "nodes of the 3 stripes" "$(awk '$1 == "stripe" { print $6 }' \
+	<<<"$out" | sort -u | grep -c .)" 3
+grep -q '^ok 25165824$' <<<"$out" || fail_later "24 MiB striped: not ok"
+out=$("$RMPC" stripe "$CLUSTER" 8M 2 2 256K 2>&1) ||
+	fail_later "stripe 8M 2 x 2: $out"
+echo "$out"
+grep -q '^ok 8388608$' <<<"$out" || fail_later "8 MiB 2 x 2 striped: not ok"
 
 # the command: a mirrored lease by its cluster token
 tok=$("$RMPOOL" -C "$CLUSTER" alloc 1M --replicas 2 --spread rack \
@@ -86,7 +100,7 @@ expect_eq "lease records after the free" "$recs" 0
 
 # a reader loses its replica, then the lease is repaired under it
 mkfifo "$RMP_TMP/mirror.in"
-"$RMPC" mirror "$CLUSTER" 16M rack repair <"$RMP_TMP/mirror.in" \
+"$RMPC" mirror "$CLUSTER" 8M rack repair <"$RMP_TMP/mirror.in" \
 	>"$RMP_TMP/mirror.out" 2>"$RMP_TMP/mirror.err" &
 MPID=$!
 exec 7>"$RMP_TMP/mirror.in"
