@@ -27,9 +27,9 @@
  *       third line (the test repairs the lease meanwhile). Then it
  *       prints "during reads N writes W errors E mismatches M slowest_ms
  *       S" (S: the longest turn, the wait for the repair), one line
- *       "member I NODE differing D" for each replica (read through a
- *       handle of its own: D bytes differ from what was written) and
- *       "live L of R"; frees the lease and prints "record gone" when
+ *       "member I NODE differing D" for each member the record names
+ *       now (each read through a handle of its own: D bytes differ from
+ *       what was written) and "live L of R" (of the reader's handle); frees the lease and prints "record gone" when
  *       attaching the token then fails with -ENOENT.
  *   rmp-cluster stripe URL SIZE STRIPES REPLICAS [UNIT]
  *       a striped lease (UNIT default 1M) of SIZE bytes; prints "stripe
@@ -317,13 +317,19 @@ static void while_repaired(struct rmp_lease *l, uint64_t size, uint8_t *buf,
 	line();
 }
 
-/* verify_members -- each replica of l read through a handle of its
- * own: the bytes that differ from what was written, per replica. */
-static void verify_members(struct rmp_lease *l, uint64_t size, uint8_t *buf,
+/* verify_members -- each member the record of ctoken names now (not
+ * those of the reader's handle: a repair it missed would go unseen),
+ * read through a handle of its own: the bytes that differ from what was
+ * written, per replica. */
+static void verify_members(const char *ctoken, uint64_t size, uint8_t *buf,
 			   const uint8_t *rewritten)
 {
 	char token[RMP_TOKEN_MAXLEN];
+	struct rmp_lease *l;
+	int ret = rmp_cluster_attach(cl, ctoken, NULL, &l);
 
+	if (ret)
+		fail("attach by the cluster token: %s", rmp_strerror(ret));
 	for (unsigned i = 0; rmp_lease_replica_token(l, i, token,
 						     sizeof(token)) > 0; i++) {
 		struct rmp_lease *m;
@@ -340,6 +346,7 @@ static void verify_members(struct rmp_lease *l, uint64_t size, uint8_t *buf,
 		       node_of(l, i), bad);
 		rmp_lease_close(m);
 	}
+	rmp_lease_close(l);
 }
 
 /* repaired -- the rest of mirror ... repair, from the second line on. */
@@ -361,7 +368,7 @@ static void repaired(struct rmp_lease *l, const char *ctoken, uint64_t size,
 	printf("during reads %" PRIu64 " writes %" PRIu64 " errors %" PRIu64
 	       " mismatches %" PRIu64 " slowest_ms %" PRIu64 "\n", d.reads,
 	       d.writes, d.errors, d.bad, d.slowest_ms);
-	verify_members(l, size, buf, rewritten);
+	verify_members(ctoken, size, buf, rewritten);
 	if (rmp_lease_info(l, &info))
 		fail("rmp_lease_info");
 	printf("live %u of %u\n", info.replicas_live, info.replicas);

@@ -145,7 +145,7 @@ exec 7>&-
 wait "$MPID" || fail_later "rmp-cluster mirror failed: $(cat \
 	"$RMP_TMP/mirror.err")"
 cat "$RMP_TMP/mirror.out"
-read -r _ _ reads _ writes _ errors _ bad <<<"$(grep '^during' \
+read -r _ _ reads _ writes _ errors _ bad _ slowest <<<"$(grep '^during' \
 	"$RMP_TMP/mirror.out")"
 [ "${writes:-0}" -gt 100 ] || fail_later "only ${writes:-0} writes around the repair"
 expect_eq "errors around the repair" "$errors" 0
