@@ -31,6 +31,7 @@ static const char usage_text[] =
 	"Commands:\n"
 	"  alloc SIZE [--ttl TIME] [--ephemeral] [--json] [--prefer LABEL=VALUE]\n"
 	"            [--exclude NODE[,NODE...]] [--replicas R] [--spread LABEL]\n"
+	"            [--stripes K] [--stripe-unit SIZE]\n"
 	"      lease SIZE bytes; print the lease token, or with --json an object\n"
 	"      {token, id, length, remote_addr, rkey, ttl_ms, ephemeral} (id and\n"
 	"      remote_addr as hex strings). A lease outlives this command until its\n"
@@ -39,7 +40,9 @@ static const char usage_text[] =
 	"      cluster places it: on a node with the label (--prefer) if one has\n"
 	"      room, else the one with the most free bytes, never an excluded one.\n"
 	"      --replicas 2..3 mirrors it over that many nodes (on distinct values\n"
-	"      of the --spread label): its token is a cluster token, rmpc://...\n"
+	"      of the --spread label); --stripes 2..16 cuts it over that many\n"
+	"      nodes in units of --stripe-unit (default 1M), so it may be larger\n"
+	"      than any one node. Such a lease's token is a cluster token, rmpc://...\n"
 	"  write TOKEN [--offset N] [--exclusive]\n"
 	"                                  standard input -> lease, then flush; input\n"
 	"                                  longer than the lease is refused\n"
@@ -57,8 +60,11 @@ static const char usage_text[] =
 	"                                  and pool bytes, labels\n"
 	"  keygen                          print a new random tenant key (hex); store\n"
 	"                                  it with chmod 600\n"
-	"\n"
-	"TOKEN: rmp://HOST:PORT/ID-SECRET, or - (stdin), or --token-file FILE, or\n"
+	"\n";
+/* the rest (ISO C compilers need take no string literal over 4095) */
+static const char usage_more[] =
+	"TOKEN: rmp://HOST:PORT/ID-SECRET (rmpc://ID-SECRET of a cluster lease,\n"
+	"with -C), or - (stdin), or --token-file FILE, or\n"
 	"$RMPOOL_TOKEN; treat it like a password: an argument is visible to other\n"
 	"users in ps. - and --token-file read the first line (write - takes its\n"
 	"data after it); $RMPOOL_TOKEN is used when no TOKEN argument is given.\n"
@@ -297,6 +303,7 @@ int cli_parse_args(struct cli *cli, const char *cmd, int argc,
 		}
 		if (!strcmp(a, "--help")) {
 			fputs(usage_text, stdout);
+			fputs(usage_more, stdout);
 			exit(EXIT_SUCCESS);
 		}
 		if (global_option(cli, argc, argv, &i))
@@ -651,6 +658,7 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			fputs(usage_text, stdout);
+			fputs(usage_more, stdout);
 			return EXIT_SUCCESS;
 		}
 		if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {

@@ -85,7 +85,7 @@ static void hold_ephemeral(struct cli *cli, struct rmp_lease *l,
 
 /* What alloc takes for a cluster (-C) only. */
 struct cluster_args {
-	const char *prefer, *exclude, *spread, *replicas;
+	const char *prefer, *exclude, *spread, *replicas, *stripes, *unit;
 };
 
 /* cluster_alloc -- place the lease through the cluster of -C. */
@@ -106,6 +106,11 @@ static void cluster_alloc(struct cli *cli, uint64_t size,
 	if (ca->replicas)
 		co.replicas = (unsigned)cli_arg_count("replicas", ca->replicas,
 						      1, 3);
+	if (ca->stripes)
+		co.stripes = (unsigned)cli_arg_count("stripes", ca->stripes,
+						     1, 16);
+	if (ca->unit)
+		co.stripe_unit = cli_arg_size("stripe unit", ca->unit);
 	err = rmp_cluster_alloc(cli->cl, size, &co, l);
 	if (err)
 		cli_die("alloc: %s (%s)", rmp_strerror(err),
@@ -125,6 +130,8 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 		{ "--exclude", &ca.exclude, NULL },
 		{ "--spread", &ca.spread, NULL },
 		{ "--replicas", &ca.replicas, NULL },
+		{ "--stripes", &ca.stripes, NULL },
+		{ "--stripe-unit", &ca.unit, NULL },
 		{ NULL, NULL, NULL },
 	};
 	struct rmp_lease_info info;
@@ -144,11 +151,11 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 	if (ephemeral)
 		ao.flags |= RMP_LEASE_EPHEMERAL;
 
-	if ((ca.prefer || ca.exclude || ca.spread || ca.replicas) &&
-	    (!cli->cluster || cli->server))
-		cli_usage_error("alloc: --prefer, --exclude, --spread and "
-				"--replicas place among a cluster's nodes: give "
-				"-C (and no -s)");
+	if ((ca.prefer || ca.exclude || ca.spread || ca.replicas ||
+	     ca.stripes || ca.unit) && (!cli->cluster || cli->server))
+		cli_usage_error("alloc: --prefer, --exclude, --spread, "
+				"--replicas, --stripes and --stripe-unit place "
+				"among a cluster's nodes: give -C (and no -s)");
 	if (cli->cluster && !cli->server) {
 		cluster_alloc(cli, size, &ao, &ca, &l);
 	} else {

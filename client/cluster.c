@@ -221,7 +221,8 @@ int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
 	k = cl_token_conn(cl, token, &ret);
 	if (!k)
 		return ret;
-	return cl_conn_attach(cl, k, token, opts, out);
+	ret = cl_conn_attach(cl, k, token, opts, out);
+	return ret;
 }
 
 struct rmp_client *rmp_cluster_client(struct rmp_cluster *cl,

@@ -345,6 +345,7 @@ int cl_alloc_apart(struct rmp_cluster *cl, uint64_t length,
 
 	if (navoid >= RMPC_REPLICAS_MAX)
 		return -EINVAL;
+	randombytes_buf(&p.seed, sizeof(p.seed));
 	/* the others count as placed already (nothing of theirs to free) */
 	for (unsigned i = 0; i < navoid; i++)
 		pl.nodes[pl.ngot++] = avoid[i];
@@ -387,9 +388,13 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	pl.unit = o.stripe_unit ? o.stripe_unit : UNIT_DEFAULT;
 	pl.total = length;
 	pl.length = p.length = stripe_length(length, pl.stripes, pl.unit);
-	if ((pl.want > 1 || o.stripes > 1) && (o.flags & RMP_LEASE_AUTO_RENEW)) {
-		/* the servers would renew the members, not the record */
-		cl_say(cl, "a mirrored or striped lease cannot be auto-renewed: renew it");
+	if ((pl.want > 1 || o.stripes > 1) &&
+	    (o.flags & (RMP_LEASE_AUTO_RENEW | RMP_LEASE_EPHEMERAL))) {
+		/* auto-renew: the servers would renew the members, not the
+		 * record; ephemeral: a repair's fence would take it over,
+		 * and end it when it closes */
+		cl_say(cl, "a mirrored or striped lease is neither "
+		       "auto-renewed nor ephemeral: renew it, free it");
 		return -EINVAL;
 	}
 	return place(cl, &p, &pl, out);

@@ -101,6 +101,9 @@ struct cl_record {
 	struct rmp_lease_record r;
 	int64_t mod_revision;  /* of the record as read or written last */
 	int64_t etcd_lease;    /* the etcd lease it is under */
+	int64_t granted;       /* the etcd lease we granted for it (0:
+				* none): the only one we revoke, as the
+				* one read may be anybody's */
 };
 
 /* A cluster lease's group keeper state (cluster_lease.c). */
@@ -142,19 +145,27 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec);
  * cl_lease_attach -- the lease of a cluster token: its record read (a
  * repair waited out), every member attached, one handle. Errors of
  * rmp_cluster_attach.
+ * cl_lease_refresh -- l's keeper refresh: the members the record names
+ * now and the handle lacks attached (the group takes them in place of
+ * its old handles, and drops one the record no longer names); 0 when
+ * the handle may try again.
  * cl_record_settled -- cl_record_read, and again while a repair holds
- * the lease (until its deadline).
+ * the lease (until its deadline, at most a repair's budget from now; a
+ * mark past its time is cleared).
  * cl_member_attach -- attach member t (exclusive: every other key to it
  * revoked) through the cluster's connection to its server; -EHOSTDOWN
  * when its server is not in the membership.
  * cl_member_node -- the node whose address and port t names, or NULL.
  * cl_member_token -- the token of the lease handle m.
  * cl_wall_ms -- the wall clock, in ms (records are read on other hosts).
+ * cl_repair_budget_ms -- the longest a repair of a lease of bytes may
+ * hold it (its mark's deadline from its start).
  */
 int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
 		     const char *spread);
 int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 		    const struct rmp_attach_opts *opts, struct rmp_lease **out);
+int cl_lease_refresh(struct rmp_lease *l);
 int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
 		     uint32_t access, bool exclusive, struct rmp_lease **out);
@@ -162,6 +173,7 @@ struct cl_node *cl_member_node(struct rmp_cluster *cl,
 			       const struct rmp_token *t);
 void cl_member_token(const struct rmp_lease *m, struct rmp_token *t);
 uint64_t cl_wall_ms(void);
+uint64_t cl_repair_budget_ms(uint64_t bytes);
 
 /*
  * cl_alloc_apart -- a lease of length bytes (ao) on a node that is none

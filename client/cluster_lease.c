@@ -27,15 +27,23 @@
 #define ATTACH_TRIES 5
 /* How often a holder looks whether a repair is over. */
 #define REPAIR_POLL_MS 100u
+/* The time a repair may hold the lease: a base, and the copy at a rate
+ * an emulated NIC keeps up (a real one is a hundred times faster); never
+ * more than REPAIR_MAX_MS (a longer copy fails: repair a larger lease
+ * on a faster network). */
+#define REPAIR_BASE_MS 20000u
+#define REPAIR_BYTES_PER_MS (16u << 10)
+#define REPAIR_MAX_MS (10u * 60 * 1000)
 
 static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s);
 static void keeper_ending(struct rmp_lease *l, bool freed);
-static int keeper_refresh(struct rmp_lease *l);
+static int keeper_moved(struct rmp_lease *l);
 
 static const struct rmpc_group_keeper keeper = {
 	.renewed = keeper_renewed,
 	.ending = keeper_ending,
-	.refresh = keeper_refresh,
+	.moved = keeper_moved,
+	.refresh = cl_lease_refresh,
 };
 
 uint64_t cl_wall_ms(void)
@@ -95,59 +103,158 @@ int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
 	rmp_attach_opts_init(&o);
 	o.access = access;
 	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
-	return cl_conn_attach(cl, k, text, &o, out);
+	ret = cl_conn_attach(cl, k, text, &o, out);
+	return ret;
+}
+
+uint64_t cl_repair_budget_ms(uint64_t bytes)
+{
+	return RMP_MIN(REPAIR_BASE_MS + bytes / REPAIR_BYTES_PER_MS,
+		       REPAIR_MAX_MS);
+}
+
+/* clear_mark -- a repair's mark whose time is over: taken off by a txn
+ * on the revision read, so that a repair that publishes late (paused,
+ * its clock behind) fails instead of naming members we did not write. */
+static int clear_mark(struct rmp_cluster *cl, struct cl_record *rec)
+{
+	struct cl_record cleared = *rec;
+	int ret;
+
+	cleared.r.repair_until_ms = 0;
+	ret = cl_record_replace(cl, &cleared);
+	if (!ret)
+		*rec = cleared;
+	rmp_wipe(&cleared, sizeof(cleared));
+	return ret;
 }
 
 int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec)
 {
+	uint64_t start = cl_wall_ms();
 	int ret = cl_record_read(cl, rec);
 
 	/* a repair holds the lease: its members' keys are being revoked
 	 * and a new member filled; what we attached now could miss what
-	 * the copy takes, so wait for its new list (or its deadline) */
-	while (!ret && rec->r.repair_until_ms > cl_wall_ms()) {
-		uint64_t left = rec->r.repair_until_ms - cl_wall_ms();
-		struct timespec ts = { 0, 1000000L * (long)RMP_MIN(left,
-						REPAIR_POLL_MS) };
+	 * the copy takes, so wait for its new list, or its deadline (no
+	 * longer than a repair of this length may take from now: a mark
+	 * set far ahead by a malicious holder does not hold us) */
+	for (int i = 0; !ret && rec->r.repair_until_ms; i++) {
+		uint64_t now = cl_wall_ms(), end = RMP_MIN(
+			rec->r.repair_until_ms,
+			start + cl_repair_budget_ms(rec->r.length));
+		struct timespec ts = { 0, 0 };
 
+		if (now >= end) {
+			ret = clear_mark(cl, rec);
+			if (ret == -EAGAIN) /* published meanwhile, or cleared */
+				ret = cl_record_read(cl, rec);
+			if (ret || i > ATTACH_TRIES)
+				break;
+			continue;
+		}
+		ts.tv_nsec = 1000000L * (long)RMP_MIN(end - now,
+						      REPAIR_POLL_MS);
 		nanosleep(&ts, NULL);
 		ret = cl_record_read(cl, rec);
+	}
+	if (!ret && rec->r.repair_until_ms) {
+		cl_say(cl, "the lease's record stays under repair");
+		ret = -EAGAIN;
 	}
 	return ret;
 }
 
+/* What attach_all does with a member of the record. */
+enum use {
+	ATTACH,  /* attach it */
+	KEEP,    /* the handle has it, live: counts as live */
+	SKIP,    /* the handle lost it during a write: it lacks bytes */
+};
+
+/* same_member -- handle m is the lease of member token t. */
+static bool same_member(const struct rmp_lease *m, const struct rmp_token *t)
+{
+	return m && m->port == t->port && m->id == t->id &&
+	       !strcmp(m->host, t->host);
+}
+
 /*
- * attach_all -- every member of rec attached (dead ones, and those that
- * refuse for a reason of their node, left NULL) into m: 0 when each
- * stripe has one at least; else the first member's error.
+ * keep_of -- for the record rec as read, what to do with each member of
+ * the handle l: keep a live one the record still names, skip one it lost
+ * while a write was done without it (a repair must replace it), attach
+ * the rest (lost otherwise, or new). -EPROTO when rec is not l's shape
+ * or older than what l knows (an old record put back).
+ */
+static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
+		   enum use *keep)
+{
+	const struct rmpc_group *g = l->group;
+	const struct cl_lease *cx = g->keeper_arg;
+	const struct rmp_lease_record *r = &rec->r, *was = &cx->rec.r;
+
+	if (r->stripes != was->stripes || r->replicas != was->replicas ||
+	    r->stripe_unit != was->stripe_unit || r->length != was->length ||
+	    r->epoch < was->epoch) {
+		cl_say(cx->cl, "the lease's record in etcd has another shape "
+		       "or an older epoch than this handle knows");
+		return -EPROTO;
+	}
+	for (unsigned i = 0; i < g->n; i++) {
+		bool same = same_member(g->m[i], &r->member[i]);
+
+		keep[i] = !same ? ATTACH : !g->lost[i] ? KEEP :
+			  g->missed[i] ? SKIP : ATTACH;
+	}
+	return 0;
+}
+
+/* dead_member -- an answer of a member's server that says only that
+ * member is gone (its lease ended there, its node is down): the others
+ * may hold the bytes. */
+static bool dead_member(int err)
+{
+	return err == -ENOENT || err == -EKEYEXPIRED || err == -EHOSTDOWN ||
+	       cl_conn_lost(err) || err == -ECONNREFUSED ||
+	       err == -EHOSTUNREACH || err == -ENETUNREACH;
+}
+
+/*
+ * attach_all -- the members of rec keep says ATTACH attached into m
+ * (dead ones left NULL): 0 when each stripe has one at least, kept or
+ * attached; else -EHOSTDOWN or the first error that is not of one
+ * member (the tenant, the access: the same at every member).
  */
 static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
-		      uint32_t access, struct rmp_lease **m)
+		      uint32_t access, const enum use *keep,
+		      struct rmp_lease **m)
 {
 	const struct rmp_lease_record *r = &rec->r;
-	int first = 0;
 
 	for (unsigned s = 0; s < r->stripes; s++) {
 		unsigned live = 0;
-		int err = 0;
 
 		for (unsigned j = 0; j < r->replicas; j++) {
 			unsigned i = s * r->replicas + j;
-			int ret = cl_member_attach(cl, &r->member[i], access,
-						   false, &m[i]);
+			int ret;
 
-			live += !ret;
-			err = err ? err : ret;
-			/* the tenant, the secret, the access: the same at
-			 * every member, so no use asking the others */
-			if (ret == -EPERM || ret == -EACCES || ret == -ENOENT ||
-			    ret == -EKEYREJECTED)
+			if (keep[i] != ATTACH) {
+				live += keep[i] == KEEP;
+				continue;
+			}
+			ret = cl_member_attach(cl, &r->member[i], access,
+					       false, &m[i]);
+			if (ret && !dead_member(ret))
 				return ret;
+			live += !ret;
 		}
-		if (!live)
-			first = first ? first : err;
+		if (!live) {
+			cl_say(cl, "stripe %u of the lease has no member left "
+			       "(%s)", s, cl->err);
+			return -EHOSTDOWN;
+		}
 	}
-	return first;
+	return 0;
 }
 
 static void close_all(struct rmp_lease **m, unsigned n)
@@ -159,30 +266,36 @@ static void close_all(struct rmp_lease **m, unsigned n)
 }
 
 /*
- * attach_current -- rec read (a repair waited out) and its members
- * attached into m, then the record read once more: if it changed
- * meanwhile (a repair began), what we attached may miss its copy, so
- * again. 0, or an error with why in cl->err.
+ * attach_current -- rec read (a repair waited out) and its members not
+ * the handle l keeps (NULL: none; keep_of) attached into m, then the
+ * record read once more: if it changed meanwhile (a repair began), what
+ * we attached may miss its copy, so again. 0, or an error with why in
+ * cl->err.
  */
 static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
-			  uint32_t access, struct rmp_lease **m)
+			  uint32_t access, struct rmp_lease *l,
+			  struct rmp_lease **m)
 {
 	for (int tries = 0; tries < ATTACH_TRIES; tries++) {
 		struct cl_record again = *rec;
+		enum use keep[RMP_LREC_MEMBERS_MAX] = { ATTACH };
 		int ret;
 
 		ret = cl_record_settled(cl, rec);
+		if (!ret && l)
+			ret = keep_of(l, rec, keep);
 		if (!ret)
-			ret = attach_all(cl, rec, access, m);
+			ret = attach_all(cl, rec, access, keep, m);
 		if (!ret)
 			ret = cl_record_read(cl, &again);
-		if (ret) {
-			close_all(m, RMP_LREC_MEMBERS_MAX);
-			return ret;
-		}
-		if (again.mod_revision == rec->mod_revision)
+		if (!ret && again.mod_revision == rec->mod_revision)
+			ret = 1;
+		rmp_wipe(&again, sizeof(again));
+		if (ret == 1)
 			return 0;
 		close_all(m, RMP_LREC_MEMBERS_MAX);
+		if (ret)
+			return ret;
 	}
 	cl_say(cl, "the lease's record in etcd kept changing");
 	return -EAGAIN;
@@ -257,7 +370,7 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 	if (!ret)
 		ret = cl_members_current(cl);
 	if (!ret)
-		ret = attach_current(cl, &cx->rec, cx->access, m);
+		ret = attach_current(cl, &cx->rec, cx->access, NULL, m);
 	n = cx->rec.r.stripes * cx->rec.r.replicas;
 	if (!ret) {
 		ret = rmpc_group_new(m, cx->rec.r.stripes, cx->rec.r.replicas,
@@ -296,10 +409,23 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s)
 			ttl = RMP_MIN(ttl, g->m[i]->ttl_ms);
 	ret = cl_record_extend(cx->cl, &cx->rec, ttl);
 	if (ret == -EAGAIN) {
-		/* a repair elsewhere wrote it: once more on its list */
-		ret = cl_record_read(cx->cl, &cx->rec);
+		/* written meanwhile (a repair, another holder's renewal):
+		 * once more on what it is now, a repair waited out (not to
+		 * overwrite its mark, nor to make its publish fail) */
+		struct cl_record now = cx->rec;
+
+		ret = cl_record_settled(cx->cl, &now);
+		if (!ret && now.r.epoch >= cx->rec.r.epoch)
+			cx->rec = now;
 		if (!ret)
 			ret = cl_record_extend(cx->cl, &cx->rec, ttl);
+		rmp_wipe(&now, sizeof(now));
+	}
+	if (ret == -ENOENT) {
+		/* its etcd lease ran out while the members lived on: the
+		 * members are ours, so the record is written again */
+		cx->rec.r.repair_until_ms = 0;
+		ret = cl_record_create(cx->cl, &cx->rec, ttl);
 	}
 	return ret;
 }
@@ -314,9 +440,21 @@ static void keeper_ending(struct rmp_lease *l, bool freed)
 	free(cx);
 }
 
-/* keeper_refresh -- every member attached anew from the record as it
- * is now; the group takes them in place of its old handles. */
-static int keeper_refresh(struct rmp_lease *l)
+/* keeper_moved -- the record is not as this handle last read it. */
+static int keeper_moved(struct rmp_lease *l)
+{
+	struct cl_lease *cx = l->group->keeper_arg;
+	struct cl_record now = cx->rec;
+	int ret = cl_record_read(cx->cl, &now);
+
+	if (!ret)
+		ret = now.mod_revision != cx->rec.mod_revision ||
+		      now.r.repair_until_ms;
+	rmp_wipe(&now, sizeof(now));
+	return ret;
+}
+
+int cl_lease_refresh(struct rmp_lease *l)
 {
 	struct cl_lease *cx = l->group->keeper_arg;
 	struct rmp_lease *m[RMP_LREC_MEMBERS_MAX] = { 0 };
@@ -325,25 +463,20 @@ static int keeper_refresh(struct rmp_lease *l)
 	int ret;
 
 	cl_members_current(cx->cl); /* etcd down: every member is tried */
-	ret = attach_current(cx->cl, &rec, cx->access, m);
-	if (ret)
-		return ret;
-	/* an older record put back by someone who can write etcd (not
-	 * forge it: it is sealed) must not take us back to old members */
-	if (rec.r.stripes * rec.r.replicas != g->n ||
-	    rec.r.length != cx->rec.r.length ||
-	    rec.r.epoch < cx->rec.r.epoch) {
-		close_all(m, RMP_LREC_MEMBERS_MAX);
-		cl_say(cx->cl, "the lease's record in etcd has another shape "
-		       "or an older epoch");
-		return -EPROTO;
-	}
-	for (unsigned i = 0; i < g->n; i++) {
-		if (m[i])
+	ret = attach_current(cx->cl, &rec, cx->access, l, m);
+	for (unsigned i = 0; !ret && i < g->n; i++) {
+		if (m[i]) {
 			rmpc_group_swap(l, i, m[i]);
-		else
+		} else if (!same_member(g->m[i], &rec.r.member[i])) {
+			/* replaced by a repair, and the new one is not to be
+			 * had: the old one is written no more */
+			rmpc_group_swap(l, i, NULL);
 			rmpc_group_lose(l, i);
+			g->missed[i] = true;
+		}
 	}
-	cx->rec = rec;
-	return 0;
+	if (!ret)
+		cx->rec = rec;
+	rmp_wipe(&rec, sizeof(rec));
+	return ret;
 }

@@ -71,7 +71,8 @@ static int finish(struct rmp_cluster *cl, int ret, struct result *res,
 	ret = cl_etcd_errno(ret ? ret : res->err);
 	if (ret)
 		cl_say(cl, "%s the lease's record in etcd: %s", what,
-		       ret == -ENOMEM ? "out of memory" : res->error);
+		       ret == -ENOMEM ? "out of memory" : res->error[0] ?
+		       res->error : rmp_strerror(ret));
 	return ret;
 }
 
@@ -162,8 +163,11 @@ static int revoke(struct rmp_cluster *cl, int64_t id)
 	struct result res = { 0 };
 	int ret = rmp_etcd_revoke(cl->etcd, id, on_result, &res);
 
-	ret = finish(cl, ret, &res, "removing");
-	return ret == -ENOENT ? 0 : ret;
+	while (!ret && !res.done)
+		event_base_loop(cl->base, EVLOOP_ONCE);
+	if (!ret && res.err == -ENOENT)
+		return 0; /* ended already */
+	return finish(cl, ret, &res, "removing");
 }
 
 int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
@@ -175,6 +179,7 @@ int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 		ret = put(cl, rec, true);
 	if (ret && rec->etcd_lease)
 		revoke(cl, rec->etcd_lease);
+	rec->granted = ret ? 0 : rec->etcd_lease;
 	return ret;
 }
 
@@ -240,12 +245,26 @@ int cl_record_extend(struct rmp_cluster *cl, struct cl_record *rec,
 		revoke(cl, id);
 		return ret;
 	}
-	/* the record is under the new lease: the old one ends alone */
-	revoke(cl, old);
+	/* the record is under the new lease: the old one, if ours, ends */
+	if (old && old == rec->granted)
+		revoke(cl, old);
+	rec->granted = id;
 	return 0;
 }
 
 int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec)
 {
-	return revoke(cl, rec->etcd_lease);
+	struct result res = { 0 };
+	char key[CL_PREFIX_MAX + 64];
+	int ret;
+
+	/* an etcd lease id read from etcd may be a node's registration:
+	 * revoke only one we granted, else delete the key alone */
+	if (rec->granted && rec->granted == rec->etcd_lease)
+		return revoke(cl, rec->etcd_lease);
+	record_key(cl, rec, key, sizeof(key));
+	ret = rmp_etcd_delete(cl->etcd, key, on_result, &res);
+	ret = finish(cl, ret, &res, "removing");
+	free(res.value);
+	return ret;
 }

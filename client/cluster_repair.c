@@ -7,9 +7,11 @@
  * Writes by other holders during the copy are not lost:
  *   1. the record is marked "under repair until T", by a txn on the
  *      revision read (one repair at a time);
- *   2. every live member is attached again exclusively: every other
- *      key to it is revoked, so no other holder's write lands after
- *      this point;
+ *   2. every live member is attached again exclusively, over a
+ *      connection of the repair's own: every other key to it is
+ *      revoked (this process's other handles' too), so no other
+ *      holder's write lands after this point (once the server's NIC
+ *      has done the invalidations: a short settle);
  *   3. the new members are filled from the live ones;
  *   4. the new list is published and the mark cleared, by a txn on the
  *      revision of 1.
@@ -27,14 +29,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util.h"
 
-/* The time a repair may hold the lease: a base, and the copy at a rate
- * an emulated NIC keeps up (a real one is a hundred times faster). */
-#define REPAIR_BASE_MS 20000u
-#define REPAIR_BYTES_PER_MS (16u << 10)
 #define COPY_CHUNK (1u << 20)
+/* After the fence, before the copy: a revoked key's invalidation is
+ * posted by the server and done by its NIC a moment later; a write of a
+ * fenced holder already on the wire lands before it. */
+#define FENCE_SETTLE_MS 50
 
 /* One repair under way. */
 struct repair {
@@ -45,6 +48,9 @@ struct repair {
 	struct rmp_lease *fresh[RMP_LREC_MEMBERS_MAX]; /* their successors */
 	unsigned ndead;
 	bool marked;                                /* step 1 done */
+	struct rmp_client *fc[RMP_LREC_MEMBERS_MAX];   /* the fence's own
+							* connections ... */
+	struct rmp_lease *fenced[RMP_LREC_MEMBERS_MAX]; /* ... and handles */
 };
 
 /* live_of -- a live member of the stripe of member i, or NULL. */
@@ -53,9 +59,14 @@ static struct rmp_lease *live_of(const struct repair *rp, unsigned i)
 	const struct rmpc_group *g = rp->l->group;
 	unsigned r = rp->cx->rec.r.replicas, s = i / r;
 
-	for (unsigned j = s * r; j < (s + 1) * r; j++)
-		if (!rp->dead[j] && !g->lost[j] && g->m[j])
+	for (unsigned j = s * r; j < (s + 1) * r; j++) {
+		if (rp->dead[j])
+			continue;
+		if (rp->fenced[j])
+			return rp->fenced[j];
+		if (!g->lost[j] && g->m[j])
 			return g->m[j];
+	}
 	return NULL;
 }
 
@@ -70,7 +81,9 @@ static void find_dead(struct repair *rp)
 		struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
 		struct rmp_lease *m;
 
-		if (!n || !n->present)
+		/* one that missed a write this handle made lacks bytes: it
+		 * is replaced, not taken back */
+		if (!n || !n->present || g->missed[i])
 			rp->dead[i] = true;
 		else if (g->lost[i] || !g->m[i]) {
 			if (cl_member_attach(rp->cl, &r->member[i],
@@ -109,7 +122,18 @@ static int place_fresh(struct repair *rp)
 		     j++) {
 			struct cl_node *n = cl_member_node(cl, &r->member[j]);
 
-			if (j != i && n && (!rp->dead[j] || rp->fresh[j]))
+			if (j == i)
+				continue;
+			/* a member placed anew is where its fresh lease is */
+			if (rp->fresh[j]) {
+				struct rmp_token ft;
+
+				cl_member_token(rp->fresh[j], &ft);
+				n = cl_member_node(cl, &ft);
+			} else if (rp->dead[j]) {
+				n = NULL;
+			}
+			if (n)
 				avoid[navoid++] = (unsigned)(n - cl->nodes);
 		}
 		rmp_lease_info(src, &info);
@@ -126,25 +150,61 @@ static int place_fresh(struct repair *rp)
 	return 0;
 }
 
-/* fence -- every live member attached exclusively (step 2). */
+/* fence_one -- member i attached exclusively over a connection of the
+ * repair's own. */
+static int fence_one(struct repair *rp, unsigned i)
+{
+	const struct rmp_token *t = &rp->cx->rec.r.member[i];
+	struct rmp_attach_opts o;
+	char text[RMP_TOKEN_MAX];
+	int ret = rmp_client_new(&rp->fc[i], &rp->cl->copts);
+
+	if (!ret)
+		ret = rmp_client_connect(rp->fc[i], t->host, t->port);
+	if (!ret && rmp_token_format(t, text, sizeof(text)) < 0)
+		ret = -EINVAL;
+	rmp_attach_opts_init(&o);
+	o.flags = RMP_ATTACH_EXCLUSIVE;
+	if (!ret)
+		ret = rmp_lease_attach_with(rp->fc[i], text, &o,
+					    &rp->fenced[i]);
+	if (ret)
+		cl_say(rp->cl, "fencing %s port %u: %s (%s)", t->host, t->port,
+		       rmp_strerror(ret), rp->fc[i] ?
+		       rmp_client_last_error(rp->fc[i]) : "");
+	return ret;
+}
+
+/* fence -- every live member attached exclusively (step 2): from then on
+ * every other key to them, this handle's too, is revoked. */
 static int fence(struct repair *rp)
 {
 	struct rmpc_group *g = rp->l->group;
-	const struct rmp_lease_record *r = &rp->cx->rec.r;
+	struct timespec settle = { 0, FENCE_SETTLE_MS * 1000000L };
 
 	for (unsigned i = 0; i < g->n; i++) {
-		struct rmp_lease *m;
 		int ret;
 
 		if (rp->dead[i])
 			continue;
-		ret = cl_member_attach(rp->cl, &r->member[i], rp->cx->access,
-				       true, &m);
+		ret = fence_one(rp, i);
 		if (ret)
 			return ret;
-		rmpc_group_swap(rp->l, i, m);
+		/* this handle's key there is revoked: attached anew after */
+		rmpc_group_lose(rp->l, i);
 	}
+	nanosleep(&settle, NULL);
 	return 0;
+}
+
+/* unfence -- the fence's connections closed (their keys with them). */
+static void unfence(struct repair *rp)
+{
+	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++) {
+		rmp_client_free(rp->fc[i]); /* frees fenced[i] too */
+		rp->fc[i] = NULL;
+		rp->fenced[i] = NULL;
+	}
 }
 
 /* copy -- each new member filled from a live one of its stripe, in
@@ -196,16 +256,26 @@ static int publish(struct repair *rp)
 		return -ETIMEDOUT;
 	}
 	ret = cl_record_replace(rp->cl, &rec);
-	if (ret)
-		return ret;
-	rp->cx->rec = rec;
-	for (unsigned i = 0; i < rp->l->group->n; i++) {
-		if (!rp->fresh[i])
-			continue;
-		rmpc_group_swap(rp->l, i, rp->fresh[i]);
-		rp->fresh[i] = NULL;
+	if (ret == -ETIMEDOUT || ret == -ECONNREFUSED || ret == -EIO) {
+		/* the txn may have been done all the same: look */
+		struct cl_record now = rec;
+
+		if (!cl_record_read(rp->cl, &now) && now.r.epoch == rec.r.epoch &&
+		    !now.r.repair_until_ms)
+			ret = 0, rec = now;
+		rmp_wipe(&now, sizeof(now));
 	}
-	return 0;
+	if (!ret) {
+		rp->cx->rec = rec;
+		for (unsigned i = 0; i < rp->l->group->n; i++) {
+			if (!rp->fresh[i])
+				continue;
+			rmpc_group_swap(rp->l, i, rp->fresh[i]);
+			rp->fresh[i] = NULL;
+		}
+	}
+	rmp_wipe(&rec, sizeof(rec));
+	return ret;
 }
 
 /* undo -- a repair that failed: its new leases freed, the mark taken
@@ -222,6 +292,7 @@ static void undo(struct repair *rp)
 		rec.r.repair_until_ms = 0;
 		if (!cl_record_replace(rp->cl, &rec))
 			rp->cx->rec = rec;
+		rmp_wipe(&rec, sizeof(rec));
 		snprintf(rp->cl->err, sizeof(rp->cl->err), "%s", why);
 	}
 }
@@ -235,8 +306,8 @@ static int mark(struct repair *rp)
 	for (unsigned i = 0; i < rp->l->group->n; i++)
 		if (rp->fresh[i])
 			bytes += rp->fresh[i]->length;
-	rp->cx->rec.r.repair_until_ms = cl_wall_ms() + REPAIR_BASE_MS +
-		bytes / REPAIR_BYTES_PER_MS;
+	rp->cx->rec.r.repair_until_ms = cl_wall_ms() +
+		cl_repair_budget_ms(bytes);
 	ret = cl_record_replace(rp->cl, &rp->cx->rec);
 	if (ret) {
 		rp->cx->rec.r.repair_until_ms = 0;
@@ -247,6 +318,29 @@ static int mark(struct repair *rp)
 	}
 	rp->marked = true;
 	return 0;
+}
+
+/* read_current -- the record as it is (a repair under way waited out),
+ * checked to be this lease's shape and not older than what the handle
+ * knows (an old record put back in etcd). */
+static int read_current(struct repair *rp)
+{
+	const struct rmpc_group *g = rp->l->group;
+	struct cl_record now = rp->cx->rec;
+	int ret = cl_record_settled(rp->cl, &now);
+
+	if (!ret && (now.r.stripes != g->stripes ||
+		     now.r.replicas != g->replicas ||
+		     now.r.stripe_unit != g->stripe_unit ||
+		     now.r.epoch < rp->cx->rec.r.epoch)) {
+		cl_say(rp->cl, "the lease's record in etcd has another shape "
+		       "or an older epoch than this handle knows");
+		ret = -EPROTO;
+	}
+	if (!ret)
+		rp->cx->rec = now;
+	rmp_wipe(&now, sizeof(now));
+	return ret;
 }
 
 int rmp_lease_repair(struct rmp_lease *l)
@@ -263,11 +357,9 @@ int rmp_lease_repair(struct rmp_lease *l)
 	rp.cl = rp.cx->cl;
 	ret = cl_members_current(rp.cl);
 	if (!ret)
-		ret = cl_record_settled(rp.cl, &rp.cx->rec);
+		ret = read_current(&rp);
 	if (ret)
 		return ret;
-	/* a repair that died left its mark: its deadline passed, take over */
-	rp.cx->rec.r.repair_until_ms = 0;
 	find_dead(&rp);
 	if (!rp.ndead)
 		return 0;
@@ -282,5 +374,9 @@ int rmp_lease_repair(struct rmp_lease *l)
 		ret = publish(&rp);
 	if (ret)
 		undo(&rp);
+	unfence(&rp);
+	/* the fence revoked this handle's keys too: attached anew */
+	if (!ret && rp.marked)
+		ret = cl_lease_refresh(l);
 	return ret;
 }

@@ -121,9 +121,10 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 	}
 }
 
-/* write_once -- to every live replica at once. */
+/* write_once -- to every live replica at once; *dropped: members that
+ * failed (lost now), when the write is done without them. */
 static int write_once(struct rmp_lease *l, uint64_t off, char *src,
-		      size_t len)
+		      size_t len, unsigned *dropped)
 {
 	struct rmpc_group *g = l->group;
 	struct rmpc_leg legs[RMPC_LEGS_MAX];
@@ -155,8 +156,10 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		err = legs[k].err;
 		if (caller_error(err))
 			return err;
-		if (err)
+		if (err) {
 			rmpc_group_lose(l, member[k]);
+			(*dropped)++;
+		}
 		pt.first[i] = pt.first[i] ? pt.first[i] : err;
 		ok[i] += !err;
 	}
@@ -164,6 +167,15 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		if (!ok[i])
 			return pt.first[i];
 	return 0;
+}
+
+/* mark_missed -- the write is done: members lost now that were live
+ * before it lack it (was: lost before the call). */
+static void mark_missed(struct rmpc_group *g, const bool *was)
+{
+	for (unsigned i = 0; i < g->n; i++)
+		if (g->lost[i] && !was[i])
+			g->missed[i] = true;
 }
 
 /* again -- a call on l failed with err for want of a live member: when
@@ -186,10 +198,26 @@ int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 
 int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 {
-	int err = write_once(l, off, src, len);
+	struct rmpc_group *g = l->group;
+	const struct rmpc_group_keeper *k = g->keeper;
+	bool was[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	unsigned dropped = 0;
+	int err;
 
+	memcpy(was, g->lost, sizeof(was));
+	err = write_once(l, off, src, len, &dropped);
+	/* A member failed and the others took the write: before it counts
+	 * as done, is a repair the cause (its fence revokes our keys)? Then
+	 * the write must reach its new members too. */
+	if (!err && dropped && k && k->moved(l) == 1)
+		err = -EAGAIN; /* and the record could not be read again */
 	/* a write is the same bytes again: all of it goes to the new list */
-	return again(l, err) ? write_once(l, off, src, len) : err;
+	if (err && !caller_error(err) && k && !k->refresh(l))
+		err = write_once(l, off, src, len, &dropped);
+	/* whatever was lost in this call and is not back lacks the write */
+	if (!err)
+		mark_missed(g, was);
+	return err;
 }
 
 int rmpc_group_flush(struct rmp_lease *l)

@@ -147,6 +147,7 @@ void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
 	rmp_lease_close(g->m[i]);
 	g->m[i] = m;
 	g->lost[i] = false;
+	g->missed[i] = false;
 }
 
 /* group_renew -- renew every member not lost: 0 when each stripe

@@ -55,6 +55,9 @@ struct rmpc_group {
 	unsigned n;           /* stripes * replicas */
 	struct rmp_lease *m[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX]; /* m[s * replicas + j]: replica j of stripe s */
 	bool lost[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	/* lost while a write was done without it: it lacks bytes, and is
+	 * never taken back as it is (only a new member replaces it) */
+	bool missed[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
 	/* the cluster lease's record (NULL: none), kept by the cluster */
 	const struct rmpc_group_keeper *keeper;
 	void *keeper_arg;
@@ -70,13 +73,19 @@ struct rmpc_group {
  *            lease follows (0 or the error the renewal returns)
  *   ending   the handle goes (freed: the lease was freed, its record
  *            goes too; else closed): release keeper_arg
- *   refresh  a call found a stripe with no live member (they failed):
- *            read the record again (waiting out a repair) and attach
- *            its members anew; 0 when the handle may try again
+ *   moved    a member failed during a write the others took: has the
+ *            record changed since the handle read it (a repair under
+ *            way, or done: its fence is what failed us)? 1 yes, 0 no,
+ *            or an etcd error
+ *   refresh  read the record again (waiting out a repair) and attach
+ *            anew the members it names that the handle lost (not one
+ *            that missed a write) or that it replaced; 0 when the handle
+ *            may try again
  */
 struct rmpc_group_keeper {
 	int (*renewed)(struct rmp_lease *l, uint32_t ttl_s);
 	void (*ending)(struct rmp_lease *l, bool freed);
+	int (*moved)(struct rmp_lease *l);
 	int (*refresh)(struct rmp_lease *l);
 };
 
@@ -87,7 +96,7 @@ void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
 
 /*
  * rmpc_group_swap -- member i of l is now m (attached anew): the old
- * handle is closed, i is live again.
+ * handle is closed, i is live again (and lacks nothing).
  */
 void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m);
 
