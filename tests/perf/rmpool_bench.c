@@ -69,11 +69,8 @@
  * Bandwidth is timed from the first submit to the last completion.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,100 +79,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rmpool.h"
-#include "token.h"
+#include "bench.h"
 
 #define MIN_LEASE (1u << 20)
 #define POLL_TIMEOUT_MS 10000
-#define MAX_DEPTH 65536u
-#define MAX_SIZES 32u
-#define MAX_THREADS 64u
-
-enum mode { READ_LAT, WRITE_LAT, FAA_LAT, CAS_LAT, ALLOC_LAT, ATTACH_LAT,
-	    READ_BW, WRITE_BW };
-
-static const char *const mode_names[] = {
-	[READ_LAT] = "read-lat", [WRITE_LAT] = "write-lat",
-	[FAA_LAT] = "faa-lat",   [CAS_LAT] = "cas-lat",
-	[ALLOC_LAT] = "alloc-lat", [ATTACH_LAT] = "attach-lat",
-	[READ_BW] = "read-bw",
-	[WRITE_BW] = "write-bw",
-};
-
-struct bench {
-	enum mode mode;
-	char host[256];
-	uint16_t port;
-	size_t size;
-	uint64_t iters;
-	unsigned depth;
-	uint64_t warmup;
-	bool busy_poll;
-	long spin_max_us;       /* -1: the library's default */
-	size_t sizes[MAX_SIZES]; /* --size list; size is the one running */
-	unsigned nsizes;
-	bool json;
-	bool progress;
-	unsigned threads;       /* bandwidth modes: connections at once */
-	uint64_t progress_at;   /* next progress line, ns */
-
-	struct rmp_client *c;
-	struct rmp_lease *l;
-	struct rmp_client *c2;  /* attach-lat: the attaching connection */
-	char token[RMP_TOKEN_MAXLEN];
-	unsigned attaches;
-	struct rmp_buf *b;
-	char *mem;
-	size_t mem_len;
-	uint64_t lease_len;
-};
 
 /* For fail(): the calling thread's client's last error. */
 static __thread struct bench *g_bench;
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N] "
-		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
-		"[--json] [--progress] MODE\n"
-		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat attach-lat\n"
-		"       (synchronous, one at a time; alloc-lat: lease alloc +\n"
-		"       free; attach-lat: attach by token from a 2nd connection)\n"
-		"       read-bw write-bw (asynchronous, DEPTH in flight)\n"
-		"  -s, --server HOST[:PORT]  rmpoold address (port default %u)\n"
-		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
-		"                runs each size in turn (default 64 for *-lat,\n"
-		"                65536 for *-bw, 4096 for alloc-lat; atomics: 8)\n"
-		"  --iters N     timed operations (default 1000)\n"
-		"  --depth N     operations in flight for *-bw (default 16)\n"
-		"  --warmup N    untimed operations first (default 100)\n"
-		"  --busy-poll   *-lat: post + submit + spin on rmp_poll(.., 0)\n"
-		"                instead of the synchronous call\n"
-		"  --spin-max-us N  longest spin of a waiting call (default:\n"
-		"                the library's); 0 = sleep at once (\"-sleep\")\n"
-		"  --threads N   *-bw: N connections, one thread each, summed\n"
-		"  --json        one JSON object per result line\n"
-		"  --progress    a progress line on stderr once a second (the\n"
-		"                default when stderr is a terminal)\n"
-		"Prints a line per size: rmpool MODE size=.. iters=.. then min= "
-		"median= p99= p99.9= avg= us sleeps= (latency; sleeps per "
-		"operation) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
-		RMP_DEFAULT_PORT);
-}
-
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rmpool-bench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n", stderr);
-	usage(stderr);
-	exit(2);
-}
 
 /* fail -- report a failed call with the library's detail, exit 1. */
 static void fail(const char *what, int err)
@@ -198,185 +108,6 @@ static void failx(const char *fmt, ...)
 	va_end(ap);
 	fputs("\n", stderr);
 	exit(1);
-}
-
-static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
-			  uint64_t max);
-
-/* parse_sizes -- "64,4K,1M": each 1 B .. 1 GiB, MAX_SIZES at most. */
-static void parse_sizes(struct bench *bp, const char *arg)
-{
-	char buf[512], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(buf))
-		usage_error("--size: list too long");
-	strcpy(buf, arg);
-	bp->nsizes = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (bp->nsizes == MAX_SIZES)
-			usage_error("--size: at most %u sizes", MAX_SIZES);
-		bp->sizes[bp->nsizes++] = (size_t)parse_num("--size", tok, 1,
-							     UINT64_C(1) << 30);
-	}
-	if (!bp->nsizes)
-		usage_error("--size: no size given");
-}
-
-/* parse_num -- a decimal count with an optional K/M/G suffix (x1024). */
-static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
-			  uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-	unsigned shift = 0;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		usage_error("%s: '%s' is not a number", opt, s);
-	v = strtoull(s, &end, 10);
-	if (errno)
-		usage_error("%s: '%s' is out of range", opt, s);
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end)
-		usage_error("%s: '%s' is not a number", opt, s);
-	if (shift && v > (UINT64_MAX >> shift))
-		usage_error("%s: '%s' is out of range", opt, s);
-	v <<= shift;
-	if (v < min || v > max)
-		usage_error("%s: %s is outside %" PRIu64 "..%" PRIu64, opt, s,
-			    min, max);
-	return v;
-}
-
-/* split_server -- HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address. */
-static void split_server(struct bench *bp, const char *s)
-{
-	if (rmp_split_server(s, bp->host, sizeof(bp->host), &bp->port))
-		usage_error("invalid server address '%s'", s);
-}
-
-static void parse_args(struct bench *bp, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "server", required_argument, NULL, 's' },
-		{ "size", required_argument, NULL, 'z' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "busy-poll", no_argument, NULL, 'p' },
-		{ "spin-max-us", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "progress", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool have_server = false, have_size = false;
-	size_t i;
-	int o;
-
-	bp->iters = 1000;
-	bp->depth = 16;
-	bp->warmup = 100;
-	bp->spin_max_us = -1;
-	while ((o = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
-		switch (o) {
-		case 's':
-			split_server(bp, optarg);
-			have_server = true;
-			break;
-		case 'z':
-			parse_sizes(bp, optarg);
-			have_size = true;
-			break;
-		case 'j':
-			bp->json = true;
-			break;
-		case 'T':
-			bp->threads = (unsigned)parse_num("--threads", optarg, 1,
-							  MAX_THREADS);
-			break;
-		case 'P':
-			bp->progress = true;
-			break;
-		case 'n':
-			bp->iters = parse_num("--iters", optarg, 1,
-					      UINT64_C(1) << 32);
-			break;
-		case 'd':
-			bp->depth = (unsigned)parse_num("--depth", optarg, 1,
-							MAX_DEPTH);
-			break;
-		case 'w':
-			bp->warmup = parse_num("--warmup", optarg, 0,
-					       UINT64_C(1) << 32);
-			break;
-		case 'p':
-			bp->busy_poll = true;
-			break;
-		case 'S':
-			bp->spin_max_us = (long)parse_num("--spin-max-us",
-							  optarg, 0, 1000000);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
-		}
-	}
-	if (!have_server)
-		usage_error("-s HOST[:PORT] is required");
-	if (optind + 1 != argc)
-		usage_error(optind == argc ? "missing MODE" :
-					     "one MODE only");
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (strcmp(argv[optind], mode_names[i]) == 0)
-			break;
-	if (i == sizeof(mode_names) / sizeof(mode_names[0]))
-		usage_error("unknown mode '%s'", argv[optind]);
-	bp->mode = (enum mode)i;
-
-	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
-		if (have_size && (bp->nsizes != 1 || bp->sizes[0] != 8))
-			usage_error("%s works on 8 bytes (--size 8)",
-				    mode_names[bp->mode]);
-		bp->sizes[0] = 8;
-		bp->nsizes = 1;
-	} else if (bp->mode == ALLOC_LAT || bp->mode == ATTACH_LAT) {
-		if (bp->busy_poll)
-			usage_error("--busy-poll is for the data modes");
-	}
-	if (!bp->nsizes) {
-		bp->sizes[0] = bp->mode == READ_BW || bp->mode == WRITE_BW ?
-				       65536 :
-			       bp->mode == ALLOC_LAT ? 4096 : 64;
-		bp->nsizes = 1;
-	}
-	if (!bp->threads)
-		bp->threads = 1;
-	if (bp->threads > 1 && bp->mode != READ_BW && bp->mode != WRITE_BW)
-		usage_error("--threads is for the bandwidth modes");
-	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
-		bp->depth = 1; /* one synchronous call at a time */
-	else if (bp->busy_poll)
-		usage_error("--busy-poll is for the latency modes");
-	/* Lease and buffer are sized for the largest. */
-	bp->size = 0;
-	for (i = 0; i < bp->nsizes; i++)
-		if (bp->sizes[i] > bp->size)
-			bp->size = bp->sizes[i];
-	if ((uint64_t)bp->size * bp->depth > (UINT64_C(1) << 34))
-		usage_error("--size x --depth above 16 GiB");
-	if (!bp->progress)
-		bp->progress = isatty(STDERR_FILENO);
 }
 
 static uint64_t now_ns(void)
