@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bench_cluster.h"
 #include "rmpool.h"
 #include "token.h"
 
@@ -42,6 +43,11 @@ struct bench {
 	char token[RMP_TOKEN_MAXLEN];
 	unsigned attaches;
 	struct rmp_buf *b;
+	struct bench_cluster cluster; /* -C: leases placed on a cluster */
+	struct rmp_buf *replica_b[BENCH_REPLICAS_MAX]; /* -C: the buffer
+				 * registered with each further replica's
+				 * connection too (zero copy to each) */
+	unsigned replica_nb;
 	char *mem;
 	size_t mem_len;
 	uint64_t lease_len;

@@ -22,7 +22,8 @@ const char *const mode_names[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N] "
+		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N]} "
+		"[--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
 		"[--json] [--progress] MODE\n"
 		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat attach-lat\n"
@@ -30,6 +31,11 @@ static void usage(FILE *f)
 		"       free; attach-lat: attach by token from a 2nd connection)\n"
 		"       read-bw write-bw (asynchronous, DEPTH in flight)\n"
 		"  -s, --server HOST[:PORT]  rmpoold address (port default %u)\n"
+		"  -C, --cluster URL  or leases placed on a cluster by\n"
+		"                rmp_cluster_alloc (URL: etcd, as rmpool -C);\n"
+		"                alloc-lat then times rmp_cluster_alloc + free\n"
+		"  --replicas N  with -C: 1 (default), 2..3 a mirrored lease\n"
+		"                (synchronous reads and writes only)\n"
 		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
 		"                runs each size in turn (default 64 for *-lat,\n"
 		"                65536 for *-bw, 4096 for alloc-lat; atomics: 8)\n"
@@ -45,8 +51,9 @@ static void usage(FILE *f)
 		"  --progress    a progress line on stderr once a second (the\n"
 		"                default when stderr is a terminal)\n"
 		"Prints a line per size: rmpool MODE size=.. iters=.. then min= "
-		"median= p99= p99.9= avg= us sleeps= (latency; sleeps per "
-		"operation) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
+		"median= p99= p99.9= avg= us sleeps= [etcd_reads=] (latency; "
+		"sleeps per operation; with -C, etcd's reads of the membership "
+		"while timing) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
 		RMP_DEFAULT_PORT);
 }
 
@@ -123,10 +130,85 @@ static void split_server(struct bench *bp, const char *s)
 	if (rmp_split_server(s, bp->host, sizeof(bp->host), &bp->port))
 		usage_error("invalid server address '%s'", s);
 }
+
+/* check_cluster -- what a lease placed on a cluster (-C) can be used for:
+ * one connection per node, all in this thread; a mirrored lease takes
+ * only the synchronous reads and writes (rmp_post_* and atomics give
+ * -EOPNOTSUPP on it). */
+static void check_cluster(struct bench *bp, bool have_server)
+{
+	if (!bp->cluster.url) {
+		if (bp->cluster.replicas)
+			usage_error("--replicas is for a cluster (-C URL)");
+		if (!have_server)
+			usage_error("-s HOST[:PORT] or -C URL is required");
+		return;
+	}
+	if (have_server)
+		usage_error("-s or -C, not both: -C places the leases");
+	if (!bp->cluster.replicas)
+		bp->cluster.replicas = 1;
+	if (bp->mode == ATTACH_LAT)
+		usage_error("attach-lat is for one server (-s)");
+	if (bp->threads > 1)
+		usage_error("--threads is for one server (-s)");
+	if (bp->cluster.replicas == 1)
+		return;
+	if (bp->busy_poll)
+		usage_error("--busy-poll: a mirrored lease (--replicas %u) "
+			    "takes no rmp_post_*; it runs synchronous calls "
+			    "only", bp->cluster.replicas);
+	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT ||
+	    bp->mode == READ_BW || bp->mode == WRITE_BW)
+		usage_error("%s: a mirrored lease (--replicas %u) takes "
+			    "synchronous reads and writes only",
+			    mode_names[bp->mode], bp->cluster.replicas);
+}
+
+/* check_mode -- the sizes, depth and threads the mode takes. */
+static void check_mode(struct bench *bp, bool have_size)
+{
+	size_t i;
+
+	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
+		if (have_size && (bp->nsizes != 1 || bp->sizes[0] != 8))
+			usage_error("%s works on 8 bytes (--size 8)",
+				    mode_names[bp->mode]);
+		bp->sizes[0] = 8;
+		bp->nsizes = 1;
+	} else if (bp->mode == ALLOC_LAT || bp->mode == ATTACH_LAT) {
+		if (bp->busy_poll)
+			usage_error("--busy-poll is for the data modes");
+	}
+	if (!bp->nsizes) {
+		bp->sizes[0] = bp->mode == READ_BW || bp->mode == WRITE_BW ?
+				       65536 :
+			       bp->mode == ALLOC_LAT ? 4096 : 64;
+		bp->nsizes = 1;
+	}
+	if (!bp->threads)
+		bp->threads = 1;
+	if (bp->threads > 1 && bp->mode != READ_BW && bp->mode != WRITE_BW)
+		usage_error("--threads is for the bandwidth modes");
+	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
+		bp->depth = 1; /* one synchronous call at a time */
+	else if (bp->busy_poll)
+		usage_error("--busy-poll is for the latency modes");
+	/* Lease and buffer are sized for the largest. */
+	bp->size = 0;
+	for (i = 0; i < bp->nsizes; i++)
+		if (bp->sizes[i] > bp->size)
+			bp->size = bp->sizes[i];
+	if ((uint64_t)bp->size * bp->depth > (UINT64_C(1) << 34))
+		usage_error("--size x --depth above 16 GiB");
+}
+
 void parse_args(struct bench *bp, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "server", required_argument, NULL, 's' },
+		{ "cluster", required_argument, NULL, 'C' },
+		{ "replicas", required_argument, NULL, 'R' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'd' },
@@ -147,11 +229,18 @@ void parse_args(struct bench *bp, int argc, char **argv)
 	bp->depth = 16;
 	bp->warmup = 100;
 	bp->spin_max_us = -1;
-	while ((o = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "s:C:h", longopts, NULL)) != -1) {
 		switch (o) {
 		case 's':
 			split_server(bp, optarg);
 			have_server = true;
+			break;
+		case 'C':
+			bp->cluster.url = optarg;
+			break;
+		case 'R':
+			bp->cluster.replicas = (unsigned)parse_num(
+				"--replicas", optarg, 1, BENCH_REPLICAS_MAX);
 			break;
 		case 'z':
 			parse_sizes(bp, optarg);
@@ -194,8 +283,6 @@ void parse_args(struct bench *bp, int argc, char **argv)
 			exit(2);
 		}
 	}
-	if (!have_server)
-		usage_error("-s HOST[:PORT] is required");
 	if (optind + 1 != argc)
 		usage_error(optind == argc ? "missing MODE" :
 					     "one MODE only");
@@ -205,38 +292,8 @@ void parse_args(struct bench *bp, int argc, char **argv)
 	if (i == sizeof(mode_names) / sizeof(mode_names[0]))
 		usage_error("unknown mode '%s'", argv[optind]);
 	bp->mode = (enum mode)i;
-
-	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
-		if (have_size && (bp->nsizes != 1 || bp->sizes[0] != 8))
-			usage_error("%s works on 8 bytes (--size 8)",
-				    mode_names[bp->mode]);
-		bp->sizes[0] = 8;
-		bp->nsizes = 1;
-	} else if (bp->mode == ALLOC_LAT || bp->mode == ATTACH_LAT) {
-		if (bp->busy_poll)
-			usage_error("--busy-poll is for the data modes");
-	}
-	if (!bp->nsizes) {
-		bp->sizes[0] = bp->mode == READ_BW || bp->mode == WRITE_BW ?
-				       65536 :
-			       bp->mode == ALLOC_LAT ? 4096 : 64;
-		bp->nsizes = 1;
-	}
-	if (!bp->threads)
-		bp->threads = 1;
-	if (bp->threads > 1 && bp->mode != READ_BW && bp->mode != WRITE_BW)
-		usage_error("--threads is for the bandwidth modes");
-	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
-		bp->depth = 1; /* one synchronous call at a time */
-	else if (bp->busy_poll)
-		usage_error("--busy-poll is for the latency modes");
-	/* Lease and buffer are sized for the largest. */
-	bp->size = 0;
-	for (i = 0; i < bp->nsizes; i++)
-		if (bp->sizes[i] > bp->size)
-			bp->size = bp->sizes[i];
-	if ((uint64_t)bp->size * bp->depth > (UINT64_C(1) << 34))
-		usage_error("--size x --depth above 16 GiB");
+	check_mode(bp, have_size);
+	check_cluster(bp, have_server);
 	if (!bp->progress)
 		bp->progress = isatty(STDERR_FILENO);
 }

@@ -2,7 +2,8 @@
 /* rmpool_bench.c -- latency and bandwidth of librmpool's data path against a running rmpoold. */
 
 /*
- * Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N]
+ * Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N]}
+ *                     [--size N[,N...]] [--iters N]
  *                     [--depth N] [--warmup N] [--busy-poll]
  *                     [--spin-max-us N] [--threads N] [--json]
  *                     [--progress] MODE
@@ -11,6 +12,17 @@
  * connection, lease and buffer (a client belongs to one thread), start
  * each size together; the result is their sum over the time from the
  * first start to the last end, with conns=N in the line.
+ *
+ * -C URL (etcd endpoints, as `rmpool -C`): no server of its own; the
+ * lease is placed by rmp_cluster_alloc, with --replicas N (1 default;
+ * 2..3: a mirrored lease, which takes only the synchronous reads and
+ * writes), and alloc-lat times rmp_cluster_alloc + rmp_lease_free from
+ * one rmp_cluster (the connections to the nodes opened in the warm-up).
+ * Results are named apart: "cluster-alloc-lat", "write-lat-r2" (MODE-rN
+ * for the data modes). Latency lines then end with etcd_reads=: the
+ * reads of the membership (Range calls, Watch streams) etcd counted in
+ * its /metrics while the loop was timed, 0 when placing costs no etcd
+ * round trip (bench_cluster.c).
  *
  * --size takes a list: the sizes run one after the other on the same
  * connection and lease, one result each (a sweep). --json prints each
@@ -118,11 +130,55 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* server_lease -- connect to the server (-s), lease there. */
+static void server_lease(struct bench *bp, const struct rmp_client_opts *co)
+{
+	struct rmp_alloc_opts ao;
+	int err;
+
+	err = rmp_client_new(&bp->c, co);
+	if (err)
+		fail("rmp_client_new", err);
+	err = rmp_client_connect(bp->c, bp->host, bp->port);
+	if (err)
+		fail("connect", err);
+	rmp_alloc_opts_init(&ao);
+	ao.flags = RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW;
+	err = rmp_lease_alloc(bp->c, bp->lease_len, &ao, &bp->l);
+	if (err)
+		fail("rmp_lease_alloc", err);
+}
+
+/* cluster_lease -- a lease placed on the cluster (-C), as many replicas
+ * as asked; bp->c is the connection to the first (the one read). */
+static void cluster_lease(struct bench *bp, const struct rmp_client_opts *co)
+{
+	struct rmp_client *cs[BENCH_REPLICAS_MAX];
+	unsigned n;
+
+	bench_cluster_open(&bp->cluster, co);
+	bench_cluster_alloc(&bp->cluster, bp->lease_len,
+			    RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW, &bp->l);
+	n = bench_cluster_clients(&bp->cluster, bp->l, cs, BENCH_REPLICAS_MAX);
+	if (n != bp->cluster.replicas)
+		failx("a lease of %u replicas asked for, %u granted",
+		      bp->cluster.replicas, n);
+	bp->c = cs[0];
+	/* The buffer is registered with each replica's connection below. */
+	for (unsigned i = 1; i < n; i++) {
+		int err = rmp_buf_reg(cs[i], bp->mem, bp->mem_len,
+				      &bp->replica_b[i - 1]);
+
+		if (err)
+			fail("rmp_buf_reg (a further replica)", err);
+		bp->replica_nb = i;
+	}
+}
+
 /* setup -- connect, lease, register the local buffer, check the path. */
 static void setup(struct bench *bp)
 {
 	struct rmp_client_opts co;
-	struct rmp_alloc_opts ao;
 	struct rmp_lease_info li;
 	size_t check, i;
 	int err;
@@ -136,21 +192,24 @@ static void setup(struct bench *bp)
 	co.max_inflight = bp->depth > 128 ? bp->depth : 128;
 	if (bp->spin_max_us >= 0)
 		co.spin_max_us = (unsigned)bp->spin_max_us;
-	err = rmp_client_new(&bp->c, &co);
-	if (err)
-		fail("rmp_client_new", err);
-	err = rmp_client_connect(bp->c, bp->host, bp->port);
-	if (err)
-		fail("connect", err);
+
+	/* One slot of SIZE bytes per operation in flight, page aligned;
+	 * one more slot for the check below. */
+	bp->mem_len = bp->size * ((size_t)bp->depth + 1);
+	bp->mem_len = (bp->mem_len + 4095) / 4096 * 4096;
+	bp->mem = aligned_alloc(4096, bp->mem_len);
+	if (!bp->mem)
+		failx("cannot allocate %zu bytes", bp->mem_len);
+	for (i = 0; i < bp->mem_len; i++)
+		bp->mem[i] = (char)(i * 131 + 7);
 
 	bp->lease_len = (uint64_t)bp->size * bp->depth;
 	if (bp->lease_len < MIN_LEASE)
 		bp->lease_len = MIN_LEASE;
-	rmp_alloc_opts_init(&ao);
-	ao.flags = RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW;
-	err = rmp_lease_alloc(bp->c, bp->lease_len, &ao, &bp->l);
-	if (err)
-		fail("rmp_lease_alloc", err);
+	if (bp->cluster.url)
+		cluster_lease(bp, &co);
+	else
+		server_lease(bp, &co);
 	li.size = sizeof(li);
 	err = rmp_lease_info(bp->l, &li);
 	if (err)
@@ -171,15 +230,6 @@ static void setup(struct bench *bp)
 			failx("rmp_lease_token failed");
 	}
 
-	/* One slot of SIZE bytes per operation in flight, page aligned;
-	 * one more slot for the check below. */
-	bp->mem_len = bp->size * ((size_t)bp->depth + 1);
-	bp->mem_len = (bp->mem_len + 4095) / 4096 * 4096;
-	bp->mem = aligned_alloc(4096, bp->mem_len);
-	if (!bp->mem)
-		failx("cannot allocate %zu bytes", bp->mem_len);
-	for (i = 0; i < bp->mem_len; i++)
-		bp->mem[i] = (char)(i * 131 + 7);
 	err = rmp_buf_reg(bp->c, bp->mem, bp->mem_len, &bp->b);
 	if (err)
 		fail("rmp_buf_reg", err);
@@ -204,13 +254,19 @@ static void teardown(struct bench *bp)
 
 	rmp_buf_dereg(bp->b);
 	bp->b = NULL;
+	for (unsigned i = 0; i < bp->replica_nb; i++)
+		rmp_buf_dereg(bp->replica_b[i]);
+	bp->replica_nb = 0;
 	rmp_client_free(bp->c2);
 	bp->c2 = NULL;
 	err = rmp_lease_free(bp->l);
 	bp->l = NULL;
 	if (err)
 		fail("rmp_lease_free", err);
-	rmp_client_free(bp->c);
+	if (bp->cluster.url)
+		bench_cluster_close(&bp->cluster); /* its connections too */
+	else
+		rmp_client_free(bp->c);
 	bp->c = NULL;
 	free(bp->mem);
 }
@@ -279,13 +335,22 @@ static void polled_op(struct bench *bp)
 	}
 }
 
-/* alloc_free -- one lease of SIZE bytes granted and given back. */
+/* alloc_free -- one lease of SIZE bytes granted and given back (placed
+ * on the cluster with -C: by the membership this process holds). */
 static void alloc_free(struct bench *bp)
 {
 	struct rmp_alloc_opts ao;
 	struct rmp_lease *l;
 	int err;
 
+	if (bp->cluster.url) {
+		bench_cluster_alloc(&bp->cluster, bp->size,
+				    RMP_LEASE_EPHEMERAL, &l);
+		err = rmp_lease_free(l);
+		if (err)
+			fail("rmp_lease_free", err);
+		return;
+	}
 	rmp_alloc_opts_init(&ao);
 	ao.flags = RMP_LEASE_EPHEMERAL;
 	err = rmp_lease_alloc(bp->c, bp->size, &ao, &l);
@@ -356,10 +421,29 @@ static void one_op(struct bench *bp)
 	}
 }
 
+/* base_name -- the mode's name, told apart on a cluster (-C):
+ * "cluster-alloc-lat" (with "-r2" for mirrored leases), or a data mode
+ * with the lease's kind, "write-lat-r2". */
+static void base_name(const struct bench *bp, char *buf, size_t len)
+{
+	char kind[32] = "";
+
+	if (bp->cluster.url)
+		bench_cluster_suffix(&bp->cluster, kind, sizeof(kind));
+	if (bp->cluster.url && bp->mode == ALLOC_LAT)
+		snprintf(buf, len, "cluster-%s%s", mode_names[bp->mode],
+			 bp->cluster.replicas > 1 ? kind : "");
+	else
+		snprintf(buf, len, "%s%s", mode_names[bp->mode], kind);
+}
+
 /* The mode's name as printed: "-poll" / "-sleep" tell the variant. */
 static void result_name(const struct bench *bp, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s", mode_names[bp->mode],
+	char base[48];
+
+	base_name(bp, base, sizeof(base));
+	snprintf(buf, len, "%s%s", base,
 		 bp->busy_poll ? "-poll" : bp->spin_max_us == 0 ? "-sleep" :
 								  "");
 }
@@ -368,7 +452,7 @@ static void result_name(const struct bench *bp, char *buf, size_t len)
 static void progress(struct bench *bp, const char *phase, uint64_t i,
 		     uint64_t n)
 {
-	char name[32];
+	char name[64];
 	uint64_t t;
 
 	if (!bp->progress)
@@ -407,7 +491,8 @@ static uint64_t voluntary_switches(void)
 static void run_lat(struct bench *bp)
 {
 	uint64_t *t, i, t0, sum = 0, median2, p99i, p999i, sleeps;
-	char name[32];
+	long long etcd0 = -1, etcd1 = -1;
+	char name[64], etcd[48] = "";
 	int err;
 
 	t = malloc(bp->iters * sizeof(*t));
@@ -425,6 +510,8 @@ static void run_lat(struct bench *bp)
 		one_op(bp);
 		progress(bp, "warm-up", i, bp->warmup);
 	}
+	if (bp->cluster.url)
+		etcd0 = bench_etcd_reads(&bp->cluster);
 	sleeps = voluntary_switches();
 	for (i = 0; i < bp->iters; i++) {
 		t0 = now_ns();
@@ -433,6 +520,16 @@ static void run_lat(struct bench *bp)
 		progress(bp, "timed", i, bp->iters);
 	}
 	sleeps = voluntary_switches() - sleeps;
+	/* What etcd was asked while the loop ran: the proof that placing
+	 * costs no etcd round trip. */
+	if (etcd0 >= 0)
+		etcd1 = bench_etcd_reads(&bp->cluster);
+	if (etcd1 >= 0)
+		snprintf(etcd, sizeof(etcd), bp->json ? ",\"etcd_reads\":%lld" :
+			 " etcd_reads=%lld", etcd1 - etcd0);
+	else if (bp->cluster.url)
+		fprintf(stderr, "rmpool-bench: etcd's /metrics could not be "
+			"read: no etcd_reads\n");
 	qsort(t, bp->iters, sizeof(*t), cmp_u64);
 	for (i = 0; i < bp->iters; i++)
 		sum += t[i];
@@ -447,13 +544,13 @@ static void run_lat(struct bench *bp)
 		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
 		       "\"iters\":%" PRIu64 ",\"min_us\":%.2f,\"median_us\":"
 		       "%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"avg_us\":"
-		       "%.2f,\"sleeps_per_op\":%.3f}\n" :
+		       "%.2f,\"sleeps_per_op\":%.3f%s}\n" :
 		       "rmpool %s size=%zu iters=%" PRIu64 " min=%.2f median="
-		       "%.2f p99=%.2f p99.9=%.2f avg=%.2f us sleeps=%.3f\n",
+		       "%.2f p99=%.2f p99.9=%.2f avg=%.2f us sleeps=%.3f%s\n",
 	       name, bp->size, bp->iters, t[0] / 1e3, median2 / 2e3,
 	       t[p99i - 1] / 1e3, t[p999i - 1] / 1e3,
 	       (double)sum / (double)bp->iters / 1e3,
-	       (double)sleeps / (double)bp->iters);
+	       (double)sleeps / (double)bp->iters, etcd);
 	free(t);
 }
 
@@ -523,8 +620,9 @@ static void print_bw(const struct bench *bp, unsigned conns, uint64_t ns)
 	double secs = (double)ns / 1e9;
 	double ops = (double)bp->iters * conns;
 	double bytes = (double)bp->size * ops;
-	char extra[32] = "";
+	char extra[32] = "", name[64];
 
+	base_name(bp, name, sizeof(name));
 	if (conns > 1)
 		snprintf(extra, sizeof(extra),
 			 bp->json ? ",\"conns\":%u" : " conns=%u", conns);
@@ -534,7 +632,7 @@ static void print_bw(const struct bench *bp, unsigned conns, uint64_t ns)
 		       "\"MiBps\":%.2f,\"Gbps\":%.3f,\"ops_per_s\":%.0f}\n" :
 		       "rmpool %s size=%zu iters=%" PRIu64 " depth=%u%s MB/s=%.2f "
 		       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
-	       mode_names[bp->mode], bp->size, bp->iters, bp->depth, extra,
+	       name, bp->size, bp->iters, bp->depth, extra,
 	       bytes / secs / 1e6, bytes / secs / 1048576.0,
 	       bytes * 8 / secs / 1e9, ops / secs);
 }
