@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# shellcheck shell=bash disable=SC2154 # compare's globals (build, work, addr, ...)
+# shellcheck shell=bash disable=SC2154,SC2034 # compare's globals (build, work, addr, ...)
 # compare-cluster.sh -- the cluster cases of tests/perf/compare (sourced by
 # it, after its helpers): an etcd of its own and two more rmpoold
 # registered in it (nodes bench-n1 and bench-n2, 32 MiB pools, the same
@@ -45,14 +45,18 @@ cl_wanted() {
 cl_nodes() {
 	local out
 	out=$("$build/client/rmpool" -C "$cl_url" nodes 2>/dev/null) || return 1
-	grep -c . <<<"$out"
+	grep -c . <<<"$out" || true # none: "0", and grep's status 1
 }
 
 # cl_etcd_start -- etcd on two free ports, its data in the work folder;
-# returns when it answers (30 s at most).
+# returns when it answers (60 s at most: TCG is slow to start it).
 cl_etcd_start() {
-	local cport pport
-	cport=$(pick_port) pport=$(pick_port)
+	local cport pport deadline
+	# pick_port runs in a subshell here: move its start on by hand.
+	cport=$(pick_port)
+	next_pt_port=$((cport + 1))
+	pport=$(pick_port)
+	next_pt_port=$((pport + 1))
 	cl_url=http://127.0.0.1:$cport
 	etcd --data-dir "$work/etcd" --listen-client-urls "$cl_url" \
 		--advertise-client-urls "$cl_url" \
@@ -61,7 +65,8 @@ cl_etcd_start() {
 		--initial-cluster "default=http://127.0.0.1:$pport" \
 		--log-level warn >"$work/etcd.log" 2>&1 &
 	cl_etcd_pid=$!
-	for _ in $(seq 1 300); do
+	deadline=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		cl_nodes >/dev/null && return 0
 		kill -0 "$cl_etcd_pid" 2>/dev/null || break
 		sleep 0.1
@@ -82,6 +87,7 @@ listen = $addr
 port = $port
 log_level = info
 admin_socket =
+metrics_listen =
 [pool]
 size = 32M
 hugepages = preferred
@@ -106,15 +112,17 @@ CONF
 	die "rmpoold bench-n$i did not start"
 }
 
-# cl_start -- etcd and the two daemons; returns when both are listed.
+# cl_start -- etcd and the two daemons; returns when both are listed
+# (60 s at most).
 cl_start() {
-	local n
+	local n deadline
 	cl_etcd_start
 	cl_daemon_start 1 $((dport + 1))
 	cl_daemon_start 2 $((dport + 2))
-	for _ in $(seq 1 300); do
+	deadline=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$deadline" ]; do
 		n=$(cl_nodes) && [ "$n" -eq 2 ] && break
-		sleep 0.1
+		sleep 0.2
 	done
 	[ "${n:-0}" -eq 2 ] || die "the cluster's daemons did not register" \
 		"(${n:-0} of 2 listed)"
