@@ -5,10 +5,14 @@
 # registered in it (nodes bench-n1 and bench-n2, 32 MiB pools, the same
 # tenant), started once per run; each round then runs
 #
-#   rmpool-bench -C URL alloc-lat --size 4096     vs alloc-lat on one
-#                                                 server (the ctl group's)
-#   rmpool-bench -C URL --replicas 2 write-lat    vs --replicas 1: both
-#                --size 64 (sync)                 on these nodes
+#   rmpool-bench -C URL alloc-lat --size 4096     vs alloc-lat -s on
+#                                                 node bench-n1
+#   rmpool-bench -C URL --replicas 2 write-lat    vs --replicas 1
+#                --size 64 (sync)
+#
+# like with like: both sides on these nodes (compare's own server is
+# warmer and has no [cluster]; under TCG its ALLOC+FREE was 3x faster
+# than the same on a node of the cluster with etcd running beside).
 #
 # and the table gets their rows beside perftest's (goals: ALLOC+FREE
 # within 1.1x with no etcd round trip, a mirrored 64 B WRITE within 1.2x:
@@ -19,11 +23,12 @@
 # rb call in cl_side and one more row in cl_rows, once rmpool-bench
 # takes --stripes.
 #
-# Globals it sets: cl_on (1: the cases run), cl_url, cl_pids.
+# Globals it sets: cl_on (1: the cases run), cl_url, cl_pids, cl_ports.
 
 cl_on=0
 cl_url=
 cl_pids=()
+cl_ports=()
 cl_etcd_pid=
 
 # cl_wanted -- whether the cluster cases run; says why not when not.
@@ -100,7 +105,10 @@ CONF
 		"$rmpoold" -c "$conf" >"$log" 2>&1 &
 		cl_pids[i]=$!
 		for _ in $(seq 1 300); do
-			grep -q "listening on" "$log" && return 0
+			if grep -q "listening on" "$log"; then
+				cl_ports[i]=$port
+				return 0
+			fi
 			kill -0 "${cl_pids[i]}" 2>/dev/null || break
 			sleep 0.1
 		done
@@ -154,17 +162,26 @@ cl_stop() {
 # (compare-report.py prints them apart).
 cl_rows() {
 	row "alloc+free 4KiB, cluster (us)" cl 4096 \
-		"alloc-lat@4096" median 1 "cluster-alloc-lat@4096" median "<=1.10"
+		"node-alloc-lat@4096" median 1 "cluster-alloc-lat@4096" median "<=1.10"
 	row "write 64B sync, 2 replicas (us)" cl 64 \
 		"write-lat-r1@64" median 1 "write-lat-r2@64" median "<=1.20"
 }
 
-# cl_side R -- round R's cluster runs (the single-server alloc-lat is
-# the ctl group's); the order alternates by round, as the groups' does.
+# cl_side R -- round R's cluster runs; the order alternates by round, as
+# the groups' does.
 cl_side() {
-	local r=$1 n reps=(1 2)
+	local r=$1 n reps=(1 2) node=$addr:${cl_ports[1]}
 	((r % 2)) || reps=(2 1)
-	rb "$r" -C "$cl_url" alloc-lat --size 4096 --iters "$alloc_iters"
+	[[ $addr == *:* ]] && node="[$addr]:${cl_ports[1]}" # IPv6
+	if ((r % 2)); then
+		rb_prefix=node- rb "$r" -s "$node" alloc-lat --size 4096 \
+			--iters "$alloc_iters"
+		rb "$r" -C "$cl_url" alloc-lat --size 4096 --iters "$alloc_iters"
+	else
+		rb "$r" -C "$cl_url" alloc-lat --size 4096 --iters "$alloc_iters"
+		rb_prefix=node- rb "$r" -s "$node" alloc-lat --size 4096 \
+			--iters "$alloc_iters"
+	fi
 	for n in "${reps[@]}"; do
 		rb "$r" -C "$cl_url" --replicas "$n" write-lat --size 64 \
 			--iters "$lat_iters"

@@ -143,8 +143,8 @@ def print_cluster(rows, reads, rounds):
     print()
     print_rows(rows, "cluster case (rmpool only)", "baseline", "cluster")
     print(f"(medians over {rounds} round(s); ratio = cluster / baseline; "
-          "baselines: alloc+free on compare's own server, write on a lease "
-          "of one replica on the cluster's nodes)")
+          "baselines on the cluster's nodes: alloc+free by -s to one of "
+          "them, write on a lease of one replica)")
     print("etcd reads of the membership (Range calls + Watch streams, its "
           "/metrics) while they were timed, summed over rounds: "
           + ", ".join(f"{c.split('@')[0]} "

@@ -9,7 +9,7 @@
 # not when a row lacks a figure of either tool), every row of
 # compare.json must hold both figures, the daemon's time per ALLOC, FREE
 # and ATTACH must be there, and compare.png must be a PNG. With etcd
-# installed, the cluster cases too (an etcd and two more daemons, ~8 s
+# installed, the cluster cases too (an etcd and two more daemons, ~6 s
 # under TCG): both figures of each cluster row, and etcd_reads 0 on each
 # cluster line (placing a lease is no etcd round trip: the one property
 # checked). No figure is judged: under TCG they mean nothing at this
