@@ -29,6 +29,8 @@ cl_on=0
 cl_url=
 cl_pids=()
 cl_ports=()
+cl_cpu0=0
+cl_t0=0
 cl_etcd_pid=
 
 # cl_wanted -- whether the cluster cases run; says why not when not.
@@ -135,15 +137,29 @@ cl_start() {
 	[ "${n:-0}" -eq 2 ] || die "the cluster's daemons did not register" \
 		"(${n:-0} of 2 listed)"
 	cl_on=1
+	cl_cpu0=$(cl_cpu) cl_t0=$(date +%s.%N)
 	echo "cluster: etcd at $cl_url, nodes bench-n1 and bench-n2 (32 MiB" \
 		"pools) on $addr"
 }
 
+# cl_cpu -- CPU clock ticks etcd and the cluster's daemons have used.
+cl_cpu() {
+	local p t sum=0
+	for p in "$cl_etcd_pid" "${cl_pids[@]}"; do
+		t=$(cpu_ticks "$p") && sum=$((sum + t))
+	done
+	echo "$sum"
+}
+
 # cl_stop -- SIGTERM to the daemons (each must exit 0, as stop_daemon
-# checks), then to etcd.
+# checks), then to etcd. First the CPU they used while they ran (the
+# rest of the run's cases ran beside them), into $data.
 cl_stop() {
 	local i rc
 	[ "$cl_on" = 1 ] || return 0
+	awk -v c="$(($(cl_cpu) - cl_cpu0))" -v hz="$(getconf CLK_TCK)" \
+		-v t0="$cl_t0" -v t1="$(date +%s.%N)" 'BEGIN { printf \
+		"0\tcluster\tcpu-beside\tpercent\t%.2f\n", 100 * c / hz / (t1 - t0) }' >>"$data"
 	for i in 1 2; do kill -TERM "${cl_pids[i]}" 2>/dev/null; done
 	for i in 1 2; do
 		rc=0

@@ -139,7 +139,7 @@ def etcd_reads(rows, figures):
     return out
 
 
-def print_cluster(rows, reads, rounds):
+def print_cluster(rows, reads, rounds, cpu):
     print()
     print_rows(rows, "cluster case (rmpool only)", "baseline", "cluster")
     print(f"(medians over {rounds} round(s); ratio = cluster / baseline; "
@@ -151,6 +151,10 @@ def print_cluster(rows, reads, rounds):
                       + ("not read" if n is None else str(n))
                       for c, n in reads.items())
           + ("; 0: no etcd round trip on the path" if reads else "none"))
+    if cpu is not None:
+        print(f"etcd and the cluster's two rmpoold used {cpu:.1f}% of a CPU "
+              "while they ran (from before round 1 to the end: every case "
+              "ran beside them)")
 
 
 # One hue per operation, dark for perftest, lighter for rmpool's variants.
@@ -272,8 +276,9 @@ def main():
     cluster = [r for r in every if r["kind"] == "cl"]
     print_table(rows, args.rounds, args.perftest_mode)
     reads = etcd_reads(cluster, figures)
+    cl_cpu = figures.get(("cluster", "cpu-beside", "percent"), {}).get(0)
     if cluster:
-        print_cluster(cluster, reads, args.rounds)
+        print_cluster(cluster, reads, args.rounds, cl_cpu)
     cpu = daemon_cpu(figures)
     if cpu:
         print("rmpoold CPU while the rmpool bandwidth cases ran: "
@@ -298,6 +303,7 @@ def main():
                    "rows": rows, "cluster_rows": [cluster_json(r)
                                                   for r in cluster],
                    "etcd_reads_while_timed": reads,
+                   "cluster_cpu_percent_beside": cl_cpu,
                    "figures": raw}, f, indent=1)
         f.write("\n")
     png = chart(rows, args.out)
