@@ -4,13 +4,18 @@
 
 Input (written by tests/perf/compare):
   --data FILE  one figure per line: round, tool, case, metric, value (tabs)
-  --rows FILE  one table row per line: label, kind (lat|ctl|bw|bwc), size,
-               perftest case, metric, scale, rmpool case, metric, target
-               (tabs). The perftest figure is multiplied by scale (2 for
-               ib_write_lat's half round trip, see compare's header).
+  --rows FILE  one table row per line: label, kind (lat|ctl|bw|bwc|cl),
+               size, perftest case, metric, scale, rmpool case, metric,
+               target (tabs). The perftest figure is multiplied by scale (2
+               for ib_write_lat's half round trip, see compare's header).
+               Kind cl (the cluster cases, tests/perf/compare-cluster.sh)
+               compares rmpool with rmpool: its "perftest" case is
+               rmpool's baseline (one server, one replica); those rows get
+               a table of their own, with etcd's reads while they ran.
 Output:
   the table on stdout; OUT/compare.json (rows with medians, ratio, per-
-  round ratios and target, plus every raw figure); OUT/compare.png
+  round ratios and target, the cluster rows apart as cluster_rows, plus
+  every raw figure); OUT/compare.png
   (gnuplot: latency and bandwidth by message size, both tools).
 Exit status 1 when a row lacks a figure of either tool, or gnuplot fails.
 """
@@ -71,7 +76,8 @@ def fmt(v, digits=None):
 def evaluate(rows, figures):
     missing = 0
     for row in rows:
-        pt = figures.get(("perftest", row["perftest_case"],
+        base_tool = "rmpool" if row["kind"] == "cl" else "perftest"
+        pt = figures.get((base_tool, row["perftest_case"],
                           row["perftest_metric"]), {})
         rb = figures.get(("rmpool", row["rmpool_case"],
                           row["rmpool_metric"]), {})
@@ -91,8 +97,8 @@ def evaluate(rows, figures):
     return missing
 
 
-def print_table(rows, rounds, mode):
-    print(f"{'metric':34} {'perftest':>9} {'rmpool':>9} {'ratio':>6} "
+def print_rows(rows, first, base, other):
+    print(f"{first:34} {base:>9} {other:>9} {'ratio':>6} "
           f"{'ratio range':>11} {'target':>7}")
     for row in rows:
         rr = row["round_ratios"]
@@ -102,12 +108,53 @@ def print_table(rows, rounds, mode):
         print(f"{row['label']:34} {fmt(row['perftest']):>9} "
               f"{fmt(row['rmpool']):>9} {fmt(row['ratio'], 2):>6} "
               f"{rng:>11} {row['target']:>7}{verdict}")
+
+
+def print_table(rows, rounds, mode):
+    print_rows(rows, "metric", "perftest", "rmpool")
     print(f"(medians over {rounds} round(s); ratio = rmpool / perftest: for "
           "latency > 1 means rmpool is slower, for bandwidth < 1 does; range:"
           " per-round ratios; write rows: 2 x ib_write_lat, alloc+free: "
           "4 x ib_send_lat, attach: 2 x ib_send_lat, see tests/perf/compare;"
           " perftest over "
           f"{mode})")
+
+
+def etcd_reads(rows, figures):
+    """etcd's reads of the membership while each cluster case was timed
+    (rmpool-bench's etcd_reads=), summed over rounds; None: not read."""
+    cases = []
+    for row in rows:
+        for case in (row["perftest_case"], row["rmpool_case"]):
+            if case not in cases:
+                cases.append(case)
+    out = {}
+    for case in cases:
+        v = figures.get(("rmpool", case, "etcd_reads"))
+        if v is not None:
+            out[case] = int(sum(v.values()))
+        elif any(k[:2] == ("rmpool", case) for k in figures) and \
+                case.startswith(("cluster-", "write-lat-r", "read-lat-r")):
+            out[case] = None
+    return out
+
+
+def print_cluster(rows, reads, rounds, cpu):
+    print()
+    print_rows(rows, "cluster case (rmpool only)", "baseline", "cluster")
+    print(f"(medians over {rounds} round(s); ratio = cluster / baseline; "
+          "baselines on the cluster's nodes: alloc+free by -s to one of "
+          "them, write on a lease of one replica)")
+    print("etcd reads of the membership (Range calls + Watch streams, its "
+          "/metrics) while they were timed, summed over rounds: "
+          + ", ".join(f"{c.split('@')[0]} "
+                      + ("not read" if n is None else str(n))
+                      for c, n in reads.items())
+          + ("; 0: no etcd round trip on the path" if reads else "none"))
+    if cpu is not None:
+        print(f"etcd and the cluster's two rmpoold used {cpu:.1f}% of a CPU "
+              "while they ran (from before round 1 to the end: every case "
+              "ran beside them)")
 
 
 # One hue per operation, dark for perftest, lighter for rmpool's variants.
@@ -203,6 +250,16 @@ def daemon_ctl(figures):
     return out
 
 
+def cluster_json(row):
+    """A cluster row with its sides named as they are: baseline, cluster."""
+    names = {"perftest": "baseline", "rmpool": "cluster"}
+    out = {}
+    for k, v in row.items():
+        side = k.split("_")[0]
+        out[k.replace(side, names[side], 1) if side in names else k] = v
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True)
@@ -213,9 +270,15 @@ def main():
     args = ap.parse_args()
 
     figures, raw = load_data(args.data)
-    rows = load_rows(args.rows)
-    missing = evaluate(rows, figures)
+    every = load_rows(args.rows)
+    missing = evaluate(every, figures)
+    rows = [r for r in every if r["kind"] != "cl"]
+    cluster = [r for r in every if r["kind"] == "cl"]
     print_table(rows, args.rounds, args.perftest_mode)
+    reads = etcd_reads(cluster, figures)
+    cl_cpu = figures.get(("cluster", "cpu-beside", "percent"), {}).get(0)
+    if cluster:
+        print_cluster(cluster, reads, args.rounds, cl_cpu)
     cpu = daemon_cpu(figures)
     if cpu:
         print("rmpoold CPU while the rmpool bandwidth cases ran: "
@@ -237,7 +300,11 @@ def main():
                    "perftest_mode": args.perftest_mode,
                    "rmpoold_cpu_percent_during_bw": cpu,
                    "rmpoold_per_control_request": ctl,
-                   "rows": rows, "figures": raw}, f, indent=1)
+                   "rows": rows, "cluster_rows": [cluster_json(r)
+                                                  for r in cluster],
+                   "etcd_reads_while_timed": reads,
+                   "cluster_cpu_percent_beside": cl_cpu,
+                   "figures": raw}, f, indent=1)
         f.write("\n")
     png = chart(rows, args.out)
     print(f"compare: wrote {json_path}" + (f" and {png}" if png else ""))

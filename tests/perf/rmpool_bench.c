@@ -2,7 +2,8 @@
 /* rmpool_bench.c -- latency and bandwidth of librmpool's data path against a running rmpoold. */
 
 /*
- * Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N]
+ * Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N]}
+ *                     [--size N[,N...]] [--iters N]
  *                     [--depth N] [--warmup N] [--busy-poll]
  *                     [--spin-max-us N] [--threads N] [--json]
  *                     [--progress] MODE
@@ -11,6 +12,17 @@
  * connection, lease and buffer (a client belongs to one thread), start
  * each size together; the result is their sum over the time from the
  * first start to the last end, with conns=N in the line.
+ *
+ * -C URL (etcd endpoints, as `rmpool -C`): no server of its own; the
+ * lease is placed by rmp_cluster_alloc, with --replicas N (1 default;
+ * 2..3: a mirrored lease, which takes only the synchronous reads and
+ * writes), and alloc-lat times rmp_cluster_alloc + rmp_lease_free from
+ * one rmp_cluster (the connections to the nodes opened in the warm-up).
+ * Results are named apart: "cluster-alloc-lat", "write-lat-r2" (MODE-rN
+ * for the data modes). Latency lines then end with etcd_reads=: the
+ * reads of the membership (Range calls, Watch streams) etcd counted in
+ * its /metrics while the loop was timed, 0 when placing costs no etcd
+ * round trip (bench_cluster.c).
  *
  * --size takes a list: the sizes run one after the other on the same
  * connection and lease, one result each (a sweep). --json prints each
@@ -69,11 +81,8 @@
  * Bandwidth is timed from the first submit to the last completion.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,100 +91,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rmpool.h"
-#include "token.h"
+#include "bench.h"
 
 #define MIN_LEASE (1u << 20)
 #define POLL_TIMEOUT_MS 10000
-#define MAX_DEPTH 65536u
-#define MAX_SIZES 32u
-#define MAX_THREADS 64u
-
-enum mode { READ_LAT, WRITE_LAT, FAA_LAT, CAS_LAT, ALLOC_LAT, ATTACH_LAT,
-	    READ_BW, WRITE_BW };
-
-static const char *const mode_names[] = {
-	[READ_LAT] = "read-lat", [WRITE_LAT] = "write-lat",
-	[FAA_LAT] = "faa-lat",   [CAS_LAT] = "cas-lat",
-	[ALLOC_LAT] = "alloc-lat", [ATTACH_LAT] = "attach-lat",
-	[READ_BW] = "read-bw",
-	[WRITE_BW] = "write-bw",
-};
-
-struct bench {
-	enum mode mode;
-	char host[256];
-	uint16_t port;
-	size_t size;
-	uint64_t iters;
-	unsigned depth;
-	uint64_t warmup;
-	bool busy_poll;
-	long spin_max_us;       /* -1: the library's default */
-	size_t sizes[MAX_SIZES]; /* --size list; size is the one running */
-	unsigned nsizes;
-	bool json;
-	bool progress;
-	unsigned threads;       /* bandwidth modes: connections at once */
-	uint64_t progress_at;   /* next progress line, ns */
-
-	struct rmp_client *c;
-	struct rmp_lease *l;
-	struct rmp_client *c2;  /* attach-lat: the attaching connection */
-	char token[RMP_TOKEN_MAXLEN];
-	unsigned attaches;
-	struct rmp_buf *b;
-	char *mem;
-	size_t mem_len;
-	uint64_t lease_len;
-};
 
 /* For fail(): the calling thread's client's last error. */
 static __thread struct bench *g_bench;
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: rmpool-bench -s HOST[:PORT] [--size N[,N...]] [--iters N] "
-		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
-		"[--json] [--progress] MODE\n"
-		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat attach-lat\n"
-		"       (synchronous, one at a time; alloc-lat: lease alloc +\n"
-		"       free; attach-lat: attach by token from a 2nd connection)\n"
-		"       read-bw write-bw (asynchronous, DEPTH in flight)\n"
-		"  -s, --server HOST[:PORT]  rmpoold address (port default %u)\n"
-		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
-		"                runs each size in turn (default 64 for *-lat,\n"
-		"                65536 for *-bw, 4096 for alloc-lat; atomics: 8)\n"
-		"  --iters N     timed operations (default 1000)\n"
-		"  --depth N     operations in flight for *-bw (default 16)\n"
-		"  --warmup N    untimed operations first (default 100)\n"
-		"  --busy-poll   *-lat: post + submit + spin on rmp_poll(.., 0)\n"
-		"                instead of the synchronous call\n"
-		"  --spin-max-us N  longest spin of a waiting call (default:\n"
-		"                the library's); 0 = sleep at once (\"-sleep\")\n"
-		"  --threads N   *-bw: N connections, one thread each, summed\n"
-		"  --json        one JSON object per result line\n"
-		"  --progress    a progress line on stderr once a second (the\n"
-		"                default when stderr is a terminal)\n"
-		"Prints a line per size: rmpool MODE size=.. iters=.. then min= "
-		"median= p99= p99.9= avg= us sleeps= (latency; sleeps per "
-		"operation) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
-		RMP_DEFAULT_PORT);
-}
-
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("rmpool-bench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n", stderr);
-	usage(stderr);
-	exit(2);
-}
 
 /* fail -- report a failed call with the library's detail, exit 1. */
 static void fail(const char *what, int err)
@@ -200,185 +122,6 @@ static void failx(const char *fmt, ...)
 	exit(1);
 }
 
-static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
-			  uint64_t max);
-
-/* parse_sizes -- "64,4K,1M": each 1 B .. 1 GiB, MAX_SIZES at most. */
-static void parse_sizes(struct bench *bp, const char *arg)
-{
-	char buf[512], *save = NULL, *tok;
-
-	if (strlen(arg) >= sizeof(buf))
-		usage_error("--size: list too long");
-	strcpy(buf, arg);
-	bp->nsizes = 0;
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (bp->nsizes == MAX_SIZES)
-			usage_error("--size: at most %u sizes", MAX_SIZES);
-		bp->sizes[bp->nsizes++] = (size_t)parse_num("--size", tok, 1,
-							     UINT64_C(1) << 30);
-	}
-	if (!bp->nsizes)
-		usage_error("--size: no size given");
-}
-
-/* parse_num -- a decimal count with an optional K/M/G suffix (x1024). */
-static uint64_t parse_num(const char *opt, const char *s, uint64_t min,
-			  uint64_t max)
-{
-	unsigned long long v;
-	char *end;
-	unsigned shift = 0;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		usage_error("%s: '%s' is not a number", opt, s);
-	v = strtoull(s, &end, 10);
-	if (errno)
-		usage_error("%s: '%s' is out of range", opt, s);
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end)
-		usage_error("%s: '%s' is not a number", opt, s);
-	if (shift && v > (UINT64_MAX >> shift))
-		usage_error("%s: '%s' is out of range", opt, s);
-	v <<= shift;
-	if (v < min || v > max)
-		usage_error("%s: %s is outside %" PRIu64 "..%" PRIu64, opt, s,
-			    min, max);
-	return v;
-}
-
-/* split_server -- HOST, HOST:PORT, [V6]:PORT or a bare IPv6 address. */
-static void split_server(struct bench *bp, const char *s)
-{
-	if (rmp_split_server(s, bp->host, sizeof(bp->host), &bp->port))
-		usage_error("invalid server address '%s'", s);
-}
-
-static void parse_args(struct bench *bp, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "server", required_argument, NULL, 's' },
-		{ "size", required_argument, NULL, 'z' },
-		{ "iters", required_argument, NULL, 'n' },
-		{ "depth", required_argument, NULL, 'd' },
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "busy-poll", no_argument, NULL, 'p' },
-		{ "spin-max-us", required_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "progress", no_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool have_server = false, have_size = false;
-	size_t i;
-	int o;
-
-	bp->iters = 1000;
-	bp->depth = 16;
-	bp->warmup = 100;
-	bp->spin_max_us = -1;
-	while ((o = getopt_long(argc, argv, "s:h", longopts, NULL)) != -1) {
-		switch (o) {
-		case 's':
-			split_server(bp, optarg);
-			have_server = true;
-			break;
-		case 'z':
-			parse_sizes(bp, optarg);
-			have_size = true;
-			break;
-		case 'j':
-			bp->json = true;
-			break;
-		case 'T':
-			bp->threads = (unsigned)parse_num("--threads", optarg, 1,
-							  MAX_THREADS);
-			break;
-		case 'P':
-			bp->progress = true;
-			break;
-		case 'n':
-			bp->iters = parse_num("--iters", optarg, 1,
-					      UINT64_C(1) << 32);
-			break;
-		case 'd':
-			bp->depth = (unsigned)parse_num("--depth", optarg, 1,
-							MAX_DEPTH);
-			break;
-		case 'w':
-			bp->warmup = parse_num("--warmup", optarg, 0,
-					       UINT64_C(1) << 32);
-			break;
-		case 'p':
-			bp->busy_poll = true;
-			break;
-		case 'S':
-			bp->spin_max_us = (long)parse_num("--spin-max-us",
-							  optarg, 0, 1000000);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
-		}
-	}
-	if (!have_server)
-		usage_error("-s HOST[:PORT] is required");
-	if (optind + 1 != argc)
-		usage_error(optind == argc ? "missing MODE" :
-					     "one MODE only");
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (strcmp(argv[optind], mode_names[i]) == 0)
-			break;
-	if (i == sizeof(mode_names) / sizeof(mode_names[0]))
-		usage_error("unknown mode '%s'", argv[optind]);
-	bp->mode = (enum mode)i;
-
-	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT) {
-		if (have_size && (bp->nsizes != 1 || bp->sizes[0] != 8))
-			usage_error("%s works on 8 bytes (--size 8)",
-				    mode_names[bp->mode]);
-		bp->sizes[0] = 8;
-		bp->nsizes = 1;
-	} else if (bp->mode == ALLOC_LAT || bp->mode == ATTACH_LAT) {
-		if (bp->busy_poll)
-			usage_error("--busy-poll is for the data modes");
-	}
-	if (!bp->nsizes) {
-		bp->sizes[0] = bp->mode == READ_BW || bp->mode == WRITE_BW ?
-				       65536 :
-			       bp->mode == ALLOC_LAT ? 4096 : 64;
-		bp->nsizes = 1;
-	}
-	if (!bp->threads)
-		bp->threads = 1;
-	if (bp->threads > 1 && bp->mode != READ_BW && bp->mode != WRITE_BW)
-		usage_error("--threads is for the bandwidth modes");
-	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
-		bp->depth = 1; /* one synchronous call at a time */
-	else if (bp->busy_poll)
-		usage_error("--busy-poll is for the latency modes");
-	/* Lease and buffer are sized for the largest. */
-	bp->size = 0;
-	for (i = 0; i < bp->nsizes; i++)
-		if (bp->sizes[i] > bp->size)
-			bp->size = bp->sizes[i];
-	if ((uint64_t)bp->size * bp->depth > (UINT64_C(1) << 34))
-		usage_error("--size x --depth above 16 GiB");
-	if (!bp->progress)
-		bp->progress = isatty(STDERR_FILENO);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -387,11 +130,55 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* server_lease -- connect to the server (-s), lease there. */
+static void server_lease(struct bench *bp, const struct rmp_client_opts *co)
+{
+	struct rmp_alloc_opts ao;
+	int err;
+
+	err = rmp_client_new(&bp->c, co);
+	if (err)
+		fail("rmp_client_new", err);
+	err = rmp_client_connect(bp->c, bp->host, bp->port);
+	if (err)
+		fail("connect", err);
+	rmp_alloc_opts_init(&ao);
+	ao.flags = RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW;
+	err = rmp_lease_alloc(bp->c, bp->lease_len, &ao, &bp->l);
+	if (err)
+		fail("rmp_lease_alloc", err);
+}
+
+/* cluster_lease -- a lease placed on the cluster (-C), as many replicas
+ * as asked; bp->c is the connection to the first (the one read). */
+static void cluster_lease(struct bench *bp, const struct rmp_client_opts *co)
+{
+	struct rmp_client *cs[BENCH_REPLICAS_MAX];
+	unsigned n;
+
+	bench_cluster_open(&bp->cluster, co);
+	bench_cluster_alloc(&bp->cluster, bp->lease_len,
+			    RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW, &bp->l);
+	n = bench_cluster_clients(&bp->cluster, bp->l, cs, BENCH_REPLICAS_MAX);
+	if (n != bp->cluster.replicas)
+		failx("a lease of %u replicas asked for, %u granted",
+		      bp->cluster.replicas, n);
+	bp->c = cs[0];
+	/* The buffer is registered with each replica's connection below. */
+	for (unsigned i = 1; i < n; i++) {
+		int err = rmp_buf_reg(cs[i], bp->mem, bp->mem_len,
+				      &bp->replica_b[i - 1]);
+
+		if (err)
+			fail("rmp_buf_reg (a further replica)", err);
+		bp->replica_nb = i;
+	}
+}
+
 /* setup -- connect, lease, register the local buffer, check the path. */
 static void setup(struct bench *bp)
 {
 	struct rmp_client_opts co;
-	struct rmp_alloc_opts ao;
 	struct rmp_lease_info li;
 	size_t check, i;
 	int err;
@@ -405,21 +192,24 @@ static void setup(struct bench *bp)
 	co.max_inflight = bp->depth > 128 ? bp->depth : 128;
 	if (bp->spin_max_us >= 0)
 		co.spin_max_us = (unsigned)bp->spin_max_us;
-	err = rmp_client_new(&bp->c, &co);
-	if (err)
-		fail("rmp_client_new", err);
-	err = rmp_client_connect(bp->c, bp->host, bp->port);
-	if (err)
-		fail("connect", err);
+
+	/* One slot of SIZE bytes per operation in flight, page aligned;
+	 * one more slot for the check below. */
+	bp->mem_len = bp->size * ((size_t)bp->depth + 1);
+	bp->mem_len = (bp->mem_len + 4095) / 4096 * 4096;
+	bp->mem = aligned_alloc(4096, bp->mem_len);
+	if (!bp->mem)
+		failx("cannot allocate %zu bytes", bp->mem_len);
+	for (i = 0; i < bp->mem_len; i++)
+		bp->mem[i] = (char)(i * 131 + 7);
 
 	bp->lease_len = (uint64_t)bp->size * bp->depth;
 	if (bp->lease_len < MIN_LEASE)
 		bp->lease_len = MIN_LEASE;
-	rmp_alloc_opts_init(&ao);
-	ao.flags = RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW;
-	err = rmp_lease_alloc(bp->c, bp->lease_len, &ao, &bp->l);
-	if (err)
-		fail("rmp_lease_alloc", err);
+	if (bp->cluster.url)
+		cluster_lease(bp, &co);
+	else
+		server_lease(bp, &co);
 	li.size = sizeof(li);
 	err = rmp_lease_info(bp->l, &li);
 	if (err)
@@ -440,15 +230,6 @@ static void setup(struct bench *bp)
 			failx("rmp_lease_token failed");
 	}
 
-	/* One slot of SIZE bytes per operation in flight, page aligned;
-	 * one more slot for the check below. */
-	bp->mem_len = bp->size * ((size_t)bp->depth + 1);
-	bp->mem_len = (bp->mem_len + 4095) / 4096 * 4096;
-	bp->mem = aligned_alloc(4096, bp->mem_len);
-	if (!bp->mem)
-		failx("cannot allocate %zu bytes", bp->mem_len);
-	for (i = 0; i < bp->mem_len; i++)
-		bp->mem[i] = (char)(i * 131 + 7);
 	err = rmp_buf_reg(bp->c, bp->mem, bp->mem_len, &bp->b);
 	if (err)
 		fail("rmp_buf_reg", err);
@@ -473,13 +254,19 @@ static void teardown(struct bench *bp)
 
 	rmp_buf_dereg(bp->b);
 	bp->b = NULL;
+	for (unsigned i = 0; i < bp->replica_nb; i++)
+		rmp_buf_dereg(bp->replica_b[i]);
+	bp->replica_nb = 0;
 	rmp_client_free(bp->c2);
 	bp->c2 = NULL;
 	err = rmp_lease_free(bp->l);
 	bp->l = NULL;
 	if (err)
 		fail("rmp_lease_free", err);
-	rmp_client_free(bp->c);
+	if (bp->cluster.url)
+		bench_cluster_close(&bp->cluster); /* its connections too */
+	else
+		rmp_client_free(bp->c);
 	bp->c = NULL;
 	free(bp->mem);
 }
@@ -548,13 +335,22 @@ static void polled_op(struct bench *bp)
 	}
 }
 
-/* alloc_free -- one lease of SIZE bytes granted and given back. */
+/* alloc_free -- one lease of SIZE bytes granted and given back (placed
+ * on the cluster with -C: by the membership this process holds). */
 static void alloc_free(struct bench *bp)
 {
 	struct rmp_alloc_opts ao;
 	struct rmp_lease *l;
 	int err;
 
+	if (bp->cluster.url) {
+		bench_cluster_alloc(&bp->cluster, bp->size,
+				    RMP_LEASE_EPHEMERAL, &l);
+		err = rmp_lease_free(l);
+		if (err)
+			fail("rmp_lease_free", err);
+		return;
+	}
 	rmp_alloc_opts_init(&ao);
 	ao.flags = RMP_LEASE_EPHEMERAL;
 	err = rmp_lease_alloc(bp->c, bp->size, &ao, &l);
@@ -625,10 +421,29 @@ static void one_op(struct bench *bp)
 	}
 }
 
+/* base_name -- the mode's name, told apart on a cluster (-C):
+ * "cluster-alloc-lat" (with "-r2" for mirrored leases), or a data mode
+ * with the lease's kind, "write-lat-r2". */
+static void base_name(const struct bench *bp, char *buf, size_t len)
+{
+	char kind[32] = "";
+
+	if (bp->cluster.url)
+		bench_cluster_suffix(&bp->cluster, kind, sizeof(kind));
+	if (bp->cluster.url && bp->mode == ALLOC_LAT)
+		snprintf(buf, len, "cluster-%s%s", mode_names[bp->mode],
+			 bp->cluster.replicas > 1 ? kind : "");
+	else
+		snprintf(buf, len, "%s%s", mode_names[bp->mode], kind);
+}
+
 /* The mode's name as printed: "-poll" / "-sleep" tell the variant. */
 static void result_name(const struct bench *bp, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s", mode_names[bp->mode],
+	char base[48];
+
+	base_name(bp, base, sizeof(base));
+	snprintf(buf, len, "%s%s", base,
 		 bp->busy_poll ? "-poll" : bp->spin_max_us == 0 ? "-sleep" :
 								  "");
 }
@@ -637,7 +452,7 @@ static void result_name(const struct bench *bp, char *buf, size_t len)
 static void progress(struct bench *bp, const char *phase, uint64_t i,
 		     uint64_t n)
 {
-	char name[32];
+	char name[64];
 	uint64_t t;
 
 	if (!bp->progress)
@@ -676,7 +491,8 @@ static uint64_t voluntary_switches(void)
 static void run_lat(struct bench *bp)
 {
 	uint64_t *t, i, t0, sum = 0, median2, p99i, p999i, sleeps;
-	char name[32];
+	long long etcd0 = -1, etcd1 = -1;
+	char name[64], etcd[48] = "";
 	int err;
 
 	t = malloc(bp->iters * sizeof(*t));
@@ -694,6 +510,8 @@ static void run_lat(struct bench *bp)
 		one_op(bp);
 		progress(bp, "warm-up", i, bp->warmup);
 	}
+	if (bp->cluster.url)
+		etcd0 = bench_etcd_reads(&bp->cluster);
 	sleeps = voluntary_switches();
 	for (i = 0; i < bp->iters; i++) {
 		t0 = now_ns();
@@ -702,6 +520,16 @@ static void run_lat(struct bench *bp)
 		progress(bp, "timed", i, bp->iters);
 	}
 	sleeps = voluntary_switches() - sleeps;
+	/* What etcd was asked while the loop ran: the proof that placing
+	 * costs no etcd round trip. */
+	if (etcd0 >= 0)
+		etcd1 = bench_etcd_reads(&bp->cluster);
+	if (etcd1 >= 0)
+		snprintf(etcd, sizeof(etcd), bp->json ? ",\"etcd_reads\":%lld" :
+			 " etcd_reads=%lld", etcd1 - etcd0);
+	else if (bp->cluster.url)
+		fprintf(stderr, "rmpool-bench: etcd's /metrics could not be "
+			"read: no etcd_reads\n");
 	qsort(t, bp->iters, sizeof(*t), cmp_u64);
 	for (i = 0; i < bp->iters; i++)
 		sum += t[i];
@@ -716,13 +544,13 @@ static void run_lat(struct bench *bp)
 		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
 		       "\"iters\":%" PRIu64 ",\"min_us\":%.2f,\"median_us\":"
 		       "%.2f,\"p99_us\":%.2f,\"p999_us\":%.2f,\"avg_us\":"
-		       "%.2f,\"sleeps_per_op\":%.3f}\n" :
+		       "%.2f,\"sleeps_per_op\":%.3f%s}\n" :
 		       "rmpool %s size=%zu iters=%" PRIu64 " min=%.2f median="
-		       "%.2f p99=%.2f p99.9=%.2f avg=%.2f us sleeps=%.3f\n",
+		       "%.2f p99=%.2f p99.9=%.2f avg=%.2f us sleeps=%.3f%s\n",
 	       name, bp->size, bp->iters, t[0] / 1e3, median2 / 2e3,
 	       t[p99i - 1] / 1e3, t[p999i - 1] / 1e3,
 	       (double)sum / (double)bp->iters / 1e3,
-	       (double)sleeps / (double)bp->iters);
+	       (double)sleeps / (double)bp->iters, etcd);
 	free(t);
 }
 
@@ -792,8 +620,9 @@ static void print_bw(const struct bench *bp, unsigned conns, uint64_t ns)
 	double secs = (double)ns / 1e9;
 	double ops = (double)bp->iters * conns;
 	double bytes = (double)bp->size * ops;
-	char extra[32] = "";
+	char extra[32] = "", name[64];
 
+	base_name(bp, name, sizeof(name));
 	if (conns > 1)
 		snprintf(extra, sizeof(extra),
 			 bp->json ? ",\"conns\":%u" : " conns=%u", conns);
@@ -803,7 +632,7 @@ static void print_bw(const struct bench *bp, unsigned conns, uint64_t ns)
 		       "\"MiBps\":%.2f,\"Gbps\":%.3f,\"ops_per_s\":%.0f}\n" :
 		       "rmpool %s size=%zu iters=%" PRIu64 " depth=%u%s MB/s=%.2f "
 		       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
-	       mode_names[bp->mode], bp->size, bp->iters, bp->depth, extra,
+	       name, bp->size, bp->iters, bp->depth, extra,
 	       bytes / secs / 1e6, bytes / secs / 1048576.0,
 	       bytes * 8 / secs / 1e9, ops / secs);
 }

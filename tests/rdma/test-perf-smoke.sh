@@ -8,8 +8,12 @@
 # case (and its two-connection variant): compare must exit 0 (it does
 # not when a row lacks a figure of either tool), every row of
 # compare.json must hold both figures, the daemon's time per ALLOC, FREE
-# and ATTACH must be there, and compare.png must be a PNG. No
-# figure is judged: under TCG they mean nothing at this size.
+# and ATTACH must be there, and compare.png must be a PNG. With etcd
+# installed, the cluster cases too (an etcd and two more daemons, ~6 s
+# under TCG): both figures of each cluster row, and etcd_reads 0 on each
+# cluster line (placing a lease is no etcd round trip: the one property
+# checked). No figure is judged: under TCG they mean nothing at this
+# size.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init perf-smoke "$1"
@@ -25,7 +29,7 @@ cat "$out"
 
 # Every pair the issue names, each with both figures.
 python3 - "$RMP_TMP/out/compare.json" <<'PY' || fail_later "compare.json incomplete"
-import json, sys
+import json, shutil, sys
 doc = json.load(open(sys.argv[1]))
 rows = doc["rows"]
 want = ["read 64B lat, polled", "read 64B lat, sync", "write 64B lat, polled",
@@ -54,6 +58,24 @@ for k in ("alloc_us", "free_us", "attach_us", "preempted_per_request"):
                                           and v >= 0)
     print(f"rmpoold {k}: {v}")
     bad += 0 if ok else 1
+# The cluster cases (tests/perf/compare-cluster.sh), when etcd is there.
+if shutil.which("etcd"):
+    cl = doc.get("cluster_rows", [])
+    for w in ("alloc+free 4KiB, cluster", "write 64B sync, 2 replicas"):
+        r = [x for x in cl if x["label"].startswith(w)]
+        if not r or not all(isinstance(r[0][k], float) and r[0][k] > 0
+                            for k in ("baseline", "cluster")):
+            print(f"cluster row '{w}': {r[0] if r else 'missing'}"); bad += 1
+        else:
+            print(f"cluster row '{w}': baseline {r[0]['baseline']:.2f} "
+                  f"cluster {r[0]['cluster']:.2f}")
+    reads = doc.get("etcd_reads_while_timed", {})
+    for case in ("cluster-alloc-lat@4096", "write-lat-r1@64",
+                 "write-lat-r2@64"):
+        print(f"etcd reads while {case} was timed: {reads.get(case)}")
+        bad += 0 if reads.get(case) == 0 else 1
+else:
+    print("etcd not installed: no cluster cases")
 sys.exit(1 if bad else 0)
 PY
 magic=$(head -c 8 "$RMP_TMP/out/compare.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')

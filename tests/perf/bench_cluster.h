@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/* bench_cluster.h -- rmpool-bench on a cluster (-C URL): its leases placed by rmp_cluster_alloc, and etcd's count of the reads made of it (to show that none is on the timed path). */
+#ifndef RMP_BENCH_CLUSTER_H
+#define RMP_BENCH_CLUSTER_H
+
+#include <stdint.h>
+
+#include "rmpool.h"
+
+#define BENCH_REPLICAS_MAX 3u
+
+/*
+ * What rmp_cluster_alloc is asked for. A lease kind the library gains
+ * (striped leases: stripes, stripe_unit) is a field here, an option in
+ * bench_args.c, a filling in bench_cluster_alloc and a part of
+ * bench_cluster_suffix.
+ */
+struct bench_cluster {
+	const char *url;     /* -C: the etcd endpoints; NULL: no cluster */
+	unsigned replicas;   /* --replicas: 1, or 2..3 (a mirrored lease) */
+	struct rmp_cluster *cl;
+};
+
+/* bench_cluster_open -- rmp_cluster_open(bc->url) with each node's
+ * connection made with co; an error exits 1. */
+void bench_cluster_open(struct bench_cluster *bc,
+			const struct rmp_client_opts *co);
+
+/* bench_cluster_alloc -- a lease of length bytes with flags, placed as
+ * bc says; an error exits 1. */
+void bench_cluster_alloc(struct bench_cluster *bc, uint64_t length,
+			 uint32_t flags, struct rmp_lease **out);
+
+/* bench_cluster_clients -- the cluster's connection to each replica of l
+ * (one for a lease of one server), in the lease's order, into out (max
+ * of them); how many. An error exits 1. */
+unsigned bench_cluster_clients(struct bench_cluster *bc, struct rmp_lease *l,
+			       struct rmp_client **out, unsigned max);
+
+/* bench_cluster_suffix -- what a result's name gets: "-r2" (replicas). */
+void bench_cluster_suffix(const struct bench_cluster *bc, char *buf,
+			  size_t len);
+
+/*
+ * bench_etcd_reads -- reads of the membership etcd has been asked for so
+ * far, by anyone: the Range calls and Watch streams its /metrics counts
+ * (grpc_server_started_total; the daemons make neither, only the
+ * library's rmp_cluster does), read from the first endpoint of bc->url.
+ * -1 when that cannot be read (an https endpoint, no answer).
+ */
+long long bench_etcd_reads(const struct bench_cluster *bc);
+
+/* bench_cluster_close -- rmp_cluster_close; bc may hold no cluster. */
+void bench_cluster_close(struct bench_cluster *bc);
+
+#endif

@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2154,SC2034 # compare's globals (build, work, addr, ...)
+# compare-cluster.sh -- the cluster cases of tests/perf/compare (sourced by
+# it, after its helpers): an etcd of its own and two more rmpoold
+# registered in it (nodes bench-n1 and bench-n2, 32 MiB pools, the same
+# tenant), started once per run; each round then runs
+#
+#   rmpool-bench -C URL alloc-lat --size 4096     vs alloc-lat -s on
+#                                                 node bench-n1
+#   rmpool-bench -C URL --replicas 2 write-lat    vs --replicas 1
+#                --size 64 (sync)
+#
+# like with like: both sides on these nodes (compare's own server is
+# warmer and has no [cluster]; under TCG its ALLOC+FREE was 3x faster
+# than the same on a node of the cluster with etcd running beside).
+#
+# and the table gets their rows beside perftest's (goals: ALLOC+FREE
+# within 1.1x with no etcd round trip, a mirrored 64 B WRITE within 1.2x:
+# the replicas written in parallel). Every cluster line of rmpool-bench
+# carries etcd_reads=, etcd's count of membership reads while it timed.
+#
+# A striped case (a 16 MiB read over stripes vs one node) is one more
+# rb call in cl_side and one more row in cl_rows, once rmpool-bench
+# takes --stripes.
+#
+# Globals it sets: cl_on (1: the cases run), cl_url, cl_pids, cl_ports.
+
+cl_on=0
+cl_url=
+cl_pids=()
+cl_ports=()
+cl_cpu0=0
+cl_t0=0
+cl_etcd_pid=
+
+# cl_wanted -- whether the cluster cases run; says why not when not.
+cl_wanted() {
+	if [ "${RMP_BENCH_CLUSTER:-1}" = 0 ]; then
+		echo "cluster cases left out (RMP_BENCH_CLUSTER=0)"
+		return 1
+	fi
+	if ! command -v etcd >/dev/null; then
+		echo "cluster cases left out: etcd is not installed" \
+			"(apt-get install etcd-server)"
+		return 1
+	fi
+	return 0
+}
+
+# cl_nodes -- how many nodes `rmpool -C URL nodes` lists (fails while
+# etcd does not answer).
+cl_nodes() {
+	local out
+	out=$("$build/client/rmpool" -C "$cl_url" nodes 2>/dev/null) || return 1
+	grep -c . <<<"$out" || true # none: "0", and grep's status 1
+}
+
+# cl_etcd_start -- etcd on two free ports, its data in the work folder;
+# returns when it answers (60 s at most: TCG is slow to start it).
+cl_etcd_start() {
+	local cport pport deadline
+	# pick_port runs in a subshell here: move its start on by hand.
+	cport=$(pick_port)
+	next_pt_port=$((cport + 1))
+	pport=$(pick_port)
+	next_pt_port=$((pport + 1))
+	cl_url=http://127.0.0.1:$cport
+	etcd --data-dir "$work/etcd" --listen-client-urls "$cl_url" \
+		--advertise-client-urls "$cl_url" \
+		--listen-peer-urls "http://127.0.0.1:$pport" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+		--initial-cluster "default=http://127.0.0.1:$pport" \
+		--log-level warn >"$work/etcd.log" 2>&1 &
+	cl_etcd_pid=$!
+	deadline=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		cl_nodes >/dev/null && return 0
+		kill -0 "$cl_etcd_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	show_log "$work/etcd.log"
+	die "etcd did not start"
+}
+
+# cl_daemon_start I PORT -- rmpoold I (node bench-nI) on PORT or the next
+# free one, registered in etcd.
+cl_daemon_start() {
+	local i=$1 port=$2 conf=$work/rmpoold-n$1.conf log=$work/rmpoold-n$1.log
+	for _ in 1 2 3 4 5; do
+		while tcp_port_used "$port"; do port=$((port + 1)); done
+		cat >"$conf" <<CONF
+[server]
+listen = $addr
+port = $port
+log_level = info
+admin_socket =
+metrics_listen =
+[pool]
+size = 32M
+hugepages = preferred
+[tenant.bench]
+key_file = $work/bench.key
+[cluster]
+etcd = $cl_url
+node = bench-n$i
+CONF
+		"$rmpoold" -c "$conf" >"$log" 2>&1 &
+		cl_pids[i]=$!
+		for _ in $(seq 1 300); do
+			if grep -q "listening on" "$log"; then
+				cl_ports[i]=$port
+				return 0
+			fi
+			kill -0 "${cl_pids[i]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		wait "${cl_pids[i]}" 2>/dev/null
+		grep -qi "in use" "$log" || break
+		port=$((port + 1))
+	done
+	show_log "$log"
+	die "rmpoold bench-n$i did not start"
+}
+
+# cl_start -- etcd and the two daemons; returns when both are listed
+# (60 s at most).
+cl_start() {
+	local n deadline
+	cl_etcd_start
+	cl_daemon_start 1 $((dport + 1))
+	cl_daemon_start 2 $((dport + 2))
+	deadline=$((SECONDS + 60))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		n=$(cl_nodes) && [ "$n" -eq 2 ] && break
+		sleep 0.2
+	done
+	[ "${n:-0}" -eq 2 ] || die "the cluster's daemons did not register" \
+		"(${n:-0} of 2 listed)"
+	cl_on=1
+	cl_cpu0=$(cl_cpu) cl_t0=$(date +%s.%N)
+	echo "cluster: etcd at $cl_url, nodes bench-n1 and bench-n2 (32 MiB" \
+		"pools) on $addr"
+}
+
+# cl_cpu -- CPU clock ticks etcd and the cluster's daemons have used.
+cl_cpu() {
+	local p t sum=0
+	for p in "$cl_etcd_pid" "${cl_pids[@]}"; do
+		t=$(cpu_ticks "$p") && sum=$((sum + t))
+	done
+	echo "$sum"
+}
+
+# cl_stop -- SIGTERM to the daemons (each must exit 0, as stop_daemon
+# checks), then to etcd. First the CPU they used while they ran (the
+# rest of the run's cases ran beside them), into $data.
+cl_stop() {
+	local i rc
+	[ "$cl_on" = 1 ] || return 0
+	awk -v c="$(($(cl_cpu) - cl_cpu0))" -v hz="$(getconf CLK_TCK)" \
+		-v t0="$cl_t0" -v t1="$(date +%s.%N)" 'BEGIN { printf \
+		"0\tcluster\tcpu-beside\tpercent\t%.2f\n", 100 * c / hz / (t1 - t0) }' >>"$data"
+	for i in 1 2; do kill -TERM "${cl_pids[i]}" 2>/dev/null; done
+	for i in 1 2; do
+		rc=0
+		wait "${cl_pids[i]}" || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			show_log "$work/rmpoold-n$i.log"
+			failed "rmpoold bench-n$i exited with status $rc"
+		fi
+	done
+	kill -TERM "$cl_etcd_pid" 2>/dev/null
+	wait "$cl_etcd_pid" 2>/dev/null
+	cl_on=0
+}
+
+# cl_rows -- the table's cluster rows: kind "cl", both sides rmpool's
+# (compare-report.py prints them apart).
+cl_rows() {
+	row "alloc+free 4KiB, cluster (us)" cl 4096 \
+		"node-alloc-lat@4096" median 1 "cluster-alloc-lat@4096" median "<=1.10"
+	row "write 64B sync, 2 replicas (us)" cl 64 \
+		"write-lat-r1@64" median 1 "write-lat-r2@64" median "<=1.20"
+}
+
+# cl_side R -- round R's cluster runs; the order alternates by round, as
+# the groups' does.
+cl_side() {
+	local r=$1 n reps=(1 2) node=$addr:${cl_ports[1]}
+	((r % 2)) || reps=(2 1)
+	[[ $addr == *:* ]] && node="[$addr]:${cl_ports[1]}" # IPv6
+	if ((r % 2)); then
+		rb_prefix=node- rb "$r" -s "$node" alloc-lat --size 4096 \
+			--iters "$alloc_iters"
+		rb "$r" -C "$cl_url" alloc-lat --size 4096 --iters "$alloc_iters"
+	else
+		rb "$r" -C "$cl_url" alloc-lat --size 4096 --iters "$alloc_iters"
+		rb_prefix=node- rb "$r" -s "$node" alloc-lat --size 4096 \
+			--iters "$alloc_iters"
+	fi
+	for n in "${reps[@]}"; do
+		rb "$r" -C "$cl_url" --replicas "$n" write-lat --size 64 \
+			--iters "$lat_iters"
+	done
+}
