@@ -49,6 +49,13 @@ void bench_cluster_alloc(struct bench_cluster *bc, uint64_t length,
 	rmp_cluster_alloc_opts_init(&ao);
 	ao.flags = flags;
 	ao.replicas = bc->replicas;
+	if (bc->replicas > 1) {
+		/* a mirrored lease is neither ephemeral nor auto-renewed
+		 * (its record in etcd would not follow): an hour, freed at
+		 * the end */
+		ao.flags = 0;
+		ao.ttl_s = 3600;
+	}
 	err = rmp_cluster_alloc(bc->cl, length, &ao, out);
 	if (err)
 		cluster_fail(bc, "rmp_cluster_alloc", err);
