@@ -5,7 +5,8 @@
 # (n1, n2, n3 on racks r1, r2, r3, 10 MiB pools; lib-cluster.sh). A
 # 24 MiB lease in 3 stripes (larger than any pool), and one of 2 stripes
 # x 2 replicas, are written and read back identical in uneven calls, by
-# bounce buffer and zero copy. `rmpool -C alloc --replicas 2
+# bounce buffer and zero copy; `rmpool -C alloc 24M --stripes 3` too, by
+# its token. `rmpool -C alloc --replicas 2
 # --spread rack` prints an rmpc:// token that write, read and renew take
 # through -C; etcd holds the member list sealed (no rmp:// token in it).
 # Tenant b, with tenant a's token, can neither read, write, renew, free
@@ -31,16 +32,41 @@ CLUSTER=etcd://${EURL#http://}
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
 as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
 
+# all_free -- until every node's record says its pool is free again
+# (a daemon writes its record at most once a second; 10 s at most)
+all_free() {
+	for _ in $(seq 1 100); do
+		"$RMPOOL" -C "$CLUSTER" nodes --json | jget "all(n['free_bytes'] \
+			== n['pool_bytes'] for n in d['nodes'])" | grep -q True &&
+			return 0
+		sleep 0.1
+	done
+	fail_later "the nodes' records did not show their pools free again"
+}
+
 # striped: larger than any pool; and striped x mirrored
 out=$("$RMPC" stripe "$CLUSTER" 24M 3 1 2>&1) || fail_later "stripe 24M 3 x 1: $out"
 echo "$out"
 expect_eq "nodes of the 3 stripes" "$(awk '$1 == "stripe" { print $6 }' \
 	<<<"$out" | sort -u | grep -c .)" 3
 grep -q '^ok 25165824$' <<<"$out" || fail_later "24 MiB striped: not ok"
+all_free
 out=$("$RMPC" stripe "$CLUSTER" 8M 2 2 256K 2>&1) ||
 	fail_later "stripe 8M 2 x 2: $out"
 echo "$out"
 grep -q '^ok 8388608$' <<<"$out" || fail_later "8 MiB 2 x 2 striped: not ok"
+all_free
+# the command: a striped lease larger than any pool, by its token
+tok=$("$RMPOOL" -C "$CLUSTER" alloc 24M --stripes 3 --ttl 300) ||
+	rmp_fail "rmpool -C alloc --stripes 3 failed"
+head -c 25165824 /dev/urandom >"$RMP_TMP/big.bin"
+"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/big.bin" ||
+	fail_later "write of a striped lease by its token"
+"$RMPOOL" -C "$CLUSTER" read "$tok" | cmp - "$RMP_TMP/big.bin" ||
+	fail_later "a striped lease read back other bytes"
+"$RMPOOL" -C "$CLUSTER" free "$tok" || fail_later "free of a striped lease"
+rm -f "$RMP_TMP/big.bin"
+all_free
 
 # the command: a mirrored lease by its cluster token
 tok=$("$RMPOOL" -C "$CLUSTER" alloc 1M --replicas 2 --spread rack \
