@@ -548,22 +548,10 @@ struct rmp_lease *cli_attach(struct cli *cli, const char *token,
 
 	rmp_attach_opts_init(&ao);
 	ao.flags = flags;
-	if (token_cluster) {
-		/* its members are found in the cluster's etcd */
-		if (cli->server)
-			cli_usage_error("a cluster lease token is reached "
-					"through -C, not -s");
-		cli_cluster_open(cli);
-		err = rmp_cluster_attach(cli->cl, token, &ao, &l);
-		if (err)
-			cli_die("attach: %s (%s)", rmp_strerror(err),
-				rmp_cluster_last_error(cli->cl));
-	} else {
-		cli_connect(cli, &token_parsed);
-		err = rmp_lease_attach_with(cli->c, token, &ao, &l);
-		if (err)
-			cli_fail(cli->c, "cli_attach", err);
-	}
+	cli_connect(cli, &token_parsed);
+	err = rmp_lease_attach_with(cli->c, token, &ao, &l);
+	if (err)
+		cli_fail(cli->c, "cli_attach", err);
 	if (info) {
 		info->size = sizeof(*info);
 		err = rmp_lease_info(l, info);

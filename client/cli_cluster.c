@@ -137,10 +137,37 @@ int cmd_nodes(struct cli *cli, int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+struct rmp_lease *cli_cluster_attach(struct cli *cli, const char *token,
+				     uint32_t flags, struct rmp_lease_info *info)
+{
+	struct rmp_attach_opts ao;
+	struct rmp_lease *l;
+	int err;
+
+	/* its members are found in the cluster's etcd */
+	if (cli->server)
+		cli_usage_error("a cluster lease token is reached through -C, "
+				"not -s");
+	cli_cluster_open(cli);
+	rmp_attach_opts_init(&ao);
+	ao.flags = flags;
+	err = rmp_cluster_attach(cli->cl, token, &ao, &l);
+	if (err)
+		cli_die("attach: %s (%s)", rmp_strerror(err),
+			rmp_cluster_last_error(cli->cl));
+	if (info) {
+		info->size = sizeof(*info);
+		err = rmp_lease_info(l, info);
+		if (err)
+			cli_die("lease info: %s", rmp_strerror(err));
+	}
+	return l;
+}
+
 /* cluster_lease -- the cluster lease of token, attached through -C. */
 static struct rmp_lease *cluster_lease(struct cli *cli, const char *token)
 {
-	return cli_attach(cli, token, 0, NULL);
+	return cli_cluster_attach(cli, token, 0, NULL);
 }
 
 void cli_cluster_renew(struct cli *cli, const char *token, uint32_t ttl_s)

@@ -191,6 +191,16 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+/* attach -- the lease of the command's token: a cluster lease's through
+ * -C, another's through its server. */
+static struct rmp_lease *attach(struct cli *cli, const char *token,
+				uint32_t flags, struct rmp_lease_info *info)
+{
+	if (cli_token_is_cluster())
+		return cli_cluster_attach(cli, token, flags, info);
+	return cli_attach(cli, token, flags, info);
+}
+
 /* read_full -- read up to len bytes of fd; stops early only at EOF. */
 static size_t read_full(struct cli *cli, int fd, char *buf, size_t len)
 {
@@ -236,7 +246,7 @@ int cmd_write(struct cli *cli, int argc, char **argv)
 	if (off_arg)
 		off = cli_arg_size("offset", off_arg);
 	token = cli_take_token("write", pos, npos, 0, file, NULL);
-	l = cli_attach(cli, token, exclusive ? RMP_ATTACH_EXCLUSIVE : 0, &info);
+	l = attach(cli, token, exclusive ? RMP_ATTACH_EXCLUSIVE : 0, &info);
 	if (off > info.length)
 		cli_fail_msg(cli->c, "write", -ERANGE, "offset %" PRIu64 " beyond "
 			 "the lease's %" PRIu64 " bytes", off, info.length);
@@ -314,7 +324,7 @@ int cmd_read(struct cli *cli, int argc, char **argv)
 	if (len_arg)
 		len = cli_arg_size("length", len_arg); /* checked before connecting */
 	token = cli_take_token("read", pos, npos, 0, file, NULL);
-	l = cli_attach(cli, token, exclusive ? RMP_ATTACH_EXCLUSIVE : 0, &info);
+	l = attach(cli, token, exclusive ? RMP_ATTACH_EXCLUSIVE : 0, &info);
 	if (off > info.length)
 		cli_fail_msg(cli->c, "read", -ERANGE, "offset %" PRIu64 " beyond "
 			 "the lease's %" PRIu64 " bytes", off, info.length);
@@ -424,7 +434,7 @@ static int atomic(struct cli *cli, const char *cmd, int argc, char **argv)
 	a = cli_arg_value(cas ? "expected value" : "value to add", rest[1]);
 	if (cas)
 		b = cli_arg_value("desired value", rest[2]);
-	l = cli_attach(cli, token, 0, NULL);
+	l = attach(cli, token, 0, NULL);
 	err = cas ? rmp_cas(l, off, a, b, &old) : rmp_faa(l, off, a, &old);
 	if (err)
 		cli_fail(cli->c, cmd, err);

@@ -73,6 +73,10 @@ void cli_client_opts(const struct cli *cli, struct rmp_client_opts *o);
 void cli_cluster_open(struct cli *cli);
 int cmd_nodes(struct cli *cli, int argc, char **argv);
 int cmd_repair(struct cli *cli, int argc, char **argv);
+/* cli_cluster_attach -- cli_attach for a cluster lease's token: through
+ * the cluster of -C (its record in etcd names the members). */
+struct rmp_lease *cli_cluster_attach(struct cli *cli, const char *token,
+				     uint32_t flags, struct rmp_lease_info *info);
 /* cli_cluster_renew / cli_cluster_free -- renew (ttl_s) or free the
  * cluster lease of token through -C; exit on an error. */
 void cli_cluster_renew(struct cli *cli, const char *token, uint32_t ttl_s);

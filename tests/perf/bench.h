@@ -44,7 +44,7 @@ struct bench {
 	unsigned attaches;
 	struct rmp_buf *b;
 	struct bench_cluster cluster; /* -C: leases placed on a cluster */
-	struct rmp_buf *replica_b[BENCH_REPLICAS_MAX]; /* -C: the buffer
+	struct rmp_buf *replica_b[BENCH_MEMBERS_MAX]; /* -C: the buffer
 				 * registered with each further replica's
 				 * connection too (zero copy to each) */
 	unsigned replica_nb;

@@ -22,7 +22,7 @@ const char *const mode_names[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N]} "
+		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N] [--stripes N]} "
 		"[--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
 		"[--json] [--progress] MODE\n"
@@ -36,6 +36,8 @@ static void usage(FILE *f)
 		"                alloc-lat then times rmp_cluster_alloc + free\n"
 		"  --replicas N  with -C: 1 (default), 2..3 a mirrored lease\n"
 		"                (synchronous reads and writes only)\n"
+		"  --stripes N   with -C: 1 (default), 2..4 a striped lease, cut\n"
+		"                in 1 MiB units (synchronous reads and writes only)\n"
 		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
 		"                runs each size in turn (default 64 for *-lat,\n"
 		"                65536 for *-bw, 4096 for alloc-lat; atomics: 8)\n"
@@ -138,8 +140,9 @@ static void split_server(struct bench *bp, const char *s)
 static void check_cluster(struct bench *bp, bool have_server)
 {
 	if (!bp->cluster.url) {
-		if (bp->cluster.replicas)
-			usage_error("--replicas is for a cluster (-C URL)");
+		if (bp->cluster.replicas || bp->cluster.stripes)
+			usage_error("--replicas and --stripes are for a "
+				    "cluster (-C URL)");
 		if (!have_server)
 			usage_error("-s HOST[:PORT] or -C URL is required");
 		return;
@@ -148,21 +151,22 @@ static void check_cluster(struct bench *bp, bool have_server)
 		usage_error("-s or -C, not both: -C places the leases");
 	if (!bp->cluster.replicas)
 		bp->cluster.replicas = 1;
+	if (!bp->cluster.stripes)
+		bp->cluster.stripes = 1;
 	if (bp->mode == ATTACH_LAT)
 		usage_error("attach-lat is for one server (-s)");
 	if (bp->threads > 1)
 		usage_error("--threads is for one server (-s)");
-	if (bp->cluster.replicas == 1)
+	if (bp->cluster.replicas == 1 && bp->cluster.stripes == 1)
 		return;
 	if (bp->busy_poll)
-		usage_error("--busy-poll: a mirrored lease (--replicas %u) "
-			    "takes no rmp_post_*; it runs synchronous calls "
-			    "only", bp->cluster.replicas);
+		usage_error("--busy-poll: a mirrored or striped lease takes "
+			    "no rmp_post_*; it runs synchronous calls only");
 	if (bp->mode == FAA_LAT || bp->mode == CAS_LAT ||
 	    bp->mode == READ_BW || bp->mode == WRITE_BW)
-		usage_error("%s: a mirrored lease (--replicas %u) takes "
+		usage_error("%s: a mirrored or striped lease takes "
 			    "synchronous reads and writes only",
-			    mode_names[bp->mode], bp->cluster.replicas);
+			    mode_names[bp->mode]);
 }
 
 /* check_mode -- the sizes, depth and threads the mode takes. */
@@ -209,6 +213,7 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		{ "server", required_argument, NULL, 's' },
 		{ "cluster", required_argument, NULL, 'C' },
 		{ "replicas", required_argument, NULL, 'R' },
+		{ "stripes", required_argument, NULL, 'K' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'd' },
@@ -241,6 +246,10 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		case 'R':
 			bp->cluster.replicas = (unsigned)parse_num(
 				"--replicas", optarg, 1, BENCH_REPLICAS_MAX);
+			break;
+		case 'K':
+			bp->cluster.stripes = (unsigned)parse_num(
+				"--stripes", optarg, 1, BENCH_STRIPES_MAX);
 			break;
 		case 'z':
 			parse_sizes(bp, optarg);

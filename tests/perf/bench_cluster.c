@@ -49,8 +49,10 @@ void bench_cluster_alloc(struct bench_cluster *bc, uint64_t length,
 	rmp_cluster_alloc_opts_init(&ao);
 	ao.flags = flags;
 	ao.replicas = bc->replicas;
-	if (bc->replicas > 1) {
-		/* a mirrored lease is neither ephemeral nor auto-renewed
+	ao.stripes = bc->stripes;
+	if (bc->replicas > 1 || bc->stripes > 1) {
+		/* a mirrored or striped lease is neither ephemeral nor
+		 * auto-renewed
 		 * (its record in etcd would not follow): an hour, freed at
 		 * the end */
 		ao.flags = 0;
@@ -84,7 +86,10 @@ unsigned bench_cluster_clients(struct bench_cluster *bc, struct rmp_lease *l,
 void bench_cluster_suffix(const struct bench_cluster *bc, char *buf,
 			  size_t len)
 {
-	snprintf(buf, len, "-r%u", bc->replicas);
+	if (bc->stripes > 1)
+		snprintf(buf, len, "-r%u-s%u", bc->replicas, bc->stripes);
+	else
+		snprintf(buf, len, "-r%u", bc->replicas);
 }
 
 /* first_endpoint -- host and port of the first endpoint of url, when it

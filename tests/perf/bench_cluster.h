@@ -8,6 +8,8 @@
 #include "rmpool.h"
 
 #define BENCH_REPLICAS_MAX 3u
+#define BENCH_STRIPES_MAX 4u
+#define BENCH_MEMBERS_MAX (BENCH_REPLICAS_MAX * BENCH_STRIPES_MAX)
 
 /*
  * What rmp_cluster_alloc is asked for. A lease kind the library gains
@@ -18,6 +20,7 @@
 struct bench_cluster {
 	const char *url;     /* -C: the etcd endpoints; NULL: no cluster */
 	unsigned replicas;   /* --replicas: 1, or 2..3 (a mirrored lease) */
+	unsigned stripes;    /* --stripes: 1, or 2..4 (a striped lease) */
 	struct rmp_cluster *cl;
 };
 
@@ -37,7 +40,8 @@ void bench_cluster_alloc(struct bench_cluster *bc, uint64_t length,
 unsigned bench_cluster_clients(struct bench_cluster *bc, struct rmp_lease *l,
 			       struct rmp_client **out, unsigned max);
 
-/* bench_cluster_suffix -- what a result's name gets: "-r2" (replicas). */
+/* bench_cluster_suffix -- what a result's name gets: "-r2" (replicas),
+ * "-s2" (stripes) after it when striped. */
 void bench_cluster_suffix(const struct bench_cluster *bc, char *buf,
 			  size_t len);
 

@@ -9,6 +9,9 @@
 #                                                 node bench-n1
 #   rmpool-bench -C URL --replicas 2 write-lat    vs --replicas 1
 #                --size 64 (sync)
+#   rmpool-bench -C URL --stripes 2 read-lat      vs --stripes 1 (one
+#                --size 16M (sync)                node; RMP_BENCH_BIG_ITERS,
+#                                                 default 20)
 #
 # like with like: both sides on these nodes (compare's own server is
 # warmer and has no [cluster]; under TCG its ALLOC+FREE was 3x faster
@@ -16,12 +19,9 @@
 #
 # and the table gets their rows beside perftest's (goals: ALLOC+FREE
 # within 1.1x with no etcd round trip, a mirrored 64 B WRITE within 1.2x:
-# the replicas written in parallel). Every cluster line of rmpool-bench
+# the replicas written in parallel; a 16 MiB read over 2 stripes in at
+# most 0.6x the time of one node's: both nodes move it at once). Every cluster line of rmpool-bench
 # carries etcd_reads=, etcd's count of membership reads while it timed.
-#
-# A striped case (a 16 MiB read over stripes vs one node) is one more
-# rb call in cl_side and one more row in cl_rows, once rmpool-bench
-# takes --stripes.
 #
 # Globals it sets: cl_on (1: the cases run), cl_url, cl_pids, cl_ports.
 
@@ -181,6 +181,9 @@ cl_rows() {
 		"node-alloc-lat@4096" median 1 "cluster-alloc-lat@4096" median "<=1.10"
 	row "write 64B sync, 2 replicas (us)" cl 64 \
 		"write-lat-r1@64" median 1 "write-lat-r2@64" median "<=1.20"
+	row "read 16MiB sync, 2 stripes (us)" cl 16777216 \
+		"read-lat-r1@16777216" median 1 "read-lat-r1-s2@16777216" \
+		median "<=0.60"
 }
 
 # cl_side R -- round R's cluster runs; the order alternates by round, as
@@ -201,5 +204,11 @@ cl_side() {
 	for n in "${reps[@]}"; do
 		rb "$r" -C "$cl_url" --replicas "$n" write-lat --size 64 \
 			--iters "$lat_iters"
+	done
+	# a striped 16 MiB read against one node's: the two nodes move it
+	# at once (latency rows: a speed-up is a ratio below 1)
+	for n in "${reps[@]}"; do
+		rb "$r" -C "$cl_url" --stripes "$n" read-lat --size 16M --depth 1 \
+			--iters "$big_iters" --warmup 2
 	done
 }

@@ -2,7 +2,7 @@
 /* rmpool_bench.c -- latency and bandwidth of librmpool's data path against a running rmpoold. */
 
 /*
- * Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N]}
+ * Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N] [--stripes N]}
  *                     [--size N[,N...]] [--iters N]
  *                     [--depth N] [--warmup N] [--busy-poll]
  *                     [--spin-max-us N] [--threads N] [--json]
@@ -153,16 +153,15 @@ static void server_lease(struct bench *bp, const struct rmp_client_opts *co)
  * as asked; bp->c is the connection to the first (the one read). */
 static void cluster_lease(struct bench *bp, const struct rmp_client_opts *co)
 {
-	struct rmp_client *cs[BENCH_REPLICAS_MAX];
-	unsigned n;
+	struct rmp_client *cs[BENCH_MEMBERS_MAX];
+	unsigned n, want = bp->cluster.replicas * bp->cluster.stripes;
 
 	bench_cluster_open(&bp->cluster, co);
 	bench_cluster_alloc(&bp->cluster, bp->lease_len,
 			    RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW, &bp->l);
-	n = bench_cluster_clients(&bp->cluster, bp->l, cs, BENCH_REPLICAS_MAX);
-	if (n != bp->cluster.replicas)
-		failx("a lease of %u replicas asked for, %u granted",
-		      bp->cluster.replicas, n);
+	n = bench_cluster_clients(&bp->cluster, bp->l, cs, BENCH_MEMBERS_MAX);
+	if (n != want)
+		failx("a lease of %u members asked for, %u granted", want, n);
 	bp->c = cs[0];
 	/* The buffer is registered with each replica's connection below. */
 	for (unsigned i = 1; i < n; i++) {
@@ -432,7 +431,8 @@ static void base_name(const struct bench *bp, char *buf, size_t len)
 		bench_cluster_suffix(&bp->cluster, kind, sizeof(kind));
 	if (bp->cluster.url && bp->mode == ALLOC_LAT)
 		snprintf(buf, len, "cluster-%s%s", mode_names[bp->mode],
-			 bp->cluster.replicas > 1 ? kind : "");
+			 bp->cluster.replicas > 1 || bp->cluster.stripes > 1 ?
+			 kind : "");
 	else
 		snprintf(buf, len, "%s%s", mode_names[bp->mode], kind);
 }

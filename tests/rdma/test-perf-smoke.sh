@@ -22,7 +22,7 @@ rc=0
 RMP_BENCH_PORT=$RMP_PORT RMP_BENCH_PERFTEST_PORT=$((RMP_PORT + 11000)) \
 RMP_BENCH_ROUNDS=1 RMP_BENCH_LAT_SIZES=64 RMP_BENCH_LAT_ITERS=200 \
 RMP_BENCH_BW_CASES=65536:16 RMP_BENCH_BW_ITERS=200 \
-RMP_BENCH_ALLOC_ITERS=50 RMP_BENCH_OUT=$RMP_TMP/out \
+RMP_BENCH_ALLOC_ITERS=50 RMP_BENCH_BIG_ITERS=3 RMP_BENCH_OUT=$RMP_TMP/out \
 	"$(dirname "$0")/../perf/compare" >"$out" 2>&1 || rc=$?
 cat "$out"
 [ "$rc" -eq 0 ] || fail_later "tests/perf/compare exited $rc"
@@ -61,7 +61,8 @@ for k in ("alloc_us", "free_us", "attach_us", "preempted_per_request"):
 # The cluster cases (tests/perf/compare-cluster.sh), when etcd is there.
 if shutil.which("etcd"):
     cl = doc.get("cluster_rows", [])
-    for w in ("alloc+free 4KiB, cluster", "write 64B sync, 2 replicas"):
+    for w in ("alloc+free 4KiB, cluster", "write 64B sync, 2 replicas",
+              "read 16MiB sync, 2 stripes"):
         r = [x for x in cl if x["label"].startswith(w)]
         if not r or not all(isinstance(r[0][k], float) and r[0][k] > 0
                             for k in ("baseline", "cluster")):
@@ -71,7 +72,7 @@ if shutil.which("etcd"):
                   f"cluster {r[0]['cluster']:.2f}")
     reads = doc.get("etcd_reads_while_timed", {})
     for case in ("cluster-alloc-lat@4096", "write-lat-r1@64",
-                 "write-lat-r2@64"):
+                 "write-lat-r2@64", "read-lat-r1-s2@16777216"):
         print(f"etcd reads while {case} was timed: {reads.get(case)}")
         bad += 0 if reads.get(case) == 0 else 1
 else:
