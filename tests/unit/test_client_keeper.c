@@ -158,6 +158,24 @@ static struct rmp_lease *striped(struct rmp_client *c)
 	return l;
 }
 
+/* grid -- a lease of LENGTH bytes in 2 stripes of UNIT, 2 replicas
+ * each, over slots 0..3 of c (member i in slot i; the second replicas
+ * made on a placeholder client, then swapped). */
+static struct rmp_lease *grid(struct rmp_client *c)
+{
+	static struct rmp_client placeholder;
+	struct rmp_lease *m[4], *l = NULL;
+
+	LIST_INIT(&placeholder.leases);
+	for (unsigned i = 0; i < 4; i++)
+		m[i] = i % 2 ? fake_lease(&placeholder, (uint64_t)i * MEMBER,
+					  MEMBER, RMP_ACC_ALL) : member(c, i);
+	CHECK_EQ(rmpc_group_new(m, 2, 2, UNIT, LENGTH, NULL, &l), 0);
+	rmpc_group_swap(l, 1, member(c, 1));
+	rmpc_group_swap(l, 3, member(c, 3));
+	return l;
+}
+
 /* disconnect -- member i's connection went (its handle is of an
  * earlier one): its calls fail with -ENOTCONN before posting. */
 static void disconnect(struct rmp_lease *l, unsigned i)
@@ -417,6 +435,33 @@ static void test_read(void)
 	fake_client_free(c);
 }
 
+/* A replica lost outside a write (a read failed on it) lacks the
+ * writes made without it after: it is missed then, when the write
+ * touched its stripe -- a refresh takes back a lost member not missed
+ * (cluster_lease.c keep_of), which would serve stale bytes. */
+static void test_missed_lost_before(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = grid(c);
+	struct rmpc_group *g = l->group;
+
+	keep(l);
+	disconnect(l, 2); /* stripe 1's first replica */
+	CHECK_EQ(rmp_read(l, UNIT, dst, 10), 0); /* unit 1: stripe 1 */
+	CHECK(g->lost[2] && !g->missed[2]);
+	pattern(src, LENGTH, 9);
+	CHECK_EQ(rmp_write(l, 0, src, UNIT), 0); /* stripe 0 alone */
+	CHECK(!g->missed[2]);
+	CHECK_EQ(rmp_write(l, UNIT, src + UNIT, UNIT), 0); /* stripe 1 */
+	CHECK(g->missed[2]);
+	CHECK(!g->missed[0] && !g->missed[1] && !g->missed[3]);
+	CHECK(holds(3, 0, src + UNIT, UNIT));
+	CHECK_EQ(kl.moved, 0); /* no member failed in a write */
+	CHECK_EQ(kl.refresh, 0);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
 /* Rule 7: a call outside the lease is the caller's error: the keeper is
  * never asked, even with a member failing or none left. */
 static void test_caller_error(void)
@@ -509,6 +554,7 @@ int main(void)
 	test_write_moved_unknown();
 	test_stripe_lost();
 	test_read();
+	test_missed_lost_before();
 	test_caller_error();
 	test_renew_end();
 	test_no_keeper();
