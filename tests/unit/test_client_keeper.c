@@ -7,9 +7,10 @@
  * it, is made again on the members a refresh brings when the record
  * moved (-EAGAIN when the refresh fails), a stripe with no member left
  * refreshes and writes again once, a read fails over without the keeper
- * and refreshes only when every replica failed, a caller's error never
- * asks the keeper, renew reports to it and free and close end it, and a
- * group without one works as before.
+ * and refreshes only when every replica failed, a member lost before a
+ * write to its stripe misses it too, a caller's error never asks the
+ * keeper, renew reports to it and free and close end it, and a group
+ * without one works as before.
  *
  * The fake NIC is one connection, so every member here is a lease of
  * one client: a mirror's second replica is made on a placeholder client
