@@ -169,13 +169,23 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 	return 0;
 }
 
-/* mark_missed -- the write is done: members lost now that were live
- * before it lack it (was: lost before the call). */
-static void mark_missed(struct rmpc_group *g, const bool *was)
+/* mark_missed -- the write of [off, off+len) is done: the lost members
+ * of the stripes it touched lack it, whenever they were lost (in this
+ * call, or before it: a read, a renewal, a flush lose members too). */
+static void mark_missed(struct rmp_lease *l, uint64_t off, uint64_t len)
 {
-	for (unsigned i = 0; i < g->n; i++)
-		if (g->lost[i] && !was[i])
-			g->missed[i] = true;
+	struct rmpc_group *g = l->group;
+	struct parts pt;
+
+	if (split(l, off, len, &pt))
+		return;
+	for (unsigned i = 0; i < pt.n; i++) {
+		unsigned first = pt.p[i].stripe * g->replicas;
+
+		for (unsigned j = first; j < first + g->replicas; j++)
+			if (g->lost[j])
+				g->missed[j] = true;
+	}
 }
 
 /* again -- a call on l failed with err for want of a live member: when
@@ -198,13 +208,10 @@ int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 
 int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 {
-	struct rmpc_group *g = l->group;
-	const struct rmpc_group_keeper *k = g->keeper;
-	bool was[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	const struct rmpc_group_keeper *k = l->group->keeper;
 	unsigned dropped = 0;
 	int err;
 
-	memcpy(was, g->lost, sizeof(was));
 	err = write_once(l, off, src, len, &dropped);
 	/* A member failed and the others took the write: before it counts
 	 * as done, is a repair the cause (its fence revokes our keys)? Then
@@ -214,9 +221,9 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 	/* a write is the same bytes again: all of it goes to the new list */
 	if (err && !caller_error(err) && k && !k->refresh(l))
 		err = write_once(l, off, src, len, &dropped);
-	/* whatever was lost in this call and is not back lacks the write */
+	/* whatever is lost and not back lacks the write */
 	if (!err)
-		mark_missed(g, was);
+		mark_missed(l, off, len);
 	return err;
 }
 

@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_client_keeper.c -- a cluster lease's keeper (client/lease.h's
+ * struct rmpc_group_keeper) as io_group.c and lease.c call it, on fake
+ * verbs: a write a member failed and the others took counts when the
+ * record did not move (or etcd cannot say) and the failed member missed
+ * it, is made again on the members a refresh brings when the record
+ * moved (-EAGAIN when the refresh fails), a stripe with no member left
+ * refreshes and writes again once, a read fails over without the keeper
+ * and refreshes only when every replica failed, a member lost before a
+ * write to its stripe misses it too, a caller's error never asks the
+ * keeper, renew reports to it and free and close end it, and a group
+ * without one works as before.
+ *
+ * The fake NIC is one connection, so every member here is a lease of
+ * one client: a mirror's second replica is made on a placeholder client
+ * (rmpc_group_new wants replicas on distinct clients) and swapped for
+ * one on the real client at once; legs on one client take turns. A
+ * member fails either with its connection gone (its handle of an
+ * earlier one: -ENOTCONN, nothing posted) or with its key revoked at
+ * the NIC (-EKEYEXPIRED; the connection breaks, so whatever is posted
+ * after it fails too, and the fixture puts it last).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fake_client.h"
+#include "lease.h"
+#include "proto.h"
+#include "rmpool.h"
+#include "state.h"
+
+#define KIB 1024u
+#define UNIT (4 * KIB)
+#define MEMBER (64 * KIB)         /* each member's fake remote bytes */
+#define LENGTH (2 * UNIT)         /* the lease's bytes */
+#define AT 100u                   /* a write's offset ... */
+#define LEN 1000u                 /* ... and length (through the bounce) */
+
+static uint8_t src[LENGTH], dst[LENGTH];
+
+/* What the fake keeper was asked, and what it answers. */
+struct keeper_log {
+	unsigned renewed, ending, moved, refresh;
+	int renewed_ret, moved_ret, refresh_ret;
+	uint32_t ttl_s;
+	bool freed;
+	unsigned renews_seen, frees_seen; /* the server's, at the call */
+	bool missed_seen;        /* g->missed[swap_at] when refresh ran */
+	struct rmp_lease *swap_in; /* refresh puts it in at swap_at */
+	unsigned swap_at;
+};
+static struct keeper_log kl;
+
+static struct keeper_log *log_of(struct rmp_lease *l)
+{
+	return l->group->keeper_arg;
+}
+
+static int fake_renewed(struct rmp_lease *l, uint32_t ttl_s)
+{
+	struct keeper_log *k = log_of(l);
+
+	k->renewed++;
+	k->ttl_s = ttl_s;
+	k->renews_seen = fake_reqs[RMP_OP_RENEW];
+	return k->renewed_ret;
+}
+
+static void fake_ending(struct rmp_lease *l, bool freed)
+{
+	struct keeper_log *k = log_of(l);
+
+	k->ending++;
+	k->freed = freed;
+	k->frees_seen = fake_reqs[RMP_OP_FREE];
+}
+
+static int fake_moved(struct rmp_lease *l)
+{
+	log_of(l)->moved++;
+	return log_of(l)->moved_ret;
+}
+
+/* fake_refresh -- the record read again: swap_in (when set and the
+ * refresh succeeds) replaces member swap_at, once. */
+static int fake_refresh(struct rmp_lease *l)
+{
+	struct keeper_log *k = log_of(l);
+
+	k->refresh++;
+	k->missed_seen = l->group->missed[k->swap_at];
+	if (!k->refresh_ret && k->swap_in) {
+		rmpc_group_swap(l, k->swap_at, k->swap_in);
+		k->swap_in = NULL;
+	}
+	return k->refresh_ret;
+}
+
+static const struct rmpc_group_keeper keeper = {
+	.renewed = fake_renewed, .ending = fake_ending,
+	.moved = fake_moved, .refresh = fake_refresh,
+};
+
+/* keep -- l becomes a cluster lease kept by the fake keeper, its log
+ * cleared. */
+static void keep(struct rmp_lease *l)
+{
+	memset(&kl, 0, sizeof(kl));
+	rmpc_group_keep(l, &keeper, &kl, "rmp-cluster://fake/1");
+}
+
+static void pattern(uint8_t *p, size_t len, unsigned seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)((i * 13 + seed) ^ (i >> 8));
+}
+
+/* slot -- a member's fake remote bytes: slot k is at MEMBER * k. */
+static uint8_t *slot(unsigned k)
+{
+	return fake_remote + (size_t)k * MEMBER;
+}
+
+/* member -- a lease handle on c over slot k. */
+static struct rmp_lease *member(struct rmp_client *c, unsigned k)
+{
+	memset(slot(k), 0, MEMBER);
+	return fake_lease(c, (uint64_t)k * MEMBER, MEMBER, RMP_ACC_ALL);
+}
+
+/* mirrored -- a lease of LENGTH bytes in 2 replicas, over slots 0 and 1
+ * of c (the second made on a placeholder client, then swapped). */
+static struct rmp_lease *mirrored(struct rmp_client *c)
+{
+	static struct rmp_client placeholder;
+	struct rmp_lease *m[2], *l = NULL;
+
+	LIST_INIT(&placeholder.leases);
+	m[0] = member(c, 0);
+	m[1] = fake_lease(&placeholder, MEMBER, MEMBER, RMP_ACC_ALL);
+	CHECK_EQ(rmpc_group_new(m, 1, 2, UNIT, LENGTH, NULL, &l), 0);
+	rmpc_group_swap(l, 1, member(c, 1));
+	return l;
+}
+
+/* striped -- a lease of LENGTH bytes in 2 stripes of UNIT (one replica
+ * each) over slots 0 and 1 of c: unit 0 in slot 0, unit 1 in slot 1. */
+static struct rmp_lease *striped(struct rmp_client *c)
+{
+	struct rmp_lease *m[2], *l = NULL;
+
+	m[0] = member(c, 0);
+	m[1] = member(c, 1);
+	CHECK_EQ(rmpc_group_new(m, 2, 1, UNIT, LENGTH, NULL, &l), 0);
+	return l;
+}
+
+/* grid -- a lease of LENGTH bytes in 2 stripes of UNIT, 2 replicas
+ * each, over slots 0..3 of c (member i in slot i; the second replicas
+ * made on a placeholder client, then swapped). */
+static struct rmp_lease *grid(struct rmp_client *c)
+{
+	static struct rmp_client placeholder;
+	struct rmp_lease *m[4], *l = NULL;
+
+	LIST_INIT(&placeholder.leases);
+	for (unsigned i = 0; i < 4; i++)
+		m[i] = i % 2 ? fake_lease(&placeholder, (uint64_t)i * MEMBER,
+					  MEMBER, RMP_ACC_ALL) : member(c, i);
+	CHECK_EQ(rmpc_group_new(m, 2, 2, UNIT, LENGTH, NULL, &l), 0);
+	rmpc_group_swap(l, 1, member(c, 1));
+	rmpc_group_swap(l, 3, member(c, 3));
+	return l;
+}
+
+/* disconnect -- member i's connection went (its handle is of an
+ * earlier one): its calls fail with -ENOTCONN before posting. */
+static void disconnect(struct rmp_lease *l, unsigned i)
+{
+	l->group->m[i]->gen = 0;
+}
+
+/* revoke -- member i's key was revoked (a repair's fence): the NIC
+ * answers a remote access error, and the connection breaks. */
+static void revoke(struct rmp_lease *l, unsigned i)
+{
+	l->group->m[i]->rkey = fake_rkey ^ 1;
+}
+
+/* holds -- slot k has src's len bytes from off at off. */
+static bool holds(unsigned k, uint64_t off, const uint8_t *s, size_t len)
+{
+	return !memcmp(slot(k) + off, s, len);
+}
+
+/* Rule 1: a replica fails, the other takes the write, the record did not
+ * move: the write counts, the failed one is lost and missed, no
+ * refresh. Then a write with nothing failing asks nothing. */
+static void test_write_not_moved(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = mirrored(c);
+	struct rmpc_group *g = l->group;
+
+	keep(l);
+	disconnect(l, 1);
+	pattern(src, LEN, 1);
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK(g->lost[1] && g->missed[1]);
+	CHECK(!g->lost[0] && !g->missed[0]);
+	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.refresh, 0);
+	CHECK(holds(0, AT, src, LEN));
+	CHECK(!holds(1, AT, src, LEN));
+	/* member 1 was lost before this one: no member failed in it */
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.refresh, 0);
+	rmp_lease_close(l);
+	fake_client_free(c);
+
+	/* the same with the key revoked at the NIC (replica 1 goes after
+	 * replica 0 on the one connection) */
+	c = fake_client_new();
+	l = mirrored(c);
+	g = l->group;
+	keep(l);
+	revoke(l, 1);
+	pattern(src, LEN, 2);
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK(g->lost[1] && g->missed[1]);
+	CHECK(!g->lost[0]);
+	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.refresh, 0);
+	CHECK(holds(0, AT, src, LEN));
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* Rule 2: the record moved: refresh; the members it swaps in get the
+ * write made again and are not missed; a refresh that brings nothing
+ * leaves the failed one missed (the write made again all the same). */
+static void test_write_moved(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = mirrored(c);
+	struct rmpc_group *g = l->group;
+	struct rmp_lease *fresh = member(c, 2);
+	unsigned wrs;
+
+	keep(l);
+	kl.moved_ret = 1;
+	kl.swap_in = fresh;
+	kl.swap_at = 1;
+	disconnect(l, 1);
+	pattern(src, LEN, 3);
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK(!kl.missed_seen); /* lost, not missed, when refresh looks */
+	CHECK(g->m[1] == fresh);
+	CHECK(!g->lost[1] && !g->missed[1]);
+	CHECK(holds(0, AT, src, LEN));
+	CHECK(holds(2, AT, src, LEN));
+	CHECK(!holds(1, AT, src, LEN));
+	rmp_lease_close(l);
+	fake_client_free(c);
+
+	/* refresh succeeds with nothing new: written again to replica 0
+	 * alone, replica 1 lacks it */
+	c = fake_client_new();
+	l = mirrored(c);
+	g = l->group;
+	keep(l);
+	kl.moved_ret = 1;
+	disconnect(l, 1);
+	wrs = fake_data_wrs();
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK_EQ(fake_data_wrs() - wrs, 2);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK(g->lost[1] && g->missed[1]);
+	CHECK(holds(0, AT, src, LEN));
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* Rules 3 and 4: the record moved but cannot be read again: -EAGAIN;
+ * whether it moved cannot be said (etcd down): the write counts, the
+ * failed member missed it, no refresh. */
+static void test_write_moved_unknown(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = mirrored(c);
+	struct rmpc_group *g = l->group;
+
+	keep(l);
+	kl.moved_ret = 1;
+	kl.refresh_ret = -ETIMEDOUT;
+	disconnect(l, 1);
+	pattern(src, LEN, 4);
+	CHECK_EQ(rmp_write(l, AT, src, LEN), -EAGAIN);
+	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK(g->lost[1]);
+	rmp_lease_close(l);
+	fake_client_free(c);
+
+	c = fake_client_new();
+	l = mirrored(c);
+	g = l->group;
+	keep(l);
+	kl.moved_ret = -ECONNREFUSED;
+	disconnect(l, 1);
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.refresh, 0);
+	CHECK(g->lost[1] && g->missed[1]);
+	CHECK(holds(0, AT, src, LEN));
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* Rule 5: a stripe whose every member failed: refresh; when it fails,
+ * the member's error (-EIO when none was tried); when it swaps a working
+ * member in, the write is made again and lands there. moved is for
+ * writes that went through, never asked here. */
+static void test_stripe_lost(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = striped(c);
+	unsigned wrs;
+
+	keep(l);
+	kl.refresh_ret = -ENOENT;
+	revoke(l, 1);
+	pattern(src, LENGTH, 5);
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EKEYEXPIRED);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(kl.moved, 0);
+	CHECK(l->group->lost[1] && !l->group->lost[0]);
+	CHECK(holds(0, 0, src, UNIT));
+	rmp_lease_close(l);
+	fake_client_free(c);
+
+	/* lost before the call: nothing posted, -EIO */
+	c = fake_client_new();
+	l = striped(c);
+	keep(l);
+	kl.refresh_ret = -ENOENT;
+	rmpc_group_lose(l, 1);
+	wrs = fake_data_wrs();
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EIO);
+	CHECK_EQ(fake_data_wrs(), wrs);
+	CHECK_EQ(kl.refresh, 1);
+	rmp_lease_close(l);
+	fake_client_free(c);
+
+	/* refresh brings a working member for stripe 1 */
+	c = fake_client_new();
+	l = striped(c);
+	keep(l);
+	kl.swap_in = member(c, 2);
+	kl.swap_at = 1;
+	disconnect(l, 1);
+	pattern(src, LENGTH, 6);
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(kl.moved, 0);
+	CHECK(!l->group->lost[1] && !l->group->missed[1]);
+	CHECK(holds(0, 0, src, UNIT));
+	CHECK(holds(2, 0, src + UNIT, UNIT));
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* read_case -- a mirror holding src in both replicas, both of them
+ * disconnected when both is set (else replica 0), kept with refresh's
+ * answer ret and swap_in (a member over slot 2 holding src) when swap. */
+static struct rmp_lease *read_case(struct rmp_client *c, bool both, int ret,
+				   bool swap)
+{
+	struct rmp_lease *l = mirrored(c);
+
+	pattern(src, LENGTH, 7);
+	memcpy(slot(0), src, LENGTH);
+	memcpy(slot(1), src, LENGTH);
+	keep(l);
+	kl.refresh_ret = ret;
+	if (swap) {
+		kl.swap_in = member(c, 2);
+		kl.swap_at = 1;
+		memcpy(slot(2), src, LENGTH);
+	}
+	disconnect(l, 0);
+	if (both)
+		disconnect(l, 1);
+	memset(dst, 0, sizeof(dst));
+	return l;
+}
+
+/* Rule 6: a read fails over to the next replica without the keeper;
+ * when every replica failed, refresh and read again, once. */
+static void test_read(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = read_case(c, false, 0, false);
+
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK(!memcmp(dst, src, LENGTH));
+	CHECK(l->group->lost[0] && !l->group->missed[0]);
+	CHECK_EQ(kl.refresh, 0);
+	CHECK_EQ(kl.moved, 0);
+	rmp_lease_close(l);
+
+	l = read_case(c, true, 0, true);
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK(!memcmp(dst, src, LENGTH));
+	CHECK_EQ(kl.refresh, 1);
+	rmp_lease_close(l);
+
+	/* refresh brings nothing: tried again once, nothing left */
+	l = read_case(c, true, 0, false);
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), -EIO);
+	CHECK_EQ(kl.refresh, 1);
+	rmp_lease_close(l);
+
+	/* refresh fails: the replicas' error */
+	l = read_case(c, true, -ETIMEDOUT, true);
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), -ENOTCONN);
+	CHECK_EQ(kl.refresh, 1);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* A replica lost outside a write (a read failed on it) lacks the
+ * writes made without it after: it is missed then, when the write
+ * touched its stripe -- a refresh takes back a lost member not missed
+ * (cluster_lease.c keep_of), which would serve stale bytes. */
+static void test_missed_lost_before(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = grid(c);
+	struct rmpc_group *g = l->group;
+
+	keep(l);
+	disconnect(l, 2); /* stripe 1's first replica */
+	CHECK_EQ(rmp_read(l, UNIT, dst, 10), 0); /* unit 1: stripe 1 */
+	CHECK(g->lost[2] && !g->missed[2]);
+	pattern(src, LENGTH, 9);
+	CHECK_EQ(rmp_write(l, 0, src, UNIT), 0); /* stripe 0 alone */
+	CHECK(!g->missed[2]);
+	CHECK_EQ(rmp_write(l, UNIT, src + UNIT, UNIT), 0); /* stripe 1 */
+	CHECK(g->missed[2]);
+	CHECK(!g->missed[0] && !g->missed[1] && !g->missed[3]);
+	CHECK(holds(3, 0, src + UNIT, UNIT));
+	CHECK_EQ(kl.moved, 0); /* no member failed in a write */
+	CHECK_EQ(kl.refresh, 0);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* Rule 7: a call outside the lease is the caller's error: the keeper is
+ * never asked, even with a member failing or none left. */
+static void test_caller_error(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = mirrored(c);
+
+	keep(l);
+	kl.moved_ret = 1;
+	disconnect(l, 1);
+	CHECK_EQ(rmp_write(l, LENGTH - 1, src, 2), -ERANGE);
+	CHECK_EQ(rmp_read(l, LENGTH - 1, dst, 2), -ERANGE);
+	CHECK(!l->group->lost[1]);
+	rmpc_group_lose(l, 0);
+	rmpc_group_lose(l, 1);
+	CHECK_EQ(rmp_write(l, UINT64_MAX, src, 2), -ERANGE);
+	CHECK_EQ(rmp_read(l, LENGTH, dst, 1), -ERANGE);
+	CHECK_EQ(kl.moved, 0);
+	CHECK_EQ(kl.refresh, 0);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* Rule 8: renew tells the keeper after the members renewed and returns
+ * its error (not when a stripe kept no member); free ends it as freed,
+ * after the members' FREEs; close ends it as closed. */
+static void test_renew_end(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = mirrored(c);
+
+	keep(l);
+	kl.renewed_ret = -ECONNREFUSED;
+	CHECK_EQ(rmp_lease_renew(l, 30), -ECONNREFUSED);
+	CHECK_EQ(kl.renewed, 1);
+	CHECK_EQ(kl.ttl_s, 30);
+	CHECK_EQ(kl.renews_seen, 2);
+	kl.renewed_ret = 0;
+	CHECK_EQ(rmp_lease_renew(l, 40), 0);
+	CHECK_EQ(kl.renewed, 2);
+	CHECK_EQ(kl.ttl_s, 40);
+	CHECK_EQ(kl.ending, 0);
+	CHECK_EQ(rmp_lease_free(l), 0);
+	CHECK_EQ(kl.ending, 1);
+	CHECK(kl.freed);
+	CHECK_EQ(kl.frees_seen, 2);
+
+	l = mirrored(c);
+	keep(l);
+	rmpc_group_lose(l, 0);
+	rmpc_group_lose(l, 1);
+	CHECK_EQ(rmp_lease_renew(l, 30), -EKEYEXPIRED);
+	CHECK_EQ(kl.renewed, 0);
+	rmp_lease_close(l);
+	CHECK_EQ(kl.ending, 1);
+	CHECK(!kl.freed);
+	CHECK_EQ(kl.frees_seen, 2); /* no FREE more */
+	fake_client_free(c);
+}
+
+/* Rule 9: without a keeper, a write a member failed counts and the
+ * member missed it; a stripe with none left fails the call as it is. */
+static void test_no_keeper(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = mirrored(c);
+
+	memset(&kl, 0, sizeof(kl));
+	disconnect(l, 1);
+	pattern(src, LEN, 8);
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK(l->group->lost[1] && l->group->missed[1]);
+	CHECK(holds(0, AT, src, LEN));
+	CHECK_EQ(rmp_lease_renew(l, 30), 0);
+	rmp_lease_close(l);
+
+	l = striped(c);
+	disconnect(l, 1);
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -ENOTCONN);
+	CHECK_EQ(rmp_read(l, UNIT, dst, 1), -EIO);
+	rmp_lease_close(l);
+	CHECK_EQ(kl.moved + kl.refresh + kl.renewed + kl.ending, 0);
+	fake_client_free(c);
+}
+
+int main(void)
+{
+	test_write_not_moved();
+	test_write_moved();
+	test_write_moved_unknown();
+	test_stripe_lost();
+	test_read();
+	test_missed_lost_before();
+	test_caller_error();
+	test_renew_end();
+	test_no_keeper();
+	return check_done();
+}
