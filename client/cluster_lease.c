@@ -172,11 +172,11 @@ enum use {
 	SKIP,    /* the handle lost it during a write: it lacks bytes */
 };
 
-/* same_member -- handle m is the lease of member token t. */
-static bool same_member(const struct rmp_lease *m, const struct rmp_token *t)
+/* same_token -- a and b name one lease. */
+static bool same_token(const struct rmp_token *a, const struct rmp_token *b)
 {
-	return m && m->port == t->port && m->id == t->id &&
-	       !strcmp(m->host, t->host);
+	return a->port == b->port && a->id == b->id &&
+	       !strcmp(a->host, b->host);
 }
 
 /*
@@ -200,8 +200,10 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 		       "or an older epoch than this handle knows");
 		return -EPROTO;
 	}
+	/* "the same" is the member this handle knew in slot i (its handle
+	 * may be gone: a member never attached, or dropped) */
 	for (unsigned i = 0; i < g->n; i++) {
-		bool same = same_member(g->m[i], &r->member[i]);
+		bool same = same_token(&was->member[i], &r->member[i]);
 
 		keep[i] = !same ? ATTACH : !g->lost[i] ? KEEP :
 			  g->missed[i] ? SKIP : ATTACH;
@@ -467,7 +469,8 @@ int cl_lease_refresh(struct rmp_lease *l)
 	for (unsigned i = 0; !ret && i < g->n; i++) {
 		if (m[i]) {
 			rmpc_group_swap(l, i, m[i]);
-		} else if (!same_member(g->m[i], &rec.r.member[i])) {
+		} else if (!same_token(&cx->rec.r.member[i],
+				       &rec.r.member[i])) {
 			/* replaced by a repair, and the new one is not to be
 			 * had: the old one is written no more */
 			rmpc_group_swap(l, i, NULL);

@@ -71,7 +71,8 @@ static struct rmp_lease *live_of(const struct repair *rp, unsigned i)
 }
 
 /* find_dead -- the members to replace: their node gone from the
- * membership, or lost here and not to be attached again. */
+ * membership, or lost by the handle once it was brought up to date with
+ * the record (not to be attached, or missing a write it made). */
 static void find_dead(struct repair *rp)
 {
 	struct rmpc_group *g = rp->l->group;
@@ -79,19 +80,8 @@ static void find_dead(struct repair *rp)
 
 	for (unsigned i = 0; i < g->n; i++) {
 		struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
-		struct rmp_lease *m;
 
-		/* one that missed a write this handle made lacks bytes: it
-		 * is replaced, not taken back */
-		if (!n || !n->present || g->missed[i])
-			rp->dead[i] = true;
-		else if (g->lost[i] || !g->m[i]) {
-			if (cl_member_attach(rp->cl, &r->member[i],
-					     rp->cx->access, false, &m))
-				rp->dead[i] = true;
-			else
-				rmpc_group_swap(rp->l, i, m);
-		}
+		rp->dead[i] = !n || !n->present || g->lost[i] || !g->m[i];
 		rp->ndead += rp->dead[i];
 	}
 }
@@ -320,29 +310,6 @@ static int mark(struct repair *rp)
 	return 0;
 }
 
-/* read_current -- the record as it is (a repair under way waited out),
- * checked to be this lease's shape and not older than what the handle
- * knows (an old record put back in etcd). */
-static int read_current(struct repair *rp)
-{
-	const struct rmpc_group *g = rp->l->group;
-	struct cl_record now = rp->cx->rec;
-	int ret = cl_record_settled(rp->cl, &now);
-
-	if (!ret && (now.r.stripes != g->stripes ||
-		     now.r.replicas != g->replicas ||
-		     now.r.stripe_unit != g->stripe_unit ||
-		     now.r.epoch < rp->cx->rec.r.epoch)) {
-		cl_say(rp->cl, "the lease's record in etcd has another shape "
-		       "or an older epoch than this handle knows");
-		ret = -EPROTO;
-	}
-	if (!ret)
-		rp->cx->rec = now;
-	rmp_wipe(&now, sizeof(now));
-	return ret;
-}
-
 int rmp_lease_repair(struct rmp_lease *l)
 {
 	struct repair rp = { 0 };
@@ -355,9 +322,12 @@ int rmp_lease_repair(struct rmp_lease *l)
 	rp.l = l;
 	rp.cx = l->group->keeper_arg;
 	rp.cl = rp.cx->cl;
+	/* the handle brought up to date with the record first (a repair
+	 * under way waited out; the members it lacks attached; a record of
+	 * another shape or an older epoch refused) */
 	ret = cl_members_current(rp.cl);
 	if (!ret)
-		ret = read_current(&rp);
+		ret = cl_lease_refresh(l);
 	if (ret)
 		return ret;
 	find_dead(&rp);

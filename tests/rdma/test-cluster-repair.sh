@@ -32,16 +32,17 @@ CLUSTER=etcd://${EURL#http://}
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
 as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
 
-# all_free -- until every node's record says its pool is free again
-# (a daemon writes its record at most once a second; 10 s at most)
+# all_free -- until every node's record shows 8 MiB free in one extent
+# again (a daemon writes its record at most once a second, and zeroes a
+# freed lease first; 10 s at most)
 all_free() {
 	for _ in $(seq 1 100); do
-		"$RMPOOL" -C "$CLUSTER" nodes --json | jget "all(n['free_bytes'] \
-			== n['pool_bytes'] for n in d['nodes'])" | grep -q True &&
-			return 0
+		"$RMPOOL" -C "$CLUSTER" nodes --json | jget "all(n['largest_free'] \
+			>= 8 << 20 for n in d['nodes'])" | grep -q True && return 0
 		sleep 0.1
 	done
-	fail_later "the nodes' records did not show their pools free again"
+	fail_later "the nodes' records did not show 8 MiB free again: $("$RMPOOL" \
+		-C "$CLUSTER" nodes)"
 }
 
 # striped: larger than any pool; and striped x mirrored
