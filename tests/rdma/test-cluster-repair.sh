@@ -38,7 +38,7 @@ as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
 all_free() {
 	for _ in $(seq 1 100); do
 		"$RMPOOL" -C "$CLUSTER" nodes --json | jget "all(n['largest_free'] \
-			>= 8 << 20 for n in d['nodes'])" | grep -q True && return 0
+			>= 8 << 20 for n in d['nodes'])" | grep -q true && return 0
 		sleep 0.1
 	done
 	fail_later "the nodes' records did not show 8 MiB free again: $("$RMPOOL" \
