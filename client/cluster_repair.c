@@ -145,9 +145,19 @@ static int place_fresh(struct repair *rp)
 static int fence_one(struct repair *rp, unsigned i)
 {
 	const struct rmp_token *t = &rp->cx->rec.r.member[i];
+	const struct cl_node *n = cl_member_node(rp->cl, t);
 	struct rmp_attach_opts o;
 	char text[RMP_TOKEN_MAX];
-	int ret = rmp_client_new(&rp->fc[i], &rp->cl->copts);
+	int ret;
+
+	/* a node of one key for its whole pool revokes none: no fence */
+	if (n && !strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME)) {
+		cl_say(rp->cl, "node %s grants one key for its whole pool "
+		       "(lease_keys = pool): a repair cannot fence the other "
+		       "holders' writes there", n->m.node);
+		return -EOPNOTSUPP;
+	}
+	ret = rmp_client_new(&rp->fc[i], &rp->cl->copts);
 
 	if (!ret)
 		ret = rmp_client_connect(rp->fc[i], t->host, t->port);

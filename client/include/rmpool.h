@@ -823,7 +823,9 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * from the other members as the lease was placed (its spread label),
  * filled from a live member and published in the record, as described
  * above. 0 when nothing was lost or all of it is replaced. Errors:
- * -EINVAL (l NULL), -EOPNOTSUPP (not a cluster lease), -EIO (a stripe
+ * -EINVAL (l NULL), -EOPNOTSUPP (not a cluster lease; or a live
+ * member's node grants one key for its whole pool, lease_keys = pool,
+ * which no fence revokes), -EIO (a stripe
  * has no live member: its bytes are lost), -EAGAIN (another repair
  * changed the record meanwhile: try again), -ETIMEDOUT (the copy ran
  * past the repair's deadline: nothing changed), -EHOSTDOWN (a live
