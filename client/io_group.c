@@ -206,21 +206,43 @@ int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 	return again(l, err) ? read_once(l, off, dst, len) : err;
 }
 
+/* Most times one write is made again on a record that moved under it. */
+#define WRITE_TRIES 3
+
 int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 {
-	const struct rmpc_group_keeper *k = l->group->keeper;
+	struct rmpc_group *g = l->group;
+	const struct rmpc_group_keeper *k = g->keeper;
 	unsigned dropped = 0;
-	int err;
+	int err = 0, moved;
 
-	err = write_once(l, off, src, len, &dropped);
-	/* A member failed and the others took the write: before it counts
-	 * as done, is a repair the cause (its fence revokes our keys)? Then
-	 * the write must reach its new members too. */
-	if (!err && dropped && k && k->moved(l) == 1)
-		err = -EAGAIN; /* and the record could not be read again */
-	/* a write is the same bytes again: all of it goes to the new list */
-	if (err && !caller_error(err) && k && !k->refresh(l))
+	for (int tries = 0; tries < WRITE_TRIES; tries++) {
+		/* a write is the same bytes again: all of it goes to the
+		 * new list */
+		if (tries && (caller_error(err) || !k || k->refresh(l)))
+			break;
+		/* refreshed: what is lost now is known against the record
+		 * as it is (a loss from here on is asked about again) */
+		if (tries)
+			g->unchecked = false;
 		err = write_once(l, off, src, len, &dropped);
+		if (err && !caller_error(err) && k)
+			continue; /* a stripe with no member left: refresh */
+		/* A member was lost (in this call or since the last check)
+		 * and the others took the write: before it counts as done,
+		 * is a repair the cause (its fence revokes our keys)? Then
+		 * it must reach the new members too. Asked once per loss;
+		 * etcd not answering (moved < 0) leaves it to ask again. */
+		if (err || !g->unchecked || !k)
+			break;
+		moved = k->moved(l);
+		if (moved == 1) {
+			err = -EAGAIN; /* unless the record is read again */
+			continue;
+		}
+		g->unchecked = moved < 0;
+		break;
+	}
 	/* whatever is lost and not back lacks the write */
 	if (!err)
 		mark_missed(l, off, len);

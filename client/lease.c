@@ -130,6 +130,7 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 void rmpc_group_lose(struct rmp_lease *l, unsigned i)
 {
 	l->group->lost[i] = true;
+	l->group->unchecked = true;
 }
 
 void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
@@ -215,10 +216,11 @@ static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
 	*holders = UINT32_MAX;
 	for (unsigned i = 0; i < g->n; i++) {
 		const struct rmp_lease *m = g->m[i];
-		uint64_t age = now - m->stamp_ms;
+		uint64_t age;
 
-		if (g->lost[i])
+		if (g->lost[i] || !m)
 			continue;
+		age = now - m->stamp_ms;
 		per[i / g->replicas]++;
 		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
 		*holders = RMP_MIN(*holders, m->holders);

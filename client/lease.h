@@ -58,6 +58,9 @@ struct rmpc_group {
 	/* lost while a write was done without it: it lacks bytes, and is
 	 * never taken back as it is (only a new member replaces it) */
 	bool missed[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	/* a member was lost (in any call) since a write last asked the
+	 * keeper whether the record moved: the next write asks */
+	bool unchecked;
 	/* the cluster lease's record (NULL: none), kept by the cluster */
 	const struct rmpc_group_keeper *keeper;
 	void *keeper_arg;
@@ -118,7 +121,8 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
 		   struct rmpc_lease_list *owner, struct rmp_lease **out);
 
-/* rmpc_group_lose -- member i of l is lost (a call on it failed). */
+/* rmpc_group_lose -- member i of l is lost (a call on it failed); the
+ * next write asks the keeper whether the record moved. */
 void rmpc_group_lose(struct rmp_lease *l, unsigned i);
 
 /*
