@@ -139,11 +139,18 @@ int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec)
 	 * the copy takes, so wait for its new list, or its deadline (no
 	 * longer than a repair of this length may take from now: a mark
 	 * set far ahead by a malicious holder does not hold us) */
+	uint64_t mark = 0;
+
 	for (int i = 0; !ret && rec->r.repair_until_ms; i++) {
-		uint64_t now = cl_wall_ms(), end = RMP_MIN(
-			rec->r.repair_until_ms,
-			start + cl_repair_budget_ms(rec->r.length));
+		uint64_t now = cl_wall_ms(), end;
 		struct timespec ts = { 0, 0 };
+
+		if (rec->r.repair_until_ms != mark) { /* a new mark: a new cap */
+			mark = rec->r.repair_until_ms;
+			start = now;
+		}
+		end = RMP_MIN(mark, start + cl_repair_budget_ms(rec->r.length *
+								rec->r.replicas));
 
 		if (now >= end) {
 			ret = clear_mark(cl, rec);
@@ -417,8 +424,16 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s)
 		struct cl_record now = cx->rec;
 
 		ret = cl_record_settled(cx->cl, &now);
-		if (!ret && now.r.epoch >= cx->rec.r.epoch)
-			cx->rec = now;
+		if (!ret && (now.r.epoch != cx->rec.r.epoch ||
+			     memcmp(now.r.member, cx->rec.r.member,
+				    sizeof(now.r.member)))) {
+			/* other members: the handle takes them first (the
+			 * record is never ahead of the handle's members) */
+			ret = cl_lease_refresh(l);
+		} else if (!ret) {
+			cx->rec.mod_revision = now.mod_revision;
+			cx->rec.etcd_lease = now.etcd_lease;
+		}
 		if (!ret)
 			ret = cl_record_extend(cx->cl, &cx->rec, ttl);
 		rmp_wipe(&now, sizeof(now));
@@ -472,10 +487,10 @@ int cl_lease_refresh(struct rmp_lease *l)
 		} else if (!same_token(&cx->rec.r.member[i],
 				       &rec.r.member[i])) {
 			/* replaced by a repair, and the new one is not to be
-			 * had: the old one is written no more */
+			 * had now: the old one is written no more (the new
+			 * one is missed only if a write goes on without it) */
 			rmpc_group_swap(l, i, NULL);
 			rmpc_group_lose(l, i);
-			g->missed[i] = true;
 		}
 	}
 	if (!ret)

@@ -245,9 +245,11 @@ int cl_record_extend(struct rmp_cluster *cl, struct cl_record *rec,
 		revoke(cl, id);
 		return ret;
 	}
-	/* the record is under the new lease: the old one, if ours, ends */
-	if (old && old == rec->granted)
-		revoke(cl, old);
+	/* the record is under the new lease: the one we granted before,
+	 * if any, ends (never one read from etcd: maybe not ours) */
+	(void)old;
+	if (rec->granted)
+		revoke(cl, rec->granted);
 	rec->granted = id;
 	return 0;
 }
@@ -258,13 +260,15 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec)
 	char key[CL_PREFIX_MAX + 64];
 	int ret;
 
-	/* an etcd lease id read from etcd may be a node's registration:
-	 * revoke only one we granted, else delete the key alone */
-	if (rec->granted && rec->granted == rec->etcd_lease)
-		return revoke(cl, rec->etcd_lease);
+	/* the key goes whatever etcd lease it is under now; then the one
+	 * we granted, if any (never one read from etcd: it may be a node's
+	 * registration) */
 	record_key(cl, rec, key, sizeof(key));
 	ret = rmp_etcd_delete(cl->etcd, key, on_result, &res);
 	ret = finish(cl, ret, &res, "removing");
 	free(res.value);
+	if (!ret && rec->granted)
+		ret = revoke(cl, rec->granted);
+	rec->granted = 0;
 	return ret;
 }

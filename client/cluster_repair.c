@@ -48,9 +48,14 @@ struct repair {
 	struct rmp_lease *fresh[RMP_LREC_MEMBERS_MAX]; /* their successors */
 	unsigned ndead;
 	bool marked;                                /* step 1 done */
+	bool unknown;   /* step 4's outcome unknown: the new leases kept
+			 * (they may be the record's now; their ttl ends
+			 * them if not) */
+	bool fenced_any;                            /* step 2 began */
 	struct rmp_client *fc[RMP_LREC_MEMBERS_MAX];   /* the fence's own
 							* connections ... */
 	struct rmp_lease *fenced[RMP_LREC_MEMBERS_MAX]; /* ... and handles */
+	struct rmp_token old[RMP_LREC_MEMBERS_MAX];  /* replaced, alive */
 };
 
 /* live_of -- a live member of the stripe of member i, or NULL. */
@@ -83,6 +88,8 @@ static void find_dead(struct repair *rp)
 
 		rp->dead[i] = !n || !n->present || g->lost[i] || !g->m[i];
 		rp->ndead += rp->dead[i];
+		if (rp->dead[i] && n && n->present)
+			rp->old[i] = r->member[i]; /* reachable: freed after */
 	}
 }
 
@@ -99,8 +106,13 @@ static int place_fresh(struct repair *rp)
 		unsigned avoid[RMPC_REPLICAS_MAX], navoid = 0, s = i / r->replicas;
 		struct rmp_lease *src = live_of(rp, i);
 		struct cl_node *gone = cl_member_node(cl, &r->member[i]);
+		/* a copy: placing turns the etcd loop, which may move
+		 * cl->nodes (a node registering) */
+		char gone_name[RMP_CLUSTER_NODE_LEN];
 		int ret;
 
+		snprintf(gone_name, sizeof(gone_name), "%s",
+			 gone ? gone->m.node : "");
 		if (!rp->dead[i])
 			continue;
 		if (!src) {
@@ -132,7 +144,7 @@ static int place_fresh(struct repair *rp)
 		ao.flags = src->flags & RMP_LEASE_EPHEMERAL;
 		ret = cl_alloc_apart(cl, src->length, &ao,
 				     r->spread[0] ? r->spread : NULL, avoid,
-				     navoid, gone ? gone->m.node : NULL,
+				     navoid, gone ? gone_name : NULL,
 				     &rp->fresh[i]);
 		if (ret)
 			return ret;
@@ -145,19 +157,9 @@ static int place_fresh(struct repair *rp)
 static int fence_one(struct repair *rp, unsigned i)
 {
 	const struct rmp_token *t = &rp->cx->rec.r.member[i];
-	const struct cl_node *n = cl_member_node(rp->cl, t);
 	struct rmp_attach_opts o;
 	char text[RMP_TOKEN_MAX];
-	int ret;
-
-	/* a node of one key for its whole pool revokes none: no fence */
-	if (n && !strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME)) {
-		cl_say(rp->cl, "node %s grants one key for its whole pool "
-		       "(lease_keys = pool): a repair cannot fence the other "
-		       "holders' writes there", n->m.node);
-		return -EOPNOTSUPP;
-	}
-	ret = rmp_client_new(&rp->fc[i], &rp->cl->copts);
+	int ret = rmp_client_new(&rp->fc[i], &rp->cl->copts);
 
 	if (!ret)
 		ret = rmp_client_connect(rp->fc[i], t->host, t->port);
@@ -187,6 +189,7 @@ static int fence(struct repair *rp)
 
 		if (rp->dead[i])
 			continue;
+		rp->fenced_any = true;
 		ret = fence_one(rp, i);
 		if (ret)
 			return ret;
@@ -257,12 +260,18 @@ static int publish(struct repair *rp)
 	}
 	ret = cl_record_replace(rp->cl, &rec);
 	if (ret == -ETIMEDOUT || ret == -ECONNREFUSED || ret == -EIO) {
-		/* the txn may have been done all the same: look */
+		/* the txn may have been done all the same: look (twice) */
 		struct cl_record now = rec;
+		int look = cl_record_read(rp->cl, &now);
 
-		if (!cl_record_read(rp->cl, &now) && now.r.epoch == rec.r.epoch &&
-		    !now.r.repair_until_ms)
+		if (look)
+			look = cl_record_read(rp->cl, &now);
+		if (!look && now.r.epoch == rec.r.epoch &&
+		    !now.r.repair_until_ms &&
+		    !memcmp(now.r.member, rec.r.member, sizeof(rec.r.member)))
 			ret = 0, rec = now;
+		else if (look)
+			rp->unknown = true; /* then keep the new leases */
 		rmp_wipe(&now, sizeof(now));
 	}
 	if (!ret) {
@@ -282,9 +291,13 @@ static int publish(struct repair *rp)
  * back (best effort: its deadline ends it anyway). */
 static void undo(struct repair *rp)
 {
-	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++)
-		rmp_lease_free(rp->fresh[i]);
-	if (rp->marked) {
+	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++) {
+		if (rp->unknown)
+			rmp_lease_close(rp->fresh[i]);
+		else
+			rmp_lease_free(rp->fresh[i]);
+	}
+	if (rp->marked && !rp->unknown) {
 		struct cl_record rec = rp->cx->rec;
 		char why[CL_ERRBUF];
 
@@ -303,9 +316,8 @@ static int mark(struct repair *rp)
 	uint64_t bytes = 0;
 	int ret;
 
-	for (unsigned i = 0; i < rp->l->group->n; i++)
-		if (rp->fresh[i])
-			bytes += rp->fresh[i]->length;
+	/* the budget holders allow it too (cl_record_settled) */
+	bytes = rp->cx->rec.r.length * rp->cx->rec.r.replicas;
 	rp->cx->rec.r.repair_until_ms = cl_wall_ms() +
 		cl_repair_budget_ms(bytes);
 	ret = cl_record_replace(rp->cl, &rp->cx->rec);
@@ -318,6 +330,45 @@ static int mark(struct repair *rp)
 	}
 	rp->marked = true;
 	return 0;
+}
+
+/* fenceable -- no live member is on a node of one key for its whole
+ * pool (lease_keys = pool): its key is never revoked, so no fence. */
+static int fenceable(struct repair *rp)
+{
+	for (unsigned i = 0; i < rp->l->group->n; i++) {
+		const struct cl_node *n =
+			cl_member_node(rp->cl, &rp->cx->rec.r.member[i]);
+
+		if (rp->dead[i] || !n ||
+		    strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME))
+			continue;
+		cl_say(rp->cl, "node %s grants one key for its whole pool "
+		       "(lease_keys = pool): a repair cannot fence the other "
+		       "holders' writes there", n->m.node);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* free_replaced -- each replaced member still to be reached freed (best
+ * effort): a holder that has not refreshed would read its old bytes,
+ * and its memory would stay taken until its ttl. */
+static void free_replaced(struct repair *rp)
+{
+	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++) {
+		char text[RMP_TOKEN_MAX];
+		struct cl_conn *k;
+		int err;
+
+		if (!rp->dead[i] || !rp->old[i].port ||
+		    rmp_token_format(&rp->old[i], text, sizeof(text)) < 0)
+			continue;
+		k = cl_token_conn(rp->cl, text, &err);
+		if (k)
+			rmp_lease_free_token(k->c, text);
+		rmp_wipe(text, sizeof(text));
+	}
 }
 
 int rmp_lease_repair(struct rmp_lease *l)
@@ -343,7 +394,9 @@ int rmp_lease_repair(struct rmp_lease *l)
 	find_dead(&rp);
 	if (!rp.ndead)
 		return 0;
-	ret = place_fresh(&rp);
+	ret = fenceable(&rp);
+	if (!ret)
+		ret = place_fresh(&rp);
 	if (!ret)
 		ret = mark(&rp);
 	if (!ret)
@@ -355,8 +408,11 @@ int rmp_lease_repair(struct rmp_lease *l)
 	if (ret)
 		undo(&rp);
 	unfence(&rp);
-	/* the fence revoked this handle's keys too: attached anew */
-	if (!ret && rp.marked)
-		ret = cl_lease_refresh(l);
+	if (!ret)
+		free_replaced(&rp);
+	/* the fence revoked this handle's keys too: attached anew (the
+	 * repair itself is done or undone whatever this says) */
+	if (rp.fenced_any)
+		cl_lease_refresh(l);
 	return ret;
 }
