@@ -247,7 +247,6 @@ int cl_record_extend(struct rmp_cluster *cl, struct cl_record *rec,
 	}
 	/* the record is under the new lease: the one we granted before,
 	 * if any, ends (never one read from etcd: maybe not ours) */
-	(void)old;
 	if (rec->granted)
 		revoke(cl, rec->granted);
 	rec->granted = id;

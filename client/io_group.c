@@ -121,10 +121,10 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 	}
 }
 
-/* write_once -- to every live replica at once; *dropped: members that
- * failed (lost now), when the write is done without them. */
+/* write_once -- to every live replica at once; a member that fails is
+ * lost (the write may be done without it). */
 static int write_once(struct rmp_lease *l, uint64_t off, char *src,
-		      size_t len, unsigned *dropped)
+		      size_t len)
 {
 	struct rmpc_group *g = l->group;
 	struct rmpc_leg legs[RMPC_LEGS_MAX];
@@ -156,10 +156,8 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		err = legs[k].err;
 		if (caller_error(err))
 			return err;
-		if (err) {
+		if (err)
 			rmpc_group_lose(l, member[k]);
-			(*dropped)++;
-		}
 		pt.first[i] = pt.first[i] ? pt.first[i] : err;
 		ok[i] += !err;
 	}
@@ -213,7 +211,6 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 {
 	struct rmpc_group *g = l->group;
 	const struct rmpc_group_keeper *k = g->keeper;
-	unsigned dropped = 0;
 	int err = 0, moved;
 
 	for (int tries = 0; tries < WRITE_TRIES; tries++) {
@@ -225,7 +222,7 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 		 * as it is (a loss from here on is asked about again) */
 		if (tries)
 			g->unchecked = false;
-		err = write_once(l, off, src, len, &dropped);
+		err = write_once(l, off, src, len);
 		if (err && !caller_error(err) && k)
 			continue; /* a stripe with no member left: refresh */
 		/* A member was lost (in this call or since the last check)
