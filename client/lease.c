@@ -314,7 +314,7 @@ static int lease_set(struct rmp_lease *l, const struct rmp_lease_desc *d)
 	struct rmp_client *c = l->c;
 
 	if (d->length == 0 || (d->access & ~RMP_ACC_ALL) ||
-	    (d->flags & ~RMP_LEASE_F_ALL) || d->addr + d->length < d->addr) {
+	    (d->flags & ~RMP_LEASE_F_REPLY_ALL) || d->addr + d->length < d->addr) {
 		rmpc_set_error(c, "server sent an invalid lease description");
 		return -EPROTO;
 	}
@@ -366,7 +366,8 @@ int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		return -EINVAL;
 	}
 	if (length == 0 || (o.alignment & (o.alignment - 1)) || !o.access ||
-	    (o.access & ~RMP_ACCESS_ALL) || (o.flags & ~(RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW))) {
+	    (o.access & ~RMP_ACCESS_ALL) || (o.flags & ~(RMP_LEASE_EPHEMERAL | RMP_LEASE_AUTO_RENEW |
+				   RMP_LEASE_SPILL))) {
 		rmpc_set_error(c, "invalid lease request: length %" PRIu64
 			       ", alignment %" PRIu64 ", access 0x%x, flags "
 			       "0x%x", length, o.alignment, o.access, o.flags);

@@ -77,7 +77,17 @@ enum rmp_opcode {
 /* Lease flags. */
 #define RMP_LEASE_F_EPHEMERAL 0x1u  /* ends with the connection */
 #define RMP_LEASE_F_AUTO_RENEW 0x2u /* server renews it while connected */
-#define RMP_LEASE_F_ALL (RMP_LEASE_F_EPHEMERAL | RMP_LEASE_F_AUTO_RENEW)
+/* ALLOC: when the pool of the device the request came in on is full, the
+ * lease may be placed in another device's pool of the node. */
+#define RMP_LEASE_F_SPILL 0x4u
+/* Replies only: the lease is not in the pool of the device the ALLOC
+ * came in on (it spilled): its memory is on another NUMA node. */
+#define RMP_LEASE_F_SPILLED 0x8u
+/* The flags an ALLOC may carry, and those a reply may. */
+#define RMP_LEASE_F_ALL (RMP_LEASE_F_EPHEMERAL | RMP_LEASE_F_AUTO_RENEW | \
+			 RMP_LEASE_F_SPILL)
+#define RMP_LEASE_F_REPLY_ALL (RMP_LEASE_F_EPHEMERAL | \
+			       RMP_LEASE_F_AUTO_RENEW | RMP_LEASE_F_SPILLED)
 
 /* lease_keys modes (reported in STAT and in the accept data), and their
  * names (rmp_keys_mode_name; the daemon's config reads the same). */

@@ -137,6 +137,32 @@ static json_object *cluster_json(const struct rmp_cluster_status *cs)
 	return j;
 }
 
+/* devices_json -- each device served and its pool. */
+static json_object *devices_json(const struct rmp_status *st)
+{
+	json_object *a = json_object_new_array();
+
+	for (unsigned i = 0; a && i < st->ndevices; i++) {
+		const struct rmp_device_status *d = &st->devices[i];
+		json_object *j = json_object_new_object();
+
+		adm_put_text(j, "name", d->name);
+		adm_put_u64(j, "port", d->port);
+		adm_put_i64(j, "numa_node", d->numa_node);
+		adm_put_u64(j, "pool_bytes", d->pool_bytes);
+		adm_put_u64(j, "free_bytes", d->free_bytes);
+		adm_put_u64(j, "largest_free", d->largest_free);
+		adm_put_u64(j, "hugepage_size", d->hugepage_size);
+		adm_put_u64(j, "clients", d->clients);
+		adm_put_u64(j, "leases", d->leases);
+		adm_put_u64(j, "leased_bytes", d->leased_bytes);
+		adm_put_u64(j, "journal_records", d->journal_records);
+		adm_put_u64(j, "recovered_leases", d->recovered);
+		json_object_array_add(a, j);
+	}
+	return a;
+}
+
 void adm_cmd_status(struct admin_conn *c, json_object *req)
 {
 	struct rmp_ops *o = c->a->ops;
@@ -172,6 +198,7 @@ void adm_cmd_status(struct admin_conn *c, json_object *req)
 	adm_put_u64(j, "journal_records", st.journal_records);
 	adm_put_u64(j, "journal_capacity", st.journal_capacity);
 	adm_put_u64(j, "recovered_leases", st.recovered);
+	adm_put(j, "devices", devices_json(&st));
 	adm_put(j, "cluster", cluster_json(&st.cluster));
 	adm_send_obj(c, j);
 }

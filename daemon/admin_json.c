@@ -175,6 +175,9 @@ json_object *adm_lease_json(const struct rmp_ops *o,
 	adm_put_text(j, "owner", v->owner);
 	adm_put_u64(j, "bytes", v->bytes);
 	adm_put_u64(j, "offset", v->offset);
+	adm_put_text(j, "device", v->device);
+	adm_put_i64(j, "numa_node", v->numa_node);
+	adm_put_bool(j, "spilled", v->spilled);
 	adm_put_u64(j, "addr", v->addr);
 	adm_put_u64(j, "end", v->addr + v->bytes);
 	put_access(j, "access", v->access);

@@ -75,8 +75,14 @@ int cl_identity_init(struct cl_identity *id, const struct rmp_config *cfg,
 	if (!strcmp(listen, "0.0.0.0") || !strcmp(listen, "::")) {
 		host_addresses(id, listen[0] == ':' ? AF_UNSPEC : AF_INET);
 	} else {
-		rmp_strlcpy(id->addrs[0], listen, sizeof(id->addrs[0]));
-		id->naddrs = 1;
+		/* Every listen address (a wildcard comes alone). */
+		const char *s = listen, *b, *e;
+
+		while (id->naddrs < RMP_MEMBER_ADDRS_MAX &&
+		       rmp_list_item(&s, &b, &e))
+			snprintf(id->addrs[id->naddrs++],
+				 sizeof(id->addrs[0]), "%.*s", (int)(e - b),
+				 b);
 	}
 	return 0;
 }

@@ -66,11 +66,11 @@ static const struct name_val lease_keys_modes[] = {
  * ranges are what the daemon can work with, not site policy.
  */
 static const struct key keys[] = {
-	KEY("server", "listen", SY_ADDR, ST_STR, server.listen,
+	KEY("server", "listen", SY_ADDRS, ST_STR, server.listen,
 	    0, 0, 0, NULL),
 	KEY("server", "port", SY_UINT, ST_U16, server.port,
 	    1, 65535, 0, NULL),
-	KEY("server", "device", SY_IBDEV, ST_STR, server.device,
+	KEY("server", "device", SY_IBDEVS, ST_STR, server.device,
 	    0, 0, 0, NULL),
 	/* one QP and its receive credits per client */
 	KEY("server", "max_clients", SY_UINT, ST_U32, server.max_clients,

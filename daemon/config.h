@@ -73,6 +73,9 @@
 /* Most [tenant.NAME] sections; most networks in one networks list. */
 #define RMP_TENANTS_MAX 64
 #define RMP_NETWORKS_MAX 8
+/* Most listen addresses; most RDMA devices served (RMP_DEVICES_MAX). */
+#define RMP_CONFIG_LISTEN_MAX 8
+#define RMP_CONFIG_DEVICES_MAX 8
 
 /* Largest value any size key accepts: keeps sums of sizes far from 2^64. */
 #define RMP_CONFIG_SIZE_MAX (UINT64_C(1) << 56)
@@ -123,11 +126,13 @@ struct rmp_tenant_config {
  */
 struct rmp_config {
 	struct {
-		/* Numeric IPv4/IPv6 address of the rdma_cm listener. */
-		char listen[RMP_CONFIG_ADDR_LEN];
+		/* Numeric IPv4/IPv6 addresses of the rdma_cm listener,
+		 * comma-separated (rmp_list_item); a wildcard comes alone. */
+		char listen[RMP_CONFIG_LIST_LEN];
 		uint16_t port;                 /* 1..65535 */
-		/* RDMA device name; "" = the device of the listen address. */
-		char device[RMP_CONFIG_IBDEV_LEN];
+		/* RDMA device names, comma-separated; "" = the devices of
+		 * the listen addresses (a wildcard: every ACTIVE one). */
+		char device[RMP_CONFIG_LIST_LEN];
 		uint32_t max_clients;          /* >= 1 */
 		/* Connections still to prove a tenant: at once, and from one
 		 * address (IPv6: one /64). */

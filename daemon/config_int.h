@@ -19,8 +19,8 @@ struct rmp_tenant_limits;
 
 /* How a value is written in the file. */
 enum key_syntax {
-	SY_ADDR,     /* numeric IP address */
-	SY_IBDEV,    /* RDMA device name or empty */
+	SY_ADDRS,    /* numeric IP addresses, comma-separated */
+	SY_IBDEVS,   /* RDMA device names, comma-separated, or empty */
 	SY_PATH,     /* absolute path */
 	SY_GROUP,    /* group name or empty */
 	SY_HOSTPORT, /* ADDR:PORT, [V6]:PORT or empty */

@@ -6,9 +6,11 @@
  */
 #include "config.h"
 #include "config_int.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h> /* INET6_ADDRSTRLEN */
 #include <string.h>
 
@@ -24,6 +26,107 @@ static bool valid_ibdev(const char *s)
 	for (; *s; s++)
 		if (!isalnum((unsigned char)*s) && !strchr("_.:-", *s))
 			return false;
+	return true;
+}
+
+/* item_text -- list entry [b, e) as a string in buf, or false when it
+ * does not fit (then it is too long to be valid anyway). */
+static bool item_text(const char *b, const char *e, char *buf, size_t len)
+{
+	if ((size_t)(e - b) >= len)
+		return false;
+	memcpy(buf, b, (size_t)(e - b));
+	buf[e - b] = '\0';
+	return true;
+}
+
+/* is_wildcard -- 0.0.0.0 or :: (any spelling of them). */
+static bool is_wildcard(const char *addr)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, addr, &a4) == 1)
+		return a4.s_addr == htonl(INADDR_ANY);
+	return inet_pton(AF_INET6, addr, &a6) == 1 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&a6);
+}
+
+/*
+ * addrs_ok -- [server] listen: 1..RMP_CONFIG_LISTEN_MAX numeric addresses,
+ * comma-separated, none twice; a wildcard only alone. Why not in why.
+ */
+static bool addrs_ok(const char *value, char *why, size_t whylen)
+{
+	char seen[RMP_CONFIG_LISTEN_MAX][RMP_CONFIG_ADDR_LEN];
+	const char *s = value, *b, *e;
+	unsigned n = 0;
+	bool wild = false;
+
+	while (rmp_list_item(&s, &b, &e)) {
+		char a[RMP_CONFIG_ADDR_LEN];
+
+		if (!item_text(b, e, a, sizeof(a)) || rmp_parse_addr(a, NULL)) {
+			snprintf(why, whylen, "\"%.*s\" is not a numeric IPv4 "
+				 "or IPv6 address", (int)RMP_MIN(e - b, 64), b);
+			return false;
+		}
+		if (n == RMP_CONFIG_LISTEN_MAX) {
+			snprintf(why, whylen, "more than %u addresses",
+				 RMP_CONFIG_LISTEN_MAX);
+			return false;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			if (!strcmp(seen[i], a)) {
+				snprintf(why, whylen, "%s is listed twice", a);
+				return false;
+			}
+		}
+		wild |= is_wildcard(a);
+		strcpy(seen[n++], a);
+	}
+	if (wild && n > 1) {
+		snprintf(why, whylen, "a wildcard address (0.0.0.0, ::) listens "
+			 "on every address: list it alone");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * ibdevs_ok -- [server] device: empty, or 1..RMP_CONFIG_DEVICES_MAX RDMA
+ * device names, comma-separated, none twice. Why not in why.
+ */
+static bool ibdevs_ok(const char *value, char *why, size_t whylen)
+{
+	char seen[RMP_CONFIG_DEVICES_MAX][RMP_CONFIG_IBDEV_LEN];
+	const char *s = value, *b, *e;
+	unsigned n = 0;
+
+	if (!*value)
+		return true;
+	while (rmp_list_item(&s, &b, &e)) {
+		char d[RMP_CONFIG_IBDEV_LEN];
+
+		if (b == e || !item_text(b, e, d, sizeof(d)) ||
+		    !valid_ibdev(d)) {
+			snprintf(why, whylen, "\"%.*s\" is not an RDMA device "
+				 "name", (int)RMP_MIN(e - b, 64), b);
+			return false;
+		}
+		if (n == RMP_CONFIG_DEVICES_MAX) {
+			snprintf(why, whylen, "more than %u devices",
+				 RMP_CONFIG_DEVICES_MAX);
+			return false;
+		}
+		for (unsigned i = 0; i < n; i++) {
+			if (!strcmp(seen[i], d)) {
+				snprintf(why, whylen, "%s is listed twice", d);
+				return false;
+			}
+		}
+		strcpy(seen[n++], d);
+	}
 	return true;
 }
 
@@ -241,12 +344,12 @@ static bool text_ok(const struct key *k, const char *value, const char **what,
 		    char *why, size_t whylen)
 {
 	switch (k->syntax) {
-	case SY_ADDR:
-		*what = "is not a numeric IPv4 or IPv6 address";
-		return !rmp_parse_addr(value, NULL);
-	case SY_IBDEV:
-		*what = "is not an RDMA device name";
-		return valid_ibdev(value);
+	case SY_ADDRS:
+		*what = why;
+		return addrs_ok(value, why, whylen);
+	case SY_IBDEVS:
+		*what = why;
+		return ibdevs_ok(value, why, whylen);
 	case SY_PATH:
 		*what = k->flags & KF_EMPTY_OFF ?
 				"is not an absolute path (or empty)" :
@@ -379,8 +482,8 @@ static int parse_number(const struct key *k, void *base, const char *qname,
 
 /* Each syntax's parser (a key's store follows from its syntax). */
 static parse_fn *const parsers[] = {
-	[SY_ADDR] = parse_text,
-	[SY_IBDEV] = parse_text,
+	[SY_ADDRS] = parse_text,
+	[SY_IBDEVS] = parse_text,
 	[SY_PATH] = parse_text,
 	[SY_GROUP] = parse_text,
 	[SY_HOSTPORT] = parse_text,

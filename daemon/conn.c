@@ -34,19 +34,24 @@ const char *rmp_conn_state_name(enum rmp_conn_state s)
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
 }
 
-void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
+void rmp_conns_init(struct rmp_conns *s, struct rmp_device *const *devs,
+		    struct rmp_pool *const *pools, unsigned ndevs,
 		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
 		    struct rmp_tenants *tenants, const struct rmp_config *cfg,
-		    struct rmp_pool *pool, enum rmp_keys_mode keys_mode)
+		    enum rmp_keys_mode keys_mode)
 {
 	memset(s, 0, sizeof(*s));
-	s->dev = dev;
+	s->ndevs = RMP_MIN(ndevs, RMP_DEVICES_MAX);
+	for (unsigned i = 0; i < s->ndevs; i++) {
+		s->devs[i] = devs[i];
+		s->req.pools[i] = pools[i];
+	}
+	s->req.npools = s->ndevs;
 	s->lc = lc;
 	s->guard = guard;
 	s->cfg = cfg;
 	s->keys_mode = keys_mode;
 	s->req.lc = lc;
-	s->req.pool = pool;
 	s->req.tenants = tenants;
 	s->req.cfg = cfg;
 	s->req.keys_mode = keys_mode;
@@ -479,14 +484,18 @@ int cn_post_own_recv(struct rmp_conn *c, struct rmp_rx_buf *rx)
 	return ret;
 }
 
-static struct rmp_conn *conn_by_qp_num(struct rmp_conns *s, uint32_t qpn)
+/* conn_by_qp_num -- the connection of QP number qpn on device dev (QP
+ * numbers are per device). */
+static struct rmp_conn *conn_by_qp_num(struct rmp_conns *s,
+				       const struct rmp_device *dev,
+				       uint32_t qpn)
 {
 	struct rmp_conn *c;
 
 	/* Linear in the clients (max_clients, 64 by default): one compare
 	 * each, far below the cost of the request itself. */
 	TAILQ_FOREACH(c, &s->list, link)
-		if (c->qp && c->qp->qp_num == qpn)
+		if (c->qp && c->qp->qp_num == qpn && c->dev == dev)
 			return c;
 	return NULL;
 }
@@ -621,12 +630,12 @@ static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
  * a SEND with invalidate makes our NIC invalidate a window of its own
  * behind the lease table's back. Neither is part of the protocol.
  */
-static const char *not_a_request(const struct rmp_conns *s,
+static const char *not_a_request(const struct rmp_device *dev,
 				 const struct ibv_wc *wc)
 {
 	if (wc->opcode != IBV_WC_RECV)
 		return "it sent an RDMA WRITE with immediate data";
-	if (wc->wc_flags & s->dev->recv_inv_flags)
+	if (wc->wc_flags & dev->recv_inv_flags)
 		return "it sent a SEND with invalidate";
 	if (wc->wc_flags & IBV_WC_WITH_IMM)
 		return "it sent a SEND with immediate data";
@@ -638,14 +647,14 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 		    const struct ibv_wc *wc)
 {
 	struct rmp_conn *c = rx->conn ? rx->conn :
-			     conn_by_qp_num(s, wc->qp_num);
+			     conn_by_qp_num(s, rx->dev, wc->qp_num);
 	const char *bad = NULL;
 	int ret;
 
 	if (c)
 		c->hold++;
 	if (wc->status == IBV_WC_SUCCESS)
-		bad = not_a_request(s, wc);
+		bad = not_a_request(rx->dev, wc);
 	if (bad && c) {
 		log_warn("%s: %s (not part of the protocol)", c->holder.label,
 			 bad);
@@ -672,7 +681,7 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 	 * and no later receive can find them. */
 	rmp_wipe(rx->buf, RMP_MSG_MAX);
 	if (!rx->conn) {
-		ret = rmp_rx_post(rx, s->dev->srq, NULL);
+		ret = rmp_rx_post(rx, rx->dev->srq, NULL);
 		if (ret)
 			log_err("re-posting a shared receive buffer: %s",
 				strerror(-ret));

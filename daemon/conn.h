@@ -38,6 +38,7 @@ struct rmp_reply_slot {
 
 struct rmp_conn {
 	struct rmp_conns *set;
+	struct rmp_device *dev;   /* the device it came in on */
 	struct rdma_cm_id *id;
 	/* Ours, not id->qp: the server sets its own retry counts and
 	 * timeouts, whatever the client asks for. */
@@ -108,7 +109,8 @@ struct rmp_conn_counters {
 
 /* All connections, and what they need from the layers below. */
 struct rmp_conns {
-	struct rmp_device *dev;
+	struct rmp_device *devs[RMP_DEVICES_MAX]; /* the devices served */
+	unsigned ndevs;
 	struct rmp_lifecycle *lc;
 	struct rmp_guard *guard;
 	const struct rmp_config *cfg;
@@ -122,10 +124,18 @@ struct rmp_conns {
 	struct rmp_latency latency;
 };
 
-void rmp_conns_init(struct rmp_conns *s, struct rmp_device *dev,
+/* rmp_conns_init -- no connection yet; devs[i] (ndevs of them) are the
+ * devices served and pools[i] device i's pool. */
+void rmp_conns_init(struct rmp_conns *s, struct rmp_device *const *devs,
+		    struct rmp_pool *const *pools, unsigned ndevs,
 		    struct rmp_lifecycle *lc, struct rmp_guard *guard,
 		    struct rmp_tenants *tenants, const struct rmp_config *cfg,
-		    struct rmp_pool *pool, enum rmp_keys_mode keys_mode);
+		    enum rmp_keys_mode keys_mode);
+
+/* rmp_conns_device -- the served device whose verbs context this is, or
+ * NULL (a connection there cannot be served). */
+struct rmp_device *rmp_conns_device(const struct rmp_conns *s,
+				    const struct ibv_context *verbs);
 
 /* rmp_conns_count_peer -- open connections from ip's block
  * (rmp_peer_block) that proved their tenant. */
@@ -172,7 +182,8 @@ uint32_t rmp_conn_cq_entries(uint32_t credits);
 
 /*
  * rmp_conn_accept -- a connection for id (name: what the client named
- * itself, maybe ""): its QP (to RTS with the server's own timeouts),
+ * itself, maybe ""), on the served device id came in on (-ENODEV: none;
+ * nothing was set up then): its QP (to RTS with the server's own timeouts),
  * buffers, receives, then rdma_accept with the accept data. It must
  * prove auth->tenant's key with its first message, and counts against
  * the tenant's connections (and connections_per_address) only once it

@@ -87,9 +87,9 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 	uint32_t credits = s->cfg->server.credits;
 	struct ibv_qp_init_attr qa = {
 		.qp_context = c,
-		.send_cq = s->dev->cq,
-		.recv_cq = s->dev->cq,
-		.srq = s->dev->srq,
+		.send_cq = c->dev->cq,
+		.recv_cq = c->dev->cq,
+		.srq = c->dev->srq,
 		.cap = {
 			.max_send_wr = send_wrs(credits),
 			.max_send_sge = 1,
@@ -100,7 +100,7 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 	int ret;
 
 	c->own_pd = s->keys_mode == RMP_KEYS_REGION;
-	c->pd = c->own_pd ? ibv_alloc_pd(s->dev->verbs) : s->dev->pd;
+	c->pd = c->own_pd ? ibv_alloc_pd(c->dev->verbs) : c->dev->pd;
 	if (!c->pd)
 		return errno ? -errno : -ENOMEM;
 	if (c->own_pd) {
@@ -129,7 +129,7 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 	c->qp = ibv_create_qp(c->pd, &qa);
 	if (!c->qp)
 		return errno ? -errno : -EIO;
-	rmp_holder_init(&c->holder, c->qp, c->pd, KEY_WRS);
+	rmp_holder_init(&c->holder, c->qp, c->pd, c->dev->index, KEY_WRS);
 	c->holder.fail = cn_holder_failed;
 	ret = modify_qp(c, IBV_QPS_INIT, 0);
 	if (ret)
@@ -149,6 +149,7 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 		 * as soon as it is connected. */
 		for (uint32_t i = 0; i < credits; i++) {
 			c->rx[i].conn = c;
+			c->rx[i].dev = c->dev;
 			c->rx[i].buf = c->recv_mem + (size_t)i * RMP_MSG_MAX;
 			c->rx[i].lkey = c->recv_mr->lkey;
 			ret = cn_post_own_recv(c, &c->rx[i]);
@@ -162,21 +163,36 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 	return modify_qp(c, IBV_QPS_RTS, 0);
 }
 
+struct rmp_device *rmp_conns_device(const struct rmp_conns *s,
+				    const struct ibv_context *verbs)
+{
+	for (unsigned i = 0; i < s->ndevs; i++)
+		if (s->devs[i]->verbs == verbs)
+			return s->devs[i];
+	return NULL;
+}
+
 int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 		    const char *name, const char *peer, const char *peer_ip,
 		    const struct rmp_auth_pending *auth,
 		    uint8_t initiator_depth, const void *pdata, uint8_t plen,
 		    struct rmp_conn **out)
 {
-	const struct ibv_device_attr *da = &s->dev->attr.orig_attr;
+	struct rmp_device *dev = rmp_conns_device(s, id->verbs);
+	const struct ibv_device_attr *da;
 	struct rdma_conn_param cp = { 0 };
-	struct rmp_conn *c = calloc(1, sizeof(*c));
+	struct rmp_conn *c;
 	uint8_t resp_res;
 	int ret;
 
+	if (!dev)
+		return -ENODEV;
+	da = &dev->attr.orig_attr;
+	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	c->set = s;
+	c->dev = dev;
 	c->id = id;
 	c->serial = ++s->next_serial;
 	c->state = RMP_CONN_ACCEPTING;

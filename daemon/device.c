@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* device.c -- the RDMA device the pool lives on: PD, CQ, SRQ. */
+/* device.c -- an RDMA device served: PD, CQ, SRQ. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +80,7 @@ int rmp_device_add_srq(struct rmp_device *d, uint32_t srq_depth)
 	if (!d->srq_mr)
 		return -errno;
 	for (uint32_t i = 0; i < srq_depth; i++) {
+		d->srq_bufs[i].dev = d;
 		d->srq_bufs[i].buf = d->srq_mem + (size_t)i * RMP_MSG_MAX;
 		d->srq_bufs[i].lkey = d->srq_mr->lkey;
 		ret = rmp_rx_post(&d->srq_bufs[i], d->srq, NULL);

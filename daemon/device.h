@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* device.h -- the RDMA device the pool lives on: PD, CQ, SRQ, work ids. */
+/* device.h -- an RDMA device served: PD, CQ, SRQ, work ids. */
 #ifndef RMP_DEVICE_H
 #define RMP_DEVICE_H
 
@@ -8,9 +8,9 @@
 #include <infiniband/verbs.h>
 
 /*
- * Every work request the daemon posts completes on the one CQ; its wr_id is
- * a pointer to the object that asked for it, tagged in the low bits (the
- * objects are malloc'ed, so at least 8-aligned):
+ * Every work request the daemon posts completes on its device's CQ; its
+ * wr_id is a pointer to the object that asked for it, tagged in the low
+ * bits (the objects are malloc'ed, so at least 8-aligned):
  *   RMP_WR_REPLY  struct rmp_reply_slot *   a SEND of a reply (conn.c)
  *   RMP_WR_RECV   struct rmp_rx_buf *       a receive buffer
  *   RMP_WR_BIND   struct rmp_key *          IBV_WR_BIND_MW of a key (keys.c)
@@ -47,8 +47,10 @@ static inline enum rmp_wr_tag rmp_wr_tag(uint64_t wr_id)
  * qp_num) and the owning connection for a connection's own receive queue.
  */
 struct rmp_conn;
+struct rmp_device;
 struct rmp_rx_buf {
 	struct rmp_conn *conn;
+	struct rmp_device *dev; /* the device it is posted on */
 	uint8_t *buf;
 	uint32_t lkey;
 };
@@ -58,6 +60,9 @@ struct rmp_rx_buf {
 
 struct rmp_device {
 	struct ibv_context *verbs;       /* librdmacm's, not ours to close */
+	unsigned index;                  /* in the served devices: pool MRs */
+	char name[64];                   /* ibv_get_device_name() */
+	int node;                        /* its NUMA node (that of its pool) */
 	struct ibv_device_attr_ex attr;
 	struct ibv_pd *pd;               /* the pool's PD */
 	struct ibv_comp_channel *channel;

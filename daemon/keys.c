@@ -43,9 +43,16 @@ static void set_state(struct rmp_key *k, enum rmp_key_state s)
 	k->state = s;
 }
 
-uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off)
+uint64_t rmp_lease_remote_addr(const struct rmp_lease *l)
 {
-	return ks->pool->iova + off;
+	return l->pool->iova + l->ext.offset;
+}
+
+/* pool_mr -- the MR of l's chunk on the device of h's QP. */
+static struct ibv_mr *pool_mr(const struct rmp_lease *l,
+			      const struct rmp_holder *h)
+{
+	return rmp_pool_chunk_of(l->pool, l->ext.offset)->mr[h->dev];
 }
 
 void rmp_holder_hold(struct rmp_holder *h)
@@ -188,8 +195,8 @@ static int grant_window(const struct rmp_keys *ks, struct rmp_key *k)
 	wr.opcode = IBV_WR_BIND_MW;
 	wr.bind_mw.mw = k->mw;
 	wr.bind_mw.rkey = k->rkey;
-	wr.bind_mw.bind_info.mr = rmp_pool_chunk_of(ks->pool, l->ext.offset)->mr;
-	wr.bind_mw.bind_info.addr = rmp_keys_remote_addr(ks, l->ext.offset);
+	wr.bind_mw.bind_info.mr = pool_mr(l, k->holder);
+	wr.bind_mw.bind_info.addr = rmp_lease_remote_addr(l);
 	wr.bind_mw.bind_info.length = l->ext.length;
 	wr.bind_mw.bind_info.mw_access_flags = to_ibv_access(k->access);
 	ret = post_key_wr(k, &wr, RMP_WR_BIND);
@@ -210,9 +217,8 @@ static int grant_region(const struct rmp_keys *ks, struct rmp_key *k)
 {
 	struct rmp_lease *l = k->lease;
 
-	k->mr = ibv_reg_mr_iova(k->holder->pd, ks->pool->base + l->ext.offset,
-				l->ext.length,
-				rmp_keys_remote_addr(ks, l->ext.offset),
+	k->mr = ibv_reg_mr_iova(k->holder->pd, l->pool->base + l->ext.offset,
+				l->ext.length, rmp_lease_remote_addr(l),
 				IBV_ACCESS_LOCAL_WRITE |
 					(int)to_ibv_access(k->access));
 	if (!k->mr)
@@ -244,7 +250,7 @@ int rmp_key_grant(const struct rmp_keys *ks, struct rmp_holder *h,
 		ret = grant_region(ks, k);
 		break;
 	case RMP_KEYS_POOL:
-		k->rkey = rmp_pool_chunk_of(ks->pool, l->ext.offset)->mr->rkey;
+		k->rkey = pool_mr(l, h)->rkey;
 		break;
 	default:
 		ret = -EINVAL;
@@ -407,10 +413,11 @@ bool rmp_key_idle(const struct rmp_key *k)
 }
 
 void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
-		     struct ibv_pd *pd, unsigned key_wrs_max)
+		     struct ibv_pd *pd, unsigned dev, unsigned key_wrs_max)
 {
 	h->qp = qp;
 	h->pd = pd;
+	h->dev = dev;
 	h->alive = true;
 	h->key_wrs = 0;
 	h->key_wrs_max = key_wrs_max;
@@ -466,11 +473,10 @@ void rmp_holder_kill(struct rmp_holder *h)
 /* ------------------------------------------------------- revocations */
 
 void rmp_keys_init(struct rmp_keys *ks, enum rmp_keys_mode mode,
-		   struct rmp_pool *pool, const uint64_t *revoke_timeout_ms,
+		   const uint64_t *revoke_timeout_ms,
 		   rmp_keys_settled_fn *settled, void *ctx)
 {
 	ks->mode = mode;
-	ks->pool = pool;
 	ks->revoke_timeout_ms = revoke_timeout_ms;
 	TAILQ_INIT(&ks->revoking);
 	ks->settled = settled;

@@ -29,6 +29,7 @@ struct rmp_tenant;
 struct rmp_holder {
 	struct ibv_qp *qp;
 	struct ibv_pd *pd;     /* the QP's PD: windows and regions live there */
+	unsigned dev;          /* the QP's device: pool MRs mr[dev] */
 	bool alive;            /* the QP still executes work requests */
 	unsigned key_wrs;      /* key WRs posted on qp, completion due */
 	unsigned key_wrs_max;
@@ -126,11 +127,10 @@ struct rmp_key {
  */
 typedef void rmp_keys_settled_fn(void *ctx, struct rmp_key *k);
 
-/* The key module's context: the mode and the pool whose bytes it grants,
- * and the revocations in flight. */
+/* The key module's context: the mode, and the revocations in flight.
+ * (Each lease names the pool its bytes are in.) */
 struct rmp_keys {
 	enum rmp_keys_mode mode;
-	struct rmp_pool *pool;
 	/* The config's revoke_timeout, read where it lives: a reload
 	 * applies to the next revocation. */
 	const uint64_t *revoke_timeout_ms;
@@ -139,10 +139,10 @@ struct rmp_keys {
 	void *settled_ctx;
 };
 
-/* rmp_keys_init -- ks for mode over pool; revocations get
- * *revoke_timeout_ms, and each that settles is told to settled(ctx, k). */
+/* rmp_keys_init -- ks for mode; revocations get *revoke_timeout_ms,
+ * and each that settles is told to settled(ctx, k). */
 void rmp_keys_init(struct rmp_keys *ks, enum rmp_keys_mode mode,
-		   struct rmp_pool *pool, const uint64_t *revoke_timeout_ms,
+		   const uint64_t *revoke_timeout_ms,
 		   rmp_keys_settled_fn *settled, void *ctx);
 
 /*
@@ -190,8 +190,8 @@ void rmp_key_release(struct rmp_key *k);
 /* rmp_keys_abandon -- the daemon stops: free every awaited key. */
 void rmp_keys_abandon(struct rmp_keys *ks);
 
-/* Remote address of pool offset off as clients see it. */
-uint64_t rmp_keys_remote_addr(const struct rmp_keys *ks, uint64_t off);
+/* Remote address of l's first byte as clients see it (on every device). */
+uint64_t rmp_lease_remote_addr(const struct rmp_lease *l);
 
 /*
  * rmp_key_grant -- a key to l's bytes with access (RMP_ACC_*), usable
@@ -244,11 +244,11 @@ bool rmp_key_idle(const struct rmp_key *k);
 void rmp_key_free(struct rmp_key *k);
 
 /*
- * rmp_holder_init -- an empty holder for qp (alive), before any grant;
- * key_wrs_max: key work requests it may have in flight.
+ * rmp_holder_init -- an empty holder for qp (alive) of device dev, before
+ * any grant; key_wrs_max: key work requests it may have in flight.
  */
 void rmp_holder_init(struct rmp_holder *h, struct ibv_qp *qp,
-		     struct ibv_pd *pd, unsigned key_wrs_max);
+		     struct ibv_pd *pd, unsigned dev, unsigned key_wrs_max);
 
 /*
  * rmp_holder_idle -- nothing of h's keys is due: no key work request in

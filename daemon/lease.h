@@ -12,6 +12,7 @@
 
 struct rmp_holder;
 struct rmp_key;
+struct rmp_pool;
 struct rmp_tenant;
 
 TAILQ_HEAD(rmp_key_list, rmp_key);
@@ -46,7 +47,10 @@ const char *rmp_lease_state_name(enum rmp_lease_state s);
 struct rmp_lease {
 	uint64_t id;
 	uint64_t secret;
-	/* Where in the pool; length as granted (rounded to the grain). */
+	/* Which pool (that of the device its ALLOC came on, or another it
+	 * spilled to) and where in it; length as granted (rounded to the
+	 * grain). */
+	struct rmp_pool *pool;
 	struct rmp_extent ext;
 	uint32_t access;      /* RMP_ACC_* */
 	uint32_t flags;       /* RMP_LEASE_F_* */

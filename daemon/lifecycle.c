@@ -89,6 +89,46 @@ static int give_key(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	return 0;
 }
 
+/*
+ * place -- l's extent: in the pool of h's device, or when that has no
+ * room and the request allows it (RMP_LEASE_F_SPILL), in the first other
+ * pool that has. 0 or rmp_pool_get's error (-ENOSPC: nowhere).
+ */
+static int place(struct rmp_lifecycle *lc, const struct rmp_holder *h,
+		 const struct rmp_alloc_req *r, uint64_t align,
+		 struct rmp_lease *l)
+{
+	unsigned home = h->dev < lc->npools ? h->dev : 0;
+	int ret;
+
+	l->pool = lc->pools[home];
+	ret = rmp_pool_get(l->pool, r->length, align, &l->ext);
+	if (ret != -ENOSPC || !(r->flags & RMP_LEASE_F_SPILL))
+		return ret;
+	for (unsigned i = 0; i < lc->npools; i++) {
+		if (i == home)
+			continue;
+		l->pool = lc->pools[i];
+		ret = rmp_pool_get(l->pool, r->length, align, &l->ext);
+		if (ret != -ENOSPC) {
+			if (ret == 0)
+				l->flags |= RMP_LEASE_F_SPILLED;
+			return ret;
+		}
+	}
+	return ret;
+}
+
+/* largest_pool -- the size of the largest pool: no lease can be larger. */
+static uint64_t largest_pool(const struct rmp_lifecycle *lc)
+{
+	uint64_t max = 0;
+
+	for (unsigned i = 0; i < lc->npools; i++)
+		max = RMP_MAX(max, lc->pools[i]->size);
+	return max;
+}
+
 int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			const struct rmp_alloc_req *r, struct rmp_lease **out,
 			struct rmp_key **key, unsigned *detail)
@@ -96,7 +136,7 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	const struct rmp_config *cfg = lc->cfg;
 	uint64_t align = r->alignment ? r->alignment : cfg->lease.alignment;
 	uint64_t max = cfg->lease.max_lease ? cfg->lease.max_lease :
-		       lc->pool->size;
+		       largest_pool(lc);
 	struct rmp_lease *l;
 	uint64_t ttl;
 	int ret;
@@ -124,8 +164,8 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	if (!l)
 		return -ENOMEM;
 	TAILQ_INIT(&l->keys);
-	ret = rmp_pool_get(lc->pool, r->length, RMP_MAX(align, 64),
-			   &l->ext);
+	l->flags = r->flags & ~RMP_LEASE_F_SPILL;
+	ret = place(lc, h, r, RMP_MAX(align, 64), l);
 	if (ret)
 		goto err_free;
 	/* Charged as granted: rounding counts. */
@@ -139,7 +179,6 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	}
 	l->tenant = h->tenant;
 	l->access = r->access;
-	l->flags = r->flags;
 	l->ttl_ms = ttl;
 	l->created_ms = rmp_now_ms();
 	l->deadline_ms = l->created_ms + ttl;
@@ -173,15 +212,15 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	return 0;
 
 err_unindex:
-	if (lc->journal)
-		rmp_journal_drop(lc->journal, &l->jslot);
+	if (l->pool->journal)
+		rmp_journal_drop(l->pool->journal, &l->jslot);
 	rmp_lease_table_del(lc->table, l);
 err_uncharge:
 	rmp_tenant_uncharge(h->tenant, l->ext.length);
 err_release:
 	/* Never reachable by any key: no zeroing needed beyond the pool's
 	 * own invariant that free extents are zero. */
-	rmp_pool_release(lc->pool, &l->ext);
+	rmp_pool_release(l->pool, &l->ext);
 err_free:
 	free(l);
 	return ret;
@@ -347,12 +386,6 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	return 0;
 }
 
-uint64_t rmp_lifecycle_lease_addr(const struct rmp_lifecycle *lc,
-				  const struct rmp_lease *l)
-{
-	return rmp_keys_remote_addr(&lc->keys, l->ext.offset);
-}
-
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 			    const struct rmp_lease *l, const struct rmp_key *k,
 			    struct rmp_lease_desc *d)
@@ -362,7 +395,7 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 	memset(d, 0, sizeof(*d));
 	d->id = l->id;
 	d->secret = l->secret;
-	d->addr = rmp_lifecycle_lease_addr(lc, l);
+	d->addr = rmp_lease_remote_addr(l);
 	d->length = l->ext.length;
 	d->ttl_ms = l->deadline_ms > now ? l->deadline_ms - now : 0;
 	d->rkey = k->rkey;
@@ -513,6 +546,33 @@ int rmp_lifecycle_extend(struct rmp_lifecycle *lc, uint64_t id,
 	return 0;
 }
 
+/* Leases of one pool, counted by rmp_lifecycle_pool_stats. */
+struct pool_count {
+	const struct rmp_pool *pool;
+	uint64_t leases, bytes;
+};
+
+static void count_in_pool(struct rmp_lease *l, void *arg)
+{
+	struct pool_count *pc = arg;
+
+	if (l->pool == pc->pool) {
+		pc->leases++;
+		pc->bytes += l->ext.length;
+	}
+}
+
+void rmp_lifecycle_pool_stats(const struct rmp_lifecycle *lc,
+			      const struct rmp_pool *pool, uint64_t *leases,
+			      uint64_t *bytes)
+{
+	struct pool_count pc = { .pool = pool };
+
+	rmp_lease_table_foreach(lc->table, count_in_pool, &pc);
+	*leases = pc.leases;
+	*bytes = pc.bytes;
+}
+
 void rmp_lifecycle_config_changed(struct rmp_lifecycle *lc)
 {
 	lc_schedule_expiry(lc);
@@ -520,7 +580,7 @@ void rmp_lifecycle_config_changed(struct rmp_lifecycle *lc)
 
 bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc)
 {
-	return lc->journal != NULL;
+	return lc->persistent;
 }
 
 struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
@@ -531,10 +591,16 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
 		return NULL;
 	lc->base = p->base;
 	lc->cfg = p->cfg;
-	lc->pool = p->pool;
-	rmp_keys_init(&lc->keys, p->keys_mode, p->pool,
+	if (p->npools == 0 || p->npools > RMP_DEVICES_MAX) {
+		free(lc);
+		return NULL;
+	}
+	lc->npools = p->npools;
+	for (unsigned i = 0; i < p->npools; i++)
+		lc->pools[i] = p->pools[i];
+	lc->persistent = p->pools[0]->journal != NULL;
+	rmp_keys_init(&lc->keys, p->keys_mode,
 		      &p->cfg->server.revoke_timeout_ms, lc_on_key_settled, lc);
-	lc->journal = p->journal;
 	lc->tenants = p->tenants;
 	TAILQ_INIT(&lc->ending);
 	TAILQ_INIT(&lc->settling);

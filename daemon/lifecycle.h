@@ -32,12 +32,14 @@ struct rmp_lifecycle;
  */
 struct rmp_lifecycle_params {
 	struct event_base *base;
-	struct rmp_pool *pool;
+	/* The pools, pool i that of device i (a holder's dev); each keeps
+	 * its own leases across restarts in its journal (pool->journal;
+	 * NULL: they die with the process). All or none have one. */
+	struct rmp_pool *const *pools;
+	unsigned npools;
 	enum rmp_keys_mode keys_mode;
 	const struct rmp_config *cfg; /* read at every use: may be reloaded */
-	/* Where leases are kept across restarts (NULL: they die with the
-	 * process); tenants, to name a recovered lease's owner. */
-	struct rmp_journal *journal;
+	/* Tenants, to name a recovered lease's owner. */
 	struct rmp_tenants *tenants;
 };
 
@@ -65,17 +67,23 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p);
 void rmp_lifecycle_free(struct rmp_lifecycle *lc);
 
 /*
- * rmp_lifecycle_recover -- after a restart: take back the journal's live
- * leases (found: the journal had a valid header) with their own bytes,
- * ids and secrets; they have no keys until a holder attaches by token.
+ * rmp_lifecycle_recover -- after a restart, for each pool with a journal:
+ * take back the journal's live leases (when pool->journal_found: the
+ * journal had a valid header) with their own bytes, ids and secrets, in
+ * that pool; they have no keys until a holder attaches by token.
  * Auto-renewed ones get one more ttl from now (their connections are
  * gone). Every byte of the pool that no recovered lease covers is zeroed
- * when the memory is an earlier process's (adopted). Logs the outcome.
- * 0, or -ENOMEM (logged): nothing was recovered, zeroed or dropped, and
- * the daemon must not start (see the function).
+ * when the memory is an earlier process's (pool->adopted). Logs the
+ * outcome. 0, or -ENOMEM (logged): the daemon must not start (see the
+ * function).
  */
-int rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
-			  bool adopted);
+int rmp_lifecycle_recover(struct rmp_lifecycle *lc);
+
+/* rmp_lifecycle_pool_stats -- granted leases in pool and their bytes
+ * (a walk of the table: for operators, not for requests). */
+void rmp_lifecycle_pool_stats(const struct rmp_lifecycle *lc,
+			      const struct rmp_pool *pool, uint64_t *leases,
+			      uint64_t *bytes);
 
 /* rmp_lifecycle_persistent -- do leases outlive the process (a journal)? */
 bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc);
@@ -89,6 +97,9 @@ bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc);
 
 /*
  * rmp_lifecycle_grant -- ALLOC for holder h: the lease and h's key to it.
+ * The lease is in the pool of h's device; when that one has no room and
+ * the request has RMP_LEASE_F_SPILL, in another (the first with room, in
+ * device order), and then it carries RMP_LEASE_F_SPILLED.
  * -EINVAL (bad length, alignment, access, flags; ttl outside the bounds),
  * -EFBIG (above max_lease), -EDQUOT (the tenant's bytes or leases),
  * -ENOSPC (pool full), -ESHUTDOWN (draining), -ENOMEM, or the key's error.
@@ -114,10 +125,6 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			 const struct rmp_attach_req *r, struct rmp_lease **out,
 			 struct rmp_key **key, unsigned *detail);
 /* The wire description of a granted lease as key k reaches it. */
-/* rmp_lifecycle_lease_addr -- l's first byte as clients address it. */
-uint64_t rmp_lifecycle_lease_addr(const struct rmp_lifecycle *lc,
-				  const struct rmp_lease *l);
-
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 			    const struct rmp_lease *l, const struct rmp_key *k,
 			    struct rmp_lease_desc *d);

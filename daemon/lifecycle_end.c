@@ -84,7 +84,7 @@ void lc_on_zeroed(void *ctx, void *arg)
 	lc->zeroing_bytes -= l->ext.length;
 	lc->nending--;
 	rmp_tenant_settled(l->tenant, l->ext.length);
-	ret = rmp_pool_release(lc->pool, &l->ext);
+	ret = rmp_pool_release(l->pool, &l->ext);
 	if (ret)
 		log_err("lease %016" PRIx64 ": returning extent %" PRIu64
 			"+%" PRIu64 ": %s", l->id, l->ext.offset, l->ext.length,
@@ -114,10 +114,10 @@ static void zero_extent(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
 	/* No client ever sees another lease's old bytes. */
 	if (l->ext.length > ZERO_INLINE_MAX && lc->zeroer &&
-	    rmp_zeroer_submit(lc->zeroer, lc->pool->base + l->ext.offset,
+	    rmp_zeroer_submit(lc->zeroer, l->pool->base + l->ext.offset,
 			      l->ext.length, l) == 0)
 		return;
-	memset(lc->pool->base + l->ext.offset, 0, l->ext.length);
+	memset(l->pool->base + l->ext.offset, 0, l->ext.length);
 	lc_on_zeroed(lc, l);
 }
 
@@ -187,8 +187,8 @@ void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 		  l->id, l->ext.length, l->owner, why);
 	rmp_lease_table_del(lc->table, l);
 	/* From now on a restart does not bring it back. */
-	if (lc->journal)
-		rmp_journal_drop(lc->journal, &l->jslot);
+	if (l->pool->journal)
+		rmp_journal_drop(l->pool->journal, &l->jslot);
 	rmp_tenant_end(l->tenant, l->ext.length);
 	lc->leased_bytes -= l->ext.length;
 	lc_set_state(l, RMP_LEASE_REVOKING);

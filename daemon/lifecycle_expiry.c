@@ -28,7 +28,8 @@ int lc_journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
 	struct rmp_journal_lease r;
 
-	if (!lc->journal || (l->flags & RMP_LEASE_F_EPHEMERAL))
+	(void)lc;
+	if (!l->pool->journal || (l->flags & RMP_LEASE_F_EPHEMERAL))
 		return 0;
 	memset(&r, 0, sizeof(r));
 	r.id = l->id;
@@ -41,7 +42,7 @@ int lc_journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	r.flags = l->flags;
 	rmp_strlcpy(r.tenant, l->tenant->name, sizeof(r.tenant));
 	rmp_strlcpy(r.owner, l->owner, sizeof(r.owner));
-	return rmp_journal_put(lc->journal, &r, &l->jslot);
+	return rmp_journal_put(l->pool->journal, &r, &l->jslot);
 }
 
 /* lc_set_deadline -- a new deadline for l, in the table and the journal. */

@@ -16,6 +16,7 @@
 #include "keys.h"
 #include "lease.h"
 #include "log.h"
+#include "pool.h"
 #include "tenant.h"
 
 /* Extents up to this size are zeroed at once, in the loop (a few µs). */
@@ -36,10 +37,11 @@
 struct rmp_lifecycle {
 	struct event_base *base;
 	const struct rmp_config *cfg;
-	struct rmp_pool *pool;
+	struct rmp_pool *pools[RMP_DEVICES_MAX]; /* pool i: device i's */
+	unsigned npools;
+	bool persistent;  /* the pools have journals: leases outlive us */
 	struct rmp_keys keys;
 	struct rmp_lease_table *table;
-	struct rmp_journal *journal; /* NULL: leases die with the process */
 	struct rmp_tenants *tenants;
 	struct rmp_zeroer *zeroer;
 	struct event *expiry_ev, *revoke_ev, *settle_ev;

@@ -18,8 +18,10 @@
 #include "util.h"
 #include "zero.h"
 
+/* The recovery of one pool's journal. */
 struct recovery {
 	struct rmp_lifecycle *lc;
+	struct rmp_pool *pool;
 	uint64_t now, zeroed_to, zeroed, bytes, n, no_tenant, refused;
 	bool adopted;
 };
@@ -29,7 +31,7 @@ struct recovery {
 static void zero_to(struct recovery *rc, uint64_t end)
 {
 	if (rc->adopted && end > rc->zeroed_to) {
-		memset(rc->lc->pool->base + rc->zeroed_to, 0,
+		memset(rc->pool->base + rc->zeroed_to, 0,
 		       end - rc->zeroed_to);
 		rc->zeroed += end - rc->zeroed_to;
 	}
@@ -62,12 +64,13 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 		goto drop;
 	}
 	TAILQ_INIT(&l->keys);
+	l->pool = rc->pool;
 	l->ext.offset = r->offset;
 	l->ext.length = r->length;
 	/* The id first: a record refused for it must not keep its extent
 	 * taken (no lease would ever give it back). */
 	if (rmp_lease_table_find(lc->table, r->id) ||
-	    rmp_pool_take(lc->pool, &l->ext)) {
+	    rmp_pool_take(rc->pool, &l->ext)) {
 		rc->refused++;
 		log_warn("lease %016" PRIx64 " not recovered: its extent %"
 			 PRIu64 "+%" PRIu64 " or its id is taken", r->id,
@@ -91,7 +94,7 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	l->deadline_ms = (l->flags & RMP_LEASE_F_AUTO_RENEW) ?
 			 rc->now + lc_renewal_ms(lc, l) : r->deadline_ms;
 	if (rmp_lease_table_add(lc->table, l)) {
-		rmp_pool_release(lc->pool, &l->ext);
+		rmp_pool_release(rc->pool, &l->ext);
 		goto drop;
 	}
 	lc_journal_put(lc, l);
@@ -104,20 +107,20 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	return;
 drop:
 	free(l);
-	rmp_journal_drop(lc->journal, &s);
+	rmp_journal_drop(rc->pool->journal, &s);
 }
 
-int rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
-			  bool adopted)
+/* recover_pool -- rmp_lifecycle_recover for one pool. */
+static int recover_pool(struct rmp_lifecycle *lc, struct rmp_pool *pool)
 {
-	struct recovery rc = { .lc = lc, .now = rmp_now_ms(),
-			       .adopted = adopted };
+	struct recovery rc = { .lc = lc, .pool = pool, .now = rmp_now_ms(),
+			       .adopted = pool->adopted };
 	struct rmp_journal_stats st = { 0 };
 	uint64_t start = rmp_now_ns();
 	int ret;
 
-	if (lc->journal && found) {
-		ret = rmp_journal_recover(lc->journal, rc.now, adopt, &rc);
+	if (pool->journal && pool->journal_found) {
+		ret = rmp_journal_recover(pool->journal, rc.now, adopt, &rc);
 		/*
 		 * Nothing was read: the records and their bytes are as the
 		 * last run left them. Going on would zero the bytes but keep
@@ -126,30 +129,48 @@ int rmp_lifecycle_recover(struct rmp_lifecycle *lc, bool found,
 		 * the next start adopt that record over its data.
 		 */
 		if (ret) {
-			log_err("lease journal: %s recovering its leases "
-				"(it needs %zu MiB for [pool] max_leases = %"
-				PRIu32 "): not starting, so that they and their "
-				"bytes stay for a start that has the memory; to "
-				"start without them, remove the state file "
-				"(with fdstore: systemctl stop)", strerror(-ret),
-				(rmp_journal_recover_bytes(lc->journal) +
+			log_err("lease journal of %s's pool: %s recovering its "
+				"leases (it needs %zu MiB for [pool] max_leases "
+				"= %" PRIu32 "): not starting, so that they and "
+				"their bytes stay for a start that has the "
+				"memory; to start without them, remove the "
+				"state file (with fdstore: systemctl stop)",
+				pool->device, strerror(-ret),
+				(rmp_journal_recover_bytes(pool->journal) +
 				 (1u << 20) - 1) >> 20,
 				lc->cfg->pool.max_leases);
 			return ret;
 		}
-		rmp_journal_stats(lc->journal, &st);
+		rmp_journal_stats(pool->journal, &st);
 	}
 	/* Whatever no recovered lease covers was an earlier process's. */
-	zero_to(&rc, lc->pool->size);
-	lc_schedule_expiry(lc);
-	if (!adopted)
+	zero_to(&rc, pool->size);
+	if (!pool->adopted)
 		return 0;
-	log_notice("recovered %" PRIu64 " lease(s), %" PRIu64 " bytes, from "
-		   "the journal; not recovered: %u expired, %u damaged, %u "
-		   "invalid, %u overlapping, %" PRIu64 " of unknown tenants, %"
-		   PRIu64 " refused; %" PRIu64 " MiB zeroed; %" PRIu64 " ms",
-		   rc.n, rc.bytes, st.expired, st.damaged, st.invalid,
-		   st.overlapped, rc.no_tenant, rc.refused, rc.zeroed >> 20,
+	log_notice("%s's pool: recovered %" PRIu64 " lease(s), %" PRIu64
+		   " bytes, from the journal; not recovered: %u expired, %u "
+		   "damaged, %u invalid, %u overlapping, %" PRIu64 " of unknown "
+		   "tenants, %" PRIu64 " refused; %" PRIu64 " MiB zeroed; %"
+		   PRIu64 " ms", pool->device, rc.n, rc.bytes, st.expired,
+		   st.damaged, st.invalid, st.overlapped, rc.no_tenant,
+		   rc.refused, rc.zeroed >> 20,
 		   (rmp_now_ns() - start) / 1000000u);
+	return 0;
+}
+
+int rmp_lifecycle_recover(struct rmp_lifecycle *lc)
+{
+	int ret;
+
+	/*
+	 * A failure leaves the pools before it recovered: the start stops
+	 * and the daemon frees them (their journals keep their records).
+	 */
+	for (unsigned i = 0; i < lc->npools; i++) {
+		ret = recover_pool(lc, lc->pools[i]);
+		if (ret)
+			return ret;
+	}
+	lc_schedule_expiry(lc);
 	return 0;
 }

@@ -96,6 +96,24 @@ static unsigned choose_tenant(struct rmp_listener *ls,
 	return 0;
 }
 
+/*
+ * unserved -- reject id when it came in on a device that is not served
+ * (a wildcard hears every device; the pools are registered with those
+ * served only). True when it did.
+ */
+static bool unserved(struct rmp_listener *ls, struct rdma_cm_id *id,
+		     const char *peer, const char *ip)
+{
+	if (rmp_conns_device(ls->conns, id->verbs))
+		return false;
+	rmp_conns_log_peer(ls->conns, ip, LOG_NOTICE, "connection from %s on "
+			   "device %s, which is not served ([server] device)",
+			   peer, id->verbs ?
+			   ibv_get_device_name(id->verbs->device) : "?");
+	reject(ls, id, RMP_REJ_INTERNAL, peer, ip, "", "");
+	return true;
+}
+
 /* admit -- answer a connect request: accept with a QP, or reject. */
 static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		  const struct rdma_conn_param *param)
@@ -111,11 +129,8 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	int ret;
 
 	peer_text(id, peer, sizeof(peer), ip, sizeof(ip));
-	if (id->verbs != ls->verbs) {
-		/* The pool is registered with one device only. */
-		reject(ls, id, RMP_REJ_INTERNAL, peer, ip, "", "");
+	if (unserved(ls, id, peer, ip))
 		return;
-	}
 	ret = rmp_conn_req_decode(param->private_data,
 				  param->private_data_len, &req);
 	/* Cooling down comes first: such a peer learns nothing else. (Its
@@ -197,6 +212,16 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		       req.tenant);
 }
 
+/* is_listener -- id is one of ls's listening ids. */
+static bool is_listener(const struct rmp_listener *ls,
+			const struct rdma_cm_id *id)
+{
+	for (unsigned i = 0; i < ls->nids; i++)
+		if (ls->ids[i] == id)
+			return true;
+	return false;
+}
+
 static void on_event(struct rmp_listener *ls, struct rdma_cm_event *ev)
 {
 	enum rdma_cm_event_type type = ev->event;
@@ -216,7 +241,7 @@ static void on_event(struct rmp_listener *ls, struct rdma_cm_event *ev)
 		admit(ls, id, &param);
 		return;
 	}
-	if (id == ls->id) {
+	if (is_listener(ls, id)) {
 		log_err("listener: %s", rdma_event_str(type));
 		if (type == RDMA_CM_EVENT_DEVICE_REMOVAL)
 			ls->device_lost = true;
@@ -277,27 +302,33 @@ int rmp_listener_bind(struct rmp_listener *ls, const char *addr,
 	struct rdma_addrinfo hints = { .ai_flags = RAI_PASSIVE,
 				       .ai_port_space = RDMA_PS_TCP };
 	struct rdma_addrinfo *ai;
+	struct rdma_cm_id *id;
 	char ports[8];
 	int ret;
 
-	ls->channel = rdma_create_event_channel();
+	if (ls->nids == RMP_LISTEN_MAX)
+		return -E2BIG;
 	if (!ls->channel) {
-		log_err("rdma_create_event_channel: %s (is rdma_ucm loaded?)",
-			strerror(errno));
-		return -errno;
+		ls->channel = rdma_create_event_channel();
+		if (!ls->channel) {
+			log_err("rdma_create_event_channel: %s (is rdma_ucm "
+				"loaded?)", strerror(errno));
+			return -errno;
+		}
+		ret = rmp_set_nonblock(ls->channel->fd);
+		if (ret)
+			return ret;
 	}
-	ret = rmp_set_nonblock(ls->channel->fd);
-	if (ret)
-		return ret;
-	if (rdma_create_id(ls->channel, &ls->id, ls, RDMA_PS_TCP))
+	if (rdma_create_id(ls->channel, &id, ls, RDMA_PS_TCP))
 		return -errno;
+	ls->ids[ls->nids++] = id;
 	snprintf(ports, sizeof(ports), "%u", port);
 	if (rdma_getaddrinfo(addr, ports, &hints, &ai)) {
 		log_err("listen address %s: cannot resolve", addr);
 		return -EINVAL;
 	}
-	ret = rdma_bind_addr(ls->id, ai->ai_src_addr) ? -errno : 0;
-	ls->wildcard = any_addr(ai->ai_src_addr);
+	ret = rdma_bind_addr(id, ai->ai_src_addr) ? -errno : 0;
+	ls->wildcard |= any_addr(ai->ai_src_addr);
 	rdma_freeaddrinfo(ai);
 	if (ret)
 		log_err("bind %s:%s: %s", addr, ports, strerror(-ret));
@@ -306,19 +337,21 @@ int rmp_listener_bind(struct rmp_listener *ls, const char *addr,
 
 int rmp_listener_listen(struct rmp_listener *ls)
 {
-	if (rdma_listen(ls->id, (int)ls->max_clients)) {
-		log_err("rdma_listen: %s", strerror(errno));
-		return -errno;
+	for (unsigned i = 0; i < ls->nids; i++) {
+		if (rdma_listen(ls->ids[i], (int)ls->max_clients)) {
+			log_err("rdma_listen: %s", strerror(errno));
+			return -errno;
+		}
 	}
 	return 0;
 }
 
 void rmp_listener_close(struct rmp_listener *ls)
 {
-	if (ls->id)
-		rdma_destroy_id(ls->id);
+	for (unsigned i = 0; i < ls->nids; i++)
+		rdma_destroy_id(ls->ids[i]);
 	if (ls->channel)
 		rdma_destroy_event_channel(ls->channel);
-	ls->id = NULL;
+	ls->nids = 0;
 	ls->channel = NULL;
 }

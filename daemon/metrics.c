@@ -2,6 +2,7 @@
 /* metrics.c -- Prometheus metrics over HTTP on [server] metrics_listen. */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ struct dev_counter {
 	char path[256];
 	const char *name;  /* in path */
 	bool hw;           /* hw_counters/, else counters/ */
+	unsigned dev;      /* of rmp_metrics.devs */
 };
 
 struct rmp_metrics {
@@ -65,8 +67,12 @@ struct rmp_metrics {
 	uint64_t opened_ms[MAX_CONNS]; /* when each was accepted */
 	unsigned nconns;
 	char listen[RMP_CONFIG_ADDR_LEN];
-	char device[64];
-	unsigned port;
+	/* The ports whose sysfs counters are exported: one per device. */
+	struct {
+		char name[64];
+		unsigned port;
+	} devs[RMP_DEVICES_MAX];
+	unsigned ndevs;
 	double start_time;  /* Unix time of the daemon's start */
 	unsigned ncounters;
 	struct dev_counter *counters;
@@ -254,16 +260,15 @@ static void put_tenants(struct evbuffer *b, const struct rmp_ops *o)
 	}
 }
 
-/* put_device -- the port's counters, read now (open, read, close). */
+/* put_device -- the ports' counters, read now (open, read, close). */
 static void put_device(struct rmp_metrics *m, struct evbuffer *b, bool hw)
 {
 	const char *name = hw ? "rmpool_device_port_hw_stats_total" :
 				"rmpool_device_port_stats_total";
-	char dev[2 * sizeof(m->device)], line[32], cn[128], *end;
+	char dev[2 * sizeof(m->devs[0].name)], line[32], cn[128], *end;
 	bool opened = false;
 	uint64_t v;
 
-	esc(m->device, dev, sizeof(dev));
 	for (unsigned i = 0; i < m->ncounters; i++) {
 		const struct dev_counter *c = &m->counters[i];
 
@@ -275,21 +280,71 @@ static void put_device(struct rmp_metrics *m, struct evbuffer *b, bool hw)
 			continue; /* not a counter after all */
 		if (!opened) {
 			family(b, name, "counter", hw ?
-			       "Counters of the pool's RDMA port from sysfs "
+			       "Counters of each served RDMA port from sysfs "
 			       "ports/PORT/hw_counters (device-specific, as "
 			       "the driver names them)." :
-			       "Counters of the pool's RDMA port from sysfs "
+			       "Counters of each served RDMA port from sysfs "
 			       "ports/PORT/counters; port_xmit_data and "
 			       "port_rcv_data count 4-byte words, not bytes.");
 			opened = true;
 		}
+		esc(m->devs[c->dev].name, dev, sizeof(dev));
 		evbuffer_add_printf(b, "%s{device=\"%s\",port=\"%u\","
 				    "counter=\"%s\"} %" PRIu64 "\n", name, dev,
-				    m->port, esc(c->name, cn, sizeof(cn)), v);
+				    m->devs[c->dev].port,
+				    esc(c->name, cn, sizeof(cn)), v);
 	}
 }
 
-/* render_daemon -- the daemon and its pool (and journal). */
+/* The figures of each device's pool, by device (and its node). */
+static const struct {
+	const char *name, *help;
+	size_t off;
+} device_figs[] = {
+	{ "rmpool_device_pool_size_bytes", "Size of the device's pool, on "
+	  "its NUMA node.", offsetof(struct rmp_device_status, pool_bytes) },
+	{ "rmpool_device_pool_free_bytes", "Free bytes of the device's pool.",
+	  offsetof(struct rmp_device_status, free_bytes) },
+	{ "rmpool_device_pool_largest_free_extent_bytes", "The largest free "
+	  "extent of the device's pool.",
+	  offsetof(struct rmp_device_status, largest_free) },
+	{ "rmpool_device_leases", "Granted leases in the device's pool.",
+	  offsetof(struct rmp_device_status, leases) },
+	{ "rmpool_device_leased_bytes", "Bytes of the granted leases in the "
+	  "device's pool.", offsetof(struct rmp_device_status, leased_bytes) },
+};
+
+/* render_devices -- each device's pool figures and clients. */
+static void render_devices(struct evbuffer *b, const struct rmp_status *st)
+{
+	char dev[2 * sizeof(st->devices[0].name)];
+
+	for (size_t f = 0; f < sizeof(device_figs) / sizeof(device_figs[0]);
+	     f++) {
+		family(b, device_figs[f].name, "gauge", device_figs[f].help);
+		for (unsigned i = 0; i < st->ndevices; i++) {
+			const struct rmp_device_status *d = &st->devices[i];
+			uint64_t v;
+
+			memcpy(&v, (const char *)d + device_figs[f].off,
+			       sizeof(v));
+			evbuffer_add_printf(b, "%s{device=\"%s\",numa_node=\""
+					    "%d\"} %" PRIu64 "\n",
+					    device_figs[f].name,
+					    esc(d->name, dev, sizeof(dev)),
+					    d->numa_node, v);
+		}
+	}
+	family(b, "rmpool_device_clients", "gauge",
+	       "Connections that came in through the device.");
+	for (unsigned i = 0; i < st->ndevices; i++)
+		evbuffer_add_printf(b, "rmpool_device_clients{device=\"%s\"} %"
+				    PRIu32 "\n", esc(st->devices[i].name, dev,
+						   sizeof(dev)),
+				    st->devices[i].clients);
+}
+
+/* render_daemon -- the daemon and its pools (and journals). */
 static void render_daemon(struct rmp_metrics *m, struct evbuffer *b,
 			  const struct rmp_status *st)
 {
@@ -477,6 +532,7 @@ static void render(struct rmp_metrics *m, struct evbuffer *b)
 	rmp_ops_counters(o, &ctr);
 	esc(st.keys_mode, keys, sizeof(keys));
 	render_daemon(m, b, &st);
+	render_devices(b, &st);
 	render_cluster(b, &st);
 	render_leases(b, &ctr, keys);
 	render_connections(b, &ctr, &st);
@@ -622,21 +678,20 @@ static int cmp_counter(const void *a, const void *b)
 	return x->hw != y->hw ? x->hw - y->hw : strcmp(x->name, y->name);
 }
 
-/* list_counters -- the counter files of the port, in name order. */
-static void list_counters(struct rmp_metrics *m)
+/* list_counters -- the counter files of device k's port, in name order
+ * after the devices before it. */
+static void list_counters(struct rmp_metrics *m, unsigned k)
 {
 	static const char *const dirs[] = { "counters", "hw_counters" };
+	unsigned first = m->ncounters;
 	char dir[160];
 
-	m->counters = calloc(MAX_DEV_COUNTERS, sizeof(*m->counters));
-	if (!m->counters)
-		return;
 	for (int hw = 0; hw < 2; hw++) {
 		struct dirent *e;
 		DIR *d;
 
 		snprintf(dir, sizeof(dir), SYSFS_IB "/%s/ports/%u/%s",
-			 m->device, m->port, dirs[hw]);
+			 m->devs[k].name, m->devs[k].port, dirs[hw]);
 		d = opendir(dir);
 		if (!d)
 			continue;
@@ -654,14 +709,16 @@ static void list_counters(struct rmp_metrics *m)
 				continue;
 			c->name = c->path + strlen(dir) + 1;
 			c->hw = hw;
+			c->dev = k;
 			m->ncounters++;
 		}
 		closedir(d);
 	}
-	qsort(m->counters, m->ncounters, sizeof(*m->counters), cmp_counter);
-	if (!m->ncounters)
+	qsort(m->counters + first, m->ncounters - first, sizeof(*m->counters),
+	      cmp_counter);
+	if (m->ncounters == first)
 		log_info("metrics: device %s port %u has no counters in sysfs",
-			 m->device, m->port);
+			 m->devs[k].name, m->devs[k].port);
 }
 
 /* open_socket -- a non-blocking listening TCP socket on host:port. */
@@ -754,15 +811,20 @@ struct rmp_metrics *rmp_metrics_new(struct event_base *base,
 	evhttp_set_bevcb(m->http, new_conn, m);
 	evhttp_set_gencb(m->http, on_request, m);
 
-	rmp_ops_port(ops, m->device, sizeof(m->device), &m->port);
-	list_counters(m);
+	m->counters = calloc(MAX_DEV_COUNTERS, sizeof(*m->counters));
+	m->ndevs = ops->ndevs;
+	for (unsigned k = 0; k < m->ndevs && m->counters; k++) {
+		rmp_strlcpy(m->devs[k].name, ops->devs[k]->name,
+			    sizeof(m->devs[k].name));
+		m->devs[k].port = rmp_ops_port_of(ops, ops->devs[k]);
+		list_counters(m, k);
+	}
 	clock_gettime(CLOCK_REALTIME, &rt);
 	m->start_time = (double)rt.tv_sec + rt.tv_nsec / 1e9 -
 			(double)(rmp_now_ms() - ops->started_ms) / 1e3;
-	log_info("metrics on http://%s%s%s:%u/metrics (device %s port %u, %u "
-		 "counters)", strchr(host, ':') ? "[" : "", host,
-		 strchr(host, ':') ? "]" : "", port, m->device, m->port,
-		 m->ncounters);
+	log_info("metrics on http://%s%s%s:%u/metrics (%u device(s), %u "
+		 "port counters)", strchr(host, ':') ? "[" : "", host,
+		 strchr(host, ':') ? "]" : "", port, m->ndevs, m->ncounters);
 	return m;
 }
 

@@ -155,26 +155,40 @@ void rmp_notify_stopping(struct rmp_notify *n)
 	sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining");
 }
 
-int rmp_fdstore_take(const char *name)
+void rmp_fdstore_take(const char *const *names, int *fds, unsigned n)
 {
-	char **names = NULL;
-	int n, fd = -1;
+	char **got = NULL;
+	int nfds;
 
-	n = sd_listen_fds_with_names(1, &names);
-	for (int i = 0; i < n; i++) {
+	for (unsigned k = 0; k < n; k++)
+		fds[k] = -1;
+	nfds = sd_listen_fds_with_names(1, &got);
+	for (int i = 0; i < nfds; i++) {
 		int f = SD_LISTEN_FDS_START + i;
+		bool kept = false;
 
-		if (fd < 0 && names && names[i] && !strcmp(names[i], name)) {
-			fd = f;
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
-		} else {
-			close(f); /* nothing else is ours to keep */
+		for (unsigned k = 0; k < n && !kept; k++) {
+			if (fds[k] < 0 && got && got[i] &&
+			    !strcmp(got[i], names[k])) {
+				fds[k] = f;
+				fcntl(f, F_SETFD, FD_CLOEXEC);
+				kept = true;
+			}
 		}
+		if (!kept)
+			close(f); /* nothing else is ours to keep */
 	}
-	for (int i = 0; names && names[i]; i++)
-		free(names[i]);
-	free(names);
-	return fd;
+	for (int i = 0; got && got[i]; i++)
+		free(got[i]);
+	free(got);
+}
+
+void rmp_fdstore_remove(const char *name)
+{
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "FDSTOREREMOVE=1\nFDNAME=%s", name);
+	sd_notify(0, msg);
 }
 
 int rmp_fdstore_put(int fd, const char *name)

@@ -30,12 +30,14 @@ void rmp_notify_stopping(struct rmp_notify *n);
 /*
  * The file descriptor store (FileDescriptorStoreMax= in the unit): fds
  * the service manager keeps for the service while it restarts.
- * rmp_fdstore_take -- the stored fd called name, handed over at this
- * start (LISTEN_FDS / LISTEN_FDNAMES), or -1; other passed fds are
- * closed. rmp_fdstore_put -- store fd under name: 1 sent, 0 not run by
- * systemd, or -errno.
+ * rmp_fdstore_take -- the stored fds called names[0..n), handed over at
+ * this start (LISTEN_FDS / LISTEN_FDNAMES): fds[k] the one called
+ * names[k], or -1; other passed fds are closed. Once per start.
+ * rmp_fdstore_put -- store fd under name: 1 sent, 0 not run by systemd,
+ * or -errno. rmp_fdstore_remove -- drop what is stored under name.
  */
-int rmp_fdstore_take(const char *name);
+void rmp_fdstore_take(const char *const *names, int *fds, unsigned n);
 int rmp_fdstore_put(int fd, const char *name);
+void rmp_fdstore_remove(const char *name);
 
 #endif /* RMP_NOTIFY_H */

@@ -17,28 +17,63 @@
 #include "tenant.h"
 #include "util.h"
 
+/* device_status -- device i and its pool, into st->devices[i] and the
+ * sums. */
+static void device_status(const struct rmp_ops *o, unsigned i,
+			  struct rmp_status *st)
+{
+	struct rmp_device_status *ds = &st->devices[i];
+	const struct rmp_pool *pool = o->pools[i];
+	const struct rmp_conn *c = NULL;
+	struct rmp_pool_stats ps;
+
+	rmp_pool_stats(pool, &ps);
+	rmp_strlcpy(ds->name, o->devs[i]->name, sizeof(ds->name));
+	ds->port = rmp_ops_port_of(o, o->devs[i]);
+	ds->numa_node = pool->node;
+	ds->pool_bytes = ps.size;
+	ds->free_bytes = ps.free_bytes;
+	ds->largest_free = ps.largest_free;
+	ds->hugepage_size = pool->page_size;
+	while ((c = rmp_ops_next_client(o, c, NULL)))
+		ds->clients += c->dev == o->devs[i];
+	rmp_lifecycle_pool_stats(o->lc, pool, &ds->leases, &ds->leased_bytes);
+	if (pool->journal) {
+		struct rmp_journal_stats js;
+
+		rmp_journal_stats(pool->journal, &js);
+		ds->journal_records = js.used;
+		ds->journal_capacity = js.capacity;
+		ds->recovered = js.recovered;
+		st->persistent = true;
+	}
+	st->pool_bytes += ps.size;
+	st->free_bytes += ps.free_bytes;
+	st->largest_free = RMP_MAX(st->largest_free, ps.largest_free);
+	st->journal_records += ds->journal_records;
+	st->journal_capacity += ds->journal_capacity;
+	st->recovered += ds->recovered;
+}
+
 void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 {
 	struct rmp_lifecycle_stats ls;
-	struct rmp_pool_stats ps;
 
 	memset(st, 0, sizeof(*st));
 	rmp_lifecycle_stats(o->lc, &ls);
-	rmp_pool_stats(o->pool, &ps);
 	st->version = RMP_VERSION;
 	st->uptime_ms = rmp_now_ms() - o->started_ms;
-	rmp_strlcpy(st->device, ibv_get_device_name(o->dev->verbs->device),
-		    sizeof(st->device));
+	rmp_strlcpy(st->device, o->devs[0]->name, sizeof(st->device));
 	rmp_strlcpy(st->listen, o->cfg->server.listen, sizeof(st->listen));
 	st->port = o->cfg->server.port;
-	st->numa_node = o->pool->node;
-	st->pool_bytes = ps.size;
-	st->free_bytes = ps.free_bytes;
-	st->largest_free = ps.largest_free;
+	st->numa_node = o->pools[0]->node;
+	st->ndevices = o->ndevs;
+	for (unsigned i = 0; i < o->ndevs; i++)
+		device_status(o, i, st);
 	st->quarantined_bytes = ls.quarantined_bytes;
 	st->quarantined_leases = ls.quarantined_leases;
 	st->zeroing_bytes = ls.zeroing_bytes;
-	st->hugepage_size = o->pool->page_size;
+	st->hugepage_size = o->pools[0]->page_size;
 	st->keys_mode = rmp_keys_mode_name(o->keys_mode);
 	st->clients = o->conns->count;
 	st->leases = ls.leases;
@@ -48,15 +83,6 @@ void rmp_ops_status(const struct rmp_ops *o, struct rmp_status *st)
 	st->draining = rmp_lifecycle_draining(o->lc);
 	st->stopping = o->stopping;
 	st->cluster = o->cluster;
-	if (o->journal) {
-		struct rmp_journal_stats js;
-
-		rmp_journal_stats(o->journal, &js);
-		st->persistent = true;
-		st->journal_records = js.used;
-		st->journal_capacity = js.capacity;
-		st->recovered = js.recovered;
-	}
 }
 
 int rmp_ops_revoke(struct rmp_ops *o, uint64_t id, const char *who)

@@ -49,9 +49,11 @@ struct rmp_ops {
 	struct rmp_conns *conns;
 	struct rmp_listener *listener;
 	struct rmp_tenants *tenants;
-	struct rmp_pool *pool;
-	struct rmp_journal *journal;   /* NULL: leases die with the process */
-	struct rmp_device *dev;
+	/* The devices served and their pools (pools[i] device i's, with
+	 * its journal, NULL when leases die with the process). */
+	struct rmp_device *const *devs;
+	struct rmp_pool *const *pools;
+	unsigned ndevs;
 	enum rmp_keys_mode keys_mode;
 	uint64_t started_ms;           /* rmp_now_ms() at start */
 	bool drained;                  /* operator's drain: no new leases */
@@ -60,14 +62,31 @@ struct rmp_ops {
 	struct rmp_cluster_status cluster; /* cluster.c's to write */
 };
 
-/* rmp_status -- the daemon at a glance (rmpoolctl status, STATUS=). */
+/* One device served and its pool, in rmp_status. */
+struct rmp_device_status {
+	char name[64];
+	unsigned port;                 /* the RDMA port used (1 unless the
+					* listener knows better) */
+	int numa_node;                 /* its pool's */
+	uint64_t pool_bytes, free_bytes, largest_free;
+	uint64_t hugepage_size;        /* 0 = normal pages */
+	uint32_t clients;              /* connections that came in on it */
+	uint64_t leases, leased_bytes; /* granted leases in its pool */
+	uint32_t journal_records, journal_capacity, recovered;
+};
+
+/* rmp_status -- the daemon at a glance (rmpoolctl status, STATUS=).
+ * The figures of the pools are sums over the devices (largest_free the
+ * largest); device and numa_node are the first device's. */
 struct rmp_status {
 	const char *version;
 	uint64_t uptime_ms;
 	char device[64];
-	char listen[RMP_CONFIG_ADDR_LEN];
+	char listen[RMP_CONFIG_LIST_LEN];
 	uint16_t port;
 	int numa_node;
+	unsigned ndevices;
+	struct rmp_device_status devices[RMP_DEVICES_MAX];
 	uint64_t pool_bytes, free_bytes, largest_free;
 	uint64_t quarantined_bytes, quarantined_leases;
 	uint64_t zeroing_bytes;        /* ended, being zeroed */
@@ -120,6 +139,9 @@ struct rmp_lease_view {
 	const char *tenant;           /* "" when none */
 	const char *owner;            /* the client name that allocated it */
 	uint64_t offset, bytes, addr; /* addr: as clients address it */
+	const char *device;           /* the device whose pool holds it */
+	int numa_node;                /* that pool's */
+	bool spilled;                 /* not the pool its ALLOC came to */
 	uint32_t access;              /* RMP_ACC_* */
 	uint32_t keys;
 	const char *keys_mode, *state;
@@ -195,10 +217,10 @@ struct rmp_ops_counters {
 
 void rmp_ops_counters(const struct rmp_ops *o, struct rmp_ops_counters *c);
 
-/* rmp_ops_port -- the RDMA device's name and the port the listener is
- * bound to (1 for a wildcard listener, which has none). */
-void rmp_ops_port(const struct rmp_ops *o, char *device, size_t len,
-		  unsigned *port);
+/* rmp_ops_port_of -- the RDMA port dev is served on (1 when no
+ * listener is bound to an address of it). */
+unsigned rmp_ops_port_of(const struct rmp_ops *o,
+			 const struct rmp_device *dev);
 
 
 /*

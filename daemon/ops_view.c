@@ -91,7 +91,10 @@ static void lease_view(const struct rmp_ops *o, const struct rmp_lease *l,
 	v->owner = l->owner;
 	v->offset = l->ext.offset;
 	v->bytes = l->ext.length;
-	v->addr = rmp_lifecycle_lease_addr(o->lc, l);
+	v->addr = rmp_lease_remote_addr(l);
+	v->device = l->pool->device;
+	v->numa_node = l->pool->node;
+	v->spilled = l->flags & RMP_LEASE_F_SPILLED;
 	v->access = l->access;
 	v->keys = l->nkeys;
 	v->keys_mode = rmp_keys_mode_name(o->keys_mode);
@@ -290,12 +293,15 @@ void rmp_ops_counters(const struct rmp_ops *o, struct rmp_ops_counters *c)
 	c->latency = &o->conns->latency;
 }
 
-void rmp_ops_port(const struct rmp_ops *o, char *device, size_t len,
-		  unsigned *port)
+unsigned rmp_ops_port_of(const struct rmp_ops *o,
+			 const struct rmp_device *dev)
 {
-	rmp_strlcpy(device, ibv_get_device_name(o->dev->verbs->device), len);
-	/* The listener's id knows its port once bound to an address; a
-	 * wildcard listener has none: port 1. */
-	*port = o->listener->id && o->listener->id->port_num ?
-		o->listener->id->port_num : 1;
+	const struct rmp_listener *ls = o->listener;
+
+	/* A listening id knows its port once bound to an address of the
+	 * device; a wildcard one has none: port 1. */
+	for (unsigned i = 0; i < ls->nids; i++)
+		if (ls->ids[i]->verbs == dev->verbs && ls->ids[i]->port_num)
+			return ls->ids[i]->port_num;
+	return 1;
 }

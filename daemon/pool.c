@@ -360,8 +360,7 @@ err_free:
 	return ret;
 }
 
-int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
-		      uint64_t max_mr_size, unsigned access)
+int rmp_pool_chunk(struct rmp_pool *pool, uint64_t max_mr_size)
 {
 	uint64_t span = pool->size;
 	uint32_t i;
@@ -384,13 +383,26 @@ int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
 
 		c->offset = (uint64_t)i * span;
 		c->size = RMP_MIN(span, pool->size - c->offset);
-		c->mr = ibv_reg_mr_iova(pd, pool->base + c->offset, c->size,
-					pool->iova + c->offset, (int)access);
-		if (!c->mr)
-			return errno ? -errno : -EIO;
 		c->alloc = rmp_alloc_new(c->size);
 		if (!c->alloc)
 			return -ENOMEM;
+	}
+	return 0;
+}
+
+int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
+		      unsigned dev, unsigned access)
+{
+	if (dev >= RMP_DEVICES_MAX || !pool->chunks)
+		return -EINVAL;
+	for (uint32_t i = 0; i < pool->nchunks; i++) {
+		struct rmp_pool_chunk *c = &pool->chunks[i];
+
+		c->mr[dev] = ibv_reg_mr_iova(pd, pool->base + c->offset,
+					     c->size, pool->iova + c->offset,
+					     (int)access);
+		if (!c->mr[dev])
+			return errno ? -errno : -EIO;
 	}
 	return 0;
 }
@@ -400,8 +412,9 @@ void rmp_pool_free(struct rmp_pool *pool)
 	if (!pool)
 		return;
 	for (uint32_t i = 0; pool->chunks && i < pool->nchunks; i++) {
-		if (pool->chunks[i].mr)
-			ibv_dereg_mr(pool->chunks[i].mr);
+		for (unsigned d = 0; d < RMP_DEVICES_MAX; d++)
+			if (pool->chunks[i].mr[d])
+				ibv_dereg_mr(pool->chunks[i].mr[d]);
 		rmp_alloc_free(pool->chunks[i].alloc);
 	}
 	free(pool->chunks);

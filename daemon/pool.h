@@ -10,6 +10,10 @@
 
 struct ibv_pd;
 struct ibv_mr;
+struct rmp_journal;
+
+/* Most RDMA devices one rmpoold serves: each pool is registered on each. */
+#define RMP_DEVICES_MAX 8
 
 struct rmp_pool_params {
 	uint64_t size;          /* bytes; a multiple of hugepage_size */
@@ -33,14 +37,15 @@ struct rmp_pool_params {
 };
 
 /*
- * The pool is split into chunks of at most the device's max_mr_size; each
- * chunk is one MR and has its own allocator, so a lease never straddles
- * two MRs (a memory window binds inside one MR).
+ * The pool is split into chunks of at most every device's max_mr_size;
+ * each chunk is one MR on each device (mr[d] on device d, all at the same
+ * iova) and has its own allocator, so a lease never straddles two MRs (a
+ * memory window binds inside one MR).
  */
 struct rmp_pool_chunk {
 	uint64_t offset; /* of the chunk in the pool */
 	uint64_t size;
-	struct ibv_mr *mr;
+	struct ibv_mr *mr[RMP_DEVICES_MAX];
 	struct rmp_alloc *alloc;
 };
 
@@ -65,6 +70,12 @@ struct rmp_pool {
 	uint8_t *state;
 	uint64_t state_len;
 	bool adopted;
+	/* Its leases' journal, in state (NULL without a state file); opened
+	 * and closed by the server, written by the lease lifecycle. */
+	struct rmp_journal *journal;
+	bool journal_found;  /* it held leases of an earlier run */
+	unsigned index;      /* of the device it belongs to (its ALLOCs) */
+	char device[64];     /* that device's name, for messages */
 };
 
 /*
@@ -86,16 +97,24 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 int rmp_pool_take(struct rmp_pool *pool, struct rmp_extent *ext);
 
 /*
- * rmp_pool_register -- register the pool with pd once, with the given
- * IBV_ACCESS_* flags, as several MRs when the pool is larger than
- * max_mr_size, and create the allocators. 0 or -errno.
+ * rmp_pool_chunk -- cut the pool into chunks of at most max_mr_size (the
+ * smallest of the devices it will be registered on; 0 = no limit) and
+ * create their allocators. Once, before rmp_pool_register. 0 or -errno.
+ */
+int rmp_pool_chunk(struct rmp_pool *pool, uint64_t max_mr_size);
+
+/*
+ * rmp_pool_register -- register every chunk with pd, the PD of device
+ * dev (< RMP_DEVICES_MAX), with the given IBV_ACCESS_* flags: once per
+ * device, each in its own thread if the caller likes (it touches only
+ * the chunks' mr[dev]). 0 or -errno.
  *
  * The caller picks the rights: an MR with remote rights in a PD that
  * client QPs use is a key to every lease (its rkey is 8 random bits on a
  * small index), so only `pool` key mode grants them.
  */
 int rmp_pool_register(struct rmp_pool *pool, struct ibv_pd *pd,
-		      uint64_t max_mr_size, unsigned access);
+		      unsigned dev, unsigned access);
 
 /* rmp_pool_free -- deregister, unmap, free. Accepts NULL and half-built. */
 void rmp_pool_free(struct rmp_pool *pool);

@@ -16,10 +16,13 @@ static void do_stat(const struct rmp_request_ctx *ctx,
 		    const struct rmp_holder *h, struct rmp_stat_rep *st)
 {
 	const struct rmp_config *cfg = ctx->cfg;
+	/* The pool of the connection's device: where its ALLOCs go. */
+	const struct rmp_pool *pool = ctx->pools[h->dev < ctx->npools ?
+						  h->dev : 0];
 	struct rmp_lifecycle_stats ls;
 	struct rmp_pool_stats ps;
 
-	rmp_pool_stats(ctx->pool, &ps);
+	rmp_pool_stats(pool, &ps);
 	rmp_lifecycle_stats(ctx->lc, &ls);
 	memset(st, 0, sizeof(*st));
 	st->pool_bytes = ps.size;
@@ -33,12 +36,12 @@ static void do_stat(const struct rmp_request_ctx *ctx,
 	st->tenant_connections = h->tenant->connections;
 	st->quota_connections = h->tenant->limits.connections;
 	st->keys = ls.keys;
-	st->hugepage_size = ctx->pool->page_size;
+	st->hugepage_size = pool->page_size;
 	st->ttl_min_s = (uint32_t)(cfg->lease.ttl_min_ms / 1000);
 	st->ttl_max_s = (uint32_t)RMP_MIN(cfg->lease.ttl_max_ms / 1000,
 					  UINT32_MAX);
 	st->ttl_default_s = (uint32_t)(cfg->lease.ttl_default_ms / 1000);
-	st->numa_node = ctx->pool->node;
+	st->numa_node = pool->node;
 	st->keys_mode = ctx->keys_mode;
 	st->quarantined_bytes = ls.quarantined_bytes;
 	st->zeroing_bytes = ls.zeroing_bytes;

@@ -9,17 +9,18 @@
 
 #include "auth.h"
 #include "config.h"
+#include "pool.h"  /* RMP_DEVICES_MAX */
 #include "proto.h"
 
 struct rmp_lifecycle;
 struct rmp_holder;
-struct rmp_pool;
 struct rmp_tenant;
 struct rmp_tenants;
 
 struct rmp_request_ctx {
 	struct rmp_lifecycle *lc;
-	struct rmp_pool *pool;
+	struct rmp_pool *pools[RMP_DEVICES_MAX]; /* device i's: pools[i] */
+	unsigned npools;
 	struct rmp_tenants *tenants;
 	const struct rmp_config *cfg;
 	enum rmp_keys_mode keys_mode;

@@ -361,6 +361,25 @@ static void print_cluster(json_object *cl)
 		       ju64(cl, "errors"), ju64(cl, "outages"));
 }
 
+/* print_devices -- a line per device served: its pool, where it is. */
+static void print_devices(json_object *devs)
+{
+	char a[32], b[32];
+	size_t n = devs ? json_object_array_length(devs) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *d = json_object_array_get_idx(devs, i);
+
+		printf("device        %s port %" PRIu64 ", NUMA node %" PRId64
+		       ": pool %s, %s free, %" PRIu64 " lease(s), %" PRIu64
+		       " client(s)\n", jstr(d, "name"), ju64(d, "port"),
+		       ji64(d, "numa_node"),
+		       human_size(ju64(d, "pool_bytes"), a, sizeof(a)),
+		       human_size(ju64(d, "free_bytes"), b, sizeof(b)),
+		       ju64(d, "leases"), ju64(d, "clients"));
+	}
+}
+
 static void print_status(json_object *r)
 {
 	char a[32], b[32], c[32];
@@ -369,10 +388,10 @@ static void print_status(json_object *r)
 	printf("uptime        %s (since %s)\n",
 	       human_ms(ju64(r, "uptime_ms"), a, sizeof(a)),
 	       human_time(ji64(r, "started"), b, sizeof(b)));
-	printf("device        %s, listening on %s port %" PRIu64 "\n",
-	       jstr(r, "device"), jstr(r, "listen"), ju64(r, "port"));
-	printf("NUMA node     %" PRId64 "\n", ji64(r, "numa_node"));
-	printf("pool          %s, %s free, largest free extent %s\n",
+	printf("listening on  %s port %" PRIu64 "\n", jstr(r, "listen"),
+	       ju64(r, "port"));
+	print_devices(jget(r, "devices"));
+	printf("pools         %s, %s free, largest free extent %s\n",
 	       human_size(ju64(r, "pool_bytes"), a, sizeof(a)),
 	       human_size(ju64(r, "free_bytes"), b, sizeof(b)),
 	       human_size(ju64(r, "largest_free"), c, sizeof(c)));

@@ -1,16 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* server.c -- rmpoold as a whole: set-up, the event loop, drain, stop. */
 #include <errno.h>
-#include <ifaddrs.h>
 #include <inttypes.h>
-#include <net/if.h>
-#include <netdb.h>
 #include <numa.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <event2/event.h>
@@ -18,20 +14,15 @@
 #include "admin.h"
 #include "cluster.h"
 #include "guard.h"
-#include "journal.h"
 #include "tenant.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "metrics.h"
 #include "notify.h"
-#include "pool.h"
+#include "parse.h"
 #include "server.h"
-#include "topology.h"
 #include "util.h"
 
-/* Receive buffers shared by all clients: one per credit per client,
- * bounded by what the device allows. */
-#define SRQ_MAX 4096u
 #define CQ_BATCH 32
 /* Completions one pass handles before the loop gets a turn. */
 #define CQ_BUDGET 256
@@ -56,16 +47,16 @@
  * requests (and their replies) in the queue at once, so none can fill a
  * pass while others wait.
  */
-static int poll_cq(struct rmp_server *srv, int budget)
+static int poll_cq(struct rmp_server_dev *sd, int budget)
 {
 	struct ibv_wc wc[CQ_BATCH];
 	int n = 0, total = 0;
 
 	while (total < budget &&
-	       (n = ibv_poll_cq(srv->dev.cq, RMP_MIN(CQ_BATCH, budget - total),
+	       (n = ibv_poll_cq(sd->dev->cq, RMP_MIN(CQ_BATCH, budget - total),
 				wc)) > 0) {
 		for (int i = 0; i < n; i++)
-			rmp_conns_on_wc(&srv->conns, &wc[i]);
+			rmp_conns_on_wc(&sd->srv->conns, &wc[i]);
 		total += n;
 	}
 	if (n < 0)
@@ -87,9 +78,9 @@ static int poll_cq(struct rmp_server *srv, int budget)
  * system call). Returns true when it stopped with work still coming in:
  * the caller schedules the next pass.
  */
-static bool busy_poll(struct rmp_server *srv)
+static bool busy_poll(struct rmp_server_dev *sd)
 {
-	uint64_t budget = (uint64_t)srv->cfg.server.busy_poll_us * 1000;
+	uint64_t budget = (uint64_t)sd->srv->cfg.server.busy_poll_us * 1000;
 	unsigned polls = 0;
 	int left = CQ_BUDGET, n;
 	uint64_t end;
@@ -98,7 +89,7 @@ static bool busy_poll(struct rmp_server *srv)
 		return false;
 	end = rmp_now_ns() + budget;
 	for (;;) {
-		n = poll_cq(srv, left);
+		n = poll_cq(sd, left);
 		if (n > 0) {
 			left -= n;
 			if (left == 0)
@@ -119,30 +110,31 @@ static bool busy_poll(struct rmp_server *srv)
  * after whatever else is ready then (a zero timeout: libevent runs an
  * event activated from a callback in the same turn, a timer in the next).
  */
-static void cq_pass(struct rmp_server *srv)
+static void cq_pass(struct rmp_server_dev *sd)
 {
 	static const struct timeval now = { 0, 0 };
-	int n = poll_cq(srv, CQ_BUDGET);
+	int n = poll_cq(sd, CQ_BUDGET);
 
-	if (n == CQ_BUDGET || (n > 0 && busy_poll(srv)))
-		event_add(srv->cq_more_ev, &now);
+	if (n == CQ_BUDGET || (n > 0 && busy_poll(sd)))
+		event_add(sd->cq_more_ev, &now);
 }
 
 static void on_cq_event(int fd, short what, void *arg)
 {
-	struct rmp_server *srv = arg;
+	struct rmp_server_dev *sd = arg;
 	struct ibv_cq *cq;
 	void *ctx;
 
 	(void)fd;
 	(void)what;
-	if (ibv_get_cq_event(srv->dev.channel, &cq, &ctx))
+	if (ibv_get_cq_event(sd->dev->channel, &cq, &ctx))
 		return; /* spurious wake-up of the non-blocking channel */
 	ibv_ack_cq_events(cq, 1);
 	/* Re-arm before draining so no completion slips between the two. */
 	if (ibv_req_notify_cq(cq, 0))
-		log_err("ibv_req_notify_cq: %s", strerror(errno));
-	cq_pass(srv);
+		log_err("%s: ibv_req_notify_cq: %s", sd->dev->name,
+			strerror(errno));
+	cq_pass(sd);
 }
 
 /* on_cq_more -- the pass a full one left for the loop's next turn. */
@@ -166,15 +158,16 @@ static void on_cm_event(int fd, short what, void *arg)
 	}
 }
 
-/* on_async_event -- what the device reports beside completions. */
+/* on_async_event -- what a device reports beside completions. */
 static void on_async_event(int fd, short what, void *arg)
 {
-	struct rmp_server *srv = arg;
+	struct rmp_server_dev *sd = arg;
+	struct rmp_server *srv = sd->srv;
 	struct ibv_async_event ev;
 
 	(void)fd;
 	(void)what;
-	while (ibv_get_async_event(srv->dev.verbs, &ev) == 0) {
+	while (ibv_get_async_event(sd->dev->verbs, &ev) == 0) {
 		switch (ev.event_type) {
 		case IBV_EVENT_QP_FATAL:
 		case IBV_EVENT_QP_REQ_ERR:
@@ -187,17 +180,18 @@ static void on_async_event(int fd, short what, void *arg)
 			rmp_conns_on_qp_event(&srv->conns, &ev);
 			break;
 		case IBV_EVENT_DEVICE_FATAL:
-			log_err("device: %s: stopping",
+			log_err("device %s: %s: stopping", sd->dev->name,
 				ibv_event_type_str(ev.event_type));
 			event_base_loopbreak(srv->base);
 			break;
 		case IBV_EVENT_PORT_ERR:
 		case IBV_EVENT_PORT_ACTIVE:
-			log_notice("device port %d: %s", ev.element.port_num,
+			log_notice("device %s port %d: %s", sd->dev->name,
+				   ev.element.port_num,
 				   ibv_event_type_str(ev.event_type));
 			break;
 		default:
-			log_info("device: %s",
+			log_info("device %s: %s", sd->dev->name,
 				 ibv_event_type_str(ev.event_type));
 			break;
 		}
@@ -283,276 +277,6 @@ static void on_sighup(int sig, short what, void *arg)
 	rmp_notify_ready(srv->notify);
 }
 
-/*
- * open_device -- the verbs context: the listen address's device, or the
- * configured/first device when listening on a wildcard address. Either
- * way it is librdmacm's own context for that device, the one incoming
- * connection ids carry, so PD, CQ and SRQ can serve them.
- */
-static int open_device(struct rmp_server *srv, struct ibv_context **out)
-{
-	int n;
-
-	if (srv->listener.id->verbs) {
-		*out = srv->listener.id->verbs;
-		return 0;
-	}
-	srv->devices = rdma_get_devices(&n);
-	if (!srv->devices)
-		return -errno;
-	for (int i = 0; i < n; i++) {
-		const char *name = ibv_get_device_name(srv->devices[i]->device);
-
-		if (!srv->cfg.server.device[0] ||
-		    !strcmp(name, srv->cfg.server.device)) {
-			*out = srv->devices[i];
-			return 0;
-		}
-	}
-	log_err("no RDMA device %s%s", srv->cfg.server.device[0] ?
-		srv->cfg.server.device : "found",
-		srv->cfg.server.device[0] ? "" : " (see rdma link show)");
-	return -ENODEV;
-}
-
-/* netdev_of_addr -- name of the interface that holds the listen address. */
-static int netdev_of_addr(const char *addr, char *name, size_t len)
-{
-	struct ifaddrs *ifs, *i;
-	char host[NI_MAXHOST];
-	int ret = -ENOENT;
-
-	if (getifaddrs(&ifs))
-		return -errno;
-	for (i = ifs; i; i = i->ifa_next) {
-		if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET &&
-				     i->ifa_addr->sa_family != AF_INET6))
-			continue;
-		if (getnameinfo(i->ifa_addr, i->ifa_addr->sa_family == AF_INET ?
-				sizeof(struct sockaddr_in) :
-				sizeof(struct sockaddr_in6), host, sizeof(host),
-				NULL, 0, NI_NUMERICHOST))
-			continue;
-		if (!strcmp(host, addr)) {
-			ret = rmp_strlcpy(name, i->ifa_name, len);
-			break;
-		}
-	}
-	freeifaddrs(ifs);
-	return ret;
-}
-
-/* choose_node -- the NUMA node for the pool, as the design prescribes. */
-static int choose_node(struct rmp_server *srv)
-{
-	char how[512], netdev[IF_NAMESIZE] = "";
-	int node;
-
-	if (srv->cfg.pool.numa_node >= 0) {
-		log_info("pool on NUMA node %d (from the configuration)",
-			 srv->cfg.pool.numa_node);
-		return srv->cfg.pool.numa_node;
-	}
-	netdev_of_addr(srv->cfg.server.listen, netdev, sizeof(netdev));
-	node = rmp_numa_pick_node("", ibv_get_device_name(srv->dev.verbs->device),
-				  netdev, how, sizeof(how));
-	log_info("pool on NUMA node %d: %s", node, how);
-	return node;
-}
-
-/*
- * resolve_keys -- the key mode, and the rights the pool's own MRs get:
- * remote rights only in pool mode, where the pool key is what clients
- * use. In window mode the windows carry the rights, in region mode the
- * per-lease MRs (in each connection's own PD).
- */
-static int resolve_keys(struct rmp_server *srv, unsigned *access)
-{
-	bool mw2 = rmp_device_has_mw2(&srv->dev);
-
-	switch (srv->cfg.lease.lease_keys) {
-	case RMP_LEASE_KEYS_WINDOW:
-		if (!mw2) {
-			log_err("lease_keys = window: device %s has no type-2 "
-				"memory windows; use region",
-				ibv_get_device_name(srv->dev.verbs->device));
-			return -EOPNOTSUPP;
-		}
-		srv->keys_mode = RMP_KEYS_WINDOW;
-		break;
-	case RMP_LEASE_KEYS_REGION:
-		srv->keys_mode = RMP_KEYS_REGION;
-		break;
-	case RMP_LEASE_KEYS_POOL:
-		srv->keys_mode = RMP_KEYS_POOL;
-		break;
-	default:
-		srv->keys_mode = mw2 ? RMP_KEYS_WINDOW : RMP_KEYS_REGION;
-		break;
-	}
-	switch (srv->keys_mode) {
-	case RMP_KEYS_WINDOW:
-		*access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND;
-		if (srv->dev.attr.orig_attr.vendor_id == RMP_RXE_VENDOR_ID)
-			log_warn("lease_keys = window on Soft-RoCE: a client "
-				 "that sends two SENDs with invalidate of its "
-				 "window crashes this kernel (a NULL "
-				 "dereference in rdma_rxe, Linux 6.1); with "
-				 "clients you do not trust use region");
-		break;
-	case RMP_KEYS_REGION:
-		*access = IBV_ACCESS_LOCAL_WRITE;
-		break;
-	default:
-		*access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
-			  IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
-		log_warn("lease_keys = pool: no isolation, every client can "
-			 "reach every lease (only the client library checks "
-			 "bounds, and keys cannot be revoked)");
-		break;
-	}
-	return 0;
-}
-
-/*
- * open_journal -- the lease journal in the state file's tail. A journal
- * that cannot be used (another boot, pool size, damage) is formatted, and
- * the pool's old bytes are then all zeroed by the recovery.
- */
-static int open_journal(struct rmp_server *srv, const char *path)
-{
-	char why[256];
-	int ret;
-
-	ret = rmp_journal_open(&srv->journal, srv->pool->state,
-			       srv->pool->state_len, srv->pool->size,
-			       &srv->journal_found, why, sizeof(why));
-	if (ret) {
-		log_err("lease journal in %s: %s", path, strerror(-ret));
-		return ret;
-	}
-	if (srv->pool->adopted && !srv->journal_found)
-		log_warn("state file %s: its leases are not recovered: %s; "
-			 "its memory is zeroed", path, why[0] ? why :
-			 "no journal in it");
-	else if (srv->pool->adopted)
-		log_info("state file %s: adopting the pool and leases of an "
-			 "earlier run", path);
-	else
-		log_info("state file %s: new; leases outlive restarts", path);
-	return 0;
-}
-
-/* The name of the pool's memfd in systemd's file descriptor store. */
-#define FDSTORE_NAME "rmpool-pool"
-#ifndef MFD_HUGE_SHIFT
-#define MFD_HUGE_SHIFT 26 /* linux/memfd.h, as MAP_HUGE_SHIFT */
-#endif
-
-/* new_pool_memfd -- an empty memfd for the pool: on hugepages of the
- * configured size when they are asked for (or preferred and there). */
-static int new_pool_memfd(const struct rmp_config *cfg)
-{
-	unsigned flags = MFD_CLOEXEC;
-	int fd;
-
-	fd = memfd_create(FDSTORE_NAME, flags | MFD_HUGETLB |
-			  ((unsigned)__builtin_ctzll(cfg->pool.hugepage_size)
-			   << MFD_HUGE_SHIFT));
-	if (fd >= 0 || cfg->pool.hugepages == RMP_HUGEPAGES_REQUIRED)
-		return fd;
-	return memfd_create(FDSTORE_NAME, flags); /* normal pages */
-}
-
-static int setup_pool(struct rmp_server *srv, int node, unsigned access)
-{
-	const char *dir = srv->cfg.pool.state_dir;
-	struct rmp_pool_params p = {
-		.size = srv->cfg.pool.size,
-		.hugepage_size = srv->cfg.pool.hugepage_size,
-		.hugepages_required =
-			srv->cfg.pool.hugepages == RMP_HUGEPAGES_REQUIRED,
-		.node = node,
-		.lock = srv->cfg.pool.lock,
-		.sysroot = "",
-		.state_bytes = rmp_journal_bytes(srv->cfg.pool.max_leases),
-	};
-	char err[512], path[RMP_CONFIG_PATH_LEN + 8];
-	uint64_t start = rmp_now_ns();
-	bool new_memfd = false;
-	int ret;
-
-	if (srv->cfg.pool.fdstore) {
-		/* The memfd an earlier run stored, or a new one to store. */
-		p.has_state_fd = true;
-		p.state_fd = rmp_fdstore_take(FDSTORE_NAME);
-		if (p.state_fd < 0) {
-			p.state_fd = new_pool_memfd(&srv->cfg);
-			if (p.state_fd < 0) {
-				ret = -errno;
-				log_err("memfd for the pool: %s",
-					strerror(-ret));
-				return ret;
-			}
-			new_memfd = true;
-		}
-		snprintf(path, sizeof(path), "memfd %s", FDSTORE_NAME);
-		p.state_file = path;
-	} else if (dir[0]) {
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			ret = -errno;
-			log_err("state_dir %s: %s", dir, strerror(-ret));
-			return ret;
-		}
-		/* One that was there may be anybody's: the state file must
-		 * not be someone else's to make or replace. */
-		ret = rmp_private_dir(dir, err, sizeof(err));
-		if (ret) {
-			log_err("state_dir %s", err);
-			return ret;
-		}
-		snprintf(path, sizeof(path), "%s/pool", dir);
-		p.state_file = path;
-	}
-	ret = rmp_pool_map(&srv->pool, &p, err, sizeof(err));
-	if (ret) {
-		log_err("%s", err);
-		return ret;
-	}
-	if (err[0])
-		log_warn("%s", err);
-	if (new_memfd) {
-		ret = rmp_fdstore_put(srv->pool->state_fd, FDSTORE_NAME);
-		if (ret <= 0)
-			log_warn("pool memfd not stored with the service manager "
-				 "(%s): a restart ends every lease",
-				 ret == 0 ? "not run by systemd" : strerror(-ret));
-		else
-			log_info("pool memfd stored with the service manager "
-				 "(FDSTORE): a restart keeps the leases");
-	}
-	if (p.state_file) {
-		ret = open_journal(srv, path);
-		if (ret)
-			return ret;
-	}
-	ret = rmp_pool_register(srv->pool, srv->dev.pd,
-				srv->dev.attr.orig_attr.max_mr_size, access);
-	if (ret) {
-		log_err("registering the %" PRIu64 "-byte pool: %s",
-			srv->pool->size, strerror(-ret));
-		return ret;
-	}
-	log_info("pool: %" PRIu64 " MiB on %s, NUMA node %d, %u memory "
-		 "region(s)%s, ready in %" PRIu64 " ms", srv->pool->size >> 20,
-		 srv->pool->page_size == (1ull << 30) ? "1 GiB hugepages" :
-		 srv->pool->page_size ? "2 MiB hugepages" : "normal pages",
-		 node, srv->pool->nchunks,
-		 srv->keys_mode == RMP_KEYS_POOL ? " with remote rights" :
-		 " without remote rights", (rmp_now_ns() - start) / 1000000u);
-	return 0;
-}
-
 static struct event *add_event(struct rmp_server *srv, int fd, short what,
 			       event_callback_fn fn)
 {
@@ -565,21 +289,53 @@ static struct event *add_event(struct rmp_server *srv, int fd, short what,
 	return ev;
 }
 
+/* add_device_event -- add_event for one served device's fd. */
+static struct event *add_device_event(struct rmp_server_dev *sd, int fd,
+				      short what, event_callback_fn fn)
+{
+	struct event *ev = event_new(sd->srv->base, fd, what, fn, sd);
+
+	if (ev && (what & EV_READ) && event_add(ev, NULL)) {
+		event_free(ev);
+		return NULL;
+	}
+	return ev;
+}
+
+/* setup_device_events -- completions and async events of each device. */
+static int setup_device_events(struct rmp_server *srv)
+{
+	for (unsigned i = 0; i < srv->devices.n; i++) {
+		struct rmp_server_dev *sd = &srv->sdev[i];
+		int ret;
+
+		sd->srv = srv;
+		sd->dev = &srv->devices.dev[i];
+		ret = rmp_set_nonblock(sd->dev->verbs->async_fd);
+		if (ret)
+			return ret;
+		sd->cq_ev = add_device_event(sd, sd->dev->channel->fd,
+					     EV_READ | EV_PERSIST, on_cq_event);
+		sd->cq_more_ev = add_device_event(sd, -1, 0, on_cq_more);
+		sd->async_ev = add_device_event(sd, sd->dev->verbs->async_fd,
+						EV_READ | EV_PERSIST,
+						on_async_event);
+		if (!sd->cq_ev || !sd->cq_more_ev || !sd->async_ev)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int setup_events(struct rmp_server *srv)
 {
 	const struct timeval sweep_tv = { SWEEP_MS / 1000,
 					  (SWEEP_MS % 1000) * 1000 };
-	int ret = rmp_set_nonblock(srv->dev.verbs->async_fd);
+	int ret = setup_device_events(srv);
 
 	if (ret)
 		return ret;
 	srv->cm_ev = add_event(srv, srv->listener.channel->fd,
 			       EV_READ | EV_PERSIST, on_cm_event);
-	srv->cq_ev = add_event(srv, srv->dev.channel->fd, EV_READ | EV_PERSIST,
-			       on_cq_event);
-	srv->cq_more_ev = add_event(srv, -1, 0, on_cq_more);
-	srv->async_ev = add_event(srv, srv->dev.verbs->async_fd,
-				  EV_READ | EV_PERSIST, on_async_event);
 	srv->drain_ev = add_event(srv, -1, 0, on_drain_poll);
 	srv->sweep_ev = add_event(srv, -1, EV_PERSIST, on_sweep);
 	srv->sigterm_ev = add_event(srv, SIGTERM, EV_SIGNAL | EV_PERSIST,
@@ -588,57 +344,10 @@ static int setup_events(struct rmp_server *srv)
 				   on_stop_signal);
 	srv->sighup_ev = add_event(srv, SIGHUP, EV_SIGNAL | EV_PERSIST,
 				   on_sighup);
-	if (!srv->cm_ev || !srv->cq_ev || !srv->cq_more_ev || !srv->async_ev ||
-	    !srv->drain_ev ||
-	    !srv->sweep_ev || !srv->sigterm_ev || !srv->sigint_ev ||
-	    !srv->sighup_ev)
+	if (!srv->cm_ev || !srv->drain_ev || !srv->sweep_ev ||
+	    !srv->sigterm_ev || !srv->sigint_ev || !srv->sighup_ev)
 		return -ENOMEM;
 	return event_add(srv->sweep_ev, &sweep_tv) ? -EIO : 0;
-}
-
-/* start_device -- the RDMA device, its keys mode, and the pool pinned
- * on its node (the loop runs there too); *verbs: the device. */
-static int start_device(struct rmp_server *srv, struct ibv_context **verbs)
-{
-	const struct rmp_config *cfg = &srv->cfg;
-	uint32_t credits = cfg->server.credits, srq_depth;
-	unsigned access;
-	int node, ret;
-
-	ret = open_device(srv, verbs);
-	if (ret)
-		return ret;
-	srv->listener.verbs = *verbs;
-	/* The shared receives, plus what each client may have due. */
-	ret = rmp_device_open(&srv->dev, *verbs, SRQ_MAX +
-			      cfg->server.max_clients *
-			      rmp_conn_cq_entries(credits));
-	if (ret == -E2BIG)
-		log_err("lower [server] max_clients (%u) or credits (%u): "
-			"each client may have %u completions due",
-			cfg->server.max_clients, credits,
-			rmp_conn_cq_entries(credits));
-	if (ret)
-		return ret;
-	ret = resolve_keys(srv, &access);
-	if (ret)
-		return ret;
-	node = choose_node(srv);
-	/* The event loop (and the zeroing thread it starts) runs on the
-	 * pool's node. */
-	if (numa_available() >= 0 && numa_run_on_node(node))
-		log_warn("cannot run on NUMA node %d: %s", node,
-			 strerror(errno));
-	ret = setup_pool(srv, node, access);
-	if (ret)
-		return ret;
-	if (srv->keys_mode != RMP_KEYS_REGION) {
-		srq_depth = RMP_MIN(cfg->server.max_clients * credits, SRQ_MAX);
-		ret = rmp_device_add_srq(&srv->dev, srq_depth);
-		if (ret)
-			return ret;
-	}
-	return 0;
 }
 
 /* start_leases -- the event loop, the guard, the lease lifecycle (with
@@ -654,24 +363,24 @@ static int start_leases(struct rmp_server *srv)
 	if (!srv->base || !srv->guard)
 		return -ENOMEM;
 	lp.base = srv->base;
-	lp.pool = srv->pool;
-	lp.keys_mode = srv->keys_mode;
+	lp.pools = srv->devices.pool;
+	lp.npools = srv->devices.n;
+	lp.keys_mode = srv->devices.keys_mode;
 	lp.cfg = cfg;
-	lp.journal = srv->journal;
 	lp.tenants = srv->tenants;
 	srv->lc = rmp_lifecycle_new(&lp);
 	if (!srv->lc)
 		return -ENOMEM;
-	if (srv->journal) {
+	if (rmp_lifecycle_persistent(srv->lc)) {
 		/* Like any other start-up failure: this start stops (said
-		 * why), and the state file waits for the next. */
-		ret = rmp_lifecycle_recover(srv->lc, srv->journal_found,
-					    srv->pool->adopted);
+		 * why), and the state files wait for the next. */
+		ret = rmp_lifecycle_recover(srv->lc);
 		if (ret)
 			return ret;
 	}
-	rmp_conns_init(&srv->conns, &srv->dev, srv->lc, srv->guard,
-		       srv->tenants, cfg, srv->pool, srv->keys_mode);
+	rmp_conns_init(&srv->conns, srv->devices.devp, srv->devices.pool,
+		       srv->devices.n, srv->lc, srv->guard, srv->tenants, cfg,
+		       srv->devices.keys_mode);
 	srv->listener.conns = &srv->conns;
 	srv->listener.guard = srv->guard;
 	srv->listener.tenants = srv->tenants;
@@ -693,10 +402,10 @@ static int start_operators(struct rmp_server *srv)
 		.conns = &srv->conns,
 		.listener = &srv->listener,
 		.tenants = srv->tenants,
-		.pool = srv->pool,
-		.journal = srv->journal,
-		.dev = &srv->dev,
-		.keys_mode = srv->keys_mode,
+		.devs = srv->devices.devp,
+		.pools = srv->devices.pool,
+		.ndevs = srv->devices.n,
+		.keys_mode = srv->devices.keys_mode,
 		.started_ms = rmp_now_ms(),
 	};
 	srv->notify = rmp_notify_new(srv->base, &srv->ops);
@@ -731,32 +440,83 @@ static int start_operators(struct rmp_server *srv)
 	return 0;
 }
 
+/* bind_listener -- one listening id per [server] listen address. */
+static int bind_listener(struct rmp_server *srv)
+{
+	const struct rmp_config *cfg = &srv->cfg;
+	const char *s = cfg->server.listen, *b, *e;
+	char addr[RMP_CONFIG_ADDR_LEN];
+	int ret = 0;
+
+	srv->listener.max_clients = cfg->server.max_clients;
+	while (!ret && rmp_list_item(&s, &b, &e)) {
+		snprintf(addr, sizeof(addr), "%.*s", (int)(e - b), b);
+		ret = rmp_listener_bind(&srv->listener, addr,
+					cfg->server.port);
+	}
+	return ret;
+}
+
+/*
+ * start_devices -- the devices served and their pools. The event loop
+ * (and the zeroing thread it starts) runs on the pools' NUMA node when
+ * they share one; the pools are bound to theirs whatever runs where.
+ */
+static int start_devices(struct rmp_server *srv)
+{
+	struct rmp_devices *ds = &srv->devices;
+	int ret, node;
+
+	ret = rmp_devices_open(ds, &srv->cfg, &srv->listener);
+	if (ret)
+		return ret;
+	node = ds->dev[0].node;
+	for (unsigned i = 1; i < ds->n; i++)
+		if (ds->dev[i].node != node)
+			node = -1;
+	if (node >= 0 && numa_available() >= 0 && numa_run_on_node(node))
+		log_warn("cannot run on NUMA node %d: %s", node,
+			 strerror(errno));
+	return rmp_devices_map_pools(ds, &srv->cfg);
+}
+
+/* served -- "rxe0 (node 1), rxe1 (node 0)" for the start's log line. */
+static void served(const struct rmp_devices *ds, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < ds->n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%s (NUMA node %d)",
+				      i ? ", " : "", ds->dev[i].name,
+				      ds->dev[i].node);
+}
+
 int rmp_server_start(struct rmp_server *srv)
 {
 	const struct rmp_config *cfg = &srv->cfg;
-	struct ibv_context *verbs = NULL;
+	char devs[RMP_DEVICES_MAX * 96];
 	int ret;
 
 	/* Key files first: a bad one stops the start before any pinning. */
 	srv->tenants = rmp_tenants_new(cfg);
 	if (!srv->tenants)
 		return -EINVAL;
-	srv->listener.max_clients = cfg->server.max_clients;
-	ret = rmp_listener_bind(&srv->listener, cfg->server.listen,
-				cfg->server.port);
+	ret = bind_listener(srv);
 	if (!ret)
-		ret = start_device(srv, &verbs);
+		ret = start_devices(srv);
 	if (!ret)
 		ret = start_leases(srv);
 	if (!ret)
 		ret = start_operators(srv);
 	if (ret)
 		return ret;
-	log_info("listening on %s port %u, device %s, lease keys: %s, "
+	served(&srv->devices, devs, sizeof(devs));
+	log_info("listening on %s port %u, device(s) %s, lease keys: %s, "
 		 "%u clients x %u credits", cfg->server.listen,
-		 cfg->server.port, ibv_get_device_name(verbs->device),
-		 rmp_keys_mode_name(srv->keys_mode), cfg->server.max_clients,
-		 cfg->server.credits);
+		 cfg->server.port, devs,
+		 rmp_keys_mode_name(srv->devices.keys_mode),
+		 cfg->server.max_clients, cfg->server.credits);
 	rmp_notify_ready(srv->notify);
 	return 0;
 }
@@ -764,6 +524,17 @@ int rmp_server_start(struct rmp_server *srv)
 int rmp_server_run(struct rmp_server *srv)
 {
 	return event_base_dispatch(srv->base) < 0 ? -EIO : 0;
+}
+
+/* poll_all -- one pass over every device's completion queue. */
+static int poll_all(struct rmp_server *srv)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < srv->devices.n; i++)
+		if (srv->sdev[i].dev)
+			n += poll_cq(&srv->sdev[i], CQ_BUDGET);
+	return n;
 }
 
 /* flush -- let the killed QPs' work requests complete, for a while. */
@@ -778,7 +549,7 @@ static void flush(struct rmp_server *srv)
 			break;
 		if (rmp_now_ms() >= deadline)
 			break;
-		if (poll_cq(srv, CQ_BUDGET) == 0) {
+		if (poll_all(srv) == 0) {
 			struct timespec ts = { 0, 1000000 };
 
 			nanosleep(&ts, NULL);
@@ -820,10 +591,9 @@ static void leave_cluster(struct rmp_server *srv)
 
 void rmp_server_stop(struct rmp_server *srv)
 {
-	struct event **evs[] = { &srv->cm_ev, &srv->cq_ev, &srv->cq_more_ev,
-				 &srv->async_ev,
-				 &srv->drain_ev, &srv->sweep_ev, &srv->sigterm_ev,
-				 &srv->sigint_ev, &srv->sighup_ev };
+	struct event **evs[] = { &srv->cm_ev, &srv->drain_ev, &srv->sweep_ev,
+				 &srv->sigterm_ev, &srv->sigint_ev,
+				 &srv->sighup_ev };
 
 	srv->listener.draining = true;
 	rmp_notify_stopping(srv->notify);
@@ -855,15 +625,20 @@ void rmp_server_stop(struct rmp_server *srv)
 	for (size_t i = 0; i < sizeof(evs) / sizeof(evs[0]); i++)
 		if (*evs[i])
 			event_free(*evs[i]);
+	for (unsigned i = 0; i < RMP_DEVICES_MAX; i++) {
+		struct event *dev_evs[] = { srv->sdev[i].cq_ev,
+					    srv->sdev[i].cq_more_ev,
+					    srv->sdev[i].async_ev };
+
+		for (size_t k = 0; k < 3; k++)
+			if (dev_evs[k])
+				event_free(dev_evs[k]);
+	}
 	rmp_notify_free(srv->notify);
 	if (srv->base)
 		event_base_free(srv->base);
 	rmp_guard_free(srv->guard);
 	rmp_tenants_free(srv->tenants);
-	rmp_journal_close(srv->journal);
-	rmp_pool_free(srv->pool);
-	rmp_device_close(&srv->dev);
+	rmp_devices_close(&srv->devices);
 	rmp_listener_close(&srv->listener);
-	if (srv->devices)
-		rdma_free_devices(srv->devices);
 }

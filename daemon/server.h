@@ -8,7 +8,7 @@
 
 #include "config.h"
 #include "conn.h"
-#include "device.h"
+#include "devices.h"
 #include "listener.h"
 #include "ops.h"
 
@@ -23,18 +23,21 @@ struct rmp_lifecycle;
 struct rmp_tenants;
 struct rmp_pool;
 
+/* One served device's events: their callbacks get this. */
+struct rmp_server_dev {
+	struct rmp_server *srv;
+	struct rmp_device *dev;
+	struct event *cq_ev, *cq_more_ev, *async_ev;
+};
+
 struct rmp_server {
 	struct rmp_config cfg;
 	const char *config_path;
 	bool verbose;              /* -v: debug logging whatever the config */
 	struct event_base *base;
 	struct rmp_listener listener;
-	struct ibv_context **devices; /* rdma_get_devices(), wildcard listen */
-	struct rmp_device dev;
-	enum rmp_keys_mode keys_mode;
-	struct rmp_pool *pool;
-	struct rmp_journal *journal; /* with [pool] state_dir; else NULL */
-	bool journal_found;          /* it held leases of an earlier run */
+	struct rmp_devices devices;  /* each with its pool and journal */
+	struct rmp_server_dev sdev[RMP_DEVICES_MAX];
 	struct rmp_lifecycle *lc;
 	struct rmp_guard *guard;
 	struct rmp_tenants *tenants;
@@ -46,15 +49,15 @@ struct rmp_server {
 	struct rmp_cluster *cluster; /* NULL: no [cluster] etcd */
 	bool draining;
 	uint64_t drain_deadline_ms;
-	struct event *cm_ev, *cq_ev, *cq_more_ev, *async_ev, *drain_ev,
-		*sweep_ev, *sigterm_ev, *sigint_ev, *sighup_ev;
+	struct event *cm_ev, *drain_ev, *sweep_ev, *sigterm_ev, *sigint_ev,
+		*sighup_ev;
 };
 
 /*
- * rmp_server_start -- open the device of the listen address, map and
- * register the pool, set up queues, lease lifecycle, listener and the
- * event loop, then tells systemd it is ready. On failure logs what went
- * wrong and returns -errno.
+ * rmp_server_start -- bind the listen addresses, open the devices served
+ * (devices.h), map and register their pools, set up queues, lease
+ * lifecycle, listener and the event loop, then tell systemd it is ready.
+ * On failure logs what went wrong and returns -errno.
  */
 int rmp_server_start(struct rmp_server *srv);
 /*

@@ -8,7 +8,10 @@ every fd that arrives with FDSTORE=1 under its FDNAME (as systemd does with
 FileDescriptorStoreMax=), and on SIGUSR1 kills CMD with SIGKILL and starts
 it again with the stored fds passed the way sd_listen_fds(3) expects
 (fd 3.., LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES). SIGUSR2 does the same
-after SIGTERM (a planned restart). SIGTERM ends CMD and us. What it saw
+after SIGTERM (a planned restart). FDSTOREREMOVE=1 drops the fd of its
+FDNAME. SIGHUP is SIGUSR2 with every stored name that starts with
+"rmpool-pool-" renamed to "rmpool-pool", the name an rmpoold of one device
+stored its memfd under (an upgrade). SIGTERM ends CMD and us. What it saw
 goes to LOG, one line per event."""
 import array
 import os
@@ -53,7 +56,7 @@ def on_signal(signum, frame):
     pending.append(signum)
 
 
-for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM):
+for s in (signal.SIGUSR1, signal.SIGUSR2, signal.SIGHUP, signal.SIGTERM):
     signal.signal(s, on_signal)
 sock.settimeout(0.1)
 start()
@@ -78,6 +81,11 @@ while True:
             for f in fds[1:]:
                 os.close(f)
             log.write(f"stored fd as {name}\n")
+        elif fields.get("FDSTOREREMOVE") == "1":
+            name = fields.get("FDNAME", "stored")
+            if name in store:
+                os.close(store.pop(name))
+            log.write(f"removed fd {name}\n")
         elif "READY" in fields:
             log.write("READY=1\n")
     while pending:
@@ -89,6 +97,10 @@ while True:
             sys.exit(0)
         os.kill(child, signal.SIGKILL if s == signal.SIGUSR1 else signal.SIGTERM)
         os.waitpid(child, 0)
+        if s == signal.SIGHUP:
+            for n in [n for n in store if n.startswith("rmpool-pool-")]:
+                store["rmpool-pool"] = store.pop(n)
+                log.write(f"renamed {n} to rmpool-pool\n")
         log.write(f"restart after {'SIGKILL' if s == signal.SIGUSR1 else 'SIGTERM'}\n")
         start()
     # A child that died on its own is restarted, as Restart=on-failure.

@@ -5,11 +5,13 @@
 # FDSTORE=1, LISTEN_FDS on the next start). rmpoold stores its pool memfd;
 # 20 leases are written; rmpoold is SIGKILLed and started again with the
 # stored memfd: every lease attaches by token and reads back intact; the
-# same after SIGTERM.
+# same after SIGTERM, and after a restart that finds the memfd under the
+# name a daemon of one device used (rmpool-pool): it is taken, stored
+# under the device's name, and the old name dropped.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init fdstore "$1"
-N=20 LEN=65536
+N=20 LEN=65536 NAME=rmpool-pool-${RMP_TEST_DEV:-rxe0}
 sed -i "s/^\[pool\]$/[pool]\nfdstore = yes/" "$RMP_CONF"
 FAKE=$RMP_TMP/fake.log
 python3 "$(dirname "$0")/fake-fdstore.py" "$FAKE" -- "$RMPOOLD" -c "$RMP_CONF" \
@@ -27,19 +29,20 @@ started() {
 }
 
 started 1
-grep -q "stored fd as rmpool-pool" "$FAKE" ||
+grep -q "stored fd as $NAME" "$FAKE" ||
 	rmp_fail "rmpoold did not store its pool memfd: $(cat "$FAKE")"
 grep -q "pool memfd stored with the service manager" "$RMP_DLOG" ||
 	fail_later "the log does not say the memfd was stored"
 "$RMP_TESTBIN" fill "$RMP_TEST_ADDR" "$RMP_PORT" $N $LEN 600 600 5 \
 	>"$RMP_TMP/tokens" || rmp_fail "fill failed"
 
-# again SIGNAL COUNT WHAT -- restart through the stand-in; check the leases.
+# again SIGNAL COUNT WHAT NAME -- restart through the stand-in (the memfd
+# handed back under NAME); check the leases.
 again() {
 	kill -"$1" "$RMP_DPID"
 	started "$2"
 	grep -q "restart after $3" "$FAKE" || rmp_fail "no restart after $3"
-	grep -q "started pid .* with 1 stored fd(s) \['rmpool-pool'\]" "$FAKE" ||
+	grep -q "started pid .* with 1 stored fd(s) \['$4'\]" "$FAKE" ||
 		rmp_fail "the memfd was not handed back: $(cat "$FAKE")"
 	[ "$(grep -c "recovered $N lease(s), $((N * LEN)) bytes" "$RMP_DLOG")" -ge $(($2 - 1)) ] ||
 		fail_later "after $3: the log does not say $N leases were recovered"
@@ -49,8 +52,13 @@ again() {
 	grep -q "^VERIFIED $N leases intact, 0 gone" <<<"$out" ||
 		fail_later "after $3: not all $N leases intact"
 }
-again USR1 2 SIGKILL
-again USR2 3 SIGTERM
+again USR1 2 SIGKILL "$NAME"
+again USR2 3 SIGTERM "$NAME"
+again HUP 4 SIGTERM rmpool-pool
+grep -q "removed fd rmpool-pool" "$FAKE" ||
+	fail_later "the old name was not dropped from the store"
+[ "$(grep -c "stored fd as $NAME" "$FAKE")" -ge 2 ] ||
+	fail_later "the memfd was not stored again under $NAME"
 grep -E "memfd|recovered|state file" "$RMP_DLOG"
 cat "$FAKE"
 kill -TERM "$RMP_DPID"

@@ -22,6 +22,7 @@ import sys
 DAEMON_LAYERS = [
     ["main", "rmpoolctl"],  # the daemon; rmpoolctl, a program of its own
     ["server"],        # set-up, event loop, signals, drain, stop
+    ["devices"],       # the devices served, each with its pool
     ["admin", "metrics", "notify", "cluster"],  # admin socket; Prometheus;
                                     # systemd; membership in etcd
     ["ops"],           # operators: status, leases, clients, reload

@@ -195,7 +195,7 @@ void fake_conn_init(struct fake_conn *c, struct rmp_tenant *t,
 	c->qp.context = &fake_ctx;
 	c->qp.pd = &c->pd;
 	c->qp.qp_num = ++fake_qpn;
-	rmp_holder_init(&c->h, &c->qp, &c->pd, key_wrs_max);
+	rmp_holder_init(&c->h, &c->qp, &c->pd, 0, key_wrs_max);
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	snprintf(c->h.label, sizeof(c->h.label), "client #%u (%s)",
 		 c->qp.qp_num, name);
@@ -372,11 +372,14 @@ struct rmp_pool *fake_pool_new(uint64_t size, uint32_t nchunks, uint8_t *mem)
 
 		c->offset = i * p->chunk_span;
 		c->size = p->chunk_span;
-		c->mr = calloc(1, sizeof(*c->mr));
+		/* Registered on two devices: MRs of their own. */
+		c->mr[0] = calloc(1, sizeof(*c->mr[0]));
+		c->mr[1] = calloc(1, sizeof(*c->mr[1]));
 		c->alloc = rmp_alloc_new(c->size);
-		if (!c->mr || !c->alloc)
+		if (!c->mr[0] || !c->mr[1] || !c->alloc)
 			abort();
-		c->mr->rkey = 0x300 + i;
+		c->mr[0]->rkey = 0x300 + i;
+		c->mr[1]->rkey = 0x400 + i;
 	}
 	return p;
 }
@@ -385,7 +388,8 @@ void fake_pool_free(struct rmp_pool *p, bool keep_mem)
 {
 	for (uint32_t i = 0; i < p->nchunks; i++) {
 		rmp_alloc_free(p->chunks[i].alloc);
-		free(p->chunks[i].mr);
+		free(p->chunks[i].mr[0]);
+		free(p->chunks[i].mr[1]);
 	}
 	free(p->chunks);
 	if (!keep_mem)

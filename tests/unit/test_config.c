@@ -409,6 +409,39 @@ static void test_bad_values(void)
 		   "device name");
 	EXPECT_BAD("[server]\ndevice = ..\n", "t.conf:2: server.device: ");
 	EXPECT_BAD("[server]\ndevice = mlx 5\n", "t.conf:2: server.device: ");
+	/* Several devices and addresses, comma-separated. */
+	EXPECT_ERR("[server]\ndevice = mlx5_0, ../x\n",
+		   "t.conf:2: server.device: \"../x\" is not an RDMA device "
+		   "name");
+	EXPECT_ERR("[server]\ndevice = mlx5_0,,mlx5_1\n",
+		   "t.conf:2: server.device: \"\" is not an RDMA device "
+		   "name");
+	EXPECT_ERR("[server]\ndevice = rxe0, rxe0\n",
+		   "t.conf:2: server.device: rxe0 is listed twice");
+	EXPECT_ERR("[server]\ndevice = a,b,c,d,e,f,g,h,i\n",
+		   "t.conf:2: server.device: more than 8 devices");
+	EXPECT_ERR("[server]\nlisten = 192.0.2.1, 0.0.0.0\n",
+		   "t.conf:2: server.listen: a wildcard address (0.0.0.0, ::) "
+		   "listens on every address: list it alone");
+	EXPECT_ERR("[server]\nlisten = ::0, 2001:db8::1\n",
+		   "t.conf:2: server.listen: a wildcard address (0.0.0.0, ::) "
+		   "listens on every address: list it alone");
+	EXPECT_ERR("[server]\nlisten = 192.0.2.1,192.0.2.1\n",
+		   "t.conf:2: server.listen: 192.0.2.1 is listed twice");
+	EXPECT_ERR("[server]\nlisten = 192.0.2.1, host\n",
+		   "t.conf:2: server.listen: \"host\" is not a numeric IPv4 "
+		   "or IPv6 address");
+	EXPECT_ERR("[server]\nlisten = 192.0.2.1,\n",
+		   "t.conf:2: server.listen: \"\" is not a numeric IPv4 or "
+		   "IPv6 address");
+	{
+		struct rmp_config c;
+
+		CHECK_EQ(load(&c, "[server]\nlisten = 192.0.2.1, 198.51.100.1\n"
+				  "device = rxe0,rxe1\n"), 0);
+		CHECK_STR(c.server.listen, "192.0.2.1, 198.51.100.1");
+		CHECK_STR(c.server.device, "rxe0,rxe1");
+	}
 	/* found by fuzz_config: "= ;x" would dump as a comment */
 	EXPECT_BAD("[server]\ndevice =;x\n", "t.conf:2: server.device: ");
 	EXPECT_BAD("[server]\ndevice = a#b\n", "t.conf:2: server.device: ");

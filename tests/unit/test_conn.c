@@ -393,7 +393,8 @@ static struct rmp_lifecycle *lc;
 static struct rmp_conns set;
 static struct rmp_device dev;
 static uint8_t *pool_mem;
-static struct rmp_pool_chunk chunk = { .size = 1 << 20, .mr = &pool_mr };
+static struct rmp_pool_chunk chunk = { .size = 1 << 20,
+					.mr = { &pool_mr } };
 static struct rmp_pool pool = {
 	.size = 1 << 20, .iova = 0x10000000, .nchunks = 1,
 	.chunk_span = 1 << 20, .chunks = &chunk,
@@ -434,8 +435,10 @@ static void make_cfg(void)
 /* start -- a fresh set of connections over a fresh lifecycle in mode. */
 static void start(enum rmp_keys_mode mode)
 {
+	static struct rmp_pool *const pools[] = { &pool };
+	struct rmp_device *devs[] = { &dev };
 	struct rmp_lifecycle_params p = {
-		.pool = &pool, .keys_mode = mode, .cfg = &cfg,
+		.pools = pools, .npools = 1, .keys_mode = mode, .cfg = &cfg,
 	};
 
 	make_cfg();
@@ -457,9 +460,10 @@ static void start(enum rmp_keys_mode mode)
 	dev.srq = mode == RMP_KEYS_REGION ? NULL : &srq;
 	dev.attr.orig_attr.max_qp_rd_atom = 16;
 	dev.recv_inv_flags = IBV_WC_WITH_INV;
-	rmp_conns_init(&set, &dev, lc, guard, tenants, &cfg, &pool, mode);
+	rmp_conns_init(&set, devs, pools, 1, lc, guard, tenants, &cfg, mode);
 	for (unsigned i = 0; dev.srq && i < RMP_ARRAY_SIZE(srq_rx); i++) {
-		srq_rx[i] = (struct rmp_rx_buf){ .buf = srq_mem[i] };
+		srq_rx[i] = (struct rmp_rx_buf){ .dev = &dev,
+						 .buf = srq_mem[i] };
 		CHECK_EQ(rmp_rx_post(&srq_rx[i], &srq, NULL), 0);
 	}
 }

@@ -24,7 +24,7 @@ static struct ibv_context ctx;
 static struct ibv_pd pd = { .context = &ctx };
 static struct ibv_qp qp = { .context = &ctx, .qp_num = 7 };
 static struct ibv_mr pool_mr = { .rkey = 0x100 };
-static struct rmp_pool_chunk chunk = { .mr = &pool_mr };
+static struct rmp_pool_chunk chunk = { .mr = { &pool_mr } };
 
 /* What was posted, in order; a post fails while post_fail is set. */
 static struct ibv_send_wr posted[256];
@@ -74,7 +74,7 @@ struct rmp_pool_chunk *rmp_pool_chunk_of(struct rmp_pool *pool, uint64_t off)
 }
 
 static struct rmp_pool pool = { .iova = 0x10000000, .size = 1 << 20 };
-static const struct rmp_keys ks = { .mode = RMP_KEYS_WINDOW, .pool = &pool };
+static const struct rmp_keys ks = { .mode = RMP_KEYS_WINDOW };
 
 /* complete -- the completion of posted work request i, with status. */
 static unsigned complete(unsigned i, enum ibv_wc_status status)
@@ -88,7 +88,7 @@ static unsigned complete(unsigned i, enum ibv_wc_status status)
 static void reset(struct rmp_holder *h, unsigned key_wrs_max)
 {
 	memset(h, 0, sizeof(*h));
-	rmp_holder_init(h, &qp, &pd, key_wrs_max);
+	rmp_holder_init(h, &qp, &pd, 0, key_wrs_max);
 	strcpy(h->label, "client #1 (test)");
 	nposted = posts = 0;
 	post_fail = 0;
@@ -102,6 +102,7 @@ static struct rmp_key *grant(struct rmp_holder *h, unsigned i)
 	struct rmp_key *k = NULL;
 	unsigned at = nposted;
 
+	leases[i].pool = &pool;
 	leases[i].ext.offset = (uint64_t)i * 4096;
 	leases[i].ext.length = 4096;
 	CHECK_EQ(rmp_key_grant(&ks, h, &leases[i], RMP_ACC_ALL, &k), 0);
@@ -334,8 +335,7 @@ static void reset_rks(struct rmp_holder *h, unsigned key_wrs_max)
 	reset(h, key_wrs_max);
 	h->fail = on_fail;
 	nsettled = nfailed = qps_killed = 0;
-	rmp_keys_init(&rks, RMP_KEYS_WINDOW, &pool, &timeout_ms, on_settled,
-		      NULL);
+	rmp_keys_init(&rks, RMP_KEYS_WINDOW, &timeout_ms, on_settled, NULL);
 }
 
 /* A completion settles a revocation: the owner hears once, nothing is

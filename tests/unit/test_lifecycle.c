@@ -70,11 +70,12 @@ static void start_with(enum rmp_keys_mode mode, struct rmp_journal *j,
 	}
 	pool = fake_pool_new(POOL_SIZE, 1, mem);
 	base = event_base_new();
+	pool->journal = j;
 	p.base = base;
-	p.pool = pool;
+	p.pools = &pool;
+	p.npools = 1;
 	p.keys_mode = mode;
 	p.cfg = &cfg;
-	p.journal = j;
 	p.tenants = tenants;
 	lc = rmp_lifecycle_new(&p);
 	if (!lc)
@@ -279,7 +280,7 @@ static void test_grant_free(void)
 	CHECK(fake_wrs[0].qp == &c->qp);
 	CHECK_EQ(w->opcode, IBV_WR_BIND_MW);
 	CHECK_EQ(w->bind_mw.rkey, k->rkey);
-	CHECK(w->bind_mw.bind_info.mr == pool->chunks[0].mr);
+	CHECK(w->bind_mw.bind_info.mr == pool->chunks[0].mr[0]);
 	CHECK_EQ(w->bind_mw.bind_info.addr, pool->iova + l->ext.offset);
 	CHECK_EQ(w->bind_mw.bind_info.length, 4032);
 	CHECK_EQ(w->bind_mw.bind_info.mw_access_flags, IBV_ALL);
@@ -388,7 +389,7 @@ static void test_grant_refused(void)
 		 -EINVAL);
 	CHECK_EQ(try_grant(c, 64, 0, 0, 0, &detail, NULL, NULL), -EINVAL);
 	CHECK_EQ(try_grant(c, 64, 0, 8, 0, &detail, NULL, NULL), -EINVAL);
-	CHECK_EQ(try_grant(c, 64, 0, RMP_ACC_ALL, 4, &detail, NULL, NULL),
+	CHECK_EQ(try_grant(c, 64, 0, RMP_ACC_ALL, 0x10, &detail, NULL, NULL),
 		 -EINVAL);
 	{
 		struct rmp_alloc_req r = { .length = 64, .alignment = 96,
@@ -920,7 +921,7 @@ static void test_pool_mode(void)
 	start(RMP_KEYS_POOL);
 	c = conn(ta, "one", 8);
 	CHECK_EQ(try_grant(c, 4096, 0, RMP_ACC_READ, 0, &detail, &l, &k), 0);
-	CHECK_EQ(k->rkey, pool->chunks[0].mr->rkey);
+	CHECK_EQ(k->rkey, pool->chunks[0].mr[0]->rkey);
 	CHECK_EQ(fake_nwrs, 0);
 	fake_log_clear();
 	CHECK_EQ(free_lease(c, l->id, l->secret), 0);
@@ -1264,7 +1265,9 @@ static void test_recover(void)
 		 0);
 	CHECK(found);
 	start_with(RMP_KEYS_WINDOW, j, mem);
-	CHECK_EQ(rmp_lifecycle_recover(lc, found, true), 0);
+	pool->journal_found = found;
+	pool->adopted = true;
+	CHECK_EQ(rmp_lifecycle_recover(lc), 0);
 	CHECK_EQ(fake_log_count("recovered 2 lease(s), 12288 bytes"), 1);
 	CHECK_EQ(fake_log_count("1 expired"), 1);
 	CHECK_EQ(fake_log_count("1 of unknown tenants, 1 refused"), 1);
@@ -1313,6 +1316,77 @@ static void test_recover(void)
 	free(jmem);
 }
 
+/*
+ * Two devices, a pool each: an ALLOC lands in the pool of the device it
+ * came in on; when that one is full, in the other only if the request
+ * allows it (SPILL), and then the reply says so (SPILLED). Any device's
+ * holder reaches any pool's lease: its key binds to that pool's MR on the
+ * holder's device, at the pool's address.
+ */
+static void test_two_pools(void)
+{
+	struct rmp_pool *p1 = fake_pool_new(POOL_SIZE, 1, NULL);
+	struct rmp_lease *l0, *l1, *ls;
+	struct fake_conn *c0, *c1;
+	struct rmp_lease_desc d;
+	struct ibv_send_wr *w;
+	struct rmp_key *k;
+	unsigned detail;
+
+	start(RMP_KEYS_WINDOW);
+	lc->pools[1] = p1;
+	lc->npools = 2;
+	p1->iova = 0x6b0000000000ull;
+	c0 = conn(ta, "rail0", 8);
+	c1 = conn(ta, "rail1", 8);
+	c1->h.dev = 1;
+
+	l1 = grant(c1, 4096, 10, 0);
+	CHECK(l1->pool == p1);
+	CHECK_EQ(l1->flags, 0);
+	w = &fake_wrs[fake_nwrs - 1].wr;
+	CHECK(w->bind_mw.bind_info.mr == p1->chunks[0].mr[1]);
+	CHECK_EQ(w->bind_mw.bind_info.addr, p1->iova + l1->ext.offset);
+
+	/* Device 0's pool full: no spill unless asked for. */
+	l0 = grant(c0, POOL_SIZE, 10, 0);
+	CHECK(l0->pool == pool);
+	CHECK_EQ(try_grant(c0, 4096, 10, RMP_ACC_ALL, 0, &detail, NULL, NULL),
+		 -ENOSPC);
+	CHECK_EQ(try_grant(c0, 4096, 10, RMP_ACC_ALL, RMP_LEASE_F_SPILL,
+			   &detail, &ls, &k), 0);
+	CHECK(ls->pool == p1);
+	CHECK_EQ(ls->flags, RMP_LEASE_F_SPILLED);
+	/* Its key through device 0: p1's MR on device 0. */
+	w = &fake_wrs[fake_nwrs - 1].wr;
+	CHECK(w->bind_mw.bind_info.mr == p1->chunks[0].mr[0]);
+	fake_complete(lc, fake_nwrs - 1, IBV_WC_SUCCESS);
+	rmp_lifecycle_describe(lc, ls, k, &d);
+	CHECK_EQ(d.flags, RMP_LEASE_F_SPILLED);
+	CHECK_EQ(d.addr, p1->iova + ls->ext.offset);
+	/* Both pools full now but for what ls and l1 left: nowhere. */
+	CHECK_EQ(try_grant(c0, POOL_SIZE, 10, RMP_ACC_ALL, RMP_LEASE_F_SPILL,
+			   &detail, NULL, NULL), -ENOSPC);
+
+	/* Device 1's holder attaches to device 0's lease: p0's MR on 1. */
+	CHECK_EQ(attach(c1, l0, 0, 0, &detail, &k), 0);
+	w = &fake_wrs[fake_nwrs - 1].wr;
+	CHECK_EQ(w->opcode, IBV_WR_BIND_MW);
+	CHECK(w->bind_mw.bind_info.mr == pool->chunks[0].mr[1]);
+	CHECK_EQ(w->bind_mw.bind_info.addr, pool->iova + l0->ext.offset);
+	fake_complete(lc, fake_nwrs - 1, IBV_WC_SUCCESS);
+	CHECK_EQ(l0->nkeys, 2);
+
+	/* A FREE revokes the keys of both devices; every extent returns to
+	 * its own pool. */
+	CHECK_EQ(free_lease(c1, l0->id, l0->secret), 0);
+	CHECK_EQ(free_lease(c0, ls->id, ls->secret), 0);
+	CHECK_EQ(free_lease(c1, l1->id, l1->secret), 0);
+	stop();
+	CHECK_EQ(fake_pool_free_bytes(p1), POOL_SIZE);
+	fake_pool_free(p1, false);
+}
+
 /* A restart without a journal's leases zeroes the earlier process's
  * bytes, all of them. */
 static void test_recover_nothing(void)
@@ -1323,7 +1397,8 @@ static void test_recover_nothing(void)
 		abort();
 	memset(mem, 0x33, POOL_SIZE);
 	start_with(RMP_KEYS_WINDOW, NULL, mem);
-	CHECK_EQ(rmp_lifecycle_recover(lc, false, true), 0);
+	pool->adopted = true;
+	CHECK_EQ(rmp_lifecycle_recover(lc), 0);
 	CHECK(all_bytes(0, POOL_SIZE, 0));
 	CHECK_EQ(fake_log_count("recovered 0 lease(s)"), 1);
 	stop();
@@ -1343,6 +1418,7 @@ int main(void)
 	test_revoke_timeout_flush();
 	test_region_mode();
 	test_pool_mode();
+	test_two_pools();
 	test_parked();
 	test_detach_during_revoke();
 	test_operator();

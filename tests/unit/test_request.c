@@ -55,14 +55,16 @@ static void start(void)
 	if (!tenants || !ta || !tb || !base)
 		abort();
 	p.base = base;
-	p.pool = pool;
+	p.pools = &pool;
+	p.npools = 1;
 	p.keys_mode = RMP_KEYS_WINDOW;
 	p.cfg = &cfg;
 	p.tenants = tenants;
 	ctx.lc = rmp_lifecycle_new(&p);
 	if (!ctx.lc)
 		abort();
-	ctx.pool = pool;
+	ctx.pools[0] = pool;
+	ctx.npools = 1;
 	ctx.tenants = tenants;
 	ctx.cfg = &cfg;
 	ctx.keys_mode = RMP_KEYS_WINDOW;
