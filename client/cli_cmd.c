@@ -121,11 +121,12 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 {
 	const char *ttl_arg = NULL, *pos[1];
 	struct cluster_args ca = { 0 };
-	bool ephemeral = false, json = false;
+	bool ephemeral = false, json = false, spill = false;
 	const struct opt opts[] = {
 		{ "--ttl", &ttl_arg, NULL },
 		{ "--ephemeral", NULL, &ephemeral },
 		{ "--json", NULL, &json },
+		{ "--spill", NULL, &spill },
 		{ "--prefer", &ca.prefer, NULL },
 		{ "--exclude", &ca.exclude, NULL },
 		{ "--spread", &ca.spread, NULL },
@@ -150,6 +151,8 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 		ao.ttl_s = cli_arg_ttl(ttl_arg);
 	if (ephemeral)
 		ao.flags |= RMP_LEASE_EPHEMERAL;
+	if (spill)
+		ao.flags |= RMP_LEASE_SPILL;
 
 	if ((ca.prefer || ca.exclude || ca.spread || ca.replicas ||
 	     ca.stripes || ca.unit) && (!cli->cluster || cli->server))
@@ -176,9 +179,10 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 		printf("{\"token\":\"%s\",\"id\":\"%016" PRIx64 "\","
 		       "\"length\":%" PRIu64 ",\"remote_addr\":\"0x%" PRIx64
 		       "\",\"rkey\":%" PRIu32 ",\"ttl_ms\":%" PRIu64
-		       ",\"ephemeral\":%s}\n",
+		       ",\"ephemeral\":%s,\"spilled\":%s}\n",
 		       token, info.id, info.length, info.remote_addr, info.rkey,
-		       info.ttl_ms, ephemeral ? "true" : "false");
+		       info.ttl_ms, ephemeral ? "true" : "false",
+		       info.flags & RMP_LEASE_SPILLED ? "true" : "false");
 	else
 		printf("%s\n", token);
 	if (fflush(stdout) == EOF)

@@ -63,7 +63,9 @@ _Static_assert(RMP_ACCESS_READ == RMP_ACC_READ &&
 		       RMP_ACCESS_ALL == RMP_ACC_ALL,
 	       "API and wire access bits differ");
 _Static_assert(RMP_LEASE_EPHEMERAL == RMP_LEASE_F_EPHEMERAL &&
-		       RMP_LEASE_AUTO_RENEW == RMP_LEASE_F_AUTO_RENEW,
+		       RMP_LEASE_AUTO_RENEW == RMP_LEASE_F_AUTO_RENEW &&
+		       RMP_LEASE_SPILL == RMP_LEASE_F_SPILL &&
+		       RMP_LEASE_SPILLED == RMP_LEASE_F_SPILLED,
 	       "API and wire lease flags differ");
 _Static_assert(RMP_TOKEN_MAXLEN >= RMP_TOKEN_MAX, "RMP_TOKEN_MAXLEN too small");
 _Static_assert(RMPC_NSEND >= RMPC_NRECV, "fewer send than receive slots");

@@ -130,6 +130,16 @@ struct rmp_buf;
  * attach it again (attaching keeps the flag).
  */
 #define RMP_LEASE_AUTO_RENEW 0x2u
+/*
+ * Since 0.6. A server with several RDMA devices keeps a pool per device,
+ * on that device's NUMA node, and places a lease in the pool of the
+ * device this connection came in on. With RMP_LEASE_SPILL, when that pool
+ * has no room the lease may go to another device's pool of the same
+ * server (its memory is then on another NUMA node): it then carries
+ * RMP_LEASE_SPILLED in rmp_lease_info().flags. Without it, -ENOSPC.
+ */
+#define RMP_LEASE_SPILL 0x4u
+#define RMP_LEASE_SPILLED 0x8u
 
 #define RMP_DEFAULT_PORT 7471
 #define RMP_TOKEN_MAXLEN 320 /* buffer size that fits any lease token */
