@@ -30,9 +30,34 @@ static void put_str(json_object *o, const char *name, const char *v)
 	json_object_object_add(o, name, json_object_new_string(v));
 }
 
+/* devices_json -- m's devices as a JSON array (NULL: no memory). */
+static json_object *devices_json(const struct rmp_member *m)
+{
+	json_object *a = json_object_new_array();
+
+	for (unsigned i = 0; a && i < m->ndevices; i++) {
+		const struct rmp_member_device *d = &m->devices[i];
+		json_object *o = json_object_new_object();
+
+		if (!o || json_object_array_add(a, o)) {
+			json_object_put(o);
+			json_object_put(a);
+			return NULL;
+		}
+		put_str(o, "name", d->name);
+		json_object_object_add(o, "numa_node",
+				       json_object_new_int(d->numa_node));
+		put_str(o, "address", d->addr);
+		put_u64(o, "pool_bytes", d->pool_bytes);
+		put_u64(o, "free_bytes", d->free_bytes);
+		put_u64(o, "largest_free", d->largest_free);
+	}
+	return a;
+}
+
 char *rmp_member_encode(const struct rmp_member *m)
 {
-	json_object *o = json_object_new_object(), *a, *l;
+	json_object *o = json_object_new_object(), *a, *l, *d;
 	char *text = NULL;
 
 	if (!o)
@@ -49,6 +74,8 @@ char *rmp_member_encode(const struct rmp_member *m)
 	put_u64(o, "pool_bytes", m->pool_bytes);
 	put_u64(o, "free_bytes", m->free_bytes);
 	put_u64(o, "largest_free", m->largest_free);
+	d = devices_json(m);
+	json_object_object_add(o, "devices", d);
 	json_object_object_add(o, "draining",
 			       json_object_new_boolean(m->draining));
 	put_str(o, "version", m->version);
@@ -59,7 +86,7 @@ char *rmp_member_encode(const struct rmp_member *m)
 	json_object_object_add(o, "registered",
 			       json_object_new_int64(m->registered));
 	json_object_object_add(o, "updated", json_object_new_int64(m->updated));
-	if (a && l) {
+	if (a && l && d) {
 		const char *s = json_object_to_json_string_ext(o,
 						JSON_C_TO_STRING_PLAIN);
 
@@ -151,6 +178,53 @@ static int read_addresses(json_object *o, struct rmp_member *m, char *err,
 	return 0;
 }
 
+/* read_device -- one entry of "devices" into d. */
+static int read_device(json_object *v, struct rmp_member_device *d,
+		       size_t i, char *err, size_t errlen)
+{
+	uint64_t numa = 0;
+	int family;
+
+	if (!v || !json_object_is_type(v, json_type_object) ||
+	    !get_str(v, "name", d->name, sizeof(d->name)) || !d->name[0] ||
+	    !get_str(v, "address", d->addr, sizeof(d->addr)) ||
+	    (d->addr[0] && rmp_parse_addr(d->addr, &family)))
+		return bad(err, errlen, "devices: entry %zu has no name, or "
+			   "an address that is not numeric", i);
+	if (!get_u64(v, "pool_bytes", INT64_MAX, &d->pool_bytes) ||
+	    !get_u64(v, "free_bytes", d->pool_bytes, &d->free_bytes) ||
+	    !get_u64(v, "largest_free", d->free_bytes, &d->largest_free))
+		return bad(err, errlen, "devices: entry %zu: not figures with "
+			   "largest <= free <= pool", i);
+	d->numa_node = get_u64(v, "numa_node", 4096, &numa) ? (int)numa : -1;
+	return 0;
+}
+
+/* read_devices -- the "devices" array, if any: up to
+ * RMP_MEMBER_DEVICES_MAX devices. */
+static int read_devices(json_object *o, struct rmp_member *m, char *err,
+			size_t errlen)
+{
+	json_object *a;
+	size_t n;
+	int ret;
+
+	if (!json_object_object_get_ex(o, "devices", &a) || !a)
+		return 0; /* an older daemon's record */
+	if (!json_object_is_type(a, json_type_array) ||
+	    (n = json_object_array_length(a)) > RMP_MEMBER_DEVICES_MAX)
+		return bad(err, errlen, "devices: not a list of at most %d",
+			   RMP_MEMBER_DEVICES_MAX);
+	for (size_t i = 0; i < n; i++) {
+		ret = read_device(json_object_array_get_idx(a, i),
+				  &m->devices[i], i, err, errlen);
+		if (ret)
+			return ret;
+		m->ndevices++;
+	}
+	return 0;
+}
+
 /* read_labels -- the "labels" object: NAME: VALUE pairs by the grammar. */
 static int read_labels(json_object *o, struct rmp_member *m, char *err,
 		       size_t errlen)
@@ -225,6 +299,9 @@ static int read_fields(json_object *o, struct rmp_member *m, char *err,
 		m->registered = (int64_t)t;
 	if (get_u64(o, "updated", INT64_MAX, &t))
 		m->updated = (int64_t)t;
+	ret = read_devices(o, m, err, errlen);
+	if (ret)
+		return ret;
 	return read_labels(o, m, err, errlen);
 }
 

@@ -15,8 +15,19 @@
 
 /* Addresses a node record lists at most; the text of one. */
 #define RMP_MEMBER_ADDRS_MAX 16
+/* RDMA devices a node record lists at most (rmpoold serves up to 8). */
+#define RMP_MEMBER_DEVICES_MAX 8
 #define RMP_MEMBER_ADDR_LEN 46 /* INET6_ADDRSTRLEN */
 #define RMP_MEMBER_WORD_LEN 64 /* device, keys mode, version */
+
+/* One RDMA device a node serves, and its pool. */
+struct rmp_member_device {
+	char name[RMP_MEMBER_WORD_LEN];
+	int numa_node;                   /* its pool's; -1: not known */
+	char addr[RMP_MEMBER_ADDR_LEN];  /* its listen address; "": a
+					  * wildcard (any of addrs on it) */
+	uint64_t pool_bytes, free_bytes, largest_free;
+};
 
 /*
  * What a node says of itself in etcd. The record is a JSON object with
@@ -28,8 +39,13 @@ struct rmp_member {
 	char addrs[RMP_MEMBER_ADDRS_MAX][RMP_MEMBER_ADDR_LEN]; /* numeric */
 	unsigned naddrs;                 /* 1.. */
 	uint16_t port;
-	char device[RMP_MEMBER_WORD_LEN];
+	char device[RMP_MEMBER_WORD_LEN]; /* devices[0]'s, for older readers */
 	int numa_node;                   /* -1: not known */
+	/* Every device served with its pool (none from an older daemon);
+	 * pool_bytes and free_bytes below are their sums, largest_free the
+	 * largest. */
+	struct rmp_member_device devices[RMP_MEMBER_DEVICES_MAX];
+	unsigned ndevices;
 	char keys_mode[RMP_MEMBER_WORD_LEN];
 	uint64_t pool_bytes, free_bytes, largest_free;
 	bool draining;                   /* takes no new leases */

@@ -147,6 +147,7 @@ static json_object *devices_json(const struct rmp_status *st)
 		json_object *j = json_object_new_object();
 
 		adm_put_text(j, "name", d->name);
+		adm_put_text(j, "address", d->addr);
 		adm_put_u64(j, "port", d->port);
 		adm_put_i64(j, "numa_node", d->numa_node);
 		adm_put_u64(j, "pool_bytes", d->pool_bytes);

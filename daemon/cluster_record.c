@@ -107,6 +107,20 @@ char *cl_record(const struct cl_identity *id, const struct rmp_ops *ops,
 	m.pool_bytes = st.pool_bytes;
 	m.free_bytes = st.free_bytes;
 	m.largest_free = st.largest_free;
+	for (unsigned i = 0; i < st.ndevices && i < RMP_MEMBER_DEVICES_MAX; i++) {
+		const struct rmp_device_status *d = &st.devices[i];
+		struct rmp_member_device *md = &m.devices[i];
+
+		rmp_strlcpy(md->name, d->name, sizeof(md->name));
+		md->numa_node = d->numa_node;
+		/* (a scoped IPv6 address too long for the record: none) */
+		if (strlen(d->addr) < sizeof(md->addr))
+			strcpy(md->addr, d->addr);
+		md->pool_bytes = d->pool_bytes;
+		md->free_bytes = d->free_bytes;
+		md->largest_free = d->largest_free;
+		m.ndevices++;
+	}
 	m.draining = st.draining;
 	rmp_strlcpy(m.version, st.version, sizeof(m.version));
 	m.registered = registered;

@@ -29,6 +29,7 @@ static void device_status(const struct rmp_ops *o, unsigned i,
 
 	rmp_pool_stats(pool, &ps);
 	rmp_strlcpy(ds->name, o->devs[i]->name, sizeof(ds->name));
+	rmp_ops_addr_of(o, o->devs[i], ds->addr, sizeof(ds->addr));
 	ds->port = rmp_ops_port_of(o, o->devs[i]);
 	ds->numa_node = pool->node;
 	ds->pool_bytes = ps.size;

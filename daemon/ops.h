@@ -65,6 +65,8 @@ struct rmp_ops {
 /* One device served and its pool, in rmp_status. */
 struct rmp_device_status {
 	char name[64];
+	char addr[64];                 /* the listen address on it; "" for
+					* a wildcard */
 	unsigned port;                 /* the RDMA port used (1 unless the
 					* listener knows better) */
 	int numa_node;                 /* its pool's */
@@ -221,6 +223,10 @@ void rmp_ops_counters(const struct rmp_ops *o, struct rmp_ops_counters *c);
  * listener is bound to an address of it). */
 unsigned rmp_ops_port_of(const struct rmp_ops *o,
 			 const struct rmp_device *dev);
+/* rmp_ops_addr_of -- the listen address on dev, numeric, into buf; ""
+ * when none is bound to it (a wildcard). */
+void rmp_ops_addr_of(const struct rmp_ops *o, const struct rmp_device *dev,
+		     char *buf, size_t len);
 
 
 /*

@@ -40,6 +40,18 @@ static void full(struct rmp_member *m)
 	m->nlabels = 2;
 	m->registered = 1700000000;
 	m->updated = 1700000123;
+	strcpy(m->devices[0].name, "rxe0");
+	m->devices[0].numa_node = 1;
+	strcpy(m->devices[0].addr, "10.0.0.1");
+	m->devices[0].pool_bytes = 1ull << 39;
+	m->devices[0].free_bytes = (1ull << 39) - 4096;
+	m->devices[0].largest_free = 1ull << 38;
+	strcpy(m->devices[1].name, "mlx5_1");
+	m->devices[1].numa_node = -1;
+	m->devices[1].pool_bytes = 1ull << 39;
+	m->devices[1].free_bytes = 1ull << 39;
+	m->devices[1].largest_free = 1ull << 39;
+	m->ndevices = 2;
 }
 
 /* same -- a and b hold the same record, field by field. */
@@ -65,6 +77,18 @@ static void same(const struct rmp_member *a, const struct rmp_member *b)
 	}
 	CHECK_EQ(a->registered, b->registered);
 	CHECK_EQ(a->updated, b->updated);
+	CHECK_EQ(a->ndevices, b->ndevices);
+	for (unsigned i = 0; i < a->ndevices && i < b->ndevices; i++) {
+		const struct rmp_member_device *x = &a->devices[i],
+					       *y = &b->devices[i];
+
+		CHECK_STR(x->name, y->name);
+		CHECK_EQ(x->numa_node, y->numa_node);
+		CHECK_STR(x->addr, y->addr);
+		CHECK_EQ(x->pool_bytes, y->pool_bytes);
+		CHECK_EQ(x->free_bytes, y->free_bytes);
+		CHECK_EQ(x->largest_free, y->largest_free);
+	}
 }
 
 /* test_round_trip -- what is encoded decodes to the same record. */
@@ -95,6 +119,7 @@ static void test_round_trip(void)
 	m.draining = false;
 	m.nlabels = 0;
 	m.naddrs = 1;
+	m.ndevices = 0;
 	text = rmp_member_encode(&m);
 	CHECK(text != NULL);
 	CHECK_EQ(rmp_member_decode(text, strlen(text), &back, err,
@@ -112,6 +137,7 @@ static void test_round_trip(void)
 	CHECK_STR(back.node, "a");
 	CHECK_EQ(back.numa_node, -1);
 	CHECK(!back.draining);
+	CHECK_EQ(back.ndevices, 0); /* an older daemon's record */
 	free(text);
 }
 
@@ -133,6 +159,8 @@ static void test_round_trip(void)
 #define ADDRS "\"addresses\":[\"10.0.0.1\"],"
 #define PORT "\"port\":7471,"
 #define FIGS "\"pool_bytes\":1000,\"free_bytes\":500,\"largest_free\":400"
+#define D1 "{\"name\":\"d\",\"pool_bytes\":1,\"free_bytes\":1," \
+	   "\"largest_free\":1}"
 
 /* test_refused -- each way a record is wrong, refused with its reason. */
 static void test_refused(void)
@@ -176,6 +204,19 @@ static void test_refused(void)
 		"\"largest_free\":501}", "largest <= free <= pool");
 	REFUSED(HEAD ADDRS PORT "\"pool_bytes\":-1,\"free_bytes\":0,"
 		"\"largest_free\":0}", "largest <= free <= pool");
+	/* devices: a list of named devices with their figures */
+	REFUSED(HEAD ADDRS PORT FIGS ",\"devices\":{}}", "devices");
+	REFUSED(HEAD ADDRS PORT FIGS ",\"devices\":[1]}", "devices: entry 0");
+	REFUSED(HEAD ADDRS PORT FIGS ",\"devices\":[{\"pool_bytes\":1,"
+		"\"free_bytes\":1,\"largest_free\":1}]}", "no name");
+	REFUSED(HEAD ADDRS PORT FIGS ",\"devices\":[{\"name\":\"d\","
+		"\"address\":\"host\",\"pool_bytes\":1,\"free_bytes\":1,"
+		"\"largest_free\":1}]}", "not numeric");
+	REFUSED(HEAD ADDRS PORT FIGS ",\"devices\":[{\"name\":\"d\","
+		"\"pool_bytes\":1,\"free_bytes\":2,\"largest_free\":1}]}",
+		"entry 0: not figures");
+	REFUSED(HEAD ADDRS PORT FIGS ",\"devices\":[" D1 "," D1 "," D1 "," D1
+		"," D1 "," D1 "," D1 "," D1 "," D1 "]}", "at most 8");
 	/* a bad node name */
 	REFUSED("{\"node\":\"\"," ADDRS PORT FIGS "}", "node: not a node name");
 	REFUSED("{\"node\":\"-n1\"," ADDRS PORT FIGS "}", "node: not a node");
