@@ -381,7 +381,9 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	ao.alignment = o.alignment;
 	ao.ttl_s = o.ttl_s;
 	ao.access = o.access;
-	ao.flags = o.flags;
+	/* The node was chosen by its free bytes over all its devices'
+	 * pools: the lease may be in any of them. */
+	ao.flags = o.flags | RMP_LEASE_SPILL;
 	pl.want = o.replicas ? o.replicas : 1;
 	pl.spread = o.spread;
 	pl.stripes = o.stripes ? o.stripes : 1;
