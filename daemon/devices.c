@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* devices.c -- the RDMA devices rmpoold serves, each with its own pool. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
 #include <net/if.h>
@@ -28,6 +30,7 @@
  * and the device's name; before several devices, device 0's was
  * FDSTORE_LEGACY (and its state file state_dir/pool). */
 #define FDSTORE_PREFIX "rmpool-pool-"
+#define FDSTORE_NAME_LEN (sizeof(FDSTORE_PREFIX) + RMP_CONFIG_IBDEV_LEN)
 _Static_assert(RMP_CONFIG_DEVICES_MAX == RMP_DEVICES_MAX,
 	       "[server] device lists what the pools can be registered on");
 #define FDSTORE_LEGACY "rmpool-pool"
@@ -156,6 +159,14 @@ static int by_wildcard(struct rmp_devices *ds, const struct rmp_config *cfg)
 			log_info("device %s: no ACTIVE port, not served",
 				 ibv_get_device_name(ds->list[i]->device));
 			continue;
+		}
+		if (ds->n == RMP_DEVICES_MAX) {
+			/* A host of many ports (SR-IOV functions, say): which
+			 * to serve is the operator's choice. */
+			log_err("more than %u RDMA devices have an ACTIVE port: "
+				"name those to serve in [server] device",
+				RMP_DEVICES_MAX);
+			return -E2BIG;
 		}
 		ret = add(ds, ds->list[i], "");
 		if (ret)
@@ -386,10 +397,44 @@ static int state_dir_file(const struct rmp_devices *ds, unsigned d,
 				path, strerror(-ret));
 			return ret;
 		}
-		log_notice("state file %s is now %s (a file per device)",
-			   legacy, path);
+		log_notice("state file %s is now %s (a file per device)%s",
+			   legacy, path, ds->n > 1 ? ": the first device "
+			   "takes it; if the daemon before served another, its "
+			   "leases stay on that device's NUMA node until they "
+			   "end" : "");
 	}
 	return 0;
+}
+
+/*
+ * take_legacy -- device 0 takes the memfd a daemon of one device stored
+ * as FDSTORE_LEGACY, and stores it under name. The service manager does
+ * not store an open file it holds already (systemd compares them with
+ * kcmp: the name would not change, and removing the old one would drop
+ * the only copy): a new open file of the same memfd goes under the new
+ * name, and only once that is sent is the old name dropped. Returns the
+ * fd to use (legacy's file either way).
+ */
+static int take_legacy(int legacy, const char *name)
+{
+	char path[64];
+	int fresh;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", legacy);
+	fresh = open(path, O_RDWR | O_CLOEXEC);
+	if (fresh < 0 || rmp_fdstore_put(fresh, name) <= 0) {
+		log_warn("the pool memfd of a daemon of one device is kept "
+			 "under its old name %s: %s", FDSTORE_LEGACY,
+			 fresh < 0 ? strerror(errno) : "not stored again");
+		if (fresh >= 0)
+			close(fresh);
+		return legacy;
+	}
+	rmp_fdstore_remove(FDSTORE_LEGACY);
+	close(legacy);
+	log_notice("the pool memfd of a daemon of one device (%s) is now "
+		   "%s", FDSTORE_LEGACY, name);
+	return fresh;
 }
 
 /* fdstore_fd -- device d's pool memfd: the one an earlier run stored
@@ -397,17 +442,20 @@ static int state_dir_file(const struct rmp_devices *ds, unsigned d,
 static int fdstore_fd(const struct rmp_devices *ds, unsigned d, int fd,
 		      int legacy, const struct rmp_config *cfg)
 {
-	char name[64];
+	char name[FDSTORE_NAME_LEN];
 	int ret;
 
 	snprintf(name, sizeof(name), FDSTORE_PREFIX "%s", ds->dev[d].name);
-	if (fd < 0 && d == 0 && legacy >= 0) {
-		fd = legacy;
-		/* The store keeps it under its new name from now on. */
-		if (rmp_fdstore_put(fd, name) > 0)
-			rmp_fdstore_remove(FDSTORE_LEGACY);
-		return fd;
+	if (strchr(name, ':')) {
+		/* systemd takes no ':' in a name (LISTEN_FDNAMES splits on
+		 * it): the memfd would come back nameless. */
+		log_err("[pool] fdstore: device %s has a ':' in its name, which "
+			"the file descriptor store does not take; use state_dir",
+			ds->dev[d].name);
+		return -EINVAL;
 	}
+	if (fd < 0 && d == 0 && legacy >= 0)
+		return take_legacy(legacy, name);
 	if (fd >= 0)
 		return fd;
 	fd = new_pool_memfd(cfg, name);
@@ -555,7 +603,7 @@ static int register_pools(struct rmp_devices *ds)
  * (-1: none), *legacy the one of a daemon of one device. */
 static void take_stored(const struct rmp_devices *ds, int *fds, int *legacy)
 {
-	char names[RMP_DEVICES_MAX + 1][64];
+	char names[RMP_DEVICES_MAX + 1][FDSTORE_NAME_LEN];
 	const char *np[RMP_DEVICES_MAX + 1];
 	int got[RMP_DEVICES_MAX + 1];
 
@@ -569,6 +617,30 @@ static void take_stored(const struct rmp_devices *ds, int *fds, int *legacy)
 	for (unsigned i = 0; i < ds->n; i++)
 		fds[i] = got[i];
 	*legacy = got[ds->n];
+}
+
+/* note_orphans -- pool files in the state directory of devices not
+ * served now: kept (their leases wait for their device), said once. */
+static void note_orphans(const struct rmp_devices *ds, const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	while (d && (e = readdir(d))) {
+		bool served = false;
+
+		if (strncmp(e->d_name, "pool-", 5))
+			continue;
+		for (unsigned i = 0; i < ds->n; i++)
+			served |= !strcmp(e->d_name + 5, ds->dev[i].name);
+		if (!served)
+			log_warn("state file %s/%s is of a device not served "
+				 "now: kept, with its leases and memory, for a "
+				 "start that serves it (remove it to free the "
+				 "memory)", dir, e->d_name);
+	}
+	if (d)
+		closedir(d);
 }
 
 /* log_pool -- one pool's figures, once it is ready. */
@@ -611,6 +683,12 @@ int rmp_devices_map_pools(struct rmp_devices *ds,
 	for (; d < ds->n; d++)
 		if (stored[d] >= 0)
 			close(stored[d]);
+	if (!ret && cfg->pool.state_dir[0] && !cfg->pool.fdstore)
+		note_orphans(ds, cfg->pool.state_dir);
+	if (!ret && ds->n > 1)
+		log_info("%u pools of %" PRIu64 " MiB: %" PRIu64 " MiB pinned in "
+			 "all", ds->n, cfg->pool.size >> 20,
+			 (cfg->pool.size >> 20) * ds->n);
 	if (!ret)
 		ret = register_pools(ds);
 	for (d = 0; d < ds->n && !ret; d++) {

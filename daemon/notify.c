@@ -175,8 +175,15 @@ void rmp_fdstore_take(const char *const *names, int *fds, unsigned n)
 				kept = true;
 			}
 		}
-		if (!kept)
-			close(f); /* nothing else is ours to keep */
+		if (!kept) {
+			/* nothing else is ours to keep; the service manager
+			 * keeps its copy (a device not served now?) */
+			log_warn("file descriptor store: %s is not used by "
+				 "this start; it stays stored (with what it "
+				 "holds) until systemctl stop",
+				 got && got[i] ? got[i] : "an fd");
+			close(f);
+		}
 	}
 	for (int i = 0; got && got[i]; i++)
 		free(got[i]);

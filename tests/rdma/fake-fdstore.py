@@ -9,11 +9,15 @@ FileDescriptorStoreMax=), and on SIGUSR1 kills CMD with SIGKILL and starts
 it again with the stored fds passed the way sd_listen_fds(3) expects
 (fd 3.., LISTEN_FDS, LISTEN_PID, LISTEN_FDNAMES). SIGUSR2 does the same
 after SIGTERM (a planned restart). FDSTOREREMOVE=1 drops the fd of its
-FDNAME. SIGHUP is SIGUSR2 with every stored name that starts with
+FDNAME. Like systemd, an fd that refers to an open file already stored
+(kcmp(2) KCMP_FILE: the same open file description, whatever its name)
+is not stored again ("suppressing duplicate fd"). SIGHUP is SIGUSR2 with
+every stored name that starts with
 "rmpool-pool-" renamed to "rmpool-pool", the name an rmpoold of one device
 stored its memfd under (an upgrade). SIGTERM ends CMD and us. What it saw
 goes to LOG, one line per event."""
 import array
+import ctypes
 import os
 import signal
 import socket
@@ -31,6 +35,14 @@ sock.bind(sock_path)
 store = {}  # name -> fd
 child = None
 pending = []
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_kcmp, KCMP_FILE = 312, 0  # x86_64
+
+
+def same_file(a, b):
+    """a and b are the same open file description (systemd's same_fd)."""
+    me = os.getpid()
+    return libc.syscall(SYS_kcmp, me, me, KCMP_FILE, a, b) == 0
 
 
 def start():
@@ -75,12 +87,18 @@ while True:
                 fds.extend(a)
         if fields.get("FDSTORE") == "1" and fds:
             name = fields.get("FDNAME", "stored")
-            if name in store:
-                os.close(store[name])
-            store[name] = fds[0]
+            dup = [n for n, f in store.items() if same_file(f, fds[0])]
+            if dup:
+                os.close(fds[0])
+                log.write(f"suppressing duplicate fd (stored as {dup[0]}),"
+                          f" not stored as {name}\n")
+            else:
+                if name in store:
+                    os.close(store[name])
+                store[name] = fds[0]
+                log.write(f"stored fd as {name}\n")
             for f in fds[1:]:
                 os.close(f)
-            log.write(f"stored fd as {name}\n")
         elif fields.get("FDSTOREREMOVE") == "1":
             name = fields.get("FDNAME", "stored")
             if name in store:
