@@ -104,10 +104,16 @@ static int ask(struct rmp_cluster *cl, struct placing *pl, unsigned idx)
 	struct cl_node *n = &cl->nodes[idx];
 	int ret;
 	struct cl_conn *k = cl_node_conn(cl, n, &ret);
+	struct rmp_alloc_opts ao = *pl->ao;
 	struct rmp_lease *l = NULL;
 
+	/* The node was chosen by the free bytes of all its devices' pools:
+	 * the lease may go to any of them. (Only a node that lists its
+	 * devices knows the flag.) */
+	if (n->m.ndevices > 1)
+		ao.flags |= RMP_LEASE_SPILL;
 	if (k)
-		ret = rmp_lease_alloc(k->c, pl->length, pl->ao, &l);
+		ret = rmp_lease_alloc(k->c, pl->length, &ao, &l);
 
 	if (k && cl_conn_lost(ret)) {
 		/* a connection that broke since its last use: once more on
@@ -115,7 +121,7 @@ static int ask(struct rmp_cluster *cl, struct placing *pl, unsigned idx)
 		k->up = false;
 		ret = cl_conn_up(cl, k);
 		if (!ret)
-			ret = rmp_lease_alloc(k->c, pl->length, pl->ao, &l);
+			ret = rmp_lease_alloc(k->c, pl->length, &ao, &l);
 	}
 	if (!ret) {
 		n->taken += pl->length;
@@ -381,9 +387,7 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	ao.alignment = o.alignment;
 	ao.ttl_s = o.ttl_s;
 	ao.access = o.access;
-	/* The node was chosen by its free bytes over all its devices'
-	 * pools: the lease may be in any of them. */
-	ao.flags = o.flags | RMP_LEASE_SPILL;
+	ao.flags = o.flags;
 	pl.want = o.replicas ? o.replicas : 1;
 	pl.spread = o.spread;
 	pl.stripes = o.stripes ? o.stripes : 1;

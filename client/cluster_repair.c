@@ -141,8 +141,7 @@ static int place_fresh(struct repair *rp)
 		rmp_lease_info(src, &info);
 		rmp_alloc_opts_init(&ao);
 		ao.ttl_s = (uint32_t)RMP_MAX(1, (info.ttl_ms + 999) / 1000);
-		/* anywhere on the node, as cluster_alloc places */
-		ao.flags = (src->flags & RMP_LEASE_EPHEMERAL) | RMP_LEASE_SPILL;
+		ao.flags = src->flags & RMP_LEASE_EPHEMERAL;
 		ret = cl_alloc_apart(cl, src->length, &ao,
 				     r->spread[0] ? r->spread : NULL, avoid,
 				     navoid, gone ? gone_name : NULL,

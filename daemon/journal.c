@@ -194,7 +194,7 @@ static int classify(const struct rmp_journal *j, const struct record *r,
 	 * wrote it): a ttl of 0 with auto-renew would renew on every
 	 * tick; ephemeral leases are never kept. */
 	if (!l->ttl_ms || !l->access || (l->access & ~RMP_ACC_ALL) ||
-	    (l->flags & ~RMP_LEASE_F_REPLY_ALL) ||
+	    (l->flags & ~(RMP_LEASE_F_EPHEMERAL | RMP_LEASE_F_AUTO_RENEW)) ||
 	    (l->flags & RMP_LEASE_F_EPHEMERAL))
 		return 2; /* invalid */
 	if (l->deadline_ms <= now_ms)

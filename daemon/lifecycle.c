@@ -400,7 +400,10 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 	d->ttl_ms = l->deadline_ms > now ? l->deadline_ms - now : 0;
 	d->rkey = k->rkey;
 	d->access = k->access;
-	d->flags = l->flags;
+	/* Not SPILLED: an ATTACH may come from a client older than the
+	 * flag, which refuses flags it does not know (request.c puts it in
+	 * the reply to the ALLOC that asked for SPILL). */
+	d->flags = l->flags & ~RMP_LEASE_F_SPILLED;
 	d->holders = l->nkeys;
 }
 

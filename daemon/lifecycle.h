@@ -124,7 +124,8 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			 const struct rmp_attach_req *r, struct rmp_lease **out,
 			 struct rmp_key **key, unsigned *detail);
-/* The wire description of a granted lease as key k reaches it. */
+/* The wire description of a granted lease as key k reaches it (without
+ * RMP_LEASE_F_SPILLED, which only an ALLOC's reply carries). */
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 			    const struct rmp_lease *l, const struct rmp_key *k,
 			    struct rmp_lease_desc *d);

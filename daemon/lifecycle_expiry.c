@@ -39,7 +39,9 @@ int lc_journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	r.deadline_ms = l->deadline_ms;
 	r.ttl_ms = l->ttl_ms;
 	r.access = l->access;
-	r.flags = l->flags;
+	/* Not SPILLED: an older rmpoold (a downgrade) would drop the record
+	 * as invalid; where the lease is follows from the file it is in. */
+	r.flags = l->flags & ~RMP_LEASE_F_SPILLED;
 	rmp_strlcpy(r.tenant, l->tenant->name, sizeof(r.tenant));
 	rmp_strlcpy(r.owner, l->owner, sizeof(r.owner));
 	return rmp_journal_put(l->pool->journal, &r, &l->jslot);

@@ -67,8 +67,11 @@ static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
 	case RMP_OP_ALLOC:
 		ret = rmp_lifecycle_grant(ctx->lc, h, &req->u.alloc, &l, &k,
 					  detail);
-		if (ret == 0)
+		if (ret == 0) {
 			rmp_lifecycle_describe(ctx->lc, l, k, &rep->u.lease);
+			/* It asked for SPILL: it knows the answer's flag. */
+			rep->u.lease.flags |= l->flags & RMP_LEASE_F_SPILLED;
+		}
 		return ret;
 	case RMP_OP_RENEW:
 		return rmp_lifecycle_renew(ctx->lc, h, req->u.renew.id,

@@ -474,7 +474,11 @@ struct rmp_pool_stat {
 
 /*
  * rmp_stat -- pool figures for placement decisions (one control round
- * trip). keys_mode points to a static string ("unknown" for a mode this
+ * trip). A server with several RDMA devices has a pool per device:
+ * pool_bytes, free_bytes, largest_free, hugepage_size and numa_node are
+ * those of the pool of the device this connection came in on (where an
+ * ALLOC through it goes), the lease, key, quarantine and zeroing figures
+ * the server's. keys_mode points to a static string ("unknown" for a mode this
  * library does not know). Errors: -EINVAL (c or st NULL, or st->size
  * smaller than this version's struct), and those of a control call
  * (-EKEYREVOKED among them).
