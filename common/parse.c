@@ -255,6 +255,17 @@ int rmp_parse_port(const char *s, uint16_t *out)
 	return 0;
 }
 
+bool rmp_addr_wildcard(const char *s)
+{
+	struct in6_addr a6;
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET, s, &a4) == 1)
+		return a4.s_addr == htonl(INADDR_ANY);
+	return inet_pton(AF_INET6, s, &a6) == 1 &&
+	       IN6_IS_ADDR_UNSPECIFIED(&a6);
+}
+
 int rmp_parse_addr(const char *s, int *family)
 {
 	unsigned char bin[sizeof(struct in6_addr)];

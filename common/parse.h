@@ -153,6 +153,12 @@ int rmp_parse_port(const char *s, uint16_t *out);
 int rmp_parse_addr(const char *s, int *family);
 
 /*
+ * rmp_addr_wildcard -- s is a wildcard address, 0.0.0.0 or :: (in any
+ * spelling: ::0, 0:0::0, ...). False for anything else, names included.
+ */
+bool rmp_addr_wildcard(const char *s);
+
+/*
  * rmp_split_hostport -- cut "HOST", "HOST:PORT", "[HOST]", "[HOST]:PORT"
  * or a bare IPv6 address (two or more ':' and no brackets: all HOST)
  * into its parts, checking neither. The base of the functions below.

@@ -72,17 +72,24 @@ int cl_identity_init(struct cl_identity *id, const struct rmp_config *cfg,
 		snprintf(err, errlen, "cluster.labels: %s", why);
 		return -EINVAL;
 	}
-	if (!strcmp(listen, "0.0.0.0") || !strcmp(listen, "::")) {
-		host_addresses(id, listen[0] == ':' ? AF_UNSPEC : AF_INET);
+	if (rmp_addr_wildcard(listen)) {
+		host_addresses(id, strchr(listen, ':') ? AF_UNSPEC : AF_INET);
 	} else {
-		/* Every listen address (a wildcard comes alone). */
+		/* Every listen address (a wildcard comes alone); one too long
+		 * for the record (a scoped IPv6 one) would make it refused. */
 		const char *s = listen, *b, *e;
 
 		while (id->naddrs < RMP_MEMBER_ADDRS_MAX &&
 		       rmp_list_item(&s, &b, &e))
-			snprintf(id->addrs[id->naddrs++],
-				 sizeof(id->addrs[0]), "%.*s", (int)(e - b),
-				 b);
+			if ((size_t)(e - b) < sizeof(id->addrs[0]))
+				snprintf(id->addrs[id->naddrs++],
+					 sizeof(id->addrs[0]), "%.*s",
+					 (int)(e - b), b);
+		if (!id->naddrs) {
+			snprintf(err, errlen, "no listen address fits in the "
+				 "node's record");
+			return -EINVAL;
+		}
 	}
 	return 0;
 }

@@ -40,18 +40,6 @@ static bool item_text(const char *b, const char *e, char *buf, size_t len)
 	return true;
 }
 
-/* is_wildcard -- 0.0.0.0 or :: (any spelling of them). */
-static bool is_wildcard(const char *addr)
-{
-	struct in6_addr a6;
-	struct in_addr a4;
-
-	if (inet_pton(AF_INET, addr, &a4) == 1)
-		return a4.s_addr == htonl(INADDR_ANY);
-	return inet_pton(AF_INET6, addr, &a6) == 1 &&
-	       IN6_IS_ADDR_UNSPECIFIED(&a6);
-}
-
 /*
  * addrs_ok -- [server] listen: 1..RMP_CONFIG_LISTEN_MAX numeric addresses,
  * comma-separated, none twice; a wildcard only alone. Why not in why.
@@ -82,7 +70,7 @@ static bool addrs_ok(const char *value, char *why, size_t whylen)
 				return false;
 			}
 		}
-		wild |= is_wildcard(a);
+		wild |= rmp_addr_wildcard(a);
 		strcpy(seen[n++], a);
 	}
 	if (wild && n > 1) {

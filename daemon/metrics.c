@@ -695,7 +695,8 @@ static void list_counters(struct rmp_metrics *m, unsigned k)
 		d = opendir(dir);
 		if (!d)
 			continue;
-		while ((e = readdir(d)) && m->ncounters < MAX_DEV_COUNTERS) {
+		while ((e = readdir(d)) &&
+		       m->ncounters < first + MAX_DEV_COUNTERS) {
 			struct dev_counter *c = &m->counters[m->ncounters];
 			int len;
 
@@ -811,7 +812,9 @@ struct rmp_metrics *rmp_metrics_new(struct event_base *base,
 	evhttp_set_bevcb(m->http, new_conn, m);
 	evhttp_set_gencb(m->http, on_request, m);
 
-	m->counters = calloc(MAX_DEV_COUNTERS, sizeof(*m->counters));
+	/* MAX_DEV_COUNTERS per device. */
+	m->counters = calloc((size_t)MAX_DEV_COUNTERS * RMP_MAX(ops->ndevs, 1),
+			     sizeof(*m->counters));
 	m->ndevs = ops->ndevs;
 	for (unsigned k = 0; k < m->ndevs && m->counters; k++) {
 		rmp_strlcpy(m->devs[k].name, ops->devs[k]->name,

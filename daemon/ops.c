@@ -52,7 +52,9 @@ static void device_status(const struct rmp_ops *o, unsigned i,
 	st->free_bytes += ps.free_bytes;
 	st->largest_free = RMP_MAX(st->largest_free, ps.largest_free);
 	st->journal_records += ds->journal_records;
-	st->journal_capacity += ds->journal_capacity;
+	/* Each journal has room for max_leases, the server's bound. */
+	st->journal_capacity = RMP_MAX(st->journal_capacity,
+				       ds->journal_capacity);
 	st->recovered += ds->recovered;
 }
 

@@ -382,6 +382,7 @@ static void print_devices(json_object *devs)
 
 static void print_status(json_object *r)
 {
+	json_object *devs = jget(r, "devices");
 	char a[32], b[32], c[32];
 
 	printf("version       %s\n", jstr(r, "version"));
@@ -390,11 +391,13 @@ static void print_status(json_object *r)
 	       human_time(ji64(r, "started"), b, sizeof(b)));
 	printf("listening on  %s port %" PRIu64 "\n", jstr(r, "listen"),
 	       ju64(r, "port"));
-	print_devices(jget(r, "devices"));
-	printf("pools         %s, %s free, largest free extent %s\n",
+	print_devices(devs);
+	printf("pool          %s, %s free, largest free extent %s%s\n",
 	       human_size(ju64(r, "pool_bytes"), a, sizeof(a)),
 	       human_size(ju64(r, "free_bytes"), b, sizeof(b)),
-	       human_size(ju64(r, "largest_free"), c, sizeof(c)));
+	       human_size(ju64(r, "largest_free"), c, sizeof(c)),
+	       devs && json_object_array_length(devs) > 1 ?
+	       " (all devices)" : "");
 	printf("quarantined   %s in %" PRIu64 " lease(s)\n",
 	       human_size(ju64(r, "quarantined_bytes"), a, sizeof(a)),
 	       ju64(r, "quarantined_leases"));

@@ -360,10 +360,17 @@ rmp_gid_count() {
 RMP_ADDED_ADDRS=()
 RMP_ADDR_DEV=
 rmp_add_addrs() {
-	local a n0 n
-	RMP_ADDR_DEV=$(ip -o addr show | awk -v a="$RMP_TEST_ADDR" \
+	rmp_add_addrs_on "$RMP_TEST_ADDR" "$@"
+}
+
+# rmp_add_addrs_on ADDR ADDR/PREFIX... -- rmp_add_addrs on the netdev that
+# has ADDR (one netdev per test).
+rmp_add_addrs_on() {
+	local a n0 n on=$1
+	shift
+	RMP_ADDR_DEV=$(ip -o addr show | awk -v a="$on" \
 		'{ split($4, p, "/"); if (p[1] == a) print $2 }')
-	[ -n "$RMP_ADDR_DEV" ] || rmp_fail "no netdev has $RMP_TEST_ADDR"
+	[ -n "$RMP_ADDR_DEV" ] || rmp_fail "no netdev has $on"
 	n0=$(rmp_gid_count)
 	for a in "$@"; do
 		case $a in

@@ -143,6 +143,9 @@ echo "==== 4. the tables"
 ctl status | tee "$RMP_TMP/status.txt" >/dev/null
 grep -qE '^pool +16M, ' "$RMP_TMP/status.txt" ||
 	fail_later "the status table has no 'pool 16M, ...' line"
+grep -qE "^device +${RMP_TEST_DEV:-rxe0} port 1, NUMA node [0-9]+: pool 16M, " \
+	"$RMP_TMP/status.txt" ||
+	fail_later "the status table has no 'device ... port 1, NUMA node N: pool 16M' line"
 grep -qE '^leases +3 of 65536 \(max_leases\), 76K, 1 key' "$RMP_TMP/status.txt" ||
 	fail_later "the status table has no 'leases 3 of 65536 (max_leases), 76K, 1 key(s)' line"
 ctl leases >"$RMP_TMP/leases.txt"
