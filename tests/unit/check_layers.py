@@ -46,8 +46,9 @@ CLIENT_LAYERS = [
     ["lease"],         # lease handles and their control calls
     ["chan", "buf"],   # completions, send queue, waits, control RPC;
                        # registered memory
-    ["error", "spin", "stripe"],  # error texts; how long a wait polls;
-                                  # a striped lease's arithmetic
+    ["error", "spin", "stripe", "rails"],  # error texts; how long a wait
+                                  # polls; a striped lease's arithmetic;
+                                  # how a call is dealt over a node's rails
     ["state", "opts"],  # one client's state; the option structs' rule
     ["rmpool"],        # the public API (client/include): declarations
 ]
