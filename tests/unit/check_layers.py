@@ -32,8 +32,8 @@ DAEMON_LAYERS = [
     ["lifecycle"],     # the one owner of a lease's life
     ["keys", "zero", "tenant"],  # windows / regions; zeroing; tenants
     ["pool", "device", "lease", "journal", "guard", "config"],
-    ["alloc", "topology", "network"],  # extent allocator; NUMA and
-                                       # sysfs facts; peer networks
+    ["alloc", "network"],  # extent allocator; peer networks (NUMA and
+                           # sysfs facts: common/topology.c)
 ]
 
 # librmpool, top first. client.c's reconnect is an upcall through a
