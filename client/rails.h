@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct ibv_context;
+
 #define RMPC_RAILS_MAX 4u        /* addresses of one node */
 #define RMPC_RAIL_ROUND_MAX 16u  /* pieces one rail takes in a round */
 #define RMPC_RAIL_REDO_MAX (RMPC_RAILS_MAX * RMPC_RAIL_ROUND_MAX)
@@ -77,5 +79,57 @@ int rmpc_rail_pick(const bool *live, const int *node, unsigned nrails,
  * two at most stripe, limit (a rail's bounce buffer or message size) and
  * not 0. */
 uint64_t rmpc_rail_piece_size(uint64_t stripe, uint64_t limit);
+
+/* ---- the rail set (rails.c): state, events, figures ---------------- */
+
+struct rmp_client;
+struct rmp_rail_info;
+
+/* One rail: a connection to one of the node's addresses. */
+struct rmpc_rail {
+	struct rmp_client *c; /* rail 0: the client itself; else its own */
+	char addr[64];        /* as given */
+	char dev[64];         /* device name, "" until connected */
+	int node;             /* the device's NUMA node, -1 unknown */
+	bool down;            /* failed; tried again after retry_at_ms */
+	bool port_down;       /* its port reported an error, no ACTIVE since */
+	unsigned backoff_ms;
+	uint64_t retry_at_ms;
+	int async_fd;         /* its device's async event fd, -1 none */
+	struct ibv_context *async_ctx;
+	uint64_t bytes_read, bytes_written, ops, failovers;
+};
+
+struct rmpc_rail_set {
+	unsigned n;          /* 2..RMPC_RAILS_MAX */
+	uint16_t port;
+	unsigned turn;       /* round-robin of small calls */
+	uint64_t events_at_ms; /* async events last read */
+	struct rmpc_rail r[RMPC_RAILS_MAX];
+};
+
+/* rmpc_rail_down -- rail i failed (err, for the text): down, counted,
+ * tried again after its backoff. */
+void rmpc_rail_down(struct rmpc_rail_set *s, unsigned i);
+
+/* rmpc_rail_failure -- err (from a data call on a rail) says the rail's
+ * connection failed, not the lease or the arguments. */
+bool rmpc_rail_failure(int err);
+
+/* rmpc_rails_events -- read the rails' devices' async events (at most
+ * every few ms): a port error downs its rails, ACTIVE lets them be tried
+ * again. */
+void rmpc_rails_events(struct rmpc_rail_set *s);
+
+/* rmpc_rail_watch -- rail i is connected on device ctx (NULL: not):
+ * take its name, NUMA node and async events. */
+void rmpc_rail_watch(struct rmpc_rail_set *s, unsigned i,
+		     struct ibv_context *ctx);
+
+/* rmpc_rail_info -- rail i's figures into out (size as the caller set). */
+void rmpc_rail_info(const struct rmpc_rail *r, struct rmp_rail_info *out);
+
+/* rmpc_buf_node -- the NUMA node of the page at p, -1 unknown. */
+int rmpc_buf_node(const void *p);
 
 #endif /* RMPC_RAILS_H */
