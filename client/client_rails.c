@@ -70,6 +70,7 @@ static void rail_up(struct rmp_client *c, unsigned i)
 	struct rmpc_rail *r = &c->rails->r[i];
 
 	rmpc_rail_watch(c->rails, i, r->c->id ? r->c->id->verbs : NULL);
+	r->port_num = r->c->id ? r->c->id->port_num : 0;
 	if (i)
 		rmpc_bufs_on_rail(c, r->c, i);
 	r->down = false;
@@ -77,16 +78,16 @@ static void rail_up(struct rmp_client *c, unsigned i)
 	r->backoff_ms = 0;
 }
 
-/* port_active -- rail r's port is ACTIVE again (the event may have come
- * while nobody read them). */
+/* port_active -- rail r's port is ACTIVE (asked of the device: its
+ * events may have been read by another client of this process, or not
+ * come); true when it cannot be told. */
 static bool port_active(const struct rmpc_rail *r)
 {
 	struct ibv_port_attr pa;
-	struct rdma_cm_id *id = r->c->id;
 
-	if (!r->async_ctx || !id)
+	if (!r->async_ctx || !r->port_num)
 		return true;
-	return !ibv_query_port(r->async_ctx, id->port_num, &pa) &&
+	return !ibv_query_port(r->async_ctx, r->port_num, &pa) &&
 	       pa.state == IBV_PORT_ACTIVE;
 }
 
@@ -106,7 +107,9 @@ static int revive_rail(struct rmp_client *c, unsigned i)
 		return 0;
 	if (rmp_now_ms() < r->retry_at_ms)
 		return -ENOTCONN;
-	if (r->port_down && !port_active(r)) {
+	/* A connect to a port that is down would only wait out its
+	 * timeout, in the caller's data call. */
+	if (!port_active(r)) {
 		r->retry_at_ms = rmp_now_ms() + r->backoff_ms;
 		return -ENOTCONN;
 	}

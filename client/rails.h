@@ -95,8 +95,8 @@ struct rmpc_rail {
 	bool port_down;       /* its port reported an error, no ACTIVE since */
 	unsigned backoff_ms;
 	uint64_t retry_at_ms;
-	int async_fd;         /* its device's async event fd, -1 none */
-	struct ibv_context *async_ctx;
+	struct ibv_context *async_ctx; /* its device (events, port state) */
+	uint8_t port_num;     /* its port there */
 	uint64_t bytes_read, bytes_written, ops, failovers;
 };
 
