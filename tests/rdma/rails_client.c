@@ -110,14 +110,28 @@ static int both(struct rmp_lease *l)
 	return failed;
 }
 
-static void ip_link(const char *dev, const char *state)
+static void ip_link(const char *dev, const char *state, double t)
 {
 	char cmd[128];
 
 	snprintf(cmd, sizeof(cmd), "ip link set %s %s", dev, state);
-	printf("%.2f s: %s\n", 0.0, cmd);
+	printf("%.2f s: %s\n", t, cmd);
 	if (system(cmd))
 		fail(cmd, -1);
+}
+
+/* rail_change -- print when rail 1 went down or came back up (at t s);
+ * its state now. */
+static int rail_change(int was_up, double t)
+{
+	struct rmp_rail_info r[2] = { { .size = sizeof(r[0]) },
+				      { .size = sizeof(r[1]) } };
+
+	if (rmp_client_rails(c, r, 2) != 2)
+		fail("rmp_client_rails gives 2 rails", -1);
+	if (r[1].up != was_up)
+		printf("%.2f s: rail 1 %s\n", t, r[1].up ? "up" : "down");
+	return r[1].up;
 }
 
 /* moved -- bytes rail i moved (read and written). */
@@ -132,7 +146,7 @@ static int flap(struct rmp_lease *l, const char *dev, double secs,
 	uint8_t *src = malloc(CHUNK), *dst = malloc(CHUNK);
 	struct rmp_rail_info a[2], b[2], e[2];
 	double t0 = now_s(), t;
-	int stage = 0, err;
+	int stage = 0, err, was_up = 1;
 	unsigned long calls = 0;
 
 	fill(src, CHUNK, 11);
@@ -140,14 +154,14 @@ static int flap(struct rmp_lease *l, const char *dev, double secs,
 		uint64_t off = (calls % (LEASE / CHUNK)) * CHUNK;
 
 		if (stage == 0 && t >= down_at) {
-			ip_link(dev, "down");
+			ip_link(dev, "down", t);
 			stage = 1;
 		} else if (stage == 1 && t >= down_at + 1) {
 			rails(a, "down+1s");
 			stage = 2;
 		} else if (stage == 2 && t >= up_at) {
 			rails(b, "before-up");
-			ip_link(dev, "up");
+			ip_link(dev, "up", t);
 			stage = 3;
 		}
 		src[0] = (uint8_t)calls;
@@ -160,6 +174,7 @@ static int flap(struct rmp_lease *l, const char *dev, double secs,
 		if (memcmp(src, dst, CHUNK))
 			fail("the bytes read are those written", -1);
 		calls++;
+		was_up = rail_change(was_up, now_s() - t0);
 	}
 	rails(e, "end");
 	printf("%lu calls of 8 MiB each way in %.1f s\n", calls, secs);

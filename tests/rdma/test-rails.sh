@@ -32,6 +32,17 @@ echo "== 64 MiB over both rails"
 "$RAILS" "$RMP_TEST_ADDR,$RMP_TEST_ADDR2" "$RMP_PORT" both ||
 	rmp_fail "64 MiB over both rails"
 
+echo "== rmpool -s A1,A2:PORT: write and read over both rails"
+on2() { "$RMPOOL" -s "$RMP_TEST_ADDR,$RMP_TEST_ADDR2:$RMP_PORT" "$@"; }
+tok=$(on2 alloc 8M --ttl 600) || rmp_fail "rmpool alloc over two rails"
+case $tok in *"//$RMP_TEST_ADDR:"*) ;; *) rmp_fail "the token names rail 0";; esac
+head -c 6000000 /dev/urandom >"$RMP_TMP/in"
+on2 write "$tok" <"$RMP_TMP/in" || rmp_fail "rmpool write over two rails"
+on2 read --length 6000000 "$tok" >"$RMP_TMP/out" ||
+	rmp_fail "rmpool read over two rails"
+cmp "$RMP_TMP/in" "$RMP_TMP/out" || rmp_fail "rmpool read the bytes written"
+on2 free "$tok" || rmp_fail "rmpool free over two rails"
+
 echo "== 10 s of 8 MiB calls, $NETDEV2 down at 3 s, up at 6 s"
 "$RAILS" "$RMP_TEST_ADDR,$RMP_TEST_ADDR2" "$RMP_PORT" flap "$NETDEV2" 10 3 6 ||
 	rmp_fail "rails through a link flap"
