@@ -43,18 +43,23 @@ static unsigned rails_live(struct rmp_client *c, bool *live)
 	return n;
 }
 
-/* one_rail -- use[]: only the rail a small call on local takes. */
+/* one_rail -- use[]: only the rail a small call on local takes. The
+ * buffer's node is asked (a system call) only when the rails' devices
+ * are on different known nodes: else it could not choose. */
 static void one_rail(struct rmp_client *c, const bool *live, const void *local,
 		     bool *use)
 {
 	struct rmpc_rail_set *s = c->rails;
 	int node[RMPC_RAILS_MAX], r;
+	bool apart = false;
 
 	for (unsigned i = 0; i < s->n; i++) {
 		node[i] = s->r[i].node;
 		use[i] = false;
+		apart |= node[i] >= 0 && node[i] != node[0];
 	}
-	r = rmpc_rail_pick(live, node, s->n, local ? rmpc_buf_node(local) : -1,
+	r = rmpc_rail_pick(live, node, s->n,
+			   apart && local ? rmpc_buf_node(local) : -1,
 			   &s->turn);
 	if (r >= 0)
 		use[r] = true;
