@@ -135,14 +135,45 @@ int rmp_buf_reg(struct rmp_client *c, void *addr, size_t len,
 		return err;
 	}
 	LIST_INSERT_HEAD(&c->bufs, b, link);
+	for (unsigned i = 1; c->rails && i < c->rails->n; i++)
+		if (!c->rails->r[i].down)
+			rmpc_bufs_on_rail(c, c->rails->r[i].c, i);
 	*out = b;
 	return 0;
+}
+
+void rmpc_bufs_on_rail(struct rmp_client *c, struct rmp_client *rc,
+		       unsigned i)
+{
+	struct rmp_buf *b, *x;
+
+	LIST_FOREACH(b, &c->bufs, link) {
+		x = b->rail[i];
+		if (x && !x->mr && rc->pd)
+			x->mr = ibv_reg_mr(rc->pd, x->addr, x->len,
+					   IBV_ACCESS_LOCAL_WRITE);
+		else if (!x && rmp_buf_reg(rc, b->addr, b->len, &b->rail[i]))
+			b->rail[i] = NULL; /* that rail copies through its
+					    * bounce buffer */
+	}
+}
+
+void rmpc_bufs_rail_drop(struct rmp_client *c, unsigned i)
+{
+	struct rmp_buf *b;
+
+	LIST_FOREACH(b, &c->bufs, link) {
+		rmp_buf_dereg(b->rail[i]);
+		b->rail[i] = NULL;
+	}
 }
 
 void rmp_buf_dereg(struct rmp_buf *b)
 {
 	if (!b)
 		return;
+	for (unsigned i = 1; i < RMPC_RAILS_MAX; i++)
+		rmp_buf_dereg(b->rail[i]);
 	LIST_REMOVE(b, link);
 	if (b->mr)
 		ibv_dereg_mr(b->mr);

@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "buf.h"
 #include "chan.h"
+#include "client_int.h"
 #include "error.h"
 #include "io.h"
 #include "lease.h"
@@ -28,18 +29,6 @@
 #include "token.h"
 #include "util.h"
 
-/* Defaults and bounds of struct rmp_client_opts. */
-#define RMPC_DEF_CONNECT_TIMEOUT_MS 5000
-#define RMPC_DEF_OP_TIMEOUT_MS 10000
-#define RMPC_DEF_BOUNCE_BYTES (4u << 20)
-#define RMPC_DEF_MAX_INFLIGHT 128u
-#define RMPC_MIN_BOUNCE_BYTES 4096u
-#define RMPC_MAX_BOUNCE_BYTES (1u << 30)
-#define RMPC_MAX_INFLIGHT 65536u
-/* Adaptive spinning before a wait sleeps (spin.h). */
-#define RMPC_DEF_SPIN_MAX_US 1000u
-#define RMPC_MAX_SPIN_MAX_US 1000000u
-#define RMPC_MAX_RECONNECT_MS 60000u
 #define RMPC_RECONNECT_FIRST_MS 100u
 /* Bytes of a WRITE the QP is asked to carry in the WQE (inline). */
 #define RMPC_INLINE_WANT 256u
@@ -70,104 +59,6 @@ _Static_assert(RMP_LEASE_EPHEMERAL == RMP_LEASE_F_EPHEMERAL &&
 _Static_assert(RMP_TOKEN_MAXLEN >= RMP_TOKEN_MAX, "RMP_TOKEN_MAXLEN too small");
 _Static_assert(RMPC_NSEND >= RMPC_NRECV, "fewer send than receive slots");
 
-/* ---- options ------------------------------------------------------- */
-
-void rmp_client_opts_init(struct rmp_client_opts *opts)
-{
-	if (!opts)
-		return;
-	memset(opts, 0, sizeof(*opts));
-	opts->size = sizeof(*opts);
-	opts->connect_timeout_ms = RMPC_DEF_CONNECT_TIMEOUT_MS;
-	opts->op_timeout_ms = RMPC_DEF_OP_TIMEOUT_MS;
-	opts->bounce_bytes = RMPC_DEF_BOUNCE_BYTES;
-	opts->max_inflight = RMPC_DEF_MAX_INFLIGHT;
-	opts->spin_max_us = RMPC_DEF_SPIN_MAX_US;
-	opts->reconnect_max_ms = 0;
-}
-
-/* name_ok -- printable ASCII, at most RMP_NAME_MAX bytes. */
-static bool name_ok(const char *s)
-{
-	size_t n;
-
-	for (n = 0; s[n]; n++)
-		if (n >= RMP_NAME_MAX || s[n] < 0x20 || s[n] > 0x7e)
-			return false;
-	return true;
-}
-
-/* default_name -- "<hostname>:<pid>", the host part cut to fit. */
-static void default_name(char *out)
-{
-	char host[256] = "", pid[16];
-	int plen, i;
-
-	if (gethostname(host, sizeof(host) - 1))
-		strcpy(host, "localhost");
-	plen = snprintf(pid, sizeof(pid), ":%ld", (long)getpid());
-	snprintf(out, RMP_NAME_MAX + 1, "%.*s%s", RMP_NAME_MAX - plen, host,
-		 pid);
-	for (i = 0; out[i]; i++)
-		if (out[i] < 0x20 || out[i] > 0x7e)
-			out[i] = '?';
-}
-
-/* opts_validate -- check c->opts and copy name, tenant, key into c. */
-static int opts_validate(struct rmp_client *c)
-{
-	struct rmp_client_opts *o = &c->opts;
-
-	if (o->connect_timeout_ms <= 0 || o->op_timeout_ms <= 0)
-		return -EINVAL;
-	if (o->bounce_bytes < RMPC_MIN_BOUNCE_BYTES ||
-	    o->bounce_bytes > RMPC_MAX_BOUNCE_BYTES)
-		return -EINVAL;
-	if (o->max_inflight < 1 || o->max_inflight > RMPC_MAX_INFLIGHT)
-		return -EINVAL;
-	if (o->spin_max_us > RMPC_MAX_SPIN_MAX_US)
-		return -EINVAL;
-	if (o->reconnect_max_ms > RMPC_MAX_RECONNECT_MS)
-		return -EINVAL;
-	/* Unused since 0.3 (tenant keys replace it); still checked. */
-	if (o->credential_len > 16 || (o->credential_len && !o->credential))
-		return -EINVAL;
-	/* A tenant proves a key; anonymous has none. */
-	if (o->tenant && *o->tenant) {
-		if (!rmp_tenant_name_ok(o->tenant))
-			return -EINVAL;
-		if (!!o->key == !!o->key_file)
-			return -EINVAL;
-		if (o->key && (o->key_len < RMP_KEY_MIN ||
-			       o->key_len > RMP_KEY_MAX))
-			return -EINVAL;
-		if (o->key_file && rmp_strlcpy(c->key_file, o->key_file,
-					       sizeof(c->key_file)))
-			return -EINVAL;
-		strcpy(c->tenant, o->tenant);
-		if (o->key) {
-			memcpy(c->key, o->key, o->key_len);
-			c->key_len = o->key_len;
-		}
-	} else if (o->key || o->key_file) {
-		return -EINVAL;
-	}
-	if (o->name) {
-		if (!name_ok(o->name))
-			return -EINVAL;
-		strcpy(c->name, o->name);
-	} else {
-		default_name(c->name);
-	}
-	o->name = c->name;
-	o->credential = NULL;
-	o->credential_len = 0;
-	o->tenant = c->tenant;
-	o->key = NULL; /* the copy in c is wiped at free */
-	o->key_file = c->key_file[0] ? c->key_file : NULL;
-	return 0;
-}
-
 int rmp_client_new(struct rmp_client **out, const struct rmp_client_opts *opts)
 {
 	struct rmp_client *c;
@@ -188,7 +79,7 @@ int rmp_client_new(struct rmp_client **out, const struct rmp_client_opts *opts)
 		if (err)
 			goto err_free_client;
 	}
-	err = opts_validate(c);
+	err = rmpc_client_opts_check(c);
 	if (err)
 		goto err_free_client;
 	err = rmpc_mem_alloc(c);
@@ -201,7 +92,7 @@ int rmp_client_new(struct rmp_client **out, const struct rmp_client_opts *opts)
 	return 0;
 
 err_free_client:
-	rmp_client_free(c);
+	rmpc_client_release(c);
 	return err;
 }
 
@@ -708,11 +599,11 @@ static int handshake(struct rmp_client *c, uint64_t deadline)
 }
 
 /*
- * conn_teardown -- undo connect, from any state it may have reached:
+ * rmpc_conn_teardown -- undo connect, from any state it may have reached:
  * disconnect, destroy QP, MRs, CQ, channels, PD and cm id, drop queued
  * and in-flight async operations. Invalidates lease handles (gen).
  */
-static void conn_teardown(struct rmp_client *c)
+void rmpc_conn_teardown(struct rmp_client *c)
 {
 	unsigned i;
 
@@ -763,7 +654,7 @@ static void conn_teardown(struct rmp_client *c)
 	c->gen++;
 }
 
-int rmp_client_connect(struct rmp_client *c, const char *host, uint16_t port)
+int rmpc_connect_one(struct rmp_client *c, const char *host, uint16_t port)
 {
 	uint64_t deadline;
 	uint32_t i;
@@ -822,17 +713,8 @@ int rmp_client_connect(struct rmp_client *c, const char *host, uint16_t port)
 	return 0;
 
 err_teardown:
-	conn_teardown(c);
+	rmpc_conn_teardown(c);
 	return err;
-}
-
-void rmp_client_close(struct rmp_client *c)
-{
-	if (!c)
-		return;
-	c->auto_reconnect = false;
-	c->backoff_ms = 0;
-	conn_teardown(c);
 }
 
 /*
@@ -855,8 +737,8 @@ static int reconnect(struct rmp_client *c)
 	}
 	strcpy(host, c->host);
 	c->reconnecting = true;
-	conn_teardown(c);
-	err = rmp_client_connect(c, host, port);
+	rmpc_conn_teardown(c);
+	err = rmpc_connect_one(c, host, port);
 	c->reconnecting = false;
 	if (err == 0) {
 		c->backoff_ms = 0;
@@ -873,11 +755,8 @@ static int reconnect(struct rmp_client *c)
 	return -ENOTCONN;
 }
 
-void rmp_client_free(struct rmp_client *c)
+void rmpc_client_release(struct rmp_client *c)
 {
-	if (!c)
-		return;
-	conn_teardown(c);
 	rmpc_leases_free(c);
 	rmpc_mem_free(c);
 	rmpc_io_fini(c);

@@ -48,6 +48,8 @@ int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len)
 		return -EINVAL;
 	if (l->group)
 		return rmpc_group_read(l, off, dst, len);
+	if (l->c->rails)
+		return rmpc_rails_rw(l, off, dst, len, false);
 	leg = (struct rmpc_leg){ .l = l, .off = off, .len = len, .local = dst };
 	return rmpc_rw(&leg, 1, false);
 }
@@ -62,50 +64,27 @@ int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len)
 		return -EINVAL;
 	if (l->group)
 		return rmpc_group_write(l, off, local, len);
+	if (l->c->rails)
+		return rmpc_rails_rw(l, off, local, len, true);
 	leg = (struct rmpc_leg){ .l = l, .off = off, .len = len,
 				 .local = local };
 	return rmpc_rw(&leg, 1, true);
 }
 
-/* sync_atomic -- one RDMA atomic; the old value lands in the scratch. */
+/* sync_atomic -- one RDMA atomic on l (through one of its client's
+ * rails when it has several). */
 static int sync_atomic(struct rmp_lease *l, uint64_t off,
 		       enum ibv_wr_opcode opcode, uint64_t compare_add,
 		       uint64_t swap, uint64_t *old)
 {
-	struct ibv_send_wr wr;
-	struct ibv_sge sge;
-	struct rmp_client *c;
-	int err;
-
 	if (!l)
 		return -EINVAL;
 	if (l->group)
 		return -EOPNOTSUPP; /* not atomic over replicas */
-	c = l->c;
-	rmpc_clear_error(c);
-	err = rmpc_lease_args(l, off, 8, RMP_ACC_ATOMIC);
-	if (!err)
-		err = rmpc_atomic_args(l, off);
-	if (!err)
-		err = rmpc_lease_usable(l, true);
-	if (err)
-		return err;
-
-	sge.addr = (uintptr_t)(c->bounce + c->bounce_len);
-	sge.length = 8;
-	sge.lkey = c->bounce_mr->lkey;
-	memset(&wr, 0, sizeof(wr));
-	wr.opcode = opcode;
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.wr.atomic.remote_addr = l->addr + off;
-	wr.wr.atomic.compare_add = compare_add;
-	wr.wr.atomic.swap = swap;
-	wr.wr.atomic.rkey = l->rkey;
-	err = rmpc_sync_post(c, &wr, 1);
-	if (!err && old)
-		memcpy(old, c->bounce + c->bounce_len, sizeof(*old));
-	return err;
+	if (l->c->rails)
+		return rmpc_rails_atomic(l, off, opcode, compare_add, swap,
+					 old);
+	return rmpc_atomic_one(l, off, opcode, compare_add, swap, old);
 }
 
 int rmp_cas(struct rmp_lease *l, uint64_t off, uint64_t expected,

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_int.h -- what io.c (the public data calls) and io_group.c (a
- * mirrored or striped lease's) take from io_sync.c (the synchronous
- * machinery); io.c calls io_group.c, both call io_sync.c, never the
- * other way.
+ * io_int.h -- what io.c (the public data calls), io_group.c (a
+ * mirrored or striped lease's) and io_rails.c (a client's with several
+ * rails) take from io_sync.c (the synchronous machinery); io.c calls
+ * io_group.c and io_rails.c, all three call io_sync.c, never the other
+ * way.
  */
 #ifndef RMPC_IO_INT_H
 #define RMPC_IO_INT_H
@@ -15,6 +16,8 @@
 struct rmp_client;
 struct rmp_lease;
 struct ibv_send_wr;
+
+#include <infiniband/verbs.h> /* enum ibv_wr_opcode */
 
 #define RMPC_SYNC_BATCH 16u  /* WRs one synchronous call posts at a time */
 
@@ -92,5 +95,27 @@ int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst,
 int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src,
 		     size_t len);
 int rmpc_group_flush(struct rmp_lease *l);
+
+/* rmpc_atomic_one -- rmp_cas / rmp_faa (opcode) on l's own connection:
+ * one RDMA atomic, waited for; the old value into *old (may be NULL). */
+int rmpc_atomic_one(struct rmp_lease *l, uint64_t off,
+		    enum ibv_wr_opcode opcode, uint64_t compare_add,
+		    uint64_t swap, uint64_t *old);
+
+/*
+ * io_rails.c: the data calls of a client with several rails (rails.h).
+ * rmpc_rails_rw -- rmp_read / rmp_write (write): of at least twice
+ * opts.rail_stripe bytes cut in pieces over the rails that are up, else
+ * on one rail (the buffer's NUMA node, else in turn); the pieces of a
+ * rail that fails done again on the others. An error only when every
+ * rail is down, or the lease's or the arguments'.
+ * rmpc_rails_atomic -- one atomic on one rail (chosen alike); moved to
+ * another only when its rail failed before it was posted.
+ */
+int rmpc_rails_rw(struct rmp_lease *l, uint64_t off, char *local,
+		  size_t len, bool write);
+int rmpc_rails_atomic(struct rmp_lease *l, uint64_t off,
+		      enum ibv_wr_opcode opcode, uint64_t compare_add,
+		      uint64_t swap, uint64_t *old);
 
 #endif /* RMPC_IO_INT_H */

@@ -298,6 +298,41 @@ int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 	return first;
 }
 
+int rmpc_atomic_one(struct rmp_lease *l, uint64_t off,
+		    enum ibv_wr_opcode opcode, uint64_t compare_add,
+		    uint64_t swap, uint64_t *old)
+{
+	struct rmp_client *c = l->c;
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	int err;
+
+	rmpc_clear_error(c);
+	err = rmpc_lease_args(l, off, 8, RMP_ACC_ATOMIC);
+	if (!err)
+		err = rmpc_atomic_args(l, off);
+	if (!err)
+		err = rmpc_lease_usable(l, true);
+	if (err)
+		return err;
+
+	sge.addr = (uintptr_t)(c->bounce + c->bounce_len);
+	sge.length = 8;
+	sge.lkey = c->bounce_mr->lkey;
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = opcode;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.atomic.remote_addr = l->addr + off;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	wr.wr.atomic.rkey = l->rkey;
+	err = rmpc_sync_post(c, &wr, 1);
+	if (!err && old)
+		memcpy(old, c->bounce + c->bounce_len, sizeof(*old));
+	return err;
+}
+
 int rmpc_flush_one(struct rmp_lease *l)
 {
 	struct ibv_send_wr wr;

@@ -607,6 +607,61 @@ int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
 	return 0;
 }
 
+int rmpc_lease_on_rail(struct rmp_lease *l, struct rmp_client *rc,
+		       unsigned i, struct rmp_lease **out)
+{
+	struct rmp_lease *h = i ? l->rail[i] : l;
+	int err;
+
+	if (h && h->gen == rc->gen) {
+		*out = h;
+		return 0;
+	}
+	if (!h) {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		h->c = rc;
+	}
+	err = attach_into(h, l->id, l->secret, l->access, 0);
+	if (err) {
+		if (h != l && h != l->rail[i])
+			free(h);
+		return err;
+	}
+	if (h != l && !l->rail[i]) {
+		lease_link(h);
+		l->rail[i] = h;
+	}
+	*out = h;
+	return 0;
+}
+
+/* rails_close -- close l's handles on the other rails. */
+static void rails_close(struct rmp_lease *l)
+{
+	for (unsigned i = 1; i < RMPC_RAILS_MAX; i++) {
+		if (!l->rail[i])
+			continue;
+		lease_unlink(l->rail[i]);
+		free(l->rail[i]);
+		l->rail[i] = NULL;
+	}
+}
+
+void rmpc_lease_rail_drop(struct rmp_client *c, unsigned i)
+{
+	struct rmp_lease *l;
+
+	LIST_FOREACH(l, &c->leases, link) {
+		if (l->group || !l->rail[i])
+			continue;
+		lease_unlink(l->rail[i]);
+		free(l->rail[i]);
+		l->rail[i] = NULL;
+	}
+}
+
 int rmp_lease_free(struct rmp_lease *l)
 {
 	struct rmp_msg m;
@@ -620,6 +675,7 @@ int rmp_lease_free(struct rmp_lease *l)
 	err = rmpc_lease_usable(l, false);
 	if (!err)
 		err = id_rpc(l->c, RMP_OP_FREE, l->id, l->secret, 0, &m);
+	rails_close(l);
 	lease_unlink(l);
 	free(l);
 	return err;
@@ -633,6 +689,7 @@ void rmp_lease_close(struct rmp_lease *l)
 		group_end(l, false);
 		return;
 	}
+	rails_close(l);
 	lease_unlink(l);
 	free(l);
 }

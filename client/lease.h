@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "rails.h"
 #include "token.h"
 
 struct rmp_client;
@@ -26,6 +27,10 @@ struct rmp_lease {
 	uint32_t holders;  /* as last reported */
 	char host[RMP_TOKEN_HOST_MAX + 1]; /* server, for the token */
 	uint16_t port;
+	/* With rails (rails.h): the handle of the same lease on rail i's
+	 * connection, attached when first used there (rail[0] unused: l
+	 * itself); closed with l. */
+	struct rmp_lease *rail[RMPC_RAILS_MAX];
 };
 
 /* Most replicas of a mirrored lease. */
@@ -134,6 +139,20 @@ void rmpc_group_lose(struct rmp_lease *l, unsigned i);
  * an earlier one attached again.
  */
 int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry);
+
+/*
+ * rmpc_lease_on_rail -- l's handle on rail i, whose client is rc: l
+ * itself for rail 0; else attached there (by l's id and secret, with
+ * its access, not exclusive) the first time, and again when rc's
+ * connection was made anew since. Rail 0's handle after its connection
+ * was made anew is attached again too. 0 or the error of the ATTACH.
+ */
+int rmpc_lease_on_rail(struct rmp_lease *l, struct rmp_client *rc,
+		       unsigned i, struct rmp_lease **out);
+
+/* rmpc_lease_rail_drop -- close the handle of every lease of c on rail
+ * i (its client goes). */
+void rmpc_lease_rail_drop(struct rmp_client *c, unsigned i);
 
 /* rmpc_leases_free -- free every lease handle of c (rmp_client_free). */
 void rmpc_leases_free(struct rmp_client *c);

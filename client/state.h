@@ -41,6 +41,7 @@ struct ibv_qp;
 struct ibv_mr;
 struct rmpc_sq_slot; /* chan.h */
 struct rmpc_op;      /* chan.h */
+struct rmpc_rail_set; /* rails.h */
 
 struct rmp_client {
 	/* client.c: options and identity, set at rmp_client_new. */
@@ -132,6 +133,14 @@ struct rmp_client {
 	bool reconnecting;     /* inside the upcall: no second one */
 	unsigned backoff_ms;
 	uint64_t reconnect_at_ms;
+
+	/* client_rails.c: the node's other rails (rails.h); NULL with one
+	 * address, so a client of one costs nothing more. The data path
+	 * (io_rails.c, below client.c) tries a down rail again through
+	 * this upcall of client_rails.c, as it reconnects through
+	 * c->reconnect: 0 when rail i is up again, else -errno. */
+	struct rmpc_rail_set *rails;
+	int (*revive_rail)(struct rmp_client *c, unsigned i);
 };
 
 #endif /* RMPC_STATE_H */

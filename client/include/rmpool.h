@@ -35,59 +35,56 @@ extern "C" {
  * and a negative errno on failure; rmp_strerror() gives the text. Outputs
  * are written only on success unless said otherwise. Each function's
  * comment names the codes it can give; all of them:
- *   -EINVAL        an argument the call does not take (a NULL pointer,
- *                  an option out of range, a malformed token), or a ttl
- *                  outside the server's bounds
- *   -ENOMEM        out of memory, here or (for a request) at the server
- *   -ERANGE        offset/length outside the lease (nothing was posted)
- *   -EKEYEXPIRED   the lease expired or was revoked by the server
- *   -EDQUOT        a limit of the tenant (bytes, leases) or the
- *                  keys-per-lease limit is reached (last error says which;
- *                  bytes freed in the last tens of ms still count, up to
- *                  the byte limit once more)
- *   -ENOSPC        the pool has no free extent large enough, or the
- *                  server holds as many leases as it may (max_leases)
- *   -EFBIG         a lease longer than the server grants (max_lease)
- *   -ESHUTDOWN     the server is draining and takes no new leases
- *   -EAGAIN        too many asynchronous operations queued or in flight
- *                  (rmp_post_*); from the server: too many key operations
- *                  of this connection in flight (alloc, attach): try again
- *   -ENOENT        no such lease (or a wrong secret); or no key file
- *   -EPERM         the lease belongs to another tenant
- *   -EKEYREJECTED  authentication failed: wrong tenant key, or a tenant
- *                  the server does not have (told apart in its log
- *                  only), or a proof replayed from another connection,
- *                  or relayed from a server other than the one that
- *                  checks it
- *   -EKEYREVOKED   a reload voided this connection's proof (removed
- *                  its tenant, changed its key, or no longer admits
- *                  its address): every request is refused, and the
- *                  server closes the connection (its keys with it) once
- *                  the tenant's rotate_grace is over; connect again
- *                  with the current key (reconnect_max_ms does it)
+ *   -EINVAL       an argument the call does not take (a NULL pointer, an
+ *                 option out of range, a malformed token), or a ttl outside
+ *                 the server's bounds
+ *   -ENOMEM       out of memory, here or (for a request) at the server
+ *   -ERANGE       offset/length outside the lease (nothing was posted)
+ *   -EKEYEXPIRED  the lease expired or was revoked by the server
+ *   -EDQUOT       a limit of the tenant (bytes, leases) or the keys-per-lease
+ *                 limit is reached (last error says which; bytes freed in the
+ *                 last tens of ms still count, up to the byte limit once more)
+ *   -ENOSPC       the pool has no free extent large enough, or the server
+ *                 holds as many leases as it may (max_leases)
+ *   -EFBIG        a lease longer than the server grants (max_lease)
+ *   -ESHUTDOWN    the server is draining and takes no new leases
+ *   -EAGAIN       too many asynchronous operations queued or in flight
+ *                 (rmp_post_*); from the server: too many key operations of
+ *                 this connection in flight (alloc, attach): try again
+ *   -ENOENT       no such lease (or a wrong secret); or no key file
+ *   -EPERM        the lease belongs to another tenant
+ *   -EKEYREJECTED authentication failed: wrong tenant key, or a tenant the
+ *                 server does not have (told apart in its log only), or a
+ *                 proof replayed from another connection, or relayed from a
+ *                 server other than the one that checks it
+ *   -EKEYREVOKED  a reload voided this connection's proof (removed its tenant,
+ *                 changed its key, or no longer admits its address): every
+ *                 request is refused, and the server closes the connection
+ *                 (its keys with it) once the tenant's rotate_grace is over;
+ *                 connect again with the current key (reconnect_max_ms does
+ *                 it)
  *   -EPROTONOSUPPORT no common protocol version with the server
- *   -ECONNREFUSED  the server rejected the connection or nobody listens
- *                  (anonymous access disabled, a connection limit, a
- *                  cool-down; once the key is proven: the tenant's
- *                  connections or networks: see rmp_client_last_error())
- *   -ETIMEDOUT     no answer in time (connect, control reply, completion;
- *                  or the transport's retries ran out, about 0.5 s:
- *                  the server's host is down or cannot be reached)
- *   -ENOTCONN      the connection is gone; close and reconnect
- *   -EIO           an RDMA operation completed with an error, or one
- *                  could not be posted (the connection failed)
- *   -EACCES        the lease does not grant this kind of access; or the
- *                  key file cannot be used
- *   -EHOSTUNREACH  the server's address does not resolve or answer
- *   -EHOSTDOWN     every member of a stripe of a cluster lease is on a
- *                  node gone from the membership (rmp_cluster_attach)
- *   -ENETUNREACH   no route, or no RDMA device on the way to the server
- *   -EAFNOSUPPORT  a tenant's proof needs an IPv4 or IPv6 server address
- *   -EISCONN       rmp_client_connect on a client not closed yet
- *   -EPROTO        the server sent something the protocol does not allow
- *   -EOPNOTSUPP    an atomic on a device without atomics
- *   -EMSGSIZE      an asynchronous operation above the device's message
- *                  size
+ *   -ECONNREFUSED the server rejected the connection or nobody listens
+ *                 (anonymous access disabled, a connection limit, a cool-down;
+ *                 once the key is proven: the tenant's connections or
+ *                 networks: see rmp_client_last_error())
+ *   -ETIMEDOUT    no answer in time (connect, control reply, completion; or
+ *                 the transport's retries ran out, about 0.5 s: the server's
+ *                 host is down or cannot be reached)
+ *   -ENOTCONN     the connection is gone; close and reconnect
+ *   -EIO          an RDMA operation completed with an error, or one could not
+ *                 be posted (the connection failed)
+ *   -EACCES       the lease does not grant this kind of access; or the key
+ *                 file cannot be used
+ *   -EHOSTUNREACH the server's address does not resolve or answer
+ *   -EHOSTDOWN    every member of a stripe of a cluster lease is on a node
+ *                 gone from the membership (rmp_cluster_attach)
+ *   -ENETUNREACH  no route, or no RDMA device on the way to the server
+ *   -EAFNOSUPPORT a tenant's proof needs an IPv4 or IPv6 server address
+ *   -EISCONN      rmp_client_connect on a client not closed yet
+ *   -EPROTO       the server sent something the protocol does not allow
+ *   -EOPNOTSUPP   an atomic on a device without atomics
+ *   -EMSGSIZE     an asynchronous operation above the device's message size
  * rmp_client_connect and rmp_buf_reg may also pass on the errno of a
  * system or device call that failed (rmp_client_last_error() names it).
  *
@@ -199,7 +196,13 @@ struct rmp_client_opts {
 				 * itself (see "Reconnecting" below), one
 				 * try per backoff step of 100 ms doubling up
 				 * to this; at most 60000. */
+	size_t rail_stripe;     /* 0.6, Rails: 256 KiB, 2^n, 4 KiB..1 GiB */
 };
+
+/* Rails (since 0.6; see librmpool(3)): host "A1,A2" (at most RMP_RAILS_MAX
+ * addresses of ONE node) opens a connection on each, used together; rail 0
+ * carries control requests; a call fails only when every rail is down. */
+#define RMP_RAILS_MAX 4
 
 /*
  * Reconnecting (rmp_client_opts.reconnect_max_ms > 0). When the connection
@@ -234,8 +237,8 @@ int rmp_client_new(struct rmp_client **out,
 		   const struct rmp_client_opts *opts);
 
 /*
- * rmp_client_connect -- connect to the server at host (name or address)
- * and port (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
+ * rmp_client_connect -- connect to the server at host (name or address,
+ * or since 0.6 "A1,A2": rails) and port (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
  * the connect request with protocol version, name and tenant, wait for
  * the accept, and prove the tenant's key (for this server's address and
  * port as we reached them). Errors: -EKEYREJECTED (wrong key or unknown
@@ -255,6 +258,17 @@ int rmp_client_new(struct rmp_client **out,
  */
 int rmp_client_connect(struct rmp_client *c, const char *host,
 		       uint16_t port);
+
+struct rmp_rail_info {     /* since 0.6; size: sizeof, set by the caller */
+	size_t size;
+	char address[64], device[64]; /* as given; RDMA device or "" */
+	int numa_node, up;     /* the device's node (-1 unknown); 1 up */
+	uint64_t bytes_read, bytes_written, ops, failovers; /* times down */
+};
+/* rmp_client_rails -- the first max rails into out; their count (1 with
+ * one address: counters 0), -EINVAL, -ENOTCONN. */
+int rmp_client_rails(struct rmp_client *c, struct rmp_rail_info *out,
+		     unsigned max);
 
 /*
  * rmp_client_last_error -- a human-readable detail for the last failed
@@ -438,25 +452,22 @@ int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
  * rmp_lease_replica_token -- the token of member i of a mirrored or
  * striped lease (of l itself for i 0 of a lease of one server): it names
  * that member's server. Members are in stripe order, the replicas of a
- * stripe together: i = stripe * replicas + replica. Returns its length, -ENOSPC (buf too small),
- * -EINVAL (l or buf NULL, a host a token cannot carry) or -ENOENT (no
- * replica i).
+ * stripe together: i = stripe * replicas + replica. Returns its length,
+ * -ENOSPC (buf too small), -EINVAL (l or buf NULL, a host a token cannot
+ * carry) or -ENOENT (no replica i).
  */
 int rmp_lease_replica_token(const struct rmp_lease *l, unsigned i, char *buf,
 			    size_t len);
 
 struct rmp_pool_stat {
 	size_t size;             /* sizeof(struct rmp_pool_stat), by caller */
-	uint64_t pool_bytes;
-	uint64_t free_bytes;
-	uint64_t largest_free;
+	uint64_t pool_bytes, free_bytes, largest_free;
 	uint64_t leases;         /* live leases on the server, all tenants */
 	uint64_t client_bytes;   /* since 0.3: this client's tenant's leased
 				  * bytes, all its connections, leases held
 				  * by a connection or not */
 	uint64_t client_leases;  /* likewise */
-	uint64_t quota_bytes;    /* the tenant's limits, 0 = unlimited */
-	uint64_t quota_leases;
+	uint64_t quota_bytes, quota_leases; /* the tenant's, 0: unlimited */
 	uint64_t hugepage_size;  /* 0 when the pool is on normal pages */
 	uint32_t ttl_min_s, ttl_max_s, ttl_default_s;
 	int32_t numa_node;
@@ -706,10 +717,8 @@ int rmp_cluster_nodes(struct rmp_cluster *cl, struct rmp_node_info *out,
  * the defaults. */
 struct rmp_cluster_alloc_opts {
 	size_t size;        /* sizeof(struct rmp_cluster_alloc_opts) */
-	uint64_t alignment; /* as rmp_alloc_opts */
-	uint32_t ttl_s;
-	uint32_t access;
-	uint32_t flags;
+	uint64_t alignment; /* these four as rmp_alloc_opts */
+	uint32_t ttl_s, access, flags;
 	const char *prefer; /* "LABEL=VALUE": nodes with it come first */
 	const char *exclude; /* node names never to use, separated by commas
 			     * or blanks; NULL: none */

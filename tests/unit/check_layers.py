@@ -32,8 +32,8 @@ DAEMON_LAYERS = [
     ["lifecycle"],     # the one owner of a lease's life
     ["keys", "zero", "tenant"],  # windows / regions; zeroing; tenants
     ["pool", "device", "lease", "journal", "guard", "config"],
-    ["alloc", "topology", "network"],  # extent allocator; NUMA and
-                                       # sysfs facts; peer networks
+    ["alloc", "network"],  # extent allocator; peer networks (NUMA and
+                           # sysfs facts: common/topology.c)
 ]
 
 # librmpool, top first. client.c's reconnect is an upcall through a
@@ -46,8 +46,9 @@ CLIENT_LAYERS = [
     ["lease"],         # lease handles and their control calls
     ["chan", "buf"],   # completions, send queue, waits, control RPC;
                        # registered memory
-    ["error", "spin", "stripe"],  # error texts; how long a wait polls;
-                                  # a striped lease's arithmetic
+    ["error", "spin", "stripe", "rails"],  # error texts; how long a wait
+                                  # polls; a striped lease's arithmetic;
+                                  # how a call is dealt over a node's rails
     ["state", "opts"],  # one client's state; the option structs' rule
     ["rmpool"],        # the public API (client/include): declarations
 ]

@@ -566,6 +566,49 @@ static void test_reconnect(void)
 	fake_client_free(c);
 }
 
+/*
+ * Buffers with rails: rmp_buf_reg registers the bytes with every rail's
+ * client that is up too (found there by rmpc_buf_lookup, so that rail
+ * moves them zero copy), a rail that was down gets them when it comes
+ * back, one whose connection was made anew registers them again, and
+ * they go with the buffer or with the rail's client.
+ */
+static void test_rail_bufs(void)
+{
+	struct rmp_client *c = fake_client_new(), *r1 = fake_client_new(),
+			  *r2 = fake_client_new();
+	struct rmpc_rail_set set = { .n = 3 };
+	static char mem[8192];
+	struct rmp_buf *b = NULL;
+
+	set.r[0].c = c;
+	set.r[1].c = r1;
+	set.r[2].c = r2;
+	set.r[2].down = true;
+	c->rails = &set;
+	CHECK_EQ(rmp_buf_reg(c, mem, sizeof(mem), &b), 0);
+	CHECK(b->rail[1] && !b->rail[2]);
+	CHECK(rmpc_buf_lookup(r1, mem + 100, 4096) == b->rail[1]->mr);
+	CHECK(b->rail[1]->mr->lkey != b->mr->lkey);
+	CHECK(!rmpc_buf_lookup(r2, mem, 1));
+	/* rail 2 comes back; rail 1's connection was made anew */
+	rmpc_bufs_on_rail(c, r2, 2);
+	CHECK(b->rail[2] && rmpc_buf_lookup(r2, mem, 8192));
+	CHECK_EQ(fake_reconnect(r1), 0); /* deregisters r1's buffers */
+	CHECK(!rmpc_buf_lookup(r1, mem, 1));
+	rmpc_bufs_on_rail(c, r1, 1);
+	CHECK(b->rail[1]->mr && rmpc_buf_lookup(r1, mem, 1) == b->rail[1]->mr);
+	/* rail 2's client goes; then the buffer */
+	rmpc_bufs_rail_drop(c, 2);
+	CHECK(!b->rail[2] && LIST_EMPTY(&r2->bufs));
+	rmp_buf_dereg(b);
+	CHECK(LIST_EMPTY(&r1->bufs) && LIST_EMPTY(&c->bufs));
+	c->rails = NULL;
+	fake_client_free(r2);
+	fake_client_free(r1);
+	fake_client_free(c);
+}
+
 int main(void)
 {
 	test_sync_args();
@@ -578,5 +621,6 @@ int main(void)
 	test_submit_fails();
 	test_expiry();
 	test_reconnect();
+	test_rail_bufs();
 	return check_done();
 }

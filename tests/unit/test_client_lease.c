@@ -4,7 +4,8 @@
  * (client/lease.c) against a fake server: arguments refused before any
  * request, what a reply may say, the local expiry check and the refresh
  * that may save the lease, and handles attached again after the
- * reconnect upcall (or failed, as the server says).
+ * reconnect upcall (or failed, as the server says); a lease's handles
+ * on a client's other rails.
  *
  * lease.c is linked with chan.c, error.c and spin.c; fake_client.c is
  * the NIC and the server (see fake_client.h).
@@ -424,6 +425,76 @@ static void test_reconnect(void)
 	fake_client_free(c);
 }
 
+/* ----------------------------------------------------------- rails */
+
+/* count -- handles on c's list. */
+static unsigned count(struct rmp_client *c)
+{
+	struct rmp_lease *x;
+	unsigned n = 0;
+
+	LIST_FOREACH(x, &c->leases, link)
+		n++;
+	return n;
+}
+
+/*
+ * A lease's handle on another rail (rmpc_lease_on_rail): attached there
+ * when first used (ATTACH by id and secret, the handle's access, not
+ * exclusive), kept, attached again in place once that rail's connection
+ * was made anew, none kept when refused, closed with the lease. Rail 0's
+ * handle is the lease itself, attached again after its reconnect. One
+ * fake connection plays every rail.
+ */
+static void test_rail_handles(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = alloc(c, 4096), *m = alloc(c, 4096);
+	struct rmp_lease *h = NULL, *h2 = NULL;
+
+	l->access = RMP_ACC_READ | RMP_ACC_WRITE;
+	CHECK_EQ(rmpc_lease_on_rail(l, c, 0, &h), 0);
+	CHECK(h == l);
+	CHECK_EQ(fake_reqs[RMP_OP_ATTACH], 0);
+	CHECK_EQ(rmpc_lease_on_rail(l, c, 1, &h), 0);
+	CHECK(h != l && h == l->rail[1]);
+	CHECK_EQ(fake_reqs[RMP_OP_ATTACH], 1);
+	CHECK_EQ(fake_last_req.u.attach.id, l->id);
+	CHECK_EQ(fake_last_req.u.attach.secret, l->secret);
+	CHECK_EQ(fake_last_req.u.attach.access, RMP_ACC_READ | RMP_ACC_WRITE);
+	CHECK_EQ(fake_last_req.u.attach.flags, 0);
+	CHECK_EQ(count(c), 3);
+	CHECK_EQ(rmpc_lease_on_rail(l, c, 1, &h2), 0);
+	CHECK(h2 == h);
+	CHECK_EQ(fake_reqs[RMP_OP_ATTACH], 1);
+	/* that rail's connection made anew */
+	CHECK_EQ(fake_reconnect(c), 0);
+	CHECK_EQ(rmpc_lease_on_rail(l, c, 1, &h2), 0);
+	CHECK(h2 == h);
+	CHECK_EQ(h->gen, c->gen);
+	CHECK_EQ(fake_reqs[RMP_OP_ATTACH], 2);
+	CHECK_EQ(rmpc_lease_on_rail(l, c, 0, &h2), 0);
+	CHECK(h2 == l);
+	CHECK_EQ(l->gen, c->gen);
+	CHECK_EQ(fake_reqs[RMP_OP_ATTACH], 3);
+	/* refused there: no handle kept, the error returned */
+	fake_refuse = -EDQUOT;
+	CHECK_EQ(rmpc_lease_on_rail(m, c, 2, &h2), -EDQUOT);
+	CHECK(!m->rail[2]);
+	CHECK_EQ(count(c), 3);
+	fake_refuse = 0;
+	/* the rail's client goes: its handles are dropped first */
+	CHECK_EQ(rmpc_lease_on_rail(m, c, 2, &h2), 0);
+	CHECK_EQ(count(c), 4);
+	rmpc_lease_rail_drop(c, 2);
+	CHECK(!m->rail[2]);
+	CHECK_EQ(count(c), 3);
+	/* closed with the lease */
+	rmp_lease_close(l);
+	CHECK_EQ(count(c), 1);
+	fake_client_free(c);
+}
+
 /* ----------------------------------------------------------- stat */
 
 static bool serve_stat(const struct rmp_msg *req, struct rmp_msg *rep)
@@ -465,6 +536,7 @@ int main(void)
 	test_expiry();
 	test_renew_free();
 	test_reconnect();
+	test_rail_handles();
 	test_stat();
 	return check_done();
 }

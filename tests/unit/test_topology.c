@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../daemon/topology.h"
+#include "../../common/topology.h"
 #include "check.h"
 
 static char root[PATH_MAX];
