@@ -2,6 +2,7 @@
 /* ops.c -- what an operator may do: status, revoke, extend, disconnect,
  * drain, reload. What an operator sees of each thing is ops_view.c. */
 #include <errno.h>
+#include <netdb.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -17,6 +18,39 @@
 #include "tenant.h"
 #include "util.h"
 
+void rmp_ops_addr_of(const struct rmp_ops *o, const struct rmp_device *dev,
+		     char *buf, size_t len)
+{
+	const struct rmp_listener *ls = o->listener;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < ls->nids; i++) {
+		struct sockaddr *sa = rdma_get_local_addr(ls->ids[i]);
+
+		if (ls->ids[i]->verbs != dev->verbs || !sa)
+			continue;
+		if (getnameinfo(sa, sa->sa_family == AF_INET6 ?
+				sizeof(struct sockaddr_in6) :
+				sizeof(struct sockaddr_in), buf, (socklen_t)len,
+				NULL, 0, NI_NUMERICHOST))
+			buf[0] = '\0';
+		return;
+	}
+}
+
+unsigned rmp_ops_port_of(const struct rmp_ops *o,
+			 const struct rmp_device *dev)
+{
+	const struct rmp_listener *ls = o->listener;
+
+	/* A listening id knows its port once bound to an address of the
+	 * device; a wildcard one has none: port 1. */
+	for (unsigned i = 0; i < ls->nids; i++)
+		if (ls->ids[i]->verbs == dev->verbs && ls->ids[i]->port_num)
+			return ls->ids[i]->port_num;
+	return 1;
+}
+
 /* device_status -- device i and its pool, into st->devices[i] and the
  * sums. */
 static void device_status(const struct rmp_ops *o, unsigned i,
@@ -24,7 +58,7 @@ static void device_status(const struct rmp_ops *o, unsigned i,
 {
 	struct rmp_device_status *ds = &st->devices[i];
 	const struct rmp_pool *pool = o->pools[i];
-	const struct rmp_conn *c = NULL;
+	const struct rmp_conn *c;
 	struct rmp_pool_stats ps;
 
 	rmp_pool_stats(pool, &ps);
@@ -36,7 +70,7 @@ static void device_status(const struct rmp_ops *o, unsigned i,
 	ds->free_bytes = ps.free_bytes;
 	ds->largest_free = ps.largest_free;
 	ds->hugepage_size = pool->page_size;
-	while ((c = rmp_ops_next_client(o, c, NULL)))
+	TAILQ_FOREACH(c, &o->conns->list, link)
 		ds->clients += c->dev == o->devs[i];
 	rmp_lifecycle_pool_stats(o->lc, pool, &ds->leases, &ds->leased_bytes);
 	if (pool->journal) {

@@ -6,7 +6,6 @@
  * the lease table and the tenants for them.
  */
 #include <errno.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,37 +291,4 @@ void rmp_ops_counters(const struct rmp_ops *o, struct rmp_ops_counters *c)
 	}
 	c->conns = o->conns->counters;
 	c->latency = &o->conns->latency;
-}
-
-void rmp_ops_addr_of(const struct rmp_ops *o, const struct rmp_device *dev,
-		     char *buf, size_t len)
-{
-	const struct rmp_listener *ls = o->listener;
-
-	buf[0] = '\0';
-	for (unsigned i = 0; i < ls->nids; i++) {
-		struct sockaddr *sa = rdma_get_local_addr(ls->ids[i]);
-
-		if (ls->ids[i]->verbs != dev->verbs || !sa)
-			continue;
-		if (getnameinfo(sa, sa->sa_family == AF_INET6 ?
-				sizeof(struct sockaddr_in6) :
-				sizeof(struct sockaddr_in), buf, (socklen_t)len,
-				NULL, 0, NI_NUMERICHOST))
-			buf[0] = '\0';
-		return;
-	}
-}
-
-unsigned rmp_ops_port_of(const struct rmp_ops *o,
-			 const struct rmp_device *dev)
-{
-	const struct rmp_listener *ls = o->listener;
-
-	/* A listening id knows its port once bound to an address of the
-	 * device; a wildcard one has none: port 1. */
-	for (unsigned i = 0; i < ls->nids; i++)
-		if (ls->ids[i]->verbs == dev->verbs && ls->ids[i]->port_num)
-			return ls->ids[i]->port_num;
-	return 1;
 }

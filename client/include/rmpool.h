@@ -196,12 +196,32 @@ struct rmp_client_opts {
 				 * itself (see "Reconnecting" below), one
 				 * try per backoff step of 100 ms doubling up
 				 * to this; at most 60000. */
-	size_t rail_stripe;     /* 0.6, Rails: 256 KiB, 2^n, 4 KiB..1 GiB */
+	/* Since 0.6: */
+	size_t rail_stripe;     /* with several rails (see Rails below), a
+				 * READ or WRITE of at least twice this is
+				 * cut in pieces of this size, spread over
+				 * the rails; a power of two, 4 KiB .. 1 GiB;
+				 * default 256 KiB */
 };
 
-/* Rails (since 0.6; see librmpool(3)): host "A1,A2" (at most RMP_RAILS_MAX
- * addresses of ONE node) opens a connection on each, used together; rail 0
- * carries control requests; a call fails only when every rail is down. */
+/*
+ * Rails (since 0.6; librmpool(3) RAILS). rmp_client_connect with host
+ * "A1,A2" (at most RMP_RAILS_MAX addresses of ONE node, e.g. one per
+ * NIC) opens a connection on each: the node's rails, used together.
+ * Rail 0 (the first address) carries the control requests (ALLOC, RENEW,
+ * FREE, STAT) and names the server in tokens. A lease gets a key on
+ * another rail (an ATTACH over it) the first time that rail carries a
+ * piece of it; registered buffers are registered on every rail. A READ
+ * or WRITE of at least 2 x rail_stripe is cut in rail_stripe pieces
+ * posted on every live rail at once; smaller calls and atomics take the
+ * rail on the NUMA node of the caller's buffer when the rails' devices
+ * are on different nodes, else the next rail in turn. A rail whose
+ * connection fails, or whose port reports an error, is down: the pieces
+ * it had are done again on the others and the call succeeds; it is
+ * connected again (after a backoff of 100 ms doubling to 5 s, once its
+ * port is ACTIVE) by a later call. A call fails only when every rail is
+ * down. An atomic that failed after it was posted is not repeated.
+ */
 #define RMP_RAILS_MAX 4
 
 /*
@@ -237,8 +257,9 @@ int rmp_client_new(struct rmp_client **out,
 		   const struct rmp_client_opts *opts);
 
 /*
- * rmp_client_connect -- connect to the server at host (name or address,
- * or since 0.6 "A1,A2": rails) and port (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
+ * rmp_client_connect -- connect to the server at host (name or address;
+ * since 0.6 also "A1,A2", one node's rails, see above) and port
+ * (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
  * the connect request with protocol version, name and tenant, wait for
  * the accept, and prove the tenant's key (for this server's address and
  * port as we reached them). Errors: -EKEYREJECTED (wrong key or unknown
@@ -259,14 +280,20 @@ int rmp_client_new(struct rmp_client **out,
 int rmp_client_connect(struct rmp_client *c, const char *host,
 		       uint16_t port);
 
-struct rmp_rail_info {     /* since 0.6; size: sizeof, set by the caller */
-	size_t size;
+/* One rail, as rmp_client_rails tells it (since 0.6). */
+struct rmp_rail_info {
+	size_t size;           /* sizeof(struct rmp_rail_info), by caller */
 	char address[64], device[64]; /* as given; RDMA device or "" */
 	int numa_node, up;     /* the device's node (-1 unknown); 1 up */
 	uint64_t bytes_read, bytes_written, ops, failovers; /* times down */
 };
-/* rmp_client_rails -- the first max rails into out; their count (1 with
- * one address: counters 0), -EINVAL, -ENOTCONN. */
+/*
+ * rmp_client_rails -- the first max rails of c into out (each out[i].size
+ * set by the caller); returns how many rails c has (1 for a client of one
+ * address, whose counters stay 0), or -EINVAL (c or out NULL, a size
+ * too small) or -ENOTCONN. The counters are since the connect:
+ * bytes and operations each rail carried, times it went down.
+ */
 int rmp_client_rails(struct rmp_client *c, struct rmp_rail_info *out,
 		     unsigned max);
 

@@ -20,6 +20,12 @@ MAX_FILE = 900
 FILES_OVER = {
     # file: (ceiling, why it is still over)
 }
+# Headers that are a manual, with the most lines they may have and why.
+MANUALS = {
+    os.path.join("client", "include", "rmpool.h"): (
+        1100, "the library's manual: every call and option documented "
+        "where it is declared (STYLE 1); it grows with the API"),
+}
 FUNCTIONS_OVER = {}
 
 
@@ -54,7 +60,7 @@ def main(argv):
                        glob.glob(os.path.join(root, "common", "*.[ch]"))):
         rel = os.path.relpath(path, root)
         nlines = len(open(path, encoding="utf-8").read().split("\n")) - 1
-        ceiling = FILES_OVER.get(rel, (MAX_FILE, ""))[0]
+        ceiling = FILES_OVER.get(rel, MANUALS.get(rel, (MAX_FILE, "")))[0]
         if nlines > ceiling:
             errors.append(f"{rel}: {nlines} lines (at most {ceiling})")
         n += 1
