@@ -9,20 +9,28 @@
 # cache=loose by default: see RMP_VM_9P_CACHE below). See
 # SOFTROCE-VM.md in the project's shared docs for why things are done this way.
 #
-# Guest layout: 2 vCPUs on 2 NUMA nodes (cpu0/node0, cpu1/node1); an isolated
-# virtio-net NIC (eth0, 192.0.2.1/24, on a hub with no other port: nothing
-# leaves the guest) behind a PCIe expander bridge on NUMA node 1; one rxe
-# device (rxe0) on eth0; 2 MiB hugepages reserved on both nodes.
+# Guest layout: 2 vCPUs on 2 NUMA nodes (cpu0/node0, cpu1/node1); 2 MiB
+# hugepages reserved on both nodes; two virtio-net NICs, each behind a PCIe
+# expander bridge of its own and on a hub of its own with no other port
+# (nothing leaves the guest), each with an rxe device:
+#   eth0  NUMA node 1  192.0.2.N/24     MAC 52:54:00:12:34:NN  rxe0
+#   eth1  NUMA node 0  198.51.100.N/24  MAC 52:54:00:12:35:NN  rxe1
+# N is the last octet of --addr (1 by default), NN the same in hex. The
+# kernel names the NICs in the order it finds their bridges; /init fails if
+# eth0 does not have eth0's MAC (it never swaps the names). Facts about two
+# rxe devices in one guest: tests/vm/README.md.
 #
 # Two guests can be linked into a two-host bed (tests/vm/pair.sh does it):
 # --link gives eth0 a UDP tunnel to another guest's QEMU on 127.0.0.1 (still
-# nothing leaves this machine), --addr its own address, --spool a host
+# nothing leaves this machine; eth1 stays on its own hub), --addr its own
+# address (and eth1's 198.51.100.N), --spool a host
 # directory the guest sees uncached at /run/rmp-spool (the guest agent reads
 # commands there), --pidfile QEMU's pid (SIGKILL it: a dead host).
 #
 # The command gets: the caller's cwd, PATH, HOME, USER, locale, TERM, CI,
 # sanitizer/malloc options, every RMP_*, MESON_*, RDMAV_* and IBV_* variable
-# (plus any --env NAME), and RMP_TEST_ADDR, RMP_TEST_DEV, RMP_IN_VM=1.
+# (plus any --env NAME), and RMP_TEST_ADDR, RMP_TEST_DEV (eth0's address and
+# rxe0), RMP_TEST_ADDR2, RMP_TEST_DEV2 (eth1's address and rxe1), RMP_IN_VM=1.
 #
 # Environment knobs:
 #   RMP_VM_HUGEPAGES   2 MiB hugepages to reserve per NUMA node (default 64)
@@ -43,7 +51,10 @@ SCRIPT_PATH=$(readlink -f -- "${BASH_SOURCE[0]}")
 readonly SCRIPT_PATH
 
 # Guest network / RDMA facts, shared by /init and the command's environment.
+# NIC 1 (eth0) is on NUMA node 1, NIC 2 (eth1) on node 0; addresses and MACs
+# end in the same N (set_guest_addr).
 readonly GUEST_PREFIX=24 GUEST_NETDEV=eth0 GUEST_RDMA_DEV=rxe0
+readonly GUEST_NETDEV2=eth1 GUEST_RDMA_DEV2=rxe1 GUEST_NET2=198.51.100
 GUEST_ADDR=192.0.2.1
 
 # Kernel modules the guest needs, in the order they are asked for.
@@ -68,9 +79,10 @@ usage() {
     cat <<EOF
 Usage: tests/vm/run-in-vm.sh [OPTIONS] -- COMMAND [ARGS...]
 
-Run COMMAND inside a QEMU guest with Soft-RoCE (rxe0 on eth0, 192.0.2.1)
-and exit with its exit status (124: timeout, 125: guest setup failed or the
-guest died without reporting a status).
+Run COMMAND inside a QEMU guest with Soft-RoCE (rxe0 on eth0, 192.0.2.1,
+NUMA node 1; rxe1 on eth1, 198.51.100.1, NUMA node 0) and exit with its
+exit status (124: timeout, 125: guest setup failed or the guest died
+without reporting a status).
 
 Options:
   --build-dir DIR     meson build dir; the kernel/initramfs cache goes to
@@ -82,11 +94,12 @@ Options:
                       (default: 2048)
   --env NAME[=VALUE]  also pass NAME (or set it to VALUE) in the guest;
                       may be repeated
-  --addr ADDR         eth0's address, 192.0.2.N (default 192.0.2.1); the
-                      MAC address ends in N
+  --addr ADDR         eth0's address, 192.0.2.N (default 192.0.2.1); eth1
+                      gets 198.51.100.N; both MAC addresses end in N
   --link LPORT:RPORT  connect eth0 to another guest: Ethernet frames go
                       over UDP from 127.0.0.1:LPORT to 127.0.0.1:RPORT
-                      (default: a hub with no other port)
+                      (default: a hub with no other port; eth1 is always
+                      on a hub of its own)
   --spool DIR         share host DIR uncached at /run/rmp-spool
   --pidfile FILE      write QEMU's pid to FILE
   --name NAME         the guest's host name (default rmp-vm)
@@ -107,10 +120,11 @@ The command runs as root in the guest, in the caller's current directory,
 with stdin from /dev/null and its output on the serial console, which is
 streamed to stdout and kept in DIR/vm-logs. It gets PATH, HOME, locale,
 TERM, CI, sanitizer options and all RMP_*, MESON_*, RDMAV_*, IBV_* variables,
-plus RMP_TEST_ADDR (--addr) RMP_TEST_DEV=${GUEST_RDMA_DEV} RMP_IN_VM=1.
+plus RMP_TEST_ADDR (--addr) RMP_TEST_DEV=${GUEST_RDMA_DEV}, RMP_TEST_ADDR2
+(${GUEST_NET2}.N) RMP_TEST_DEV2=${GUEST_RDMA_DEV2}, and RMP_IN_VM=1.
 
 Example:
-  tests/vm/run-in-vm.sh -- sh -c 'ibv_devices; rdma link'
+  tests/vm/run-in-vm.sh -- sh -c 'ibv_devices; rdma link; env | grep RMP_TEST'
 EOF
 }
 
@@ -143,6 +157,14 @@ LINK=
 SPOOL=
 PIDFILE=
 GUEST_NAME=rmp-vm
+
+# Sets what follows from GUEST_ADDR (192.0.2.N): eth1's address and both MACs.
+set_guest_addr() {
+    local n=${GUEST_ADDR##*.}
+    GUEST_ADDR2=$GUEST_NET2.$n
+    GUEST_MAC=52:54:00:12:34:$(printf %02x "$n")
+    GUEST_MAC2=52:54:00:12:35:$(printf %02x "$n")
+}
 
 parse_args() {
     while [[ $# -gt 0 ]]; do
@@ -178,6 +200,7 @@ parse_args() {
         || die "RMP_VM_HUGEPAGES=$HUGEPAGES per node does not fit in --mem $MEM_MB (half per node)"
     [[ $GUEST_ADDR =~ ^192\.0\.2\.([1-9][0-9]?|1[0-9][0-9]|2[0-4][0-9]|25[0-4])$ ]] \
         || die "--addr must be 192.0.2.N with N in 1..254"
+    set_guest_addr
     [[ -z $LINK || $LINK =~ ^[1-9][0-9]{3,4}:[1-9][0-9]{3,4}$ ]] \
         || die "--link must be LPORT:RPORT (ports 1000..65535)"
     [[ -z $SPOOL || -d $SPOOL ]] || die "--spool $SPOOL is not a directory"
@@ -430,16 +453,25 @@ if [ "$SPOOL" = 1 ]; then
 fi
 
 stage "file systems mounted"
-# Network: only the isolated virtio NIC and lo.
+# Network: the two isolated virtio NICs and lo.
 ip link set lo up || fail "lo up"
-i=0
-while [ ! -e "/sys/class/net/$NETDEV" ]; do
-    i=$((i + 1))
-    [ $i -lt 100 ] || fail "no $NETDEV (have: $(ls /sys/class/net | tr '\n' ' '))"
-    usleep 100000
-done
-ip addr add "$ADDR/$PREFIX" dev "$NETDEV" || fail "address on $NETDEV"
-ip link set "$NETDEV" up || fail "$NETDEV up"
+# The kernel names NICs in the order it finds them; the host placed them so
+# that eth0 is NIC 1 (node 1). Never swap names behind the tests' back: a
+# mismatch is a harness bug.
+net_up() {  # NAME MAC ADDR
+    i=0
+    while [ ! -e "/sys/class/net/$1" ]; do
+        i=$((i + 1))
+        [ $i -lt 100 ] || fail "no $1 (have: $(ls /sys/class/net | tr '\n' ' '))"
+        usleep 100000
+    done
+    read -r mac <"/sys/class/net/$1/address"
+    [ "$mac" = "$2" ] || fail "$1 has MAC $mac, expected $2: the NICs were enumerated in another order"
+    ip addr add "$3/$PREFIX" dev "$1" || fail "address on $1"
+    ip link set "$1" up || fail "$1 up"
+}
+net_up "$NETDEV" "$MAC" "$ADDR"
+net_up "$NETDEV2" "$MAC2" "$ADDR2"
 
 stage "network up"
 # Hugepages on every node; verify the kernel really reserved them.
@@ -451,23 +483,27 @@ for n in /sys/devices/system/node/node[0-9]*; do
 done
 
 stage "hugepages reserved"
-# One rxe device; clients and servers all use its address (rxe loops back).
-out=$(inroot rdma link add "$RDMA_DEV" type rxe netdev "$NETDEV" 2>&1) \
-    || fail "rdma link add $RDMA_DEV: $out"
-stage "rdma link added"
+# An rxe device per NIC; clients and servers of a device all use its address
+# (rxe loops back). One rdma process for both: each exec over 9p costs.
+out=$(printf '%s\n' "link add $RDMA_DEV type rxe netdev $NETDEV" \
+          "link add $RDMA_DEV2 type rxe netdev $NETDEV2" | inroot rdma -b - 2>&1) \
+    || fail "rdma link add $RDMA_DEV, $RDMA_DEV2: $out"
+stage "rdma links added"
 # Same state as `rdma link` shows, read from sysfs: no exec over 9p per poll.
-i=0
-until grep -q ACTIVE "/sys/class/infiniband/$RDMA_DEV/ports/1/state" 2>/dev/null; do
-    i=$((i + 1))
-    [ $i -lt 300 ] || fail "$RDMA_DEV not ACTIVE: $(inroot rdma link 2>&1)"
-    usleep 100000
+for dev in "$RDMA_DEV" "$RDMA_DEV2"; do
+    i=0
+    until grep -q ACTIVE "/sys/class/infiniband/$dev/ports/1/state" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -lt 300 ] || fail "$dev not ACTIVE: $(inroot rdma link 2>&1)"
+        usleep 100000
+    done
 done
 
 mkdir -p "$NEWROOT/run/rmp-vm"
 cp /rmp/run.sh "$NEWROOT/run/rmp-vm/run.sh"
 ulimit -l unlimited || fail "ulimit -l unlimited"
 read -r boot_up _ </proc/uptime
-stage "$RDMA_DEV active, running the command"
+stage "$RDMA_DEV and $RDMA_DEV2 active, running the command"
 
 # The command gets only the environment run.sh sets up.
 env -i /bin/chroot "$NEWROOT" /bin/sh /run/rmp-vm/run.sh </dev/null
@@ -573,8 +609,9 @@ write_run_script() {
             fi
         done
         # The guest's facts win over anything the caller had set.
-        printf 'export RMP_TEST_ADDR=%s RMP_TEST_DEV=%s RMP_IN_VM=1\n' \
-            "$GUEST_ADDR" "$GUEST_RDMA_DEV"
+        printf 'export RMP_TEST_ADDR=%s RMP_TEST_DEV=%s\n' "$GUEST_ADDR" "$GUEST_RDMA_DEV"
+        printf 'export RMP_TEST_ADDR2=%s RMP_TEST_DEV2=%s\n' "$GUEST_ADDR2" "$GUEST_RDMA_DEV2"
+        printf 'export RMP_IN_VM=1\n'
         printf 'cd -- %s || exit 125\n' "$(sh_quote "$cwd")"
         printf 'exec'
         for e in "${CMD[@]}"; do printf ' %s' "$(sh_quote "$e")"; done
@@ -603,7 +640,9 @@ make_run_initrd() {
         printf 'P9_CACHE=%s\n' "$P9_CACHE"
         printf 'DEBUG=%s\n' "$([[ ${RMP_VM_DEBUG:-0} == 1 ]] && echo 1 || echo 0)"
         printf 'ADDR=%s\nPREFIX=%s\n' "$GUEST_ADDR" "$GUEST_PREFIX"
-        printf 'NETDEV=%s\nRDMA_DEV=%s\n' "$GUEST_NETDEV" "$GUEST_RDMA_DEV"
+        printf 'NETDEV=%s\nRDMA_DEV=%s\nMAC=%s\n' "$GUEST_NETDEV" "$GUEST_RDMA_DEV" "$GUEST_MAC"
+        printf 'ADDR2=%s\nNETDEV2=%s\nRDMA_DEV2=%s\nMAC2=%s\n' \
+            "$GUEST_ADDR2" "$GUEST_NETDEV2" "$GUEST_RDMA_DEV2" "$GUEST_MAC2"
         printf 'GUEST_NAME=%s\nSPOOL=%s\n' "$GUEST_NAME" "$([[ -n $SPOOL ]] && echo 1 || echo 0)"
     } >"$stage/rmp/run.conf"
     write_run_script "$stage/rmp/run.sh"
@@ -742,29 +781,43 @@ main() {
         -numa node,nodeid=1,cpus=1,memdev=m1
         -kernel "$KERNEL" -initrd "$RUN_INITRD"
         # mitigations=off: a throw-away test guest; they only cost time.
-        -append "quiet loglevel=3 console=ttyS0 panic=-1 mitigations=off${clock}${RMP_VM_APPEND:+ $RMP_VM_APPEND}"
+        # acpi=noirq: every PCI device here uses MSI or MSI-X, but enabling
+        # one still routes its legacy interrupt through ACPI, and for a
+        # device behind an expander bridge that took 0.15-0.4 s of AML
+        # under TCG (root ports and NICs alike; 1-15 ms without).
+        -append "quiet loglevel=3 console=ttyS0 panic=-1 mitigations=off acpi=noirq${clock}${RMP_VM_APPEND:+ $RMP_VM_APPEND}"
         # Serial console: streamed to our stdout live and kept in the log.
         -chardev "stdio,id=ser0,logfile=$(qemu_escape "$log")"
         -serial chardev:ser0
-        # Host / over 9p; every PCI device but the NIC on pcie.0, or QEMU
-        # would try to plug it into the expander bridge and refuse.
+        # Host / over 9p; every PCI device but the NICs on pcie.0, or QEMU
+        # would try to plug it into an expander bridge and refuse.
         -fsdev local,id=fs0,path=/,security_model=none,multidevs=remap
         -device virtio-9p-pci,fsdev=fs0,mount_tag=hostroot,bus=pcie.0
-        # The NIC sits behind a PCIe expander bridge on NUMA node 1, on a
-        # hub with no other port: nothing can leave the guest.
+        # Each NIC sits behind a PCIe expander bridge of its own: NIC 1 on
+        # NUMA node 1, NIC 2 on node 0. The guest finds (and names) them in
+        # the order of QEMU's ACPI table, which lists expander bridges
+        # newest first whatever their bus numbers (QEMU 7.2): NIC 1's bridge
+        # comes last here, and has the lower bus number too, so that it is
+        # eth0 either way.
         -nic none
+        -device pxb-pcie,id=pxb2,bus_nr=192,bus=pcie.0,numa_node=0
+        -device pcie-root-port,id=rp2,bus=pxb2,chassis=2
         -device pxb-pcie,id=pxb1,bus_nr=128,bus=pcie.0,numa_node=1
         -device pcie-root-port,id=rp1,bus=pxb1,chassis=1
+        # NIC 2 is on a hub with no other port, always: nothing can leave.
+        -netdev hubport,id=n2,hubid=1
+        -device "virtio-net-pci,netdev=n2,bus=rp2,mac=$GUEST_MAC2"
     )
     if [[ -n $LINK ]]; then
         # A link to the other guest: frames in UDP datagrams over loopback.
         # Connectionless, so either guest may die and boot again.
         qemu+=(-netdev "socket,id=n1,udp=127.0.0.1:${LINK#*:},localaddr=127.0.0.1:${LINK%%:*}")
     else
+        # Alone: a hub with no other port, nothing can leave the guest.
         qemu+=(-netdev hubport,id=n1,hubid=0)
     fi
-    # Every guest has its own MAC: the default one is the same for all.
-    qemu+=(-device "virtio-net-pci,netdev=n1,bus=rp1,mac=52:54:00:12:34:$(printf %02x "${GUEST_ADDR##*.}")")
+    # Every guest has its own MACs: the default one is the same for all.
+    qemu+=(-device "virtio-net-pci,netdev=n1,bus=rp1,mac=$GUEST_MAC")
     if [[ -n $SPOOL ]]; then
         qemu+=(-fsdev "local,id=fs1,path=$(qemu_escape "$(cd "$SPOOL" && pwd -P)"),security_model=none"
                -device virtio-9p-pci,fsdev=fs1,mount_tag=spool,bus=pcie.0)
