@@ -40,8 +40,9 @@ for seed in 1 2 3; do
 	rmp_test fill $PAIR_SERVER_ADDR $TH_PORT $N $LEN 600 600 $((seed * 100)) \
 		>"$tokens" || th_fail "fill failed"
 	on server "kill -TERM $TH_DPID; while kill -0 $TH_DPID 2>/dev/null; do sleep 0.1; done"
-	# Random bytes of the journal (header and the records in use) flipped.
-	on server "python3 $TH_DIR/damage.py $dir/pool $((SIZE_MB << 20)) \
+	# Random bytes of the journal (header and the records in use) flipped,
+	# in the state file of the one device served (pool-DEVICE).
+	on server "python3 $TH_DIR/damage.py $dir/pool-* $((SIZE_MB << 20)) \
 		$((SIZE_MB * 1048576 + 4096 + N * 256)) $seed $HITS" ||
 		th_fail "could not damage the journal"
 	th_daemon_start rmpoold-$seed-b
