@@ -62,8 +62,9 @@ struct rmpc_leg {
  * registered with its lease's client, else through that client's bounce
  * buffer; split into rounds, in each of which every leg with bytes left
  * posts its next batch before any is waited for, so that legs on
- * different clients move at once (legs sharing a client take turns: one
- * a round, as they share its bounce buffer). legs[i].err gets leg i's
+ * different clients move at once (legs that share a client's bounce
+ * buffer take turns: one a round; zero-copy legs of a client go
+ * together). legs[i].err gets leg i's
  * result (a leg that fails drops out; the rest go on). Returns the first
  * error of them, or 0; -EINVAL for a leg with bytes and no local memory
  * (nothing posted then). Two READ legs of the same local bytes fill them

@@ -230,11 +230,22 @@ static int leg_post(const struct rmpc_leg *g, struct leg_state *st,
 	return post_chain(c, wr, n, &st->last);
 }
 
-/* client_busy -- a leg before i posted on i's client this round. */
+/* bounced -- leg st moves its bytes through its client's bounce buffer. */
+static bool bounced(const struct leg_state *st)
+{
+	return !st->mr && !st->in_wqe;
+}
+
+/* client_busy -- leg i needs its client's bounce buffer, and a leg
+ * before i that posted on that client this round holds it. Legs that
+ * need no bounce buffer (zero copy, inline) post together: a rail's
+ * pieces are then all in flight at once. */
 static bool client_busy(const struct leg_state *st, unsigned i)
 {
+	if (!bounced(&st[i]))
+		return false;
 	for (unsigned j = 0; j < i; j++)
-		if (st[j].posted && st[j].c == st[i].c)
+		if (st[j].posted && st[j].c == st[i].c && bounced(&st[j]))
 			return true;
 	return false;
 }

@@ -22,7 +22,7 @@ bool fake_hold;
 enum ibv_wc_status fake_fail_next;
 int fake_post_error;
 unsigned fake_post_fail_at;
-unsigned fake_qp_errors, fake_arms;
+unsigned fake_qp_errors, fake_arms, fake_polls;
 bool (*fake_serve)(const struct rmp_msg *req, struct rmp_msg *rep);
 unsigned fake_reqs[RMP_OP_MAX + 1], fake_nreqs;
 struct rmp_msg fake_last_req;
@@ -284,6 +284,7 @@ static int fake_post_send(struct ibv_qp *q, struct ibv_send_wr *wr,
 			w->lkey = wr->sg_list[0].lkey;
 		}
 		w->outstanding = true;
+		w->polls = fake_polls;
 		if (fake_hold && wr->opcode != IBV_WR_SEND && !qp_in_error)
 			continue;
 		run(w);
@@ -309,6 +310,7 @@ static int fake_poll_cq(struct ibv_cq *c, int n, struct ibv_wc *out)
 	int k = 0;
 
 	(void)c;
+	fake_polls++;
 	while (k < n && wc_head != wc_tail)
 		out[k++] = wcs[wc_head++ % RMP_ARRAY_SIZE(wcs)];
 	return k;
@@ -507,7 +509,7 @@ struct rmp_client *fake_client_new(void)
 	fake_hold = false;
 	fake_fail_next = IBV_WC_SUCCESS;
 	fake_post_error = 0;
-	fake_qp_errors = fake_arms = 0;
+	fake_qp_errors = fake_arms = fake_polls = 0;
 	fake_serve = fake_serve_grant;
 	fake_refuse = 0;
 	fake_reply_trim = 0;

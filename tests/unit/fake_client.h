@@ -48,6 +48,7 @@ struct fake_wr {
 	uint32_t lkey;
 	int num_sge;
 	bool outstanding;     /* posted, not completed (fake_hold) */
+	unsigned polls;       /* fake_polls when it was posted */
 };
 #define FAKE_WRS_MAX 4096
 extern struct fake_wr fake_wrs[FAKE_WRS_MAX];
@@ -67,6 +68,7 @@ extern int fake_post_error;
 extern unsigned fake_post_fail_at;
 extern unsigned fake_qp_errors; /* ibv_modify_qp to the error state */
 extern unsigned fake_arms;      /* ibv_req_notify_cq */
+extern unsigned fake_polls;     /* ibv_poll_cq */
 
 /* fake_complete -- WR i (index into fake_wrs) completes with status, and
  * every outstanding WR before it first, successfully (an RC send queue

@@ -19,6 +19,7 @@
 #include "chan.h"
 #include "check.h"
 #include "fake_client.h"
+#include "io_int.h"
 #include "lease.h"
 #include "rmpool.h"
 #include "state.h"
@@ -243,6 +244,51 @@ static void test_split(void)
 	CHECK_EQ(fake_nwrs - at, 40);
 	CHECK_EQ(signaled(at), 3);
 	CHECK(!memcmp(dst, fake_remote, 40000));
+	fake_client_free(c);
+}
+
+/* signaled_polls -- fake_polls when the k-th (0-based) signaled data WR
+ * from fake_wrs index from on was posted; ~0u when there is none. */
+static unsigned signaled_polls(unsigned from, unsigned k)
+{
+	for (unsigned i = from; i < fake_nwrs; i++)
+		if (fake_wrs[i].opcode != IBV_WR_SEND &&
+		    (fake_wrs[i].send_flags & IBV_SEND_SIGNALED) && !k--)
+			return fake_wrs[i].polls;
+	return ~0u;
+}
+
+/* Two legs of one call on the same client (a rail's pieces): zero copy,
+ * both chains are posted before either is waited for; through the
+ * bounce buffer (one per client) they take turns. */
+static void test_legs_share_client(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = fake_lease(c, 0, 65536, RMP_ACC_ALL);
+	static uint8_t mem[32768];
+	struct rmp_buf *b = NULL;
+	struct rmpc_leg legs[2];
+	unsigned at;
+
+	pattern(fake_remote, 32768, 5);
+	CHECK_EQ(rmp_buf_reg(c, mem, sizeof(mem), &b), 0);
+	legs[0] = (struct rmpc_leg){ .l = l, .off = 0, .len = 16384,
+				     .local = (char *)mem };
+	legs[1] = (struct rmpc_leg){ .l = l, .off = 16384, .len = 16384,
+				     .local = (char *)mem + 16384 };
+	at = fake_nwrs;
+	CHECK_EQ(rmpc_rw(legs, 2, false), 0);
+	CHECK_EQ(signaled(at), 2);
+	CHECK_EQ(signaled_polls(at, 0), signaled_polls(at, 1));
+	CHECK(!memcmp(mem, fake_remote, 32768));
+	rmp_buf_dereg(b);
+
+	memset(mem, 0, sizeof(mem));
+	at = fake_nwrs;
+	CHECK_EQ(rmpc_rw(legs, 2, false), 0);
+	CHECK_EQ(signaled(at), 2);
+	CHECK(signaled_polls(at, 0) < signaled_polls(at, 1));
+	CHECK(!memcmp(mem, fake_remote, 32768));
 	fake_client_free(c);
 }
 
@@ -615,6 +661,7 @@ int main(void)
 	test_async_args();
 	test_data();
 	test_split();
+	test_legs_share_client();
 	test_completion_errors();
 	test_async();
 	test_async_qp_error();
