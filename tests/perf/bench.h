@@ -35,6 +35,10 @@ struct bench {
 	bool json;
 	bool progress;
 	unsigned threads;       /* bandwidth modes: connections at once */
+	unsigned rails;         /* --rails N: bandwidth modes move each
+				 * window (depth x size) with one synchronous
+				 * call over the first N addresses of -s; the
+				 * library cuts it in size-byte pieces */
 	uint64_t progress_at;   /* next progress line, ns */
 
 	struct rmp_client *c;

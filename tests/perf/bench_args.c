@@ -25,7 +25,7 @@ static void usage(FILE *f)
 		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N] [--stripes N]} "
 		"[--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
-		"[--json] [--progress] MODE\n"
+		"[--rails N] [--json] [--progress] MODE\n"
 		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat attach-lat\n"
 		"       (synchronous, one at a time; alloc-lat: lease alloc +\n"
 		"       free; attach-lat: attach by token from a 2nd connection)\n"
@@ -49,6 +49,12 @@ static void usage(FILE *f)
 		"  --spin-max-us N  longest spin of a waiting call (default:\n"
 		"                the library's); 0 = sleep at once (\"-sleep\")\n"
 		"  --threads N   *-bw: N connections, one thread each, summed\n"
+		"  --rails N     *-bw with -s A1,A2..: the first N addresses as\n"
+		"                one client's rails; each window of DEPTH x SIZE\n"
+		"                is one synchronous rmp_read/rmp_write, cut by\n"
+		"                the library in SIZE pieces (rail_stripe = SIZE,\n"
+		"                a power of two >= 4096); the line says -railsN\n"
+		"                and each rail's share of the bytes\n"
 		"  --json        one JSON object per result line\n"
 		"  --progress    a progress line on stderr once a second (the\n"
 		"                default when stderr is a terminal)\n"
@@ -169,6 +175,33 @@ static void check_cluster(struct bench *bp, bool have_server)
 			    mode_names[bp->mode]);
 }
 
+/* check_rails -- --rails N: a bandwidth mode of one power-of-two size
+ * on one server, keeping the first N of -s's addresses. */
+static void check_rails(struct bench *bp)
+{
+	unsigned n = 1;
+	char *p;
+
+	if (!bp->rails)
+		return;
+	if (bp->mode != READ_BW && bp->mode != WRITE_BW)
+		usage_error("--rails is for the bandwidth modes");
+	if (bp->threads > 1 || bp->cluster.url)
+		usage_error("--rails takes one server (-s), no --threads");
+	if (bp->nsizes != 1 || bp->size < 4096 || (bp->size & (bp->size - 1)))
+		usage_error("--rails takes one --size, a power of two >= 4096");
+	for (p = bp->host; (p = strchr(p, ',')) != NULL; p++) {
+		if (n == bp->rails) {
+			*p = '\0'; /* the first N addresses */
+			break;
+		}
+		n++;
+	}
+	if (n < bp->rails)
+		usage_error("--rails %u: -s names %u address(es)", bp->rails,
+			    n);
+}
+
 /* check_mode -- the sizes, depth and threads the mode takes. */
 static void check_mode(struct bench *bp, bool have_size)
 {
@@ -223,6 +256,7 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "threads", required_argument, NULL, 'T' },
 		{ "progress", no_argument, NULL, 'P' },
+		{ "rails", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -265,6 +299,10 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		case 'P':
 			bp->progress = true;
 			break;
+		case 'r':
+			bp->rails = (unsigned)parse_num("--rails", optarg, 1,
+							RMP_RAILS_MAX);
+			break;
 		case 'n':
 			bp->iters = parse_num("--iters", optarg, 1,
 					      UINT64_C(1) << 32);
@@ -303,6 +341,7 @@ void parse_args(struct bench *bp, int argc, char **argv)
 	bp->mode = (enum mode)i;
 	check_mode(bp, have_size);
 	check_cluster(bp, have_server);
+	check_rails(bp);
 	if (!bp->progress)
 		bp->progress = isatty(STDERR_FILENO);
 }

@@ -4,7 +4,7 @@
 
 Input (written by tests/perf/compare):
   --data FILE  one figure per line: round, tool, case, metric, value (tabs)
-  --rows FILE  one table row per line: label, kind (lat|ctl|bw|bwc|cl),
+  --rows FILE  one table row per line: label, kind (lat|ctl|bw|bwc|bwr|cl),
                size, perftest case, metric, scale, rmpool case, metric,
                target (tabs). The perftest figure is multiplied by scale (2
                for ib_write_lat's half round trip, see compare's header).

@@ -24,6 +24,14 @@
  * its /metrics while the loop was timed, 0 when placing costs no etcd
  * round trip (bench_cluster.c).
  *
+ * --rails N (bandwidth modes, -s A1,A2,..): one client over the first N
+ * addresses of -s, the node's rails (N = 1: the first address alone,
+ * the one-rail figure to compare with). Each window of DEPTH x SIZE
+ * bytes is one synchronous rmp_read or rmp_write, which the library cuts
+ * into SIZE-byte pieces (rail_stripe = SIZE) dealt over the rails, all
+ * in flight before any is waited for; the line is "read-bw-rails2" and
+ * ends with rails_share=: each rail's percent of the bytes it moved.
+ *
  * --size takes a list: the sizes run one after the other on the same
  * connection and lease, one result each (a sweep). --json prints each
  * result as one JSON object per line instead of key=value. --progress
@@ -191,6 +199,8 @@ static void setup(struct bench *bp)
 	co.max_inflight = bp->depth > 128 ? bp->depth : 128;
 	if (bp->spin_max_us >= 0)
 		co.spin_max_us = (unsigned)bp->spin_max_us;
+	if (bp->rails)
+		co.rail_stripe = bp->size;
 
 	/* One slot of SIZE bytes per operation in flight, page aligned;
 	 * one more slot for the check below. */
@@ -433,6 +443,9 @@ static void base_name(const struct bench *bp, char *buf, size_t len)
 		snprintf(buf, len, "cluster-%s%s", mode_names[bp->mode],
 			 bp->cluster.replicas > 1 || bp->cluster.stripes > 1 ?
 			 kind : "");
+	else if (bp->rails)
+		snprintf(buf, len, "%s-rails%u", mode_names[bp->mode],
+			 bp->rails);
 	else
 		snprintf(buf, len, "%s%s", mode_names[bp->mode], kind);
 }
@@ -614,27 +627,79 @@ static void pump(struct bench *bp, uint64_t n, struct rmp_completion *comp)
 	}
 }
 
+/* rails_share -- " rails_share=50.0/50.0": each rail's percent of the
+ * bytes the client's rails moved (--rails). */
+static void rails_share(const struct bench *bp, char *buf, size_t len)
+{
+	struct rmp_rail_info ri[RMP_RAILS_MAX];
+	uint64_t sum = 0, b[RMP_RAILS_MAX];
+	size_t at;
+	int n;
+
+	for (unsigned i = 0; i < RMP_RAILS_MAX; i++)
+		ri[i].size = sizeof(ri[i]);
+	n = rmp_client_rails(bp->c, ri, RMP_RAILS_MAX);
+	if (n < 0)
+		fail("rmp_client_rails", n);
+	if (n > (int)RMP_RAILS_MAX)
+		n = (int)RMP_RAILS_MAX;
+	for (int i = 0; i < n; i++)
+		sum += b[i] = ri[i].bytes_read + ri[i].bytes_written;
+	at = (size_t)snprintf(buf, len, bp->json ? ",\"rails_share\":\"" :
+				   " rails_share=");
+	for (int i = 0; i < n && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%s%.1f",
+				       i ? "/" : "", sum ? 100.0 * (double)b[i] /
+				       (double)sum : n == 1 ? 100.0 : 0.0);
+	if (bp->json && at < len)
+		snprintf(buf + at, len - at, "\"");
+}
+
 /* print_bw -- one bandwidth result: conns connections, ns elapsed. */
 static void print_bw(const struct bench *bp, unsigned conns, uint64_t ns)
 {
 	double secs = (double)ns / 1e9;
 	double ops = (double)bp->iters * conns;
 	double bytes = (double)bp->size * ops;
-	char extra[32] = "", name[64];
+	char extra[32] = "", name[64], share[96] = "";
 
 	base_name(bp, name, sizeof(name));
 	if (conns > 1)
 		snprintf(extra, sizeof(extra),
 			 bp->json ? ",\"conns\":%u" : " conns=%u", conns);
+	if (bp->rails)
+		rails_share(bp, share, sizeof(share));
 	printf(bp->json ?
 		       "{\"tool\":\"rmpool\",\"mode\":\"%s\",\"size\":%zu,"
 		       "\"iters\":%" PRIu64 ",\"depth\":%u%s,\"MBps\":%.2f,"
-		       "\"MiBps\":%.2f,\"Gbps\":%.3f,\"ops_per_s\":%.0f}\n" :
+		       "\"MiBps\":%.2f,\"Gbps\":%.3f,\"ops_per_s\":%.0f%s}\n" :
 		       "rmpool %s size=%zu iters=%" PRIu64 " depth=%u%s MB/s=%.2f "
-		       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f\n",
+		       "MiB/s=%.2f Gb/s=%.3f ops/s=%.0f%s\n",
 	       name, bp->size, bp->iters, bp->depth, extra,
 	       bytes / secs / 1e6, bytes / secs / 1048576.0,
-	       bytes * 8 / secs / 1e9, ops / secs);
+	       bytes * 8 / secs / 1e9, ops / secs, share);
+}
+
+/* windows -- n operations of SIZE as synchronous calls of up to DEPTH of
+ * them each (--rails): the library deals each call's pieces over the
+ * rails. */
+static void windows(struct bench *bp, uint64_t n)
+{
+	uint64_t done = 0, k;
+	int err;
+
+	while (done < n) {
+		k = n - done < bp->depth ? n - done : bp->depth;
+		if (bp->mode == READ_BW)
+			err = rmp_read(bp->l, 0, bp->mem, k * bp->size);
+		else
+			err = rmp_write(bp->l, 0, bp->mem, k * bp->size);
+		if (err)
+			fail(bp->mode == READ_BW ? "rmp_read" : "rmp_write",
+			     err);
+		done += k;
+		progress(bp, "done", done, n);
+	}
 }
 
 static void run_bw(struct bench *bp)
@@ -645,6 +710,15 @@ static void run_bw(struct bench *bp)
 	comp = calloc(bp->depth, sizeof(*comp));
 	if (!comp)
 		failx("cannot allocate %u completions", bp->depth);
+	if (bp->rails) {
+		windows(bp, bp->warmup);
+		t0 = now_ns();
+		windows(bp, bp->iters);
+		t1 = now_ns();
+		print_bw(bp, 1, t1 - t0);
+		free(comp);
+		return;
+	}
 	if (bp->warmup)
 		pump(bp, bp->warmup, comp);
 	t0 = now_ns();
