@@ -349,6 +349,22 @@ static void split_server(const char *s, char *host, size_t hlen,
 
 /* ---- connection ------------------------------------------------------ */
 
+/* warn_rails_down -- a rail of -s A1,A2 that did not connect is skipped
+ * (the others carry its share): say which and why on stderr. */
+static void warn_rails_down(struct rmp_client *c)
+{
+	struct rmp_rail_info ri[RMP_RAILS_MAX];
+	int n;
+
+	for (unsigned i = 0; i < RMP_RAILS_MAX; i++)
+		ri[i].size = sizeof(ri[i]);
+	n = rmp_client_rails(c, ri, RMP_RAILS_MAX);
+	for (int i = 1; i < n && i < (int)RMP_RAILS_MAX; i++)
+		if (!ri[i].up)
+			fprintf(stderr, "rmpool: rail %d (%s) skipped: %s\n", i,
+				ri[i].address, ri[i].why);
+}
+
 /*
  * check_tenant -- a tenant needs a key file and a key file a tenant (the
  * library reads the key at connect; the CLI never sees it).
@@ -425,6 +441,7 @@ void cli_connect(struct cli *cli, const struct rmp_token *token)
 		snprintf(what, sizeof(what), "connect to %s", cli->where);
 		cli_fail(cli->c, what, err);
 	}
+	warn_rails_down(cli->c);
 }
 
 /*

@@ -211,6 +211,9 @@ static int resolve_one(struct rmp_client *c, struct sockaddr *sa,
 				 "address resolution");
 		goto err_destroy_id;
 	}
+	if (c->id->verbs)
+		snprintf(c->via_dev, sizeof(c->via_dev), "%s",
+			 ibv_get_device_name(c->id->verbs->device));
 	if (rdma_resolve_route(c->id, ms_left(deadline))) {
 		err = addr_errno(c, errno, "route resolution");
 		goto err_destroy_id;
@@ -673,6 +676,7 @@ int rmpc_connect_one(struct rmp_client *c, const char *host, uint16_t port)
 		return -EINVAL;
 	}
 	c->port = port ? port : RMP_DEFAULT_PORT;
+	c->via_dev[0] = '\0';
 
 	c->cm_ch = rdma_create_event_channel();
 	if (!c->cm_ch) {

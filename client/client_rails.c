@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* client_rails.c -- rmp_client_connect of one address or a node's several (a client per rail), a down rail tried again, the rails' figures; close, free. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,11 @@
 #include "rmpool.h"
 #include "state.h"
 #include "util.h"
+
+/* The smallest struct rmp_rail_info a caller may pass: up to failovers
+ * (0.6's first one); why is filled when there is room for it. */
+#define RMPC_RAIL_INFO_MIN (offsetof(struct rmp_rail_info, failovers) + \
+			    sizeof(uint64_t))
 
 /* split_list -- "A1,A2,..." into addr[]: how many, 2..RMPC_RAILS_MAX,
  * none empty (spaces around a comma dropped), or -EINVAL. */
@@ -76,6 +82,25 @@ static void rail_up(struct rmp_client *c, unsigned i)
 	r->down = false;
 	r->port_down = false;
 	r->backoff_ms = 0;
+	r->why[0] = '\0';
+}
+
+/* rail_failed -- rail i's connect failed: say why, naming the local
+ * device its route took (or that none reaches the address) and the
+ * address; it is down and tried again after its backoff. */
+static void rail_failed(struct rmp_client *c, unsigned i)
+{
+	struct rmpc_rail_set *s = c->rails;
+	struct rmpc_rail *r = &s->r[i];
+	const char *detail = rmp_client_last_error(r->c);
+
+	if (r->c->via_dev[0])
+		rmpc_rail_why(r, "%s cannot reach %s port %u: %s",
+			      r->c->via_dev, r->addr, (unsigned)s->port, detail);
+	else
+		rmpc_rail_why(r, "no local RDMA device reaches %s port %u: %s",
+			      r->addr, (unsigned)s->port, detail);
+	rmpc_rail_down(s, i);
 }
 
 /* port_active -- rail r's port is ACTIVE (asked of the device: its
@@ -122,7 +147,10 @@ static int revive_rail(struct rmp_client *c, unsigned i)
 	if (err) {
 		r->down = false; /* counted once: down again, a longer wait */
 		r->failovers--;
-		rmpc_rail_down(s, i);
+		if (i)
+			rail_failed(c, i);
+		else
+			rmpc_rail_down(s, i);
 		return err;
 	}
 	rail_up(c, i);
@@ -169,7 +197,7 @@ static int rails_connect(struct rmp_client *c, const char *list,
 			return err;
 		}
 		if (rmpc_connect_one(s->r[i].c, addr[i], s->port))
-			rmpc_rail_down(s, i);
+			rail_failed(c, i);
 		else
 			rail_up(c, i);
 	}
@@ -239,7 +267,7 @@ int rmp_client_rails(struct rmp_client *c, struct rmp_rail_info *out,
 		return -ENOTCONN;
 	n = s ? s->n : 1;
 	for (unsigned i = 0; i < max && i < n; i++)
-		if (out[i].size < sizeof(struct rmp_rail_info))
+		if (out[i].size < RMPC_RAIL_INFO_MIN)
 			return -EINVAL;
 	if (!s) {
 		snprintf(one.addr, sizeof(one.addr), "%.63s", c->host);

@@ -163,7 +163,7 @@ static void fill_info(struct rmp_cluster *cl, const struct cl_node *n,
 	for (unsigned a = 0; a < n->m.naddrs && !i->connected; a++)
 		for (struct cl_conn *k = cl->conns; k; k = k->next)
 			if (k->up && k->port == n->m.port &&
-			    !strcmp(k->host, n->m.addrs[a]))
+			    cl_conn_first(k, n->m.addrs[a]))
 				i->connected = 1;
 }
 

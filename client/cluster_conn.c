@@ -73,9 +73,68 @@ bool cl_conn_lost(int err)
 	       err == -EKEYREVOKED;
 }
 
+/* rails_list -- "A1,A2,..": the listen addresses of the node's devices
+ * (its rails, at most RMP_RAILS_MAX, in the record's order) when it
+ * lists two or more that are concrete, else false. */
+static bool rails_list(const struct rmp_member *m, char *out, size_t len)
+{
+	size_t used = 0;
+	unsigned n = 0;
+
+	for (unsigned d = 0; d < m->ndevices && n < RMP_RAILS_MAX; d++) {
+		const char *a = m->devices[d].addr;
+		int w;
+
+		if (!a[0] || strchr(a, ':')) /* a wildcard; IPv6 takes no list */
+			continue;
+		w = snprintf(out + used, len - used, "%s%s", n ? "," : "", a);
+		if (w < 0 || (size_t)w >= len - used)
+			return false;
+		used += (size_t)w;
+		n++;
+	}
+	return n >= 2;
+}
+
+/* node_rails -- the node's rails, when its record lists several devices
+ * with their addresses: one connection over all (rmp_client_connect of
+ * the list). NULL when it has none, or they cannot be had (*err). */
+static struct cl_conn *node_rails(struct rmp_cluster *cl, struct cl_node *n,
+				  int *err)
+{
+	char list[RMP_TOKEN_HOST_MAX + 1];
+	struct cl_conn *k;
+
+	if (!rails_list(&n->m, list, sizeof(list)))
+		return NULL;
+	k = cl_conn_find(cl, list, n->m.port);
+	if (!k) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	*err = cl_conn_up(cl, k);
+	return *err ? NULL : k;
+}
+
+/* cl_conn_first -- the first address of k's host (a rail list's rail 0)
+ * is addr. */
+bool cl_conn_first(const struct cl_conn *k, const char *addr)
+{
+	size_t n = strcspn(k->host, ",");
+
+	return strlen(addr) == n && !strncmp(k->host, addr, n);
+}
+
 struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 			     int *err)
 {
+	struct cl_conn *rails = node_rails(cl, n, err);
+
+	if (rails) {
+		n->backoff_ms = 0;
+		return rails;
+	}
+	/* No rails (or they failed): address by address, as before. */
 	*err = -ENOENT; /* no address (a record has one at least) */
 	for (unsigned i = 0; i < n->m.naddrs; i++) {
 		struct cl_conn *k = cl_conn_find(cl, n->m.addrs[i], n->m.port);

@@ -201,12 +201,15 @@ void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
  * 0 or the error of rmp_client_connect, said in cl->err.
  * cl_conn_lost -- err from a call on a connection says it is gone (the
  * caller marks it down: the next use connects again).
- * cl_node_conn -- a working connection to node n, each address of its
- * record in turn; NULL with *err (the last connect's error, or -ENOMEM)
+ * cl_node_conn -- a working connection to node n: over its rails when its
+ * record lists two or more devices with their addresses (host "A1,A2",
+ * rmp_client_connect's rails), else (or when that fails) each address
+ * of its record in turn; NULL with *err (the last connect's error, or -ENOMEM)
  * and why in cl->err, and n is tried last for a while (a second,
  * doubling up to 30 s).
  * cl_token_conn -- the working connection to the server of token; NULL
  * with *err (-EINVAL: not a token; -ENOMEM; a connect's error).
+ * cl_conn_first -- addr is k's host, or the first of its rail list.
  * cl_conn_attach -- rmp_lease_attach_with on k, once more on a new
  * connection when k's broke since its last use; why in cl->err.
  * cl_conns_free -- free every connection (and its lease handles).
@@ -215,6 +218,7 @@ struct cl_conn *cl_conn_find(struct rmp_cluster *cl, const char *host,
 			     uint16_t port);
 int cl_conn_up(struct rmp_cluster *cl, struct cl_conn *k);
 bool cl_conn_lost(int err);
+bool cl_conn_first(const struct cl_conn *k, const char *addr);
 struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 			     int *err);
 struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,

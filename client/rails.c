@@ -2,6 +2,7 @@
 /* rails.c -- a node's rails: which are up, their devices' events and NUMA nodes, their figures (rails.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,12 +23,26 @@
 #define RAIL_MPOL_F_NODE 1
 #define RAIL_MPOL_F_ADDR 2
 
+void rmpc_rail_why(struct rmpc_rail *r, const char *fmt, ...)
+{
+	char text[sizeof(r->why)]; /* apart: the arguments are r's too */
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	memcpy(r->why, text, sizeof(text));
+}
+
 void rmpc_rail_down(struct rmpc_rail_set *s, unsigned i)
 {
 	struct rmpc_rail *r = &s->r[i];
 
 	if (r->down)
 		return;
+	if (!r->why[0])
+		rmpc_rail_why(r, "the connection to %s over %s failed", r->addr,
+			      r->dev[0] ? r->dev : "its device");
 	r->down = true;
 	r->failovers++;
 	r->backoff_ms = r->backoff_ms ?
@@ -62,6 +77,8 @@ static void port_event(struct rmpc_rail_set *s, struct ibv_context *ctx,
 		if (r->async_ctx != ctx)
 			continue;
 		if (type == IBV_EVENT_PORT_ERR) {
+			rmpc_rail_why(r, "port %u of %s went down",
+				      (unsigned)r->port_num, r->dev);
 			r->port_down = true;
 			rmpc_rail_down(s, i);
 		} else if (type == IBV_EVENT_PORT_ACTIVE) {
@@ -126,6 +143,7 @@ void rmpc_rail_info(const struct rmpc_rail *r, struct rmp_rail_info *out)
 	i.bytes_written = r->bytes_written;
 	i.ops = r->ops;
 	i.failovers = r->failovers;
+	snprintf(i.why, sizeof(i.why), "%s", r->why);
 	memcpy(out, &i, size);
 }
 

@@ -98,6 +98,8 @@ struct rmpc_rail {
 	struct ibv_context *async_ctx; /* its device (events, port state) */
 	uint8_t port_num;     /* its port there */
 	uint64_t bytes_read, bytes_written, ops, failovers;
+	char why[160];        /* why it is down, naming the local device
+			       * (or none) and the address; "" while up */
 };
 
 struct rmpc_rail_set {
@@ -107,6 +109,10 @@ struct rmpc_rail_set {
 	uint64_t events_at_ms; /* async events last read */
 	struct rmpc_rail r[RMPC_RAILS_MAX];
 };
+
+/* rmpc_rail_why -- set r's why (printf-like; the arguments may be r's). */
+void rmpc_rail_why(struct rmpc_rail *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* rmpc_rail_down -- rail i failed (err, for the text): down, counted,
  * tried again after its backoff. */

@@ -76,6 +76,8 @@ struct rmp_client {
 	uint64_t gen;      /* bumped at every connect and close */
 	char host[RMPC_HOST_MAX + 1];
 	uint16_t port;
+	char via_dev[64];  /* the local RDMA device the last connect's
+			    * address resolution chose; "" none (yet) */
 	uint32_t max_msg_sz; /* port's largest message */
 	uint32_t max_inline; /* WRITEs up to this many bytes go inline */
 	bool atomics;        /* device supports RDMA atomics */

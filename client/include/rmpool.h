@@ -286,6 +286,10 @@ struct rmp_rail_info {
 	char address[64], device[64]; /* as given; RDMA device or "" */
 	int numa_node, up;     /* the device's node (-1 unknown); 1 up */
 	uint64_t bytes_read, bytes_written, ops, failovers; /* times down */
+	char why[160];         /* down: why, naming the local device its
+				* route took (or that no local RDMA device
+				* reaches the address) and the address;
+				* "" while up. Filled when size has room. */
 };
 /*
  * rmp_client_rails -- the first max rails of c into out (each out[i].size

@@ -5,9 +5,14 @@
 # more than 30 % of the bytes), the bytes right; then 10 s of checked
 # 8 MiB writes and reads while rail 1's interface goes down (at 3 s) and
 # up (at 6 s): no call fails, rail 1 moves nothing while down and moves
-# bytes again once back. Needs root in the VM (ip link); skipped without
+# bytes again once back; a rail no device reaches, and one with no
+# server, are skipped with a message naming the device and the address;
+# a cluster client (-C) opens both rails from the node's etcd record.
+# Needs root in the VM (ip link); skipped without
 # a second device.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib-admin.sh"
+source "$(dirname "$0")/lib-cluster.sh"
 
 rmp_init rails "$1"
 if [ -z "${RMP_TEST_ADDR2:-}" ]; then
@@ -15,6 +20,7 @@ if [ -z "${RMP_TEST_ADDR2:-}" ]; then
 	exit 77
 fi
 RAILS=$RMP_BUILD_ROOT/tests/rdma/rmp-rails
+D1=${RMP_TEST_DEV:-rxe0}
 D2=${RMP_TEST_DEV2:-rxe1}
 NETDEV2=$(cat "/sys/class/infiniband/$D2/parent" 2>/dev/null) ||
 	NETDEV2=$(rdma link show "$D2/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
@@ -24,6 +30,7 @@ if [ -z "${RMP_IN_VM:-}" ] || [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 trap 'ip link set "$NETDEV2" up; rmp_cleanup' EXIT
+py_start
 rmp_conf server listen "$RMP_TEST_ADDR, $RMP_TEST_ADDR2"
 rmp_conf pool size 72M
 daemon_start
@@ -46,4 +53,54 @@ on2 free "$tok" || rmp_fail "rmpool free over two rails"
 echo "== 10 s of 8 MiB calls, $NETDEV2 down at 3 s, up at 6 s"
 "$RAILS" "$RMP_TEST_ADDR,$RMP_TEST_ADDR2" "$RMP_PORT" flap "$NETDEV2" 10 3 6 ||
 	rmp_fail "rails through a link flap"
+
+echo "== rails that cannot be used are skipped, with the local device and the address named"
+# 203.0.113.9 (TEST-NET-3): no local RDMA device has a route to it.
+tok=$("$RMPOOL" -s "$RMP_TEST_ADDR,203.0.113.9:$RMP_PORT" alloc 1M --ttl 60 \
+	2>"$RMP_TMP/skip.err") || rmp_fail "alloc with an unreachable rail 1"
+cat "$RMP_TMP/skip.err"
+grep -q "rail 1 (203.0.113.9) skipped: no local RDMA device reaches 203.0.113.9 port $RMP_PORT: " \
+	"$RMP_TMP/skip.err" || rmp_fail "no message naming the rail no device reaches"
+"$RMPOOL" -s "$RMP_TEST_ADDR:$RMP_PORT" free "$tok" || rmp_fail "free"
+# A daemon on the first address only: rail 1's device reaches its
+# address, where no rmpoold listens.
+daemon_stop
+rmp_conf server listen "$RMP_TEST_ADDR"
+daemon_start
+tok=$("$RMPOOL" -s "$RMP_TEST_ADDR,$RMP_TEST_ADDR2:$RMP_PORT" alloc 1M --ttl 60 \
+	2>"$RMP_TMP/skip.err") || rmp_fail "alloc with no server on rail 1"
+cat "$RMP_TMP/skip.err"
+grep -q "rail 1 ($RMP_TEST_ADDR2) skipped: $D2 cannot reach $RMP_TEST_ADDR2 port $RMP_PORT: " \
+	"$RMP_TMP/skip.err" || rmp_fail "no message naming $D2 and the address"
+"$RMPOOL" -s "$RMP_TEST_ADDR:$RMP_PORT" free "$tok" || rmp_fail "free"
+
+echo "== a cluster client takes the node's rails from its record's devices"
+daemon_stop
+etcd_start
+trap 'ip link set "$NETDEV2" up; etcd_kill; rmp_cleanup' EXIT
+rmp_conf server listen "$RMP_TEST_ADDR, $RMP_TEST_ADDR2"
+rmp_conf cluster etcd "$EURL"
+rmp_conf cluster node railnode
+daemon_start
+cl_wait_state 1 registered 30 || rmp_fail "the node did not register"
+etcd_get /rmpool/nodes/railnode | jget '" ".join(x["addr"] for x in d["devices"])'
+# An ephemeral lease placed by the cluster holds its connection until
+# its standard input ends: meanwhile both devices have a client.
+mkfifo "$RMP_TMP/hold"
+"$RMPOOL" -C "$EURL" alloc 1M --ephemeral <"$RMP_TMP/hold" >"$RMP_TMP/ctok" &
+holder=$!
+exec 7>"$RMP_TMP/hold"
+for _ in $(seq 1 100); do
+	[ -s "$RMP_TMP/ctok" ] && break
+	sleep 0.1
+done
+[ -s "$RMP_TMP/ctok" ] || rmp_fail "no lease from the cluster"
+ctl_json st status
+got=$(jget '" ".join("%s:%s" % (x["name"], x["clients"]) for x in d["devices"])' <<<"$st")
+expect_eq "clients per device while the cluster client holds its lease" \
+	"$got" "$D1:1 $D2:1"
+exec 7>&-
+wait "$holder" || rmp_fail "the cluster client's ephemeral lease"
+daemon_stop
+etcd_stop
 rmp_done
