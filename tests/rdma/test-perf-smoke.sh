@@ -5,7 +5,8 @@
 # for months, after anonymous clients were refused).
 #
 # One round, 200 iterations a case, one latency size and one bandwidth
-# case (and its two-connection variant): compare must exit 0 (it does
+# case (and its two-connection variant; with a second device, the rails
+# rows at 256 KiB x 4, 40 operations): compare must exit 0 (it does
 # not when a row lacks a figure of either tool), every row of
 # compare.json must hold both figures, the daemon's time per ALLOC, FREE
 # and ATTACH must be there, and compare.png must be a PNG. With etcd
@@ -23,12 +24,13 @@ RMP_BENCH_PORT=$RMP_PORT RMP_BENCH_PERFTEST_PORT=$((RMP_PORT + 11000)) \
 RMP_BENCH_ROUNDS=1 RMP_BENCH_LAT_SIZES=64 RMP_BENCH_LAT_ITERS=200 \
 RMP_BENCH_BW_CASES=65536:16 RMP_BENCH_BW_ITERS=200 \
 RMP_BENCH_ALLOC_ITERS=50 RMP_BENCH_BIG_ITERS=3 RMP_BENCH_OUT=$RMP_TMP/out \
+RMP_BENCH_RAILS_CASE=262144:4 RMP_BENCH_RAILS_ITERS=40 \
 	"$(dirname "$0")/../perf/compare" >"$out" 2>&1 || rc=$?
 cat "$out"
 [ "$rc" -eq 0 ] || fail_later "tests/perf/compare exited $rc"
 
 # Every pair the issue names, each with both figures.
-python3 - "$RMP_TMP/out/compare.json" <<'PY' || fail_later "compare.json incomplete"
+python3 - "$RMP_TMP/out/compare.json" "${RMP_TEST_ADDR2:-}" <<'PY' || fail_later "compare.json incomplete"
 import json, shutil, sys
 doc = json.load(open(sys.argv[1]))
 rows = doc["rows"]
@@ -38,6 +40,9 @@ want = ["read 64B lat, polled", "read 64B lat, sync", "write 64B lat, polled",
         "attach, new key",
         "write 65536B x16 bw", "read 65536B x16 bw",
         "write 65536B x16 2 conns"]
+if sys.argv[2]:  # a second device: the rails rows
+    want += [f"{op} 262144B x4, {n}" for op in ("read", "write")
+             for n in ("1 rail", "2 rails")]
 bad = 0
 for w in want:
     r = [x for x in rows if x["label"].startswith(w)]
