@@ -185,61 +185,69 @@ static void bounce_copy(const struct rmpc_leg *g, uint64_t r, char *bounce,
 	}
 }
 
-/* leg_post -- post leg g's next batch: up to RMPC_SYNC_BATCH WRs (and
- * at most a bounce buffer) from byte off + st->done on. Zero copy, each
- * WR's local bytes are contiguous (cut at g's units); through the bounce
- * buffer they are there. */
-static int leg_post(const struct rmpc_leg *g, struct leg_state *st,
-		    bool write)
-{
-	struct ibv_send_wr wr[RMPC_SYNC_BATCH];
-	struct ibv_sge sge[RMPC_SYNC_BATCH];
-	struct rmp_client *c = st->c;
-	bool direct = st->mr || st->in_wqe;
-	uint64_t left = g->len - st->done, pos, piece;
-	uint32_t lkey = st->mr ? st->mr->lkey :
-			direct ? 0 : c->bounce_mr->lkey;
-	unsigned n;
-
-	if (!direct) {
-		left = RMP_MIN(left, c->bounce_len);
-		if (write)
-			bounce_copy(g, st->done, c->bounce, left, false);
-	}
-	memset(wr, 0, sizeof(wr));
-	for (n = 0, pos = 0; pos < left && n < RMPC_SYNC_BATCH;
-	     n++, pos += piece) {
-		piece = RMP_MIN(st->chunk, left - pos);
-		if (direct)
-			piece = rmpc_stripe_contig(g->off, g->unit, g->gap,
-						   st->done + pos, piece);
-		sge[n].addr = (uintptr_t)(direct ?
-					  local_at(g, st->done + pos) :
-					  c->bounce + pos);
-		sge[n].length = (uint32_t)piece;
-		sge[n].lkey = lkey;
-		wr[n].opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
-		wr[n].send_flags = st->in_wqe ? IBV_SEND_INLINE : 0;
-		wr[n].sg_list = &sge[n];
-		wr[n].num_sge = 1;
-		wr[n].wr.rdma.remote_addr = g->l->addr + g->off + st->done +
-					    pos;
-		wr[n].wr.rdma.rkey = g->l->rkey;
-	}
-	st->batch = pos;
-	return post_chain(c, wr, n, &st->last);
-}
-
 /* bounced -- leg st moves its bytes through its client's bounce buffer. */
 static bool bounced(const struct leg_state *st)
 {
 	return !st->mr && !st->in_wqe;
 }
 
+/* A chain being built: the WRs of one or more legs of one client. */
+struct chain {
+	struct ibv_send_wr wr[RMPC_SYNC_BATCH];
+	struct ibv_sge sge[RMPC_SYNC_BATCH];
+	unsigned n;
+};
+
+/* leg_fill -- add leg g's next batch to ch: as many WRs as ch has room
+ * for (and at most a bounce buffer) from byte off + st->done on. Zero
+ * copy, each WR's local bytes are contiguous (cut at g's units); through
+ * the bounce buffer they are there. */
+static void leg_fill(const struct rmpc_leg *g, struct leg_state *st,
+		     bool write, struct chain *ch)
+{
+	struct rmp_client *c = st->c;
+	bool direct = !bounced(st);
+	uint64_t left = g->len - st->done, pos, piece;
+	uint32_t lkey = st->mr ? st->mr->lkey :
+			direct ? 0 : c->bounce_mr->lkey;
+
+	if (!direct) {
+		left = RMP_MIN(left, c->bounce_len);
+		if (write)
+			bounce_copy(g, st->done, c->bounce, left, false);
+	}
+	for (pos = 0; pos < left && ch->n < RMPC_SYNC_BATCH; pos += piece) {
+		struct ibv_send_wr *wr = &ch->wr[ch->n];
+		struct ibv_sge *sge = &ch->sge[ch->n++];
+
+		piece = RMP_MIN(st->chunk, left - pos);
+		if (direct)
+			piece = rmpc_stripe_contig(g->off, g->unit, g->gap,
+						   st->done + pos, piece);
+		sge->addr = (uintptr_t)(direct ? local_at(g, st->done + pos) :
+					c->bounce + pos);
+		sge->length = (uint32_t)piece;
+		sge->lkey = lkey;
+		memset(wr, 0, sizeof(*wr));
+		wr->opcode = write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ;
+		wr->send_flags = st->in_wqe ? IBV_SEND_INLINE : 0;
+		wr->sg_list = sge;
+		wr->num_sge = 1;
+		wr->wr.rdma.remote_addr = g->l->addr + g->off + st->done + pos;
+		wr->wr.rdma.rkey = g->l->rkey;
+	}
+	st->batch = pos;
+}
+
+/* ready -- leg i has bytes left and no error. */
+static bool ready(const struct rmpc_leg *legs, const struct leg_state *st,
+		  unsigned i)
+{
+	return !legs[i].err && st[i].done < legs[i].len;
+}
+
 /* client_busy -- leg i needs its client's bounce buffer, and a leg
- * before i that posted on that client this round holds it. Legs that
- * need no bounce buffer (zero copy, inline) post together: a rail's
- * pieces are then all in flight at once. */
+ * before i that posted on that client this round holds it. */
 static bool client_busy(const struct leg_state *st, unsigned i)
 {
 	if (!bounced(&st[i]))
@@ -250,20 +258,46 @@ static bool client_busy(const struct leg_state *st, unsigned i)
 	return false;
 }
 
-/* post_round -- every leg with bytes left whose client is free this
- * round posts its next batch; how many did. */
+/*
+ * post_round -- every leg with bytes left whose client is free this
+ * round posts its next batch; how many did. The zero-copy (and inline)
+ * legs of one client go in one chain, up to RMPC_SYNC_BATCH WRs: a
+ * rail's pieces are in flight at once for one doorbell. A leg through
+ * the bounce buffer has a chain of its own, one such a client a round.
+ */
 static unsigned post_round(struct rmpc_leg *legs, struct leg_state *st,
 			   unsigned n, bool write)
 {
+	bool in[RMPC_LEGS_MAX];
 	unsigned posted = 0;
+	struct chain ch;
+	uint64_t last;
+	int err;
 
 	for (unsigned i = 0; i < n; i++) {
-		if (legs[i].err || st[i].done == legs[i].len ||
-		    client_busy(st, i))
+		if (!ready(legs, st, i) || st[i].posted || client_busy(st, i))
 			continue;
-		legs[i].err = leg_post(&legs[i], &st[i], write);
-		st[i].posted = !legs[i].err;
-		posted += st[i].posted;
+		memset(in, 0, n * sizeof(in[0]));
+		ch.n = 0;
+		leg_fill(&legs[i], &st[i], write, &ch);
+		in[i] = true;
+		for (unsigned j = i + 1; j < n && !bounced(&st[i]) &&
+		     ch.n < RMPC_SYNC_BATCH; j++) {
+			if (st[j].c != st[i].c || bounced(&st[j]) ||
+			    !ready(legs, st, j))
+				continue;
+			leg_fill(&legs[j], &st[j], write, &ch);
+			in[j] = true;
+		}
+		err = post_chain(st[i].c, ch.wr, ch.n, &last);
+		for (unsigned j = i; j < n; j++) {
+			if (!in[j])
+				continue;
+			legs[j].err = err;
+			st[j].posted = !err;
+			st[j].last = last;
+			posted += !err;
+		}
 	}
 	return posted;
 }
