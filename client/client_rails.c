@@ -23,6 +23,13 @@
 #define RMPC_RAIL_INFO_MIN (offsetof(struct rmp_rail_info, failovers) + \
 			    sizeof(uint64_t))
 
+/* rail_at -- element i of the caller's array of stride-byte structs. */
+static struct rmp_rail_info *rail_at(struct rmp_rail_info *out, size_t stride,
+				     unsigned i)
+{
+	return (struct rmp_rail_info *)(void *)((char *)out + i * stride);
+}
+
 /* split_list -- "A1,A2,..." into addr[]: how many, 2..RMPC_RAILS_MAX,
  * none empty (spaces around a comma dropped), or -EINVAL. */
 static int split_list(struct rmp_client *c, const char *list,
@@ -87,7 +94,8 @@ static void rail_up(struct rmp_client *c, unsigned i)
 
 /* rail_failed -- rail i's connect failed: say why, naming the local
  * device its route took (or that none reaches the address) and the
- * address; it is down and tried again after its backoff. */
+ * address, with the connect's own text (no server there, refused, no
+ * answer); it is down and tried again after its backoff. */
 static void rail_failed(struct rmp_client *c, unsigned i)
 {
 	struct rmpc_rail_set *s = c->rails;
@@ -95,7 +103,7 @@ static void rail_failed(struct rmp_client *c, unsigned i)
 	const char *detail = rmp_client_last_error(r->c);
 
 	if (r->c->via_dev[0])
-		rmpc_rail_why(r, "%s cannot reach %s port %u: %s",
+		rmpc_rail_why(r, "%s: connect to %s port %u failed: %s",
 			      r->c->via_dev, r->addr, (unsigned)s->port, detail);
 	else
 		rmpc_rail_why(r, "no local RDMA device reaches %s port %u: %s",
@@ -258,6 +266,7 @@ int rmp_client_rails(struct rmp_client *c, struct rmp_rail_info *out,
 {
 	struct rmpc_rail one = { .c = c, .node = -1 };
 	struct rmpc_rail_set *s;
+	size_t stride;
 	unsigned n;
 
 	if (!c || (max && !out))
@@ -266,18 +275,23 @@ int rmp_client_rails(struct rmp_client *c, struct rmp_rail_info *out,
 	if (!s && !c->connected)
 		return -ENOTCONN;
 	n = s ? s->n : 1;
+	/* The caller's array is of its own struct's size (an older one
+	 * lacks why): step by out[0].size, and every element says so. */
+	stride = max ? out[0].size : 0;
 	for (unsigned i = 0; i < max && i < n; i++)
-		if (out[i].size < RMPC_RAIL_INFO_MIN)
+		if (stride < RMPC_RAIL_INFO_MIN ||
+		    stride % _Alignof(struct rmp_rail_info) ||
+		    rail_at(out, stride, i)->size != stride)
 			return -EINVAL;
 	if (!s) {
 		snprintf(one.addr, sizeof(one.addr), "%.63s", c->host);
 		snprintf(one.dev, sizeof(one.dev), "%.63s",
 			 ibv_get_device_name(c->id->verbs->device));
 		if (max)
-			rmpc_rail_info(&one, &out[0]);
+			rmpc_rail_info(&one, out);
 		return 1;
 	}
 	for (unsigned i = 0; i < max && i < n; i++)
-		rmpc_rail_info(&s->r[i], &out[i]);
+		rmpc_rail_info(&s->r[i], rail_at(out, stride, i));
 	return (int)n;
 }

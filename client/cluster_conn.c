@@ -167,6 +167,14 @@ struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 		*err = -EINVAL;
 		return NULL;
 	}
+	/* A node's rails connection whose rail 0 the token names is the
+	 * lease's own: its buffers and handles are there. */
+	for (k = cl->conns; k; k = k->next)
+		if (k->up && k->port == t.port && strchr(k->host, ',') &&
+		    cl_conn_first(k, t.host)) {
+			*err = 0;
+			return k;
+		}
 	k = cl_conn_find(cl, t.host, t.port);
 	if (!k) {
 		cl_say(cl, "out of memory");

@@ -302,6 +302,37 @@ static unsigned post_round(struct rmpc_leg *legs, struct leg_state *st,
 	return posted;
 }
 
+/* wait_round -- wait for each chain this round posted, once: the legs
+ * of one chain (same client, same last WR) share its result, so a
+ * device that stopped answering costs one op_timeout_ms, not one per
+ * leg. A READ through the bounce buffer is copied out. */
+static void wait_round(struct rmpc_leg *legs, struct leg_state *st,
+		       unsigned n, bool write)
+{
+	bool waited[RMPC_LEGS_MAX] = { false };
+
+	for (unsigned i = 0; i < n; i++) {
+		struct leg_state *g = &st[i];
+		unsigned j;
+
+		if (!g->posted)
+			continue;
+		g->posted = false;
+		for (j = 0; j < i; j++)
+			if (waited[j] && st[j].c == g->c &&
+			    st[j].last == g->last)
+				break;
+		legs[i].err = j < i ? legs[j].err :
+			      wait_chain(g->c, g->last, write ?
+					 IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ);
+		waited[i] = true;
+		if (!legs[i].err && !g->mr && !write)
+			bounce_copy(&legs[i], g->done, g->c->bounce, g->batch,
+				    true);
+		g->done += g->batch;
+	}
+}
+
 int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 {
 	struct leg_state st[RMPC_LEGS_MAX];
@@ -322,22 +353,8 @@ int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 	}
 	/* Each round is posted on every leg before any is waited for: the
 	 * legs' NICs move it at once. */
-	while (post_round(legs, st, n, write)) {
-		for (unsigned i = 0; i < n; i++) {
-			struct leg_state *g = &st[i];
-
-			if (!g->posted)
-				continue;
-			g->posted = false;
-			legs[i].err = wait_chain(g->c, g->last, write ?
-						 IBV_WR_RDMA_WRITE :
-						 IBV_WR_RDMA_READ);
-			if (!legs[i].err && !g->mr && !write)
-				bounce_copy(&legs[i], g->done, g->c->bounce,
-					    g->batch, true);
-			g->done += g->batch;
-		}
-	}
+	while (post_round(legs, st, n, write))
+		wait_round(legs, st, n, write);
 	for (unsigned i = 0; i < n; i++)
 		first = first ? first : legs[i].err;
 	return first;

@@ -133,6 +133,10 @@ void rmpc_rail_info(const struct rmpc_rail *r, struct rmp_rail_info *out)
 	struct rmp_rail_info i;
 	size_t size = RMP_MIN(out->size, sizeof(i));
 
+	/* a why that does not fit whole is left out, never cut unended */
+	if (size < offsetof(struct rmp_rail_info, why) + sizeof(i.why))
+		size = RMP_MIN(size, offsetof(struct rmp_rail_info, why));
+
 	memset(&i, 0, sizeof(i));
 	i.size = size;
 	snprintf(i.address, sizeof(i.address), "%s", r->addr);

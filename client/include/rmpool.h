@@ -293,7 +293,9 @@ struct rmp_rail_info {
 };
 /*
  * rmp_client_rails -- the first max rails of c into out (each out[i].size
- * set by the caller); returns how many rails c has (1 for a client of one
+ * set by the caller to sizeof(struct rmp_rail_info) as it knows it: a
+ * program built before why was added gets the rest); returns how many
+ * rails c has (1 for a client of one
  * address, whose counters stay 0), or -EINVAL (c or out NULL, a size
  * too small) or -ENOTCONN. The counters are since the connect:
  * bytes and operations each rail carried, times it went down.

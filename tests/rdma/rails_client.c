@@ -83,6 +83,42 @@ static void expect(int cond, const char *what)
 	}
 }
 
+/* rmp_rail_info as 0.6 first had it, without why: a program built then
+ * passes an array of these. */
+struct rail_info_first {
+	size_t size;
+	char address[64], device[64];
+	int numa_node, up;
+	uint64_t bytes_read, bytes_written, ops, failovers;
+};
+
+/* first_layout -- the older, smaller struct in an array of two, with a
+ * guard after it: each element is filled as r (this layout's), nothing
+ * written past the array. */
+static void first_layout(const struct rmp_rail_info *r)
+{
+	struct {
+		struct rail_info_first a[2];
+		uint8_t guard[512];
+	} o;
+
+	memset(&o, 0xa5, sizeof(o));
+	o.a[0].size = o.a[1].size = sizeof(o.a[0]);
+	expect(rmp_client_rails(c, (struct rmp_rail_info *)(void *)o.a, 2) == 2,
+	       "rmp_client_rails takes the first layout");
+	for (int i = 0; i < 2; i++)
+		expect(!strcmp(o.a[i].address, r[i].address) &&
+		       !strcmp(o.a[i].device, r[i].device) &&
+		       o.a[i].bytes_read == r[i].bytes_read &&
+		       o.a[i].failovers == r[i].failovers,
+		       "each element of the first layout is its rail's");
+	for (size_t k = 0; k < sizeof(o.guard); k++)
+		if (o.guard[k] != 0xa5) {
+			expect(0, "nothing written past the first layout's array");
+			break;
+		}
+}
+
 static int both(struct rmp_lease *l)
 {
 	uint8_t *src = malloc(LEASE), *dst = malloc(LEASE);
@@ -105,6 +141,7 @@ static int both(struct rmp_lease *l)
 		expect(r[i].bytes_read > LEASE * 3 / 10,
 		       "each rail read over 30 % of the bytes");
 	}
+	first_layout(r);
 	free(src);
 	free(dst);
 	return failed;

@@ -73,7 +73,7 @@ skipped 203.0.113.9 "no local RDMA device reaches 203.0.113.9 port $RMP_PORT: "
 daemon_stop
 rmp_conf server listen "$RMP_TEST_ADDR"
 daemon_start
-skipped "$RMP_TEST_ADDR2" "$D2 cannot reach $RMP_TEST_ADDR2 port $RMP_PORT: "
+skipped "$RMP_TEST_ADDR2" "$D2: connect to $RMP_TEST_ADDR2 port $RMP_PORT failed: no rmpool server listening"
 
 echo "== a cluster client takes the node's rails from its record's devices"
 daemon_stop
