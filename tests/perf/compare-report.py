@@ -59,8 +59,8 @@ def load_rows(path):
 
 
 def meets(ratio, target):
-    if ratio is None or not target:
-        return None
+    if ratio is None or target[:2] not in ("<=", ">="):
+        return None  # "-": a row for reference, no target
     op, val = target[:2], float(target[2:])
     return ratio <= val if op == "<=" else ratio >= val
 
