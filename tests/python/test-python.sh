@@ -30,7 +30,7 @@ RMP_PY_B_KEY=$bkey RMP_PY_TMP=$RMP_TMP RMP_PY_RMPOOLD=$RMPOOLD \
 RMP_PY_CONF=$RMP_CONF RMP_PY_DPID=$RMP_DPID \
 RMP_PY_DAEMON_ASAN_OPTIONS=${ASAN_OPTIONS:-} \
 	"$(dirname "$0")/run-pytest.sh" "$RMP_BUILD_ROOT" \
-	-rP --durations=8 "$(dirname "$0")/test_rdma.py"
+	-rfEP --durations=8 -o faulthandler_timeout=120 "$(dirname "$0")/test_rdma.py"
 rc=$?
 [ "$rc" -eq 77 ] && exit 77
 [ "$rc" -eq 0 ] || rmp_fail "pytest failed ($rc)"

@@ -36,6 +36,11 @@ def lease(client):
         yield l
 
 
+def run_async(coro, timeout=20):
+    """asyncio.run with a deadline: lost completions fail, not hang."""
+    return asyncio.run(asyncio.wait_for(coro, timeout))
+
+
 def pattern(n, seed=1):
     return bytes((i * 7 + seed) & 0xFF for i in range(n))
 
@@ -434,7 +439,7 @@ def test_asyncio_64_concurrent(client):
             assert old == int.from_bytes(data[8:16], sys.byteorder)
             with pytest.raises(rmpool.OutOfRange):
                 await l.aread(l.length - 1, 2)
-    asyncio.run(main())
+    run_async(main())
     assert client.pending == 0
 
 
@@ -449,8 +454,8 @@ def test_asyncio_registered_zero_copy(client):
                 await l.awrite(rs)
                 assert await l.aread_into(rd) == MIB
             assert np.array_equal(src, dst)
-    asyncio.run(main())
-    asyncio.run(main())  # a second loop: the engine follows it
+    run_async(main())
+    run_async(main())  # a second loop: the engine follows it
 
 
 def test_asyncio_close_fails_waiters():
@@ -463,7 +468,7 @@ def test_asyncio_close_fails_waiters():
         with pytest.raises(rmpool.Error):
             await t
         l.close()
-    asyncio.run(main())
+    run_async(main())
 
 
 # --- Threads share a client -------------------------------------------
