@@ -67,6 +67,58 @@ static int u64_arg(PyObject *o, uint64_t *v)
 	return *v == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
 }
 
+/*
+ * fast_args -- the arguments of a METH_FASTCALL | METH_KEYWORDS method by
+ * name (the data calls take this path: no tuple or dict is built per
+ * call): out[i] is the argument names[i] or NULL when not given; the
+ * first nreq are required. -1 with TypeError for a wrong call.
+ */
+static int fast_args(const char *fname, PyObject *const *args,
+		     Py_ssize_t nargs, PyObject *kwnames,
+		     const char *const *names, int n, int nreq,
+		     PyObject **out)
+{
+	Py_ssize_t k, nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+	int i;
+
+	if (nargs > n) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s() takes at most %d arguments (%zd given)",
+			     fname, n, nargs);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = i < nargs ? args[i] : NULL;
+	for (k = 0; k < nkw; k++) {
+		PyObject *key = PyTuple_GetItem(kwnames, k);
+
+		for (i = 0; i < n; i++)
+			if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+				break;
+		if (i == n) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s() got an unexpected keyword argument %R",
+				     fname, key);
+			return -1;
+		}
+		if (out[i]) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s() got multiple values for argument '%s'",
+				     fname, names[i]);
+			return -1;
+		}
+		out[i] = args[nargs + k];
+	}
+	for (i = 0; i < nreq; i++)
+		if (!out[i]) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s() missing required argument '%s'",
+				     fname, names[i]);
+			return -1;
+		}
+	return 0;
+}
+
 static uint64_t lease_length(RmpLease *self)
 {
 	struct rmp_lease_info in = { .size = sizeof(in) };
@@ -87,25 +139,26 @@ static uint64_t lease_length(RmpLease *self)
 		rmp_py_unlock((self)->client);                         \
 	} while (0)
 
-static PyObject *lease_read(PyObject *o, PyObject *args, PyObject *kw)
+static PyObject *lease_read(PyObject *o, PyObject *const *args,
+			    Py_ssize_t nargs, PyObject *kwnames)
 {
-	static char *kwlist[] = { "offset", "length", NULL };
+	static const char *const names[] = { "offset", "length" };
 	RmpLease *self = (RmpLease *)o;
-	PyObject *off_o = NULL, *len_o = Py_None, *b;
+	PyObject *a[2], *b;
 	uint64_t off = 0, len, total;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|OO", kwlist, &off_o,
-					 &len_o) || live(self) < 0)
+	if (fast_args("read", args, nargs, kwnames, names, 2, 0, a) < 0 ||
+	    live(self) < 0)
 		return NULL;
-	if (off_o && off_arg(off_o, "offset", &off) < 0)
+	if (a[0] && off_arg(a[0], "offset", &off) < 0)
 		return NULL;
-	if (len_o == Py_None) {
+	if (!a[1] || a[1] == Py_None) {
 		total = lease_length(self);
 		if (off > total)
 			return rmp_py_error(self->client, -ERANGE);
 		len = total - off;
-	} else if (off_arg(len_o, "length", &len) < 0) {
+	} else if (off_arg(a[1], "length", &len) < 0) {
 		return NULL;
 	}
 	if (len > PY_SSIZE_T_MAX)
@@ -122,42 +175,44 @@ static PyObject *lease_read(PyObject *o, PyObject *args, PyObject *kw)
 	return b;
 }
 
-static PyObject *lease_read_into(PyObject *o, PyObject *args, PyObject *kw)
+static PyObject *lease_read_into(PyObject *o, PyObject *const *args,
+				 Py_ssize_t nargs, PyObject *kwnames)
 {
-	static char *kwlist[] = { "buffer", "offset", NULL };
+	static const char *const names[] = { "buffer", "offset" };
 	RmpLease *self = (RmpLease *)o;
-	PyObject *buf_o, *off_o = NULL;
+	PyObject *a[2];
 	uint64_t off = 0;
 	Py_buffer v;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O", kwlist, &buf_o,
-					 &off_o) || live(self) < 0)
+	if (fast_args("read_into", args, nargs, kwnames, names, 2, 1, a) < 0 ||
+	    live(self) < 0)
 		return NULL;
-	if (off_o && off_arg(off_o, "offset", &off) < 0)
+	if (a[1] && off_arg(a[1], "offset", &off) < 0)
 		return NULL;
-	if (PyObject_GetBuffer(buf_o, &v, PyBUF_WRITABLE) < 0)
+	if (PyObject_GetBuffer(a[0], &v, PyBUF_WRITABLE) < 0)
 		return NULL;
 	DATA_CALL(self, rc, rmp_read(self->l, off, v.buf, (size_t)v.len));
 	PyBuffer_Release(&v);
 	return rc < 0 ? NULL : PyLong_FromSsize_t(v.len);
 }
 
-static PyObject *lease_write(PyObject *o, PyObject *args, PyObject *kw)
+static PyObject *lease_write(PyObject *o, PyObject *const *args,
+			     Py_ssize_t nargs, PyObject *kwnames)
 {
-	static char *kwlist[] = { "data", "offset", NULL };
+	static const char *const names[] = { "data", "offset" };
 	RmpLease *self = (RmpLease *)o;
-	PyObject *buf_o, *off_o = NULL;
+	PyObject *a[2];
 	uint64_t off = 0;
 	Py_buffer v;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O", kwlist, &buf_o,
-					 &off_o) || live(self) < 0)
+	if (fast_args("write", args, nargs, kwnames, names, 2, 1, a) < 0 ||
+	    live(self) < 0)
 		return NULL;
-	if (off_o && off_arg(off_o, "offset", &off) < 0)
+	if (a[1] && off_arg(a[1], "offset", &off) < 0)
 		return NULL;
-	if (PyObject_GetBuffer(buf_o, &v, PyBUF_SIMPLE) < 0)
+	if (PyObject_GetBuffer(a[0], &v, PyBUF_SIMPLE) < 0)
 		return NULL;
 	DATA_CALL(self, rc, rmp_write(self->l, off, v.buf, (size_t)v.len));
 	PyBuffer_Release(&v);
@@ -536,21 +591,22 @@ static void lease_dealloc(PyObject *o)
 }
 
 #define KW (METH_VARARGS | METH_KEYWORDS)
+#define FAST (METH_FASTCALL | METH_KEYWORDS)
 #define FN(f) ((PyCFunction)(void (*)(void))(f))
 
 static PyMethodDef lease_methods[] = {
-	{ "read", FN(lease_read), KW,
+	{ "read", FN(lease_read), FAST,
 	  "read($self, offset=0, length=None)\n--\n\nReturns bytes. Read length bytes "
 	  "at offset (None: to the end of the lease) with one-sided RDMA. "
 	  "Raises OutOfRange (nothing read), LeaseExpired, AccessDenied, "
 	  "NotConnected, TransportError, Timeout." },
-	{ "read_into", FN(lease_read_into), KW,
+	{ "read_into", FN(lease_read_into), FAST,
 	  "read_into($self, buffer, offset=0)\n--\n\nReturns int. Read len(buffer) bytes "
 	  "at offset straight into a writable contiguous buffer (bytearray, "
 	  "memoryview, numpy array, mmap): no copy in Python, and none at "
 	  "all when the buffer is registered (Client.register). Returns the "
 	  "number of bytes. Errors as read()." },
-	{ "write", FN(lease_write), KW,
+	{ "write", FN(lease_write), FAST,
 	  "write($self, data, offset=0)\n--\n\nReturns int. Write the bytes of any "
 	  "contiguous buffer at offset; returns how many. Returns once the "
 	  "responder acknowledged them (flush() makes them visible to other "

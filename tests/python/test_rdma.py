@@ -97,6 +97,18 @@ def test_write_read(lease):
     assert whole[100:4196] == data
     assert lease.read(lease.length - 3) == whole[-3:]
     assert lease.read(5, 0) == b""
+    assert lease.read(length=3, offset=101) == data[1:4]
+    assert lease.write(offset=200, data=b"kw") == 2
+    with pytest.raises(TypeError):
+        lease.read(0, 1, 2)
+    with pytest.raises(TypeError):
+        lease.read(0, offset=1)
+    with pytest.raises(TypeError):
+        lease.read(size=1)
+    with pytest.raises(TypeError):
+        lease.read_into()
+    with pytest.raises(TypeError):
+        lease.read("0")
     lease.flush()
 
 
