@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-python.sh PORT -- the Python module's pytest suite (test_rdma.py)
-# against a real rmpoold: tenant "test" (lib.sh) for most, tenant "b"
-# with a 1 MiB quota for isolation and QuotaExceeded, max_lease 8M for
-# LeaseTooLarge, a 1 s minimum ttl for LeaseExpired.
+# test-python.sh PORT -- the Python module rmpool against a real rmpoold (test_rdma.py): every method of Client, Lease and RegisteredBuffer, each error class a server can be made to give, tokens shared with the rmpool CLI both ways, read_into a registered numpy array, post_* and poll, 64 concurrent asyncio reads, threads sharing a client, 10^5 calls with Python memory and RSS flat, the examples, tenant isolation (another tenant's token: PermissionError) and a reconnect after a daemon restart on its state file.
+#
+# Tenant "test" (lib.sh) for most, tenant "b" with a 1 MiB quota, max_lease
+# 8M, a 1 s minimum ttl.
 source "$(dirname "$0")/../rdma/lib.sh"
 rmp_init python "$1"
 bkey=$RMP_TMP/b.key
