@@ -192,7 +192,7 @@ static PyMethodDef buf_methods[] = {
 	{ "close", buf_unregister, METH_NOARGS, "Same as unregister()." },
 	{ "__enter__", buf_enter, METH_NOARGS, "Return the buffer." },
 	{ "__exit__", buf_unregister, METH_VARARGS, "Unregister." },
-	{ NULL }
+	{ 0 }
 };
 
 static PyGetSetDef buf_getset[] = {
@@ -205,13 +205,13 @@ static PyGetSetDef buf_getset[] = {
 	  NULL },
 	{ "inflight", buf_get_inflight, NULL,
 	  "Posted operations on it not polled yet.", NULL },
-	{ NULL }
+	{ 0 }
 };
 
 static PyMemberDef buf_members[] = {
 	{ "__weaklistoffset__", T_PYSSIZET, offsetof(RmpBuf, weakreflist),
 	  READONLY, NULL },
-	{ NULL }
+	{ 0 }
 };
 
 static PyType_Slot buf_slots[] = {

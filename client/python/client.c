@@ -745,7 +745,7 @@ static PyMethodDef client_methods[] = {
 	  "negative errno (rmpool.exception_for(status) makes the "
 	  "exception). timeout: seconds to wait for the first, 0 not at "
 	  "all, None for ever (the GIL is released while waiting)." },
-	{ NULL }
+	{ 0 }
 };
 
 static PyGetSetDef client_getset[] = {
@@ -756,13 +756,13 @@ static PyGetSetDef client_getset[] = {
 	  "Posted operations not polled yet.", NULL },
 	{ "last_error", client_get_last_error, NULL,
 	  "The library's detail of the last failed call, or ''.", NULL },
-	{ NULL }
+	{ 0 }
 };
 
 static PyMemberDef client_members[] = {
 	{ "__weaklistoffset__", T_PYSSIZET,
 	  offsetof(RmpClient, weakreflist), READONLY, NULL },
-	{ NULL }
+	{ 0 }
 };
 
 static PyType_Slot client_slots[] = {

@@ -651,7 +651,7 @@ static PyMethodDef lease_methods[] = {
 	{ "post_faa", FN(lease_post_faa), KW,
 	  "post_faa($self, offset, add, buffer, boff=0, user_data=None)\n--\n\n"
 	  "Queue a fetch-and-add; the old value lands in buffer at boff." },
-	{ NULL }
+	{ 0 }
 };
 
 static PyGetSetDef lease_getset[] = {
@@ -669,13 +669,13 @@ static PyGetSetDef lease_getset[] = {
 	{ "free_on_exit", lease_get_foe, lease_set_foe,
 	  "Whether leaving a with block frees the lease (else closes the "
 	  "handle).", NULL },
-	{ NULL }
+	{ 0 }
 };
 
 static PyMemberDef lease_members[] = {
 	{ "__weaklistoffset__", T_PYSSIZET,
 	  offsetof(RmpLease, weakreflist), READONLY, NULL },
-	{ NULL }
+	{ 0 }
 };
 
 static PyType_Slot lease_slots[] = {
@@ -715,7 +715,7 @@ static PyStructSequence_Field info_fields[] = {
 	{ "replicas", "1, or a mirrored lease's replicas" },
 	{ "replicas_live", "replicas not lost" },
 	{ "stripes", "1, or a striped lease's stripes" },
-	{ NULL, NULL }
+	{ 0 }
 };
 
 static PyStructSequence_Desc info_desc = {

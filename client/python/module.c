@@ -58,7 +58,7 @@ static PyMethodDef mod_methods[] = {
 	  "exception_for($module, status, client=None)\n--\n\nReturns Error. The exception "
 	  "(not raised) for a completion's negative status, of the class "
 	  "that errno maps to, with client's last error in its text." },
-	{ NULL }
+	{ 0 }
 };
 
 static struct PyModuleDef mod_def = {
