@@ -11,15 +11,26 @@ PyObject *rmp_py_client_type;
 
 void rmp_py_lock(RmpClient *c)
 {
+	unsigned long me = PyThread_get_thread_ident();
+
+	if (c->depth > 0 && c->owner == me) {
+		c->depth++;
+		return;
+	}
 	if (!PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
 		Py_BEGIN_ALLOW_THREADS
 		PyThread_acquire_lock(c->lock, WAIT_LOCK);
 		Py_END_ALLOW_THREADS
 	}
+	c->owner = me;
+	c->depth = 1;
 }
 
 void rmp_py_unlock(RmpClient *c)
 {
+	if (--c->depth > 0)
+		return;
+	c->owner = 0;
 	PyThread_release_lock(c->lock);
 }
 

@@ -33,6 +33,8 @@ typedef struct {
 	PyObject_HEAD
 	struct rmp_client *c;
 	PyThread_type_lock lock;
+	unsigned long owner;  /* thread holding lock (read under the GIL) */
+	int depth;            /* its re-entries, see rmp_py_lock */
 	PyObject *host;       /* str, as given */
 	int port;
 	int connected;
@@ -73,7 +75,10 @@ PyObject *rmp_py_exception(RmpClient *c, int rc);
 
 /* client.c */
 int rmp_py_client_init(PyObject *m);
-/* Lock c for a call into the library (waiting with the GIL released). */
+/* Lock c for a call into the library (waiting with the GIL released).
+ * Re-entrant: building an exception under the lock may run the garbage
+ * collector, whose deallocation of a lease of c locks c again (no
+ * library call is under way then: only the thread's own outer frame). */
 void rmp_py_lock(RmpClient *c);
 void rmp_py_unlock(RmpClient *c);
 /* rmp_py_check_open -- 0, or -1 with an exception when c is closed. */

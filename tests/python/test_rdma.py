@@ -504,6 +504,36 @@ def test_threads_share_client(client, lease):
     assert not errors
 
 
+def test_gc_under_the_client_lock():
+    """An exception built under the client's lock may run the garbage
+    collector, which may deallocate a lease of the same client (locking it
+    again): no deadlock."""
+    done = []
+
+    def work():
+        with rmpool.Client(ADDR, PORT) as c:
+            probe = c.alloc(4096, ttl=5)
+            old = gc.get_threshold()
+            gc.set_threshold(1)
+            try:
+                for _ in range(100):
+                    cyc = [c.alloc(4096, ttl=2)]
+                    cyc.append(cyc)  # unreachable once dropped: for the GC
+                    del cyc
+                    try:
+                        probe.read(probe.length, 8)
+                    except rmpool.OutOfRange:
+                        pass
+            finally:
+                gc.set_threshold(*old)
+            probe.free()
+        done.append(True)
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    t.join(60)
+    assert done, "deadlock: a lease deallocated under its client's lock"
+
+
 # --- Reference counts and leaks ---------------------------------------
 
 def rss_kib():
