@@ -25,6 +25,8 @@ packages=(
 	# RDMA user space and the baselines
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	iproute2 numactl strace gnuplot-nox
+	# the Python module (client/python) and its tests, for Debian's python3
+	python3-dev python3-pytest python3-numpy
 	# the Soft-RoCE VM
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
 )

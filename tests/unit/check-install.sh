@@ -108,5 +108,26 @@ else
 	not_ok "a program builds with pkg-config rmpool and runs ($flags)"
 fi
 
+# The Python package (when the build has it): where Debian's python3
+# looks for the prefix's packages, and importable from there.
+if ls "$build"/client/python/rmpool/_rmpool*.so >/dev/null 2>&1; then
+	one "python module" '*/rmpool/_rmpool*.so'
+	ext=$(find "$dest" -path '*/rmpool/_rmpool*.so' | head -n 1)
+	site=$(dirname "$(dirname "$ext")")
+	if [ -n "$ext" ] && /usr/bin/python3 -c 'import sys
+sys.exit(sys.argv[1] not in sys.path)' "${site#"$dest"}"; then
+		ok "python: ${site#"$dest"} is on python3's path"
+	else
+		not_ok "python: ${site#"$dest"} is not on python3's path"
+	fi
+	if [ -n "$ext" ] && PYTHONPATH=$site LD_LIBRARY_PATH=$libdir \
+		/usr/bin/python3 -c 'import rmpool, sys
+assert rmpool._rmpool.__file__.startswith(sys.argv[1]), rmpool.__file__
+rmpool.version()' "$site" 2>&1 | sed 's/^/# /'; then
+		ok "python: import rmpool from the installed package"
+	else
+		not_ok "python: import rmpool from the installed package"
+	fi
+fi
 echo "1..$n"
 [ $failed -eq 0 ]

@@ -1,0 +1,824 @@
+/* SPDX-License-Identifier: MIT */
+/* client.c -- rmpool.Client: one connection to an rmpoold (rmp_client). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rmp_py.h"
+
+PyObject *rmp_py_client_type;
+
+void rmp_py_lock(RmpClient *c)
+{
+	unsigned long me = PyThread_get_thread_ident();
+
+	if (c->depth > 0 && c->owner == me) {
+		c->depth++;
+		return;
+	}
+	if (!PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
+		Py_BEGIN_ALLOW_THREADS
+		PyThread_acquire_lock(c->lock, WAIT_LOCK);
+		Py_END_ALLOW_THREADS
+	}
+	c->owner = me;
+	c->depth = 1;
+}
+
+void rmp_py_unlock(RmpClient *c)
+{
+	if (--c->depth > 0)
+		return;
+	c->owner = 0;
+	PyThread_release_lock(c->lock);
+}
+
+int rmp_py_check_open(RmpClient *c)
+{
+	if (c->c && c->connected)
+		return 0;
+	PyErr_SetString(PyExc_ValueError, "the client is closed");
+	return -1;
+}
+
+int rmp_py_track_op(RmpClient *c, PyObject *user_data, RmpBuf *b,
+		    uint64_t *id)
+{
+	PyObject *key, *val;
+	int rc;
+
+	key = PyLong_FromUnsignedLongLong(c->next_op);
+	if (!key)
+		return -1;
+	val = PyTuple_Pack(2, user_data, (PyObject *)b);
+	if (!val) {
+		Py_DECREF(key);
+		return -1;
+	}
+	rc = PyDict_SetItem(c->pending, key, val);
+	Py_DECREF(key);
+	Py_DECREF(val);
+	if (rc < 0)
+		return -1;
+	b->inflight++;
+	*id = c->next_op++;
+	return 0;
+}
+
+/* forget -- drop the entry of op id, if any; its buffer's count too. */
+static PyObject *forget(RmpClient *c, uint64_t id)
+{
+	PyObject *key = PyLong_FromUnsignedLongLong(id), *val;
+
+	if (!key)
+		return NULL;
+	val = PyDict_GetItemWithError(c->pending, key);
+	if (val) {
+		Py_INCREF(val);
+		((RmpBuf *)PyTuple_GetItem(val, 1))->inflight--;
+		if (PyDict_DelItem(c->pending, key) < 0)
+			Py_CLEAR(val);
+	}
+	Py_DECREF(key);
+	return val;
+}
+
+void rmp_py_untrack_op(RmpClient *c, uint64_t id)
+{
+	PyObject *exc_t, *exc_v, *exc_tb;
+
+	/* Keeps the exception the failed post raised. */
+	PyErr_Fetch(&exc_t, &exc_v, &exc_tb);
+	Py_XDECREF(forget(c, id));
+	PyErr_Restore(exc_t, exc_v, exc_tb);
+}
+
+/* drop_pending -- the library dropped every queued and in-flight
+ * operation (close): forget them all. */
+static void drop_pending(RmpClient *c)
+{
+	Py_ssize_t pos = 0;
+	PyObject *key, *val;
+
+	if (!c->pending)
+		return;
+	while (PyDict_Next(c->pending, &pos, &key, &val))
+		((RmpBuf *)PyTuple_GetItem(val, 1))->inflight--;
+	PyDict_Clear(c->pending);
+}
+
+/* opt_str -- the str argument o as UTF-8 in *out (NULL for None); a
+ * missing one (o NULL) is the environment variable env, if set. */
+static int opt_str(PyObject *o, const char *env, const char **out)
+{
+	*out = NULL;
+	if (!o) {
+		*out = env ? getenv(env) : NULL;
+		return 0;
+	}
+	if (o == Py_None)
+		return 0;
+	if (!PyUnicode_Check(o)) {
+		PyErr_SetString(PyExc_TypeError, "expected a str or None");
+		return -1;
+	}
+	*out = PyUnicode_AsUTF8AndSize(o, NULL);
+	return *out ? 0 : -1;
+}
+
+/* seconds_ms -- a timeout in seconds (None: keep *ms) as milliseconds. */
+static int seconds_ms(PyObject *o, const char *what, int *ms)
+{
+	double s;
+
+	if (!o || o == Py_None)
+		return 0;
+	s = PyFloat_AsDouble(o);
+	if (s == -1.0 && PyErr_Occurred())
+		return -1;
+	if (!(s > 0) || s > 2e6) {
+		PyErr_Format(PyExc_ValueError, "%s must be > 0 seconds", what);
+		return -1;
+	}
+	*ms = (int)ceil(s * 1000.0);
+	return 0;
+}
+
+static int client_init(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "host", "port", "tenant", "key", "key_file",
+		"name", "timeout", "op_timeout", "reconnect_max_ms",
+		"spin_max_us", "bounce_bytes", "max_inflight", "rail_stripe",
+		NULL };
+	RmpClient *c = (RmpClient *)self;
+	PyObject *host, *tenant_o = NULL, *key_o = Py_None, *key_file_o = NULL;
+	PyObject *timeout_o = NULL, *op_timeout_o = NULL;
+	const char *name = NULL, *host_s, *tenant, *key_file;
+	int port = RMP_DEFAULT_PORT, spin = -1;
+	unsigned reconnect = 0, max_inflight = 0;
+	Py_ssize_t bounce = 0, rail_stripe = 0;
+	struct rmp_client_opts o;
+	struct rmp_client *rc_c = NULL;
+	Py_buffer key = { 0 };
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|i$OOOzOOIinIn", kwlist,
+		&host, &port, &tenant_o, &key_o, &key_file_o, &name,
+		&timeout_o, &op_timeout_o, &reconnect, &spin, &bounce,
+		&max_inflight, &rail_stripe))
+		return -1;
+	if (c->c) {
+		PyErr_SetString(PyExc_RuntimeError, "Client already initialised");
+		return -1;
+	}
+	if (port < 0 || port > 65535) {
+		PyErr_SetString(PyExc_ValueError, "port must be 0..65535");
+		return -1;
+	}
+	host_s = PyUnicode_AsUTF8AndSize(host, NULL);
+	if (!host_s)
+		return -1;
+	rmp_client_opts_init(&o);
+	o.name = name;
+	if (opt_str(tenant_o, "RMPOOL_TENANT", &tenant) < 0)
+		return -1;
+	if (tenant && !*tenant)
+		tenant = NULL;
+	o.tenant = tenant;
+	if (key_o != Py_None) {
+		if (PyObject_GetBuffer(key_o, &key, PyBUF_SIMPLE) < 0)
+			return -1;
+		o.key = key.buf;
+		o.key_len = (size_t)key.len;
+	}
+	/* The environment's key file only for the environment's tenant. */
+	if (opt_str(key_file_o, tenant && !tenant_o && key_o == Py_None ?
+		    "RMPOOL_KEY_FILE" : NULL, &key_file) < 0)
+		goto err_key;
+	o.key_file = key_file;
+	if (seconds_ms(timeout_o, "timeout", &o.connect_timeout_ms) < 0 ||
+	    seconds_ms(op_timeout_o, "op_timeout", &o.op_timeout_ms) < 0)
+		goto err_key;
+	o.reconnect_max_ms = reconnect;
+	if (spin >= 0)
+		o.spin_max_us = (unsigned)spin;
+	if (bounce > 0)
+		o.bounce_bytes = (size_t)bounce;
+	if (max_inflight)
+		o.max_inflight = max_inflight;
+	if (rail_stripe > 0)
+		o.rail_stripe = (size_t)rail_stripe;
+
+	rc = rmp_client_new(&rc_c, &o);
+	if (key.obj)
+		PyBuffer_Release(&key);
+	if (rc < 0) {
+		rmp_py_error(NULL, rc);
+		return -1;
+	}
+	c->c = rc_c;
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_client_connect(rc_c, host_s, (uint16_t)port);
+	Py_END_ALLOW_THREADS
+	if (rc < 0) {
+		rmp_py_error(c, rc);
+		c->c = NULL;
+		rmp_client_free(rc_c);
+		return -1;
+	}
+	c->connected = 1;
+	c->port = port ? port : RMP_DEFAULT_PORT;
+	Py_XDECREF(c->host);
+	c->host = Py_NewRef(host);
+	return 0;
+
+err_key:
+	if (key.obj)
+		PyBuffer_Release(&key);
+	return -1;
+}
+
+static PyObject *client_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
+{
+	allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+	RmpClient *c = (RmpClient *)alloc(tp, 0);
+
+	if (!c)
+		return NULL;
+	c->lock = PyThread_allocate_lock();
+	c->pending = PyDict_New();
+	if (!c->lock || !c->pending) {
+		Py_DECREF(c);
+		return PyErr_NoMemory();
+	}
+	return (PyObject *)c;
+}
+
+static int client_traverse(PyObject *self, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(self));
+	Py_VISIT(((RmpClient *)self)->pending);
+	return 0;
+}
+
+/* Unreachable: disconnect (the NIC stops using registered memory), then
+ * let go of the operations' user data and buffers. */
+static int client_clear(PyObject *self)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	if (c->c && c->connected) {
+		rmp_client_close(c->c);
+		c->connected = 0;
+	}
+	drop_pending(c);
+	return 0;
+}
+
+static void client_dealloc(PyObject *self)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	PyObject_GC_UnTrack(self);
+	if (c->weakreflist)
+		PyObject_ClearWeakRefs(self);
+	client_clear(self);
+	/* Leases and buffers hold references: none is left. */
+	rmp_client_free(c->c);
+	if (c->lock)
+		PyThread_free_lock(c->lock);
+	Py_CLEAR(c->pending);
+	Py_CLEAR(c->host);
+	rmp_py_dealloc(self);
+}
+
+static PyObject *client_close(PyObject *self, PyObject *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	if (!c->c || !c->connected)
+		Py_RETURN_NONE;
+	rmp_py_lock(c);
+	Py_BEGIN_ALLOW_THREADS
+	rmp_client_close(c->c);
+	Py_END_ALLOW_THREADS
+	c->connected = 0;
+	rmp_py_unlock(c);
+	drop_pending(c);
+	Py_RETURN_NONE;
+}
+
+static PyObject *client_enter(PyObject *self, PyObject *unused)
+{
+	if (rmp_py_check_open((RmpClient *)self) < 0)
+		return NULL;
+	return Py_NewRef(self);
+}
+
+static PyObject *client_exit(PyObject *self, PyObject *args)
+{
+	return client_close(self, NULL);
+}
+
+static PyObject *client_fileno(PyObject *self, PyObject *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+	int fd;
+
+	if (rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	fd = rmp_client_fd(c->c);
+	if (fd < 0)
+		rmp_py_error(c, fd);
+	rmp_py_unlock(c);
+	return fd < 0 ? NULL : PyLong_FromLong(fd);
+}
+
+/* ttl_arg -- a ttl in whole seconds (None: 0, the server's default). */
+static int ttl_arg(PyObject *o, uint32_t *ttl)
+{
+	unsigned long v;
+
+	*ttl = 0;
+	if (!o || o == Py_None)
+		return 0;
+	v = PyLong_AsUnsignedLong(o);
+	if (v == (unsigned long)-1 && PyErr_Occurred())
+		return -1;
+	if (v == 0 || v > UINT32_MAX) {
+		PyErr_SetString(PyExc_ValueError,
+				"ttl must be a positive number of seconds");
+		return -1;
+	}
+	*ttl = (uint32_t)v;
+	return 0;
+}
+
+static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "size", "ttl", "ephemeral", "alignment",
+		"access", "auto_renew", "spill", "free_on_exit", NULL };
+	RmpClient *c = (RmpClient *)self;
+	unsigned long long size, alignment = 0;
+	PyObject *ttl_o = Py_None;
+	int ephemeral = 0, auto_renew = 0, spill = 0, free_on_exit = 1;
+	unsigned access = RMP_ACCESS_ALL;
+	struct rmp_alloc_opts o;
+	struct rmp_lease *l = NULL;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "K|$OpKIppp", kwlist,
+		&size, &ttl_o, &ephemeral, &alignment, &access, &auto_renew,
+		&spill, &free_on_exit))
+		return NULL;
+	if ((long long)size <= 0) {
+		PyErr_SetString(PyExc_ValueError, "size must be > 0");
+		return NULL;
+	}
+	if (alignment & (alignment - 1)) {
+		PyErr_SetString(PyExc_ValueError,
+				"alignment must be a power of two");
+		return NULL;
+	}
+	rmp_alloc_opts_init(&o);
+	if (ttl_arg(ttl_o, &o.ttl_s) < 0)
+		return NULL;
+	o.alignment = alignment;
+	o.access = access;
+	o.flags = (ephemeral ? RMP_LEASE_EPHEMERAL : 0) |
+		  (auto_renew ? RMP_LEASE_AUTO_RENEW : 0) |
+		  (spill ? RMP_LEASE_SPILL : 0);
+	if (rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_lease_alloc(c->c, size, &o, &l);
+	Py_END_ALLOW_THREADS
+	if (rc < 0)
+		rmp_py_error(c, rc);
+	rmp_py_unlock(c);
+	if (rc < 0)
+		return NULL;
+	return rmp_py_lease_new(c, l, free_on_exit);
+}
+
+static PyObject *client_attach(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "token", "read_only", "exclusive", "access",
+		"free_on_exit", NULL };
+	RmpClient *c = (RmpClient *)self;
+	const char *token;
+	int read_only = 0, exclusive = 0, free_on_exit = 0;
+	unsigned access = 0;
+	struct rmp_attach_opts o;
+	struct rmp_lease *l = NULL;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppIp", kwlist, &token,
+		&read_only, &exclusive, &access, &free_on_exit))
+		return NULL;
+	rmp_attach_opts_init(&o);
+	o.access = read_only ? RMP_ACCESS_READ : access;
+	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
+	if (rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_lease_attach_with(c->c, token, &o, &l);
+	Py_END_ALLOW_THREADS
+	if (rc < 0)
+		rmp_py_error(c, rc);
+	rmp_py_unlock(c);
+	if (rc < 0)
+		return NULL;
+	return rmp_py_lease_new(c, l, free_on_exit);
+}
+
+static PyObject *client_renew_token(PyObject *self, PyObject *args,
+				    PyObject *kw)
+{
+	static char *kwlist[] = { "token", "ttl", NULL };
+	RmpClient *c = (RmpClient *)self;
+	const char *token;
+	PyObject *ttl_o = Py_None;
+	uint32_t ttl;
+	uint64_t ttl_ms = 0;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|O", kwlist, &token,
+					 &ttl_o) ||
+	    ttl_arg(ttl_o, &ttl) < 0 || rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_lease_renew_token(c->c, token, ttl, &ttl_ms);
+	Py_END_ALLOW_THREADS
+	if (rc < 0)
+		rmp_py_error(c, rc);
+	rmp_py_unlock(c);
+	return rc < 0 ? NULL : PyFloat_FromDouble((double)ttl_ms / 1000.0);
+}
+
+static PyObject *client_free_token(PyObject *self, PyObject *args)
+{
+	RmpClient *c = (RmpClient *)self;
+	const char *token;
+	int rc;
+
+	if (!PyArg_ParseTuple(args, "s", &token) || rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_lease_free_token(c->c, token);
+	Py_END_ALLOW_THREADS
+	if (rc < 0)
+		rmp_py_error(c, rc);
+	rmp_py_unlock(c);
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* set_u64 -- d[k] = v; -1 on error. */
+static int set_u64(PyObject *d, const char *k, unsigned long long v)
+{
+	PyObject *o = PyLong_FromUnsignedLongLong(v);
+	int rc;
+
+	if (!o)
+		return -1;
+	rc = PyDict_SetItemString(d, k, o);
+	Py_DECREF(o);
+	return rc;
+}
+
+static PyObject *client_stat(PyObject *self, PyObject *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+	struct rmp_pool_stat st = { .size = sizeof(st) };
+	PyObject *d, *mode;
+	int rc;
+
+	if (rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_stat(c->c, &st);
+	Py_END_ALLOW_THREADS
+	if (rc < 0)
+		rmp_py_error(c, rc);
+	rmp_py_unlock(c);
+	if (rc < 0)
+		return NULL;
+	d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (set_u64(d, "pool_bytes", st.pool_bytes) < 0 ||
+	    set_u64(d, "free_bytes", st.free_bytes) < 0 ||
+	    set_u64(d, "largest_free", st.largest_free) < 0 ||
+	    set_u64(d, "leases", st.leases) < 0 ||
+	    set_u64(d, "client_bytes", st.client_bytes) < 0 ||
+	    set_u64(d, "client_leases", st.client_leases) < 0 ||
+	    set_u64(d, "quota_bytes", st.quota_bytes) < 0 ||
+	    set_u64(d, "quota_leases", st.quota_leases) < 0 ||
+	    set_u64(d, "hugepage_size", st.hugepage_size) < 0 ||
+	    set_u64(d, "ttl_min_s", st.ttl_min_s) < 0 ||
+	    set_u64(d, "ttl_max_s", st.ttl_max_s) < 0 ||
+	    set_u64(d, "ttl_default_s", st.ttl_default_s) < 0 ||
+	    set_u64(d, "quarantined_bytes", st.quarantined_bytes) < 0 ||
+	    set_u64(d, "zeroing_bytes", st.zeroing_bytes) < 0 ||
+	    set_u64(d, "tenant_connections", st.tenant_connections) < 0 ||
+	    set_u64(d, "quota_connections", st.quota_connections) < 0 ||
+	    set_u64(d, "keys", st.keys) < 0)
+		goto err;
+	mode = PyLong_FromLong(st.numa_node);
+	if (!mode || PyDict_SetItemString(d, "numa_node", mode) < 0) {
+		Py_XDECREF(mode);
+		goto err;
+	}
+	Py_DECREF(mode);
+	mode = PyUnicode_FromString(st.keys_mode ? st.keys_mode : "unknown");
+	if (!mode || PyDict_SetItemString(d, "keys_mode", mode) < 0) {
+		Py_XDECREF(mode);
+		goto err;
+	}
+	Py_DECREF(mode);
+	return d;
+err:
+	Py_DECREF(d);
+	return NULL;
+}
+
+static PyObject *client_register(PyObject *self, PyObject *obj)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	if (rmp_py_check_open(c) < 0)
+		return NULL;
+	return rmp_py_buf_new(c, obj);
+}
+
+static PyObject *client_submit(PyObject *self, PyObject *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+	int rc;
+
+	if (rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	rc = rmp_submit(c->c);
+	if (rc < 0)
+		rmp_py_error(c, rc);
+	rmp_py_unlock(c);
+	return rc < 0 ? NULL : PyLong_FromLong(rc);
+}
+
+#define POLL_BATCH 64
+
+static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "max", "timeout", NULL };
+	RmpClient *c = (RmpClient *)self;
+	struct rmp_completion comp[POLL_BATCH];
+	int max = POLL_BATCH, timeout_ms = 0, n, i;
+	PyObject *timeout_o = NULL, *list;
+	double t;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|iO", kwlist, &max,
+					 &timeout_o))
+		return NULL;
+	if (max <= 0 || max > POLL_BATCH) {
+		PyErr_Format(PyExc_ValueError, "max must be 1..%d", POLL_BATCH);
+		return NULL;
+	}
+	if (timeout_o == Py_None) {
+		timeout_ms = -1;
+	} else if (timeout_o) {
+		t = PyFloat_AsDouble(timeout_o);
+		if (t == -1.0 && PyErr_Occurred())
+			return NULL;
+		timeout_ms = t < 0 ? -1 : t > 2e6 ? 2000000000 :
+			(int)ceil(t * 1000.0);
+	}
+	if (rmp_py_check_open(c) < 0)
+		return NULL;
+	rmp_py_lock(c);
+	n = rmp_submit(c->c);
+	if (n >= 0) {
+		if (timeout_ms) {
+			Py_BEGIN_ALLOW_THREADS
+			n = rmp_poll(c->c, comp, max, timeout_ms);
+			Py_END_ALLOW_THREADS
+		} else {
+			n = rmp_poll(c->c, comp, max, 0);
+		}
+	}
+	if (n < 0)
+		rmp_py_error(c, n);
+	rmp_py_unlock(c);
+	if (n < 0)
+		return NULL;
+	list = PyList_New(0);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		PyObject *ent = forget(c, comp[i].user_data), *t2;
+
+		if (!ent) {
+			if (PyErr_Occurred())
+				goto err;
+			continue; /* not ours: cannot happen */
+		}
+		t2 = Py_BuildValue("(Oi)", PyTuple_GetItem(ent, 0),
+				   comp[i].status);
+		Py_DECREF(ent);
+		if (!t2 || PyList_Append(list, t2) < 0) {
+			Py_XDECREF(t2);
+			goto err;
+		}
+		Py_DECREF(t2);
+	}
+	return list;
+err:
+	Py_DECREF(list);
+	return NULL;
+}
+
+static PyObject *client_get_closed(PyObject *self, void *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	return PyBool_FromLong(!c->c || !c->connected);
+}
+
+static PyObject *client_get_host(PyObject *self, void *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	return Py_NewRef(c->host ? c->host : Py_None);
+}
+
+static PyObject *client_get_port(PyObject *self, void *unused)
+{
+	return PyLong_FromLong(((RmpClient *)self)->port);
+}
+
+static PyObject *client_get_pending(PyObject *self, void *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	return PyLong_FromSsize_t(c->pending ? PyDict_Size(c->pending) : 0);
+}
+
+static PyObject *client_get_last_error(PyObject *self, void *unused)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	return PyUnicode_FromString(c->c ? rmp_client_last_error(c->c) : "");
+}
+
+static PyObject *client_repr(PyObject *self)
+{
+	RmpClient *c = (RmpClient *)self;
+
+	return PyUnicode_FromFormat("<rmpool.Client %R port %d%s>",
+		c->host ? c->host : Py_None, c->port,
+		c->c && c->connected ? "" : " closed");
+}
+
+static PyMethodDef client_methods[] = {
+	{ "close", client_close, METH_NOARGS,
+	  "close($self)\n--\n\nDisconnect. Leases stay on the server until their "
+	  "deadline (ephemeral ones end now); their handles, and registered "
+	  "buffers, then raise NotConnected. Operations posted and not polled "
+	  "are dropped. Closing twice is harmless." },
+	{ "__enter__", client_enter, METH_NOARGS, "Return the client." },
+	{ "__exit__", client_exit, METH_VARARGS, "Close the client." },
+	{ "fileno", client_fileno, METH_NOARGS,
+	  "fileno($self)\n--\n\nReturns int. A descriptor that becomes readable when "
+	  "completions of posted operations may be ready (select, epoll, "
+	  "asyncio's add_reader); then call poll(timeout=0) until it returns "
+	  "fewer than max. Other calls on the client may reap completions "
+	  "without the descriptor signalling them: poll after them before "
+	  "waiting on it. A new connection has a new descriptor." },
+	{ "alloc", (PyCFunction)(void (*)(void))client_alloc,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "alloc($self, size, *, ttl=None, ephemeral=False, alignment=None, access=7, auto_renew=False, spill=False, free_on_exit=True)\n--\n\nReturns Lease. "
+	  "Lease size bytes of the server's pool. ttl: seconds (None: the "
+	  "server's default). ephemeral: freed when this connection goes. "
+	  "alignment: a power of two (None: the server's, 64). access: "
+	  "ACCESS_READ | ACCESS_WRITE | ACCESS_ATOMIC. auto_renew: the "
+	  "server renews it while the connection lives. spill: may go to "
+	  "another device's pool of the server. free_on_exit: whether "
+	  "leaving a with block frees the lease (else only the handle is "
+	  "closed). Raises QuotaExceeded, PoolFull, LeaseTooLarge, "
+	  "ServerDraining, InvalidArgument, ..." },
+	{ "attach", (PyCFunction)(void (*)(void))client_attach,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "attach($self, token, *, read_only=False, exclusive=False, access=0, free_on_exit=False)\n--\n\nReturns Lease. "
+	  "Reach an existing lease of this client's tenant by its token "
+	  "(from Lease.token, or the rmpool CLI): this connection gets its "
+	  "own key to the same bytes. read_only: writes and atomics fail. "
+	  "exclusive: revoke every other connection's key first. Raises "
+	  "LeaseNotFound, LeaseExpired, WrongTenant (another tenant's "
+	  "lease), QuotaExceeded (keys per lease), InvalidArgument "
+	  "(malformed token)." },
+	{ "renew_token", (PyCFunction)(void (*)(void))client_renew_token,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "renew_token($self, token, ttl=None)\n--\n\nReturns float. Renew the lease of "
+	  "token without attaching it (nobody's key changes); returns its "
+	  "new lifetime in seconds." },
+	{ "free_token", client_free_token, METH_VARARGS,
+	  "free_token($self, token)\n--\n\nFree the lease of token without "
+	  "attaching it: every key to it is revoked." },
+	{ "stat", client_stat, METH_NOARGS,
+	  "stat($self)\n--\n\nReturns dict. Pool figures of the server (one round "
+	  "trip): pool_bytes, free_bytes, largest_free, leases, "
+	  "client_bytes, client_leases (this tenant's), quota_bytes, "
+	  "quota_leases, ttl bounds, keys_mode, ..." },
+	{ "register", client_register, METH_O,
+	  "register($self, buffer)\n--\n\nReturns RegisteredBuffer. Register the memory "
+	  "of a contiguous buffer (bytearray, numpy array, mmap, ...) with "
+	  "the device once. Reads and writes whose memory lies inside it "
+	  "then go straight to and from it (no copy), and post_* take it. "
+	  "The buffer is held (it cannot be resized) until the registered "
+	  "buffer is unregistered or collected." },
+	{ "submit", client_submit, METH_NOARGS,
+	  "submit($self)\n--\n\nReturns int. Post every queued operation (post_*) to "
+	  "the NIC with one doorbell; returns how many." },
+	{ "poll", (PyCFunction)(void (*)(void))client_poll,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "poll($self, max=64, timeout=0)\n--\n\nReturns list[tuple[object, int]]. "
+	  "Submit what is queued, then reap up to max completions, in "
+	  "submission order: (user_data, status) pairs, status 0 or a "
+	  "negative errno (rmpool.exception_for(status) makes the "
+	  "exception). timeout: seconds to wait for the first, 0 not at "
+	  "all, None for ever (the GIL is released while waiting)." },
+	{ 0 }
+};
+
+static PyGetSetDef client_getset[] = {
+	{ "closed", client_get_closed, NULL, "True once closed.", NULL },
+	{ "host", client_get_host, NULL, "The host as given.", NULL },
+	{ "port", client_get_port, NULL, "The server's port.", NULL },
+	{ "pending", client_get_pending, NULL,
+	  "Posted operations not polled yet.", NULL },
+	{ "last_error", client_get_last_error, NULL,
+	  "The library's detail of the last failed call, or ''.", NULL },
+	{ 0 }
+};
+
+static PyMemberDef client_members[] = {
+	{ "__weaklistoffset__", T_PYSSIZET,
+	  offsetof(RmpClient, weakreflist), READONLY, NULL },
+	{ 0 }
+};
+
+static PyType_Slot client_slots[] = {
+	{ Py_tp_doc, (void *)
+	  "Client(host, port=7471, *, tenant=<env>, key=None, key_file=<env>, "
+	  "name=None, timeout=5.0, op_timeout=10.0, reconnect_max_ms=0, "
+	  "spin_max_us=-1, bounce_bytes=0, max_inflight=0, rail_stripe=0)\n\n"
+	  "One RDMA connection to an rmpoold, made at construction (the GIL "
+	  "is released while it connects).\n\n"
+	  "host: name or address of the server (\"A1,A2\": one node's "
+	  "rails). tenant: the tenant's name; not given: $RMPOOL_TENANT; "
+	  "None or '': anonymous. key: the tenant's key (bytes), or "
+	  "key_file: a file with it as hex (not given: $RMPOOL_KEY_FILE "
+	  "with the environment's tenant). timeout: seconds for connecting, "
+	  "op_timeout for each reply. reconnect_max_ms > 0: reconnect by "
+	  "itself after a loss (see librmpool(3)). 0 or -1 for the others: "
+	  "the library's defaults.\n\n"
+	  "A context manager: leaving the block closes it. Threads may share "
+	  "a client: its calls take a lock, so they run one at a time (for "
+	  "parallel I/O open one client per thread)." },
+	{ Py_tp_new, client_new },
+	{ Py_tp_init, client_init },
+	{ Py_tp_dealloc, client_dealloc },
+	{ Py_tp_traverse, client_traverse },
+	{ Py_tp_clear, client_clear },
+	{ Py_tp_repr, client_repr },
+	{ Py_tp_methods, client_methods },
+	{ Py_tp_getset, client_getset },
+	{ Py_tp_members, client_members },
+	{ 0, NULL }
+};
+
+static PyType_Spec client_spec = {
+	.name = "rmpool._rmpool.Client",
+	.basicsize = sizeof(RmpClient),
+	/* A base type: the package's Client adds asyncio to it. */
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_BASETYPE,
+	.slots = client_slots,
+};
+
+int rmp_py_client_init(PyObject *m)
+{
+	rmp_py_client_type = PyType_FromSpec(&client_spec);
+	if (!rmp_py_client_type ||
+	    PyModule_AddObjectRef(m, "Client", rmp_py_client_type) < 0)
+		return -1;
+	return 0;
+}

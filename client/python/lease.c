@@ -1,0 +1,737 @@
+/* SPDX-License-Identifier: MIT */
+/* lease.c -- rmpool.Lease: a handle to a lease (rmp_lease) and its data calls. */
+#include <errno.h>
+
+#include "rmp_py.h"
+
+PyObject *rmp_py_lease_type, *rmp_py_info_type;
+
+PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
+			   int free_on_exit)
+{
+	PyTypeObject *tp = (PyTypeObject *)rmp_py_lease_type;
+	allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+	RmpLease *self = (RmpLease *)alloc(tp, 0);
+
+	if (!self) {
+		rmp_py_lock(c);
+		rmp_lease_close(l);
+		rmp_py_unlock(c);
+		return NULL;
+	}
+	self->client = (RmpClient *)Py_NewRef((PyObject *)c);
+	self->l = l;
+	self->free_on_exit = free_on_exit;
+	return (PyObject *)self;
+}
+
+/* live -- 0 when the handle can be used, else -1 with an exception. */
+static int live(RmpLease *self)
+{
+	if (!self->l) {
+		PyErr_SetString(PyExc_ValueError, "the lease is freed or closed");
+		return -1;
+	}
+	return 0;
+}
+
+/* off_arg -- a non-negative offset or length from o into *v. */
+static int off_arg(PyObject *o, const char *what, uint64_t *v)
+{
+	long long x = PyLong_AsLongLong(o);
+
+	if (x == -1 && PyErr_Occurred())
+		return -1;
+	if (x < 0) {
+		PyErr_Format(PyExc_ValueError, "%s must be >= 0", what);
+		return -1;
+	}
+	*v = (uint64_t)x;
+	return 0;
+}
+
+/* u64_arg -- a 64-bit value: 0 .. 2**64-1, or negative as two's
+ * complement (faa's add of -1). */
+static int u64_arg(PyObject *o, uint64_t *v)
+{
+	int overflow = 0;
+	long long x = PyLong_AsLongLongAndOverflow(o, &overflow);
+
+	if (x == -1 && PyErr_Occurred())
+		return -1;
+	if (!overflow) {
+		*v = (uint64_t)x;
+		return 0;
+	}
+	*v = PyLong_AsUnsignedLongLong(o);
+	return *v == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/*
+ * fast_args -- the arguments of a METH_FASTCALL | METH_KEYWORDS method by
+ * name (the data calls take this path: no tuple or dict is built per
+ * call): out[i] is the argument names[i] or NULL when not given; the
+ * first nreq are required. -1 with TypeError for a wrong call.
+ */
+static int fast_args(const char *fname, PyObject *const *args,
+		     Py_ssize_t nargs, PyObject *kwnames,
+		     const char *const *names, int n, int nreq,
+		     PyObject **out)
+{
+	Py_ssize_t k, nkw = kwnames ? PyTuple_Size(kwnames) : 0;
+	int i;
+
+	if (nargs > n) {
+		PyErr_Format(PyExc_TypeError,
+			     "%s() takes at most %d arguments (%zd given)",
+			     fname, n, nargs);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		out[i] = i < nargs ? args[i] : NULL;
+	for (k = 0; k < nkw; k++) {
+		PyObject *key = PyTuple_GetItem(kwnames, k);
+
+		for (i = 0; i < n; i++)
+			if (PyUnicode_CompareWithASCIIString(key, names[i]) == 0)
+				break;
+		if (i == n) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s() got an unexpected keyword argument %R",
+				     fname, key);
+			return -1;
+		}
+		if (out[i]) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s() got multiple values for argument '%s'",
+				     fname, names[i]);
+			return -1;
+		}
+		out[i] = args[nargs + k];
+	}
+	for (i = 0; i < nreq; i++)
+		if (!out[i]) {
+			PyErr_Format(PyExc_TypeError,
+				     "%s() missing required argument '%s'",
+				     fname, names[i]);
+			return -1;
+		}
+	return 0;
+}
+
+static uint64_t lease_length(RmpLease *self)
+{
+	struct rmp_lease_info in = { .size = sizeof(in) };
+
+	return rmp_lease_info(self->l, &in) < 0 ? 0 : in.length;
+}
+
+/* Common tail of a data call: the error, with the client still locked
+ * so that the library's last error is this call's. */
+#define DATA_CALL(self, rc, call)                                      \
+	do {                                                           \
+		rmp_py_lock((self)->client);                           \
+		Py_BEGIN_ALLOW_THREADS                                 \
+		(rc) = (call);                                         \
+		Py_END_ALLOW_THREADS                                   \
+		if ((rc) < 0)                                          \
+			rmp_py_error((self)->client, (rc));            \
+		rmp_py_unlock((self)->client);                         \
+	} while (0)
+
+static PyObject *lease_read(PyObject *o, PyObject *const *args,
+			    Py_ssize_t nargs, PyObject *kwnames)
+{
+	static const char *const names[] = { "offset", "length" };
+	RmpLease *self = (RmpLease *)o;
+	PyObject *a[2], *b;
+	uint64_t off = 0, len, total;
+	int rc;
+
+	if (fast_args("read", args, nargs, kwnames, names, 2, 0, a) < 0 ||
+	    live(self) < 0)
+		return NULL;
+	if (a[0] && off_arg(a[0], "offset", &off) < 0)
+		return NULL;
+	if (!a[1] || a[1] == Py_None) {
+		total = lease_length(self);
+		if (off > total)
+			return rmp_py_error(self->client, -ERANGE);
+		len = total - off;
+	} else if (off_arg(a[1], "length", &len) < 0) {
+		return NULL;
+	}
+	if (len > PY_SSIZE_T_MAX)
+		return rmp_py_error(self->client, -ERANGE);
+	b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+	if (!b)
+		return NULL;
+	DATA_CALL(self, rc, rmp_read(self->l, off, PyBytes_AsString(b),
+				     (size_t)len));
+	if (rc < 0) {
+		Py_DECREF(b);
+		return NULL;
+	}
+	return b;
+}
+
+static PyObject *lease_read_into(PyObject *o, PyObject *const *args,
+				 Py_ssize_t nargs, PyObject *kwnames)
+{
+	static const char *const names[] = { "buffer", "offset" };
+	RmpLease *self = (RmpLease *)o;
+	PyObject *a[2];
+	uint64_t off = 0;
+	Py_buffer v;
+	int rc;
+
+	if (fast_args("read_into", args, nargs, kwnames, names, 2, 1, a) < 0 ||
+	    live(self) < 0)
+		return NULL;
+	if (a[1] && off_arg(a[1], "offset", &off) < 0)
+		return NULL;
+	if (PyObject_GetBuffer(a[0], &v, PyBUF_WRITABLE) < 0)
+		return NULL;
+	DATA_CALL(self, rc, rmp_read(self->l, off, v.buf, (size_t)v.len));
+	PyBuffer_Release(&v);
+	return rc < 0 ? NULL : PyLong_FromSsize_t(v.len);
+}
+
+static PyObject *lease_write(PyObject *o, PyObject *const *args,
+			     Py_ssize_t nargs, PyObject *kwnames)
+{
+	static const char *const names[] = { "data", "offset" };
+	RmpLease *self = (RmpLease *)o;
+	PyObject *a[2];
+	uint64_t off = 0;
+	Py_buffer v;
+	int rc;
+
+	if (fast_args("write", args, nargs, kwnames, names, 2, 1, a) < 0 ||
+	    live(self) < 0)
+		return NULL;
+	if (a[1] && off_arg(a[1], "offset", &off) < 0)
+		return NULL;
+	if (PyObject_GetBuffer(a[0], &v, PyBUF_SIMPLE) < 0)
+		return NULL;
+	DATA_CALL(self, rc, rmp_write(self->l, off, v.buf, (size_t)v.len));
+	PyBuffer_Release(&v);
+	return rc < 0 ? NULL : PyLong_FromSsize_t(v.len);
+}
+
+static PyObject *lease_cas(PyObject *o, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "offset", "expected", "desired", NULL };
+	RmpLease *self = (RmpLease *)o;
+	PyObject *off_o, *exp_o, *des_o;
+	uint64_t off, exp, des, old = 0;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OOO", kwlist, &off_o,
+					 &exp_o, &des_o) || live(self) < 0 ||
+	    off_arg(off_o, "offset", &off) < 0 || u64_arg(exp_o, &exp) < 0 ||
+	    u64_arg(des_o, &des) < 0)
+		return NULL;
+	DATA_CALL(self, rc, rmp_cas(self->l, off, exp, des, &old));
+	return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(old);
+}
+
+static PyObject *lease_faa(PyObject *o, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "offset", "add", NULL };
+	RmpLease *self = (RmpLease *)o;
+	PyObject *off_o, *add_o;
+	uint64_t off, add, old = 0;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO", kwlist, &off_o,
+					 &add_o) || live(self) < 0 ||
+	    off_arg(off_o, "offset", &off) < 0 || u64_arg(add_o, &add) < 0)
+		return NULL;
+	DATA_CALL(self, rc, rmp_faa(self->l, off, add, &old));
+	return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(old);
+}
+
+static PyObject *lease_flush(PyObject *o, PyObject *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+	int rc;
+
+	if (live(self) < 0)
+		return NULL;
+	DATA_CALL(self, rc, rmp_flush(self->l));
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *lease_renew(PyObject *o, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "ttl", NULL };
+	RmpLease *self = (RmpLease *)o;
+	PyObject *ttl_o = Py_None;
+	unsigned long ttl = 0;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O", kwlist, &ttl_o) ||
+	    live(self) < 0)
+		return NULL;
+	if (ttl_o != Py_None) {
+		ttl = PyLong_AsUnsignedLong(ttl_o);
+		if (ttl == (unsigned long)-1 && PyErr_Occurred())
+			return NULL;
+		if (!ttl || ttl > UINT32_MAX) {
+			PyErr_SetString(PyExc_ValueError,
+				"ttl must be a positive number of seconds");
+			return NULL;
+		}
+	}
+	DATA_CALL(self, rc, rmp_lease_renew(self->l, (uint32_t)ttl));
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *lease_free(PyObject *o, PyObject *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+	struct rmp_lease *l = self->l;
+	int rc;
+
+	if (live(self) < 0)
+		return NULL;
+	/* The handle is gone whatever the server says. */
+	self->l = NULL;
+	DATA_CALL(self, rc, rmp_lease_free(l));
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *lease_close(PyObject *o, PyObject *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+
+	if (self->l) {
+		rmp_py_lock(self->client);
+		rmp_lease_close(self->l);
+		rmp_py_unlock(self->client);
+		self->l = NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *lease_enter(PyObject *o, PyObject *unused)
+{
+	if (live((RmpLease *)o) < 0)
+		return NULL;
+	return Py_NewRef(o);
+}
+
+static PyObject *lease_exit(PyObject *o, PyObject *args)
+{
+	RmpLease *self = (RmpLease *)o;
+
+	if (!self->l)
+		Py_RETURN_NONE;
+	/* A lease on a closed client cannot be freed: close the handle. */
+	if (self->free_on_exit && self->client->connected)
+		return lease_free(o, NULL);
+	return lease_close(o, NULL);
+}
+
+/* post -- the common part of post_read and post_write. */
+static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
+		      int is_read)
+{
+	static char *kwlist[] = { "offset", "buffer", "boff", "length",
+		"user_data", NULL };
+	PyObject *off_o, *buf_o, *len_o = Py_None, *ud = Py_None;
+	Py_ssize_t boff = 0, len;
+	uint64_t off, id, l64;
+	RmpBuf *b;
+	int rc;
+
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|nOO", kwlist, &off_o,
+		&buf_o, &boff, &len_o, &ud) || live(self) < 0 ||
+	    off_arg(off_o, "offset", &off) < 0)
+		return NULL;
+	if (!PyObject_TypeCheck(buf_o, (PyTypeObject *)rmp_py_buf_type)) {
+		PyErr_SetString(PyExc_TypeError,
+				"buffer must be a RegisteredBuffer");
+		return NULL;
+	}
+	b = (RmpBuf *)buf_o;
+	if (len_o == Py_None) {
+		len = b->have_view && boff >= 0 && boff <= b->view.len ?
+			b->view.len - boff : 0;
+	} else {
+		if (off_arg(len_o, "length", &l64) < 0)
+			return NULL;
+		len = l64 > PY_SSIZE_T_MAX ? -1 : (Py_ssize_t)l64;
+	}
+	if (rmp_py_buf_check(buf_o, self->client, boff, len) < 0)
+		return NULL;
+	if (is_read && b->view.readonly) {
+		PyErr_SetString(PyExc_BufferError,
+				"post_read into a read-only buffer");
+		return NULL;
+	}
+	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
+		return NULL;
+	rmp_py_lock(self->client);
+	if (is_read)
+		rc = rmp_post_read(self->l, off, b->b, (size_t)boff,
+				   (size_t)len, id);
+	else
+		rc = rmp_post_write(self->l, off, b->b, (size_t)boff,
+				    (size_t)len, id);
+	if (rc < 0)
+		rmp_py_error(self->client, rc);
+	rmp_py_unlock(self->client);
+	if (rc < 0) {
+		rmp_py_untrack_op(self->client, id);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *lease_post_read(PyObject *o, PyObject *args, PyObject *kw)
+{
+	return post((RmpLease *)o, args, kw, 1);
+}
+
+static PyObject *lease_post_write(PyObject *o, PyObject *args, PyObject *kw)
+{
+	return post((RmpLease *)o, args, kw, 0);
+}
+
+/* post_atomic -- post_cas (is_cas) and post_faa: the old value lands in
+ * 8 bytes of the buffer at boff. */
+static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
+			     int is_cas)
+{
+	static char *cas_kw[] = { "offset", "expected", "desired", "buffer",
+		"boff", "user_data", NULL };
+	static char *faa_kw[] = { "offset", "add", "buffer", "boff",
+		"user_data", NULL };
+	PyObject *off_o, *a_o, *d_o = NULL, *buf_o, *ud = Py_None;
+	Py_ssize_t boff = 0;
+	uint64_t off, a, d = 0, id;
+	int rc;
+
+	if (is_cas)
+		rc = PyArg_ParseTupleAndKeywords(args, kw, "OOOO|nO", cas_kw,
+			&off_o, &a_o, &d_o, &buf_o, &boff, &ud);
+	else
+		rc = PyArg_ParseTupleAndKeywords(args, kw, "OOO|nO", faa_kw,
+			&off_o, &a_o, &buf_o, &boff, &ud);
+	if (!rc || live(self) < 0 || off_arg(off_o, "offset", &off) < 0 ||
+	    u64_arg(a_o, &a) < 0 || (d_o && u64_arg(d_o, &d) < 0) ||
+	    rmp_py_buf_check(buf_o, self->client, boff, 8) < 0)
+		return NULL;
+	if (((RmpBuf *)buf_o)->view.readonly) {
+		PyErr_SetString(PyExc_BufferError,
+				"an atomic's old value into a read-only buffer");
+		return NULL;
+	}
+	if (rmp_py_track_op(self->client, ud, (RmpBuf *)buf_o, &id) < 0)
+		return NULL;
+	rmp_py_lock(self->client);
+	if (is_cas)
+		rc = rmp_post_cas(self->l, off, a, d, ((RmpBuf *)buf_o)->b,
+				  (size_t)boff, id);
+	else
+		rc = rmp_post_faa(self->l, off, a, ((RmpBuf *)buf_o)->b,
+				  (size_t)boff, id);
+	if (rc < 0)
+		rmp_py_error(self->client, rc);
+	rmp_py_unlock(self->client);
+	if (rc < 0) {
+		rmp_py_untrack_op(self->client, id);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
+static PyObject *lease_post_cas(PyObject *o, PyObject *args, PyObject *kw)
+{
+	return post_atomic((RmpLease *)o, args, kw, 1);
+}
+
+static PyObject *lease_post_faa(PyObject *o, PyObject *args, PyObject *kw)
+{
+	return post_atomic((RmpLease *)o, args, kw, 0);
+}
+
+static PyObject *lease_get_token(PyObject *o, void *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+	char tok[RMP_TOKEN_MAXLEN];
+	int rc;
+
+	if (live(self) < 0)
+		return NULL;
+	rc = rmp_lease_token(self->l, tok, sizeof(tok));
+	if (rc < 0)
+		return rmp_py_error(self->client, rc);
+	return PyUnicode_FromStringAndSize(tok, rc);
+}
+
+static PyObject *lease_get_info(PyObject *o, void *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+	struct rmp_lease_info in = { .size = sizeof(in) };
+	unsigned long long v[11];
+	PyObject *r;
+	int rc, i;
+
+	if (live(self) < 0)
+		return NULL;
+	rc = rmp_lease_info(self->l, &in);
+	if (rc < 0)
+		return rmp_py_error(self->client, rc);
+	v[0] = in.id;
+	v[1] = in.length;
+	v[2] = in.remote_addr;
+	v[3] = in.rkey;
+	v[4] = in.access;
+	v[5] = in.flags;
+	v[6] = in.ttl_ms;
+	v[7] = in.holders;
+	v[8] = in.replicas;
+	v[9] = in.replicas_live;
+	v[10] = in.stripes;
+	r = PyStructSequence_New((PyTypeObject *)rmp_py_info_type);
+	if (!r)
+		return NULL;
+	for (i = 0; i < 11; i++) {
+		PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+
+		if (!x) {
+			Py_DECREF(r);
+			return NULL;
+		}
+		PyStructSequence_SetItem(r, i, x);
+	}
+	return r;
+}
+
+static PyObject *lease_get_length(PyObject *o, void *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+
+	if (live(self) < 0)
+		return NULL;
+	return PyLong_FromUnsignedLongLong(lease_length(self));
+}
+
+static PyObject *lease_get_closed(PyObject *o, void *unused)
+{
+	return PyBool_FromLong(!((RmpLease *)o)->l);
+}
+
+static PyObject *lease_get_client(PyObject *o, void *unused)
+{
+	return Py_NewRef((PyObject *)((RmpLease *)o)->client);
+}
+
+static PyObject *lease_get_foe(PyObject *o, void *unused)
+{
+	return PyBool_FromLong(((RmpLease *)o)->free_on_exit);
+}
+
+static int lease_set_foe(PyObject *o, PyObject *v, void *unused)
+{
+	int t;
+
+	if (!v) {
+		PyErr_SetString(PyExc_AttributeError, "cannot delete");
+		return -1;
+	}
+	t = PyObject_IsTrue(v);
+	if (t < 0)
+		return -1;
+	((RmpLease *)o)->free_on_exit = t;
+	return 0;
+}
+
+static PyObject *lease_len_repr(PyObject *o)
+{
+	RmpLease *self = (RmpLease *)o;
+	struct rmp_lease_info in = { .size = sizeof(in) };
+
+	if (!self->l || rmp_lease_info(self->l, &in) < 0)
+		return PyUnicode_FromString("<rmpool.Lease closed>");
+	return PyUnicode_FromFormat("<rmpool.Lease id %llu, %llu bytes>",
+		(unsigned long long)in.id, (unsigned long long)in.length);
+}
+
+static int lease_traverse(PyObject *o, visitproc visit, void *arg)
+{
+	Py_VISIT(Py_TYPE(o));
+	Py_VISIT((PyObject *)((RmpLease *)o)->client);
+	return 0;
+}
+
+static void lease_dealloc(PyObject *o)
+{
+	RmpLease *self = (RmpLease *)o;
+
+	PyObject_GC_UnTrack(o);
+	if (self->weakreflist)
+		PyObject_ClearWeakRefs(o);
+	if (self->l) {
+		rmp_py_lock(self->client);
+		rmp_lease_close(self->l);
+		rmp_py_unlock(self->client);
+	}
+	Py_CLEAR(self->client);
+	rmp_py_dealloc(o);
+}
+
+#define KW (METH_VARARGS | METH_KEYWORDS)
+#define FAST (METH_FASTCALL | METH_KEYWORDS)
+#define FN(f) ((PyCFunction)(void (*)(void))(f))
+
+static PyMethodDef lease_methods[] = {
+	{ "read", FN(lease_read), FAST,
+	  "read($self, offset=0, length=None)\n--\n\nReturns bytes. Read length bytes "
+	  "at offset (None: to the end of the lease) with one-sided RDMA. "
+	  "Raises OutOfRange (nothing read), LeaseExpired, AccessDenied, "
+	  "NotConnected, TransportError, Timeout." },
+	{ "read_into", FN(lease_read_into), FAST,
+	  "read_into($self, buffer, offset=0)\n--\n\nReturns int. Read len(buffer) bytes "
+	  "at offset straight into a writable contiguous buffer (bytearray, "
+	  "memoryview, numpy array, mmap): no copy in Python, and none at "
+	  "all when the buffer is registered (Client.register). Returns the "
+	  "number of bytes. Errors as read()." },
+	{ "write", FN(lease_write), FAST,
+	  "write($self, data, offset=0)\n--\n\nReturns int. Write the bytes of any "
+	  "contiguous buffer at offset; returns how many. Returns once the "
+	  "responder acknowledged them (flush() makes them visible to other "
+	  "connections). Errors as read()." },
+	{ "cas", FN(lease_cas), KW,
+	  "cas($self, offset, expected, desired)\n--\n\nReturns int. Atomic "
+	  "compare-and-swap of the 8-byte word at offset (8-byte aligned): "
+	  "returns the old value; the swap happened iff it equals "
+	  "expected. Raises NotSupported without device atomics." },
+	{ "faa", FN(lease_faa), KW,
+	  "faa($self, offset, add)\n--\n\nReturns int. Atomic fetch-and-add to the "
+	  "8-byte word at offset (modulo 2**64; add may be negative); "
+	  "returns the old value." },
+	{ "flush", lease_flush, METH_NOARGS,
+	  "flush($self)\n--\n\nReturn once every earlier write is placed in the "
+	  "server's memory, visible to readers on other connections." },
+	{ "renew", FN(lease_renew), KW,
+	  "renew($self, ttl=None)\n--\n\nExtend the lease to ttl seconds from now "
+	  "(None: the server's default). Raises LeaseExpired, LeaseNotFound." },
+	{ "free", lease_free, METH_NOARGS,
+	  "free($self)\n--\n\nGive the lease back to the server (its memory is "
+	  "zeroed before reuse) and close this handle, even when the server "
+	  "could not be told (then the error is raised)." },
+	{ "close", lease_close, METH_NOARGS,
+	  "close($self)\n--\n\nClose the handle only: the lease stays until its "
+	  "deadline and can be attached again by its token." },
+	{ "__enter__", lease_enter, METH_NOARGS, "Return the lease." },
+	{ "__exit__", lease_exit, METH_VARARGS,
+	  "Free the lease if free_on_exit (and the client is open), else "
+	  "close the handle." },
+	{ "post_read", FN(lease_post_read), KW,
+	  "post_read($self, offset, buffer, boff=0, length=None, user_data=None)\n--\n\nQueue a read of length bytes at offset into the "
+	  "RegisteredBuffer buffer at boff (None: to its end); nothing "
+	  "moves until Client.submit() or Client.poll(); the completion "
+	  "comes back from Client.poll() with user_data. Raises Busy when "
+	  "max_inflight operations are queued or in flight." },
+	{ "post_write", FN(lease_post_write), KW,
+	  "post_write($self, offset, buffer, boff=0, length=None, user_data=None)\n--\n\nQueue a write from the RegisteredBuffer, as post_read." },
+	{ "post_cas", FN(lease_post_cas), KW,
+	  "post_cas($self, offset, expected, desired, buffer, boff=0, user_data=None)\n--\n\nQueue a compare-and-swap; the old value "
+	  "lands in the 8 bytes of buffer at boff (native byte order)." },
+	{ "post_faa", FN(lease_post_faa), KW,
+	  "post_faa($self, offset, add, buffer, boff=0, user_data=None)\n--\n\n"
+	  "Queue a fetch-and-add; the old value lands in buffer at boff." },
+	{ 0 }
+};
+
+static PyGetSetDef lease_getset[] = {
+	{ "token", lease_get_token, NULL,
+	  "The printable token (server, id, secret): attach it from another "
+	  "connection, process or the rmpool CLI. A secret: hand it only to "
+	  "whom may use the lease.", NULL },
+	{ "info", lease_get_info, NULL,
+	  "LeaseInfo (no server round trip): id, length, remote_addr, rkey, "
+	  "access, flags, ttl_ms, holders, replicas, replicas_live, stripes.",
+	  NULL },
+	{ "length", lease_get_length, NULL, "Usable bytes of the lease.", NULL },
+	{ "closed", lease_get_closed, NULL, "True once freed or closed.", NULL },
+	{ "client", lease_get_client, NULL, "The Client of this handle.", NULL },
+	{ "free_on_exit", lease_get_foe, lease_set_foe,
+	  "Whether leaving a with block frees the lease (else closes the "
+	  "handle).", NULL },
+	{ 0 }
+};
+
+static PyMemberDef lease_members[] = {
+	{ "__weaklistoffset__", T_PYSSIZET,
+	  offsetof(RmpLease, weakreflist), READONLY, NULL },
+	{ 0 }
+};
+
+static PyType_Slot lease_slots[] = {
+	{ Py_tp_doc, (void *)
+	  "A lease handle, from Client.alloc() or Client.attach(). Data calls "
+	  "are one-sided RDMA, each with the GIL released while it waits. A "
+	  "context manager: leaving the block frees the lease "
+	  "(free_on_exit, alloc's default) or closes the handle (attach's). "
+	  "Collecting it closes the handle; the lease lives to its deadline." },
+	{ Py_tp_dealloc, lease_dealloc },
+	{ Py_tp_traverse, lease_traverse },
+	{ Py_tp_repr, lease_len_repr },
+	{ Py_tp_methods, lease_methods },
+	{ Py_tp_getset, lease_getset },
+	{ Py_tp_members, lease_members },
+	{ 0, NULL }
+};
+
+static PyType_Spec lease_spec = {
+	.name = "rmpool.Lease",
+	.basicsize = sizeof(RmpLease),
+	/* Not instantiable from Python: Client.alloc and attach make them. */
+	.flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+		 Py_TPFLAGS_DISALLOW_INSTANTIATION,
+	.slots = lease_slots,
+};
+
+static PyStructSequence_Field info_fields[] = {
+	{ "id", "lease id" },
+	{ "length", "usable bytes" },
+	{ "remote_addr", "server address of byte 0" },
+	{ "rkey", "this connection's key" },
+	{ "access", "ACCESS_* bits" },
+	{ "flags", "LEASE_* bits" },
+	{ "ttl_ms", "time left as last reported, minus the time since" },
+	{ "holders", "connections with a key to it, as last reported" },
+	{ "replicas", "1, or a mirrored lease's replicas" },
+	{ "replicas_live", "replicas not lost" },
+	{ "stripes", "1, or a striped lease's stripes" },
+	{ 0 }
+};
+
+static PyStructSequence_Desc info_desc = {
+	"rmpool.LeaseInfo", "What Lease.info tells of a lease.", info_fields,
+	11
+};
+
+int rmp_py_lease_init(PyObject *m)
+{
+	rmp_py_lease_type = PyType_FromSpec(&lease_spec);
+	if (!rmp_py_lease_type ||
+	    PyModule_AddObjectRef(m, "Lease", rmp_py_lease_type) < 0)
+		return -1;
+	rmp_py_info_type = (PyObject *)PyStructSequence_NewType(&info_desc);
+	if (!rmp_py_info_type ||
+	    PyModule_AddObjectRef(m, "LeaseInfo", rmp_py_info_type) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* rmp_py.h -- shared declarations of the _rmpool extension's files. */
+#ifndef RMP_PY_H
+#define RMP_PY_H
+
+/*
+ * The stable ABI of 3.11 is enough: heap types from PyType_FromSpec,
+ * PyObject_GetBuffer/PyBuffer_Release (limited API since 3.11), struct
+ * sequences. meson 1.0 has no limited_api: keyword, so it is set here.
+ */
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030B0000
+#endif
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <pythread.h>
+#include <structmember.h>
+
+#include <stdint.h>
+
+#include "rmpool.h"
+
+/*
+ * A Client owns its rmp_client. Leases and registered buffers hold a
+ * reference to their Client, so the rmp_client (freed with the Client
+ * object, which frees its lease handles and buffers too) outlives them.
+ * Client.close() only disconnects: handles stay valid and give
+ * -ENOTCONN. Every call into the library on one client takes the
+ * client's lock, so a Client may be shared by threads: their calls run
+ * one after the other, each with the GIL released while it waits.
+ */
+typedef struct {
+	PyObject_HEAD
+	struct rmp_client *c;
+	PyThread_type_lock lock;
+	unsigned long owner;  /* thread holding lock (read under the GIL) */
+	int depth;            /* its re-entries, see rmp_py_lock */
+	PyObject *host;       /* str, as given */
+	int port;
+	int connected;
+	PyObject *pending;    /* dict: op id -> (user_data, RegisteredBuffer) */
+	uint64_t next_op;
+	PyObject *weakreflist;
+} RmpClient;
+
+typedef struct {
+	PyObject_HEAD
+	RmpClient *client;
+	struct rmp_lease *l;  /* NULL once freed or closed */
+	int free_on_exit;
+	PyObject *weakreflist;
+} RmpLease;
+
+typedef struct {
+	PyObject_HEAD
+	RmpClient *client;
+	struct rmp_buf *b;    /* NULL once unregistered */
+	Py_buffer view;       /* held while registered: the memory stays put */
+	int have_view;
+	Py_ssize_t inflight;  /* posted operations not reaped yet */
+	PyObject *weakreflist;
+} RmpBuf;
+
+/* Types and exception classes, made once at module init. */
+extern PyObject *rmp_py_client_type, *rmp_py_lease_type, *rmp_py_buf_type;
+extern PyObject *rmp_py_info_type;
+
+/* errors.c */
+int rmp_py_errors_init(PyObject *m);
+/* rmp_py_error -- raise the exception for rc (negative errno) with the
+ * library's text and client c's last error (c may be NULL); NULL. */
+PyObject *rmp_py_error(RmpClient *c, int rc);
+/* rmp_py_exception -- an exception instance for rc (new reference). */
+PyObject *rmp_py_exception(RmpClient *c, int rc);
+
+/* client.c */
+int rmp_py_client_init(PyObject *m);
+/* Lock c for a call into the library (waiting with the GIL released).
+ * Re-entrant: building an exception under the lock may run the garbage
+ * collector, whose deallocation of a lease of c locks c again (no
+ * library call is under way then: only the thread's own outer frame). */
+void rmp_py_lock(RmpClient *c);
+void rmp_py_unlock(RmpClient *c);
+/* rmp_py_check_open -- 0, or -1 with an exception when c is closed. */
+int rmp_py_check_open(RmpClient *c);
+/* rmp_py_track_op -- remember an operation about to be posted: its id
+ * (for rmp_post_*) in *id; takes references to user_data and b. */
+int rmp_py_track_op(RmpClient *c, PyObject *user_data, RmpBuf *b,
+		    uint64_t *id);
+/* rmp_py_untrack_op -- forget an operation that was not posted. */
+void rmp_py_untrack_op(RmpClient *c, uint64_t id);
+
+/* lease.c */
+int rmp_py_lease_init(PyObject *m);
+/* rmp_py_lease_new -- wrap l of client c (takes ownership of l). */
+PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
+			   int free_on_exit);
+
+/* buffer.c */
+int rmp_py_buf_init(PyObject *m);
+/* rmp_py_buf_new -- register obj's memory with client c. */
+PyObject *rmp_py_buf_new(RmpClient *c, PyObject *obj);
+/* rmp_py_buf_check -- 0 when o is a registered RegisteredBuffer of c
+ * with [off, off + len) inside it, else -1 with an exception. */
+int rmp_py_buf_check(PyObject *o, RmpClient *c, Py_ssize_t off,
+		     Py_ssize_t len);
+
+/* rmp_py_dealloc -- the tail of a heap type's tp_dealloc. */
+void rmp_py_dealloc(PyObject *self);
+
+#endif /* RMP_PY_H */

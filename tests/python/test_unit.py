@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""Host-side checks of the rmpool module: no RDMA device needed."""
+import errno
+import inspect
+import os
+import re
+
+import pytest
+
+import rmpool
+
+# The errno each exception class stands for (errors.c's table).
+CLASSES = {
+    "LeaseExpired": (errno.EKEYEXPIRED, None),
+    "QuotaExceeded": (errno.EDQUOT, None),
+    "PoolFull": (errno.ENOSPC, None),
+    "LeaseTooLarge": (errno.EFBIG, None),
+    "ServerDraining": (errno.ESHUTDOWN, None),
+    "AuthError": (errno.EKEYREJECTED, PermissionError),
+    "AuthRevoked": (errno.EKEYREVOKED, PermissionError),
+    "WrongTenant": (errno.EPERM, PermissionError),
+    "AccessDenied": (errno.EACCES, PermissionError),
+    "LeaseNotFound": (errno.ENOENT, FileNotFoundError),
+    "OutOfRange": (errno.ERANGE, None),
+    "Busy": (errno.EAGAIN, BlockingIOError),
+    "Timeout": (errno.ETIMEDOUT, TimeoutError),
+    "NotConnected": (errno.ENOTCONN, ConnectionError),
+    "ConnectionRefused": (errno.ECONNREFUSED, ConnectionRefusedError),
+    "Unreachable": (errno.EHOSTUNREACH, ConnectionError),
+    "TransportError": (errno.EIO, None),
+    "ProtocolError": (errno.EPROTO, None),
+    "NotSupported": (errno.EOPNOTSUPP, None),
+    "MessageTooLarge": (errno.EMSGSIZE, None),
+    "InvalidArgument": (errno.EINVAL, ValueError),
+}
+
+
+def test_import_and_version():
+    assert re.match(r"^\d+\.\d+\.\d+", rmpool.version())
+    assert rmpool.__version__ == rmpool.version()
+    assert rmpool.DEFAULT_PORT == 7471
+    assert rmpool.ACCESS_ALL == (rmpool.ACCESS_READ | rmpool.ACCESS_WRITE |
+                                 rmpool.ACCESS_ATOMIC)
+    # Built against the stable ABI? The module is found as the build's.
+    assert "client/python/rmpool" in rmpool._rmpool.__file__
+
+
+@pytest.mark.parametrize("name", sorted(CLASSES))
+def test_exception_classes(name):
+    cls = getattr(rmpool, name)
+    num, builtin = CLASSES[name]
+    assert issubclass(cls, rmpool.Error) and issubclass(cls, OSError)
+    if builtin:
+        assert issubclass(cls, builtin)
+    e = rmpool.exception_for(-num)
+    assert type(e) is cls
+    assert e.errno == num
+    assert e.strerror == rmpool.strerror(num)
+    assert type(rmpool.exception_for(num)) is cls  # either sign
+    assert cls.__doc__
+
+
+def test_more_errnos():
+    assert type(rmpool.exception_for(-errno.ENETUNREACH)) is rmpool.Unreachable
+    assert type(rmpool.exception_for(-errno.EHOSTDOWN)) is rmpool.Unreachable
+    assert type(rmpool.exception_for(-errno.EPROTONOSUPPORT)) is rmpool.ProtocolError
+    e = rmpool.exception_for(-errno.ENOMEM)
+    assert type(e) is rmpool.Error and e.errno == errno.ENOMEM
+    with pytest.raises(ValueError):
+        rmpool.exception_for(0)
+    with pytest.raises(TypeError):
+        rmpool.exception_for(-1, client=3)
+
+
+def test_strerror():
+    assert "lease" in rmpool.strerror(errno.ENOENT)
+    assert rmpool.strerror(-errno.ENOENT) == rmpool.strerror(errno.ENOENT)
+
+
+def test_argument_errors():
+    with pytest.raises(TypeError):
+        rmpool.Client(1234)
+    with pytest.raises(ValueError):
+        rmpool.Client("127.0.0.1", 70000)
+    with pytest.raises(ValueError):
+        rmpool.Client("127.0.0.1", timeout=-1)
+    with pytest.raises(TypeError):
+        rmpool.Client("127.0.0.1", tenant=5)
+    with pytest.raises(TypeError):
+        rmpool.Client("127.0.0.1", 1, 2)  # tenant is keyword-only
+    # Options the library refuses: a tenant without a key.
+    with pytest.raises(rmpool.InvalidArgument):
+        rmpool.Client("127.0.0.1", tenant="t", key_file=None)
+    with pytest.raises(rmpool.InvalidArgument):
+        rmpool.Client("127.0.0.1", tenant=None, name="x" * 100)
+    with pytest.raises(TypeError):
+        rmpool.Lease()
+    with pytest.raises(TypeError):
+        rmpool.RegisteredBuffer()
+
+
+def test_unreachable_client():
+    """No RDMA device here (or no route in the VM): a clear OSError."""
+    with pytest.raises(rmpool.Error) as ei:
+        rmpool.Client("192.0.2.1", 7471, tenant=None, timeout=2)
+    e = ei.value
+    assert isinstance(e, OSError) and e.errno in (
+        errno.ENETUNREACH, errno.EHOSTUNREACH, errno.ETIMEDOUT,
+        errno.ENODEV, errno.ECONNREFUSED)
+    assert e.strerror and rmpool.strerror(e.errno) in e.strerror
+    with pytest.raises(rmpool.Unreachable):
+        rmpool.Client("no-such-host.invalid", tenant=None, timeout=2)
+
+
+def test_docstrings():
+    for cls in (rmpool.Client, rmpool.Lease, rmpool.RegisteredBuffer):
+        assert cls.__doc__
+        for n, f in inspect.getmembers(cls):
+            if n.startswith("_") or not callable(f):
+                continue
+            assert f.__doc__ and len(f.__doc__) > 20, f"{cls.__name__}.{n}"
+    assert str(inspect.signature(rmpool.Lease.read)) == \
+        "(self, /, offset=0, length=None)"
+
+
+def test_stubs_cover_module():
+    """The type stubs name every public name of the module."""
+    pyi = os.path.join(os.path.dirname(rmpool.__file__), "__init__.pyi")
+    with open(pyi) as f:
+        stub = f.read()
+    for n in rmpool.__all__:
+        assert re.search(rf"^(class |def |){n}\b", stub, re.M), n
+    for n, f in inspect.getmembers(rmpool.Lease):
+        if not n.startswith("_"):
+            assert re.search(rf"    (async )?def {n}\(|    {n}:", stub), \
+                f"Lease.{n}"
