@@ -9,105 +9,6 @@
 
 PyObject *rmp_py_client_type;
 
-void rmp_py_lock(RmpClient *c)
-{
-	unsigned long me = PyThread_get_thread_ident();
-
-	if (c->depth > 0 && c->owner == me) {
-		c->depth++;
-		return;
-	}
-	if (!PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
-		Py_BEGIN_ALLOW_THREADS
-		PyThread_acquire_lock(c->lock, WAIT_LOCK);
-		Py_END_ALLOW_THREADS
-	}
-	c->owner = me;
-	c->depth = 1;
-}
-
-void rmp_py_unlock(RmpClient *c)
-{
-	if (--c->depth > 0)
-		return;
-	c->owner = 0;
-	PyThread_release_lock(c->lock);
-}
-
-int rmp_py_check_open(RmpClient *c)
-{
-	if (c->c && c->connected)
-		return 0;
-	PyErr_SetString(PyExc_ValueError, "the client is closed");
-	return -1;
-}
-
-int rmp_py_track_op(RmpClient *c, PyObject *user_data, RmpBuf *b,
-		    uint64_t *id)
-{
-	PyObject *key, *val;
-	int rc;
-
-	key = PyLong_FromUnsignedLongLong(c->next_op);
-	if (!key)
-		return -1;
-	val = PyTuple_Pack(2, user_data, (PyObject *)b);
-	if (!val) {
-		Py_DECREF(key);
-		return -1;
-	}
-	rc = PyDict_SetItem(c->pending, key, val);
-	Py_DECREF(key);
-	Py_DECREF(val);
-	if (rc < 0)
-		return -1;
-	b->inflight++;
-	*id = c->next_op++;
-	return 0;
-}
-
-/* forget -- drop the entry of op id, if any; its buffer's count too. */
-static PyObject *forget(RmpClient *c, uint64_t id)
-{
-	PyObject *key = PyLong_FromUnsignedLongLong(id), *val;
-
-	if (!key)
-		return NULL;
-	val = PyDict_GetItemWithError(c->pending, key);
-	if (val) {
-		Py_INCREF(val);
-		((RmpBuf *)PyTuple_GetItem(val, 1))->inflight--;
-		if (PyDict_DelItem(c->pending, key) < 0)
-			Py_CLEAR(val);
-	}
-	Py_DECREF(key);
-	return val;
-}
-
-void rmp_py_untrack_op(RmpClient *c, uint64_t id)
-{
-	PyObject *exc_t, *exc_v, *exc_tb;
-
-	/* Keeps the exception the failed post raised. */
-	PyErr_Fetch(&exc_t, &exc_v, &exc_tb);
-	Py_XDECREF(forget(c, id));
-	PyErr_Restore(exc_t, exc_v, exc_tb);
-}
-
-/* drop_pending -- the library dropped every queued and in-flight
- * operation (close): forget them all. */
-static void drop_pending(RmpClient *c)
-{
-	Py_ssize_t pos = 0;
-	PyObject *key, *val;
-
-	if (!c->pending)
-		return;
-	while (PyDict_Next(c->pending, &pos, &key, &val))
-		((RmpBuf *)PyTuple_GetItem(val, 1))->inflight--;
-	PyDict_Clear(c->pending);
-}
-
 /* opt_str -- the str argument o as UTF-8 in *out (NULL for None); a
  * missing one (o NULL) is the environment variable env, if set. */
 static int opt_str(PyObject *o, const char *env, const char **out)
@@ -272,7 +173,7 @@ static int client_clear(PyObject *self)
 		rmp_client_close(c->c);
 		c->connected = 0;
 	}
-	drop_pending(c);
+	rmp_py_drop_ops(c);
 	return 0;
 }
 
@@ -305,7 +206,7 @@ static PyObject *client_close(PyObject *self, PyObject *unused)
 	Py_END_ALLOW_THREADS
 	c->connected = 0;
 	rmp_py_unlock(c);
-	drop_pending(c);
+	rmp_py_drop_ops(c);
 	Py_RETURN_NONE;
 }
 
@@ -624,7 +525,7 @@ static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 	if (!list)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		PyObject *ent = forget(c, comp[i].user_data), *t2;
+		PyObject *ent = rmp_py_forget_op(c, comp[i].user_data), *t2;
 
 		if (!ent) {
 			if (PyErr_Occurred())

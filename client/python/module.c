@@ -2,15 +2,6 @@
 /* module.c -- the _rmpool extension module: its types, errors and constants. */
 #include "rmp_py.h"
 
-void rmp_py_dealloc(PyObject *self)
-{
-	PyTypeObject *tp = Py_TYPE(self);
-	freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
-
-	f(self);
-	Py_DECREF(tp);
-}
-
 static PyObject *mod_version(PyObject *m, PyObject *unused)
 {
 	return PyUnicode_FromString(rmp_version());

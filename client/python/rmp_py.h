@@ -73,8 +73,7 @@ PyObject *rmp_py_error(RmpClient *c, int rc);
 /* rmp_py_exception -- an exception instance for rc (new reference). */
 PyObject *rmp_py_exception(RmpClient *c, int rc);
 
-/* client.c */
-int rmp_py_client_init(PyObject *m);
+/* client_state.c (below client.c, lease.c and buffer.c) */
 /* Lock c for a call into the library (waiting with the GIL released).
  * Re-entrant: building an exception under the lock may run the garbage
  * collector, whose deallocation of a lease of c locks c again (no
@@ -89,6 +88,18 @@ int rmp_py_track_op(RmpClient *c, PyObject *user_data, RmpBuf *b,
 		    uint64_t *id);
 /* rmp_py_untrack_op -- forget an operation that was not posted. */
 void rmp_py_untrack_op(RmpClient *c, uint64_t id);
+/* rmp_py_forget_op -- drop op id's entry, if any (its buffer's count
+ * too): the (user_data, buffer) tuple (new reference), or NULL (with an
+ * exception set only on an error). */
+PyObject *rmp_py_forget_op(RmpClient *c, uint64_t id);
+/* rmp_py_drop_ops -- the library dropped every queued and in-flight
+ * operation (close): forget them all. */
+void rmp_py_drop_ops(RmpClient *c);
+/* rmp_py_dealloc -- the tail of a heap type's tp_dealloc. */
+void rmp_py_dealloc(PyObject *self);
+
+/* client.c */
+int rmp_py_client_init(PyObject *m);
 
 /* lease.c */
 int rmp_py_lease_init(PyObject *m);
@@ -104,8 +115,5 @@ PyObject *rmp_py_buf_new(RmpClient *c, PyObject *obj);
  * with [off, off + len) inside it, else -1 with an exception. */
 int rmp_py_buf_check(PyObject *o, RmpClient *c, Py_ssize_t off,
 		     Py_ssize_t len);
-
-/* rmp_py_dealloc -- the tail of a heap type's tp_dealloc. */
-void rmp_py_dealloc(PyObject *self);
 
 #endif /* RMP_PY_H */
