@@ -175,48 +175,47 @@ static PyObject *lease_read(PyObject *o, PyObject *const *args,
 	return b;
 }
 
-static PyObject *lease_read_into(PyObject *o, PyObject *const *args,
-				 Py_ssize_t nargs, PyObject *kwnames)
+/* buffer_rw -- read_into (write 0) or write: the lease's bytes from
+ * offset into or out of any buffer, with no copy in Python (the buffer
+ * stays exported, so it cannot move, while the GIL is released). */
+static PyObject *buffer_rw(PyObject *o, PyObject *const *args,
+			   Py_ssize_t nargs, PyObject *kwnames, int write)
 {
-	static const char *const names[] = { "buffer", "offset" };
+	static const char *const rnames[] = { "buffer", "offset" };
+	static const char *const wnames[] = { "data", "offset" };
 	RmpLease *self = (RmpLease *)o;
 	PyObject *a[2];
 	uint64_t off = 0;
 	Py_buffer v;
 	int rc;
 
-	if (fast_args("read_into", args, nargs, kwnames, names, 2, 1, a) < 0 ||
+	if (fast_args(write ? "write" : "read_into", args, nargs, kwnames,
+		      write ? wnames : rnames, 2, 1, a) < 0 ||
 	    live(self) < 0)
 		return NULL;
 	if (a[1] && off_arg(a[1], "offset", &off) < 0)
 		return NULL;
-	if (PyObject_GetBuffer(a[0], &v, PyBUF_WRITABLE) < 0)
+	if (PyObject_GetBuffer(a[0], &v, write ? PyBUF_SIMPLE :
+						 PyBUF_WRITABLE) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_read(self->l, off, v.buf, (size_t)v.len));
+	DATA_CALL(self, rc, write ? rmp_write(self->l, off, v.buf,
+					      (size_t)v.len) :
+				    rmp_read(self->l, off, v.buf,
+					     (size_t)v.len));
 	PyBuffer_Release(&v);
 	return rc < 0 ? NULL : PyLong_FromSsize_t(v.len);
+}
+
+static PyObject *lease_read_into(PyObject *o, PyObject *const *args,
+				 Py_ssize_t nargs, PyObject *kwnames)
+{
+	return buffer_rw(o, args, nargs, kwnames, 0);
 }
 
 static PyObject *lease_write(PyObject *o, PyObject *const *args,
 			     Py_ssize_t nargs, PyObject *kwnames)
 {
-	static const char *const names[] = { "data", "offset" };
-	RmpLease *self = (RmpLease *)o;
-	PyObject *a[2];
-	uint64_t off = 0;
-	Py_buffer v;
-	int rc;
-
-	if (fast_args("write", args, nargs, kwnames, names, 2, 1, a) < 0 ||
-	    live(self) < 0)
-		return NULL;
-	if (a[1] && off_arg(a[1], "offset", &off) < 0)
-		return NULL;
-	if (PyObject_GetBuffer(a[0], &v, PyBUF_SIMPLE) < 0)
-		return NULL;
-	DATA_CALL(self, rc, rmp_write(self->l, off, v.buf, (size_t)v.len));
-	PyBuffer_Release(&v);
-	return rc < 0 ? NULL : PyLong_FromSsize_t(v.len);
+	return buffer_rw(o, args, nargs, kwnames, 1);
 }
 
 static PyObject *lease_cas(PyObject *o, PyObject *args, PyObject *kw)
