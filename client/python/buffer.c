@@ -90,9 +90,18 @@ static int unregister(RmpBuf *self)
 	}
 	if (self->b) {
 		rmp_py_lock(self->client);
+		/* The lock may have waited with the GIL released: another
+		 * thread may have posted on the buffer meanwhile. */
+		if (self->inflight > 0) {
+			rmp_py_unlock(self->client);
+			PyErr_Format(PyExc_BufferError, "%zd operation(s) on "
+				     "the buffer not polled yet",
+				     self->inflight);
+			return -1;
+		}
 		rmp_buf_dereg(self->b);
-		rmp_py_unlock(self->client);
 		self->b = NULL;
+		rmp_py_unlock(self->client);
 	}
 	if (self->have_view) {
 		self->have_view = 0;
@@ -161,12 +170,21 @@ static int buf_traverse(PyObject *o, visitproc visit, void *arg)
 	return 0;
 }
 
-/* Unreachable: no pending entry refers to it any more (those hold it),
- * so nothing is in flight on it. */
+/* Unreachable. Operations may still be in flight on it when its client
+ * (whose table of posted operations holds it) is garbage in the same
+ * cycle: then the client's connection is closed first, so that the NIC
+ * has stopped before the memory is let go. */
 static int buf_clear(PyObject *o)
 {
 	RmpBuf *self = (RmpBuf *)o;
+	RmpClient *c = self->client;
 
+	if (self->inflight > 0 && c && c->c && c->connected) {
+		rmp_py_lock(c);
+		rmp_client_close(c->c);
+		c->connected = 0;
+		rmp_py_unlock(c);
+	}
 	self->inflight = 0;
 	unregister(self);
 	Py_CLEAR(self->client);

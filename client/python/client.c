@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* client.c -- rmpool.Client: one connection to an rmpoold (rmp_client). */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,41 @@
 #include "rmp_py.h"
 
 PyObject *rmp_py_client_type;
+
+/* u64_arg -- int o in [min, max] (TypeError / ValueError otherwise: no
+ * silent wrap of 2**64 + 5 to 5). */
+static int u64_arg(PyObject *o, const char *what, unsigned long long min,
+		   unsigned long long max, unsigned long long *out)
+{
+	if (!PyLong_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s must be an int", what);
+		return -1;
+	}
+	*out = PyLong_AsUnsignedLongLong(o);
+	if (*out == (unsigned long long)-1 && PyErr_Occurred())
+		PyErr_Clear(); /* negative or above 2**64 - 1: out of range */
+	else if (*out >= min && *out <= max)
+		return 0;
+	PyErr_Format(PyExc_ValueError, "%s must be %llu..%llu", what, min,
+		     max);
+	return -1;
+}
+
+/* utf8_arg -- str o as UTF-8 in *out; a NUL inside it (which would cut
+ * the C string short: another host, another key file) is refused. */
+static int utf8_arg(PyObject *o, const char **out)
+{
+	Py_ssize_t n;
+
+	*out = PyUnicode_AsUTF8AndSize(o, &n);
+	if (!*out)
+		return -1;
+	if ((size_t)n != strlen(*out)) {
+		PyErr_SetString(PyExc_ValueError, "embedded NUL character");
+		return -1;
+	}
+	return 0;
+}
 
 /* opt_str -- the str argument o as UTF-8 in *out (NULL for None); a
  * missing one (o NULL) is the environment variable env, if set. */
@@ -24,8 +60,7 @@ static int opt_str(PyObject *o, const char *env, const char **out)
 		PyErr_SetString(PyExc_TypeError, "expected a str or None");
 		return -1;
 	}
-	*out = PyUnicode_AsUTF8AndSize(o, NULL);
-	return *out ? 0 : -1;
+	return utf8_arg(o, out);
 }
 
 /* seconds_ms -- a timeout in seconds (None: keep *ms) as milliseconds. */
@@ -77,8 +112,7 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_ValueError, "port must be 0..65535");
 		return -1;
 	}
-	host_s = PyUnicode_AsUTF8AndSize(host, NULL);
-	if (!host_s)
+	if (utf8_arg(host, &host_s) < 0)
 		return -1;
 	rmp_client_opts_init(&o);
 	o.name = name;
@@ -102,6 +136,7 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 	    seconds_ms(op_timeout_o, "op_timeout", &o.op_timeout_ms) < 0)
 		goto err_key;
 	o.reconnect_max_ms = reconnect;
+	c->reconnects = reconnect > 0;
 	if (spin >= 0)
 		o.spin_max_us = (unsigned)spin;
 	if (bounce > 0)
@@ -262,22 +297,24 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "size", "ttl", "ephemeral", "alignment",
 		"access", "auto_renew", "spill", "free_on_exit", NULL };
 	RmpClient *c = (RmpClient *)self;
-	unsigned long long size, alignment = 0;
+	unsigned long long size, alignment = 0, access = RMP_ACCESS_ALL;
+	PyObject *size_o, *align_o = NULL, *access_o = NULL;
 	PyObject *ttl_o = Py_None;
 	int ephemeral = 0, auto_renew = 0, spill = 0, free_on_exit = 1;
-	unsigned access = RMP_ACCESS_ALL;
 	struct rmp_alloc_opts o;
 	struct rmp_lease *l = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "K|$OpKIppp", kwlist,
-		&size, &ttl_o, &ephemeral, &alignment, &access, &auto_renew,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OpOOppp", kwlist,
+		&size_o, &ttl_o, &ephemeral, &align_o, &access_o, &auto_renew,
 		&spill, &free_on_exit))
 		return NULL;
-	if ((long long)size <= 0) {
-		PyErr_SetString(PyExc_ValueError, "size must be > 0");
+	if (u64_arg(size_o, "size", 1, INT64_MAX, &size) < 0 ||
+	    (align_o && align_o != Py_None &&
+	     u64_arg(align_o, "alignment", 0, INT64_MAX, &alignment) < 0) ||
+	    (access_o && u64_arg(access_o, "access", 1, RMP_ACCESS_ALL,
+				 &access) < 0))
 		return NULL;
-	}
 	if (alignment & (alignment - 1)) {
 		PyErr_SetString(PyExc_ValueError,
 				"alignment must be a power of two");
@@ -287,7 +324,7 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 	if (ttl_arg(ttl_o, &o.ttl_s) < 0)
 		return NULL;
 	o.alignment = alignment;
-	o.access = access;
+	o.access = (uint32_t)access;
 	o.flags = (ephemeral ? RMP_LEASE_EPHEMERAL : 0) |
 		  (auto_renew ? RMP_LEASE_AUTO_RENEW : 0) |
 		  (spill ? RMP_LEASE_SPILL : 0);
@@ -500,6 +537,10 @@ static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 		t = PyFloat_AsDouble(timeout_o);
 		if (t == -1.0 && PyErr_Occurred())
 			return NULL;
+		if (isnan(t)) {
+			PyErr_SetString(PyExc_ValueError, "timeout is NaN");
+			return NULL;
+		}
 		timeout_ms = t < 0 ? -1 : t > 2e6 ? 2000000000 :
 			(int)ceil(t * 1000.0);
 	}
@@ -674,6 +715,8 @@ static PyGetSetDef client_getset[] = {
 static PyMemberDef client_members[] = {
 	{ "__weaklistoffset__", T_PYSSIZET,
 	  offsetof(RmpClient, weakreflist), READONLY, NULL },
+	{ "_reconnects", T_INT, offsetof(RmpClient, reconnects), READONLY,
+	  "True when made with reconnect_max_ms > 0 (asyncio refuses it)." },
 	{ 0 }
 };
 

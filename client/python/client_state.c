@@ -41,6 +41,14 @@ int rmp_py_check_open(RmpClient *c)
 	return -1;
 }
 
+/* buf_done -- one operation on b less in flight (never below 0: a buffer
+ * cleared by the garbage collector already counts none). */
+static void buf_done(RmpBuf *b)
+{
+	if (b->inflight > 0)
+		b->inflight--;
+}
+
 int rmp_py_track_op(RmpClient *c, PyObject *user_data, RmpBuf *b,
 		    uint64_t *id)
 {
@@ -74,7 +82,7 @@ PyObject *rmp_py_forget_op(RmpClient *c, uint64_t id)
 	val = PyDict_GetItemWithError(c->pending, key);
 	if (val) {
 		Py_INCREF(val);
-		((RmpBuf *)PyTuple_GetItem(val, 1))->inflight--;
+		buf_done((RmpBuf *)PyTuple_GetItem(val, 1));
 		if (PyDict_DelItem(c->pending, key) < 0)
 			Py_CLEAR(val);
 	}
@@ -100,7 +108,7 @@ void rmp_py_drop_ops(RmpClient *c)
 	if (!c->pending)
 		return;
 	while (PyDict_Next(c->pending, &pos, &key, &val))
-		((RmpBuf *)PyTuple_GetItem(val, 1))->inflight--;
+		buf_done((RmpBuf *)PyTuple_GetItem(val, 1));
 	PyDict_Clear(c->pending);
 }
 

@@ -146,6 +146,7 @@ static PyObject *lease_read(PyObject *o, PyObject *const *args,
 	RmpLease *self = (RmpLease *)o;
 	PyObject *a[2], *b;
 	uint64_t off = 0, len, total;
+	char *dst;
 	int rc;
 
 	if (fast_args("read", args, nargs, kwnames, names, 2, 0, a) < 0 ||
@@ -166,8 +167,8 @@ static PyObject *lease_read(PyObject *o, PyObject *const *args,
 	b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
 	if (!b)
 		return NULL;
-	DATA_CALL(self, rc, rmp_read(self->l, off, PyBytes_AsString(b),
-				     (size_t)len));
+	dst = PyBytes_AsString(b); /* with the GIL: a C-API call */
+	DATA_CALL(self, rc, rmp_read(self->l, off, dst, (size_t)len));
 	if (rc < 0) {
 		Py_DECREF(b);
 		return NULL;

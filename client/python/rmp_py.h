@@ -38,6 +38,7 @@ typedef struct {
 	PyObject *host;       /* str, as given */
 	int port;
 	int connected;
+	int reconnects;       /* reconnect_max_ms > 0: reconnects by itself */
 	PyObject *pending;    /* dict: op id -> (user_data, RegisteredBuffer) */
 	uint64_t next_op;
 	PyObject *weakreflist;

@@ -291,6 +291,16 @@ def test_quota_and_sizes():
             c.alloc(0)
         with pytest.raises(ValueError):
             c.alloc(4096, alignment=3)
+        # No silent wrap to a small size, alignment or fewer rights.
+        for kw in ({"size": 2**64 + 4096}, {"size": -4096},
+                   {"size": 4096, "alignment": 2**64 + 64},
+                   {"size": 4096, "access": 2**32 + 1}):
+            with pytest.raises(ValueError):
+                c.alloc(**kw)
+        with pytest.raises(TypeError):
+            c.alloc(4096.0)
+        with pytest.raises(ValueError):
+            c.poll(timeout=float("nan"))
 
 
 def test_auth_errors():
@@ -453,6 +463,46 @@ def test_asyncio_64_concurrent(client):
                 await l.aread(l.length - 1, 2)
     run_async(main())
     assert client.pending == 0
+
+
+def test_asyncio_engine_faults(client):
+    """Slots given back when a post fails; an idle loop does not spin on
+    the completion fd; a client that reconnects by itself refused."""
+    from rmpool import _aio
+
+    async def main():
+        with client.alloc(64 * 1024) as l:
+            # More failed posts than the arena has slots: none leaks.
+            for _ in range(_aio.NSLOTS + 8):
+                with pytest.raises(rmpool.OutOfRange):
+                    await l.aread(l.length, 8)
+                with pytest.raises(rmpool.OutOfRange):
+                    await l.afaa(l.length, 1)
+            assert await asyncio.wait_for(l.aread(0, 8), 10) == bytes(8)
+            # Idle: the fd's event was consumed, the loop sleeps.
+            e = _aio.engine(client)
+            calls = [0]
+            reap = e.reap
+
+            def counted():
+                calls[0] += 1
+                reap()
+            client_loop = asyncio.get_running_loop()
+            client_loop.remove_reader(e.fd)
+            client_loop.add_reader(e.fd, counted)
+            await l.aread(0, 8)
+            await asyncio.sleep(0.3)
+            client_loop.remove_reader(e.fd)
+            client_loop.add_reader(e.fd, reap)
+            assert calls[0] < 20, f"reap ran {calls[0]} times in 0.3 s idle"
+    run_async(main())
+    c = rmpool.Client(ADDR, PORT, reconnect_max_ms=500)
+    try:
+        with c.alloc(4096) as l:
+            with pytest.raises(RuntimeError):
+                run_async(l.aread(0, 8))
+    finally:
+        c.close()
 
 
 def test_asyncio_registered_zero_copy(client):

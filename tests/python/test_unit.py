@@ -93,6 +93,11 @@ def test_argument_errors():
         rmpool.Client("127.0.0.1", tenant="t", key_file=None)
     with pytest.raises(rmpool.InvalidArgument):
         rmpool.Client("127.0.0.1", tenant=None, name="x" * 100)
+    # A NUL would cut the C string short: another host, another file.
+    with pytest.raises(ValueError):
+        rmpool.Client("127.0.0.1\0.evil")
+    with pytest.raises(ValueError):
+        rmpool.Client("127.0.0.1", tenant="t", key_file="k\0ey")
     with pytest.raises(TypeError):
         rmpool.Lease()
     with pytest.raises(TypeError):

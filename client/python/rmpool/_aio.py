@@ -59,16 +59,26 @@ class Engine:
         while not self.free:
             w = self.loop.create_future()
             self.waiters.append(w)
-            await w
+            try:
+                await w
+            except asyncio.CancelledError:
+                # Woken for a slot, then cancelled: the next waiter
+                # gets the wake-up (else it would sleep on a free slot).
+                if w.done() and not w.cancelled():
+                    self.wake_next()
+                raise
         return self.free.pop()
 
-    def release(self, s):
-        self.free.append(s)
+    def wake_next(self):
         while self.waiters:
             w = self.waiters.pop(0)
             if not w.done():
                 w.set_result(None)
                 break
+
+    def release(self, s):
+        self.free.append(s)
+        self.wake_next()
 
     async def post(self, fn, *args, **kw):
         """Queue fn(*args, user_data=op, **kw); the op's future."""
@@ -92,7 +102,9 @@ class Engine:
         self.submit_due = False
         try:
             self.client.submit()
-        except _rmpool.Error as e:
+        except (_rmpool.Error, ValueError) as e:
+            # Their futures fail now; each op keeps its slot until its
+            # own completion (the NIC may still use it) or close().
             self.fail_all(e)
             return
         # Completions another call reaped do not make the fd readable.
@@ -113,10 +125,13 @@ class Engine:
             self.timer = self.loop.call_later(FALLBACK_POLL_S, self.tick)
 
     def reap(self):
-        while self.ops:
+        # Poll at least once: the fd's event is consumed only by a poll,
+        # even when the spin after submit already took the completion
+        # (else the loop would call us again at once, forever).
+        while True:
             try:
                 done = self.client.poll(64, 0)
-            except _rmpool.Error as e:
+            except (_rmpool.Error, ValueError) as e:
                 self.fail_all(e)
                 return
             for op, status in done:
@@ -125,11 +140,14 @@ class Engine:
                 break
 
     def complete(self, op, status):
+        if op not in self.ops:
+            return  # not ours, or dropped at close: its slot is back
         self.ops.discard(op)
+        live = not op.fut.done()  # failed, or cancelled: nothing to copy
         result = None
         if op.slot is not None:
             base = op.slot * SLOT
-            if status == 0:
+            if status == 0 and live:
                 if op.kind == "read":
                     op.dst[:op.n] = self.view[base:base + op.n]
                     result = op.n
@@ -137,20 +155,25 @@ class Engine:
                     result = int.from_bytes(self.view[base:base + 8],
                                             sys.byteorder)
             self.release(op.slot)
-        if op.fut.done():
+        op.dst = None
+        if not live:
             return
         if status == 0:
             op.fut.set_result(result)
         else:
             op.fut.set_exception(_rmpool.exception_for(status, self.client))
 
-    def fail_all(self, exc):
-        ops, self.ops = self.ops, set()
-        for op in ops:
-            if op.slot is not None:
-                self.release(op.slot)
+    def fail_all(self, exc, drop=False):
+        """Fail every op's future with exc. drop (the client closed, the
+        library dropped them): forget the ops and take their slots back;
+        else each keeps its slot until its completion comes."""
+        for op in list(self.ops):
             if not op.fut.done():
                 op.fut.set_exception(exc)
+            if drop:
+                self.ops.discard(op)
+                if op.slot is not None:
+                    self.release(op.slot)
 
     def detach(self):
         """Stop watching the fd (before the client closes)."""
@@ -164,7 +187,8 @@ class Engine:
 
     def close(self):
         """After the client closed: fail what is left, free the arena."""
-        self.fail_all(_rmpool.NotConnected(107, "the client was closed"))
+        self.fail_all(_rmpool.NotConnected(107, "the client was closed"),
+                      drop=True)
         try:
             self.rbuf.unregister()
         except BufferError:
@@ -181,6 +205,11 @@ def engine(client):
         raise TypeError("asyncio needs an rmpool.Client") from None
     if e is not None and e.loop is loop:
         return e
+    if client._reconnects:
+        # A reconnect drops what was posted and changes the fd and the
+        # arena's registration under the engine.
+        raise RuntimeError("asyncio needs a client without "
+                           "reconnect_max_ms (it reconnects by itself)")
     if e is not None:
         if e.ops:
             raise RuntimeError("the client has operations outstanding "
@@ -202,15 +231,20 @@ async def _chunks(lease, offset, length, kind, src=None, dst=None):
             n = min(SLOT, length - pos)
             s = await e.slot()
             base = s * SLOT
-            if kind == "read":
-                op = _Op(e.loop.create_future(), s, dst[pos:pos + n], n, "read")
-                futs.append(await e.post(lease.post_read, offset + pos,
-                                         e.rbuf, base, n, op=op))
-            else:
-                e.view[base:base + n] = src[pos:pos + n]
-                op = _Op(e.loop.create_future(), s, None, n, "write")
-                futs.append(await e.post(lease.post_write, offset + pos,
-                                         e.rbuf, base, n, op=op))
+            try:
+                if kind == "read":
+                    op = _Op(e.loop.create_future(), s, dst[pos:pos + n], n,
+                             "read")
+                    futs.append(await e.post(lease.post_read, offset + pos,
+                                             e.rbuf, base, n, op=op))
+                else:
+                    e.view[base:base + n] = src[pos:pos + n]
+                    op = _Op(e.loop.create_future(), s, None, n, "write")
+                    futs.append(await e.post(lease.post_write, offset + pos,
+                                             e.rbuf, base, n, op=op))
+            except BaseException:
+                e.release(s)  # not posted: the slot is free again
+                raise
             pos += n
     finally:
         if futs:
@@ -272,7 +306,12 @@ async def _atomic(self, fn, args):
     e = engine(self.client)
     s = await e.slot()
     op = _Op(e.loop.create_future(), s, None, 8, "atomic")
-    return await (await e.post(fn, *args, e.rbuf, s * SLOT, op=op))
+    try:
+        fut = await e.post(fn, *args, e.rbuf, s * SLOT, op=op)
+    except BaseException:
+        e.release(s)  # not posted: the slot is free again
+        raise
+    return await fut
 
 
 async def acas(self, offset, expected, desired):
