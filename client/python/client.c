@@ -10,9 +10,9 @@
 
 PyObject *rmp_py_client_type;
 
-/* u64_arg -- int o in [min, max] (TypeError / ValueError otherwise: no
+/* bounded_arg -- int o in [min, max] (TypeError / ValueError otherwise: no
  * silent wrap of 2**64 + 5 to 5). */
-static int u64_arg(PyObject *o, const char *what, unsigned long long min,
+static int bounded_arg(PyObject *o, const char *what, unsigned long long min,
 		   unsigned long long max, unsigned long long *out)
 {
 	if (!PyLong_Check(o)) {
@@ -309,10 +309,10 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 		&size_o, &ttl_o, &ephemeral, &align_o, &access_o, &auto_renew,
 		&spill, &free_on_exit))
 		return NULL;
-	if (u64_arg(size_o, "size", 1, INT64_MAX, &size) < 0 ||
+	if (bounded_arg(size_o, "size", 1, INT64_MAX, &size) < 0 ||
 	    (align_o && align_o != Py_None &&
-	     u64_arg(align_o, "alignment", 0, INT64_MAX, &alignment) < 0) ||
-	    (access_o && u64_arg(access_o, "access", 1, RMP_ACCESS_ALL,
+	     bounded_arg(align_o, "alignment", 0, INT64_MAX, &alignment) < 0) ||
+	    (access_o && bounded_arg(access_o, "access", 1, RMP_ACCESS_ALL,
 				 &access) < 0))
 		return NULL;
 	if (alignment & (alignment - 1)) {
