@@ -13,7 +13,7 @@ PyObject *rmp_py_client_type;
 /* bounded_arg -- int o in [min, max] (TypeError / ValueError otherwise: no
  * silent wrap of 2**64 + 5 to 5). */
 static int bounded_arg(PyObject *o, const char *what, unsigned long long min,
-		   unsigned long long max, unsigned long long *out)
+		       unsigned long long max, unsigned long long *out)
 {
 	if (!PyLong_Check(o)) {
 		PyErr_Format(PyExc_TypeError, "%s must be an int", what);
