@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-python.sh PORT -- the Python module rmpool against a real rmpoold (test_rdma.py): every method of Client, Lease and RegisteredBuffer, each error class a server can be made to give, tokens shared with the rmpool CLI both ways, read_into a registered numpy array, post_* and poll, 64 concurrent asyncio reads, threads sharing a client, 10^5 calls with Python memory and RSS flat, the examples, tenant isolation (another tenant's token: PermissionError) and a reconnect after a daemon restart on its state file.
+# test-python.sh PORT -- the Python module rmpool against a real rmpoold (test_rdma.py): every method of Client, Lease and RegisteredBuffer, each error class a server can be made to give, tokens shared with the rmpool CLI both ways, read_into a registered numpy array, post_* and poll, 64 concurrent asyncio reads, threads sharing a client, the GIL released while a call waits (another thread runs meanwhile), exceptions built after the client's lock is given back (a finalizer that waits for the client does not deadlock), 10^5 calls with Python memory and RSS flat, the examples, tenant isolation (another tenant's token: PermissionError) and a reconnect after a daemon restart on its state file.
 #
 # Tenant "test" (lib.sh) for most, tenant "b" with a 1 MiB quota, max_lease
 # 8M, a 1 s minimum ttl.

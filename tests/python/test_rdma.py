@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import tracemalloc
 
 import pytest
@@ -582,6 +583,95 @@ def test_gc_under_the_client_lock():
     t.start()
     t.join(60)
     assert done, "deadlock: a lease deallocated under its client's lock"
+
+
+def test_exception_built_after_the_lock():
+    """The exception of a failed call is built once the client's lock is
+    given back: building it may run the garbage collector, whose
+    finalizers may wait for another thread's call on the same client."""
+    waited = []
+
+    class WaitsForTheClient:
+        def __del__(self):
+            t = threading.Thread(target=c.stat)
+            t.start()
+            t.join(3)
+            waited.append(not t.is_alive())
+
+    with rmpool.Client(ADDR, PORT) as c:
+        probe = c.alloc(4096, ttl=5)
+        old = gc.get_threshold()
+        gc.collect()
+        gc.set_threshold(1)
+        end = probe.length
+        try:
+            for _ in range(20):
+                cyc = [WaitsForTheClient()]
+                cyc.append(cyc)  # unreachable once dropped: for the GC
+                del cyc
+                # Past the end: the library refuses under the lock. Nothing
+                # here allocates before the call (the GC would run there).
+                try:
+                    probe.read(end, 8)
+                except rmpool.OutOfRange:
+                    pass
+                if waited:
+                    break
+        finally:
+            gc.set_threshold(*old)
+        gc.collect()
+        probe.free()
+    assert waited, "the garbage collector never ran a finalizer"
+    assert all(waited), "a finalizer waited on the client's lock"
+
+
+def max_gap_while(fn, rounds):
+    """Run fn rounds times in a thread; meanwhile count in this one. The
+    longest this thread waited between two of its steps, and the mean
+    time of one fn call."""
+    done = threading.Event()
+    took = []
+
+    def worker():
+        try:
+            for _ in range(rounds):
+                t0 = time.monotonic()
+                fn()
+                took.append(time.monotonic() - t0)
+        finally:
+            done.set()
+    t = threading.Thread(target=worker)
+    gap, last = 0.0, time.monotonic()
+    t.start()
+    while not done.is_set():
+        now = time.monotonic()
+        gap, last = max(gap, now - last), now
+    t.join()
+    assert len(took) == rounds
+    return gap, sum(took) / rounds
+
+
+def test_gil_released(client):
+    """Blocking calls release the GIL: another thread runs meanwhile."""
+    with client.alloc(2 * MIB) as l:
+        buf = bytearray(2 * MIB)
+        calls = {
+            "read": lambda: l.read(0, 2 * MIB),
+            "read_into": lambda: l.read_into(buf),
+            "write": lambda: l.write(buf),
+        }
+        for name, fn in calls.items():
+            gap, each = max_gap_while(fn, 4)
+            print(f"{name}: {each * 1e3:.1f} ms a call, the other "
+                  f"thread waited at most {gap * 1e3:.1f} ms")
+            if each < 0.02:
+                pytest.skip(f"{name} takes {each * 1e3:.1f} ms: too fast "
+                            "to tell a held GIL from a released one")
+            # A call that kept the GIL would stall this thread for all of
+            # it; released, for a switch interval (5 ms), what the call
+            # does with the GIL (read's 2 MiB bytes object) and whatever
+            # else the guest's two CPUs run (seen: 19-42 ms of 140-170).
+            assert gap < each * 0.75, name
 
 
 # --- Reference counts and leaks ---------------------------------------
