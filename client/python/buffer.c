@@ -31,14 +31,8 @@ PyObject *rmp_py_buf_new(RmpClient *c, PyObject *obj)
 		goto err;
 	}
 	self->client = (RmpClient *)Py_NewRef((PyObject *)c);
-	rmp_py_lock(c);
-	Py_BEGIN_ALLOW_THREADS
-	rc = rmp_buf_reg(c->c, self->view.buf, (size_t)self->view.len,
-			 &self->b);
-	Py_END_ALLOW_THREADS
-	if (rc < 0)
-		rmp_py_error(c, rc);
-	rmp_py_unlock(c);
+	RMP_PY_CALL(c, rc, rmp_buf_reg(c->c, self->view.buf,
+				       (size_t)self->view.len, &self->b));
 	if (rc < 0)
 		goto err;
 	return (PyObject *)self;

@@ -150,7 +150,7 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 	if (key.obj)
 		PyBuffer_Release(&key);
 	if (rc < 0) {
-		rmp_py_error(NULL, rc);
+		rmp_py_error(rc);
 		return -1;
 	}
 	c->c = rc_c;
@@ -158,9 +158,12 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 	rc = rmp_client_connect(rc_c, host_s, (uint16_t)port);
 	Py_END_ALLOW_THREADS
 	if (rc < 0) {
-		rmp_py_error(c, rc);
+		struct rmp_py_fail f;
+
+		rmp_py_note(c, rc, &f);
 		c->c = NULL;
 		rmp_client_free(rc_c);
+		rmp_py_raise(&f);
 		return -1;
 	}
 	c->connected = 1;
@@ -260,6 +263,7 @@ static PyObject *client_exit(PyObject *self, PyObject *args)
 static PyObject *client_fileno(PyObject *self, PyObject *unused)
 {
 	RmpClient *c = (RmpClient *)self;
+	struct rmp_py_fail f;
 	int fd;
 
 	if (rmp_py_check_open(c) < 0)
@@ -267,9 +271,9 @@ static PyObject *client_fileno(PyObject *self, PyObject *unused)
 	rmp_py_lock(c);
 	fd = rmp_client_fd(c->c);
 	if (fd < 0)
-		rmp_py_error(c, fd);
+		rmp_py_note(c, fd, &f);
 	rmp_py_unlock(c);
-	return fd < 0 ? NULL : PyLong_FromLong(fd);
+	return fd < 0 ? rmp_py_raise(&f) : PyLong_FromLong(fd);
 }
 
 /* ttl_arg -- a ttl in whole seconds (None: 0, the server's default). */
@@ -330,13 +334,7 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 		  (spill ? RMP_LEASE_SPILL : 0);
 	if (rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
-	Py_BEGIN_ALLOW_THREADS
-	rc = rmp_lease_alloc(c->c, size, &o, &l);
-	Py_END_ALLOW_THREADS
-	if (rc < 0)
-		rmp_py_error(c, rc);
-	rmp_py_unlock(c);
+	RMP_PY_CALL(c, rc, rmp_lease_alloc(c->c, size, &o, &l));
 	if (rc < 0)
 		return NULL;
 	return rmp_py_lease_new(c, l, free_on_exit);
@@ -362,13 +360,7 @@ static PyObject *client_attach(PyObject *self, PyObject *args, PyObject *kw)
 	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
 	if (rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
-	Py_BEGIN_ALLOW_THREADS
-	rc = rmp_lease_attach_with(c->c, token, &o, &l);
-	Py_END_ALLOW_THREADS
-	if (rc < 0)
-		rmp_py_error(c, rc);
-	rmp_py_unlock(c);
+	RMP_PY_CALL(c, rc, rmp_lease_attach_with(c->c, token, &o, &l));
 	if (rc < 0)
 		return NULL;
 	return rmp_py_lease_new(c, l, free_on_exit);
@@ -389,13 +381,7 @@ static PyObject *client_renew_token(PyObject *self, PyObject *args,
 					 &ttl_o) ||
 	    ttl_arg(ttl_o, &ttl) < 0 || rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
-	Py_BEGIN_ALLOW_THREADS
-	rc = rmp_lease_renew_token(c->c, token, ttl, &ttl_ms);
-	Py_END_ALLOW_THREADS
-	if (rc < 0)
-		rmp_py_error(c, rc);
-	rmp_py_unlock(c);
+	RMP_PY_CALL(c, rc, rmp_lease_renew_token(c->c, token, ttl, &ttl_ms));
 	return rc < 0 ? NULL : PyFloat_FromDouble((double)ttl_ms / 1000.0);
 }
 
@@ -407,13 +393,7 @@ static PyObject *client_free_token(PyObject *self, PyObject *args)
 
 	if (!PyArg_ParseTuple(args, "s", &token) || rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
-	Py_BEGIN_ALLOW_THREADS
-	rc = rmp_lease_free_token(c->c, token);
-	Py_END_ALLOW_THREADS
-	if (rc < 0)
-		rmp_py_error(c, rc);
-	rmp_py_unlock(c);
+	RMP_PY_CALL(c, rc, rmp_lease_free_token(c->c, token));
 	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -441,13 +421,7 @@ static PyObject *client_stat(PyObject *self, PyObject *unused)
 
 	if (rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
-	Py_BEGIN_ALLOW_THREADS
-	rc = rmp_stat(c->c, &st);
-	Py_END_ALLOW_THREADS
-	if (rc < 0)
-		rmp_py_error(c, rc);
-	rmp_py_unlock(c);
+	RMP_PY_CALL(c, rc, rmp_stat(c->c, &st));
 	if (rc < 0)
 		return NULL;
 	d = PyDict_New();
@@ -501,6 +475,7 @@ static PyObject *client_register(PyObject *self, PyObject *obj)
 static PyObject *client_submit(PyObject *self, PyObject *unused)
 {
 	RmpClient *c = (RmpClient *)self;
+	struct rmp_py_fail f;
 	int rc;
 
 	if (rmp_py_check_open(c) < 0)
@@ -508,9 +483,9 @@ static PyObject *client_submit(PyObject *self, PyObject *unused)
 	rmp_py_lock(c);
 	rc = rmp_submit(c->c);
 	if (rc < 0)
-		rmp_py_error(c, rc);
+		rmp_py_note(c, rc, &f);
 	rmp_py_unlock(c);
-	return rc < 0 ? NULL : PyLong_FromLong(rc);
+	return rc < 0 ? rmp_py_raise(&f) : PyLong_FromLong(rc);
 }
 
 #define POLL_BATCH 64
@@ -520,6 +495,7 @@ static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "max", "timeout", NULL };
 	RmpClient *c = (RmpClient *)self;
 	struct rmp_completion comp[POLL_BATCH];
+	struct rmp_py_fail f;
 	int max = POLL_BATCH, timeout_ms = 0, n, i;
 	PyObject *timeout_o = NULL, *list;
 	double t;
@@ -558,10 +534,10 @@ static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 		}
 	}
 	if (n < 0)
-		rmp_py_error(c, n);
+		rmp_py_note(c, n, &f);
 	rmp_py_unlock(c);
 	if (n < 0)
-		return NULL;
+		return rmp_py_raise(&f);
 	list = PyList_New(0);
 	if (!list)
 		return NULL;

@@ -135,10 +135,9 @@ static PyObject *class_for(int e)
 	return base_error;
 }
 
-PyObject *rmp_py_exception(RmpClient *c, int rc)
+PyObject *rmp_py_exception(int rc, const char *detail)
 {
 	int e = rc < 0 ? -rc : rc;
-	const char *detail = c && c->c ? rmp_client_last_error(c->c) : "";
 	PyObject *msg, *exc;
 
 	if (detail && *detail)
@@ -152,13 +151,30 @@ PyObject *rmp_py_exception(RmpClient *c, int rc)
 	return exc;
 }
 
-PyObject *rmp_py_error(RmpClient *c, int rc)
+/* raise_exc -- set exc (new reference, may be NULL) as the exception. */
+static PyObject *raise_exc(PyObject *exc)
 {
-	PyObject *exc = rmp_py_exception(c, rc);
-
 	if (exc) {
 		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
 		Py_DECREF(exc);
 	}
 	return NULL;
+}
+
+PyObject *rmp_py_error(int rc)
+{
+	return raise_exc(rmp_py_exception(rc, NULL));
+}
+
+void rmp_py_note(RmpClient *c, int rc, struct rmp_py_fail *f)
+{
+	const char *detail = c && c->c ? rmp_client_last_error(c->c) : NULL;
+
+	f->rc = rc;
+	snprintf(f->detail, sizeof(f->detail), "%s", detail ? detail : "");
+}
+
+PyObject *rmp_py_raise(const struct rmp_py_fail *f)
+{
+	return raise_exc(rmp_py_exception(f->rc, f->detail));
 }

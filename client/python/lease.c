@@ -119,25 +119,22 @@ static int fast_args(const char *fname, PyObject *const *args,
 	return 0;
 }
 
+/* lease_length -- the lease's length (0 if the handle is gone). Under
+ * the client's lock: rmp_lease_info reads the handle, which another
+ * thread's call may be changing. */
 static uint64_t lease_length(RmpLease *self)
 {
 	struct rmp_lease_info in = { .size = sizeof(in) };
+	int rc;
 
-	return rmp_lease_info(self->l, &in) < 0 ? 0 : in.length;
+	rmp_py_lock(self->client);
+	rc = self->l ? rmp_lease_info(self->l, &in) : -EINVAL;
+	rmp_py_unlock(self->client);
+	return rc < 0 ? 0 : in.length;
 }
 
-/* Common tail of a data call: the error, with the client still locked
- * so that the library's last error is this call's. */
-#define DATA_CALL(self, rc, call)                                      \
-	do {                                                           \
-		rmp_py_lock((self)->client);                           \
-		Py_BEGIN_ALLOW_THREADS                                 \
-		(rc) = (call);                                         \
-		Py_END_ALLOW_THREADS                                   \
-		if ((rc) < 0)                                          \
-			rmp_py_error((self)->client, (rc));            \
-		rmp_py_unlock((self)->client);                         \
-	} while (0)
+/* DATA_CALL -- a call of self's lease under its client's lock. */
+#define DATA_CALL(self, rc, call) RMP_PY_CALL((self)->client, rc, call)
 
 static PyObject *lease_read(PyObject *o, PyObject *const *args,
 			    Py_ssize_t nargs, PyObject *kwnames)
@@ -157,13 +154,13 @@ static PyObject *lease_read(PyObject *o, PyObject *const *args,
 	if (!a[1] || a[1] == Py_None) {
 		total = lease_length(self);
 		if (off > total)
-			return rmp_py_error(self->client, -ERANGE);
+			return rmp_py_error(-ERANGE);
 		len = total - off;
 	} else if (off_arg(a[1], "length", &len) < 0) {
 		return NULL;
 	}
 	if (len > PY_SSIZE_T_MAX)
-		return rmp_py_error(self->client, -ERANGE);
+		return rmp_py_error(-ERANGE);
 	b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
 	if (!b)
 		return NULL;
@@ -350,6 +347,7 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 	Py_ssize_t boff = 0, len;
 	uint64_t off, id, l64;
 	RmpBuf *b;
+	struct rmp_py_fail fail;
 	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|nOO", kwlist, &off_o,
@@ -387,9 +385,10 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 		rc = rmp_post_write(self->l, off, b->b, (size_t)boff,
 				    (size_t)len, id);
 	if (rc < 0)
-		rmp_py_error(self->client, rc);
+		rmp_py_note(self->client, rc, &fail);
 	rmp_py_unlock(self->client);
 	if (rc < 0) {
+		rmp_py_raise(&fail);
 		rmp_py_untrack_op(self->client, id);
 		return NULL;
 	}
@@ -418,6 +417,7 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	PyObject *off_o, *a_o, *d_o = NULL, *buf_o, *ud = Py_None;
 	Py_ssize_t boff = 0;
 	uint64_t off, a, d = 0, id;
+	struct rmp_py_fail fail;
 	int rc;
 
 	if (is_cas)
@@ -445,9 +445,10 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 		rc = rmp_post_faa(self->l, off, a, ((RmpBuf *)buf_o)->b,
 				  (size_t)boff, id);
 	if (rc < 0)
-		rmp_py_error(self->client, rc);
+		rmp_py_note(self->client, rc, &fail);
 	rmp_py_unlock(self->client);
 	if (rc < 0) {
+		rmp_py_raise(&fail);
 		rmp_py_untrack_op(self->client, id);
 		return NULL;
 	}
@@ -472,9 +473,11 @@ static PyObject *lease_get_token(PyObject *o, void *unused)
 
 	if (live(self) < 0)
 		return NULL;
-	rc = rmp_lease_token(self->l, tok, sizeof(tok));
+	/* Under the lock, as every call: another thread's call on the
+	 * client may be changing the handle (a repair, a renew). */
+	DATA_CALL(self, rc, rmp_lease_token(self->l, tok, sizeof(tok)));
 	if (rc < 0)
-		return rmp_py_error(self->client, rc);
+		return NULL;
 	return PyUnicode_FromStringAndSize(tok, rc);
 }
 
@@ -488,9 +491,9 @@ static PyObject *lease_get_info(PyObject *o, void *unused)
 
 	if (live(self) < 0)
 		return NULL;
-	rc = rmp_lease_info(self->l, &in);
+	DATA_CALL(self, rc, rmp_lease_info(self->l, &in));
 	if (rc < 0)
-		return rmp_py_error(self->client, rc);
+		return NULL;
 	v[0] = in.id;
 	v[1] = in.length;
 	v[2] = in.remote_addr;

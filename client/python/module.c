@@ -34,8 +34,15 @@ static PyObject *mod_exception_for(PyObject *m, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_TypeError, "client must be a Client");
 		return NULL;
 	}
-	return rmp_py_exception(client == Py_None ? NULL : (RmpClient *)client,
-				status);
+	if (client != Py_None) {
+		struct rmp_py_fail f;
+
+		rmp_py_lock((RmpClient *)client);
+		rmp_py_note((RmpClient *)client, status, &f);
+		rmp_py_unlock((RmpClient *)client);
+		return rmp_py_exception(status, f.detail);
+	}
+	return rmp_py_exception(status, NULL);
 }
 
 static PyMethodDef mod_methods[] = {

@@ -68,11 +68,45 @@ extern PyObject *rmp_py_info_type;
 
 /* errors.c */
 int rmp_py_errors_init(PyObject *m);
-/* rmp_py_error -- raise the exception for rc (negative errno) with the
- * library's text and client c's last error (c may be NULL); NULL. */
-PyObject *rmp_py_error(RmpClient *c, int rc);
-/* rmp_py_exception -- an exception instance for rc (new reference). */
-PyObject *rmp_py_exception(RmpClient *c, int rc);
+/* rmp_py_exception -- an exception instance for rc (negative errno) with
+ * the library's text and detail (may be NULL or ""); new reference. */
+PyObject *rmp_py_exception(int rc, const char *detail);
+/* rmp_py_error -- raise rc's exception without a detail (an argument the
+ * extension refused before calling the library); NULL. */
+PyObject *rmp_py_error(int rc);
+/*
+ * A failed library call is noted while its client is locked (the
+ * client's last-error text copied, as the next call may change it) and
+ * raised once the lock is given back: building an exception runs Python
+ * code (the garbage collector, finalizers) that may wait for this client
+ * in another thread.
+ */
+struct rmp_py_fail {
+	int rc;
+	char detail[512];
+};
+void rmp_py_note(RmpClient *c, int rc, struct rmp_py_fail *f);
+/* rmp_py_raise -- raise what f noted; NULL. */
+PyObject *rmp_py_raise(const struct rmp_py_fail *f);
+
+/*
+ * RMP_PY_CALL -- rc = call (a library call on client c that may wait, no
+ * Python object in it) under c's lock with the GIL released; when rc < 0
+ * the exception is raised after the lock is given back.
+ */
+#define RMP_PY_CALL(c, rc, call)                                        \
+	do {                                                            \
+		struct rmp_py_fail fail_;                               \
+		rmp_py_lock(c);                                         \
+		Py_BEGIN_ALLOW_THREADS                                  \
+		(rc) = (call);                                          \
+		Py_END_ALLOW_THREADS                                    \
+		if ((rc) < 0)                                           \
+			rmp_py_note((c), (rc), &fail_);                 \
+		rmp_py_unlock(c);                                       \
+		if ((rc) < 0)                                           \
+			rmp_py_raise(&fail_);                           \
+	} while (0)
 
 /* client_state.c (below client.c, lease.c and buffer.c) */
 /* Lock c for a call into the library (waiting with the GIL released).
