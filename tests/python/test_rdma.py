@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import tracemalloc
+import weakref
 
 import pytest
 
@@ -531,6 +532,26 @@ def test_asyncio_close_fails_waiters():
         with pytest.raises(rmpool.Error):
             await t
         l.close()
+    run_async(main())
+
+
+def test_asyncio_dropped_client_is_freed(client):
+    """A client dropped without close() while its event loop runs is
+    freed (the loop does not hold it through its fd's reader), and the
+    loop goes on serving other clients."""
+    async def main():
+        c = rmpool.Client(ADDR, PORT)
+        with c.alloc(4096) as l:
+            await l.awrite(b"x" * 8)
+            assert await l.aread(0, 8) == b"x" * 8
+        gone = weakref.ref(c)
+        del c, l
+        gc.collect()
+        assert gone() is None, "the event loop keeps the client alive"
+        # The loop still works, its selector without the freed fd.
+        with client.alloc(4096) as l2:
+            await l2.awrite(b"y" * 8)
+            assert await l2.aread(0, 8) == b"y" * 8
     run_async(main())
 
 
