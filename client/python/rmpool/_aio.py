@@ -12,6 +12,7 @@ directly (zero copy).
 import asyncio
 import sys
 import time
+import weakref
 
 from . import _rmpool
 
@@ -52,7 +53,11 @@ class Engine:
         self.submit_due = False
         self.timer = None
         self.fd = client.fileno()
-        loop.add_reader(self.fd, self.reap)
+        # The loop holds the engine only weakly: a client dropped without
+        # close() is freed (with its engine) while the loop runs on, and
+        # its fd leaves the loop's selector then.
+        loop.add_reader(self.fd, _reap_engine, weakref.ref(self))
+        self.unwatch = weakref.finalize(self, _remove_reader, loop, self.fd)
 
     # Slots of the arena.
     async def slot(self):
@@ -180,10 +185,7 @@ class Engine:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        try:
-            self.loop.remove_reader(self.fd)
-        except (RuntimeError, ValueError, OSError):
-            pass  # the loop is closed already
+        self.unwatch()
 
     def close(self):
         """After the client closed: fail what is left, free the arena."""
@@ -194,6 +196,20 @@ class Engine:
         except BufferError:
             pass
         self.view.release()
+
+
+def _reap_engine(ref):
+    """The fd's reader: reap for the engine, if it is still there."""
+    e = ref()
+    if e is not None:
+        e.reap()
+
+
+def _remove_reader(loop, fd):
+    try:
+        loop.remove_reader(fd)
+    except (RuntimeError, ValueError, OSError):
+        pass  # the loop is closed already
 
 
 def engine(client):
