@@ -25,8 +25,10 @@ packages=(
 	# RDMA user space and the baselines
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	iproute2 numactl strace gnuplot-nox
-	# the Python module (client/python) and its tests, for Debian's python3
+	# the Python module (client/python) and its tests, for Debian's python3;
+	# its wheel (pyproject.toml, test python-wheel): meson-python, pip, venv
 	python3-dev python3-pytest python3-numpy
+	python3-mesonpy python3-pip python3-venv
 	# the Soft-RoCE VM
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
 )

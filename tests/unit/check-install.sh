@@ -120,12 +120,14 @@ sys.exit(sys.argv[1] not in sys.path)' "${site#"$dest"}"; then
 	else
 		not_ok "python: ${site#"$dest"} is not on python3's path"
 	fi
-	if [ -n "$ext" ] && PYTHONPATH=$site LD_LIBRARY_PATH=$libdir \
+	# The status is python's (a pipe into sed would give sed's).
+	if [ -n "$ext" ] && out=$(PYTHONPATH=$site LD_LIBRARY_PATH=$libdir \
 		/usr/bin/python3 -c 'import rmpool, sys
 assert rmpool._rmpool.__file__.startswith(sys.argv[1]), rmpool.__file__
-rmpool.version()' "$site" 2>&1 | sed 's/^/# /'; then
+rmpool.version()' "$site" 2>&1); then
 		ok "python: import rmpool from the installed package"
 	else
+		printf '%s\n' "$out" | sed 's/^/# /'
 		not_ok "python: import rmpool from the installed package"
 	fi
 fi
