@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# test-python.sh PORT -- the Python module rmpool against a real rmpoold (test_rdma.py): every method of Client, Lease and RegisteredBuffer, each error class a server can be made to give, tokens shared with the rmpool CLI both ways, read_into a registered numpy array, post_* and poll, 64 concurrent asyncio reads, threads sharing a client, the GIL released while a call waits (another thread runs meanwhile), exceptions built after the client's lock is given back (a finalizer that waits for the client does not deadlock), 10^5 calls with Python memory and RSS flat, the examples, tenant isolation (another tenant's token: PermissionError) and a reconnect after a daemon restart on its state file.
+# test-python.sh PORT -- the Python module rmpool against a real rmpoold (test_rdma.py): every method of Client, Lease and RegisteredBuffer, each error class a server can be made to give (ServerDraining by rmpoolctl drain, AuthRevoked by a key rotated and a reload, Timeout with the daemon stopped, Unreachable by an address without a route included), tokens shared with the rmpool CLI both ways, read_into a registered numpy array, post_* and poll, 64 concurrent asyncio reads, threads sharing a client, the GIL released while a call waits (another thread runs meanwhile), exceptions built after the client's lock is given back (a finalizer that waits for the client does not deadlock), 10^5 calls with Python memory and RSS flat, the examples, tenant isolation (another tenant's token: PermissionError) and a reconnect after a daemon restart on its state file.
 #
 # Tenant "test" (lib.sh) for most, tenant "b" with a 1 MiB quota, max_lease
 # 8M, a 1 s minimum ttl.
@@ -8,10 +8,15 @@ source "$(dirname "$0")/../rdma/lib.sh"
 rmp_init python "$1"
 bkey=$RMP_TMP/b.key
 rmp_keygen "$bkey"
+revkey=$RMP_TMP/rev.key
+rmp_keygen "$revkey"
 cat >>"$RMP_CONF" <<CONF
 [tenant.b]
 key_file = $bkey
 bytes = 1M
+[tenant.rev]
+key_file = $revkey
+rotate_grace = 30s
 CONF
 rmp_conf lease ttl_min 1s
 rmp_conf lease expiry_tick 100ms
@@ -26,8 +31,9 @@ D2=
 trap 'rmp_cleanup; [ -n "$D2" ] && kill -KILL "$D2" 2>/dev/null; rm -rf "$STATE"' EXIT
 daemon_start
 RMP_PY_ADDR=$RMP_TEST_ADDR RMP_PY_PORT=$RMP_PORT RMP_PY_CLI=$RMPOOL \
-RMP_PY_B_KEY=$bkey RMP_PY_TMP=$RMP_TMP RMP_PY_RMPOOLD=$RMPOOLD \
+RMP_PY_B_KEY=$bkey RMP_PY_REV_KEY=$revkey RMP_PY_TMP=$RMP_TMP RMP_PY_RMPOOLD=$RMPOOLD \
 RMP_PY_CONF=$RMP_CONF RMP_PY_DPID=$RMP_DPID \
+RMP_PY_CTL=$RMP_BUILD_ROOT/daemon/rmpoolctl \
 RMP_PY_DAEMON_ASAN_OPTIONS=${ASAN_OPTIONS:-} \
 	"$(dirname "$0")/run-pytest.sh" "$RMP_BUILD_ROOT" \
 	-rfEP --durations=8 -o faulthandler_timeout=120 "$(dirname "$0")/test_rdma.py"

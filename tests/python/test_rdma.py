@@ -40,6 +40,15 @@ def lease(client):
         yield l
 
 
+def ctl(*args):
+    """rmpoolctl against the test's daemon."""
+    r = subprocess.run([os.environ["RMP_PY_CTL"], "-s",
+                        os.path.join(TMP, "admin.sock"), *args],
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout
+
+
 def run_async(coro, timeout=20):
     """asyncio.run with a deadline: lost completions fail, not hang."""
     return asyncio.run(asyncio.wait_for(coro, timeout))
@@ -322,6 +331,70 @@ def test_auth_errors():
     # Anonymous access is off: refused by the server.
     with pytest.raises(rmpool.ConnectionRefused):
         rmpool.Client(ADDR, PORT, tenant=None)
+
+
+def test_server_draining():
+    """rmpoolctl drain: no new leases (ServerDraining), existing ones
+    work on; undrain: new leases again."""
+    with rmpool.Client(ADDR, PORT) as c, c.alloc(4096) as l:
+        ctl("drain")
+        try:
+            with pytest.raises(rmpool.ServerDraining) as ei:
+                c.alloc(4096)
+            assert ei.value.errno == errno.ESHUTDOWN
+            l.write(b"still here")
+            assert l.read(0, 10) == b"still here"
+        finally:
+            ctl("undrain")
+        c.alloc(4096).free()
+
+
+def test_auth_revoked():
+    """Tenant "rev"'s key changes and the daemon reloads: the requests of
+    a client that proved the old key are refused (AuthRevoked, a
+    PermissionError) for the tenant's rotate_grace; one with the new key
+    is served."""
+    key = os.environ["RMP_PY_REV_KEY"]
+    with rmpool.Client(ADDR, PORT, tenant="rev", key_file=key) as old:
+        old.stat()
+        with open(key, "w") as f:
+            f.write(os.urandom(32).hex())
+        os.kill(int(os.environ["RMP_PY_DPID"]), signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                old.stat()
+            except rmpool.AuthRevoked as e:
+                assert e.errno == errno.EKEYREVOKED
+                assert isinstance(e, PermissionError)
+                break
+            assert time.monotonic() < deadline, "the reload changed nothing"
+            time.sleep(0.1)
+        with rmpool.Client(ADDR, PORT, tenant="rev", key_file=key) as new:
+            new.stat()
+
+
+def test_timeout():
+    """No reply within op_timeout (the daemon stopped): Timeout, a
+    TimeoutError."""
+    dpid = int(os.environ["RMP_PY_DPID"])
+    with rmpool.Client(ADDR, PORT, op_timeout=1) as c:
+        os.kill(dpid, signal.SIGSTOP)
+        try:
+            with pytest.raises(rmpool.Timeout) as ei:
+                c.stat()
+        finally:
+            os.kill(dpid, signal.SIGCONT)
+        assert ei.value.errno == errno.ETIMEDOUT
+        assert isinstance(ei.value, TimeoutError)
+
+
+def test_unreachable():
+    """An address no local RDMA device reaches (TEST-NET-3, no route)."""
+    with pytest.raises(rmpool.Unreachable) as ei:
+        rmpool.Client("203.0.113.9", PORT, timeout=2)
+    assert ei.value.errno in (errno.EHOSTUNREACH, errno.ENETUNREACH,
+                              errno.EHOSTDOWN)
 
 
 def test_connection_refused():
