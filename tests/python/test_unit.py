@@ -139,3 +139,76 @@ def test_stubs_cover_module():
         if not n.startswith("_"):
             assert re.search(rf"    (async )?def {n}\(|    {n}:", stub), \
                 f"Lease.{n}"
+
+
+# --- The asyncio engine's life, against a fake client ------------------
+
+class FakeClient:
+    """What rmpool._aio.Engine uses of a Client: a pipe stands for the
+    completion fd; completions are handed in by complete()."""
+
+    def __init__(self):
+        self.rfd, self.wfd = os.pipe()
+        self.done = []
+        self.submits = 0
+
+    def register(self, buf):
+        class Reg:
+            def unregister(self):
+                pass
+        return Reg()
+
+    def fileno(self):
+        return self.rfd
+
+    def submit(self):
+        self.submits += 1
+
+    def poll(self, max_, timeout):
+        os.set_blocking(self.rfd, False)
+        try:
+            os.read(self.rfd, 64)
+        except BlockingIOError:
+            pass
+        out, self.done = self.done[:max_], self.done[max_:]
+        return out
+
+    def complete(self, op):
+        self.done.append((op, 0))
+        os.write(self.wfd, b"x")
+
+    def close_fds(self):
+        os.close(self.rfd)
+        os.close(self.wfd)
+
+
+def test_aio_engine_freed_after_slow_completion(monkeypatch):
+    """An operation that completes after the doorbell's spin, through the
+    fd, while the fallback timer is armed: once it is done, nothing of
+    the event loop holds the engine (or its client) any more."""
+    import asyncio
+    import gc
+    import weakref
+    from rmpool import _aio
+
+    monkeypatch.setattr(_aio, "SPIN_S", 0)
+    fake = FakeClient()
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        e = _aio.Engine(fake, loop)
+        op = _aio._Op(loop.create_future())
+        fut = await e.post(lambda user_data: None, op=op)
+        await asyncio.sleep(0)  # the doorbell (submit) runs
+        assert e.timer is not None, "no fallback timer armed"
+        loop.call_later(0.002, fake.complete, op)
+        await fut
+        gone = weakref.ref(e)
+        del e, op, fut
+        gc.collect()
+        assert gone() is None, "the event loop still holds the engine"
+        # Its fd left the loop with it.
+        assert fake.rfd not in loop._selector.get_map()
+
+    asyncio.run(main())
+    fake.close_fds()
