@@ -593,8 +593,14 @@ static PyObject *client_get_pending(PyObject *self, void *unused)
 static PyObject *client_get_last_error(PyObject *self, void *unused)
 {
 	RmpClient *c = (RmpClient *)self;
+	struct rmp_py_fail f;
 
-	return PyUnicode_FromString(c->c ? rmp_client_last_error(c->c) : "");
+	/* Copied under the lock: another thread's call may be writing it. */
+	rmp_py_lock(c);
+	rmp_py_note(c, 0, &f);
+	rmp_py_unlock(c);
+	return PyUnicode_DecodeUTF8(f.detail, (Py_ssize_t)strlen(f.detail),
+				    "replace");
 }
 
 static PyObject *client_repr(PyObject *self)

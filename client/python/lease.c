@@ -133,8 +133,11 @@ static uint64_t lease_length(RmpLease *self)
 	return rc < 0 ? 0 : in.length;
 }
 
-/* DATA_CALL -- a call of self's lease under its client's lock. */
-#define DATA_CALL(self, rc, call) RMP_PY_CALL((self)->client, rc, call)
+/* DATA_CALL -- a call of self's lease (self->l in call) under its
+ * client's lock; ValueError when another thread closed it meanwhile. */
+#define DATA_CALL(self, rc, call)                                      \
+	RMP_PY_CALL_ON((self)->client, rc, (self)->l,                  \
+		       "the lease is freed or closed", call)
 
 static PyObject *lease_read(PyObject *o, PyObject *const *args,
 			    Py_ssize_t nargs, PyObject *kwnames)
@@ -297,9 +300,10 @@ static PyObject *lease_free(PyObject *o, PyObject *unused)
 
 	if (live(self) < 0)
 		return NULL;
-	/* The handle is gone whatever the server says. */
+	/* The handle is gone whatever the server says: taken from self
+	 * first, so that no other thread starts a call on it. */
 	self->l = NULL;
-	DATA_CALL(self, rc, rmp_lease_free(l));
+	RMP_PY_CALL(self->client, rc, rmp_lease_free(l));
 	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -308,12 +312,13 @@ static PyObject *lease_free(PyObject *o, PyObject *unused)
 static PyObject *lease_close(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
+	struct rmp_lease *l = self->l;
 
-	if (self->l) {
+	if (l) {
+		self->l = NULL; /* as in lease_free */
 		rmp_py_lock(self->client);
-		rmp_lease_close(self->l);
+		rmp_lease_close(l);
 		rmp_py_unlock(self->client);
-		self->l = NULL;
 	}
 	Py_RETURN_NONE;
 }
@@ -347,7 +352,6 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 	Py_ssize_t boff = 0, len;
 	uint64_t off, id, l64;
 	RmpBuf *b;
-	struct rmp_py_fail fail;
 	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|nOO", kwlist, &off_o,
@@ -377,18 +381,13 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 	}
 	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
 		return NULL;
-	rmp_py_lock(self->client);
-	if (is_read)
-		rc = rmp_post_read(self->l, off, b->b, (size_t)boff,
-				   (size_t)len, id);
-	else
-		rc = rmp_post_write(self->l, off, b->b, (size_t)boff,
-				    (size_t)len, id);
-	if (rc < 0)
-		rmp_py_note(self->client, rc, &fail);
-	rmp_py_unlock(self->client);
+	RMP_PY_CALL_ON(self->client, rc, self->l && b->b,
+		       "the lease or the buffer is closed", is_read ?
+		       rmp_post_read(self->l, off, b->b, (size_t)boff,
+				     (size_t)len, id) :
+		       rmp_post_write(self->l, off, b->b, (size_t)boff,
+				      (size_t)len, id));
 	if (rc < 0) {
-		rmp_py_raise(&fail);
 		rmp_py_untrack_op(self->client, id);
 		return NULL;
 	}
@@ -417,7 +416,7 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	PyObject *off_o, *a_o, *d_o = NULL, *buf_o, *ud = Py_None;
 	Py_ssize_t boff = 0;
 	uint64_t off, a, d = 0, id;
-	struct rmp_py_fail fail;
+	RmpBuf *b;
 	int rc;
 
 	if (is_cas)
@@ -430,25 +429,20 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	    u64_arg(a_o, &a) < 0 || (d_o && u64_arg(d_o, &d) < 0) ||
 	    rmp_py_buf_check(buf_o, self->client, boff, 8) < 0)
 		return NULL;
-	if (((RmpBuf *)buf_o)->view.readonly) {
+	b = (RmpBuf *)buf_o;
+	if (b->view.readonly) {
 		PyErr_SetString(PyExc_BufferError,
 				"an atomic's old value into a read-only buffer");
 		return NULL;
 	}
-	if (rmp_py_track_op(self->client, ud, (RmpBuf *)buf_o, &id) < 0)
+	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
 		return NULL;
-	rmp_py_lock(self->client);
-	if (is_cas)
-		rc = rmp_post_cas(self->l, off, a, d, ((RmpBuf *)buf_o)->b,
-				  (size_t)boff, id);
-	else
-		rc = rmp_post_faa(self->l, off, a, ((RmpBuf *)buf_o)->b,
-				  (size_t)boff, id);
-	if (rc < 0)
-		rmp_py_note(self->client, rc, &fail);
-	rmp_py_unlock(self->client);
+	RMP_PY_CALL_ON(self->client, rc, self->l && b->b,
+		       "the lease or the buffer is closed", is_cas ?
+		       rmp_post_cas(self->l, off, a, d, b->b, (size_t)boff,
+				    id) :
+		       rmp_post_faa(self->l, off, a, b->b, (size_t)boff, id));
 	if (rc < 0) {
-		rmp_py_raise(&fail);
 		rmp_py_untrack_op(self->client, id);
 		return NULL;
 	}
@@ -564,7 +558,12 @@ static PyObject *lease_len_repr(PyObject *o)
 	RmpLease *self = (RmpLease *)o;
 	struct rmp_lease_info in = { .size = sizeof(in) };
 
-	if (!self->l || rmp_lease_info(self->l, &in) < 0)
+	int rc;
+
+	rmp_py_lock(self->client);
+	rc = self->l ? rmp_lease_info(self->l, &in) : -EBADF;
+	rmp_py_unlock(self->client);
+	if (rc < 0)
 		return PyUnicode_FromString("<rmpool.Lease closed>");
 	return PyUnicode_FromFormat("<rmpool.Lease id %llu, %llu bytes>",
 		(unsigned long long)in.id, (unsigned long long)in.length);

@@ -93,26 +93,40 @@ PyObject *rmp_py_raise(const struct rmp_py_fail *f);
  * RMP_PY_CALL -- rc = call (a library call on client c that may wait, no
  * Python object in it) under c's lock with the GIL released; when rc < 0
  * the exception is raised after the lock is given back.
+ * RMP_PY_CALL_ON -- the same for a call on a handle (a lease, a buffer):
+ * handle is read again once the lock is held (waiting for it, the GIL was
+ * released: another thread may have closed the handle meanwhile); when it
+ * is gone, rc = -EBADF and ValueError(gone) instead of the call.
  */
-#define RMP_PY_CALL(c, rc, call)                                        \
+#define RMP_PY_CALL(c, rc, call) RMP_PY_CALL_ON(c, rc, 1, NULL, call)
+#define RMP_PY_CALL_ON(c, rc, handle, gone, call)                       \
 	do {                                                            \
 		struct rmp_py_fail fail_;                               \
+		int live_;                                              \
 		rmp_py_lock(c);                                         \
-		Py_BEGIN_ALLOW_THREADS                                  \
-		(rc) = (call);                                          \
-		Py_END_ALLOW_THREADS                                    \
-		if ((rc) < 0)                                           \
-			rmp_py_note((c), (rc), &fail_);                 \
+		live_ = (handle) != 0;                                  \
+		if (live_) {                                            \
+			Py_BEGIN_ALLOW_THREADS                          \
+			(rc) = (call);                                  \
+			Py_END_ALLOW_THREADS                            \
+			if ((rc) < 0)                                   \
+				rmp_py_note((c), (rc), &fail_);         \
+		}                                                       \
 		rmp_py_unlock(c);                                       \
-		if ((rc) < 0)                                           \
+		if (!live_) {                                           \
+			(rc) = -EBADF;                                  \
+			PyErr_SetString(PyExc_ValueError, (gone));      \
+		} else if ((rc) < 0) {                                  \
 			rmp_py_raise(&fail_);                           \
+		}                                                       \
 	} while (0)
 
 /* client_state.c (below client.c, lease.c and buffer.c) */
 /* Lock c for a call into the library (waiting with the GIL released).
- * Re-entrant: building an exception under the lock may run the garbage
- * collector, whose deallocation of a lease of c locks c again (no
- * library call is under way then: only the thread's own outer frame). */
+ * Re-entrant for safety: nothing that runs Python code (and so the
+ * garbage collector, whose deallocation of a lease of c locks c) should
+ * run under the lock, but a thread that does lock c again does not
+ * deadlock with itself. */
 void rmp_py_lock(RmpClient *c);
 void rmp_py_unlock(RmpClient *c);
 /* rmp_py_check_open -- 0, or -1 with an exception when c is closed. */

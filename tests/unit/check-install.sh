@@ -121,6 +121,7 @@ sys.exit(sys.argv[1] not in sys.path)' "${site#"$dest"}"; then
 		not_ok "python: ${site#"$dest"} is not on python3's path"
 	fi
 	# The status is python's (a pipe into sed would give sed's).
+	out="no extension module installed"
 	if [ -n "$ext" ] && out=$(PYTHONPATH=$site LD_LIBRARY_PATH=$libdir \
 		/usr/bin/python3 -c 'import rmpool, sys
 assert rmpool._rmpool.__file__.startswith(sys.argv[1]), rmpool.__file__

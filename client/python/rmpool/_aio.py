@@ -56,7 +56,8 @@ class Engine:
         # The loop holds the engine only weakly: a client dropped without
         # close() is freed (with its engine) while the loop runs on, and
         # its fd leaves the loop's selector then.
-        loop.add_reader(self.fd, _reap_engine, weakref.ref(self))
+        loop.add_reader(self.fd, _reap_engine, weakref.ref(self), loop,
+                        self.fd)
         self.unwatch = weakref.finalize(self, _remove_reader, loop, self.fd)
 
     # Slots of the arena.
@@ -120,14 +121,20 @@ class Engine:
             while self.ops and len(self.ops) == n and \
                     time.perf_counter() < end:
                 self.reap()
+        self.arm_timer()
+
+    def arm_timer(self):
+        """Poll after FALLBACK_POLL_S while operations are outstanding.
+        The timer holds the engine weakly, and goes when the last
+        operation completes: a client dropped then is freed."""
         if self.ops and self.timer is None:
-            self.timer = self.loop.call_later(FALLBACK_POLL_S, self.tick)
+            self.timer = self.loop.call_later(FALLBACK_POLL_S, _tick_engine,
+                                              weakref.ref(self))
 
     def tick(self):
         self.timer = None
         self.reap()
-        if self.ops:
-            self.timer = self.loop.call_later(FALLBACK_POLL_S, self.tick)
+        self.arm_timer()
 
     def reap(self):
         # Poll at least once: the fd's event is consumed only by a poll,
@@ -143,6 +150,9 @@ class Engine:
                 self.complete(op, status)
             if len(done) < 64:
                 break
+        if not self.ops and self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
     def complete(self, op, status):
         if op not in self.ops:
@@ -198,11 +208,22 @@ class Engine:
         self.view.release()
 
 
-def _reap_engine(ref):
-    """The fd's reader: reap for the engine, if it is still there."""
+def _reap_engine(ref, loop, fd):
+    """The fd's reader: reap for the engine; if it is gone (its finalizer
+    could not remove the reader), remove it here, or a readable fd would
+    call this again and again."""
     e = ref()
     if e is not None:
         e.reap()
+    else:
+        _remove_reader(loop, fd)
+
+
+def _tick_engine(ref):
+    """The fallback timer: poll for the engine, if it is still there."""
+    e = ref()
+    if e is not None:
+        e.tick()
 
 
 def _remove_reader(loop, fd):
