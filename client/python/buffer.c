@@ -31,14 +31,14 @@ PyObject *rmp_py_buf_new(RmpClient *c, PyObject *obj)
 		goto err;
 	}
 	self->client = (RmpClient *)Py_NewRef((PyObject *)c);
-	rmp_py_lock(c);
+	rmp_py_lock(&c->lk);
 	Py_BEGIN_ALLOW_THREADS
 	rc = rmp_buf_reg(c->c, self->view.buf, (size_t)self->view.len,
 			 &self->b);
 	Py_END_ALLOW_THREADS
 	if (rc < 0)
 		rmp_py_error(c, rc);
-	rmp_py_unlock(c);
+	rmp_py_unlock(&c->lk);
 	if (rc < 0)
 		goto err;
 	return (PyObject *)self;
@@ -89,11 +89,11 @@ static int unregister(RmpBuf *self)
 		return -1;
 	}
 	if (self->b) {
-		rmp_py_lock(self->client);
+		rmp_py_lock(&self->client->lk);
 		/* The lock may have waited with the GIL released: another
 		 * thread may have posted on the buffer meanwhile. */
 		if (self->inflight > 0) {
-			rmp_py_unlock(self->client);
+			rmp_py_unlock(&self->client->lk);
 			PyErr_Format(PyExc_BufferError, "%zd operation(s) on "
 				     "the buffer not polled yet",
 				     self->inflight);
@@ -101,7 +101,7 @@ static int unregister(RmpBuf *self)
 		}
 		rmp_buf_dereg(self->b);
 		self->b = NULL;
-		rmp_py_unlock(self->client);
+		rmp_py_unlock(&self->client->lk);
 	}
 	if (self->have_view) {
 		self->have_view = 0;
@@ -180,10 +180,10 @@ static int buf_clear(PyObject *o)
 	RmpClient *c = self->client;
 
 	if (self->inflight > 0 && c && c->c && c->connected) {
-		rmp_py_lock(c);
+		rmp_py_lock(&c->lk);
 		rmp_client_close(c->c);
 		c->connected = 0;
-		rmp_py_unlock(c);
+		rmp_py_unlock(&c->lk);
 	}
 	self->inflight = 0;
 	unregister(self);

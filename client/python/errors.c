@@ -135,10 +135,10 @@ static PyObject *class_for(int e)
 	return base_error;
 }
 
-PyObject *rmp_py_exception(RmpClient *c, int rc)
+/* exception -- rmp_py_exception with the detail given. */
+static PyObject *exception(const char *detail, int rc)
 {
 	int e = rc < 0 ? -rc : rc;
-	const char *detail = c && c->c ? rmp_client_last_error(c->c) : "";
 	PyObject *msg, *exc;
 
 	if (detail && *detail)
@@ -152,13 +152,27 @@ PyObject *rmp_py_exception(RmpClient *c, int rc)
 	return exc;
 }
 
-PyObject *rmp_py_error(RmpClient *c, int rc)
+PyObject *rmp_py_exception(RmpClient *c, int rc)
 {
-	PyObject *exc = rmp_py_exception(c, rc);
+	return exception(c && c->c ? rmp_client_last_error(c->c) : "", rc);
+}
 
+/* set_error -- set exc (new reference, or NULL) as the error; NULL. */
+static PyObject *set_error(PyObject *exc)
+{
 	if (exc) {
 		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
 		Py_DECREF(exc);
 	}
 	return NULL;
+}
+
+PyObject *rmp_py_error(RmpClient *c, int rc)
+{
+	return set_error(rmp_py_exception(c, rc));
+}
+
+PyObject *rmp_py_error_detail(const char *detail, int rc)
+{
+	return set_error(exception(detail, rc));
 }

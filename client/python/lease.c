@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* lease.c -- rmpool.Lease: a handle to a lease (rmp_lease) and its data calls. */
+/* lease.c -- rmpool.Lease: a handle to a lease (rmp_lease) of a Client or
+ * a Cluster, and its data calls. */
 #include <errno.h>
 
 #include "rmp_py.h"
@@ -14,9 +15,9 @@ PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
 	RmpLease *self = (RmpLease *)alloc(tp, 0);
 
 	if (!self) {
-		rmp_py_lock(c);
+		rmp_py_lock(&c->lk);
 		rmp_lease_close(l);
-		rmp_py_unlock(c);
+		rmp_py_unlock(&c->lk);
 		return NULL;
 	}
 	self->client = (RmpClient *)Py_NewRef((PyObject *)c);
@@ -25,14 +26,66 @@ PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
 	return (PyObject *)self;
 }
 
+PyObject *rmp_py_cluster_lease_new(RmpCluster *cl, struct rmp_lease *l,
+				   int free_on_exit)
+{
+	PyTypeObject *tp = (PyTypeObject *)rmp_py_lease_type;
+	allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+	RmpLease *self = (RmpLease *)alloc(tp, 0);
+
+	rmp_py_lock(&cl->lk);
+	if (!self || !cl->cl) {
+		/* (a cluster closed meanwhile closed l with it) */
+		if (cl->cl)
+			rmp_lease_close(l);
+		rmp_py_unlock(&cl->lk);
+		if (self) {
+			Py_DECREF(self);
+			PyErr_SetString(PyExc_ValueError,
+					"the cluster is closed");
+		}
+		return NULL;
+	}
+	self->cluster = (RmpCluster *)Py_NewRef((PyObject *)cl);
+	self->l = l;
+	self->free_on_exit = free_on_exit;
+	rmp_py_cluster_link(cl, self);
+	rmp_py_unlock(&cl->lk);
+	return (PyObject *)self;
+}
+
+/* closed_error -- the ValueError of a handle that cannot be used; -1. */
+static int closed_error(RmpLease *self)
+{
+	PyErr_SetString(PyExc_ValueError,
+			self->cluster && !self->cluster->cl ?
+			"the lease's cluster is closed" :
+			"the lease is freed or closed");
+	return -1;
+}
+
 /* live -- 0 when the handle can be used, else -1 with an exception. */
 static int live(RmpLease *self)
 {
-	if (!self->l) {
-		PyErr_SetString(PyExc_ValueError, "the lease is freed or closed");
-		return -1;
-	}
-	return 0;
+	return self->l ? 0 : closed_error(self);
+}
+
+/* lease_error -- raise rc's exception, with the last error of the
+ * lease's client (call with its lock held); NULL. A cluster's last error
+ * is of its own calls only (and kept after them): not a data call's. */
+static PyObject *lease_error(RmpLease *self, int rc)
+{
+	return self->client ? rmp_py_error(self->client, rc) :
+			      rmp_py_error_detail(NULL, rc);
+}
+
+/* forget -- the handle is gone (closed or freed): out of its cluster's
+ * list. With the lock held. */
+static void forget(RmpLease *self)
+{
+	self->l = NULL;
+	if (self->cluster)
+		rmp_py_cluster_unlink(self);
 }
 
 /* off_arg -- a non-negative offset or length from o into *v. */
@@ -126,17 +179,25 @@ static uint64_t lease_length(RmpLease *self)
 	return rmp_lease_info(self->l, &in) < 0 ? 0 : in.length;
 }
 
-/* Common tail of a data call: the error, with the client still locked
- * so that the library's last error is this call's. */
+/* A data call under the lease's lock, the GIL released; then its error,
+ * still locked so that the library's last error is this call's. The
+ * handle is checked again under the lock: a Cluster.close() (or free) in
+ * another thread may have closed it while this one waited. */
 #define DATA_CALL(self, rc, call)                                      \
 	do {                                                           \
-		rmp_py_lock((self)->client);                           \
-		Py_BEGIN_ALLOW_THREADS                                 \
-		(rc) = (call);                                         \
-		Py_END_ALLOW_THREADS                                   \
-		if ((rc) < 0)                                          \
-			rmp_py_error((self)->client, (rc));            \
-		rmp_py_unlock((self)->client);                         \
+		RmpLock *lk_ = rmp_py_lease_lock(self);                \
+		rmp_py_lock(lk_);                                      \
+		if (!(self)->l) {                                      \
+			(rc) = -1;                                     \
+			closed_error(self);                            \
+		} else {                                               \
+			Py_BEGIN_ALLOW_THREADS                         \
+			(rc) = (call);                                 \
+			Py_END_ALLOW_THREADS                           \
+			if ((rc) < 0)                                  \
+				lease_error((self), (rc));             \
+		}                                                      \
+		rmp_py_unlock(lk_);                                    \
 	} while (0)
 
 static PyObject *lease_read(PyObject *o, PyObject *const *args,
@@ -157,13 +218,13 @@ static PyObject *lease_read(PyObject *o, PyObject *const *args,
 	if (!a[1] || a[1] == Py_None) {
 		total = lease_length(self);
 		if (off > total)
-			return rmp_py_error(self->client, -ERANGE);
+			return rmp_py_error_detail(NULL, -ERANGE);
 		len = total - off;
 	} else if (off_arg(a[1], "length", &len) < 0) {
 		return NULL;
 	}
 	if (len > PY_SSIZE_T_MAX)
-		return rmp_py_error(self->client, -ERANGE);
+		return rmp_py_error_detail(NULL, -ERANGE);
 	b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
 	if (!b)
 		return NULL;
@@ -292,32 +353,79 @@ static PyObject *lease_renew(PyObject *o, PyObject *args, PyObject *kw)
 	Py_RETURN_NONE;
 }
 
-static PyObject *lease_free(PyObject *o, PyObject *unused)
+static PyObject *lease_repair(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
-	struct rmp_lease *l = self->l;
+	RmpLock *lk = rmp_py_lease_lock(self);
 	int rc;
 
 	if (live(self) < 0)
 		return NULL;
-	/* The handle is gone whatever the server says. */
-	self->l = NULL;
-	DATA_CALL(self, rc, rmp_lease_free(l));
+	rmp_py_lock(lk);
+	if (!self->l) {
+		rc = closed_error(self);
+	} else {
+		Py_BEGIN_ALLOW_THREADS
+		rc = rmp_lease_repair(self->l);
+		Py_END_ALLOW_THREADS
+		/* the cluster's last error says more (of a cluster lease) */
+		if (rc < 0)
+			rmp_py_error_detail(self->cluster ?
+				rmp_cluster_last_error(self->cluster->cl) :
+				NULL, rc);
+	}
+	rmp_py_unlock(lk);
 	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
 
-static PyObject *lease_close(PyObject *o, PyObject *unused)
+static PyObject *lease_free(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
+	RmpLock *lk = rmp_py_lease_lock(self);
+	struct rmp_lease *l;
+	int rc;
 
-	if (self->l) {
-		rmp_py_lock(self->client);
-		rmp_lease_close(self->l);
-		rmp_py_unlock(self->client);
-		self->l = NULL;
+	if (live(self) < 0)
+		return NULL;
+	rmp_py_lock(lk);
+	l = self->l;
+	if (!l) {
+		rmp_py_unlock(lk);
+		closed_error(self);
+		return NULL;
 	}
+	/* The handle is gone whatever the server says. */
+	forget(self);
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_lease_free(l);
+	Py_END_ALLOW_THREADS
+	if (rc < 0)
+		lease_error(self, rc);
+	rmp_py_unlock(lk);
+	if (rc < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+/* close_handle -- close the handle, if still open. */
+static void close_handle(RmpLease *self)
+{
+	RmpLock *lk;
+
+	if (!self->l)
+		return;
+	lk = rmp_py_lease_lock(self);
+	rmp_py_lock(lk);
+	rmp_lease_close(self->l);
+	forget(self);
+	rmp_py_unlock(lk);
+}
+
+static PyObject *lease_close(PyObject *o, PyObject *unused)
+{
+	close_handle((RmpLease *)o);
 	Py_RETURN_NONE;
 }
 
@@ -335,9 +443,21 @@ static PyObject *lease_exit(PyObject *o, PyObject *args)
 	if (!self->l)
 		Py_RETURN_NONE;
 	/* A lease on a closed client cannot be freed: close the handle. */
-	if (self->free_on_exit && self->client->connected)
+	if (self->free_on_exit &&
+	    (self->client ? self->client->connected : !!self->cluster->cl))
 		return lease_free(o, NULL);
 	return lease_close(o, NULL);
+}
+
+/* no_cluster -- 0 for a Client's lease; a Cluster's has no completion
+ * queue of a Client to post to: -1 with NotSupported. */
+static int no_cluster(RmpLease *self)
+{
+	if (self->client)
+		return 0;
+	rmp_py_error_detail("the asynchronous calls need a Client's lease",
+			    -EOPNOTSUPP);
+	return -1;
 }
 
 /* post -- the common part of post_read and post_write. */
@@ -354,7 +474,7 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|nOO", kwlist, &off_o,
 		&buf_o, &boff, &len_o, &ud) || live(self) < 0 ||
-	    off_arg(off_o, "offset", &off) < 0)
+	    no_cluster(self) < 0 || off_arg(off_o, "offset", &off) < 0)
 		return NULL;
 	if (!PyObject_TypeCheck(buf_o, (PyTypeObject *)rmp_py_buf_type)) {
 		PyErr_SetString(PyExc_TypeError,
@@ -379,7 +499,7 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 	}
 	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
 		return NULL;
-	rmp_py_lock(self->client);
+	rmp_py_lock(&self->client->lk);
 	if (is_read)
 		rc = rmp_post_read(self->l, off, b->b, (size_t)boff,
 				   (size_t)len, id);
@@ -388,7 +508,7 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 				    (size_t)len, id);
 	if (rc < 0)
 		rmp_py_error(self->client, rc);
-	rmp_py_unlock(self->client);
+	rmp_py_unlock(&self->client->lk);
 	if (rc < 0) {
 		rmp_py_untrack_op(self->client, id);
 		return NULL;
@@ -426,7 +546,8 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	else
 		rc = PyArg_ParseTupleAndKeywords(args, kw, "OOO|nO", faa_kw,
 			&off_o, &a_o, &buf_o, &boff, &ud);
-	if (!rc || live(self) < 0 || off_arg(off_o, "offset", &off) < 0 ||
+	if (!rc || live(self) < 0 || no_cluster(self) < 0 ||
+	    off_arg(off_o, "offset", &off) < 0 ||
 	    u64_arg(a_o, &a) < 0 || (d_o && u64_arg(d_o, &d) < 0) ||
 	    rmp_py_buf_check(buf_o, self->client, boff, 8) < 0)
 		return NULL;
@@ -437,7 +558,7 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	}
 	if (rmp_py_track_op(self->client, ud, (RmpBuf *)buf_o, &id) < 0)
 		return NULL;
-	rmp_py_lock(self->client);
+	rmp_py_lock(&self->client->lk);
 	if (is_cas)
 		rc = rmp_post_cas(self->l, off, a, d, ((RmpBuf *)buf_o)->b,
 				  (size_t)boff, id);
@@ -446,7 +567,7 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 				  (size_t)boff, id);
 	if (rc < 0)
 		rmp_py_error(self->client, rc);
-	rmp_py_unlock(self->client);
+	rmp_py_unlock(&self->client->lk);
 	if (rc < 0) {
 		rmp_py_untrack_op(self->client, id);
 		return NULL;
@@ -474,8 +595,38 @@ static PyObject *lease_get_token(PyObject *o, void *unused)
 		return NULL;
 	rc = rmp_lease_token(self->l, tok, sizeof(tok));
 	if (rc < 0)
-		return rmp_py_error(self->client, rc);
+		return lease_error(self, rc);
 	return PyUnicode_FromStringAndSize(tok, rc);
+}
+
+static PyObject *lease_get_replica_tokens(PyObject *o, void *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+	struct rmp_lease_info in = { .size = sizeof(in) };
+	char tok[RMP_TOKEN_MAXLEN];
+	PyObject *list, *t;
+	unsigned i, n;
+	int rc;
+
+	if (live(self) < 0)
+		return NULL;
+	rc = rmp_lease_info(self->l, &in);
+	if (rc < 0)
+		return lease_error(self, rc);
+	n = (in.stripes ? in.stripes : 1) * (in.replicas ? in.replicas : 1);
+	list = PyList_New(0);
+	for (i = 0; list && i < n; i++) {
+		rc = rmp_lease_replica_token(self->l, i, tok, sizeof(tok));
+		if (rc < 0) {
+			Py_DECREF(list);
+			return lease_error(self, rc);
+		}
+		t = PyUnicode_FromStringAndSize(tok, rc);
+		if (!t || PyList_Append(list, t) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(t);
+	}
+	return list;
 }
 
 static PyObject *lease_get_info(PyObject *o, void *unused)
@@ -490,7 +641,7 @@ static PyObject *lease_get_info(PyObject *o, void *unused)
 		return NULL;
 	rc = rmp_lease_info(self->l, &in);
 	if (rc < 0)
-		return rmp_py_error(self->client, rc);
+		return lease_error(self, rc);
 	v[0] = in.id;
 	v[1] = in.length;
 	v[2] = in.remote_addr;
@@ -533,7 +684,16 @@ static PyObject *lease_get_closed(PyObject *o, void *unused)
 
 static PyObject *lease_get_client(PyObject *o, void *unused)
 {
-	return Py_NewRef((PyObject *)((RmpLease *)o)->client);
+	PyObject *c = (PyObject *)((RmpLease *)o)->client;
+
+	return Py_NewRef(c ? c : Py_None);
+}
+
+static PyObject *lease_get_cluster(PyObject *o, void *unused)
+{
+	PyObject *c = (PyObject *)((RmpLease *)o)->cluster;
+
+	return Py_NewRef(c ? c : Py_None);
 }
 
 static PyObject *lease_get_foe(PyObject *o, void *unused)
@@ -571,6 +731,7 @@ static int lease_traverse(PyObject *o, visitproc visit, void *arg)
 {
 	Py_VISIT(Py_TYPE(o));
 	Py_VISIT((PyObject *)((RmpLease *)o)->client);
+	Py_VISIT((PyObject *)((RmpLease *)o)->cluster);
 	return 0;
 }
 
@@ -581,12 +742,9 @@ static void lease_dealloc(PyObject *o)
 	PyObject_GC_UnTrack(o);
 	if (self->weakreflist)
 		PyObject_ClearWeakRefs(o);
-	if (self->l) {
-		rmp_py_lock(self->client);
-		rmp_lease_close(self->l);
-		rmp_py_unlock(self->client);
-	}
+	close_handle(self);
 	Py_CLEAR(self->client);
+	Py_CLEAR(self->cluster);
 	rmp_py_dealloc(o);
 }
 
@@ -630,6 +788,16 @@ static PyMethodDef lease_methods[] = {
 	  "free($self)\n--\n\nGive the lease back to the server (its memory is "
 	  "zeroed before reuse) and close this handle, even when the server "
 	  "could not be told (then the error is raised)." },
+	{ "repair", lease_repair, METH_NOARGS,
+	  "repair($self)\n--\n\nGive a mirrored or striped lease of a Cluster "
+	  "new replicas for those it lost (their nodes gone from the "
+	  "membership): each placed apart from the others as the lease was, "
+	  "filled from a live one and published in the lease's record, so "
+	  "that every holder of the token reaches the new ones. Returns at "
+	  "once when nothing was lost. Raises NotSupported (not a cluster "
+	  "lease), TransportError (a stripe lost all its replicas: its bytes "
+	  "are gone), Busy (another repair changed the record: try again), "
+	  "Timeout, PoolFull (no node could take a replica), ..." },
 	{ "close", lease_close, METH_NOARGS,
 	  "close($self)\n--\n\nClose the handle only: the lease stays until its "
 	  "deadline and can be attached again by its token." },
@@ -665,7 +833,14 @@ static PyGetSetDef lease_getset[] = {
 	  NULL },
 	{ "length", lease_get_length, NULL, "Usable bytes of the lease.", NULL },
 	{ "closed", lease_get_closed, NULL, "True once freed or closed.", NULL },
-	{ "client", lease_get_client, NULL, "The Client of this handle.", NULL },
+	{ "replica_tokens", lease_get_replica_tokens, NULL,
+	  "list[str]: the token of each member of a mirrored or striped "
+	  "lease (each names its server), in stripe order, a stripe's "
+	  "replicas together; [token] for a lease of one server.", NULL },
+	{ "client", lease_get_client, NULL,
+	  "The Client of this handle; None for a Cluster's lease.", NULL },
+	{ "cluster", lease_get_cluster, NULL,
+	  "The Cluster of this handle; None for a Client's lease.", NULL },
 	{ "free_on_exit", lease_get_foe, lease_set_foe,
 	  "Whether leaving a with block frees the lease (else closes the "
 	  "handle).", NULL },
@@ -680,11 +855,15 @@ static PyMemberDef lease_members[] = {
 
 static PyType_Slot lease_slots[] = {
 	{ Py_tp_doc, (void *)
-	  "A lease handle, from Client.alloc() or Client.attach(). Data calls "
-	  "are one-sided RDMA, each with the GIL released while it waits. A "
-	  "context manager: leaving the block frees the lease "
-	  "(free_on_exit, alloc's default) or closes the handle (attach's). "
-	  "Collecting it closes the handle; the lease lives to its deadline." },
+	  "A lease handle, from Client.alloc() or Client.attach(), or from "
+	  "Cluster.alloc() or Cluster.attach(). Data calls are one-sided "
+	  "RDMA, each with the GIL released while it waits. A context "
+	  "manager: leaving the block frees the lease (free_on_exit, "
+	  "alloc's default) or closes the handle (attach's). Collecting it "
+	  "closes the handle; the lease lives to its deadline. A handle "
+	  "keeps its Client or Cluster alive; once that Cluster is closed, "
+	  "its handles are closed too (ValueError). A Cluster's lease has no "
+	  "post_* (nor the asyncio methods): NotSupported." },
 	{ Py_tp_dealloc, lease_dealloc },
 	{ Py_tp_traverse, lease_traverse },
 	{ Py_tp_repr, lease_len_repr },

@@ -70,6 +70,7 @@ PyMODINIT_FUNC PyInit__rmpool(void)
 		return NULL;
 	if (rmp_py_errors_init(m) < 0 || rmp_py_client_init(m) < 0 ||
 	    rmp_py_lease_init(m) < 0 || rmp_py_buf_init(m) < 0 ||
+	    rmp_py_cluster_init(m) < 0 ||
 	    PyModule_AddIntConstant(m, "ACCESS_READ", RMP_ACCESS_READ) < 0 ||
 	    PyModule_AddIntConstant(m, "ACCESS_WRITE", RMP_ACCESS_WRITE) < 0 ||
 	    PyModule_AddIntConstant(m, "ACCESS_ATOMIC", RMP_ACCESS_ATOMIC) < 0 ||

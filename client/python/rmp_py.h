@@ -20,6 +20,14 @@
 
 #include "rmpool.h"
 
+/* The lock of a Client, or of a Cluster (its connections and leases
+ * belong to one thread at a time): see rmp_py_lock. */
+typedef struct {
+	PyThread_type_lock lock;
+	unsigned long owner;  /* thread holding lock (read under the GIL) */
+	int depth;            /* its re-entries, see rmp_py_lock */
+} RmpLock;
+
 /*
  * A Client owns its rmp_client. Leases and registered buffers hold a
  * reference to their Client, so the rmp_client (freed with the Client
@@ -32,9 +40,7 @@
 typedef struct {
 	PyObject_HEAD
 	struct rmp_client *c;
-	PyThread_type_lock lock;
-	unsigned long owner;  /* thread holding lock (read under the GIL) */
-	int depth;            /* its re-entries, see rmp_py_lock */
+	RmpLock lk;
 	PyObject *host;       /* str, as given */
 	int port;
 	int connected;
@@ -44,13 +50,34 @@ typedef struct {
 	PyObject *weakreflist;
 } RmpClient;
 
+typedef struct RmpLease RmpLease;
+
+/*
+ * A Cluster owns its rmp_cluster, which owns the connections it opened
+ * and every lease handle on them. Its leases hold a reference to it, and
+ * it keeps a list of them: Cluster.close() closes their handles (they
+ * then raise ValueError) before rmp_cluster_close frees what was under
+ * them. One lock for the cluster and all its leases.
+ */
 typedef struct {
 	PyObject_HEAD
+	struct rmp_cluster *cl; /* NULL once closed */
+	RmpLock lk;
+	RmpLease *leases;     /* its live lease handles */
+	PyObject *url;        /* str, as given */
+	PyObject *weakreflist;
+} RmpCluster;
+
+/* A lease of a Client (client set) or of a Cluster (cluster set). */
+struct RmpLease {
+	PyObject_HEAD
 	RmpClient *client;
+	RmpCluster *cluster;
+	RmpLease *next, **pprev; /* in cluster->leases while l is set */
 	struct rmp_lease *l;  /* NULL once freed or closed */
 	int free_on_exit;
 	PyObject *weakreflist;
-} RmpLease;
+};
 
 typedef struct {
 	PyObject_HEAD
@@ -64,7 +91,8 @@ typedef struct {
 
 /* Types and exception classes, made once at module init. */
 extern PyObject *rmp_py_client_type, *rmp_py_lease_type, *rmp_py_buf_type;
-extern PyObject *rmp_py_info_type;
+extern PyObject *rmp_py_info_type, *rmp_py_cluster_type;
+extern PyObject *rmp_py_node_info_type;
 
 /* errors.c */
 int rmp_py_errors_init(PyObject *m);
@@ -73,14 +101,53 @@ int rmp_py_errors_init(PyObject *m);
 PyObject *rmp_py_error(RmpClient *c, int rc);
 /* rmp_py_exception -- an exception instance for rc (new reference). */
 PyObject *rmp_py_exception(RmpClient *c, int rc);
+/* rmp_py_error_detail -- rmp_py_error with detail (may be NULL) in the
+ * place of a client's last error: a cluster's. */
+PyObject *rmp_py_error_detail(const char *detail, int rc);
+
+/* args.c -- Python arguments to C values, for client.c and cluster.c. */
+/* rmp_py_bounded -- int o in [min, max] (TypeError / ValueError otherwise:
+ * no silent wrap of 2**64 + 5 to 5). */
+int rmp_py_bounded(PyObject *o, const char *what, unsigned long long min,
+		   unsigned long long max, unsigned long long *out);
+/* rmp_py_utf8 -- str o as UTF-8, refusing an embedded NUL. */
+int rmp_py_utf8(PyObject *o, const char **out);
+/* rmp_py_opt_str -- str o (None: NULL; not given, o NULL: $env). */
+int rmp_py_opt_str(PyObject *o, const char *env, const char **out);
+/* rmp_py_seconds_ms -- seconds o (None: keep *ms) as milliseconds. */
+int rmp_py_seconds_ms(PyObject *o, const char *what, int *ms);
+/* rmp_py_ttl -- a ttl in whole seconds (None: 0, the server's default). */
+int rmp_py_ttl(PyObject *o, uint32_t *ttl);
+/* The connection options Client and Cluster take, as parsed. */
+struct rmp_py_copts {
+	PyObject *tenant, *key, *key_file, *timeout, *op_timeout; /* NULL:
+				 * not given */
+	const char *name;
+	unsigned reconnect, max_inflight;
+	int spin;
+	Py_ssize_t bounce, rail_stripe;
+	Py_buffer keybuf;     /* held by rmp_py_client_opts; release with
+			       * rmp_py_copts_release */
+};
+/* rmp_py_client_opts -- fill o from p (rmp_client_opts_init first). */
+int rmp_py_client_opts(struct rmp_py_copts *p, struct rmp_client_opts *o);
+void rmp_py_copts_release(struct rmp_py_copts *p);
 
 /* client_state.c (below client.c, lease.c and buffer.c) */
 /* Lock c for a call into the library (waiting with the GIL released).
  * Re-entrant: building an exception under the lock may run the garbage
  * collector, whose deallocation of a lease of c locks c again (no
  * library call is under way then: only the thread's own outer frame). */
-void rmp_py_lock(RmpClient *c);
-void rmp_py_unlock(RmpClient *c);
+int rmp_py_lock_init(RmpLock *lk);
+void rmp_py_lock_free(RmpLock *lk);
+void rmp_py_lock(RmpLock *lk);
+void rmp_py_unlock(RmpLock *lk);
+/* rmp_py_lease_lock -- the lock of lease's client or cluster. */
+RmpLock *rmp_py_lease_lock(RmpLease *lease);
+/* rmp_py_cluster_link, _unlink -- lease into and out of its cluster's
+ * list of live handles. */
+void rmp_py_cluster_link(RmpCluster *cl, RmpLease *lease);
+void rmp_py_cluster_unlink(RmpLease *lease);
 /* rmp_py_check_open -- 0, or -1 with an exception when c is closed. */
 int rmp_py_check_open(RmpClient *c);
 /* rmp_py_track_op -- remember an operation about to be posted: its id
@@ -107,6 +174,12 @@ int rmp_py_lease_init(PyObject *m);
 /* rmp_py_lease_new -- wrap l of client c (takes ownership of l). */
 PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
 			   int free_on_exit);
+/* rmp_py_cluster_lease_new -- wrap l of cluster cl (takes ownership). */
+PyObject *rmp_py_cluster_lease_new(RmpCluster *cl, struct rmp_lease *l,
+				   int free_on_exit);
+
+/* cluster.c */
+int rmp_py_cluster_init(PyObject *m);
 
 /* buffer.c */
 int rmp_py_buf_init(PyObject *m);
