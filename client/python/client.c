@@ -3,8 +3,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "rmp_py.h"
 
@@ -183,9 +181,10 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	if (rmp_py_bounded(size_o, "size", 1, INT64_MAX, &size) < 0 ||
 	    (align_o && align_o != Py_None &&
-	     rmp_py_bounded(align_o, "alignment", 0, INT64_MAX, &alignment) < 0) ||
-	    (access_o && rmp_py_bounded(access_o, "access", 1, RMP_ACCESS_ALL,
-				 &access) < 0))
+	     rmp_py_bounded(align_o, "alignment", 0, INT64_MAX,
+			    &alignment) < 0) ||
+	    (access_o && rmp_py_bounded(access_o, "access", 1,
+					RMP_ACCESS_ALL, &access) < 0))
 		return NULL;
 	if (alignment & (alignment - 1)) {
 		PyErr_SetString(PyExc_ValueError,
