@@ -863,7 +863,7 @@ static PyType_Slot lease_slots[] = {
 	  "closes the handle; the lease lives to its deadline. A handle "
 	  "keeps its Client or Cluster alive; once that Cluster is closed, "
 	  "its handles are closed too (ValueError). A Cluster's lease has no "
-	  "post_* (nor the asyncio methods): NotSupported." },
+	  "post_* (NotSupported) nor asyncio calls (TypeError)." },
 	{ Py_tp_dealloc, lease_dealloc },
 	{ Py_tp_traverse, lease_traverse },
 	{ Py_tp_repr, lease_len_repr },

@@ -4,6 +4,7 @@ those of tests/rdma/test-cluster-place.sh (lib-cluster.sh): n1 and n2 in
 rack r1, n3 in rack r2, equal pools. Tenant "test" from RMPOOL_TENANT
 and RMPOOL_KEY_FILE. Every lease made is freed: the script's own checks
 follow."""
+import asyncio
 import gc
 import os
 import re
@@ -80,6 +81,8 @@ def test_alloc_placement(cl):
         assert lease.read_into(buf, 4000) == 100 and buf == data[4000:4100]
         with pytest.raises(rmpool.NotSupported):
             lease.post_read(0, None)
+        with pytest.raises(TypeError, match="asyncio needs"):
+            asyncio.run(lease.aread(0, 10))
     for excl in (["n1", "n3"], "n1,n3", "n3 n1"):
         with cl.alloc(4096, exclude=excl) as lease:
             assert node_of(lease.token) == "n2", excl
