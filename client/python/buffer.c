@@ -83,11 +83,11 @@ static int unregister(RmpBuf *self)
 		return -1;
 	}
 	if (self->b) {
-		rmp_py_lock(self->client);
+		rmp_py_lock(&self->client->lk);
 		/* The lock may have waited with the GIL released: another
 		 * thread may have posted on the buffer meanwhile. */
 		if (self->inflight > 0) {
-			rmp_py_unlock(self->client);
+			rmp_py_unlock(&self->client->lk);
 			PyErr_Format(PyExc_BufferError, "%zd operation(s) on "
 				     "the buffer not polled yet",
 				     self->inflight);
@@ -95,7 +95,7 @@ static int unregister(RmpBuf *self)
 		}
 		rmp_buf_dereg(self->b);
 		self->b = NULL;
-		rmp_py_unlock(self->client);
+		rmp_py_unlock(&self->client->lk);
 	}
 	if (self->have_view) {
 		self->have_view = 0;
@@ -174,10 +174,10 @@ static int buf_clear(PyObject *o)
 	RmpClient *c = self->client;
 
 	if (self->inflight > 0 && c && c->c && c->connected) {
-		rmp_py_lock(c);
+		rmp_py_lock(&c->lk);
 		rmp_client_close(c->c);
 		c->connected = 0;
-		rmp_py_unlock(c);
+		rmp_py_unlock(&c->lk);
 	}
 	self->inflight = 0;
 	unregister(self);

@@ -3,83 +3,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "rmp_py.h"
 
 PyObject *rmp_py_client_type;
-
-/* bounded_arg -- int o in [min, max] (TypeError / ValueError otherwise: no
- * silent wrap of 2**64 + 5 to 5). */
-static int bounded_arg(PyObject *o, const char *what, unsigned long long min,
-		       unsigned long long max, unsigned long long *out)
-{
-	if (!PyLong_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "%s must be an int", what);
-		return -1;
-	}
-	*out = PyLong_AsUnsignedLongLong(o);
-	if (*out == (unsigned long long)-1 && PyErr_Occurred())
-		PyErr_Clear(); /* negative or above 2**64 - 1: out of range */
-	else if (*out >= min && *out <= max)
-		return 0;
-	PyErr_Format(PyExc_ValueError, "%s must be %llu..%llu", what, min,
-		     max);
-	return -1;
-}
-
-/* utf8_arg -- str o as UTF-8 in *out; a NUL inside it (which would cut
- * the C string short: another host, another key file) is refused. */
-static int utf8_arg(PyObject *o, const char **out)
-{
-	Py_ssize_t n;
-
-	*out = PyUnicode_AsUTF8AndSize(o, &n);
-	if (!*out)
-		return -1;
-	if ((size_t)n != strlen(*out)) {
-		PyErr_SetString(PyExc_ValueError, "embedded NUL character");
-		return -1;
-	}
-	return 0;
-}
-
-/* opt_str -- the str argument o as UTF-8 in *out (NULL for None); a
- * missing one (o NULL) is the environment variable env, if set. */
-static int opt_str(PyObject *o, const char *env, const char **out)
-{
-	*out = NULL;
-	if (!o) {
-		*out = env ? getenv(env) : NULL;
-		return 0;
-	}
-	if (o == Py_None)
-		return 0;
-	if (!PyUnicode_Check(o)) {
-		PyErr_SetString(PyExc_TypeError, "expected a str or None");
-		return -1;
-	}
-	return utf8_arg(o, out);
-}
-
-/* seconds_ms -- a timeout in seconds (None: keep *ms) as milliseconds. */
-static int seconds_ms(PyObject *o, const char *what, int *ms)
-{
-	double s;
-
-	if (!o || o == Py_None)
-		return 0;
-	s = PyFloat_AsDouble(o);
-	if (s == -1.0 && PyErr_Occurred())
-		return -1;
-	if (!(s > 0) || s > 2e6) {
-		PyErr_Format(PyExc_ValueError, "%s must be > 0 seconds", what);
-		return -1;
-	}
-	*ms = (int)ceil(s * 1000.0);
-	return 0;
-}
 
 static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -88,21 +16,18 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 		"spin_max_us", "bounce_bytes", "max_inflight", "rail_stripe",
 		NULL };
 	RmpClient *c = (RmpClient *)self;
-	PyObject *host, *tenant_o = NULL, *key_o = Py_None, *key_file_o = NULL;
-	PyObject *timeout_o = NULL, *op_timeout_o = NULL;
-	const char *name = NULL, *host_s, *tenant, *key_file;
-	int port = RMP_DEFAULT_PORT, spin = -1;
-	unsigned reconnect = 0, max_inflight = 0;
-	Py_ssize_t bounce = 0, rail_stripe = 0;
+	PyObject *host;
+	const char *host_s;
+	int port = RMP_DEFAULT_PORT;
+	struct rmp_py_copts p = { .spin = -1 };
 	struct rmp_client_opts o;
 	struct rmp_client *rc_c = NULL;
-	Py_buffer key = { 0 };
 	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|i$OOOzOOIinIn", kwlist,
-		&host, &port, &tenant_o, &key_o, &key_file_o, &name,
-		&timeout_o, &op_timeout_o, &reconnect, &spin, &bounce,
-		&max_inflight, &rail_stripe))
+		&host, &port, &p.tenant, &p.key, &p.key_file, &p.name,
+		&p.timeout, &p.op_timeout, &p.reconnect, &p.spin, &p.bounce,
+		&p.max_inflight, &p.rail_stripe))
 		return -1;
 	if (c->c) {
 		PyErr_SetString(PyExc_RuntimeError, "Client already initialised");
@@ -112,45 +37,18 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 		PyErr_SetString(PyExc_ValueError, "port must be 0..65535");
 		return -1;
 	}
-	if (utf8_arg(host, &host_s) < 0)
+	if (rmp_py_utf8(host, &host_s) < 0)
 		return -1;
 	rmp_client_opts_init(&o);
-	o.name = name;
-	if (opt_str(tenant_o, "RMPOOL_TENANT", &tenant) < 0)
+	if (rmp_py_client_opts(&p, &o) < 0) {
+		rmp_py_copts_release(&p);
 		return -1;
-	if (tenant && !*tenant)
-		tenant = NULL;
-	o.tenant = tenant;
-	if (key_o != Py_None) {
-		if (PyObject_GetBuffer(key_o, &key, PyBUF_SIMPLE) < 0)
-			return -1;
-		o.key = key.buf;
-		o.key_len = (size_t)key.len;
 	}
-	/* The environment's key file only for the environment's tenant. */
-	if (opt_str(key_file_o, tenant && !tenant_o && key_o == Py_None ?
-		    "RMPOOL_KEY_FILE" : NULL, &key_file) < 0)
-		goto err_key;
-	o.key_file = key_file;
-	if (seconds_ms(timeout_o, "timeout", &o.connect_timeout_ms) < 0 ||
-	    seconds_ms(op_timeout_o, "op_timeout", &o.op_timeout_ms) < 0)
-		goto err_key;
-	o.reconnect_max_ms = reconnect;
-	c->reconnects = reconnect > 0;
-	if (spin >= 0)
-		o.spin_max_us = (unsigned)spin;
-	if (bounce > 0)
-		o.bounce_bytes = (size_t)bounce;
-	if (max_inflight)
-		o.max_inflight = max_inflight;
-	if (rail_stripe > 0)
-		o.rail_stripe = (size_t)rail_stripe;
-
+	c->reconnects = p.reconnect > 0;
 	rc = rmp_client_new(&rc_c, &o);
-	if (key.obj)
-		PyBuffer_Release(&key);
+	rmp_py_copts_release(&p);
 	if (rc < 0) {
-		rmp_py_error(rc);
+		rmp_py_error_detail(NULL, rc);
 		return -1;
 	}
 	c->c = rc_c;
@@ -160,7 +58,8 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 	if (rc < 0) {
 		struct rmp_py_fail f;
 
-		rmp_py_note(c, rc, &f);
+		/* No other thread has c yet: no lock. */
+		rmp_py_note(&f, rc, rmp_py_client_detail(c));
 		c->c = NULL;
 		rmp_client_free(rc_c);
 		rmp_py_raise(&f);
@@ -171,11 +70,6 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 	Py_XDECREF(c->host);
 	c->host = Py_NewRef(host);
 	return 0;
-
-err_key:
-	if (key.obj)
-		PyBuffer_Release(&key);
-	return -1;
 }
 
 static PyObject *client_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
@@ -185,9 +79,8 @@ static PyObject *client_new(PyTypeObject *tp, PyObject *args, PyObject *kw)
 
 	if (!c)
 		return NULL;
-	c->lock = PyThread_allocate_lock();
 	c->pending = PyDict_New();
-	if (!c->lock || !c->pending) {
+	if (rmp_py_lock_init(&c->lk) < 0 || !c->pending) {
 		Py_DECREF(c);
 		return PyErr_NoMemory();
 	}
@@ -225,8 +118,7 @@ static void client_dealloc(PyObject *self)
 	client_clear(self);
 	/* Leases and buffers hold references: none is left. */
 	rmp_client_free(c->c);
-	if (c->lock)
-		PyThread_free_lock(c->lock);
+	rmp_py_lock_free(&c->lk);
 	Py_CLEAR(c->pending);
 	Py_CLEAR(c->host);
 	rmp_py_dealloc(self);
@@ -238,12 +130,12 @@ static PyObject *client_close(PyObject *self, PyObject *unused)
 
 	if (!c->c || !c->connected)
 		Py_RETURN_NONE;
-	rmp_py_lock(c);
+	rmp_py_lock(&c->lk);
 	Py_BEGIN_ALLOW_THREADS
 	rmp_client_close(c->c);
 	Py_END_ALLOW_THREADS
 	c->connected = 0;
-	rmp_py_unlock(c);
+	rmp_py_unlock(&c->lk);
 	rmp_py_drop_ops(c);
 	Py_RETURN_NONE;
 }
@@ -268,32 +160,12 @@ static PyObject *client_fileno(PyObject *self, PyObject *unused)
 
 	if (rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
+	rmp_py_lock(&c->lk);
 	fd = rmp_client_fd(c->c);
 	if (fd < 0)
-		rmp_py_note(c, fd, &f);
-	rmp_py_unlock(c);
+		rmp_py_note(&f, fd, rmp_py_client_detail(c));
+	rmp_py_unlock(&c->lk);
 	return fd < 0 ? rmp_py_raise(&f) : PyLong_FromLong(fd);
-}
-
-/* ttl_arg -- a ttl in whole seconds (None: 0, the server's default). */
-static int ttl_arg(PyObject *o, uint32_t *ttl)
-{
-	unsigned long v;
-
-	*ttl = 0;
-	if (!o || o == Py_None)
-		return 0;
-	v = PyLong_AsUnsignedLong(o);
-	if (v == (unsigned long)-1 && PyErr_Occurred())
-		return -1;
-	if (v == 0 || v > UINT32_MAX) {
-		PyErr_SetString(PyExc_ValueError,
-				"ttl must be a positive number of seconds");
-		return -1;
-	}
-	*ttl = (uint32_t)v;
-	return 0;
 }
 
 static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
@@ -313,11 +185,12 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 		&size_o, &ttl_o, &ephemeral, &align_o, &access_o, &auto_renew,
 		&spill, &free_on_exit))
 		return NULL;
-	if (bounded_arg(size_o, "size", 1, INT64_MAX, &size) < 0 ||
+	if (rmp_py_bounded(size_o, "size", 1, INT64_MAX, &size) < 0 ||
 	    (align_o && align_o != Py_None &&
-	     bounded_arg(align_o, "alignment", 0, INT64_MAX, &alignment) < 0) ||
-	    (access_o && bounded_arg(access_o, "access", 1, RMP_ACCESS_ALL,
-				 &access) < 0))
+	     rmp_py_bounded(align_o, "alignment", 0, INT64_MAX,
+			    &alignment) < 0) ||
+	    (access_o && rmp_py_bounded(access_o, "access", 1,
+					RMP_ACCESS_ALL, &access) < 0))
 		return NULL;
 	if (alignment & (alignment - 1)) {
 		PyErr_SetString(PyExc_ValueError,
@@ -325,7 +198,7 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	rmp_alloc_opts_init(&o);
-	if (ttl_arg(ttl_o, &o.ttl_s) < 0)
+	if (rmp_py_ttl(ttl_o, &o.ttl_s) < 0)
 		return NULL;
 	o.alignment = alignment;
 	o.access = (uint32_t)access;
@@ -379,7 +252,7 @@ static PyObject *client_renew_token(PyObject *self, PyObject *args,
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|O", kwlist, &token,
 					 &ttl_o) ||
-	    ttl_arg(ttl_o, &ttl) < 0 || rmp_py_check_open(c) < 0)
+	    rmp_py_ttl(ttl_o, &ttl) < 0 || rmp_py_check_open(c) < 0)
 		return NULL;
 	RMP_PY_CALL(c, rc, rmp_lease_renew_token(c->c, token, ttl, &ttl_ms));
 	return rc < 0 ? NULL : PyFloat_FromDouble((double)ttl_ms / 1000.0);
@@ -480,11 +353,11 @@ static PyObject *client_submit(PyObject *self, PyObject *unused)
 
 	if (rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
+	rmp_py_lock(&c->lk);
 	rc = rmp_submit(c->c);
 	if (rc < 0)
-		rmp_py_note(c, rc, &f);
-	rmp_py_unlock(c);
+		rmp_py_note(&f, rc, rmp_py_client_detail(c));
+	rmp_py_unlock(&c->lk);
 	return rc < 0 ? rmp_py_raise(&f) : PyLong_FromLong(rc);
 }
 
@@ -522,7 +395,7 @@ static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 	}
 	if (rmp_py_check_open(c) < 0)
 		return NULL;
-	rmp_py_lock(c);
+	rmp_py_lock(&c->lk);
 	n = rmp_submit(c->c);
 	if (n >= 0) {
 		if (timeout_ms) {
@@ -534,8 +407,8 @@ static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 		}
 	}
 	if (n < 0)
-		rmp_py_note(c, n, &f);
-	rmp_py_unlock(c);
+		rmp_py_note(&f, n, rmp_py_client_detail(c));
+	rmp_py_unlock(&c->lk);
 	if (n < 0)
 		return rmp_py_raise(&f);
 	list = PyList_New(0);
@@ -596,9 +469,9 @@ static PyObject *client_get_last_error(PyObject *self, void *unused)
 	struct rmp_py_fail f;
 
 	/* Copied under the lock: another thread's call may be writing it. */
-	rmp_py_lock(c);
-	rmp_py_note(c, 0, &f);
-	rmp_py_unlock(c);
+	rmp_py_lock(&c->lk);
+	rmp_py_note(&f, 0, rmp_py_client_detail(c));
+	rmp_py_unlock(&c->lk);
 	return PyUnicode_DecodeUTF8(f.detail, (Py_ssize_t)strlen(f.detail),
 				    "replace");
 }

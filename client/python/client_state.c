@@ -8,29 +8,67 @@
  */
 #include "rmp_py.h"
 
-void rmp_py_lock(RmpClient *c)
+int rmp_py_lock_init(RmpLock *lk)
+{
+	lk->lock = PyThread_allocate_lock();
+	return lk->lock ? 0 : -1;
+}
+
+void rmp_py_lock_free(RmpLock *lk)
+{
+	if (lk->lock)
+		PyThread_free_lock(lk->lock);
+	lk->lock = NULL;
+}
+
+void rmp_py_lock(RmpLock *lk)
 {
 	unsigned long me = PyThread_get_thread_ident();
 
-	if (c->depth > 0 && c->owner == me) {
-		c->depth++;
+	if (lk->depth > 0 && lk->owner == me) {
+		lk->depth++;
 		return;
 	}
-	if (!PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) {
+	if (!PyThread_acquire_lock(lk->lock, NOWAIT_LOCK)) {
 		Py_BEGIN_ALLOW_THREADS
-		PyThread_acquire_lock(c->lock, WAIT_LOCK);
+		PyThread_acquire_lock(lk->lock, WAIT_LOCK);
 		Py_END_ALLOW_THREADS
 	}
-	c->owner = me;
-	c->depth = 1;
+	lk->owner = me;
+	lk->depth = 1;
 }
 
-void rmp_py_unlock(RmpClient *c)
+void rmp_py_unlock(RmpLock *lk)
 {
-	if (--c->depth > 0)
+	if (--lk->depth > 0)
 		return;
-	c->owner = 0;
-	PyThread_release_lock(c->lock);
+	lk->owner = 0;
+	PyThread_release_lock(lk->lock);
+}
+
+RmpLock *rmp_py_lease_lock(RmpLease *lease)
+{
+	return lease->client ? &lease->client->lk : &lease->cluster->lk;
+}
+
+void rmp_py_cluster_link(RmpCluster *cl, RmpLease *lease)
+{
+	lease->next = cl->leases;
+	if (lease->next)
+		lease->next->pprev = &lease->next;
+	lease->pprev = &cl->leases;
+	cl->leases = lease;
+}
+
+void rmp_py_cluster_unlink(RmpLease *lease)
+{
+	if (!lease->pprev)
+		return;
+	*lease->pprev = lease->next;
+	if (lease->next)
+		lease->next->pprev = lease->pprev;
+	lease->next = NULL;
+	lease->pprev = NULL;
 }
 
 int rmp_py_check_open(RmpClient *c)

@@ -151,9 +151,10 @@ PyObject *rmp_py_exception(int rc, const char *detail)
 	return exc;
 }
 
-/* raise_exc -- set exc (new reference, may be NULL) as the exception. */
-static PyObject *raise_exc(PyObject *exc)
+PyObject *rmp_py_error_detail(const char *detail, int rc)
 {
+	PyObject *exc = rmp_py_exception(rc, detail);
+
 	if (exc) {
 		PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
 		Py_DECREF(exc);
@@ -161,20 +162,18 @@ static PyObject *raise_exc(PyObject *exc)
 	return NULL;
 }
 
-PyObject *rmp_py_error(int rc)
+void rmp_py_note(struct rmp_py_fail *f, int rc, const char *detail)
 {
-	return raise_exc(rmp_py_exception(rc, NULL));
-}
-
-void rmp_py_note(RmpClient *c, int rc, struct rmp_py_fail *f)
-{
-	const char *detail = c && c->c ? rmp_client_last_error(c->c) : NULL;
-
 	f->rc = rc;
 	snprintf(f->detail, sizeof(f->detail), "%s", detail ? detail : "");
 }
 
 PyObject *rmp_py_raise(const struct rmp_py_fail *f)
 {
-	return raise_exc(rmp_py_exception(f->rc, f->detail));
+	return rmp_py_error_detail(f->detail, f->rc);
+}
+
+const char *rmp_py_client_detail(const RmpClient *c)
+{
+	return c && c->c ? rmp_client_last_error(c->c) : NULL;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* lease.c -- rmpool.Lease: a handle to a lease (rmp_lease) and its data calls. */
+/* lease.c -- rmpool.Lease: a handle to a lease (rmp_lease) of a Client or
+ * a Cluster, and its data calls. */
 #include <errno.h>
 
 #include "rmp_py.h"
@@ -14,9 +15,9 @@ PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
 	RmpLease *self = (RmpLease *)alloc(tp, 0);
 
 	if (!self) {
-		rmp_py_lock(c);
+		rmp_py_lock(&c->lk);
 		rmp_lease_close(l);
-		rmp_py_unlock(c);
+		rmp_py_unlock(&c->lk);
 		return NULL;
 	}
 	self->client = (RmpClient *)Py_NewRef((PyObject *)c);
@@ -25,14 +26,57 @@ PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
 	return (PyObject *)self;
 }
 
+PyObject *rmp_py_lease_blank(void)
+{
+	PyTypeObject *tp = (PyTypeObject *)rmp_py_lease_type;
+	allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+
+	return alloc(tp, 0);
+}
+
+void rmp_py_cluster_lease_bind(RmpCluster *cl, PyObject *lease,
+			       struct rmp_lease *l, int free_on_exit)
+{
+	RmpLease *self = (RmpLease *)lease;
+
+	self->cluster = (RmpCluster *)Py_NewRef((PyObject *)cl);
+	self->l = l;
+	self->free_on_exit = free_on_exit;
+	rmp_py_cluster_link(cl, self);
+}
+
+/* closed_error -- the ValueError of a handle that cannot be used; -1. */
+static int closed_error(RmpLease *self)
+{
+	PyErr_SetString(PyExc_ValueError,
+			self->cluster && !self->cluster->cl ?
+			"the lease's cluster is closed" :
+			"the lease is freed or closed");
+	return -1;
+}
+
 /* live -- 0 when the handle can be used, else -1 with an exception. */
 static int live(RmpLease *self)
 {
-	if (!self->l) {
-		PyErr_SetString(PyExc_ValueError, "the lease is freed or closed");
-		return -1;
-	}
-	return 0;
+	return self->l ? 0 : closed_error(self);
+}
+
+/* lease_detail -- the last error of the lease's client (its lock held),
+ * for the exception of a failed call; NULL for a cluster's lease: a
+ * cluster's last error is of its own calls only (and kept after them),
+ * not a data call's. */
+static const char *lease_detail(RmpLease *self)
+{
+	return self->client ? rmp_py_client_detail(self->client) : NULL;
+}
+
+/* forget -- the handle is gone (closed or freed): out of its cluster's
+ * list. With the lock held. */
+static void forget(RmpLease *self)
+{
+	self->l = NULL;
+	if (self->cluster)
+		rmp_py_cluster_unlink(self);
 }
 
 /* off_arg -- a non-negative offset or length from o into *v. */
@@ -120,24 +164,27 @@ static int fast_args(const char *fname, PyObject *const *args,
 }
 
 /* lease_length -- the lease's length (0 if the handle is gone). Under
- * the client's lock: rmp_lease_info reads the handle, which another
- * thread's call may be changing. */
+ * the lock: rmp_lease_info reads the handle, which another thread's call
+ * may be changing. */
 static uint64_t lease_length(RmpLease *self)
 {
 	struct rmp_lease_info in = { .size = sizeof(in) };
+	RmpLock *lk = rmp_py_lease_lock(self);
 	int rc;
 
-	rmp_py_lock(self->client);
-	rc = self->l ? rmp_lease_info(self->l, &in) : -EINVAL;
-	rmp_py_unlock(self->client);
+	rmp_py_lock(lk);
+	rc = self->l ? rmp_lease_info(self->l, &in) : -EBADF;
+	rmp_py_unlock(lk);
 	return rc < 0 ? 0 : in.length;
 }
 
-/* DATA_CALL -- a call of self's lease (self->l in call) under its
- * client's lock; ValueError when another thread closed it meanwhile. */
+/* DATA_CALL -- a call of self's lease (self->l in call) under the
+ * lease's lock, the GIL released, its exception raised after the unlock.
+ * The handle is read again under the lock: a Cluster.close() (or a
+ * free) in another thread may have closed it while this one waited. */
 #define DATA_CALL(self, rc, call)                                      \
-	RMP_PY_CALL_ON((self)->client, rc, (self)->l,                  \
-		       "the lease is freed or closed", call)
+	RMP_PY_CALL_ON(rmp_py_lease_lock(self), rc, (self)->l,         \
+		       closed_error(self), lease_detail(self), call)
 
 static PyObject *lease_read(PyObject *o, PyObject *const *args,
 			    Py_ssize_t nargs, PyObject *kwnames)
@@ -157,13 +204,13 @@ static PyObject *lease_read(PyObject *o, PyObject *const *args,
 	if (!a[1] || a[1] == Py_None) {
 		total = lease_length(self);
 		if (off > total)
-			return rmp_py_error(-ERANGE);
+			return rmp_py_error_detail(NULL, -ERANGE);
 		len = total - off;
 	} else if (off_arg(a[1], "length", &len) < 0) {
 		return NULL;
 	}
 	if (len > PY_SSIZE_T_MAX)
-		return rmp_py_error(-ERANGE);
+		return rmp_py_error_detail(NULL, -ERANGE);
 	b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
 	if (!b)
 		return NULL;
@@ -292,34 +339,74 @@ static PyObject *lease_renew(PyObject *o, PyObject *args, PyObject *kw)
 	Py_RETURN_NONE;
 }
 
-static PyObject *lease_free(PyObject *o, PyObject *unused)
+static PyObject *lease_repair(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
-	struct rmp_lease *l = self->l;
+	RmpLock *lk = rmp_py_lease_lock(self);
 	int rc;
 
 	if (live(self) < 0)
 		return NULL;
-	/* The handle is gone whatever the server says: taken from self
-	 * first, so that no other thread starts a call on it. */
-	self->l = NULL;
-	RMP_PY_CALL(self->client, rc, rmp_lease_free(l));
+	/* The cluster's last error says more (of a cluster lease). */
+	RMP_PY_CALL_ON(lk, rc, self->l, closed_error(self),
+		       self->cluster && self->cluster->cl ?
+		       rmp_cluster_last_error(self->cluster->cl) :
+		       lease_detail(self),
+		       rmp_lease_repair(self->l));
 	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
 
-static PyObject *lease_close(PyObject *o, PyObject *unused)
+static PyObject *lease_free(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
-	struct rmp_lease *l = self->l;
+	RmpLock *lk = rmp_py_lease_lock(self);
+	struct rmp_py_fail f;
+	struct rmp_lease *l;
+	int rc;
 
-	if (l) {
-		self->l = NULL; /* as in lease_free */
-		rmp_py_lock(self->client);
-		rmp_lease_close(l);
-		rmp_py_unlock(self->client);
+	if (live(self) < 0)
+		return NULL;
+	rmp_py_lock(lk);
+	l = self->l;
+	if (!l) {
+		rmp_py_unlock(lk);
+		closed_error(self);
+		return NULL;
 	}
+	/* The handle is gone whatever the server says. */
+	forget(self);
+	Py_BEGIN_ALLOW_THREADS
+	rc = rmp_lease_free(l);
+	Py_END_ALLOW_THREADS
+	if (rc < 0)
+		rmp_py_note(&f, rc, lease_detail(self));
+	rmp_py_unlock(lk);
+	if (rc < 0)
+		return rmp_py_raise(&f);
+	Py_RETURN_NONE;
+}
+
+/* close_handle -- close the handle, if still open. */
+static void close_handle(RmpLease *self)
+{
+	RmpLock *lk;
+
+	if (!self->l)
+		return;
+	lk = rmp_py_lease_lock(self);
+	rmp_py_lock(lk);
+	if (self->l) { /* not closed by another thread meanwhile */
+		rmp_lease_close(self->l);
+		forget(self);
+	}
+	rmp_py_unlock(lk);
+}
+
+static PyObject *lease_close(PyObject *o, PyObject *unused)
+{
+	close_handle((RmpLease *)o);
 	Py_RETURN_NONE;
 }
 
@@ -337,9 +424,21 @@ static PyObject *lease_exit(PyObject *o, PyObject *args)
 	if (!self->l)
 		Py_RETURN_NONE;
 	/* A lease on a closed client cannot be freed: close the handle. */
-	if (self->free_on_exit && self->client->connected)
+	if (self->free_on_exit &&
+	    (self->client ? self->client->connected : !!self->cluster->cl))
 		return lease_free(o, NULL);
 	return lease_close(o, NULL);
+}
+
+/* no_cluster -- 0 for a Client's lease; a Cluster's has no completion
+ * queue of a Client to post to: -1 with NotSupported. */
+static int no_cluster(RmpLease *self)
+{
+	if (self->client)
+		return 0;
+	rmp_py_error_detail("the asynchronous calls need a Client's lease",
+			    -EOPNOTSUPP);
+	return -1;
 }
 
 /* post -- the common part of post_read and post_write. */
@@ -356,7 +455,7 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|nOO", kwlist, &off_o,
 		&buf_o, &boff, &len_o, &ud) || live(self) < 0 ||
-	    off_arg(off_o, "offset", &off) < 0)
+	    no_cluster(self) < 0 || off_arg(off_o, "offset", &off) < 0)
 		return NULL;
 	if (!PyObject_TypeCheck(buf_o, (PyTypeObject *)rmp_py_buf_type)) {
 		PyErr_SetString(PyExc_TypeError,
@@ -381,8 +480,10 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 	}
 	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
 		return NULL;
-	RMP_PY_CALL_ON(self->client, rc, self->l && b->b,
-		       "the lease or the buffer is closed", is_read ?
+	RMP_PY_CALL_ON(&self->client->lk, rc, self->l && b->b,
+		       PyErr_SetString(PyExc_ValueError,
+				       "the lease or the buffer is closed"),
+		       lease_detail(self), is_read ?
 		       rmp_post_read(self->l, off, b->b, (size_t)boff,
 				     (size_t)len, id) :
 		       rmp_post_write(self->l, off, b->b, (size_t)boff,
@@ -425,7 +526,8 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	else
 		rc = PyArg_ParseTupleAndKeywords(args, kw, "OOO|nO", faa_kw,
 			&off_o, &a_o, &buf_o, &boff, &ud);
-	if (!rc || live(self) < 0 || off_arg(off_o, "offset", &off) < 0 ||
+	if (!rc || live(self) < 0 || no_cluster(self) < 0 ||
+	    off_arg(off_o, "offset", &off) < 0 ||
 	    u64_arg(a_o, &a) < 0 || (d_o && u64_arg(d_o, &d) < 0) ||
 	    rmp_py_buf_check(buf_o, self->client, boff, 8) < 0)
 		return NULL;
@@ -437,8 +539,10 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	}
 	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
 		return NULL;
-	RMP_PY_CALL_ON(self->client, rc, self->l && b->b,
-		       "the lease or the buffer is closed", is_cas ?
+	RMP_PY_CALL_ON(&self->client->lk, rc, self->l && b->b,
+		       PyErr_SetString(PyExc_ValueError,
+				       "the lease or the buffer is closed"),
+		       lease_detail(self), is_cas ?
 		       rmp_post_cas(self->l, off, a, d, b->b, (size_t)boff,
 				    id) :
 		       rmp_post_faa(self->l, off, a, b->b, (size_t)boff, id));
@@ -467,12 +571,43 @@ static PyObject *lease_get_token(PyObject *o, void *unused)
 
 	if (live(self) < 0)
 		return NULL;
-	/* Under the lock, as every call: another thread's call on the
-	 * client may be changing the handle (a repair, a renew). */
+	/* Under the lock, as every call: another thread's call may be
+	 * changing the handle (a repair, a renew). */
 	DATA_CALL(self, rc, rmp_lease_token(self->l, tok, sizeof(tok)));
 	if (rc < 0)
 		return NULL;
 	return PyUnicode_FromStringAndSize(tok, rc);
+}
+
+static PyObject *lease_get_replica_tokens(PyObject *o, void *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+	struct rmp_lease_info in = { .size = sizeof(in) };
+	char tok[RMP_TOKEN_MAXLEN];
+	PyObject *list, *t;
+	unsigned i, n;
+	int rc;
+
+	if (live(self) < 0)
+		return NULL;
+	DATA_CALL(self, rc, rmp_lease_info(self->l, &in));
+	if (rc < 0)
+		return NULL;
+	n = (in.stripes ? in.stripes : 1) * (in.replicas ? in.replicas : 1);
+	list = PyList_New(0);
+	for (i = 0; list && i < n; i++) {
+		DATA_CALL(self, rc, rmp_lease_replica_token(self->l, i, tok,
+							     sizeof(tok)));
+		if (rc < 0) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		t = PyUnicode_FromStringAndSize(tok, rc);
+		if (!t || PyList_Append(list, t) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(t);
+	}
+	return list;
 }
 
 static PyObject *lease_get_info(PyObject *o, void *unused)
@@ -530,7 +665,16 @@ static PyObject *lease_get_closed(PyObject *o, void *unused)
 
 static PyObject *lease_get_client(PyObject *o, void *unused)
 {
-	return Py_NewRef((PyObject *)((RmpLease *)o)->client);
+	PyObject *c = (PyObject *)((RmpLease *)o)->client;
+
+	return Py_NewRef(c ? c : Py_None);
+}
+
+static PyObject *lease_get_cluster(PyObject *o, void *unused)
+{
+	PyObject *c = (PyObject *)((RmpLease *)o)->cluster;
+
+	return Py_NewRef(c ? c : Py_None);
 }
 
 static PyObject *lease_get_foe(PyObject *o, void *unused)
@@ -557,12 +701,12 @@ static PyObject *lease_len_repr(PyObject *o)
 {
 	RmpLease *self = (RmpLease *)o;
 	struct rmp_lease_info in = { .size = sizeof(in) };
-
+	RmpLock *lk = rmp_py_lease_lock(self);
 	int rc;
 
-	rmp_py_lock(self->client);
+	rmp_py_lock(lk);
 	rc = self->l ? rmp_lease_info(self->l, &in) : -EBADF;
-	rmp_py_unlock(self->client);
+	rmp_py_unlock(lk);
 	if (rc < 0)
 		return PyUnicode_FromString("<rmpool.Lease closed>");
 	return PyUnicode_FromFormat("<rmpool.Lease id %llu, %llu bytes>",
@@ -573,6 +717,7 @@ static int lease_traverse(PyObject *o, visitproc visit, void *arg)
 {
 	Py_VISIT(Py_TYPE(o));
 	Py_VISIT((PyObject *)((RmpLease *)o)->client);
+	Py_VISIT((PyObject *)((RmpLease *)o)->cluster);
 	return 0;
 }
 
@@ -583,12 +728,9 @@ static void lease_dealloc(PyObject *o)
 	PyObject_GC_UnTrack(o);
 	if (self->weakreflist)
 		PyObject_ClearWeakRefs(o);
-	if (self->l) {
-		rmp_py_lock(self->client);
-		rmp_lease_close(self->l);
-		rmp_py_unlock(self->client);
-	}
+	close_handle(self);
 	Py_CLEAR(self->client);
+	Py_CLEAR(self->cluster);
 	rmp_py_dealloc(o);
 }
 
@@ -632,6 +774,16 @@ static PyMethodDef lease_methods[] = {
 	  "free($self)\n--\n\nGive the lease back to the server (its memory is "
 	  "zeroed before reuse) and close this handle, even when the server "
 	  "could not be told (then the error is raised)." },
+	{ "repair", lease_repair, METH_NOARGS,
+	  "repair($self)\n--\n\nGive a mirrored or striped lease of a Cluster "
+	  "new replicas for those it lost (their nodes gone from the "
+	  "membership): each placed apart from the others as the lease was, "
+	  "filled from a live one and published in the lease's record, so "
+	  "that every holder of the token reaches the new ones. Returns at "
+	  "once when nothing was lost. Raises NotSupported (not a cluster "
+	  "lease), TransportError (a stripe lost all its replicas: its bytes "
+	  "are gone), Busy (another repair changed the record: try again), "
+	  "Timeout, PoolFull (no node could take a replica), ..." },
 	{ "close", lease_close, METH_NOARGS,
 	  "close($self)\n--\n\nClose the handle only: the lease stays until its "
 	  "deadline and can be attached again by its token." },
@@ -667,7 +819,14 @@ static PyGetSetDef lease_getset[] = {
 	  NULL },
 	{ "length", lease_get_length, NULL, "Usable bytes of the lease.", NULL },
 	{ "closed", lease_get_closed, NULL, "True once freed or closed.", NULL },
-	{ "client", lease_get_client, NULL, "The Client of this handle.", NULL },
+	{ "replica_tokens", lease_get_replica_tokens, NULL,
+	  "list[str]: the token of each member of a mirrored or striped "
+	  "lease (each names its server), in stripe order, a stripe's "
+	  "replicas together; [token] for a lease of one server.", NULL },
+	{ "client", lease_get_client, NULL,
+	  "The Client of this handle; None for a Cluster's lease.", NULL },
+	{ "cluster", lease_get_cluster, NULL,
+	  "The Cluster of this handle; None for a Client's lease.", NULL },
 	{ "free_on_exit", lease_get_foe, lease_set_foe,
 	  "Whether leaving a with block frees the lease (else closes the "
 	  "handle).", NULL },
@@ -682,11 +841,15 @@ static PyMemberDef lease_members[] = {
 
 static PyType_Slot lease_slots[] = {
 	{ Py_tp_doc, (void *)
-	  "A lease handle, from Client.alloc() or Client.attach(). Data calls "
-	  "are one-sided RDMA, each with the GIL released while it waits. A "
-	  "context manager: leaving the block frees the lease "
-	  "(free_on_exit, alloc's default) or closes the handle (attach's). "
-	  "Collecting it closes the handle; the lease lives to its deadline." },
+	  "A lease handle, from Client.alloc() or Client.attach(), or from "
+	  "Cluster.alloc() or Cluster.attach(). Data calls are one-sided "
+	  "RDMA, each with the GIL released while it waits. A context "
+	  "manager: leaving the block frees the lease (free_on_exit, "
+	  "alloc's default) or closes the handle (attach's). Collecting it "
+	  "closes the handle; the lease lives to its deadline. A handle "
+	  "keeps its Client or Cluster alive; once that Cluster is closed, "
+	  "its handles are closed too (ValueError). A Cluster's lease has no "
+	  "post_* (NotSupported) nor asyncio calls (TypeError)." },
 	{ Py_tp_dealloc, lease_dealloc },
 	{ Py_tp_traverse, lease_traverse },
 	{ Py_tp_repr, lease_len_repr },

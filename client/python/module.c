@@ -35,11 +35,12 @@ static PyObject *mod_exception_for(PyObject *m, PyObject *args, PyObject *kw)
 		return NULL;
 	}
 	if (client != Py_None) {
+		RmpClient *c = (RmpClient *)client;
 		struct rmp_py_fail f;
 
-		rmp_py_lock((RmpClient *)client);
-		rmp_py_note((RmpClient *)client, status, &f);
-		rmp_py_unlock((RmpClient *)client);
+		rmp_py_lock(&c->lk);
+		rmp_py_note(&f, status, rmp_py_client_detail(c));
+		rmp_py_unlock(&c->lk);
 		return rmp_py_exception(status, f.detail);
 	}
 	return rmp_py_exception(status, NULL);
@@ -77,6 +78,7 @@ PyMODINIT_FUNC PyInit__rmpool(void)
 		return NULL;
 	if (rmp_py_errors_init(m) < 0 || rmp_py_client_init(m) < 0 ||
 	    rmp_py_lease_init(m) < 0 || rmp_py_buf_init(m) < 0 ||
+	    rmp_py_cluster_init(m) < 0 ||
 	    PyModule_AddIntConstant(m, "ACCESS_READ", RMP_ACCESS_READ) < 0 ||
 	    PyModule_AddIntConstant(m, "ACCESS_WRITE", RMP_ACCESS_WRITE) < 0 ||
 	    PyModule_AddIntConstant(m, "ACCESS_ATOMIC", RMP_ACCESS_ATOMIC) < 0 ||

@@ -20,6 +20,14 @@
 
 #include "rmpool.h"
 
+/* The lock of a Client, or of a Cluster (its connections and leases
+ * belong to one thread at a time): see rmp_py_lock. */
+typedef struct {
+	PyThread_type_lock lock;
+	unsigned long owner;  /* thread holding lock (read under the GIL) */
+	int depth;            /* its re-entries, see rmp_py_lock */
+} RmpLock;
+
 /*
  * A Client owns its rmp_client. Leases and registered buffers hold a
  * reference to their Client, so the rmp_client (freed with the Client
@@ -32,9 +40,7 @@
 typedef struct {
 	PyObject_HEAD
 	struct rmp_client *c;
-	PyThread_type_lock lock;
-	unsigned long owner;  /* thread holding lock (read under the GIL) */
-	int depth;            /* its re-entries, see rmp_py_lock */
+	RmpLock lk;
 	PyObject *host;       /* str, as given */
 	int port;
 	int connected;
@@ -44,13 +50,34 @@ typedef struct {
 	PyObject *weakreflist;
 } RmpClient;
 
+typedef struct RmpLease RmpLease;
+
+/*
+ * A Cluster owns its rmp_cluster, which owns the connections it opened
+ * and every lease handle on them. Its leases hold a reference to it, and
+ * it keeps a list of them: Cluster.close() closes their handles (they
+ * then raise ValueError) before rmp_cluster_close frees what was under
+ * them. One lock for the cluster and all its leases.
+ */
 typedef struct {
 	PyObject_HEAD
+	struct rmp_cluster *cl; /* NULL once closed */
+	RmpLock lk;
+	RmpLease *leases;     /* its live lease handles */
+	PyObject *url;        /* str, as given */
+	PyObject *weakreflist;
+} RmpCluster;
+
+/* A lease of a Client (client set) or of a Cluster (cluster set). */
+struct RmpLease {
+	PyObject_HEAD
 	RmpClient *client;
+	RmpCluster *cluster;
+	RmpLease *next, **pprev; /* in cluster->leases while l is set */
 	struct rmp_lease *l;  /* NULL once freed or closed */
 	int free_on_exit;
 	PyObject *weakreflist;
-} RmpLease;
+};
 
 typedef struct {
 	PyObject_HEAD
@@ -64,71 +91,112 @@ typedef struct {
 
 /* Types and exception classes, made once at module init. */
 extern PyObject *rmp_py_client_type, *rmp_py_lease_type, *rmp_py_buf_type;
-extern PyObject *rmp_py_info_type;
+extern PyObject *rmp_py_info_type, *rmp_py_cluster_type;
+extern PyObject *rmp_py_node_info_type;
 
 /* errors.c */
 int rmp_py_errors_init(PyObject *m);
 /* rmp_py_exception -- an exception instance for rc (negative errno) with
- * the library's text and detail (may be NULL or ""); new reference. */
+ * the library's text and detail (NULL or "": none); new reference. */
 PyObject *rmp_py_exception(int rc, const char *detail);
-/* rmp_py_error -- raise rc's exception without a detail (an argument the
- * extension refused before calling the library); NULL. */
-PyObject *rmp_py_error(int rc);
+/* rmp_py_error_detail -- raise that exception; NULL. Not under a lock. */
+PyObject *rmp_py_error_detail(const char *detail, int rc);
 /*
- * A failed library call is noted while its client is locked (the
- * client's last-error text copied, as the next call may change it) and
+ * A failed library call is noted while its lock is held (errno and a
+ * copy of the last-error text, which the next call may change) and
  * raised once the lock is given back: building an exception runs Python
- * code (the garbage collector, finalizers) that may wait for this client
+ * code (the garbage collector, finalizers) that may wait for this lock
  * in another thread.
  */
 struct rmp_py_fail {
 	int rc;
 	char detail[512];
 };
-void rmp_py_note(RmpClient *c, int rc, struct rmp_py_fail *f);
+/* rmp_py_note -- rc and a copy of detail (NULL: none) into f. */
+void rmp_py_note(struct rmp_py_fail *f, int rc, const char *detail);
 /* rmp_py_raise -- raise what f noted; NULL. */
 PyObject *rmp_py_raise(const struct rmp_py_fail *f);
+/* rmp_py_client_detail -- c's last error (c's lock held), or NULL. */
+const char *rmp_py_client_detail(const RmpClient *c);
 
 /*
- * RMP_PY_CALL -- rc = call (a library call on client c that may wait, no
- * Python object in it) under c's lock with the GIL released; when rc < 0
- * the exception is raised after the lock is given back.
- * RMP_PY_CALL_ON -- the same for a call on a handle (a lease, a buffer):
- * handle is read again once the lock is held (waiting for it, the GIL was
- * released: another thread may have closed the handle meanwhile); when it
- * is gone, rc = -EBADF and ValueError(gone) instead of the call.
+ * RMP_PY_CALL_ON -- rc = call (a library call that may wait, no Python
+ * object in it) under lock lk with the GIL released. handle is read once
+ * the lock is held (waiting for it, the GIL was released: another thread
+ * may have closed the handle meanwhile): when it is 0, no call, rc =
+ * -EBADF and the statement gone (which raises) runs after the unlock.
+ * When rc < 0, detail (evaluated under the lock) is noted and the
+ * exception raised after the unlock.
+ * RMP_PY_CALL -- the same for a call on client c.
  */
-#define RMP_PY_CALL(c, rc, call) RMP_PY_CALL_ON(c, rc, 1, NULL, call)
-#define RMP_PY_CALL_ON(c, rc, handle, gone, call)                       \
+#define RMP_PY_CALL_ON(lk, rc, handle, gone, detail, call)              \
 	do {                                                            \
 		struct rmp_py_fail fail_;                               \
 		int live_;                                              \
-		rmp_py_lock(c);                                         \
+		rmp_py_lock(lk);                                        \
 		live_ = (handle) != 0;                                  \
 		if (live_) {                                            \
 			Py_BEGIN_ALLOW_THREADS                          \
 			(rc) = (call);                                  \
 			Py_END_ALLOW_THREADS                            \
 			if ((rc) < 0)                                   \
-				rmp_py_note((c), (rc), &fail_);         \
+				rmp_py_note(&fail_, (rc), (detail));    \
 		}                                                       \
-		rmp_py_unlock(c);                                       \
+		rmp_py_unlock(lk);                                      \
 		if (!live_) {                                           \
 			(rc) = -EBADF;                                  \
-			PyErr_SetString(PyExc_ValueError, (gone));      \
+			gone;                                           \
 		} else if ((rc) < 0) {                                  \
 			rmp_py_raise(&fail_);                           \
 		}                                                       \
 	} while (0)
+#define RMP_PY_CALL(c, rc, call)                                        \
+	RMP_PY_CALL_ON(&(c)->lk, rc, 1, (void)0, rmp_py_client_detail(c), call)
+
+/* args.c -- Python arguments to C values, for client.c and cluster.c. */
+/* rmp_py_bounded -- int o in [min, max] (TypeError / ValueError otherwise:
+ * no silent wrap of 2**64 + 5 to 5). */
+int rmp_py_bounded(PyObject *o, const char *what, unsigned long long min,
+		   unsigned long long max, unsigned long long *out);
+/* rmp_py_utf8 -- str o as UTF-8, refusing an embedded NUL. */
+int rmp_py_utf8(PyObject *o, const char **out);
+/* rmp_py_opt_str -- str o (None: NULL; not given, o NULL: $env). */
+int rmp_py_opt_str(PyObject *o, const char *env, const char **out);
+/* rmp_py_seconds_ms -- seconds o (None: keep *ms) as milliseconds. */
+int rmp_py_seconds_ms(PyObject *o, const char *what, int *ms);
+/* rmp_py_ttl -- a ttl in whole seconds (None: 0, the server's default). */
+int rmp_py_ttl(PyObject *o, uint32_t *ttl);
+/* The connection options Client and Cluster take, as parsed. */
+struct rmp_py_copts {
+	PyObject *tenant, *key, *key_file, *timeout, *op_timeout; /* NULL:
+				 * not given */
+	const char *name;
+	unsigned reconnect, max_inflight;
+	int spin;
+	Py_ssize_t bounce, rail_stripe;
+	Py_buffer keybuf;     /* held by rmp_py_client_opts; release with
+			       * rmp_py_copts_release */
+};
+/* rmp_py_client_opts -- fill o from p (rmp_client_opts_init first). */
+int rmp_py_client_opts(struct rmp_py_copts *p, struct rmp_client_opts *o);
+void rmp_py_copts_release(struct rmp_py_copts *p);
 
 /* client_state.c (below client.c, lease.c and buffer.c) */
-/* Lock c for a call into the library (waiting with the GIL released).
+/* Lock lk for a call into the library (waiting with the GIL released).
  * Re-entrant for safety: nothing that runs Python code (and so the
- * garbage collector, whose deallocation of a lease of c locks c) should
- * run under the lock, but a thread that does lock c again does not
- * deadlock with itself. */
-void rmp_py_lock(RmpClient *c);
-void rmp_py_unlock(RmpClient *c);
+ * garbage collector, whose deallocation of a lease locks its client or
+ * cluster) should run under the lock, but a thread that does lock it
+ * again does not deadlock with itself. */
+int rmp_py_lock_init(RmpLock *lk);
+void rmp_py_lock_free(RmpLock *lk);
+void rmp_py_lock(RmpLock *lk);
+void rmp_py_unlock(RmpLock *lk);
+/* rmp_py_lease_lock -- the lock of lease's client or cluster. */
+RmpLock *rmp_py_lease_lock(RmpLease *lease);
+/* rmp_py_cluster_link, _unlink -- lease into and out of its cluster's
+ * list of live handles. */
+void rmp_py_cluster_link(RmpCluster *cl, RmpLease *lease);
+void rmp_py_cluster_unlink(RmpLease *lease);
 /* rmp_py_check_open -- 0, or -1 with an exception when c is closed. */
 int rmp_py_check_open(RmpClient *c);
 /* rmp_py_track_op -- remember an operation about to be posted: its id
@@ -155,6 +223,17 @@ int rmp_py_lease_init(PyObject *m);
 /* rmp_py_lease_new -- wrap l of client c (takes ownership of l). */
 PyObject *rmp_py_lease_new(RmpClient *c, struct rmp_lease *l,
 			   int free_on_exit);
+/* rmp_py_lease_blank -- a Lease without a handle (new reference): made
+ * before the cluster's lock is taken, as making it may run Python code. */
+PyObject *rmp_py_lease_blank(void);
+/* rmp_py_cluster_lease_bind -- blank lease gets l of cluster cl (takes
+ * ownership of l); with cl's lock held, so that no close comes between
+ * the call that made l and this. Runs no Python code. */
+void rmp_py_cluster_lease_bind(RmpCluster *cl, PyObject *lease,
+			       struct rmp_lease *l, int free_on_exit);
+
+/* cluster.c */
+int rmp_py_cluster_init(PyObject *m);
 
 /* buffer.c */
 int rmp_py_buf_init(PyObject *m);

@@ -117,8 +117,70 @@ def test_unreachable_client():
         rmpool.Client("no-such-host.invalid", tenant=None, timeout=2)
 
 
+def test_cluster_argument_errors():
+    """What Cluster() refuses before or at its first etcd request."""
+    with pytest.raises(TypeError):
+        rmpool.Cluster(1234)
+    with pytest.raises(TypeError):
+        rmpool.Cluster("etcd://127.0.0.1:1", "/p/")  # keyword-only
+    with pytest.raises(TypeError):
+        rmpool.Cluster("etcd://127.0.0.1:1", prefix=5)
+    with pytest.raises(ValueError):
+        rmpool.Cluster("etcd://127.0.0.1:1", etcd_timeout=0)
+    with pytest.raises(ValueError):
+        rmpool.Cluster("etcd://127.0.0.1:1\0.evil")
+    # The library's checks, given through: a url, a prefix, TLS files
+    # for an endpoint without TLS, the client options.
+    for url, kw in (("foo://x", {}),
+                    ("etcd://127.0.0.1:1", {"prefix": "no-slash"}),
+                    ("etcd://127.0.0.1:1", {"ca_file": "/dev/null"}),
+                    ("etcd://127.0.0.1:1", {"etcd_key_file": "/dev/null",
+                                            "cert_file": "/dev/null"}),
+                    ("etcd://127.0.0.1:1", {"tenant": None,
+                                            "name": "x" * 100})):
+        with pytest.raises(rmpool.InvalidArgument) as ei:
+            rmpool.Cluster(url, **kw)
+        assert url in ei.value.strerror, kw
+    # Nobody listens: ConnectionRefused, the url in its text.
+    with pytest.raises(rmpool.ConnectionRefused) as ei:
+        rmpool.Cluster("etcd://127.0.0.1:1", tenant=None, etcd_timeout=2)
+    assert "etcd://127.0.0.1:1" in ei.value.strerror
+
+
+def test_cluster_alloc_arguments():
+    """alloc's ranges are checked before the cluster is asked: here on a
+    Cluster never opened, which refuses every call as closed."""
+    cl = rmpool.Cluster.__new__(rmpool.Cluster)
+    assert cl.closed and "closed" in repr(cl)
+    for kw, what in (({"replicas": 0}, "replicas must be 1..3"),
+                     ({"replicas": 4}, "replicas must be 1..3"),
+                     ({"stripes": 17}, "stripes must be 1..16"),
+                     ({"stripe_unit": 2048}, "stripe_unit must be"),
+                     ({"stripe_unit": 3 << 12}, "power of two"),
+                     ({"ttl": 0}, "ttl must be"),
+                     ({"alignment": 3}, "power of two")):
+        with pytest.raises(ValueError, match=what):
+            cl.alloc(4096, **kw)
+    with pytest.raises(ValueError, match="size must be"):
+        cl.alloc(0)
+    for bad in (5, b"n1", [1, 2]):
+        with pytest.raises(TypeError):
+            cl.alloc(4096, exclude=bad)
+    with pytest.raises(TypeError):
+        cl.alloc(4096, prefer=5)
+    with pytest.raises(ValueError, match="the cluster is closed"):
+        cl.alloc(4096, replicas=3, stripes=16, stripe_unit=1 << 30,
+                 exclude=("n1", "n2"), prefer="rack=r1", spread="rack")
+    for call in (cl.nodes, lambda: cl.attach("rmpc://1-x"), cl.__enter__):
+        with pytest.raises(ValueError, match="the cluster is closed"):
+            call()
+    cl.close()  # harmless
+    assert cl.last_error == "" and cl.url is None
+
+
 def test_docstrings():
-    for cls in (rmpool.Client, rmpool.Lease, rmpool.RegisteredBuffer):
+    for cls in (rmpool.Client, rmpool.Lease, rmpool.RegisteredBuffer,
+                rmpool.Cluster):
         assert cls.__doc__
         for n, f in inspect.getmembers(cls):
             if n.startswith("_") or not callable(f):
@@ -135,10 +197,13 @@ def test_stubs_cover_module():
         stub = f.read()
     for n in rmpool.__all__:
         assert re.search(rf"^(class |def |){n}\b", stub, re.M), n
-    for n, f in inspect.getmembers(rmpool.Lease):
-        if not n.startswith("_"):
-            assert re.search(rf"    (async )?def {n}\(|    {n}:", stub), \
-                f"Lease.{n}"
+    for cls in (rmpool.Lease, rmpool.Cluster):
+        body = re.search(rf"^class {cls.__name__}\b.*?(?=^\S|\Z)", stub,
+                         re.M | re.S).group(0)
+        for n, f in inspect.getmembers(cls):
+            if not n.startswith("_"):
+                assert re.search(rf"    (async )?def {n}\(|    {n}:",
+                                 body), f"{cls.__name__}.{n}"
 
 
 # --- The asyncio engine's life, against a fake client ------------------

@@ -2,8 +2,9 @@
 """rmpool -- lease remote memory and access it with one-sided RDMA.
 
 The Python binding of librmpool (see librmpool(3) and rmpool.h): Client,
-Lease, RegisteredBuffer and the exception classes are the C extension
-rmpool._rmpool's; this package adds asyncio (Lease.aread, awrite,
+Lease, RegisteredBuffer, Cluster (leases placed over the nodes registered
+in etcd: mirrored, striped), NodeInfo and the exception classes are the C
+extension rmpool._rmpool's; this package adds asyncio (Lease.aread, awrite,
 aread_into, acas, afaa: see rmpool._aio).
 
     import rmpool

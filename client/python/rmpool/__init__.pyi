@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Type stubs of the rmpool package (the C extension rmpool._rmpool and
 # the asyncio methods of rmpool._aio).
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 from typing_extensions import Buffer  # PEP 688; collections.abc.Buffer from 3.12
 
 ACCESS_READ: int
@@ -55,6 +55,20 @@ class LeaseInfo(tuple[int, ...]):
     replicas_live: int
     stripes: int
 
+class NodeInfo(tuple[Any, ...]):
+    node: str
+    addr: str
+    port: int
+    device: str
+    numa_node: int
+    pool_bytes: int
+    free_bytes: int
+    largest_free: int
+    draining: bool
+    version: str
+    labels: dict[str, str]
+    connected: bool
+
 class Client:
     def __init__(self, host: str, port: int = 7471, *,
                  tenant: Optional[str] = ..., key: Optional[Buffer] = None,
@@ -88,12 +102,46 @@ class Client:
     def poll(self, max: int = 64,
              timeout: Optional[float] = 0) -> list[tuple[Any, int]]: ...
 
+class Cluster:
+    def __init__(self, url: str, *, prefix: Optional[str] = None,
+                 etcd_timeout: Optional[float] = None,
+                 ca_file: Optional[str] = None,
+                 cert_file: Optional[str] = None,
+                 etcd_key_file: Optional[str] = None,
+                 credentials_file: Optional[str] = None,
+                 tenant: Optional[str] = ..., key: Optional[Buffer] = None,
+                 key_file: Optional[str] = ..., name: Optional[str] = None,
+                 timeout: Optional[float] = None,
+                 op_timeout: Optional[float] = None,
+                 reconnect_max_ms: int = 0, spin_max_us: int = -1,
+                 bounce_bytes: int = 0, max_inflight: int = 0,
+                 rail_stripe: int = 0) -> None: ...
+    closed: bool
+    url: str
+    last_error: str
+    def close(self) -> None: ...
+    def __enter__(self) -> Cluster: ...
+    def __exit__(self, *exc: Any) -> None: ...
+    def nodes(self) -> list[NodeInfo]: ...
+    def alloc(self, size: int, *, ttl: Optional[int] = None,
+              ephemeral: bool = False, alignment: Optional[int] = None,
+              access: int = ..., prefer: Optional[str] = None,
+              exclude: Union[str, Iterable[str], None] = None,
+              replicas: int = 1, spread: Optional[str] = None,
+              stripes: int = 1, stripe_unit: Optional[int] = None,
+              free_on_exit: bool = True) -> Lease: ...
+    def attach(self, token: str, *, read_only: bool = False,
+               exclusive: bool = False, access: int = 0,
+               free_on_exit: bool = False) -> Lease: ...
+
 class Lease:
     token: str
+    replica_tokens: list[str]
     info: LeaseInfo
     length: int
     closed: bool
-    client: Client
+    client: Optional[Client]
+    cluster: Optional[Cluster]
     free_on_exit: bool
     def read(self, offset: int = 0, length: Optional[int] = None) -> bytes: ...
     def read_into(self, buffer: Buffer, offset: int = 0) -> int: ...
@@ -102,6 +150,7 @@ class Lease:
     def faa(self, offset: int, add: int) -> int: ...
     def flush(self) -> None: ...
     def renew(self, ttl: Optional[int] = None) -> None: ...
+    def repair(self) -> None: ...
     def free(self) -> None: ...
     def close(self) -> None: ...
     def __enter__(self) -> Lease: ...

@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: MIT
+"""rmpool.Cluster against an etcd and three rmpoold registered in it,
+those of tests/rdma/test-cluster-place.sh (lib-cluster.sh): n1 and n2 in
+rack r1, n3 in rack r2, equal pools. Tenant "test" from RMPOOL_TENANT
+and RMPOOL_KEY_FILE. Every lease made is freed: the script's own checks
+follow."""
+import asyncio
+import gc
+import os
+import re
+import subprocess
+import sys
+import weakref
+
+import pytest
+
+import rmpool
+
+URL = os.environ["RMP_PY_CLUSTER"]
+CLI = os.environ["RMP_PY_CLI"]
+# "n1:PORT n2:PORT n3:PORT", each pool's bytes
+NODES = {n: int(port) for n, port in
+         (x.split(":") for x in os.environ["RMP_PY_NODES"].split())}
+POOL = int(os.environ["RMP_PY_POOL"])
+RACK = {"n1": "r1", "n2": "r1", "n3": "r2"}
+MIB = 1 << 20
+
+
+def server_of(token):
+    """The host and port a token names."""
+    host, port = re.match(r"rmp://(.*):(\d+)/", token).groups()
+    return host, int(port)
+
+
+def node_of(token):
+    """The node whose server a token names (by its port)."""
+    port = server_of(token)[1]
+    return next(n for n, p in NODES.items() if p == port)
+
+
+def cli(*args, data=None):
+    """rmpool -C URL ARGS..., its stdout (bytes); fails on an error."""
+    r = subprocess.run([CLI, "-C", URL, *args], input=data,
+                       capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode()
+    return r.stdout
+
+
+@pytest.fixture(scope="module")
+def cl():
+    with rmpool.Cluster(URL, etcd_timeout=5) as c:
+        yield c
+
+
+def test_nodes(cl):
+    nodes = cl.nodes()
+    assert [n.node for n in nodes] == ["n1", "n2", "n3"]
+    for n in nodes:
+        assert isinstance(n, rmpool.NodeInfo)
+        assert n.port == NODES[n.node]
+        assert n.labels == {"rack": RACK[n.node]}
+        assert n.pool_bytes == POOL and not n.draining
+        assert 0 < n.largest_free <= n.free_bytes <= n.pool_bytes
+        assert n.device and n.version == rmpool.version()
+    with pytest.raises(AttributeError):
+        nodes[0].port = 1  # read-only
+
+
+def test_alloc_placement(cl):
+    size = 256 * 1024
+    data = os.urandom(size)
+    with cl.alloc(size, ttl=60, prefer="rack=r2") as lease:
+        assert lease.cluster is cl and lease.client is None
+        assert node_of(lease.token) == "n3"
+        assert lease.replica_tokens == [lease.token]
+        i = lease.info
+        assert (i.length, i.replicas, i.stripes) == (size, 1, 1)
+        assert lease.write(data) == size
+        assert lease.read() == data
+        buf = bytearray(100)
+        assert lease.read_into(buf, 4000) == 100 and buf == data[4000:4100]
+        with pytest.raises(rmpool.NotSupported):
+            lease.post_read(0, None)
+        with pytest.raises(TypeError, match="asyncio needs"):
+            asyncio.run(lease.aread(0, 10))
+    for excl in (["n1", "n3"], "n1,n3", "n3 n1"):
+        with cl.alloc(4096, exclude=excl) as lease:
+            assert node_of(lease.token) == "n2", excl
+    with pytest.raises(rmpool.PoolFull):
+        cl.alloc(4096, exclude=iter(NODES))  # every node
+
+
+def test_mirrored_with_cli(cl):
+    data = bytearray(os.urandom(64 * 1024))
+    with cl.alloc(MIB, ttl=60, replicas=2, spread="rack") as lease:
+        assert lease.token.startswith("rmpc://")
+        i = lease.info
+        assert (i.replicas, i.replicas_live, i.stripes) == (2, 2, 1)
+        racks = sorted(RACK[node_of(t)] for t in lease.replica_tokens)
+        assert racks == ["r1", "r2"]
+        lease.write(data, 4096)
+        # Python's write read by the C CLI through the cluster token ...
+        assert cli("read", lease.token, "--offset", "4096", "--length",
+                   str(len(data))) == data
+        # ... and the CLI's write read back here, and by a second
+        # cluster's handle of the same token.
+        other = os.urandom(8192)
+        cli("write", lease.token, "--offset", "8192", data=other)
+        assert lease.read(8192, 8192) == other
+        data[4096:12288] = other
+        with rmpool.Cluster(URL) as c2, c2.attach(lease.token) as a:
+            assert a.info.replicas == 2 and a.info.length == MIB
+            assert a.read(4096, len(data)) == data
+            assert not a.free_on_exit
+        with pytest.raises(rmpool.NotSupported):
+            lease.cas(0, 0, 1)  # no atomics on a mirrored lease
+
+
+def test_striped(cl):
+    size = 5 * 64 * 1024 + 12345  # every stripe, one of them twice
+    data = os.urandom(size)
+    with cl.alloc(size, ttl=60, stripes=3, stripe_unit=64 * 1024) as lease:
+        i = lease.info
+        assert (i.length, i.stripes, i.replicas) == (size, 3, 1)
+        assert len(lease.replica_tokens) == 3
+        lease.write(data)
+        assert lease.read() == data
+        assert cli("read", lease.token) == data
+        token = lease.token
+    # freed on leaving the block: its record is gone
+    with pytest.raises(rmpool.LeaseNotFound):
+        cl.attach(token)
+
+
+def test_errors(cl):
+    with pytest.raises(rmpool.PoolFull) as ei:
+        cl.alloc(POOL + MIB)  # more than any pool
+    assert str(POOL + MIB) in ei.value.strerror
+    assert cl.last_error and cl.last_error in ei.value.strerror
+    with pytest.raises(rmpool.PoolFull):
+        cl.alloc(4096, replicas=3, spread="rack")  # two racks only
+    with pytest.raises(rmpool.InvalidArgument):
+        cl.alloc(4096, prefer="no-equals-sign")
+    with pytest.raises(rmpool.InvalidArgument):
+        cl.attach("not a token")
+
+
+@pytest.mark.skipif(bool(os.environ.get("RMP_PY_ASAN")),
+                    reason="one interpreter more: slow under ASan (the "
+                    "plain pass runs it)")
+def test_example(cl):
+    ex = os.path.join(os.path.dirname(__file__), "..", "..", "client",
+                      "python", "examples", "cluster.py")
+    r = subprocess.run([sys.executable, ex, URL], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert [l.split()[0] for l in lines[:3]] == ["n1", "n2", "n3"]
+    tok = lines[-1]
+    assert tok.startswith("rmpc://")
+    assert cli("read", tok, "--length", "12") == b"from python\n"
+    cli("free", tok)
+
+
+def test_lease_keeps_cluster_then_close():
+    c = rmpool.Cluster(URL)
+    ref = weakref.ref(c)
+    lease = c.alloc(8192, ttl=30)
+    token = lease.token
+    del c
+    gc.collect()
+    assert ref() is lease.cluster  # kept alive by its lease
+    lease.write(b"kept")
+    assert lease.read(0, 4) == b"kept"
+    other = ref().alloc(4096, ttl=30, free_on_exit=False)
+    ref().close()  # closes the handles of its leases
+    for l in (lease, other):
+        assert l.closed
+        with pytest.raises(ValueError, match="cluster is closed"):
+            l.read(0, 4)
+        with pytest.raises(ValueError, match="cluster is closed"):
+            l.token
+        l.close()  # harmless
+        l.__exit__(None, None, None)  # closed: nothing to free
+    # the lease stayed on its server: attach it from another cluster
+    with rmpool.Cluster(URL) as c2, c2.attach(token, free_on_exit=True) as a:
+        assert a.read(0, 4) == b"kept"
+    del lease, other, l
+    gc.collect()
+    assert ref() is None
+
+
+def test_repair(cl):
+    """A member freed behind the lease's back (by its own token) is lost
+    at the next write; repair() gives the lease a new one."""
+    data = bytearray(os.urandom(256 * 1024))
+    lease = cl.alloc(len(data), ttl=60, replicas=2, spread="rack")
+    lease.write(data)
+    victim = next(t for t in lease.replica_tokens if node_of(t) != "n3")
+    with rmpool.Client(*server_of(victim)) as c:
+        c.free_token(victim)
+    # The write goes on with the survivor and finds the member lost.
+    data[4096:8192] = os.urandom(4096)
+    lease.write(data[4096:8192], 4096)
+    assert lease.info.replicas_live == 1
+    assert lease.read() == data
+    lease.repair()
+    assert lease.info.replicas_live == 2
+    members = lease.replica_tokens
+    assert victim not in members and len(members) == 2
+    assert sorted(RACK[node_of(t)] for t in members) == ["r1", "r2"]
+    assert lease.read() == data
+    assert cli("read", lease.token) == data
+    lease.repair()  # nothing lost: nothing to do
+    assert lease.replica_tokens == members
+    lease.free()
