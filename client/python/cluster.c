@@ -45,7 +45,8 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 		&p.timeout, &p.op_timeout, &p.reconnect, &p.spin, &p.bounce,
 		&p.max_inflight, &p.rail_stripe))
 		return -1;
-	if (cl->cl) {
+	/* Once: its leases' handles are known freed when cl->cl is NULL. */
+	if (cl->cl || cl->url) {
 		PyErr_SetString(PyExc_RuntimeError,
 				"Cluster already initialised");
 		return -1;

@@ -70,8 +70,17 @@ static const char *lease_detail(RmpLease *self)
 	return self->client ? rmp_py_client_detail(self->client) : NULL;
 }
 
+/* cluster_open -- 1 unless the lease's cluster was closed (it freed the
+ * lease's handle with it; a Cluster is never opened again). With the
+ * lock held. */
+static int cluster_open(RmpLease *self)
+{
+	return !self->cluster || self->cluster->cl;
+}
+
 /* forget -- the handle is gone (closed or freed): out of its cluster's
- * list. With the lock held. */
+ * list. With the GIL held, which guards the list (Cluster.close() walks
+ * it with the GIL held too). */
 static void forget(RmpLease *self)
 {
 	self->l = NULL;
@@ -361,46 +370,35 @@ static PyObject *lease_repair(PyObject *o, PyObject *unused)
 static PyObject *lease_free(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
-	RmpLock *lk = rmp_py_lease_lock(self);
-	struct rmp_py_fail f;
-	struct rmp_lease *l;
+	struct rmp_lease *l = self->l;
 	int rc;
 
 	if (live(self) < 0)
 		return NULL;
-	rmp_py_lock(lk);
-	l = self->l;
-	if (!l) {
-		rmp_py_unlock(lk);
-		closed_error(self);
-		return NULL;
-	}
-	/* The handle is gone whatever the server says. */
+	/* The handle is gone whatever the server says: taken from self
+	 * first, so that no other thread starts a call on it. */
 	forget(self);
-	Py_BEGIN_ALLOW_THREADS
-	rc = rmp_lease_free(l);
-	Py_END_ALLOW_THREADS
+	RMP_PY_CALL_ON(rmp_py_lease_lock(self), rc, cluster_open(self),
+		       closed_error(self), lease_detail(self),
+		       rmp_lease_free(l));
 	if (rc < 0)
-		rmp_py_note(&f, rc, lease_detail(self));
-	rmp_py_unlock(lk);
-	if (rc < 0)
-		return rmp_py_raise(&f);
+		return NULL;
 	Py_RETURN_NONE;
 }
 
-/* close_handle -- close the handle, if still open. */
+/* close_handle -- close the handle, if still open: taken from self
+ * first (as in lease_free), closed once the lock is held. */
 static void close_handle(RmpLease *self)
 {
-	RmpLock *lk;
+	struct rmp_lease *l = self->l;
+	RmpLock *lk = rmp_py_lease_lock(self);
 
-	if (!self->l)
+	if (!l)
 		return;
-	lk = rmp_py_lease_lock(self);
+	forget(self);
 	rmp_py_lock(lk);
-	if (self->l) { /* not closed by another thread meanwhile */
-		rmp_lease_close(self->l);
-		forget(self);
-	}
+	if (cluster_open(self))
+		rmp_lease_close(l);
 	rmp_py_unlock(lk);
 }
 
