@@ -13,7 +13,8 @@
 # installed, the cluster cases too (an etcd and two more daemons, ~6 s
 # under TCG): both figures of each cluster row, and etcd_reads 0 on each
 # cluster line (placing a lease is no etcd round trip: the one property
-# checked). No figure is judged: under TCG they mean nothing at this
+# checked). With the Python module built, its figures (py_bench.json)
+# beside rmpool-bench's. No figure is judged: under TCG they mean nothing at this
 # size.
 source "$(dirname "$0")/lib.sh"
 
@@ -84,6 +85,23 @@ else:
     print("etcd not installed: no cluster cases")
 sys.exit(1 if bad else 0)
 PY
+# The Python module's table (tests/perf/py_bench.py), when compare could
+# run it (the module built, numpy there): every figure of both sides.
+if [ -d "$RMP_BUILD_ROOT/client/python/rmpool" ] &&
+	/usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	/usr/bin/python3 - "$RMP_TMP/out/py_bench.json" <<'PY' ||
+import json, sys
+try:
+    med = json.load(open(sys.argv[1]))["medians"]
+except (OSError, ValueError, KeyError) as e:
+    sys.exit(f"no py_bench figures: {e}")
+bad = [k for k in ("c-64", "py-sync-64", "py-async-64", "c-1M", "py-1M")
+       if not (isinstance(med.get(k), float) and med[k] > 0)]
+print(f"py_bench medians: {med}")
+sys.exit(f"py_bench figures missing: {bad}" if bad else 0)
+PY
+		fail_later "the Python module's figures are missing"
+fi
 magic=$(head -c 8 "$RMP_TMP/out/compare.png" 2>/dev/null | od -An -tx1 | tr -d ' \n')
 [ "$magic" = 89504e470d0a1a0a ] || fail_later "compare.png is not a PNG ($magic)"
 rmp_done
