@@ -98,6 +98,7 @@ int rmp_py_ttl(PyObject *o, uint32_t *ttl)
 int rmp_py_client_opts(struct rmp_py_copts *p, struct rmp_client_opts *o)
 {
 	const char *tenant, *key_file;
+	unsigned long long v;
 
 	o->name = p->name;
 	if (rmp_py_opt_str(p->tenant, "RMPOOL_TENANT", &tenant) < 0)
@@ -122,13 +123,28 @@ int rmp_py_client_opts(struct rmp_py_copts *p, struct rmp_client_opts *o)
 	    rmp_py_seconds_ms(p->op_timeout, "op_timeout",
 			      &o->op_timeout_ms) < 0)
 		return -1;
-	o->reconnect_max_ms = p->reconnect;
+	if (p->reconnect) {
+		if (rmp_py_bounded(p->reconnect, "reconnect_max_ms", 0,
+				   UINT32_MAX, &v) < 0)
+			return -1;
+		o->reconnect_max_ms = (unsigned)v;
+	}
+	if (p->max_inflight) {
+		if (rmp_py_bounded(p->max_inflight, "max_inflight", 0,
+				   UINT32_MAX, &v) < 0)
+			return -1;
+		if (v)
+			o->max_inflight = (unsigned)v;
+	}
+	if (p->spin < -1 || p->bounce < 0 || p->rail_stripe < 0) {
+		PyErr_SetString(PyExc_ValueError, "spin_max_us, bounce_bytes "
+				"and rail_stripe cannot be negative");
+		return -1;
+	}
 	if (p->spin >= 0)
 		o->spin_max_us = (unsigned)p->spin;
 	if (p->bounce > 0)
 		o->bounce_bytes = (size_t)p->bounce;
-	if (p->max_inflight)
-		o->max_inflight = p->max_inflight;
 	if (p->rail_stripe > 0)
 		o->rail_stripe = (size_t)p->rail_stripe;
 	return 0;

@@ -24,7 +24,7 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 	struct rmp_client *rc_c = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|i$OOOzOOIinIn", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|i$OOOzOOOinOn", kwlist,
 		&host, &port, &p.tenant, &p.key, &p.key_file, &p.name,
 		&p.timeout, &p.op_timeout, &p.reconnect, &p.spin, &p.bounce,
 		&p.max_inflight, &p.rail_stripe))
@@ -44,7 +44,7 @@ static int client_init(PyObject *self, PyObject *args, PyObject *kw)
 		rmp_py_copts_release(&p);
 		return -1;
 	}
-	c->reconnects = p.reconnect > 0;
+	c->reconnects = o.reconnect_max_ms > 0;
 	rc = rmp_client_new(&rc_c, &o);
 	rmp_py_copts_release(&p);
 	if (rc < 0) {
@@ -220,16 +220,20 @@ static PyObject *client_attach(PyObject *self, PyObject *args, PyObject *kw)
 	RmpClient *c = (RmpClient *)self;
 	const char *token;
 	int read_only = 0, exclusive = 0, free_on_exit = 0;
-	unsigned access = 0;
+	unsigned long long access = 0;
+	PyObject *access_o = NULL;
 	struct rmp_attach_opts o;
 	struct rmp_lease *l = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppIp", kwlist, &token,
-		&read_only, &exclusive, &access, &free_on_exit))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppOp", kwlist, &token,
+		&read_only, &exclusive, &access_o, &free_on_exit))
+		return NULL;
+	if (access_o && rmp_py_bounded(access_o, "access", 0, UINT32_MAX,
+				       &access) < 0)
 		return NULL;
 	rmp_attach_opts_init(&o);
-	o.access = read_only ? RMP_ACCESS_READ : access;
+	o.access = read_only ? RMP_ACCESS_READ : (uint32_t)access;
 	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
 	if (rmp_py_check_open(c) < 0)
 		return NULL;

@@ -39,7 +39,7 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 	const char *url_s;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|$OOOOOOOOOzOOIinIn",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|$OOOOOOOOOzOOOinOn",
 		kwlist, &url, &prefix_o, &etcd_timeout_o, &ca_o, &cert_o,
 		&ekey_o, &cred_o, &p.tenant, &p.key, &p.key_file, &p.name,
 		&p.timeout, &p.op_timeout, &p.reconnect, &p.spin, &p.bounce,
@@ -66,6 +66,9 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 		rmp_py_copts_release(&p);
 		return -1;
 	}
+	/* Taken before the GIL is released: a second __init__ in another
+	 * thread meanwhile is refused above. */
+	cl->url = Py_NewRef(url);
 	/* Reads the membership from etcd: a round trip or more. The
 	 * options are copied (the key too) before it returns. */
 	Py_BEGIN_ALLOW_THREADS
@@ -76,13 +79,12 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 		/* no handle to ask: the library said why on stderr */
 		char detail[512];
 
+		Py_CLEAR(cl->url);
 		snprintf(detail, sizeof(detail), "cluster %s", url_s);
 		rmp_py_error_detail(detail, rc);
 		return -1;
 	}
 	cl->cl = c;
-	Py_XDECREF(cl->url);
-	cl->url = Py_NewRef(url);
 	return 0;
 }
 
@@ -167,6 +169,19 @@ static PyObject *cluster_exit(PyObject *self, PyObject *args)
 	return cluster_close(self, NULL);
 }
 
+/* utf8 -- str of C string s (from etcd or the library: bytes that are
+ * not UTF-8 become U+FFFD rather than an error). */
+static PyObject *utf8(const char *s)
+{
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+/* utf8n -- the same for the n bytes at s. */
+static PyObject *utf8n(const char *s, Py_ssize_t n)
+{
+	return PyUnicode_DecodeUTF8(s, n, "replace");
+}
+
 /* labels_dict -- "NAME=VALUE NAME=VALUE ..." as a dict. */
 static PyObject *labels_dict(const char *s)
 {
@@ -179,9 +194,8 @@ static PyObject *labels_dict(const char *s)
 
 		eq = memchr(s, '=', n);
 		if (n && eq) {
-			k = PyUnicode_FromStringAndSize(s, eq - s);
-			v = PyUnicode_FromStringAndSize(eq + 1,
-							s + n - eq - 1);
+			k = utf8n(s, eq - s);
+			v = utf8n(eq + 1, s + n - eq - 1);
 			if (!k || !v || PyDict_SetItem(d, k, v) < 0)
 				Py_CLEAR(d);
 			Py_XDECREF(k);
@@ -204,16 +218,16 @@ static PyObject *node_info(const struct rmp_node_info *n)
 
 	if (!r)
 		return NULL;
-	v[0] = PyUnicode_FromString(n->node);
-	v[1] = PyUnicode_FromString(n->addr);
+	v[0] = utf8(n->node);
+	v[1] = utf8(n->addr);
 	v[2] = PyLong_FromLong(n->port);
-	v[3] = PyUnicode_FromString(n->device);
+	v[3] = utf8(n->device);
 	v[4] = PyLong_FromLong(n->numa_node);
 	v[5] = PyLong_FromUnsignedLongLong(n->pool_bytes);
 	v[6] = PyLong_FromUnsignedLongLong(n->free_bytes);
 	v[7] = PyLong_FromUnsignedLongLong(n->largest_free);
 	v[8] = PyBool_FromLong(n->draining);
-	v[9] = PyUnicode_FromString(n->version);
+	v[9] = utf8(n->version);
 	v[10] = labels_dict(n->labels);
 	v[11] = PyBool_FromLong(n->connected);
 	for (i = 0; i < 12; i++) {
@@ -231,6 +245,7 @@ static PyObject *node_info(const struct rmp_node_info *n)
 static PyObject *cluster_nodes(PyObject *self, PyObject *unused)
 {
 	RmpCluster *cl = (RmpCluster *)self;
+	struct rmp_cluster *held;
 	struct rmp_node_info *out = NULL;
 	unsigned max = 0, i;
 	PyObject *list;
@@ -240,9 +255,9 @@ static PyObject *cluster_nodes(PyObject *self, PyObject *unused)
 		return NULL;
 	/* The count first, then that many (more may come meanwhile). */
 	for (;;) {
-		RMP_PY_CALL_ON(&cl->lk, n, cl->cl, check_open(cl),
-			       rmp_cluster_last_error(cl->cl),
-			       rmp_cluster_nodes(cl->cl, out, max));
+		RMP_PY_CALL_ON(&cl->lk, n, held, cl->cl, check_open(cl),
+			       rmp_cluster_last_error(held),
+			       rmp_cluster_nodes(held, out, max));
 		if (n < 0 || (unsigned)n <= max)
 			break;
 		free(out);
@@ -412,17 +427,21 @@ static PyObject *cluster_attach(PyObject *self, PyObject *args, PyObject *kw)
 	RmpCluster *cl = (RmpCluster *)self;
 	const char *token;
 	int read_only = 0, exclusive = 0, free_on_exit = 0;
-	unsigned access = 0;
+	unsigned long long access = 0;
+	PyObject *access_o = NULL;
 	struct rmp_attach_opts o;
 	struct rmp_lease *l = NULL;
 	PyObject *lease;
 	int rc = 0, called;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppIp", kwlist, &token,
-		&read_only, &exclusive, &access, &free_on_exit))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppOp", kwlist, &token,
+		&read_only, &exclusive, &access_o, &free_on_exit))
+		return NULL;
+	if (access_o && rmp_py_bounded(access_o, "access", 0, UINT32_MAX,
+				       &access) < 0)
 		return NULL;
 	rmp_attach_opts_init(&o);
-	o.access = read_only ? RMP_ACCESS_READ : access;
+	o.access = read_only ? RMP_ACCESS_READ : (uint32_t)access;
 	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
 	if (check_open(cl) < 0)
 		return NULL;
@@ -454,9 +473,13 @@ static PyObject *cluster_get_url(PyObject *self, void *unused)
 static PyObject *cluster_get_last_error(PyObject *self, void *unused)
 {
 	RmpCluster *cl = (RmpCluster *)self;
+	struct rmp_py_fail f;
 
-	return PyUnicode_FromString(cl->cl ? rmp_cluster_last_error(cl->cl) :
-				    "");
+	/* Copied under the lock: another thread's call may be writing it. */
+	rmp_py_lock(&cl->lk);
+	rmp_py_note(&f, 0, cl->cl ? rmp_cluster_last_error(cl->cl) : NULL);
+	rmp_py_unlock(&cl->lk);
+	return utf8(f.detail);
 }
 
 static PyObject *cluster_repr(PyObject *self)

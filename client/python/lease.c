@@ -30,8 +30,14 @@ PyObject *rmp_py_lease_blank(void)
 {
 	PyTypeObject *tp = (PyTypeObject *)rmp_py_lease_type;
 	allocfunc alloc = (allocfunc)PyType_GetSlot(tp, Py_tp_alloc);
+	PyObject *self = alloc(tp, 0);
 
-	return alloc(tp, 0);
+	/* Out of the GC's sight until bound: gc.get_objects() in another
+	 * thread (while this one waits for the lock) must not find a Lease
+	 * of neither a client nor a cluster. */
+	if (self)
+		PyObject_GC_UnTrack(self);
+	return self;
 }
 
 void rmp_py_cluster_lease_bind(RmpCluster *cl, PyObject *lease,
@@ -43,6 +49,7 @@ void rmp_py_cluster_lease_bind(RmpCluster *cl, PyObject *lease,
 	self->l = l;
 	self->free_on_exit = free_on_exit;
 	rmp_py_cluster_link(cl, self);
+	PyObject_GC_Track(lease);
 }
 
 /* closed_error -- the ValueError of a handle that cannot be used; -1. */
@@ -187,13 +194,17 @@ static uint64_t lease_length(RmpLease *self)
 	return rc < 0 ? 0 : in.length;
 }
 
-/* DATA_CALL -- a call of self's lease (self->l in call) under the
- * lease's lock, the GIL released, its exception raised after the unlock.
- * The handle is read again under the lock: a Cluster.close() (or a
- * free) in another thread may have closed it while this one waited. */
+/* DATA_CALL -- a call of self's lease under the lease's lock, the GIL
+ * released, its exception raised after the unlock. call names the
+ * handle "held": self->l read once the lock is held (a Cluster.close(),
+ * a close or a free in another thread may have taken it meanwhile). */
 #define DATA_CALL(self, rc, call)                                      \
-	RMP_PY_CALL_ON(rmp_py_lease_lock(self), rc, (self)->l,         \
-		       closed_error(self), lease_detail(self), call)
+	do {                                                           \
+		struct rmp_lease *held;                                \
+		RMP_PY_CALL_ON(rmp_py_lease_lock(self), rc, held,      \
+			       (self)->l, closed_error(self),          \
+			       lease_detail(self), call);              \
+	} while (0)
 
 static PyObject *lease_read(PyObject *o, PyObject *const *args,
 			    Py_ssize_t nargs, PyObject *kwnames)
@@ -224,7 +235,7 @@ static PyObject *lease_read(PyObject *o, PyObject *const *args,
 	if (!b)
 		return NULL;
 	dst = PyBytes_AsString(b); /* with the GIL: a C-API call */
-	DATA_CALL(self, rc, rmp_read(self->l, off, dst, (size_t)len));
+	DATA_CALL(self, rc, rmp_read(held, off, dst, (size_t)len));
 	if (rc < 0) {
 		Py_DECREF(b);
 		return NULL;
@@ -255,9 +266,9 @@ static PyObject *buffer_rw(PyObject *o, PyObject *const *args,
 	if (PyObject_GetBuffer(a[0], &v, write ? PyBUF_SIMPLE :
 						 PyBUF_WRITABLE) < 0)
 		return NULL;
-	DATA_CALL(self, rc, write ? rmp_write(self->l, off, v.buf,
+	DATA_CALL(self, rc, write ? rmp_write(held, off, v.buf,
 					      (size_t)v.len) :
-				    rmp_read(self->l, off, v.buf,
+				    rmp_read(held, off, v.buf,
 					     (size_t)v.len));
 	PyBuffer_Release(&v);
 	return rc < 0 ? NULL : PyLong_FromSsize_t(v.len);
@@ -288,7 +299,7 @@ static PyObject *lease_cas(PyObject *o, PyObject *args, PyObject *kw)
 	    off_arg(off_o, "offset", &off) < 0 || u64_arg(exp_o, &exp) < 0 ||
 	    u64_arg(des_o, &des) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_cas(self->l, off, exp, des, &old));
+	DATA_CALL(self, rc, rmp_cas(held, off, exp, des, &old));
 	return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(old);
 }
 
@@ -304,7 +315,7 @@ static PyObject *lease_faa(PyObject *o, PyObject *args, PyObject *kw)
 					 &add_o) || live(self) < 0 ||
 	    off_arg(off_o, "offset", &off) < 0 || u64_arg(add_o, &add) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_faa(self->l, off, add, &old));
+	DATA_CALL(self, rc, rmp_faa(held, off, add, &old));
 	return rc < 0 ? NULL : PyLong_FromUnsignedLongLong(old);
 }
 
@@ -315,7 +326,7 @@ static PyObject *lease_flush(PyObject *o, PyObject *unused)
 
 	if (live(self) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_flush(self->l));
+	DATA_CALL(self, rc, rmp_flush(held));
 	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -342,7 +353,7 @@ static PyObject *lease_renew(PyObject *o, PyObject *args, PyObject *kw)
 			return NULL;
 		}
 	}
-	DATA_CALL(self, rc, rmp_lease_renew(self->l, (uint32_t)ttl));
+	DATA_CALL(self, rc, rmp_lease_renew(held, (uint32_t)ttl));
 	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -352,16 +363,17 @@ static PyObject *lease_repair(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
 	RmpLock *lk = rmp_py_lease_lock(self);
+	struct rmp_lease *held;
 	int rc;
 
 	if (live(self) < 0)
 		return NULL;
 	/* The cluster's last error says more (of a cluster lease). */
-	RMP_PY_CALL_ON(lk, rc, self->l, closed_error(self),
+	RMP_PY_CALL_ON(lk, rc, held, self->l, closed_error(self),
 		       self->cluster && self->cluster->cl ?
 		       rmp_cluster_last_error(self->cluster->cl) :
 		       lease_detail(self),
-		       rmp_lease_repair(self->l));
+		       rmp_lease_repair(held));
 	if (rc < 0)
 		return NULL;
 	Py_RETURN_NONE;
@@ -371,6 +383,7 @@ static PyObject *lease_free(PyObject *o, PyObject *unused)
 {
 	RmpLease *self = (RmpLease *)o;
 	struct rmp_lease *l = self->l;
+	int alive;
 	int rc;
 
 	if (live(self) < 0)
@@ -378,7 +391,7 @@ static PyObject *lease_free(PyObject *o, PyObject *unused)
 	/* The handle is gone whatever the server says: taken from self
 	 * first, so that no other thread starts a call on it. */
 	forget(self);
-	RMP_PY_CALL_ON(rmp_py_lease_lock(self), rc, cluster_open(self),
+	RMP_PY_CALL_ON(rmp_py_lease_lock(self), rc, alive, cluster_open(self),
 		       closed_error(self), lease_detail(self),
 		       rmp_lease_free(l));
 	if (rc < 0)
@@ -449,6 +462,7 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 	Py_ssize_t boff = 0, len;
 	uint64_t off, id, l64;
 	RmpBuf *b;
+	struct rmp_lease *held;
 	int rc;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "OO|nOO", kwlist, &off_o,
@@ -478,13 +492,14 @@ static PyObject *post(RmpLease *self, PyObject *args, PyObject *kw,
 	}
 	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
 		return NULL;
-	RMP_PY_CALL_ON(&self->client->lk, rc, self->l && b->b,
+	/* b->b changes under the lock only; self->l also without it. */
+	RMP_PY_CALL_ON(&self->client->lk, rc, held, b->b ? self->l : NULL,
 		       PyErr_SetString(PyExc_ValueError,
 				       "the lease or the buffer is closed"),
 		       lease_detail(self), is_read ?
-		       rmp_post_read(self->l, off, b->b, (size_t)boff,
+		       rmp_post_read(held, off, b->b, (size_t)boff,
 				     (size_t)len, id) :
-		       rmp_post_write(self->l, off, b->b, (size_t)boff,
+		       rmp_post_write(held, off, b->b, (size_t)boff,
 				      (size_t)len, id));
 	if (rc < 0) {
 		rmp_py_untrack_op(self->client, id);
@@ -516,6 +531,7 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	Py_ssize_t boff = 0;
 	uint64_t off, a, d = 0, id;
 	RmpBuf *b;
+	struct rmp_lease *held;
 	int rc;
 
 	if (is_cas)
@@ -537,13 +553,12 @@ static PyObject *post_atomic(RmpLease *self, PyObject *args, PyObject *kw,
 	}
 	if (rmp_py_track_op(self->client, ud, b, &id) < 0)
 		return NULL;
-	RMP_PY_CALL_ON(&self->client->lk, rc, self->l && b->b,
+	RMP_PY_CALL_ON(&self->client->lk, rc, held, b->b ? self->l : NULL,
 		       PyErr_SetString(PyExc_ValueError,
 				       "the lease or the buffer is closed"),
 		       lease_detail(self), is_cas ?
-		       rmp_post_cas(self->l, off, a, d, b->b, (size_t)boff,
-				    id) :
-		       rmp_post_faa(self->l, off, a, b->b, (size_t)boff, id));
+		       rmp_post_cas(held, off, a, d, b->b, (size_t)boff, id) :
+		       rmp_post_faa(held, off, a, b->b, (size_t)boff, id));
 	if (rc < 0) {
 		rmp_py_untrack_op(self->client, id);
 		return NULL;
@@ -571,7 +586,7 @@ static PyObject *lease_get_token(PyObject *o, void *unused)
 		return NULL;
 	/* Under the lock, as every call: another thread's call may be
 	 * changing the handle (a repair, a renew). */
-	DATA_CALL(self, rc, rmp_lease_token(self->l, tok, sizeof(tok)));
+	DATA_CALL(self, rc, rmp_lease_token(held, tok, sizeof(tok)));
 	if (rc < 0)
 		return NULL;
 	return PyUnicode_FromStringAndSize(tok, rc);
@@ -588,13 +603,13 @@ static PyObject *lease_get_replica_tokens(PyObject *o, void *unused)
 
 	if (live(self) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_lease_info(self->l, &in));
+	DATA_CALL(self, rc, rmp_lease_info(held, &in));
 	if (rc < 0)
 		return NULL;
 	n = (in.stripes ? in.stripes : 1) * (in.replicas ? in.replicas : 1);
 	list = PyList_New(0);
 	for (i = 0; list && i < n; i++) {
-		DATA_CALL(self, rc, rmp_lease_replica_token(self->l, i, tok,
+		DATA_CALL(self, rc, rmp_lease_replica_token(held, i, tok,
 							     sizeof(tok)));
 		if (rc < 0) {
 			Py_DECREF(list);
@@ -618,7 +633,7 @@ static PyObject *lease_get_info(PyObject *o, void *unused)
 
 	if (live(self) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_lease_info(self->l, &in));
+	DATA_CALL(self, rc, rmp_lease_info(held, &in));
 	if (rc < 0)
 		return NULL;
 	v[0] = in.id;

@@ -121,21 +121,21 @@ const char *rmp_py_client_detail(const RmpClient *c);
 
 /*
  * RMP_PY_CALL_ON -- rc = call (a library call that may wait, no Python
- * object in it) under lock lk with the GIL released. handle is read once
- * the lock is held (waiting for it, the GIL was released: another thread
- * may have closed the handle meanwhile): when it is 0, no call, rc =
- * -EBADF and the statement gone (which raises) runs after the unlock.
- * When rc < 0, detail (evaluated under the lock) is noted and the
- * exception raised after the unlock.
- * RMP_PY_CALL -- the same for a call on client c.
+ * object in it) under lock lk with the GIL released. h = handle is read
+ * once the lock is held, with the GIL (waiting for the lock, the GIL was
+ * released: another thread may have closed the handle meanwhile, and may
+ * again while call runs without the GIL): call uses h, never the object's
+ * field. When h is 0, no call, rc = -EBADF and the statement gone (which
+ * raises) runs after the unlock. When rc < 0, detail (evaluated under
+ * the lock) is noted and the exception raised after the unlock.
+ * RMP_PY_CALL -- the same for a call on client c (no handle).
  */
-#define RMP_PY_CALL_ON(lk, rc, handle, gone, detail, call)              \
+#define RMP_PY_CALL_ON(lk, rc, h, handle, gone, detail, call)           \
 	do {                                                            \
 		struct rmp_py_fail fail_;                               \
-		int live_;                                              \
 		rmp_py_lock(lk);                                        \
-		live_ = (handle) != 0;                                  \
-		if (live_) {                                            \
+		(h) = (handle);                                         \
+		if (h) {                                                \
 			Py_BEGIN_ALLOW_THREADS                          \
 			(rc) = (call);                                  \
 			Py_END_ALLOW_THREADS                            \
@@ -143,7 +143,7 @@ const char *rmp_py_client_detail(const RmpClient *c);
 				rmp_py_note(&fail_, (rc), (detail));    \
 		}                                                       \
 		rmp_py_unlock(lk);                                      \
-		if (!live_) {                                           \
+		if (!(h)) {                                             \
 			(rc) = -EBADF;                                  \
 			gone;                                           \
 		} else if ((rc) < 0) {                                  \
@@ -151,7 +151,11 @@ const char *rmp_py_client_detail(const RmpClient *c);
 		}                                                       \
 	} while (0)
 #define RMP_PY_CALL(c, rc, call)                                        \
-	RMP_PY_CALL_ON(&(c)->lk, rc, 1, (void)0, rmp_py_client_detail(c), call)
+	do {                                                            \
+		int one_;                                               \
+		RMP_PY_CALL_ON(&(c)->lk, rc, one_, 1, (void)0,          \
+			       rmp_py_client_detail(c), call);          \
+	} while (0)
 
 /* args.c -- Python arguments to C values, for client.c and cluster.c. */
 /* rmp_py_bounded -- int o in [min, max] (TypeError / ValueError otherwise:
@@ -170,8 +174,8 @@ int rmp_py_ttl(PyObject *o, uint32_t *ttl);
 struct rmp_py_copts {
 	PyObject *tenant, *key, *key_file, *timeout, *op_timeout; /* NULL:
 				 * not given */
+	PyObject *reconnect, *max_inflight; /* int, checked; NULL: not given */
 	const char *name;
-	unsigned reconnect, max_inflight;
 	int spin;
 	Py_ssize_t bounce, rail_stripe;
 	Py_buffer keybuf;     /* held by rmp_py_client_opts; release with

@@ -165,14 +165,16 @@ def test_example(cl):
 def test_lease_keeps_cluster_then_close():
     c = rmpool.Cluster(URL)
     ref = weakref.ref(c)
-    lease = c.alloc(8192, ttl=30)
+    lease = c.alloc(8192, ttl=120)
     token = lease.token
     del c
     gc.collect()
-    assert ref() is lease.cluster  # kept alive by its lease
+    assert ref() is not None  # kept alive by its lease
+    assert ref() is lease.cluster
     lease.write(b"kept")
     assert lease.read(0, 4) == b"kept"
-    other = ref().alloc(4096, ttl=30, free_on_exit=False)
+    other = ref().alloc(4096, ttl=120, free_on_exit=False)
+    other_token = other.token
     ref().close()  # closes the handles of its leases
     for l in (lease, other):
         assert l.closed
@@ -185,6 +187,7 @@ def test_lease_keeps_cluster_then_close():
     # the lease stayed on its server: attach it from another cluster
     with rmpool.Cluster(URL) as c2, c2.attach(token, free_on_exit=True) as a:
         assert a.read(0, 4) == b"kept"
+    cli("free", other_token)  # every lease of the module is freed
     del lease, other, l
     gc.collect()
     assert ref() is None

@@ -235,6 +235,8 @@ def test_attach_shared_and_read_only(client, lease):
             with pytest.raises(rmpool.AccessDenied) as ei:
                 ro.write(b"x")
             assert isinstance(ei.value, PermissionError)
+        with pytest.raises(ValueError):  # would wrap to 1 (read only)
+            c2.attach(lease.token, access=2**32 + 1)
 
 
 def test_attach_exclusive():

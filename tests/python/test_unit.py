@@ -98,6 +98,14 @@ def test_argument_errors():
         rmpool.Client("127.0.0.1\0.evil")
     with pytest.raises(ValueError):
         rmpool.Client("127.0.0.1", tenant="t", key_file="k\0ey")
+    # Integers that would wrap or be ignored are refused before a connect.
+    for kw in ({"max_inflight": 2**32 + 7}, {"reconnect_max_ms": -1},
+               {"reconnect_max_ms": 2**32}, {"bounce_bytes": -1},
+               {"rail_stripe": -4096}, {"spin_max_us": -2}):
+        with pytest.raises(ValueError):
+            rmpool.Client("192.0.2.1", tenant=None, **kw)
+        with pytest.raises(ValueError):
+            rmpool.Cluster("etcd://192.0.2.1:2379", tenant=None, **kw)
     with pytest.raises(TypeError):
         rmpool.Lease()
     with pytest.raises(TypeError):
