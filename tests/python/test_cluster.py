@@ -8,8 +8,11 @@ import asyncio
 import gc
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
+import time
 import weakref
 
 import pytest
@@ -191,6 +194,50 @@ def test_lease_keeps_cluster_then_close():
     del lease, other, l
     gc.collect()
     assert ref() is None
+
+
+def test_unbound_lease_out_of_gc_sight(cl):
+    """While Cluster.alloc waits for the cluster's lock (another thread's
+    attach holds it, waiting for a stopped etcd), the Lease it made and
+    has not bound yet is not among the garbage collector's objects: a
+    Lease of neither a client nor a cluster, found there, crashed its
+    repr()."""
+    etcd = int(os.environ["RMP_PY_ETCD_PID"])
+    with cl.alloc(4096, ttl=60, replicas=2) as mirrored, \
+            rmpool.Cluster(URL, etcd_timeout=3) as c2:
+        token = mirrored.token  # rmpc://: attach reads etcd
+        attached, made = [], []
+
+        def attach():
+            try:
+                attached.append(c2.attach(token))
+            except rmpool.Error:
+                pass  # etcd did not answer in time
+
+        def alloc():
+            made.append(c2.alloc(4096, ttl=60))
+        os.kill(etcd, signal.SIGSTOP)
+        try:
+            holder = threading.Thread(target=attach)
+            holder.start()
+            time.sleep(0.3)
+            waiter = threading.Thread(target=alloc)
+            waiter.start()
+            time.sleep(0.3)
+            waiting = holder.is_alive() and waiter.is_alive()
+            unbound = [o for o in gc.get_objects()
+                       if isinstance(o, rmpool.Lease) and
+                       o.client is None and o.cluster is None]
+        finally:
+            os.kill(etcd, signal.SIGCONT)
+        holder.join(30)
+        waiter.join(30)
+        assert waiting, "the attach did not hold the cluster's lock"
+        assert not unbound, "an unbound Lease among the GC's objects"
+        for l in attached:
+            l.close()  # mirrored's: freed by the with
+        for l in made:
+            l.free()
 
 
 def test_repair(cl):

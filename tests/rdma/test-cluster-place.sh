@@ -40,6 +40,7 @@ expect_eq "n2's port" "$(jget "[n['port'] for n in d['nodes'] \
 # these nodes while all three live; it frees what it leased
 t0=$EPOCHREALTIME
 RMP_PY_CLUSTER=$CLUSTER RMP_PY_CLI=$RMPOOL RMP_PY_POOL=$((24 << 20)) \
+RMP_PY_ETCD_PID=$ETCD_PID \
 RMP_PY_NODES="n1:${CL_PORT[1]} n2:${CL_PORT[2]} n3:${CL_PORT[3]}" \
 	"$(dirname "$0")/../python/run-pytest.sh" "$RMP_BUILD_ROOT" \
 	-rfEs --durations=3 -o faulthandler_timeout=120 \
