@@ -155,3 +155,25 @@ void rmp_py_copts_release(struct rmp_py_copts *p)
 	if (p->keybuf.obj)
 		PyBuffer_Release(&p->keybuf);
 }
+
+int rmp_py_attach_args(PyObject *args, PyObject *kw, const char **token,
+		       struct rmp_attach_opts *o, int *free_on_exit)
+{
+	static char *kwlist[] = { "token", "read_only", "exclusive", "access",
+		"free_on_exit", NULL };
+	int read_only = 0, exclusive = 0;
+	unsigned long long access = 0;
+	PyObject *access_o = NULL;
+
+	*free_on_exit = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppOp", kwlist, token,
+		&read_only, &exclusive, &access_o, free_on_exit))
+		return -1;
+	if (access_o && rmp_py_bounded(access_o, "access", 0, UINT32_MAX,
+				       &access) < 0)
+		return -1;
+	rmp_attach_opts_init(o);
+	o->access = read_only ? RMP_ACCESS_READ : (uint32_t)access;
+	o->flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
+	return 0;
+}

@@ -215,27 +215,15 @@ static PyObject *client_alloc(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyObject *client_attach(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "token", "read_only", "exclusive", "access",
-		"free_on_exit", NULL };
 	RmpClient *c = (RmpClient *)self;
 	const char *token;
-	int read_only = 0, exclusive = 0, free_on_exit = 0;
-	unsigned long long access = 0;
-	PyObject *access_o = NULL;
+	int free_on_exit;
 	struct rmp_attach_opts o;
 	struct rmp_lease *l = NULL;
 	int rc;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppOp", kwlist, &token,
-		&read_only, &exclusive, &access_o, &free_on_exit))
-		return NULL;
-	if (access_o && rmp_py_bounded(access_o, "access", 0, UINT32_MAX,
-				       &access) < 0)
-		return NULL;
-	rmp_attach_opts_init(&o);
-	o.access = read_only ? RMP_ACCESS_READ : (uint32_t)access;
-	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
-	if (rmp_py_check_open(c) < 0)
+	if (rmp_py_attach_args(args, kw, &token, &o, &free_on_exit) < 0 ||
+	    rmp_py_check_open(c) < 0)
 		return NULL;
 	RMP_PY_CALL(c, rc, rmp_lease_attach_with(c->c, token, &o, &l));
 	if (rc < 0)

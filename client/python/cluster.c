@@ -422,28 +422,16 @@ static PyObject *cluster_alloc(PyObject *self, PyObject *args, PyObject *kw)
 
 static PyObject *cluster_attach(PyObject *self, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "token", "read_only", "exclusive", "access",
-		"free_on_exit", NULL };
 	RmpCluster *cl = (RmpCluster *)self;
 	const char *token;
-	int read_only = 0, exclusive = 0, free_on_exit = 0;
-	unsigned long long access = 0;
-	PyObject *access_o = NULL;
+	int free_on_exit;
 	struct rmp_attach_opts o;
 	struct rmp_lease *l = NULL;
 	PyObject *lease;
 	int rc = 0, called;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$ppOp", kwlist, &token,
-		&read_only, &exclusive, &access_o, &free_on_exit))
-		return NULL;
-	if (access_o && rmp_py_bounded(access_o, "access", 0, UINT32_MAX,
-				       &access) < 0)
-		return NULL;
-	rmp_attach_opts_init(&o);
-	o.access = read_only ? RMP_ACCESS_READ : (uint32_t)access;
-	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
-	if (check_open(cl) < 0)
+	if (rmp_py_attach_args(args, kw, &token, &o, &free_on_exit) < 0 ||
+	    check_open(cl) < 0)
 		return NULL;
 	lease = rmp_py_lease_blank();
 	if (!lease)

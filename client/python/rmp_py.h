@@ -181,6 +181,10 @@ struct rmp_py_copts {
 	Py_buffer keybuf;     /* held by rmp_py_client_opts; release with
 			       * rmp_py_copts_release */
 };
+/* rmp_py_attach_args -- attach's arguments (token, *, read_only,
+ * exclusive, access, free_on_exit), as Client and Cluster take them. */
+int rmp_py_attach_args(PyObject *args, PyObject *kw, const char **token,
+		       struct rmp_attach_opts *o, int *free_on_exit);
 /* rmp_py_client_opts -- fill o from p (rmp_client_opts_init first). */
 int rmp_py_client_opts(struct rmp_py_copts *p, struct rmp_client_opts *o);
 void rmp_py_copts_release(struct rmp_py_copts *p);
