@@ -717,6 +717,35 @@ def test_lease_closed_while_waiting_for_the_lock():
         assert "freed or closed" in str(errors[0])
 
 
+def test_exit_with_a_daemon_thread_in_a_call():
+    """At exit a daemon thread inside a call (the server stopped) holds
+    its client's lock, and stops for good when it wants the GIL back:
+    the teardown, closing another lease of that client, gives up on the
+    lock after 2 s instead of waiting forever."""
+    dpid = int(os.environ["RMP_PY_DPID"])
+    script = f"""
+import os, signal, threading, time
+import rmpool
+c = rmpool.Client({ADDR!r}, {PORT}, op_timeout=60)
+lease = c.alloc(4096, ttl=60)  # closed by the teardown
+os.kill({dpid}, signal.SIGSTOP)
+threading.Thread(target=c.stat, daemon=True).start()
+time.sleep(0.5)
+print("exiting", flush=True)
+"""
+    try:
+        t0 = time.monotonic()
+        r = subprocess.run([sys.executable, "-c", script],
+                           capture_output=True, text=True, timeout=40)
+        took = time.monotonic() - t0
+    except subprocess.TimeoutExpired:
+        pytest.fail("the interpreter did not exit: waiting for the lock")
+    finally:
+        os.kill(dpid, signal.SIGCONT)
+    assert r.returncode == 0 and "exiting" in r.stdout, r.stderr
+    print(f"exited in {took:.1f} s")
+
+
 def test_exception_built_after_the_lock():
     """The exception of a failed call is built once the client's lock is
     given back: building it may run the garbage collector, whose
