@@ -83,7 +83,10 @@ static int unregister(RmpBuf *self)
 		return -1;
 	}
 	if (self->b) {
-		rmp_py_lock(&self->client->lk);
+		/* Exiting, the lock held for good: the registration and
+		 * the memory are left to the process's end. */
+		if (rmp_py_lock_to_free(&self->client->lk) < 0)
+			return 0;
 		/* The lock may have waited with the GIL released: another
 		 * thread may have posted on the buffer meanwhile. */
 		if (self->inflight > 0) {
@@ -174,7 +177,8 @@ static int buf_clear(PyObject *o)
 	RmpClient *c = self->client;
 
 	if (self->inflight > 0 && c && c->c && c->connected) {
-		rmp_py_lock(&c->lk);
+		if (rmp_py_lock_to_free(&c->lk) < 0)
+			return 0; /* exiting: see unregister */
 		rmp_client_close(c->c);
 		c->connected = 0;
 		rmp_py_unlock(&c->lk);

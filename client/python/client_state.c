@@ -38,6 +38,37 @@ void rmp_py_lock(RmpLock *lk)
 	lk->depth = 1;
 }
 
+/* Set by the package's atexit hook (rmp_py_exiting). */
+static int exiting;
+
+void rmp_py_exiting(void)
+{
+	exiting = 1;
+}
+
+int rmp_py_lock_to_free(RmpLock *lk)
+{
+	unsigned long me = PyThread_get_thread_ident();
+	PyLockStatus got;
+
+	if (!exiting) {
+		rmp_py_lock(lk);
+		return 0;
+	}
+	if (lk->depth > 0 && lk->owner == me) {
+		lk->depth++;
+		return 0;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	got = PyThread_acquire_lock_timed(lk->lock, 2000000, 0);
+	Py_END_ALLOW_THREADS
+	if (got != PY_LOCK_ACQUIRED)
+		return -1;
+	lk->owner = me;
+	lk->depth = 1;
+	return 0;
+}
+
 void rmp_py_unlock(RmpLock *lk)
 {
 	if (--lk->depth > 0)

@@ -409,7 +409,8 @@ static void close_handle(RmpLease *self)
 	if (!l)
 		return;
 	forget(self);
-	rmp_py_lock(lk);
+	if (rmp_py_lock_to_free(lk) < 0)
+		return; /* exiting, the lock held for good: left to the end */
 	if (cluster_open(self))
 		rmp_lease_close(l);
 	rmp_py_unlock(lk);

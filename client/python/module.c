@@ -46,7 +46,18 @@ static PyObject *mod_exception_for(PyObject *m, PyObject *args, PyObject *kw)
 	return rmp_py_exception(status, NULL);
 }
 
+static PyObject *mod_at_exit(PyObject *m, PyObject *unused)
+{
+	rmp_py_exiting();
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef mod_methods[] = {
+	{ "_at_exit", mod_at_exit, METH_NOARGS,
+	  "_at_exit($module)\n--\n\nThe interpreter is exiting (rmpool "
+	  "registers this with atexit): closing a handle whose lock a "
+	  "daemon thread still holds waits 2 s at most, then leaves it to "
+	  "the process's end." },
 	{ "version", mod_version, METH_NOARGS,
 	  "version($module)\n--\n\nReturns str. The version of librmpool." },
 	{ "strerror", mod_strerror, METH_O,

@@ -199,6 +199,17 @@ int rmp_py_lock_init(RmpLock *lk);
 void rmp_py_lock_free(RmpLock *lk);
 void rmp_py_lock(RmpLock *lk);
 void rmp_py_unlock(RmpLock *lk);
+/*
+ * rmp_py_exiting -- the interpreter is exiting (the package's atexit
+ * hook). A daemon thread may then stop for good inside a call, holding
+ * its lock (it exits when it wants the GIL back), and the objects that
+ * the teardown frees must not wait for that lock forever.
+ * rmp_py_lock_to_free -- rmp_py_lock for a close or a deallocation: once
+ * exiting, it waits 2 s at most and returns -1 (not locked) after, and
+ * the caller leaves its handle to the process's end.
+ */
+void rmp_py_exiting(void);
+int rmp_py_lock_to_free(RmpLock *lk);
 /* rmp_py_lease_lock -- the lock of lease's client or cluster. */
 RmpLock *rmp_py_lease_lock(RmpLease *lease);
 /* rmp_py_cluster_link, _unlink -- lease into and out of its cluster's

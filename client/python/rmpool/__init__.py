@@ -17,6 +17,8 @@ Every failure raises an rmpool.Error (an OSError) subclass with the
 library's errno and text: LeaseExpired, QuotaExceeded, AuthError,
 WrongTenant (a PermissionError), Timeout (a TimeoutError), ...
 """
+import atexit
+
 from . import _rmpool
 from ._rmpool import *  # noqa: F401,F403
 from ._rmpool import (Lease, LeaseInfo, RegisteredBuffer, Error,  # noqa: F401
@@ -51,5 +53,8 @@ class Client(_rmpool.Client):
 
 
 _aio.install(Lease)
+# At exit a daemon thread may stop for good inside a call, holding its
+# client's lock: the teardown's closes then wait for it 2 s at most.
+atexit.register(_rmpool._at_exit)
 
 __all__ = [n for n in dir(_rmpool) if not n.startswith("_")] + ["Client"]
