@@ -15,10 +15,17 @@ ext=$(ls "$pymod"/rmpool/_rmpool*.so 2>/dev/null | head -n1)
 	{ echo "python3-pytest is not installed" >&2; exit 77; }
 export PYTHONPATH=$pymod${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONDONTWRITEBYTECODE=1
+# Unbuffered: what pytest printed survives a process that dies.
+export PYTHONUNBUFFERED=1
 asan=$(ldd "$ext" | awk '$1 ~ /^libasan/ { print $3 }')
+capture=()
 if [ -n "$asan" ]; then
 	export LD_PRELOAD=$asan${LD_PRELOAD:+ $LD_PRELOAD}
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	export RMP_PY_ASAN=1
+	# pytest's default capture takes fd 2 during a test: a sanitizer
+	# report (written to fd 2, then the process ends) would be lost
+	# with it. Capture Python's sys.stdout/stderr only.
+	capture=(--capture=sys)
 fi
-exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@"
+exec /usr/bin/python3 -m pytest -q -p no:cacheprovider "${capture[@]}" "$@"

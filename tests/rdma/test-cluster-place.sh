@@ -45,10 +45,11 @@ RMP_PY_NODES="n1:${CL_PORT[1]} n2:${CL_PORT[2]} n3:${CL_PORT[3]}" \
 	"$(dirname "$0")/../python/run-pytest.sh" "$RMP_BUILD_ROOT" \
 	-rfEs --durations=3 -o faulthandler_timeout=120 \
 	"$(dirname "$0")/../python/test_cluster.py"
-case $? in
+rc=$?
+case $rc in
 0) ;;
 77) echo "test_cluster.py skipped: no rmpool extension or pytest" ;;
-*) fail_later "test_cluster.py failed" ;;
+*) fail_later "test_cluster.py failed (exit status $rc)" ;;
 esac
 echo "test_cluster.py took $(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 )) ms"
 # until every record shows its pool free again (a daemon zeroes a freed
