@@ -21,21 +21,33 @@ void rmp_py_lock_free(RmpLock *lk)
 	lk->lock = NULL;
 }
 
-void rmp_py_lock(RmpLock *lk)
+/* take -- lk for this thread (again, if it holds it), waiting at most
+ * timeout_us (< 0: as long as it takes) with the GIL released; 0, or -1
+ * when the wait timed out. */
+static int take(RmpLock *lk, PY_TIMEOUT_T timeout_us)
 {
 	unsigned long me = PyThread_get_thread_ident();
+	PyLockStatus got = PY_LOCK_ACQUIRED;
 
 	if (lk->depth > 0 && lk->owner == me) {
 		lk->depth++;
-		return;
+		return 0;
 	}
 	if (!PyThread_acquire_lock(lk->lock, NOWAIT_LOCK)) {
 		Py_BEGIN_ALLOW_THREADS
-		PyThread_acquire_lock(lk->lock, WAIT_LOCK);
+		got = PyThread_acquire_lock_timed(lk->lock, timeout_us, 0);
 		Py_END_ALLOW_THREADS
 	}
+	if (got != PY_LOCK_ACQUIRED)
+		return -1;
 	lk->owner = me;
 	lk->depth = 1;
+	return 0;
+}
+
+void rmp_py_lock(RmpLock *lk)
+{
+	(void)take(lk, -1);
 }
 
 /* Set by the package's atexit hook (rmp_py_exiting). */
@@ -48,25 +60,7 @@ void rmp_py_exiting(void)
 
 int rmp_py_lock_to_free(RmpLock *lk)
 {
-	unsigned long me = PyThread_get_thread_ident();
-	PyLockStatus got;
-
-	if (!exiting) {
-		rmp_py_lock(lk);
-		return 0;
-	}
-	if (lk->depth > 0 && lk->owner == me) {
-		lk->depth++;
-		return 0;
-	}
-	Py_BEGIN_ALLOW_THREADS
-	got = PyThread_acquire_lock_timed(lk->lock, 2000000, 0);
-	Py_END_ALLOW_THREADS
-	if (got != PY_LOCK_ACQUIRED)
-		return -1;
-	lk->owner = me;
-	lk->depth = 1;
-	return 0;
+	return take(lk, exiting ? 2000000 : -1);
 }
 
 void rmp_py_unlock(RmpLock *lk)

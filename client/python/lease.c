@@ -179,19 +179,26 @@ static int fast_args(const char *fname, PyObject *const *args,
 	return 0;
 }
 
-/* lease_length -- the lease's length (0 if the handle is gone). Under
- * the lock: rmp_lease_info reads the handle, which another thread's call
- * may be changing. */
-static uint64_t lease_length(RmpLease *self)
+/* info_quiet -- rmp_lease_info of the handle, under the lock (another
+ * thread's call may be changing it), without an exception: -EBADF when
+ * the handle is gone. */
+static int info_quiet(RmpLease *self, struct rmp_lease_info *in)
 {
-	struct rmp_lease_info in = { .size = sizeof(in) };
 	RmpLock *lk = rmp_py_lease_lock(self);
 	int rc;
 
 	rmp_py_lock(lk);
-	rc = self->l ? rmp_lease_info(self->l, &in) : -EBADF;
+	rc = self->l ? rmp_lease_info(self->l, in) : -EBADF;
 	rmp_py_unlock(lk);
-	return rc < 0 ? 0 : in.length;
+	return rc;
+}
+
+/* lease_length -- the lease's length (0 if the handle is gone). */
+static uint64_t lease_length(RmpLease *self)
+{
+	struct rmp_lease_info in = { .size = sizeof(in) };
+
+	return info_quiet(self, &in) < 0 ? 0 : in.length;
 }
 
 /* DATA_CALL -- a call of self's lease under the lease's lock, the GIL
@@ -715,13 +722,8 @@ static PyObject *lease_len_repr(PyObject *o)
 {
 	RmpLease *self = (RmpLease *)o;
 	struct rmp_lease_info in = { .size = sizeof(in) };
-	RmpLock *lk = rmp_py_lease_lock(self);
-	int rc;
 
-	rmp_py_lock(lk);
-	rc = self->l ? rmp_lease_info(self->l, &in) : -EBADF;
-	rmp_py_unlock(lk);
-	if (rc < 0)
+	if (info_quiet(self, &in) < 0)
 		return PyUnicode_FromString("<rmpool.Lease closed>");
 	return PyUnicode_FromFormat("<rmpool.Lease id %llu, %llu bytes>",
 		(unsigned long long)in.id, (unsigned long long)in.length);
