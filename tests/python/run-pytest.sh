@@ -22,6 +22,9 @@ capture=()
 if [ -n "$asan" ]; then
 	export LD_PRELOAD=$asan${LD_PRELOAD:+ $LD_PRELOAD}
 	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	# As the test runner has it (tests/run-tests.sh): undefined
+	# behaviour fails the test, whoever runs it.
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 	export RMP_PY_ASAN=1
 	# pytest's default capture takes fd 2 during a test: a sanitizer
 	# report (written to fd 2, then the process ends) would be lost

@@ -33,11 +33,17 @@ rmp_fail() {
 		echo "earlier failed checks:" >&2
 		printf '  %s\n' "${RMP_FAILURES[@]}" >&2
 	fi
-	# What background clients said that was not shown yet.
+	# What background clients said that was not shown yet, the end of
+	# other programs' logs (etcd's), the daemons' logs.
 	for f in "${RMP_TMP:-/nonexistent}"/*.err; do
 		[ -s "$f" ] || continue
 		echo "---- ${f##*/} ----" >&2
 		cat "$f" >&2
+	done
+	for f in "${RMP_TMP:-/nonexistent}"/*.log; do
+		[ -s "$f" ] || continue
+		echo "---- ${f##*/} (last 20 lines) ----" >&2
+		tail -n 20 "$f" >&2
 	done
 	for d in $(printf '%s\n' "${!RMP_D_DIR[@]}" | sort -n); do
 		f=${RMP_D_DIR[$d]}/rmpoold.log
@@ -49,6 +55,13 @@ rmp_fail() {
 		fi
 		tail -n 60 "$f" >&2
 	done
+	# A process the kernel killed for memory says nothing itself.
+	f=$(dmesg 2>/dev/null | grep -iE 'out of memory|oom-kill|killed process')
+	[ -z "$f" ] || printf -- '---- kernel ----\n%s\n' "$f" >&2
+	# Again last: a runner that shows a log's end shows why.
+	echo "---- FAIL: $* ----" >&2
+	[ "${#RMP_FAILURES[@]}" -eq 0 ] ||
+		printf '  failed check: %s\n' "${RMP_FAILURES[@]}" >&2
 	exit 1
 }
 
