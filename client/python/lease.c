@@ -407,14 +407,16 @@ static PyObject *lease_free(PyObject *o, PyObject *unused)
 }
 
 /* close_handle -- close the handle, if still open: taken from self
- * first (as in lease_free), closed once the lock is held. */
+ * first (as in lease_free), closed once the lock is held. A blank
+ * lease (never bound: its alloc failed) has no handle and no lock. */
 static void close_handle(RmpLease *self)
 {
 	struct rmp_lease *l = self->l;
-	RmpLock *lk = rmp_py_lease_lock(self);
+	RmpLock *lk;
 
 	if (!l)
 		return;
+	lk = rmp_py_lease_lock(self);
 	forget(self);
 	if (rmp_py_lock_to_free(lk) < 0)
 		return; /* exiting, the lock held for good: left to the end */

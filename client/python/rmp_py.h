@@ -210,7 +210,8 @@ void rmp_py_unlock(RmpLock *lk);
  */
 void rmp_py_exiting(void);
 int rmp_py_lock_to_free(RmpLock *lk);
-/* rmp_py_lease_lock -- the lock of lease's client or cluster. */
+/* rmp_py_lease_lock -- the lock of lease's client or cluster; of a bound
+ * lease only (a blank one, rmp_py_lease_blank's, has neither). */
 RmpLock *rmp_py_lease_lock(RmpLease *lease);
 /* rmp_py_cluster_link, _unlink -- lease into and out of its cluster's
  * list of live handles. */
