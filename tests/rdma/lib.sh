@@ -28,11 +28,6 @@ RMP_FAILURES=()
 
 rmp_fail() {
 	local f d
-	echo "FAIL: $*" >&2
-	if [ "${#RMP_FAILURES[@]}" -ne 0 ]; then
-		echo "earlier failed checks:" >&2
-		printf '  %s\n' "${RMP_FAILURES[@]}" >&2
-	fi
 	# What background clients said that was not shown yet, the end of
 	# other programs' logs (etcd's), the daemons' logs.
 	for f in "${RMP_TMP:-/nonexistent}"/*.err; do
@@ -58,8 +53,8 @@ rmp_fail() {
 	# A process the kernel killed for memory says nothing itself.
 	f=$(dmesg 2>/dev/null | grep -iE 'out of memory|oom-kill|killed process')
 	[ -z "$f" ] || printf -- '---- kernel ----\n%s\n' "$f" >&2
-	# Again last: a runner that shows a log's end shows why.
-	echo "---- FAIL: $* ----" >&2
+	# Why, last: a runner that shows only a log's end shows it.
+	echo "FAIL: $*" >&2
 	[ "${#RMP_FAILURES[@]}" -eq 0 ] ||
 		printf '  failed check: %s\n' "${RMP_FAILURES[@]}" >&2
 	exit 1

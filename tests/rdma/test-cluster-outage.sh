@@ -230,7 +230,7 @@ done
 # The logs: one line for the outage, one for its end, registered again;
 # from the outage on, a handful of lines above debug about the cluster.
 for ((i = 1; i <= CL_N; i++)); do
-	log=$RMP_TMP/n$i-outage.log
+	log=$RMP_TMP/n$i-outage.lines # (not *.log: rmp_fail shows the daemon's)
 	head -n "${LOGLEN[$i]}" "${CL_LOG[i]}" >"$log"
 	n=$(grep -c 'warning: cluster: etcd: .*one line per outage' "$log")
 	expect_eq "n$i's lines saying etcd is lost" "$n" 1
