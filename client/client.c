@@ -491,12 +491,15 @@ static int accepted(struct rmp_client *c, const struct cm_ev *ev)
 
 /*
  * authenticate -- the first message: prove the tenant's key for the
- * server's nonce. The key file is read here, so its errors reach
+ * server's nonce, and check the server's proof of the same key for ours
+ * (common/auth.h): nothing about a lease goes to a server before it
+ * proved itself. The key file is read here, so its errors reach
  * rmp_client_last_error(); the key itself never goes into a message.
  */
 static int authenticate(struct rmp_client *c)
 {
 	uint8_t key[RMP_KEY_MAX], server[RMP_ENDPOINT_LEN];
+	uint8_t want[RMP_PROOF_LEN];
 	size_t key_len = c->key_len;
 	char why[RMPC_ERRBUF];
 	struct rmp_msg m;
@@ -504,6 +507,7 @@ static int authenticate(struct rmp_client *c)
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.opcode = RMP_OP_AUTH;
+	rmp_auth_random(m.u.auth.client_nonce, sizeof(m.u.auth.client_nonce));
 	if (c->tenant[0]) {
 		/* The server as we reached it: a server that relays another
 		 * one's nonce gets a proof naming itself, useless there. */
@@ -524,8 +528,12 @@ static int authenticate(struct rmp_client *c)
 		} else {
 			memcpy(key, c->key, key_len);
 		}
-		rmp_auth_proof(key, key_len, c->nonce, c->version, c->tenant,
+		rmp_auth_proof(RMP_AUTH_CLIENT, key, key_len, c->nonce,
+			       m.u.auth.client_nonce, c->version, c->tenant,
 			       c->name, server, m.u.auth.proof);
+		rmp_auth_proof(RMP_AUTH_SERVER, key, key_len, c->nonce,
+			       m.u.auth.client_nonce, c->version, c->tenant,
+			       c->name, server, want);
 		rmp_wipe(key, sizeof(key));
 	}
 	err = rmpc_rpc(c, &m);
@@ -533,7 +541,17 @@ static int authenticate(struct rmp_client *c)
 		rmpc_set_error(c, "authentication as tenant %s failed: %s",
 			       c->tenant[0] ? c->tenant : "anonymous",
 			       rmp_detail_str(c->rpc_detail));
-	return err == -EACCES ? -EKEYREJECTED : err;
+	if (err)
+		return err == -EACCES ? -EKEYREJECTED : err;
+	if (c->tenant[0] && !rmp_auth_equal(want, m.u.auth_rep.server_proof)) {
+		rmpc_set_error(c, "%s:%u could not prove it holds tenant %s's "
+			       "key: not a server of this tenant (nothing "
+			       "was sent to it)", c->host, (unsigned)c->port,
+			       c->tenant);
+		return -EBADE;
+	}
+	c->server_proven = c->tenant[0] != '\0';
+	return 0;
 }
 
 /* handshake -- rdma_connect with our connect data, wait for the answer. */
@@ -644,6 +662,7 @@ void rmpc_conn_teardown(struct rmp_client *c)
 	rmpc_io_reset(c);
 
 	c->connected = c->broken = c->disconnected = c->cq_armed = false;
+	c->server_proven = false;
 	c->fd_wanted = false; /* a new connection has a new fd */
 	c->cq_unacked = 0;
 	c->sq_depth = 0;

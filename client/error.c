@@ -55,6 +55,12 @@ static const char *rmp_text(int e)
 		return "lease belongs to another tenant";
 	case EKEYREJECTED:
 		return "authentication failed (wrong tenant key)";
+	case EBADE:
+		return "the server did not prove it holds the tenant's key "
+		       "(not a server of this tenant)";
+	case ESTALE:
+		return "the lease's record is older than its members' epoch "
+		       "(rolled back, or a repair moved on): read it again";
 	case EKEYREVOKED:
 		return "the tenant was removed, its key changed or its "
 		       "address is no longer allowed (its leases run to their "

@@ -253,6 +253,7 @@ static int refresh(struct rmp_lease *l)
 	m.u.attach.id = l->id;
 	m.u.attach.secret = l->secret;
 	m.u.attach.access = l->access;
+	m.u.attach.epoch = l->epoch;
 	err = rmpc_rpc(l->c, &m);
 	if (err == -ENOENT) /* freed, or expired long enough ago */
 		return -EKEYEXPIRED;
@@ -417,9 +418,9 @@ err_free_lease:
 
 /* attach -- ATTACH id with access and flags (already checked). */
 /*
- * attach_into -- ATTACH lease id on l's connection and describe it in l:
- * a new handle, or after a reconnect l's own lease again (same id and
- * secret, the access it had), in place.
+ * attach_into -- ATTACH lease id on l's connection (under l's epoch) and
+ * describe it in l: a new handle, or after a reconnect l's own lease
+ * again (same id and secret, the access it had), in place.
  */
 static int attach_into(struct rmp_lease *l, uint64_t id, uint64_t secret,
 		       uint32_t access, uint32_t flags)
@@ -434,6 +435,7 @@ static int attach_into(struct rmp_lease *l, uint64_t id, uint64_t secret,
 	m.u.attach.secret = secret;
 	m.u.attach.access = access;
 	m.u.attach.flags = flags;
+	m.u.attach.epoch = l->epoch;
 	err = rmpc_rpc(c, &m);
 	if (err) {
 		if (!c->errbuf[0])
@@ -450,7 +452,8 @@ static int attach_into(struct rmp_lease *l, uint64_t id, uint64_t secret,
 }
 
 static int attach(struct rmp_client *c, uint64_t id, uint64_t secret,
-		  uint32_t access, uint32_t flags, struct rmp_lease **out)
+		  uint32_t access, uint32_t flags, uint64_t epoch,
+		  struct rmp_lease **out)
 {
 	struct rmp_lease *l;
 	int err;
@@ -459,6 +462,7 @@ static int attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 	if (!l)
 		return -ENOMEM;
 	l->c = c;
+	l->epoch = epoch;
 	err = attach_into(l, id, secret, access, flags);
 	if (err) {
 		free(l);
@@ -475,7 +479,7 @@ int rmp_lease_attach(struct rmp_client *c, uint64_t id, uint64_t secret,
 	if (!c || !out)
 		return -EINVAL;
 	rmpc_clear_error(c);
-	return attach(c, id, secret, 0, 0, out);
+	return attach(c, id, secret, 0, 0, 0, out);
 }
 
 /* parse_token -- token into *t; the text is never echoed (a secret). */
@@ -500,6 +504,21 @@ int rmp_lease_attach_with(struct rmp_client *c, const char *token,
 			  const struct rmp_attach_opts *opts,
 			  struct rmp_lease **out)
 {
+	return rmpc_lease_attach_epoch(c, token, opts, 0, out);
+}
+
+void rmpc_lease_set_epoch(struct rmp_lease *l, uint64_t epoch)
+{
+	l->epoch = epoch;
+	for (unsigned i = 1; i < RMPC_RAILS_MAX; i++)
+		if (l->rail[i])
+			l->rail[i]->epoch = epoch;
+}
+
+int rmpc_lease_attach_epoch(struct rmp_client *c, const char *token,
+			    const struct rmp_attach_opts *opts, uint64_t epoch,
+			    struct rmp_lease **out)
+{
 	struct rmp_attach_opts o;
 	struct rmp_token t;
 	int err;
@@ -520,7 +539,7 @@ int rmp_lease_attach_with(struct rmp_client *c, const char *token,
 	err = parse_token(c, token, &t);
 	if (err)
 		return err;
-	return attach(c, t.id, t.secret, o.access, o.flags, out);
+	return attach(c, t.id, t.secret, o.access, o.flags, epoch, out);
 }
 
 /*
@@ -622,6 +641,7 @@ int rmpc_lease_on_rail(struct rmp_lease *l, struct rmp_client *rc,
 		if (!h)
 			return -ENOMEM;
 		h->c = rc;
+		h->epoch = l->epoch;
 	}
 	err = attach_into(h, l->id, l->secret, l->access, 0);
 	if (err) {

@@ -10,6 +10,7 @@
 #include "rails.h"
 #include "token.h"
 
+struct rmp_attach_opts;
 struct rmp_client;
 struct rmpc_group;
 
@@ -25,6 +26,9 @@ struct rmp_lease {
 	uint64_t stamp_ms; /* ... at this local time (rmp_now_ms) */
 	uint32_t rkey, access, flags;
 	uint32_t holders;  /* as last reported */
+	/* A member of a cluster lease: the epoch of the record it is
+	 * attached by, sent with every ATTACH of it (0: none). */
+	uint64_t epoch;
 	char host[RMP_TOKEN_HOST_MAX + 1]; /* server, for the token */
 	uint16_t port;
 	/* With rails (rails.h): the handle of the same lease on rail i's
@@ -149,6 +153,20 @@ int rmpc_lease_usable(struct rmp_lease *l, bool check_expiry);
  */
 int rmpc_lease_on_rail(struct rmp_lease *l, struct rmp_client *rc,
 		       unsigned i, struct rmp_lease **out);
+
+/*
+ * rmpc_lease_attach_epoch -- rmp_lease_attach_with for a member of a
+ * cluster lease attached by a record of epoch (0: none, as
+ * rmp_lease_attach_with): the server refuses it with -ESTALE when the
+ * lease's group was attached by a newer record, and keeps a newer epoch;
+ * the handle sends epoch with each ATTACH it makes again (a reconnect,
+ * a rail). rmpc_lease_set_epoch -- the epoch of l from now on (its
+ * record moved on; the server learns it at l's next ATTACH).
+ */
+int rmpc_lease_attach_epoch(struct rmp_client *c, const char *token,
+			    const struct rmp_attach_opts *opts, uint64_t epoch,
+			    struct rmp_lease **out);
+void rmpc_lease_set_epoch(struct rmp_lease *l, uint64_t epoch);
 
 /* rmpc_lease_rail_drop -- close the handle of every lease of c on rail
  * i (its client goes). */

@@ -15,7 +15,11 @@
 
 #include "auth.h"
 
-static const char label[16] = "rmpool-auth-v4"; /* NUL padded to 16 */
+/* The proofs' labels, NUL padded to 16 bytes. */
+static const char labels[2][16] = {
+	[RMP_AUTH_CLIENT] = "rmpool-auth-v5",
+	[RMP_AUTH_SERVER] = "rmpool-serv-v5",
+};
 
 int rmp_auth_init(void)
 {
@@ -78,12 +82,14 @@ bool rmp_auth_endpoint_local(const uint8_t ep[RMP_ENDPOINT_LEN])
 	return local;
 }
 
-void rmp_auth_proof(const uint8_t *key, size_t key_len,
-		    const uint8_t nonce[RMP_NONCE_LEN], uint8_t version,
+void rmp_auth_proof(enum rmp_auth_role role, const uint8_t *key,
+		    size_t key_len, const uint8_t snonce[RMP_NONCE_LEN],
+		    const uint8_t cnonce[RMP_NONCE_LEN], uint8_t version,
 		    const char *tenant, const char *name,
 		    const uint8_t server[RMP_ENDPOINT_LEN],
 		    uint8_t out[RMP_PROOF_LEN])
 {
+	const char *label = labels[role == RMP_AUTH_SERVER];
 	crypto_auth_hmacsha256_state st;
 	uint8_t t[RMP_TENANT_MAX], n[RMP_TENANT_MAX];
 
@@ -91,8 +97,9 @@ void rmp_auth_proof(const uint8_t *key, size_t key_len,
 	padded(name, n, sizeof(n));
 	crypto_auth_hmacsha256_init(&st, key, key_len);
 	crypto_auth_hmacsha256_update(&st, (const uint8_t *)label,
-				      sizeof(label));
-	crypto_auth_hmacsha256_update(&st, nonce, RMP_NONCE_LEN);
+				      sizeof(labels[0]));
+	crypto_auth_hmacsha256_update(&st, snonce, RMP_NONCE_LEN);
+	crypto_auth_hmacsha256_update(&st, cnonce, RMP_NONCE_LEN);
 	crypto_auth_hmacsha256_update(&st, &version, 1);
 	crypto_auth_hmacsha256_update(&st, t, sizeof(t));
 	crypto_auth_hmacsha256_update(&st, n, sizeof(n));

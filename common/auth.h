@@ -15,20 +15,27 @@ struct sockaddr;
  * A tenant key is 16..64 random bytes shared by the tenant's clients and
  * the daemon, written as hex (32..128 digits, trailing whitespace
  * allowed). At connect time the server sends a fresh 32-byte nonce in its
- * accept data; the client's first message, AUTH, carries
+ * accept data; the client's first message, AUTH, carries a fresh nonce
+ * of its own and
  *
- *   proof = HMAC-SHA256(key, "rmpool-auth-v4\0\0" || nonce[32] ||
- *                            version[1] || tenant[24] || name[24] ||
- *                            server[18])
+ *   proof = HMAC-SHA256(key, LABEL || server_nonce[32] ||
+ *                            client_nonce[32] || version[1] ||
+ *                            tenant[24] || name[24] || server[18])
  *
- * (tenant and name NUL padded as on the wire; server is the endpoint of
- * rmp_auth_endpoint). The nonce makes a proof good for one connection
- * only; the names and version bind it to what the client announced. The
- * server endpoint binds it to the server the client reached: the client
- * takes the peer address of its connection, the server the local address
- * of the accepted one, so a server that relays the nonce of another one
- * gets a proof that names itself, which the other refuses. Nothing here
- * is hand-written crypto: HMAC, the constant-time compare and the random
+ * with LABEL "rmpool-auth-v5\0\0"; the server's reply carries the same
+ * HMAC with LABEL "rmpool-serv-v5\0\0" (RMP_AUTH_SERVER). Tenant and name
+ * are NUL padded as on the wire; server is the endpoint of
+ * rmp_auth_endpoint. Each side's proof covers a nonce the other side
+ * chose, so neither is good on another connection; the two labels keep a
+ * server's proof from ever passing as a client's (a reflection). The
+ * names and version bind both to what the client announced. The server
+ * endpoint binds them to the server the client reached: the client takes
+ * the peer address of its connection, the server the local address of
+ * the accepted one, so a server that relays the nonce of another one
+ * gets a proof that names itself, which the other refuses. A client that
+ * checked the server's proof knows it talks to a holder of the tenant's
+ * key: it sends no lease id, secret or byte before. Nothing here is
+ * hand-written crypto: HMAC, the constant-time compare and the random
  * bytes are libsodium's.
  */
 #define RMP_KEY_MIN 16
@@ -60,13 +67,21 @@ int rmp_auth_endpoint(const struct sockaddr *sa,
  */
 bool rmp_auth_endpoint_local(const uint8_t ep[RMP_ENDPOINT_LEN]);
 
+/* Whose proof rmp_auth_proof makes: its label. */
+enum rmp_auth_role {
+	RMP_AUTH_CLIENT, /* AUTH's proof */
+	RMP_AUTH_SERVER, /* the AUTH reply's proof */
+};
+
 /*
- * rmp_auth_proof -- the proof above into out. tenant and name are C
- * strings of at most 24 bytes (longer ones are cut: callers check);
- * server is the endpoint of rmp_auth_endpoint.
+ * rmp_auth_proof -- role's proof above into out. snonce is the server's
+ * nonce (the accept data's), cnonce the client's (AUTH's); tenant and
+ * name are C strings of at most 24 bytes (longer ones are cut: callers
+ * check); server is the endpoint of rmp_auth_endpoint.
  */
-void rmp_auth_proof(const uint8_t *key, size_t key_len,
-		    const uint8_t nonce[RMP_NONCE_LEN], uint8_t version,
+void rmp_auth_proof(enum rmp_auth_role role, const uint8_t *key,
+		    size_t key_len, const uint8_t snonce[RMP_NONCE_LEN],
+		    const uint8_t cnonce[RMP_NONCE_LEN], uint8_t version,
 		    const char *tenant, const char *name,
 		    const uint8_t server[RMP_ENDPOINT_LEN],
 		    uint8_t out[RMP_PROOF_LEN]);

@@ -96,16 +96,16 @@ static const uint8_t *get_s32(const uint8_t *p, int32_t *v)
 
 /* Payload sizes per opcode: request, successful reply. */
 #define ALLOC_REQ_LEN 32
-#define LEASE_DESC_LEN 56
+#define LEASE_DESC_LEN 64
 #define RENEW_REQ_LEN 24
 #define RENEW_REP_LEN 8
 #define FREE_REQ_LEN 16
 #define FREE_REP_LEN 0
-#define ATTACH_REQ_LEN 24
+#define ATTACH_REQ_LEN 32
 #define STAT_REQ_LEN 0
 #define STAT_REP_LEN 128
-#define AUTH_REQ_LEN RMP_AUTH_PROOF_LEN
-#define AUTH_REP_LEN 0
+#define AUTH_REQ_LEN (RMP_AUTH_PROOF_LEN + RMP_AUTH_NONCE_LEN)
+#define AUTH_REP_LEN RMP_AUTH_PROOF_LEN
 
 int rmp_msg_payload_len(unsigned opcode, int is_reply, int32_t status)
 {
@@ -148,7 +148,8 @@ static uint8_t *put_lease_desc(uint8_t *p, const struct rmp_lease_desc *d)
 	p = put_le32(p, d->rkey);
 	p = put_le32(p, d->access);
 	p = put_le32(p, d->flags);
-	return put_le32(p, d->holders);
+	p = put_le32(p, d->holders);
+	return put_le64(p, d->epoch);
 }
 
 static uint8_t *put_stat_rep(uint8_t *p, const struct rmp_stat_rep *s)
@@ -217,15 +218,22 @@ static void put_payload(uint8_t *p, const struct rmp_msg *m, int is_reply)
 		p = put_le64(p, m->u.attach.id);
 		p = put_le64(p, m->u.attach.secret);
 		p = put_le32(p, m->u.attach.access);
-		put_le32(p, m->u.attach.flags);
+		p = put_le32(p, m->u.attach.flags);
+		put_le64(p, m->u.attach.epoch);
 		break;
 	case RMP_OP_STAT:
 		if (is_reply)
 			put_stat_rep(p, &m->u.stat);
 		break;
 	case RMP_OP_AUTH:
-		if (!is_reply)
-			memcpy(p, m->u.auth.proof, RMP_AUTH_PROOF_LEN);
+		if (is_reply) {
+			memcpy(p, m->u.auth_rep.server_proof,
+			       RMP_AUTH_PROOF_LEN);
+			break;
+		}
+		memcpy(p, m->u.auth.proof, RMP_AUTH_PROOF_LEN);
+		memcpy(p + RMP_AUTH_PROOF_LEN, m->u.auth.client_nonce,
+		       RMP_AUTH_NONCE_LEN);
 		break;
 	}
 }
@@ -267,7 +275,8 @@ static int get_lease_desc(const uint8_t *p, struct rmp_lease_desc *d)
 	p = get_le32(p, &d->rkey);
 	p = get_le32(p, &d->access);
 	p = get_le32(p, &d->flags);
-	get_le32(p, &d->holders);
+	p = get_le32(p, &d->holders);
+	get_le64(p, &d->epoch);
 	return 0;
 }
 
@@ -338,15 +347,22 @@ static int get_payload(const uint8_t *p, unsigned opcode, int is_reply,
 		p = get_le64(p, &m->u.attach.id);
 		p = get_le64(p, &m->u.attach.secret);
 		p = get_le32(p, &m->u.attach.access);
-		get_le32(p, &m->u.attach.flags);
+		p = get_le32(p, &m->u.attach.flags);
+		get_le64(p, &m->u.attach.epoch);
 		return 0;
 	case RMP_OP_STAT:
 		if (is_reply)
 			return get_stat_rep(p, &m->u.stat);
 		return 0;
 	case RMP_OP_AUTH:
-		if (!is_reply)
-			memcpy(m->u.auth.proof, p, RMP_AUTH_PROOF_LEN);
+		if (is_reply) {
+			memcpy(m->u.auth_rep.server_proof, p,
+			       RMP_AUTH_PROOF_LEN);
+			return 0;
+		}
+		memcpy(m->u.auth.proof, p, RMP_AUTH_PROOF_LEN);
+		memcpy(m->u.auth.client_nonce, p + RMP_AUTH_PROOF_LEN,
+		       RMP_AUTH_NONCE_LEN);
 		return 0;
 	}
 	return -EOPNOTSUPP;
@@ -438,6 +454,9 @@ const char *rmp_detail_str(unsigned detail)
 		return "the connection limit of this address";
 	case RMP_DETAIL_NETWORK:
 		return "the tenant may not connect from this address";
+	case RMP_DETAIL_EPOCH:
+		return "the lease's group has a newer epoch than the record "
+		       "it was attached by";
 	}
 	return "";
 }

@@ -23,13 +23,16 @@
  */
 #define RMP_MSG_MAGIC 0x31504d52u /* "RMP1" */
 /*
- * 4: the AUTH proof names the server endpoint (common/auth.h). Min = max:
- * a client that also spoke 3 would make the unbound proof of 3 for a
- * relaying server that chose 3 in its accept data.
+ * 5: the server proves the tenant's key too (AUTH carries a nonce of the
+ * client's, its reply the server's proof: common/auth.h), ATTACH carries
+ * the group epoch of a cluster lease and the lease description the one
+ * the server holds. 4 bound the client's proof to the server endpoint.
+ * Min = max: a client that also spoke 4 would talk to a server that
+ * proves nothing when a relay chose 4 in its accept data.
  */
-#define RMP_PROTO_VERSION 4
-#define RMP_PROTO_MIN 4
-#define RMP_PROTO_MAX 4
+#define RMP_PROTO_VERSION 5
+#define RMP_PROTO_MIN 5
+#define RMP_PROTO_MAX 5
 #define RMP_MSG_HDR_LEN 24
 #define RMP_MSG_MAX 256
 
@@ -54,6 +57,8 @@ enum rmp_detail {
 	RMP_DETAIL_TENANT_CONNECTIONS = 9, /* AUTH: the tenant's connections */
 	RMP_DETAIL_PEER_CONNECTIONS = 10,  /* AUTH: the address's connections */
 	RMP_DETAIL_NETWORK = 11,    /* AUTH: not from the tenant's networks */
+	RMP_DETAIL_EPOCH = 12,      /* -ESTALE: ATTACH under an epoch older
+				     * than the one the lease's group has */
 };
 /* Text for a detail ("the tenant's byte limit", ...), "" for NONE. */
 const char *rmp_detail_str(unsigned detail);
@@ -124,7 +129,7 @@ struct rmp_alloc_req {
 #define RMP_ATTACH_F_EXCLUSIVE 0x1u /* revoke every other key first */
 #define RMP_ATTACH_F_ALL RMP_ATTACH_F_EXCLUSIVE
 
-/* ALLOC and ATTACH reply: 56 bytes. */
+/* ALLOC and ATTACH reply: 64 bytes. */
 struct rmp_lease_desc {
 	uint64_t id;
 	uint64_t secret;
@@ -135,6 +140,8 @@ struct rmp_lease_desc {
 	uint32_t access;  /* of this key (an attach may ask for less) */
 	uint32_t flags;
 	uint32_t holders; /* live keys of the lease, this one included */
+	uint64_t epoch;   /* the group epoch the server holds for it (0:
+			   * none; ALLOC: always 0) */
 };
 
 /*
@@ -160,26 +167,38 @@ struct rmp_free_req {
 };
 
 /*
- * ATTACH request: 24 bytes. A key for this connection beside the
+ * ATTACH request: 32 bytes. A key for this connection beside the
  * lease's other keys, with access (0 = the lease's) up to the lease's;
- * RMP_ATTACH_F_EXCLUSIVE revokes the others first.
+ * RMP_ATTACH_F_EXCLUSIVE revokes the others first. epoch: the epoch of
+ * the cluster lease record the member is attached by (0: none, nothing
+ * checked); the server refuses one older than the highest it was given
+ * for the lease (-ESTALE, RMP_DETAIL_EPOCH) and keeps a newer one.
  */
 struct rmp_attach_req {
 	uint64_t id;
 	uint64_t secret;
 	uint32_t access;
 	uint32_t flags;
+	uint64_t epoch;
 };
 
 /*
- * AUTH request: 32 bytes, the proof of common/auth.h; the first message
- * of every connection. Reply has no payload; an error reply's detail says
- * why (RMP_DETAIL_BAD_PROOF, RMP_DETAIL_REPLAYED) and the server closes
- * the connection after it.
+ * AUTH request: 64 bytes, the client's proof of common/auth.h and a
+ * fresh random nonce of the client's; the first message of every
+ * connection. Reply: 32 bytes, the server's proof over both nonces
+ * (common/auth.h; zeros for the anonymous tenant, which has no key). An
+ * error reply's detail says why (RMP_DETAIL_BAD_PROOF, ...) and the
+ * server closes the connection after it.
  */
 #define RMP_AUTH_PROOF_LEN 32
+#define RMP_AUTH_NONCE_LEN 32
 struct rmp_auth_req {
 	uint8_t proof[RMP_AUTH_PROOF_LEN];
+	uint8_t client_nonce[RMP_AUTH_NONCE_LEN];
+};
+
+struct rmp_auth_rep {
+	uint8_t server_proof[RMP_AUTH_PROOF_LEN];
 };
 
 /* STAT reply: 128 bytes. Request has no payload. */
@@ -218,6 +237,7 @@ struct rmp_msg {
 		struct rmp_free_req free;
 		struct rmp_attach_req attach;
 		struct rmp_auth_req auth;
+		struct rmp_auth_rep auth_rep;
 		struct rmp_stat_rep stat;
 	} u;
 };

@@ -41,6 +41,9 @@ struct rmp_journal_lease {
 	uint32_t access, flags;
 	char tenant[25];
 	char owner[25];
+	/* The lease's group epoch (rmp_lease.group_epoch). Records of
+	 * rmpool before 0.7 have zeros here (their spare bytes): none. */
+	uint64_t group_epoch;
 };
 
 struct rmp_journal;

@@ -70,6 +70,9 @@ struct rmp_lease {
 	uint64_t created_ms;
 	uint64_t zero_at_ms;      /* ZEROING: its extent is zeroed then */
 	uint32_t jslot;           /* its journal record (0: none) */
+	/* The highest group epoch an ATTACH gave (a member of a cluster
+	 * lease; 0: none): an ATTACH under an older one is refused. */
+	uint64_t group_epoch;
 	TAILQ_ENTRY(rmp_lease) state_link;  /* ending / settling / quarantined */
 
 	/* table internals */

@@ -347,6 +347,18 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	access = r->access ? r->access : l->access;
 	if (access & ~l->access)
 		return -EACCES;
+	/* A member of a cluster lease attached by a record older than one
+	 * its group was attached by (rolled back, or a repair's fence got
+	 * here first): refused before any key moves, so that a stale holder
+	 * cannot fence anybody. A newer epoch is kept (in the journal too). */
+	if (r->epoch && r->epoch < l->group_epoch) {
+		*detail = RMP_DETAIL_EPOCH;
+		return -ESTALE;
+	}
+	if (r->epoch > l->group_epoch) {
+		l->group_epoch = r->epoch;
+		lc_journal_put(lc, l);
+	}
 	/* Takeover: every other key is revoked (each settles on its own)
 	 * before the new one is granted. */
 	if (exclusive) {
@@ -405,6 +417,7 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 	 * the reply to the ALLOC that asked for SPILL). */
 	d->flags = l->flags & ~RMP_LEASE_F_SPILLED;
 	d->holders = l->nkeys;
+	d->epoch = l->group_epoch;
 }
 
 void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)

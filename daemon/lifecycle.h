@@ -118,7 +118,9 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 /*
  * ATTACH: h gets its own key beside the lease's other keys, with the
  * access asked for (0 = the lease's; more gives -EACCES); exclusive
- * revokes every other key first. Errors as RENEW, plus -EDQUOT (the
+ * revokes every other key first. A non-zero epoch older than the lease's
+ * group epoch gives -ESTALE (RMP_DETAIL_EPOCH) before any key moves; a
+ * newer one becomes the group epoch. Errors as RENEW, plus -EDQUOT (the
  * keys-per-lease limit) and the key's error.
  */
 int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,

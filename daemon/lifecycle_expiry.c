@@ -44,6 +44,7 @@ int lc_journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	r.flags = l->flags & ~RMP_LEASE_F_SPILLED;
 	rmp_strlcpy(r.tenant, l->tenant->name, sizeof(r.tenant));
 	rmp_strlcpy(r.owner, l->owner, sizeof(r.owner));
+	r.group_epoch = l->group_epoch;
 	return rmp_journal_put(l->pool->journal, &r, &l->jslot);
 }
 

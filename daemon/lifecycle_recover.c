@@ -89,6 +89,7 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	l->created_ms = rc->now;
 	l->jslot = slot;
 	rmp_strlcpy(l->owner, r->owner, sizeof(l->owner));
+	l->group_epoch = r->group_epoch;
 	/* Its connection is gone: an auto-renewed lease lives one more ttl
 	 * from now, time for its holder to attach again. */
 	l->deadline_ms = (l->flags & RMP_LEASE_F_AUTO_RENEW) ?

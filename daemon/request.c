@@ -123,8 +123,11 @@ unsigned rmp_request_auth(const struct rmp_request_ctx *ctx,
 	if (ret == 0 && req.hdr.opcode == RMP_OP_AUTH &&
 	    !(req.hdr.flags & RMP_MSG_F_REPLY))
 		detail = rmp_tenants_check_proof(ctx->tenants, p->tenant,
-						 p->nonce, p->version, p->name,
-						 p->server, req.u.auth.proof);
+						 p->nonce,
+						 req.u.auth.client_nonce,
+						 p->version, p->name,
+						 p->server, req.u.auth.proof,
+						 rep->u.auth_rep.server_proof);
 	if (detail == RMP_DETAIL_NONE) {
 		h->tenant = p->tenant;
 		h->tenant_epoch = p->tenant->epoch;

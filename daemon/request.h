@@ -53,7 +53,9 @@ struct rmp_auth_pending {
 
 /*
  * rmp_request_auth -- the first message of a connection, which must be an
- * AUTH proving p->tenant's key for p->nonce and p->server. Fills *rep. Returns
+ * AUTH proving p->tenant's key for p->nonce, the client's nonce and
+ * p->server. Fills *rep: on success with the server's own proof of the
+ * key (rmp_tenants_check_proof). Returns
  * RMP_DETAIL_NONE when the proof holds (h->tenant is set then), else why
  * not (RMP_DETAIL_BAD_PROOF, _REPLAYED, _NOT_AUTHED for any other
  * message): the caller closes the connection once the reply is sent.

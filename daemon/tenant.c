@@ -469,10 +469,12 @@ static bool seen(const struct rmp_tenants *ts,
 
 unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 const struct rmp_tenant *t,
-				 const uint8_t nonce[RMP_NONCE_LEN],
+				 const uint8_t snonce[RMP_NONCE_LEN],
+				 const uint8_t cnonce[RMP_NONCE_LEN],
 				 uint8_t version, const char *name,
 				 const uint8_t server[RMP_ENDPOINT_LEN],
-				 const uint8_t proof[RMP_PROOF_LEN])
+				 const uint8_t proof[RMP_PROOF_LEN],
+				 uint8_t server_proof[RMP_PROOF_LEN])
 {
 	bool own = t->usable && t->key_len;
 	const struct rmp_tenant *key_of = own ? t : &ts->stranger;
@@ -485,10 +487,11 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 	 * is one anybody can make. Such a proof, and the stranger's, is
 	 * checked against the stranger's key, which nobody knows: the same
 	 * work as for a wrong key, and the same answer. */
+	memset(server_proof, 0, RMP_PROOF_LEN);
 	if (t->anonymous && t->usable)
 		return RMP_DETAIL_NONE;
-	rmp_auth_proof(key_of->key, key_of->key_len, nonce, version, t->name,
-		       name, server, want);
+	rmp_auth_proof(RMP_AUTH_CLIENT, key_of->key, key_of->key_len, snonce,
+		       cnonce, version, t->name, name, server, want);
 	ok = rmp_auth_equal(want, proof) && own;
 	rmp_wipe(want, sizeof(want));
 	replayed = seen(ts, proof, t->name);
@@ -501,6 +504,8 @@ unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 	ts->proofs_next = (ts->proofs_next + 1) % PROOF_RING;
 	if (ts->proofs_used < PROOF_RING)
 		ts->proofs_used++;
+	rmp_auth_proof(RMP_AUTH_SERVER, t->key, t->key_len, snonce, cnonce,
+		       version, t->name, name, server, server_proof);
 	return RMP_DETAIL_NONE;
 }
 

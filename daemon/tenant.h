@@ -109,22 +109,27 @@ struct rmp_tenant *rmp_tenants_owner(struct rmp_tenants *ts, const char *name,
 				     unsigned *why);
 
 /*
- * rmp_tenants_check_proof -- does proof prove t's key for this nonce,
- * version, client name and server endpoint (our end of the connection,
+ * rmp_tenants_check_proof -- does proof prove t's key for these nonces
+ * (ours, the accept data's, and the client's, its AUTH's), version,
+ * client name and server endpoint (our end of the connection,
  * rmp_auth_endpoint)? Returns RMP_DETAIL_NONE (yes; the proof is
- * remembered), RMP_DETAIL_BAD_PROOF or RMP_DETAIL_REPLAYED (it was
- * accepted on an earlier connection). The anonymous tenant has no key:
- * any proof is accepted for it while it is enabled. A tenant that is not
- * usable (removed, or its key gone, by a reload since the connection was
- * admitted) and the stranger accept none: RMP_DETAIL_BAD_PROOF, after the
- * work of checking a proof.
+ * remembered, and server_proof is the server's answer to it, common/
+ * auth.h), RMP_DETAIL_BAD_PROOF or RMP_DETAIL_REPLAYED (it was accepted
+ * on an earlier connection); server_proof is zeroed but on success. The
+ * anonymous tenant has no key: any proof is accepted for it while it is
+ * enabled, and its server proof is zeros (it proves nothing). A tenant
+ * that is not usable (removed, or its key gone, by a reload since the
+ * connection was admitted) and the stranger accept none:
+ * RMP_DETAIL_BAD_PROOF, after the work of checking a proof.
  */
 unsigned rmp_tenants_check_proof(struct rmp_tenants *ts,
 				 const struct rmp_tenant *t,
-				 const uint8_t nonce[RMP_NONCE_LEN],
+				 const uint8_t snonce[RMP_NONCE_LEN],
+				 const uint8_t cnonce[RMP_NONCE_LEN],
 				 uint8_t version, const char *name,
 				 const uint8_t server[RMP_ENDPOINT_LEN],
-				 const uint8_t proof[RMP_PROOF_LEN]);
+				 const uint8_t proof[RMP_PROOF_LEN],
+				 uint8_t server_proof[RMP_PROOF_LEN]);
 
 /*
  * rmp_tenant_lease_share -- a tenant's lease limit when its config sets

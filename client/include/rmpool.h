@@ -57,6 +57,12 @@ extern "C" {
  *                 server does not have (told apart in its log only), or a
  *                 proof replayed from another connection, or relayed from a
  *                 server other than the one that checks it
+ *   -EBADE        the server did not prove that it holds the tenant's key
+ *                 (not a server of this tenant: nothing about a lease was
+ *                 sent to it)
+ *   -ESTALE       a member of a cluster lease: the record it was attached by
+ *                 is older than the one its group was attached by since (a
+ *                 repair moved on, or an old record was put back in etcd)
  *   -EKEYREVOKED  a reload voided this connection's proof (removed its tenant,
  *                 changed its key, or no longer admits its address): every
  *                 request is refused, and the server closes the connection
@@ -93,8 +99,9 @@ extern "C" {
  * for its reply. Besides their own errors each can give -ENOTCONN,
  * -ETIMEDOUT (no reply within op_timeout_ms; the request may still have
  * been carried out), -EIO (the request could not be posted), -EPROTO (a
- * malformed reply) and -EKEYREVOKED (a reload voided this connection's
- * proof).
+ * malformed reply), -EKEYREVOKED (a reload voided this connection's
+ * proof) and -ESTALE (an ATTACH, also one made again after a reconnect,
+ * of a cluster lease's member whose group has a newer record).
  *
  * After a failed call, rmp_client_last_error() often says more (which
  * step failed, what the server or the NIC answered).
@@ -262,7 +269,10 @@ int rmp_client_new(struct rmp_client **out,
  * (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
  * the connect request with protocol version, name and tenant, wait for
  * the accept, and prove the tenant's key (for this server's address and
- * port as we reached them). Errors: -EKEYREJECTED (wrong key or unknown
+ * port as we reached them), then check the server's proof of the same key
+ * (a server that cannot give it is sent nothing more). Errors:
+ * -EKEYREJECTED (wrong key or unknown tenant), -EBADE (the server did
+ * not prove that it holds the tenant's key: not a server of this
  * tenant), -EACCES /
  * -ENOENT (the key file cannot be used), -EHOSTUNREACH (the name does
  * not resolve, or nobody answers address resolution at that address),

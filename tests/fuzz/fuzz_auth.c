@@ -15,28 +15,33 @@
  * The input is what a client sends as its first message. It goes the way
  * the daemon's rmp_request_auth() takes it: rmp_msg_decode(), and when it
  * is an AUTH request, rmp_tenants_check_proof() against one fixed tenant,
- * nonce, version, client name and server endpoint (192.0.2.1:7471). The
- * target asserts that the check accepts exactly the right proof (computed
- * here with rmp_auth_proof()) and nothing else, and that it never calls a
- * wrong proof a replay: only the right proof is ever accepted, so only it
- * can be replayed. The proof of the same client for another server (a
+ * server nonce, version, client name and server endpoint
+ * (192.0.2.1:7471), with the client nonce the message carries. The
+ * target asserts that the check accepts exactly the right proof for that
+ * client nonce (computed here with rmp_auth_proof()) and nothing else,
+ * that it answers the right one with the server's proof of the key for
+ * the same nonces and anything else with zeros, and that it never calls
+ * a wrong proof a replay: only the right proof is ever accepted, so only
+ * it can be replayed. The proof of the same client for another server (a
  * relay) is refused as wrong.
  *
- * Each input is tried twice: as it is, and with its first 32 bytes put
- * into a well-formed AUTH request, so that random bytes reach the proof
- * check without a seed corpus. Seeds (the right proof, alone and in a
- * message, and a wrong one) are in corpus/fuzz_auth/, made with:
+ * Each input is tried twice: as it is, and with its first 64 bytes put
+ * into a well-formed AUTH request (proof, client nonce), so that random
+ * bytes reach the proof check without a seed corpus. Seeds (the right
+ * proof, alone and in a message, and a wrong one) are in
+ * corpus/fuzz_auth/, made with:
  *
  *   import hmac, hashlib, struct
  *   key = bytes.fromhex(KEY_HEX); nonce = bytes((i * 37 + 11) % 256
  *                                               for i in range(32))
+ *   cnonce = bytes(range(0x40, 0x60))
  *   server = bytes(10) + b"\xff\xff" + bytes([192, 0, 2, 1]) + \
  *            struct.pack(">H", 7471)
- *   msg = (b"rmpool-auth-v4\0\0" + nonce + b"\x04" +
+ *   msg = (b"rmpool-auth-v5\0\0" + nonce + cnonce + b"\x05" +
  *          b"fuzz".ljust(24, b"\0") + b"fuzz-client".ljust(24, b"\0") +
  *          server)
  *   proof = hmac.new(key, msg, hashlib.sha256).digest()
- *   hdr = struct.pack("<IBBHIiQ", 0x31504d52, 4, 6, 0, 32, 0, 1)
+ *   hdr = struct.pack("<IBBHIiQ", 0x31504d52, 5, 6, 0, 64, 0, 1)
  */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,9 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static struct rmp_tenants *tenants;
 static struct rmp_tenant *tenant;
+static uint8_t key[RMP_KEY_MAX];
+static size_t key_len;
 static uint8_t nonce[RMP_NONCE_LEN], other_nonce[RMP_NONCE_LEN];
-static uint8_t server[RMP_ENDPOINT_LEN];
-static uint8_t right[RMP_PROOF_LEN], relayed[RMP_PROOF_LEN];
+static uint8_t server[RMP_ENDPOINT_LEN], relay[RMP_ENDPOINT_LEN];
 
 /* setup -- the tenant table, from a config text like the daemon's. */
 static void setup(void)
@@ -60,7 +66,6 @@ static void setup(void)
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(7471),
 				   .sin_addr.s_addr = htonl(0xc0000201) };
-	uint8_t relay[RMP_ENDPOINT_LEN];
 	char err[256];
 	unsigned why;
 
@@ -81,21 +86,52 @@ static void setup(void)
 	}
 	if (rmp_auth_endpoint((struct sockaddr *)&sin, server))
 		abort();
-	rmp_auth_proof(cfg.tenants[0].key, cfg.tenants[0].key_len, nonce,
-		       RMP_PROTO_VERSION, TENANT, CLIENT, server, right);
-	/* What a victim sends to a relay at 192.0.2.2:7471 that passed our
-	 * nonce on. */
+	/* A relay at 192.0.2.2:7471 that passed our nonce on. */
 	sin.sin_addr.s_addr = htonl(0xc0000202);
 	if (rmp_auth_endpoint((struct sockaddr *)&sin, relay))
 		abort();
-	rmp_auth_proof(cfg.tenants[0].key, cfg.tenants[0].key_len, nonce,
-		       RMP_PROTO_VERSION, TENANT, CLIENT, relay, relayed);
+	memcpy(key, cfg.tenants[0].key, cfg.tenants[0].key_len);
+	key_len = cfg.tenants[0].key_len;
 	rmp_wipe(&cfg, sizeof(cfg));
+}
+
+/* proof -- role's proof for the server nonce sn, the client nonce cn and
+ * the server endpoint ep. */
+static void proof(enum rmp_auth_role role, const uint8_t *sn,
+		  const uint8_t *cn, const uint8_t *ep,
+		  uint8_t out[RMP_PROOF_LEN])
+{
+	rmp_auth_proof(role, key, key_len, sn, cn, RMP_PROTO_VERSION, TENANT,
+		       CLIENT, ep, out);
+}
+
+/* verify -- rmp_tenants_check_proof, its server proof checked: the
+ * server's proof for sn and cn on success, zeros otherwise. */
+static unsigned verify(const uint8_t *sn, const uint8_t *cn,
+		       const uint8_t p[RMP_PROOF_LEN])
+{
+	static const uint8_t zeros[RMP_PROOF_LEN];
+	uint8_t sp[RMP_PROOF_LEN], want[RMP_PROOF_LEN];
+	unsigned d;
+
+	memset(sp, 0x5a, sizeof(sp));
+	d = rmp_tenants_check_proof(tenants, tenant, sn, cn, RMP_PROTO_VERSION,
+				    CLIENT, server, p, sp);
+	if (d == RMP_DETAIL_NONE) {
+		proof(RMP_AUTH_SERVER, sn, cn, server, want);
+		if (memcmp(sp, want, sizeof(sp)))
+			abort(); /* the server proved something else */
+	} else if (memcmp(sp, zeros, sizeof(sp))) {
+		abort(); /* a refusal that proves something */
+	}
+	return d;
 }
 
 /* check -- one message through the daemon's AUTH path. */
 static void check(const uint8_t *buf, size_t len)
 {
+	uint8_t right[RMP_PROOF_LEN], relayed[RMP_PROOF_LEN];
+	const uint8_t *cn;
 	struct rmp_msg m;
 	unsigned d;
 	int same;
@@ -105,12 +141,17 @@ static void check(const uint8_t *buf, size_t len)
 	if (m.hdr.opcode != RMP_OP_AUTH || (m.hdr.flags & RMP_MSG_F_REPLY))
 		return;
 	if (m.hdr.version != RMP_PROTO_VERSION || m.hdr.status != 0 ||
-	    len != RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN ||
-	    memcmp(m.u.auth.proof, buf + RMP_MSG_HDR_LEN, RMP_AUTH_PROOF_LEN))
+	    len != RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN + RMP_AUTH_NONCE_LEN ||
+	    memcmp(m.u.auth.proof, buf + RMP_MSG_HDR_LEN, RMP_AUTH_PROOF_LEN) ||
+	    memcmp(m.u.auth.client_nonce,
+		   buf + RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN,
+		   RMP_AUTH_NONCE_LEN))
 		abort(); /* the decoder let through what it must not */
+	cn = m.u.auth.client_nonce;
+	proof(RMP_AUTH_CLIENT, nonce, cn, server, right);
+	proof(RMP_AUTH_CLIENT, nonce, cn, relay, relayed);
 
-	d = rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
-				    CLIENT, server, m.u.auth.proof);
+	d = verify(nonce, cn, m.u.auth.proof);
 	same = !memcmp(m.u.auth.proof, right, RMP_PROOF_LEN);
 	if (d == RMP_DETAIL_NONE && !same)
 		abort(); /* a wrong proof let in */
@@ -120,24 +161,17 @@ static void check(const uint8_t *buf, size_t len)
 		abort(); /* a wrong proof called a replay (or worse) */
 
 	/* The right proof works on its own connection, again and again... */
-	if (rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
-				    CLIENT, server, right) != RMP_DETAIL_NONE)
+	if (verify(nonce, cn, right) != RMP_DETAIL_NONE)
 		abort();
 	/* ...is a replay on another one... */
-	if (rmp_tenants_check_proof(tenants, tenant, other_nonce,
-				    RMP_PROTO_VERSION, CLIENT, server,
-				    right) != RMP_DETAIL_REPLAYED)
+	if (verify(other_nonce, cn, right) != RMP_DETAIL_REPLAYED)
 		abort();
 	/* ...and the received proof is no good on another connection. */
-	d = rmp_tenants_check_proof(tenants, tenant, other_nonce,
-				    RMP_PROTO_VERSION, CLIENT, server,
-				    m.u.auth.proof);
+	d = verify(other_nonce, cn, m.u.auth.proof);
 	if (d != (same ? RMP_DETAIL_REPLAYED : RMP_DETAIL_BAD_PROOF))
 		abort();
-	/* A proof made for a relay is wrong here, nonce and all right. */
-	if (rmp_tenants_check_proof(tenants, tenant, nonce, RMP_PROTO_VERSION,
-				    CLIENT, server, relayed) !=
-	    RMP_DETAIL_BAD_PROOF)
+	/* A proof made for a relay is wrong here, nonces and all right. */
+	if (verify(nonce, cn, relayed) != RMP_DETAIL_BAD_PROOF)
 		abort();
 }
 
@@ -152,15 +186,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	check(data, size);
 
-	/* The first 32 bytes as the proof of a well-formed AUTH request. */
-	if (size < RMP_AUTH_PROOF_LEN)
+	/* The first 64 bytes as the proof and client nonce of a well-formed
+	 * AUTH request. */
+	if (size < RMP_AUTH_PROOF_LEN + RMP_AUTH_NONCE_LEN)
 		return 0;
 	memset(&m, 0, sizeof(m));
 	m.hdr.opcode = RMP_OP_AUTH;
 	m.hdr.req_id = 1;
 	memcpy(m.u.auth.proof, data, RMP_AUTH_PROOF_LEN);
+	memcpy(m.u.auth.client_nonce, data + RMP_AUTH_PROOF_LEN,
+	       RMP_AUTH_NONCE_LEN);
 	n = rmp_msg_encode(buf, sizeof(buf), &m);
-	if (n != RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN)
+	if (n != RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN + RMP_AUTH_NONCE_LEN)
 		abort();
 	check(buf, (size_t)n);
 	return 0;

@@ -297,6 +297,14 @@ int run_badconnect(const char *host, const char *port)
 	fails += bad_connect(host, port, "protocol 3 (unbound proof)", pdata,
 			     sizeof(pdata), RMP_REJ_PROTO, true);
 
+	/* (f) a protocol 4 client: it would take a server that proves
+	 * nothing */
+	req.proto_min = req.proto_max = 4;
+	if (rmp_conn_req_encode(pdata, sizeof(pdata), &req) < 0)
+		return 1;
+	fails += bad_connect(host, port, "protocol 4 (server unproven)",
+			     pdata, sizeof(pdata), RMP_REJ_PROTO, true);
+
 	say("badconnect: %s (%d failed check(s))", fails ? "FAIL" : "PASS",
 	    fails);
 	return fails ? 1 : 0;
@@ -376,7 +384,12 @@ out:
 
 /* --------------------------------------------------------------- auth */
 
-/* auth_send -- AUTH with proof; 0 with *rep, or a transport error. */
+/* The client nonce of the AUTHs here: a replay sends a whole AUTH
+ * again, the nonce with the proof. */
+static const uint8_t auth_cnonce[RMP_NONCE_LEN] = { 0xc0, 0xff, 0xee };
+
+/* auth_send -- AUTH with proof (and auth_cnonce); 0 with *rep, or a
+ * transport error. */
 static int auth_send(struct raw *r, const uint8_t proof[RMP_PROOF_LEN],
 		     struct rmp_msg *rep)
 {
@@ -384,6 +397,7 @@ static int auth_send(struct raw *r, const uint8_t proof[RMP_PROOF_LEN],
 
 	req.hdr.opcode = RMP_OP_AUTH;
 	memcpy(req.u.auth.proof, proof, RMP_PROOF_LEN);
+	memcpy(req.u.auth.client_nonce, auth_cnonce, RMP_NONCE_LEN);
 	return request(r, &req, rep);
 }
 
@@ -498,8 +512,9 @@ int run_auth(const char *host, const char *port, const char *mode)
 		}
 		if (raw_server(&r1, server))
 			goto out;
-		rmp_auth_proof(key, key_len, r1.rep.nonce, r1.rep.version,
-			       raw_tenant(), name, server, proof);
+		rmp_auth_proof(RMP_AUTH_CLIENT, key, key_len, r1.rep.nonce,
+			       auth_cnonce, r1.rep.version, raw_tenant(),
+			       name, server, proof);
 		if (auth_send(&r1, proof, &rep))
 			goto out;
 		if (rep.hdr.status) {
@@ -527,8 +542,9 @@ int run_auth(const char *host, const char *port, const char *mode)
 			server[15] ^= 0x01; /* the last address byte */
 		else
 			key[0] ^= 0x5a;
-		rmp_auth_proof(key, key_len, r.rep.nonce, r.rep.version,
-			       raw_tenant(), name, server, proof);
+		rmp_auth_proof(RMP_AUTH_CLIENT, key, key_len, r.rep.nonce,
+			       auth_cnonce, r.rep.version, raw_tenant(),
+			       name, server, proof);
 		if (auth_send(&r, proof, &rep))
 			goto out;
 		fails = refusal_ok(&rep, relay ? "AUTH with a proof for "

@@ -514,19 +514,25 @@ int raw_server(struct raw *r, uint8_t out[RMP_ENDPOINT_LEN])
 }
 
 /*
- * raw_auth -- the first message: AUTH with the proof for the accept's
- * nonce and the server we reached (the key from RMPOOL_KEY_FILE; none
- * for anonymous). 0 when the server accepted it, -1 otherwise (printed).
+ * raw_auth -- the first message: AUTH with a nonce of ours and the proof
+ * for both nonces and the server we reached (the key from
+ * RMPOOL_KEY_FILE; none for anonymous), and the server's proof in the
+ * reply checked, as librmpool does. 0 when the server accepted it and
+ * proved the key, -1 otherwise (printed).
  */
 static int raw_auth(struct raw *r, const char *name, const char *tenant)
 {
 	const char *file = getenv("RMPOOL_KEY_FILE");
 	struct rmp_msg req = { 0 }, rep;
 	uint8_t key[RMP_KEY_MAX], server[RMP_ENDPOINT_LEN];
+	uint8_t want[RMP_PROOF_LEN];
 	size_t key_len = 0;
 	char err[256];
 
 	req.hdr.opcode = RMP_OP_AUTH;
+	rmp_auth_init();
+	rmp_auth_random(req.u.auth.client_nonce,
+			sizeof(req.u.auth.client_nonce));
 	if (tenant[0]) {
 		if (raw_server(r, server))
 			return -1;
@@ -536,8 +542,13 @@ static int raw_auth(struct raw *r, const char *name, const char *tenant)
 			    tenant, file ? err : "RMPOOL_KEY_FILE is not set");
 			return -1;
 		}
-		rmp_auth_proof(key, key_len, r->rep.nonce, r->rep.version,
+		rmp_auth_proof(RMP_AUTH_CLIENT, key, key_len, r->rep.nonce,
+			       req.u.auth.client_nonce, r->rep.version,
 			       tenant, name, server, req.u.auth.proof);
+		rmp_auth_proof(RMP_AUTH_SERVER, key, key_len, r->rep.nonce,
+			       req.u.auth.client_nonce, r->rep.version,
+			       tenant, name, server, want);
+		rmp_wipe(key, sizeof(key));
 	}
 	if (request(r, &req, &rep))
 		return -1;
@@ -547,6 +558,11 @@ static int raw_auth(struct raw *r, const char *name, const char *tenant)
 		say("%s: AUTH as tenant %s: %s (%s)", r->what, tenant,
 		    errname(rep.hdr.status),
 		    rmp_detail_str(RMP_MSG_DETAIL(rep.hdr.flags)));
+		return -1;
+	}
+	if (tenant[0] && !rmp_auth_equal(want, rep.u.auth_rep.server_proof)) {
+		say("%s: the server did not prove tenant %s's key", r->what,
+		    tenant);
 		return -1;
 	}
 	return 0;

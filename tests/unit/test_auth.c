@@ -37,25 +37,51 @@ static void hex(const uint8_t *b, size_t n, char *out)
 		sprintf(out + 2 * i, "%02x", b[i]);
 }
 
+/* fill_cnonce -- the client's nonce of most proofs here: c0 c1 .. df. */
+static void fill_cnonce(uint8_t cnonce[RMP_NONCE_LEN])
+{
+	for (int i = 0; i < RMP_NONCE_LEN; i++)
+		cnonce[i] = (uint8_t)(0xc0 + i);
+}
+
+/* cproof -- a client's proof with the nonces of most tests here. */
+static void cproof(const uint8_t *key, size_t len, uint8_t version,
+		   const char *tenant, const char *name,
+		   const uint8_t server[RMP_ENDPOINT_LEN],
+		   uint8_t out[RMP_PROOF_LEN])
+{
+	uint8_t nonce[RMP_NONCE_LEN], cnonce[RMP_NONCE_LEN];
+
+	fill_nonce(nonce);
+	fill_cnonce(cnonce);
+	rmp_auth_proof(RMP_AUTH_CLIENT, key, len, nonce, cnonce, version,
+		       tenant, name, server, out);
+}
+
 /*
  * Known answers pin the construction of auth.h. They were computed
  * independently of libsodium and of this code, offline, with Python's
  * hmac module:
  *
  *   import hmac, hashlib, struct
- *   def proof(key, nonce, version, tenant, name, server):
- *       msg = (b"rmpool-auth-v4\0\0" + nonce + bytes([version]) +
+ *   def proof(label, key, snonce, cnonce, version, tenant, name, server):
+ *       msg = (label + snonce + cnonce + bytes([version]) +
  *              tenant.ljust(24, b"\0") + name.ljust(24, b"\0") + server)
  *       return hmac.new(key, msg, hashlib.sha256).hexdigest()
+ *   C, S = b"rmpool-auth-v5\0\0", b"rmpool-serv-v5\0\0"
  *   v4 = bytes(10) + b"\xff\xff" + bytes([192, 0, 2, 1]) + \
  *        struct.pack(">H", 7471)
  *   v6 = bytes.fromhex("20010db8000000000000000000000001") + \
  *        struct.pack(">H", 1)
- *   proof(bytes(range(32)), bytes(range(0xa0, 0xc0)), 4, b"acme",
+ *   cn = bytes(range(0xc0, 0xe0))
+ *   proof(C, bytes(range(32)), bytes(range(0xa0, 0xc0)), cn, 5, b"acme",
  *         b"client-1", v4)
- *   proof(bytes.fromhex("00112233445566778899aabbccddeeff"), bytes(32),
- *         4, b"T" * 24, b"n" * 24, v6)
- *   proof(b"\xff" * 64, b"\x5a" * 32, 7, b"x", b"", b"\xff" * 18)
+ *   proof(S, bytes(range(32)), bytes(range(0xa0, 0xc0)), cn, 5, b"acme",
+ *         b"client-1", v4)
+ *   proof(C, bytes.fromhex("00112233445566778899aabbccddeeff"), bytes(32),
+ *         bytes(32), 5, b"T" * 24, b"n" * 24, v6)
+ *   proof(C, b"\xff" * 64, b"\x5a" * 32, b"\xa5" * 32, 7, b"x", b"",
+ *         b"\xff" * 18)
  */
 static void test_known_answers(void)
 {
@@ -63,108 +89,132 @@ static void test_known_answers(void)
 		0x20, 0x01, 0x0d, 0xb8, [15] = 1, [17] = 1,
 	};
 	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], p[RMP_PROOF_LEN];
-	uint8_t ones[RMP_ENDPOINT_LEN];
+	uint8_t cnonce[RMP_NONCE_LEN], ones[RMP_ENDPOINT_LEN];
 	char h[2 * RMP_PROOF_LEN + 1], t24[25], n24[25];
 	size_t len;
 
 	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
 	CHECK_EQ(len, 32);
-	fill_nonce(nonce);
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", srv, p);
+	cproof(key, len, 5, "acme", "client-1", srv, p);
 	hex(p, sizeof(p), h);
-	CHECK_STR(h, "ff209df6ccd12dce9e5108456ce15f9b"
-		     "3cd529ba7e68613a962670cbfd5e7cdf");
+	CHECK_STR(h, "b7c162dac2b19bd8373130fb6cae205a"
+		     "723483176c72320269dda15500dcd9d1");
+	/* The server's answer: the same inputs under its own label. */
+	fill_nonce(nonce);
+	fill_cnonce(cnonce);
+	rmp_auth_proof(RMP_AUTH_SERVER, key, len, nonce, cnonce, 5, "acme",
+		       "client-1", srv, p);
+	hex(p, sizeof(p), h);
+	CHECK_STR(h, "b781b93896f63b16fe289064373d1f73"
+		     "524d675a8ade6ce05d23ea66817f4181");
 
 	/* The shortest key; 24-byte names fill their fields, no NUL. */
 	CHECK_EQ(rmp_key_parse("00112233445566778899aabbccddeeff", key, &len),
 		 0);
 	CHECK_EQ(len, RMP_KEY_MIN);
 	memset(nonce, 0, sizeof(nonce));
+	memset(cnonce, 0, sizeof(cnonce));
 	memset(t24, 'T', 24);
 	t24[24] = '\0';
 	memset(n24, 'n', 24);
 	n24[24] = '\0';
-	rmp_auth_proof(key, len, nonce, 4, t24, n24, v6, p);
+	rmp_auth_proof(RMP_AUTH_CLIENT, key, len, nonce, cnonce, 5, t24, n24,
+		       v6, p);
 	hex(p, sizeof(p), h);
-	CHECK_STR(h, "d3da37323fd1f4691ac3b3d2645aeb53"
-		     "f79b72230eb28ecc3aeffc980c346961");
+	CHECK_STR(h, "49ff3006474fe9b6c225af92dcb6323f"
+		     "827e1a94e4acb473005bf5f1aab57743");
 
 	/* The longest key (one HMAC block), an empty name, version 7. */
 	memset(key, 0xff, RMP_KEY_MAX);
 	memset(nonce, 0x5a, sizeof(nonce));
+	memset(cnonce, 0xa5, sizeof(cnonce));
 	memset(ones, 0xff, sizeof(ones));
-	rmp_auth_proof(key, RMP_KEY_MAX, nonce, 7, "x", "", ones, p);
+	rmp_auth_proof(RMP_AUTH_CLIENT, key, RMP_KEY_MAX, nonce, cnonce, 7,
+		       "x", "", ones, p);
 	hex(p, sizeof(p), h);
-	CHECK_STR(h, "7a8ab3ab829ae6eaae34a7b541e47de5"
-		     "3a445bc8d2551f8855d3f580f74f9244");
+	CHECK_STR(h, "ace2d4490d36f68aced8d6ce3e06c2f0"
+		     "7bdf8369896752d323af08e8d6cf101e");
 }
 
 static void test_proof_inputs(void)
 {
-	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN];
+	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], cnonce[RMP_NONCE_LEN];
 	uint8_t base[RMP_PROOF_LEN], p[RMP_PROOF_LEN];
 	size_t len, i, differ;
 	char long_name[40];
 
 	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
 	fill_nonce(nonce);
-	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, base);
+	fill_cnonce(cnonce);
+	cproof(key, len, 3, "acme", "client-1", srv, base);
 
 	/* Deterministic. */
-	rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, p);
+	cproof(key, len, 3, "acme", "client-1", srv, p);
 	CHECK(!memcmp(p, base, sizeof(p)));
 	CHECK(rmp_auth_equal(p, base));
 
-	/* Any key byte, any nonce byte changes it. */
+	/* Any key byte, any byte of either nonce changes it. */
 	for (i = 0, differ = 0; i < len; i++) {
 		key[i] ^= 0x01;
-		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, p);
+		cproof(key, len, 3, "acme", "client-1", srv, p);
 		key[i] ^= 0x01;
 		differ += !!memcmp(p, base, sizeof(p));
 	}
 	CHECK_EQ(differ, len);
-	for (i = 0, differ = 0; i < RMP_NONCE_LEN; i++) {
-		nonce[i] ^= 0x80;
-		rmp_auth_proof(key, len, nonce, 3, "acme", "client-1", srv, p);
-		nonce[i] ^= 0x80;
+	for (i = 0, differ = 0; i < 2 * RMP_NONCE_LEN; i++) {
+		uint8_t *b = i < RMP_NONCE_LEN ? &nonce[i] :
+			     &cnonce[i - RMP_NONCE_LEN];
+
+		*b ^= 0x80;
+		rmp_auth_proof(RMP_AUTH_CLIENT, key, len, nonce, cnonce, 3,
+			       "acme", "client-1", srv, p);
+		*b ^= 0x80;
 		differ += !!memcmp(p, base, sizeof(p));
 	}
-	CHECK_EQ(differ, RMP_NONCE_LEN);
+	CHECK_EQ(differ, 2 * RMP_NONCE_LEN);
+	/* The two nonces are not interchangeable. */
+	rmp_auth_proof(RMP_AUTH_CLIENT, key, len, cnonce, nonce, 3, "acme",
+		       "client-1", srv, p);
+	CHECK(memcmp(p, base, sizeof(p)));
+	/* A server's proof is never a client's (no reflection). */
+	rmp_auth_proof(RMP_AUTH_SERVER, key, len, nonce, cnonce, 3, "acme",
+		       "client-1", srv, p);
+	CHECK(memcmp(p, base, sizeof(p)));
 	/* A key one byte shorter (its prefix) is another key. */
-	rmp_auth_proof(key, len - 1, nonce, 3, "acme", "client-1", srv, p);
+	cproof(key, len - 1, 3, "acme", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 
 	/* Version, tenant, name. */
-	rmp_auth_proof(key, len, nonce, 2, "acme", "client-1", srv, p);
+	cproof(key, len, 2, "acme", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", srv, p);
+	cproof(key, len, 4, "acme", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acmf", "client-1", srv, p);
+	cproof(key, len, 3, "acmf", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acm", "client-1", srv, p);
+	cproof(key, len, 3, "acm", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "", "client-1", srv, p);
+	cproof(key, len, 3, "", "client-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acme", "client-2", srv, p);
+	cproof(key, len, 3, "acme", "client-2", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "acme", "", srv, p);
+	cproof(key, len, 3, "acme", "", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 	/* Tenant and name are separate fields: moving bytes between them
 	 * is another proof. */
-	rmp_auth_proof(key, len, nonce, 3, "acmec", "lient-1", srv, p);
+	cproof(key, len, 3, "acmec", "lient-1", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
-	rmp_auth_proof(key, len, nonce, 3, "client-1", "acme", srv, p);
+	cproof(key, len, 3, "client-1", "acme", srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 
 	/* Longer strings are cut at 24 bytes, as on the wire. */
 	memset(long_name, 'q', sizeof(long_name) - 1);
 	long_name[sizeof(long_name) - 1] = '\0';
-	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, srv, base);
+	cproof(key, len, 3, "acme", long_name, srv, base);
 	long_name[24] = '\0';
-	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, srv, p);
+	cproof(key, len, 3, "acme", long_name, srv, p);
 	CHECK(!memcmp(p, base, sizeof(p)));
 	long_name[23] = '\0';
-	rmp_auth_proof(key, len, nonce, 3, "acme", long_name, srv, p);
+	cproof(key, len, 3, "acme", long_name, srv, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 
 	/* rmp_auth_equal looks at all 32 bytes. */
@@ -262,35 +312,34 @@ static void test_endpoint_local(void)
  */
 static void test_proof_endpoint(void)
 {
-	uint8_t key[RMP_KEY_MAX], nonce[RMP_NONCE_LEN], e[RMP_ENDPOINT_LEN];
+	uint8_t key[RMP_KEY_MAX], e[RMP_ENDPOINT_LEN];
 	uint8_t base[RMP_PROOF_LEN], p[RMP_PROOF_LEN];
 	size_t len, i, differ;
 
 	CHECK_EQ(rmp_key_parse(key_hex, key, &len), 0);
-	fill_nonce(nonce);
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", srv, base);
+	cproof(key, len, 4, "acme", "client-1", srv, base);
 
 	/* Another address, another port: another proof. */
 	ep4("192.0.2.2", 7471, e);
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	cproof(key, len, 4, "acme", "client-1", e, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 	ep4("192.0.2.1", 7472, e);
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	cproof(key, len, 4, "acme", "client-1", e, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 	ep6("2001:db8::1", 7471, 0, e);
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	cproof(key, len, 4, "acme", "client-1", e, p);
 	CHECK(memcmp(p, base, sizeof(p)));
 
 	/* The client's IPv4 view and a server's IPv4-mapped view of one
 	 * endpoint: the same proof. */
 	ep6("::ffff:192.0.2.1", 7471, 0, e);
-	rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+	cproof(key, len, 4, "acme", "client-1", e, p);
 	CHECK(!memcmp(p, base, sizeof(p)));
 
 	memcpy(e, srv, sizeof(e));
 	for (i = 0, differ = 0; i < RMP_ENDPOINT_LEN; i++) {
 		e[i] ^= 0x01;
-		rmp_auth_proof(key, len, nonce, 4, "acme", "client-1", e, p);
+		cproof(key, len, 4, "acme", "client-1", e, p);
 		e[i] ^= 0x01;
 		differ += !!memcmp(p, base, sizeof(p));
 	}

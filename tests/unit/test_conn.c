@@ -654,9 +654,11 @@ static void send_auth(struct rmp_conn *c, bool broken)
 {
 	struct rmp_msg m = { .hdr.opcode = RMP_OP_AUTH };
 
-	rmp_auth_proof(acme_key, sizeof(acme_key), c->auth.nonce,
-		       c->auth.version, c->auth.tenant_name, c->auth.name,
-		       c->auth.server, m.u.auth.proof);
+	memset(m.u.auth.client_nonce, 0x5c, sizeof(m.u.auth.client_nonce));
+	rmp_auth_proof(RMP_AUTH_CLIENT, acme_key, sizeof(acme_key),
+		       c->auth.nonce, m.u.auth.client_nonce, c->auth.version,
+		       c->auth.tenant_name, c->auth.name, c->auth.server,
+		       m.u.auth.proof);
 	m.u.auth.proof[0] ^= broken;
 	send_msg(c, &m);
 }

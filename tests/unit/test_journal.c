@@ -109,6 +109,7 @@ static void test_round_trip(void)
 		CHECK_EQ(rmp_journal_put(j, &l[i], &slot[i]), 0);
 	CHECK(l[1].seq > l[0].seq);
 	l[0].deadline_ms = 2000; /* renew in place */
+	l[0].group_epoch = UINT64_C(0x8000000000000003); /* an ATTACH's */
 	CHECK_EQ(rmp_journal_put(j, &l[0], &slot[0]), 0);
 	rmp_journal_drop(j, &slot[3]); /* ends */
 	CHECK_EQ(slot[3], 0);
@@ -121,7 +122,9 @@ static void test_round_trip(void)
 	CHECK_EQ(s.l[0].deadline_ms, 2000);
 	CHECK_EQ(s.l[0].secret, 11 * 7919);
 	CHECK(!strcmp(s.l[0].owner, "client-11"));
+	CHECK(s.l[0].group_epoch == UINT64_C(0x8000000000000003));
 	CHECK_EQ(s.l[1].id, 12);
+	CHECK_EQ(s.l[1].group_epoch, 0);
 	struct rmp_journal_stats st;
 	rmp_journal_stats(j, &st);
 	CHECK_EQ(st.recovered, 2);

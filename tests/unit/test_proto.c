@@ -12,7 +12,7 @@
 
 /* Wire header bytes for REQ_ID with the given opcode, flags, length, status. */
 #define HDR(op, fl, plen, st0, st1, st2, st3)                               \
-	0x52, 0x4d, 0x50, 0x31, 0x04, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
+	0x52, 0x4d, 0x50, 0x31, 0x05, (op), (fl), 0x00, (plen), 0x00, 0x00,  \
 	0x00, (st0), (st1), (st2), (st3), 0x88, 0x77, 0x66, 0x55, 0x44,     \
 	0x33, 0x22, 0x11
 
@@ -35,6 +35,7 @@ static void fill_lease(struct rmp_lease_desc *d)
 	d->access = RMP_ACC_ALL;
 	d->flags = RMP_LEASE_F_EPHEMERAL;
 	d->holders = 0x04030201;
+	d->epoch = 0xc1c2c3c4c5c6c7c8ull;
 }
 
 static void fill_stat(struct rmp_stat_rep *s)
@@ -117,17 +118,17 @@ static void check_wire(const struct rmp_msg *m, const uint8_t *want,
 static void test_payload_len(void)
 {
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 0, 0), 32);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 1, 0), 56);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 1, 0), 64);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_RENEW, 0, 0), 24);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_RENEW, 1, 0), 8);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_FREE, 0, 0), 16);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_FREE, 1, 0), 0);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 0, 0), 24);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 1, 0), 56);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 0, 0), 32);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ATTACH, 1, 0), 64);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 0, 0), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, 0), 128);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 0, 0), 32);
-	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 1, 0), 0);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 0, 0), 64);
+	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 1, 0), 32);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_AUTH, 1, -EACCES), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_ALLOC, 1, -ENOMEM), 0);
 	CHECK_EQ(rmp_msg_payload_len(RMP_OP_STAT, 1, -EPERM), 0);
@@ -137,15 +138,17 @@ static void test_payload_len(void)
 	CHECK_EQ(rmp_msg_payload_len(7, 0, 0), -EOPNOTSUPP);
 	CHECK_EQ(rmp_msg_payload_len(0x101, 0, 0), -EOPNOTSUPP);
 	/* The sizes the wire carries are those of the structs. */
-	CHECK_EQ(sizeof(struct rmp_lease_desc), 56);
+	CHECK_EQ(sizeof(struct rmp_lease_desc), 64);
 	CHECK_EQ(sizeof(struct rmp_renew_req), 24);
 	CHECK_EQ(sizeof(struct rmp_free_req), 16);
-	CHECK_EQ(sizeof(struct rmp_attach_req), 24);
-	CHECK_EQ(sizeof(struct rmp_auth_req), RMP_AUTH_PROOF_LEN);
+	CHECK_EQ(sizeof(struct rmp_attach_req), 32);
+	CHECK_EQ(sizeof(struct rmp_auth_req),
+		 RMP_AUTH_PROOF_LEN + RMP_AUTH_NONCE_LEN);
+	CHECK_EQ(sizeof(struct rmp_auth_rep), RMP_AUTH_PROOF_LEN);
 	CHECK_EQ(sizeof(struct rmp_stat_rep), 128);
-	CHECK_EQ(RMP_PROTO_VERSION, 4);
-	CHECK_EQ(RMP_PROTO_MIN, 4);
-	CHECK_EQ(RMP_PROTO_MAX, 4);
+	CHECK_EQ(RMP_PROTO_VERSION, 5);
+	CHECK_EQ(RMP_PROTO_MIN, 5);
+	CHECK_EQ(RMP_PROTO_MAX, 5);
 	CHECK_EQ(RMP_OP_AUTH, 6);
 	CHECK_EQ(RMP_OP_MAX, RMP_OP_AUTH);
 	/* The biggest message fits in one control SEND. */
@@ -164,7 +167,7 @@ static void test_alloc(void)
 		0x00, 0x00, 0x00, 0x00,                         /* reserved */
 	};
 	static const uint8_t rep[] = {
-		HDR(0x01, 0x01, 56, 0, 0, 0, 0),
+		HDR(0x01, 0x01, 64, 0, 0, 0, 0),
 		0xa8, 0xa7, 0xa6, 0xa5, 0xa4, 0xa3, 0xa2, 0xa1, /* id */
 		0xb8, 0xb7, 0xb6, 0xb5, 0xb4, 0xb3, 0xb2, 0xb1, /* secret */
 		0x00, 0x50, 0x34, 0x12, 0x00, 0x7f, 0x00, 0x00, /* addr */
@@ -174,6 +177,7 @@ static void test_alloc(void)
 		0x07, 0x00, 0x00, 0x00,                         /* access */
 		0x01, 0x00, 0x00, 0x00,                         /* flags */
 		0x01, 0x02, 0x03, 0x04,                         /* holders */
+		0xc8, 0xc7, 0xc6, 0xc5, 0xc4, 0xc3, 0xc2, 0xc1, /* epoch */
 	};
 	static const uint8_t err[] = {
 		HDR(0x01, 0x01, 0, 0xf4, 0xff, 0xff, 0xff),
@@ -280,14 +284,15 @@ static void test_free(void)
 static void test_attach(void)
 {
 	static const uint8_t req[] = {
-		HDR(0x04, 0x00, 24, 0, 0, 0, 0),
+		HDR(0x04, 0x00, 32, 0, 0, 0, 0),
 		0xa8, 0xa7, 0xa6, 0xa5, 0xa4, 0xa3, 0xa2, 0xa1, /* id */
 		0xb8, 0xb7, 0xb6, 0xb5, 0xb4, 0xb3, 0xb2, 0xb1, /* secret */
 		0x01, 0x00, 0x00, 0x00,                         /* access */
 		0x01, 0x00, 0x00, 0x00,                         /* flags */
+		0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, /* epoch */
 	};
 	static const uint8_t rep[] = {
-		HDR(0x04, 0x01, 56, 0, 0, 0, 0),
+		HDR(0x04, 0x01, 64, 0, 0, 0, 0),
 		0xa8, 0xa7, 0xa6, 0xa5, 0xa4, 0xa3, 0xa2, 0xa1, /* id */
 		0xb8, 0xb7, 0xb6, 0xb5, 0xb4, 0xb3, 0xb2, 0xb1, /* secret */
 		0x00, 0x50, 0x34, 0x12, 0x00, 0x7f, 0x00, 0x00, /* addr */
@@ -297,6 +302,7 @@ static void test_attach(void)
 		0x07, 0x00, 0x00, 0x00,                         /* access */
 		0x01, 0x00, 0x00, 0x00,                         /* flags */
 		0x01, 0x02, 0x03, 0x04,                         /* holders */
+		0xc8, 0xc7, 0xc6, 0xc5, 0xc4, 0xc3, 0xc2, 0xc1, /* epoch */
 	};
 	static const uint8_t err[] = {
 		HDR(0x04, 0x01, 0, 0xf3, 0xff, 0xff, 0xff),
@@ -309,29 +315,37 @@ static void test_attach(void)
 	m.u.attach.secret = 0xb1b2b3b4b5b6b7b8ull;
 	m.u.attach.access = RMP_ACC_READ;
 	m.u.attach.flags = RMP_ATTACH_F_EXCLUSIVE;
+	m.u.attach.epoch = 0x8000000000000007ull;
 	check_wire(&m, req, sizeof(req));
 
 	/* access 0 (= the lease's) and no flags. */
 	msg_init(&m, RMP_OP_ATTACH, 0);
 	m.u.attach.id = 1;
 	m.u.attach.secret = 2;
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 24);
-	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 24, &out), 0);
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 32);
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 32, &out), 0);
 	CHECK_EQ(out.u.attach.id, 1);
 	CHECK_EQ(out.u.attach.secret, 2);
 	CHECK_EQ(out.u.attach.access, 0);
 	CHECK_EQ(out.u.attach.flags, 0);
-	/* access at payload offset 16, flags at 20. */
+	CHECK_EQ(out.u.attach.epoch, 0);
+	/* access at payload offset 16, flags at 20, epoch at 24. */
 	m.u.attach.access = RMP_ACC_ALL;
 	m.u.attach.flags = RMP_ATTACH_F_ALL;
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 24);
+	m.u.attach.epoch = 0x0102;
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 32);
 	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 16], RMP_ACC_ALL);
 	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 20], RMP_ATTACH_F_ALL);
-	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 24, &out), 0);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 24], 0x02);
+	CHECK_EQ(buf[RMP_MSG_HDR_LEN + 25], 0x01);
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 32, &out), 0);
 	CHECK_EQ(out.u.attach.access, RMP_ACC_ALL);
 	CHECK_EQ(out.u.attach.flags, RMP_ATTACH_F_EXCLUSIVE);
-	/* The protocol 2 request (16 bytes: id, secret) is short. */
+	CHECK_EQ(out.u.attach.epoch, 0x0102);
+	/* The protocol 2 request (16 bytes: id, secret) and the protocol 4
+	 * one (24 bytes: no epoch) are short. */
 	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 16, &out), -EBADMSG);
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 24, &out), -EBADMSG);
 
 	msg_init(&m, RMP_OP_ATTACH, 1);
 	fill_lease(&m.u.lease);
@@ -355,13 +369,14 @@ static void test_lease_holders(void)
 		fill_lease(&m.u.lease);
 		m.u.lease.holders = vals[i];
 		CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m),
-			 RMP_MSG_HDR_LEN + 56);
+			 RMP_MSG_HDR_LEN + 64);
 		/* Little-endian at payload offset 52. */
 		CHECK_EQ(buf[RMP_MSG_HDR_LEN + 52], vals[i] & 0xff);
 		CHECK_EQ(buf[RMP_MSG_HDR_LEN + 55], vals[i] >> 24);
 		memset(&out, 0xee, sizeof(out));
-		CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 56, &out), 0);
+		CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 64, &out), 0);
 		CHECK_EQ(out.u.lease.holders, vals[i]);
+		CHECK_EQ(out.u.lease.epoch, 0xc1c2c3c4c5c6c7c8ull);
 		CHECK_EQ(out.u.lease.flags, RMP_LEASE_F_EPHEMERAL);
 	}
 }
@@ -449,14 +464,22 @@ static void test_stat(void)
 static void test_auth(void)
 {
 	static const uint8_t req[] = {
-		HDR(0x06, 0x00, 32, 0, 0, 0, 0),
+		HDR(0x06, 0x00, 64, 0, 0, 0, 0),
 		0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, /* proof */
 		0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
 		0xf0, 0xf1, 0xf2, 0xf3, 0xf4, 0xf5, 0xf6, 0xf7,
 		0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe, 0xff,
+		0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, /* client */
+		0x48, 0x49, 0x4a, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f, /* nonce */
+		0x50, 0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57,
+		0x58, 0x59, 0x5a, 0x5b, 0x5c, 0x5d, 0x5e, 0x5f,
 	};
 	static const uint8_t rep[] = {
-		HDR(0x06, 0x01, 0, 0, 0, 0, 0),
+		HDR(0x06, 0x01, 32, 0, 0, 0, 0),
+		0x90, 0x91, 0x92, 0x93, 0x94, 0x95, 0x96, 0x97, /* server's */
+		0x98, 0x99, 0x9a, 0x9b, 0x9c, 0x9d, 0x9e, 0x9f, /* proof */
+		0xa0, 0xa1, 0xa2, 0xa3, 0xa4, 0xa5, 0xa6, 0xa7,
+		0xa8, 0xa9, 0xaa, 0xab, 0xac, 0xad, 0xae, 0xaf,
 	};
 	/* -EACCES with detail RMP_DETAIL_BAD_PROOF in flags bits 8..15. */
 	static const uint8_t err[] = {
@@ -472,9 +495,13 @@ static void test_auth(void)
 		m.u.auth.proof[i] = (uint8_t)i;
 	for (i = 16; i < RMP_AUTH_PROOF_LEN; i++)
 		m.u.auth.proof[i] = (uint8_t)(0xe0 + i);
+	for (i = 0; i < RMP_AUTH_NONCE_LEN; i++)
+		m.u.auth.client_nonce[i] = (uint8_t)(0x40 + i);
 	check_wire(&m, req, sizeof(req));
 
 	msg_init(&m, RMP_OP_AUTH, 1);
+	for (i = 0; i < RMP_AUTH_PROOF_LEN; i++)
+		m.u.auth_rep.server_proof[i] = (uint8_t)(0x90 + i);
 	check_wire(&m, rep, sizeof(rep));
 
 	msg_init(&m, RMP_OP_AUTH, 1);
@@ -487,9 +514,9 @@ static void test_auth(void)
 
 	/* A proof of all zeros is a proof like any other on the wire. */
 	msg_init(&m, RMP_OP_AUTH, 0);
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 32);
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 64);
 	memset(&out, 0xff, sizeof(out));
-	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 32, &out), 0);
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + 64, &out), 0);
 	for (i = 0; i < RMP_AUTH_PROOF_LEN && !out.u.auth.proof[i]; i++)
 		;
 	CHECK_EQ(i, RMP_AUTH_PROOF_LEN);
@@ -501,9 +528,18 @@ static void test_auth(void)
 	memcpy(buf, req, sizeof(req));
 	buf[8] = 0;
 	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN, &out), -EBADMSG);
+	/* A success reply without the server's proof (protocol 4's). */
+	memcpy(buf, rep, RMP_MSG_HDR_LEN);
+	buf[8] = 0;
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN, &out), -EBADMSG);
+	/* A request of protocol 4's size: the proof without a nonce. */
+	memcpy(buf, req, RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN);
+	buf[8] = RMP_AUTH_PROOF_LEN;
+	CHECK_EQ(rmp_msg_decode(buf, RMP_MSG_HDR_LEN + RMP_AUTH_PROOF_LEN,
+				&out), -EBADMSG);
 	/* One byte too many. */
 	memcpy(buf, req, sizeof(req));
-	buf[8] = 33;
+	buf[8] = sizeof(req) - RMP_MSG_HDR_LEN + 1;
 	buf[sizeof(req)] = 0;
 	CHECK_EQ(rmp_msg_decode(buf, sizeof(req) + 1, &out), -EBADMSG);
 	/* A status on a request. */
@@ -578,7 +614,10 @@ static void test_detail(void)
 		  "the connection limit of this address");
 	CHECK_STR(rmp_detail_str(RMP_DETAIL_NETWORK),
 		  "the tenant may not connect from this address");
-	CHECK_STR(rmp_detail_str(12), "");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_EPOCH),
+		  "the lease's group has a newer epoch than the record it "
+		  "was attached by");
+	CHECK_STR(rmp_detail_str(13), "");
 	CHECK_STR(rmp_detail_str(0xff), "");
 	CHECK_STR(rmp_detail_str(~0u), "");
 }
@@ -651,7 +690,7 @@ static void test_encode_errors(void)
 	/* What used to be the lease desc's reserved word is holders now. */
 	msg_init(&m, RMP_OP_ATTACH, 1);
 	m.u.lease.holders = 0xffffffff;
-	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 56);
+	CHECK_EQ(rmp_msg_encode(buf, sizeof(buf), &m), RMP_MSG_HDR_LEN + 64);
 	CHECK(buf[76] == 0xff && buf[77] == 0xff && buf[78] == 0xff &&
 	      buf[79] == 0xff);
 
@@ -714,12 +753,15 @@ static void test_decode_errors(void)
 
 	/* Wrong version: header stored so the reply can echo req_id. */
 	n = good(buf, RMP_OP_STAT, 0);
-	CHECK_EQ(buf[4], 4);
-	buf[4] = 5;
+	CHECK_EQ(buf[4], 5);
+	buf[4] = 6;
 	memset(&m, 0xff, sizeof(m));
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	CHECK_EQ(m.hdr.req_id, REQ_ID);
-	CHECK_EQ(m.hdr.version, 5);
+	CHECK_EQ(m.hdr.version, 6);
+	/* Protocol 4, whose server proved nothing, is not spoken. */
+	buf[4] = 4;
+	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
 	/* Protocol 3, whose proof named no server, is not spoken. */
 	buf[4] = 3;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), -EPROTONOSUPPORT);
@@ -826,11 +868,11 @@ static void test_decode_errors(void)
 	/* No reserved word in a lease desc any more: holders may be
 	 * anything, in ALLOC and ATTACH replies alike. */
 	n = good(buf, RMP_OP_ALLOC, 1);
-	buf[n - 2] = 1;
+	buf[n - 10] = 1;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
 	CHECK_EQ(m.u.lease.holders, 0x00010000);
 	n = good(buf, RMP_OP_ATTACH, 1);
-	buf[n - 4] = 2;
+	buf[n - 12] = 2;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
 	CHECK_EQ(m.u.lease.holders, 2);
 	/* No reserved bytes in FREE, ATTACH or AUTH requests: every bit is
@@ -840,13 +882,17 @@ static void test_decode_errors(void)
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
 	CHECK(m.u.free.secret == 0x8000000000000000ull);
 	n = good(buf, RMP_OP_ATTACH, 0);
+	buf[n - 9] = 0x80;
 	buf[n - 1] = 0x80;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
 	CHECK_EQ(m.u.attach.flags, 0x80000000u);
+	CHECK(m.u.attach.epoch == 0x8000000000000000ull);
 	n = good(buf, RMP_OP_AUTH, 0);
-	buf[n - 1] = 0x80;
+	buf[n - 33] = 0x80;
+	buf[n - 1] = 0x81;
 	CHECK_EQ(rmp_msg_decode(buf, n, &m), 0);
 	CHECK_EQ(m.u.auth.proof[RMP_AUTH_PROOF_LEN - 1], 0x80);
+	CHECK_EQ(m.u.auth.client_nonce[RMP_AUTH_NONCE_LEN - 1], 0x81);
 
 	/* Positive status on a reply, with and without a payload. */
 	n = good(buf, RMP_OP_FREE, 1);
@@ -1169,31 +1215,35 @@ static void test_conn_req_version(void)
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
 	CHECK_EQ(out.proto_min, 1);
 	CHECK_EQ(out.proto_max, 2);
-	buf[4] = 5;
+	buf[4] = 6;
 	buf[5] = 9;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
-	CHECK_EQ(out.proto_min, 5);
+	CHECK_EQ(out.proto_min, 6);
 	CHECK_EQ(out.proto_max, 9);
-	buf[4] = 4;
-	buf[5] = 3;
-	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
-	CHECK_EQ(out.proto_min, 4);
-	CHECK_EQ(out.proto_max, 3);
-	/* A range that includes 4 but a protocol 2 length: bad request. */
-	buf[4] = 2;
+	buf[4] = 5;
 	buf[5] = 4;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
+	CHECK_EQ(out.proto_min, 5);
+	CHECK_EQ(out.proto_max, 4);
+	/* Protocol 4 only: its server proved nothing. */
+	buf[4] = 4;
+	buf[5] = 4;
+	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EPROTONOSUPPORT);
+	/* A range that includes 5 but a protocol 2 length: bad request. */
+	buf[4] = 2;
+	buf[5] = 5;
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(v2), &out), -EBADMSG);
 	CHECK_EQ(out.proto_min, 0);
 
-	/* Ranges that include 4 decode; the encoder sends any range. */
+	/* Ranges that include 5 decode; the encoder sends any range. */
 	memset(&r, 0, sizeof(r));
 	r.proto_min = 1;
-	r.proto_max = 4;
+	r.proto_max = 5;
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
 	CHECK_EQ(buf[4], 1);
-	CHECK_EQ(buf[5], 4);
+	CHECK_EQ(buf[5], 5);
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), 0);
-	r.proto_min = 4;
+	r.proto_min = 5;
 	r.proto_max = 255;
 	CHECK_EQ(rmp_conn_req_encode(buf, sizeof(buf), &r), RMP_CONN_REQ_LEN);
 	CHECK_EQ(rmp_conn_req_decode(buf, sizeof(buf), &out), 0);
@@ -1320,8 +1370,8 @@ static void test_conn_rej(void)
 	r.proto_max = RMP_PROTO_MAX;
 	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);
 	CHECK_EQ(buf[4], RMP_REJ_PROTO);
-	CHECK_EQ(buf[6], 4);
-	CHECK_EQ(buf[7], 4);
+	CHECK_EQ(buf[6], 5);
+	CHECK_EQ(buf[7], 5);
 	/* The new reasons survive the trip. */
 	r.reason = RMP_REJ_NETWORK;
 	CHECK_EQ(rmp_conn_rej_encode(buf, sizeof(buf), &r), RMP_CONN_REJ_LEN);

@@ -198,8 +198,10 @@ static int free_lease(struct fake_conn *c, uint64_t id, uint64_t secret,
 	return ask(c, &m, out);
 }
 
-static int attach(struct fake_conn *c, uint64_t id, uint64_t secret,
-		  uint32_t access, uint32_t flags, struct rmp_msg *out)
+/* attach_epoch -- ATTACH by a cluster record of epoch (0: none). */
+static int attach_epoch(struct fake_conn *c, uint64_t id, uint64_t secret,
+			uint32_t access, uint32_t flags, uint64_t epoch,
+			struct rmp_msg *out)
 {
 	struct rmp_msg m = msg(RMP_OP_ATTACH);
 
@@ -207,7 +209,14 @@ static int attach(struct fake_conn *c, uint64_t id, uint64_t secret,
 	m.u.attach.secret = secret;
 	m.u.attach.access = access;
 	m.u.attach.flags = flags;
+	m.u.attach.epoch = epoch;
 	return ask(c, &m, out);
+}
+
+static int attach(struct fake_conn *c, uint64_t id, uint64_t secret,
+		  uint32_t access, uint32_t flags, struct rmp_msg *out)
+{
+	return attach_epoch(c, id, secret, access, flags, 0, out);
 }
 
 static struct rmp_stat_rep ask_stat(struct fake_conn *c)
@@ -249,9 +258,26 @@ static struct rmp_msg proof(const struct rmp_auth_pending *p, char key_byte)
 	uint8_t key[16];
 
 	memset(key, key_byte, sizeof(key));
-	rmp_auth_proof(key, sizeof(key), p->nonce, p->version, p->tenant_name,
+	memset(m.u.auth.client_nonce, 0xc1, sizeof(m.u.auth.client_nonce));
+	rmp_auth_proof(RMP_AUTH_CLIENT, key, sizeof(key), p->nonce,
+		       m.u.auth.client_nonce, p->version, p->tenant_name,
 		       p->name, p->server, m.u.auth.proof);
 	return m;
+}
+
+/* server_proof_ok -- out, the reply to the AUTH m for p, carries the
+ * server's proof of a key of bytes key_byte over both nonces. */
+static bool server_proof_ok(const struct rmp_auth_pending *p,
+			    const struct rmp_msg *m, const struct rmp_msg *out,
+			    char key_byte)
+{
+	uint8_t key[16], want[RMP_PROOF_LEN];
+
+	memset(key, key_byte, sizeof(key));
+	rmp_auth_proof(RMP_AUTH_SERVER, key, sizeof(key), p->nonce,
+		       m->u.auth.client_nonce, p->version, p->tenant_name,
+		       p->name, p->server, want);
+	return !memcmp(want, out->u.auth_rep.server_proof, sizeof(want));
 }
 
 /* auth -- c's first message m for p; the reply as read; the detail. */
@@ -304,6 +330,13 @@ static void test_auth(void)
 	good = proof(&p, 'a');
 	CHECK_EQ(auth(c, &p, &good, &out), RMP_DETAIL_NONE);
 	CHECK_EQ(out.hdr.status, 0);
+	/* The server proves the same key for the client's nonce (and only
+	 * that key: not the other tenant's, not for another nonce). */
+	CHECK(server_proof_ok(&p, &good, &out, 'a'));
+	CHECK(!server_proof_ok(&p, &good, &out, 'b'));
+	m = good;
+	m.u.auth.client_nonce[5] ^= 1;
+	CHECK(!server_proof_ok(&p, &m, &out, 'a'));
 	CHECK(c->h.tenant == ta);
 	CHECK_EQ(c->h.tenant_epoch, ta->epoch);
 	CHECK(rmp_holder_current(&c->h));
@@ -499,6 +532,57 @@ static void test_attach(void)
 }
 
 /* ---------------------------------------------------------------- STAT */
+
+/*
+ * A member of a cluster lease knows its group's epoch: an ATTACH under
+ * an older one is refused (-ESTALE, detail EPOCH) before any key moves,
+ * even an exclusive one; a newer one is kept and told in the reply; 0
+ * asks nothing and is told the epoch.
+ */
+static void test_attach_epoch(void)
+{
+	struct fake_conn *c1, *c2, *c3;
+	struct rmp_msg out, lease;
+	const struct rmp_lease *l;
+	uint64_t id, secret;
+	unsigned from;
+
+	start();
+	c1 = conn(ta, "one");
+	c2 = conn(ta, "two");
+	c3 = conn(ta, "three");
+	CHECK_EQ(alloc(c1, 4096, 0, RMP_ACC_ALL, 0, &lease), 0);
+	CHECK_EQ(lease.u.lease.epoch, 0);
+	id = lease.u.lease.id;
+	secret = lease.u.lease.secret;
+	l = rmp_lifecycle_find(ctx.lc, id);
+	CHECK(l != NULL);
+	if (!l) {
+		stop();
+		return;
+	}
+	CHECK_EQ(attach_epoch(c2, id, secret, 0, 0, 3, &out), 0);
+	CHECK_EQ(out.u.lease.epoch, 3);
+	CHECK_EQ(l->group_epoch, 3);
+	from = fake_nwrs;
+	CHECK_EQ(attach_epoch(c3, id, secret, 0, RMP_ATTACH_F_EXCLUSIVE, 2,
+			      &out), -ESTALE);
+	CHECK_EQ(detail_of(&out), RMP_DETAIL_EPOCH);
+	CHECK_EQ(fake_count(from, &c1->qp, IBV_WR_LOCAL_INV), 0);
+	CHECK_EQ(fake_count(from, &c2->qp, IBV_WR_LOCAL_INV), 0);
+	CHECK(!counted); /* a stale record is no attack */
+	CHECK_EQ(l->nkeys, 2);
+	CHECK_EQ(attach_epoch(c3, id, secret, 0, 0, 0, &out), 0);
+	CHECK_EQ(out.u.lease.epoch, 3);
+	CHECK_EQ(attach_epoch(c3, id, secret, 0, RMP_ATTACH_F_EXCLUSIVE, 4,
+			      &out), 0);
+	CHECK_EQ(out.u.lease.epoch, 4);
+	CHECK_EQ(l->group_epoch, 4);
+	CHECK(fake_count(from, &c1->qp, IBV_WR_LOCAL_INV) > 0);
+	CHECK_EQ(attach_epoch(c2, id, secret, 0, 0, 3, &out), -ESTALE);
+	CHECK_EQ(attach_epoch(c2, id, secret, 0, 0, 4, &out), 0);
+	stop();
+}
 
 static void test_stat(void)
 {
@@ -723,6 +807,7 @@ int main(void)
 	test_alloc();
 	test_renew_free();
 	test_attach();
+	test_attach_epoch();
 	test_stat();
 	test_voided_proof();
 	test_malformed();

@@ -28,6 +28,50 @@ static const uint8_t srv[RMP_ENDPOINT_LEN] = {
 	[10] = 0xff, 0xff, 192, 0, 2, 1, 0x1d, 0x2f,
 };
 
+/* The client's nonce of the proofs here. */
+static const uint8_t cn[RMP_NONCE_LEN] = { 0xcc, 0xcd, [31] = 0xce };
+
+/* cli_proof -- a client's proof for the server nonce, with cn. */
+static void cli_proof(const uint8_t *key, size_t len,
+		      const uint8_t nonce[RMP_NONCE_LEN], uint8_t version,
+		      const char *tenant, const char *name,
+		      const uint8_t server[RMP_ENDPOINT_LEN],
+		      uint8_t out[RMP_PROOF_LEN])
+{
+	rmp_auth_proof(RMP_AUTH_CLIENT, key, len, nonce, cn, version, tenant,
+		       name, server, out);
+}
+
+/*
+ * check_proof -- rmp_tenants_check_proof with cn, and its server proof
+ * checked: on success the server's proof of t's key for the same inputs
+ * (zeros for anonymous, which has none), else zeros.
+ */
+static unsigned check_proof(struct rmp_tenants *ts, const struct rmp_tenant *t,
+			    const uint8_t nonce[RMP_NONCE_LEN],
+			    uint8_t version, const char *name,
+			    const uint8_t server[RMP_ENDPOINT_LEN],
+			    const uint8_t proof[RMP_PROOF_LEN])
+{
+	static const uint8_t zeros[RMP_PROOF_LEN];
+	uint8_t sp[RMP_PROOF_LEN], want[RMP_PROOF_LEN];
+	unsigned d;
+
+	memset(sp, 0xee, sizeof(sp));
+	d = rmp_tenants_check_proof(ts, t, nonce, cn, version, name, server,
+				    proof, sp);
+	if (d == RMP_DETAIL_NONE && !t->anonymous) {
+		rmp_auth_proof(RMP_AUTH_SERVER, t->key, t->key_len, nonce, cn,
+			       version, t->name, name, server, want);
+		CHECK(!memcmp(sp, want, sizeof(sp)));
+		/* never the client's own proof sent back */
+		CHECK(memcmp(sp, proof, sizeof(sp)));
+	} else {
+		CHECK(!memcmp(sp, zeros, sizeof(sp)));
+	}
+	return d;
+}
+
 static int write_key(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_EXCL, 0600);
@@ -365,60 +409,60 @@ static void test_proof(void)
 	/* The right key, nonce, version and client name. */
 	if (rmp_key_parse(key_a_hex, key, &len))
 		abort();
-	rmp_auth_proof(key, len, n1, RMP_PROTO_VERSION, "a", "client", srv, p1);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+	cli_proof(key, len, n1, RMP_PROTO_VERSION, "a", "client", srv, p1);
+	CHECK_EQ(check_proof(ts, a, n1, RMP_PROTO_VERSION,
 					 "client", srv, p1), RMP_DETAIL_NONE);
 
 	/* Another key. */
 	if (rmp_key_parse(key_c_hex, key, &len))
 		abort();
-	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", srv,
+	cli_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", srv,
 		       bad);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, n2, RMP_PROTO_VERSION,
 					 "client", srv, bad),
 		 RMP_DETAIL_BAD_PROOF);
-	CHECK_EQ(rmp_tenants_check_proof(ts, c, n2, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, c, n2, RMP_PROTO_VERSION,
 					 "client", srv, bad),
 		 RMP_DETAIL_BAD_PROOF);
 	/* The key of "c", for "c": fine (file keys work). */
-	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "c", "client", srv, p2);
-	CHECK_EQ(rmp_tenants_check_proof(ts, c, n2, RMP_PROTO_VERSION,
+	cli_proof(key, len, n2, RMP_PROTO_VERSION, "c", "client", srv, p2);
+	CHECK_EQ(check_proof(ts, c, n2, RMP_PROTO_VERSION,
 					 "client", srv, p2), RMP_DETAIL_NONE);
 
 	/* The right proof of n1 shown again on a new connection (nonce
 	 * n2): a replay, and told as one. */
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, n2, RMP_PROTO_VERSION,
 					 "client", srv, p1),
 		 RMP_DETAIL_REPLAYED);
 	/* Bound to the client name and the version, too. */
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, n1, RMP_PROTO_VERSION,
 					 "client2", srv, p1),
 		 RMP_DETAIL_REPLAYED);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, 2, "client", srv, p1),
+	CHECK_EQ(check_proof(ts, a, n1, 2, "client", srv, p1),
 		 RMP_DETAIL_REPLAYED);
 	/* A wrong proof that was never accepted is just wrong. */
 	memcpy(bad, p1, sizeof(bad));
 	bad[0] ^= 1;
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, n1, RMP_PROTO_VERSION,
 					 "client", srv, bad),
 		 RMP_DETAIL_BAD_PROOF);
 	memset(bad, 0, sizeof(bad));
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n1, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, n1, RMP_PROTO_VERSION,
 					 "client", srv, bad),
 		 RMP_DETAIL_BAD_PROOF);
 	/* The proof of "c" does not open "a", and is a wrong key there, not
 	 * a replay: it was accepted for "c", and shown under a name nobody
 	 * has it is a wrong key too (below); a replay under a name that
 	 * exists must not look different. */
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, n2, RMP_PROTO_VERSION,
 					 "client", srv, p2),
 		 RMP_DETAIL_BAD_PROOF);
 
 	/* A fresh right proof for n2 is fine. */
 	if (rmp_key_parse(key_a_hex, key, &len))
 		abort();
-	rmp_auth_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", srv, p2);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, n2, RMP_PROTO_VERSION,
+	cli_proof(key, len, n2, RMP_PROTO_VERSION, "a", "client", srv, p2);
+	CHECK_EQ(check_proof(ts, a, n2, RMP_PROTO_VERSION,
 					 "client", srv, p2), RMP_DETAIL_NONE);
 
 	/* A name no tenant has gets the stranger: every proof fails as a
@@ -432,16 +476,16 @@ static void test_proof(void)
 		CHECK(rmp_tenants_for_connect(ts, "a", &why) == a);
 		CHECK(!a->stranger);
 		if (st) {
-			rmp_auth_proof(key, len, n1, RMP_PROTO_VERSION,
+			cli_proof(key, len, n1, RMP_PROTO_VERSION,
 				       "nobody", "client", srv, bad);
-			CHECK_EQ(rmp_tenants_check_proof(ts, st, n1,
+			CHECK_EQ(check_proof(ts, st, n1,
 				 RMP_PROTO_VERSION, "client", srv, bad),
 				 RMP_DETAIL_BAD_PROOF);
-			CHECK_EQ(rmp_tenants_check_proof(ts, st, n2,
+			CHECK_EQ(check_proof(ts, st, n2,
 				 RMP_PROTO_VERSION, "client", srv, p2),
 				 RMP_DETAIL_BAD_PROOF);
 			memset(bad, 0, sizeof(bad));
-			CHECK_EQ(rmp_tenants_check_proof(ts, st, n1,
+			CHECK_EQ(check_proof(ts, st, n1,
 				 RMP_PROTO_VERSION, "client", srv, bad),
 				 RMP_DETAIL_BAD_PROOF);
 		}
@@ -449,9 +493,9 @@ static void test_proof(void)
 
 	/* Anonymous has no key: any proof. */
 	memset(bad, 0xee, sizeof(bad));
-	CHECK_EQ(rmp_tenants_check_proof(ts, anon, n1, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, anon, n1, RMP_PROTO_VERSION,
 					 "client", srv, bad), RMP_DETAIL_NONE);
-	CHECK_EQ(rmp_tenants_check_proof(ts, anon, n1, RMP_PROTO_VERSION, "",
+	CHECK_EQ(check_proof(ts, anon, n1, RMP_PROTO_VERSION, "",
 					 srv, p1), RMP_DETAIL_NONE);
 	rmp_tenants_free(ts);
 }
@@ -496,14 +540,14 @@ static void test_proof_relay(void)
 		abort();
 	memset(nonce, 0x44, sizeof(nonce));
 
-	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
+	cli_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
 		       relay, p);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, nonce, RMP_PROTO_VERSION,
 					 "victim", srv, p),
 		 RMP_DETAIL_BAD_PROOF);
-	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
+	cli_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
 		       other_port, p);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, nonce, RMP_PROTO_VERSION,
 					 "victim", srv, p),
 		 RMP_DETAIL_BAD_PROOF);
 
@@ -511,17 +555,17 @@ static void test_proof_relay(void)
 	if (inet_pton(AF_INET6, "::ffff:192.0.2.1", &in6.sin6_addr) != 1 ||
 	    rmp_auth_endpoint((struct sockaddr *)&in6, mapped))
 		abort();
-	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim", srv,
+	cli_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim", srv,
 		       p);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, nonce, RMP_PROTO_VERSION,
 					 "victim", mapped, p),
 		 RMP_DETAIL_NONE);
 
 	/* The relayed proof stays wrong after the right one was accepted:
 	 * it is no replay, it never was good. */
-	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
+	cli_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "victim",
 		       relay, p);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, nonce, RMP_PROTO_VERSION,
 					 "victim", srv, p),
 		 RMP_DETAIL_BAD_PROOF);
 	rmp_wipe(key, sizeof(key));
@@ -656,16 +700,16 @@ static void test_reload(void)
 	 * left (anybody can compute that proof) nor with a's old key. */
 	memset(nonce, 0x33, sizeof(nonce));
 	memset(key, 0, sizeof(key));
-	rmp_auth_proof(key, 0, nonce, RMP_PROTO_VERSION, "a", "client", srv,
+	cli_proof(key, 0, nonce, RMP_PROTO_VERSION, "a", "client", srv,
 		       proof);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, nonce, RMP_PROTO_VERSION,
 					 "client", srv, proof),
 		 RMP_DETAIL_BAD_PROOF);
 	if (rmp_key_parse(key_a_hex, key, &len))
 		abort();
-	rmp_auth_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "client", srv,
+	cli_proof(key, len, nonce, RMP_PROTO_VERSION, "a", "client", srv,
 		       proof);
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, nonce, RMP_PROTO_VERSION,
 					 "client", srv, proof),
 		 RMP_DETAIL_BAD_PROOF);
 	names[0] = 0;
@@ -681,11 +725,11 @@ static void test_reload(void)
 	CHECK(rmp_tenants_find(ts, "", &why) == NULL);
 	/* The key is back, so is its proof; anonymous access is off again,
 	 * so a connection admitted while it was on is refused now. */
-	CHECK_EQ(rmp_tenants_check_proof(ts, a, nonce, RMP_PROTO_VERSION,
+	CHECK_EQ(check_proof(ts, a, nonce, RMP_PROTO_VERSION,
 					 "client", srv, proof),
 		 RMP_DETAIL_NONE);
 	if (anon)
-		CHECK_EQ(rmp_tenants_check_proof(ts, anon, nonce,
+		CHECK_EQ(check_proof(ts, anon, nonce,
 						 RMP_PROTO_VERSION, "client",
 						 srv, proof),
 			 RMP_DETAIL_BAD_PROOF);
