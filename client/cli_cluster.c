@@ -206,11 +206,14 @@ int cmd_repair(struct cli *cli, int argc, char **argv)
 	if (!cli_token_is_cluster())
 		cli_usage_error("repair: takes a cluster lease's token "
 				"(rmpc://...), with -C");
-	l = cluster_lease(cli, token);
-	err = rmp_lease_repair(l);
+	/* rmp_cluster_repair: also a lease whose record is behind its
+	 * members (one put back in etcd), which no attach takes */
+	cli_cluster_open(cli);
+	err = rmp_cluster_repair(cli->cl, token);
 	if (err)
 		cli_die("repair: %s (%s)", rmp_strerror(err),
 			rmp_cluster_last_error(cli->cl));
+	l = cluster_lease(cli, token);
 	rmp_lease_info(l, &info);
 	printf("replicas %u of %u\n", info.replicas_live, info.replicas);
 	rmp_lease_close(l);

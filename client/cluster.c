@@ -217,11 +217,11 @@ int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
 	if (!cl || !token || !out)
 		return -EINVAL;
 	if (rmp_ctoken_is(token))
-		return cl_lease_attach(cl, token, opts, out);
+		return cl_lease_attach(cl, token, opts, false, out);
 	k = cl_token_conn(cl, token, &ret);
 	if (!k)
 		return ret;
-	ret = cl_conn_attach(cl, k, token, opts, out);
+	ret = cl_conn_attach(cl, k, token, opts, 0, out);
 	return ret;
 }
 

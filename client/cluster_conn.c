@@ -187,9 +187,9 @@ struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 
 int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
 		   const char *token, const struct rmp_attach_opts *opts,
-		   struct rmp_lease **out)
+		   uint64_t epoch, struct rmp_lease **out)
 {
-	int ret = rmp_lease_attach_with(k->c, token, opts, out);
+	int ret = rmpc_lease_attach_epoch(k->c, token, opts, epoch, out);
 
 	if (cl_conn_lost(ret)) {
 		/* broken since its last use (a key of ours revoked breaks
@@ -197,7 +197,8 @@ int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
 		k->up = false;
 		ret = cl_conn_up(cl, k);
 		if (!ret)
-			ret = rmp_lease_attach_with(k->c, token, opts, out);
+			ret = rmpc_lease_attach_epoch(k->c, token, opts, epoch,
+						      out);
 		if (cl_conn_lost(ret))
 			k->up = false;
 	}

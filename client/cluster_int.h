@@ -98,6 +98,7 @@ struct cl_policy {
  */
 struct cl_record {
 	struct rmp_ctoken t;
+	uint8_t key[RMP_LREC_KEY_LEN]; /* its seal's: cl_record_key */
 	struct rmp_lease_record r;
 	int64_t mod_revision;  /* of the record as read or written last */
 	int64_t etcd_lease;    /* the etcd lease it is under */
@@ -111,9 +112,14 @@ struct cl_lease {
 	struct rmp_cluster *cl;
 	struct cl_record rec;
 	uint32_t access;        /* its members' (0: the lease's) */
+	bool behind;            /* its record is older than what a member
+				 * knows: attached for a repair only */
 };
 
 /*
+ * cl_record_key -- rec's seal key from its token and the tenant's key
+ * (the key file read now). 0, or -ENOENT / -EACCES (the key file cannot
+ * be used) with why in cl->err.
  * cl_record_create -- grant an etcd lease of ttl_ms (and some slack) and
  * create rec's record under it (there must be none: -EAGAIN).
  * cl_record_read -- rec's record by its token: r, mod_revision and
@@ -128,6 +134,7 @@ struct cl_lease {
  * Each returns 0, or an error with why in cl->err: the etcd errors of
  * cl_members_current and -ENOMEM.
  */
+int cl_record_key(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 		     uint64_t ttl_ms);
 int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec);
@@ -144,7 +151,9 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec);
  * the caller's to free).
  * cl_lease_attach -- the lease of a cluster token: its record read (a
  * repair waited out), every member attached, one handle. Errors of
- * rmp_cluster_attach.
+ * rmp_cluster_attach. With behind, for rmp_cluster_repair of a record a
+ * member found old (-ESTALE): the members attached by epoch 0 (nothing
+ * checked), the handle good for rmp_lease_repair only.
  * cl_lease_refresh -- l's keeper refresh: the members the record names
  * now and the handle lacks attached (the group takes them in place of
  * its old handles, and drops one the record no longer names); 0 when
@@ -152,9 +161,10 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec);
  * cl_record_settled -- cl_record_read, and again while a repair holds
  * the lease (until its deadline, at most a repair's budget from now; a
  * mark past its time is cleared).
- * cl_member_attach -- attach member t (exclusive: every other key to it
- * revoked) through the cluster's connection to its server; -EHOSTDOWN
- * when its server is not in the membership.
+ * cl_member_attach -- attach member t by a record of epoch (exclusive:
+ * every other key to it revoked) through the cluster's connection to
+ * its server; -EHOSTDOWN when its server is not in the membership,
+ * -ESTALE when the member's group knows a newer epoch.
  * cl_member_node -- the node whose address and port t names, or NULL.
  * cl_member_token -- the token of the lease handle m.
  * cl_wall_ms -- the wall clock, in ms (records are read on other hosts).
@@ -164,11 +174,13 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
 		     const char *spread);
 int cl_lease_attach(struct rmp_cluster *cl, const char *token,
-		    const struct rmp_attach_opts *opts, struct rmp_lease **out);
+		    const struct rmp_attach_opts *opts, bool behind,
+		    struct rmp_lease **out);
 int cl_lease_refresh(struct rmp_lease *l);
 int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
-		     uint32_t access, bool exclusive, struct rmp_lease **out);
+		     uint32_t access, bool exclusive, uint64_t epoch,
+		     struct rmp_lease **out);
 struct cl_node *cl_member_node(struct rmp_cluster *cl,
 			       const struct rmp_token *t);
 void cl_member_token(const struct rmp_lease *m, struct rmp_token *t);
@@ -210,7 +222,8 @@ void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
  * cl_token_conn -- the working connection to the server of token; NULL
  * with *err (-EINVAL: not a token; -ENOMEM; a connect's error).
  * cl_conn_first -- addr is k's host, or the first of its rail list.
- * cl_conn_attach -- rmp_lease_attach_with on k, once more on a new
+ * cl_conn_attach -- rmp_lease_attach_with on k (by a cluster record of
+ * epoch: rmpc_lease_attach_epoch; 0 none), once more on a new
  * connection when k's broke since its last use; why in cl->err.
  * cl_conns_free -- free every connection (and its lease handles).
  */
@@ -225,7 +238,7 @@ struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 			      int *err);
 int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
 		   const char *token, const struct rmp_attach_opts *opts,
-		   struct rmp_lease **out);
+		   uint64_t epoch, struct rmp_lease **out);
 void cl_conns_free(struct rmp_cluster *cl);
 
 /*

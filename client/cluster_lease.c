@@ -5,8 +5,16 @@
  * that its one token (rmpc://ID-SECRET) reaches it from anywhere given
  * the etcd URL. Here: publishing at alloc, attaching by that token, and
  * the group's keeper (lease.h), which keeps the record in step with
- * renewals and the free and attaches the members anew when they all
- * failed. Repair is cluster_repair.c's.
+ * renewals and the free, marks a member stale in it before a write
+ * done without that member counts, and attaches the members anew when
+ * they all failed. Repair is cluster_repair.c's.
+ *
+ * Epochs: every member is attached by the epoch of the record read
+ * (protocol 5's ATTACH epoch), and a repair's fence carries the epoch it
+ * publishes to every live member first (cluster_repair.c). A member
+ * whose group knows a newer epoch refuses the attach (-ESTALE): a record
+ * put back in etcd from before a repair is never used, nor the member
+ * it replaced.
  *
  * Why a record, and not the member list in the token: a repair replaces
  * a member, and every holder of the token must find the new one; a
@@ -37,12 +45,12 @@
 
 static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s);
 static void keeper_ending(struct rmp_lease *l, bool freed);
-static int keeper_moved(struct rmp_lease *l);
+static int keeper_missed(struct rmp_lease *l, const bool *missed);
 
 static const struct rmpc_group_keeper keeper = {
 	.renewed = keeper_renewed,
 	.ending = keeper_ending,
-	.moved = keeper_moved,
+	.missed = keeper_missed,
 	.refresh = cl_lease_refresh,
 };
 
@@ -79,7 +87,8 @@ struct cl_node *cl_member_node(struct rmp_cluster *cl,
 }
 
 int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
-		     uint32_t access, bool exclusive, struct rmp_lease **out)
+		     uint32_t access, bool exclusive, uint64_t epoch,
+		     struct rmp_lease **out)
 {
 	struct rmp_attach_opts o;
 	char text[RMP_TOKEN_MAX];
@@ -103,7 +112,7 @@ int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
 	rmp_attach_opts_init(&o);
 	o.access = access;
 	o.flags = exclusive ? RMP_ATTACH_EXCLUSIVE : 0;
-	ret = cl_conn_attach(cl, k, text, &o, out);
+	ret = cl_conn_attach(cl, k, text, &o, epoch, out);
 	return ret;
 }
 
@@ -176,7 +185,7 @@ int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec)
 enum use {
 	ATTACH,  /* attach it */
 	KEEP,    /* the handle has it, live: counts as live */
-	SKIP,    /* the handle lost it during a write: it lacks bytes */
+	SKIP,    /* stale: it lacks a write (the record says so) */
 };
 
 /* same_token -- a and b name one lease. */
@@ -188,10 +197,10 @@ static bool same_token(const struct rmp_token *a, const struct rmp_token *b)
 
 /*
  * keep_of -- for the record rec as read, what to do with each member of
- * the handle l: keep a live one the record still names, skip one it lost
- * while a write was done without it (a repair must replace it), attach
- * the rest (lost otherwise, or new). -EPROTO when rec is not l's shape
- * or older than what l knows (an old record put back).
+ * the handle l: skip one the record marks stale (a repair must replace
+ * it), keep a live one the record still names, attach the rest (lost
+ * otherwise, or new). -EPROTO when rec is not l's shape or older than
+ * what l knows (an old record put back).
  */
 static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 		   enum use *keep)
@@ -212,8 +221,8 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 	for (unsigned i = 0; i < g->n; i++) {
 		bool same = same_token(&was->member[i], &r->member[i]);
 
-		keep[i] = !same ? ATTACH : !g->lost[i] ? KEEP :
-			  g->missed[i] ? SKIP : ATTACH;
+		keep[i] = r->stale[i] ? SKIP : !same ? ATTACH :
+			  !g->lost[i] ? KEEP : g->missed[i] ? SKIP : ATTACH;
 	}
 	return 0;
 }
@@ -229,13 +238,14 @@ static bool dead_member(int err)
 }
 
 /*
- * attach_all -- the members of rec keep says ATTACH attached into m
- * (dead ones left NULL): 0 when each stripe has one at least, kept or
- * attached; else -EHOSTDOWN or the first error that is not of one
- * member (the tenant, the access: the same at every member).
+ * attach_all -- the members of rec keep says ATTACH attached into m by
+ * rec's epoch (dead ones left NULL): 0 when each stripe has one at
+ * least, kept or attached; else -EHOSTDOWN or the first error that is
+ * not of one member (the tenant, the access: the same at every member;
+ * -ESTALE: the record is older than what a member knows).
  */
 static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
-		      uint32_t access, const enum use *keep,
+		      uint32_t access, bool behind, const enum use *keep,
 		      struct rmp_lease **m)
 {
 	const struct rmp_lease_record *r = &rec->r;
@@ -252,7 +262,8 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 				continue;
 			}
 			ret = cl_member_attach(cl, &r->member[i], access,
-					       false, &m[i]);
+					       false, behind ? 0 : r->epoch,
+					       &m[i]);
 			if (ret && !dead_member(ret))
 				return ret;
 			live += !ret;
@@ -282,19 +293,23 @@ static void close_all(struct rmp_lease **m, unsigned n)
  * cl->err.
  */
 static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
-			  uint32_t access, struct rmp_lease *l,
+			  uint32_t access, bool behind, struct rmp_lease *l,
 			  struct rmp_lease **m)
 {
+	int64_t stale_at = -1; /* the revision a member found old */
+
 	for (int tries = 0; tries < ATTACH_TRIES; tries++) {
 		struct cl_record again = *rec;
 		enum use keep[RMP_LREC_MEMBERS_MAX] = { ATTACH };
 		int ret;
 
 		ret = cl_record_settled(cl, rec);
+		if (!ret && rec->mod_revision == stale_at)
+			ret = -ESTALE; /* read again: still the old one */
 		if (!ret && l)
 			ret = keep_of(l, rec, keep);
 		if (!ret)
-			ret = attach_all(cl, rec, access, keep, m);
+			ret = attach_all(cl, rec, access, behind, keep, m);
 		if (!ret)
 			ret = cl_record_read(cl, &again);
 		if (!ret && again.mod_revision == rec->mod_revision)
@@ -303,6 +318,17 @@ static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
 		if (ret == 1)
 			return 0;
 		close_all(m, RMP_LREC_MEMBERS_MAX);
+		if (ret == -ESTALE && stale_at != rec->mod_revision) {
+			/* a repair may have published meanwhile: once more */
+			stale_at = rec->mod_revision;
+			continue;
+		}
+		if (ret == -ESTALE)
+			cl_say(cl, "a member of the lease knows a newer epoch "
+			       "than its record in etcd (epoch %" PRIu64 "): "
+			       "the record was put back from before a repair, "
+			       "or a repair could not finish; its members are "
+			       "not used (rmpool repair TOKEN)", rec->r.epoch);
 		if (ret)
 			return ret;
 	}
@@ -337,6 +363,11 @@ int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
 	}
 	cx->cl = cl;
 	rmp_ctoken_new(&cx->rec.t);
+	ret = cl_record_key(cl, &cx->rec);
+	if (ret) {
+		free(cx);
+		return ret;
+	}
 	r = &cx->rec.r;
 	r->length = l->length;
 	r->stripe_unit = g->stripe_unit;
@@ -359,7 +390,8 @@ int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
 }
 
 int cl_lease_attach(struct rmp_cluster *cl, const char *token,
-		    const struct rmp_attach_opts *opts, struct rmp_lease **out)
+		    const struct rmp_attach_opts *opts, bool behind,
+		    struct rmp_lease **out)
 {
 	struct rmp_lease *m[RMP_LREC_MEMBERS_MAX] = { 0 };
 	struct cl_lease *cx = calloc(1, sizeof(*cx));
@@ -373,13 +405,16 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 	}
 	cx->cl = cl;
 	cx->access = opts ? opts->access : 0;
+	cx->behind = behind;
 	ret = rmp_ctoken_parse(token, &cx->rec.t);
 	if (ret)
 		cl_say(cl, "not a cluster lease token");
 	if (!ret)
+		ret = cl_record_key(cl, &cx->rec);
+	if (!ret)
 		ret = cl_members_current(cl);
 	if (!ret)
-		ret = attach_current(cl, &cx->rec, cx->access, NULL, m);
+		ret = attach_current(cl, &cx->rec, cx->access, behind, NULL, m);
 	n = cx->rec.r.stripes * cx->rec.r.replicas;
 	if (!ret) {
 		ret = rmpc_group_new(m, cx->rec.r.stripes, cx->rec.r.replicas,
@@ -390,6 +425,9 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 			close_all(m, n);
 		}
 	}
+	for (unsigned i = 0; !ret && i < n; i++)
+		if (cx->rec.r.stale[i])
+			rmpc_group_stale(*out, i);
 	if (!ret) {
 		ret = keep(*out, cx);
 		if (ret) {
@@ -457,17 +495,25 @@ static void keeper_ending(struct rmp_lease *l, bool freed)
 	free(cx);
 }
 
-/* keeper_moved -- the record is not as this handle last read it. */
-static int keeper_moved(struct rmp_lease *l)
+/* keeper_missed -- the members missed[] names marked stale in the
+ * record, if it is still the one the handle read (a compare-and-swap):
+ * 0, -EAGAIN (it changed), or the etcd error. */
+static int keeper_missed(struct rmp_lease *l, const bool *missed)
 {
 	struct cl_lease *cx = l->group->keeper_arg;
-	struct cl_record now = cx->rec;
-	int ret = cl_record_read(cx->cl, &now);
+	struct cl_record rec = cx->rec;
+	bool any = false;
+	int ret = 0;
 
+	for (unsigned i = 0; i < l->group->n; i++) {
+		any = any || (missed[i] && !rec.r.stale[i]);
+		rec.r.stale[i] = rec.r.stale[i] || missed[i];
+	}
+	if (any)
+		ret = cl_record_replace(cx->cl, &rec);
 	if (!ret)
-		ret = now.mod_revision != cx->rec.mod_revision ||
-		      now.r.repair_until_ms;
-	rmp_wipe(&now, sizeof(now));
+		cx->rec = rec;
+	rmp_wipe(&rec, sizeof(rec));
 	return ret;
 }
 
@@ -480,10 +526,14 @@ int cl_lease_refresh(struct rmp_lease *l)
 	int ret;
 
 	cl_members_current(cx->cl); /* etcd down: every member is tried */
-	ret = attach_current(cx->cl, &rec, cx->access, l, m);
+	ret = attach_current(cx->cl, &rec, cx->access, false, l, m);
 	for (unsigned i = 0; !ret && i < g->n; i++) {
 		if (m[i]) {
 			rmpc_group_swap(l, i, m[i]);
+		} else if (rec.r.stale[i] &&
+			   same_token(&cx->rec.r.member[i], &rec.r.member[i])) {
+			/* another holder's write went on without it */
+			rmpc_group_stale(l, i);
 		} else if (!same_token(&cx->rec.r.member[i],
 				       &rec.r.member[i])) {
 			/* replaced by a repair, and the new one is not to be
@@ -491,6 +541,11 @@ int cl_lease_refresh(struct rmp_lease *l)
 			 * one is missed only if a write goes on without it) */
 			rmpc_group_swap(l, i, NULL);
 			rmpc_group_lose(l, i);
+			if (rec.r.stale[i])
+				rmpc_group_stale(l, i);
+		} else if (g->m[i]) {
+			/* kept: attached again (a reconnect) by this epoch */
+			rmpc_lease_set_epoch(g->m[i], rec.r.epoch);
 		}
 	}
 	if (!ret)

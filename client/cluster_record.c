@@ -2,7 +2,8 @@
 /*
  * cluster_record.c -- a cluster lease's record in etcd: the member list
  * of a mirrored or striped lease at PREFIX/leases/ID, sealed with a key
- * from its token's secret (common/lease_record.h), under an etcd lease
+ * from its token and the tenant's key (common/lease_record.h), under an
+ * etcd lease
  * that ends a little after the lease does. Each call here is one or two
  * etcd round trips, waited for on the cluster's loop.
  */
@@ -95,7 +96,8 @@ static int seal(struct rmp_cluster *cl, const struct cl_record *rec,
 		      : -ENOMEM;
 
 	if (n >= 0)
-		n = rmp_lrec_seal(&rec->t, plain, (size_t)n, out, cap);
+		n = rmp_lrec_seal(&rec->t, rec->key, plain, (size_t)n, out,
+				  cap);
 	if (plain)
 		rmp_wipe(plain, RMP_LREC_PLAIN_MAX);
 	free(plain);
@@ -170,6 +172,28 @@ static int revoke(struct rmp_cluster *cl, int64_t id)
 	return finish(cl, ret, &res, "removing");
 }
 
+int cl_record_key(struct rmp_cluster *cl, struct cl_record *rec)
+{
+	uint8_t key[RMP_KEY_MAX];
+	char why[CL_ERRBUF - 64];
+	size_t len = 0;
+	int ret;
+
+	if (cl->copts.key) {
+		len = cl->copts.key_len;
+		memcpy(key, cl->key, len);
+	} else if (cl->key_file[0]) {
+		ret = rmp_key_load(cl->key_file, key, &len, why, sizeof(why));
+		if (ret) {
+			cl_say(cl, "tenant %s: key file %s", cl->tenant, why);
+			return ret == -ENOENT ? -ENOENT : -EACCES;
+		}
+	}
+	rmp_lrec_key(&rec->t, cl->tenant, len ? key : NULL, len, rec->key);
+	rmp_wipe(key, sizeof(key));
+	return 0;
+}
+
 int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 		     uint64_t ttl_ms)
 {
@@ -201,11 +225,14 @@ int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec)
 	if (!ret && !(plain = malloc(RMP_LREC_PLAIN_MAX + 1)))
 		ret = -ENOMEM;
 	if (!ret) {
-		n = rmp_lrec_open(&rec->t, res.value, res.value_len, plain,
-				  RMP_LREC_PLAIN_MAX + 1);
+		n = rmp_lrec_open(&rec->t, rec->key, res.value,
+				  res.value_len, plain, RMP_LREC_PLAIN_MAX + 1);
 		if (n < 0) {
+			/* not sealed by a holder of this token and of our
+			 * tenant's key: another tenant's, or a forgery */
 			cl_say(cl, "the lease's record in etcd does not open "
-			       "with this token");
+			       "with this token and tenant %s's key",
+			       cl->tenant[0] ? cl->tenant : "anonymous");
 			ret = -ENOENT; /* as a wrong secret is to ATTACH */
 		}
 	}

@@ -4,23 +4,37 @@
  * members gets new ones on other nodes, filled from a live member of
  * their stripe, and its new member list published in etcd.
  *
+ * Which members: those whose node left the membership, that the handle
+ * could not attach, or that the record marks stale (a write went on
+ * without them: any holder's, io_group.c).
+ *
  * Writes by other holders during the copy are not lost:
  *   1. the record is marked "under repair until T", by a txn on the
  *      revision read (one repair at a time);
  *   2. every live member is attached again exclusively, over a
- *      connection of the repair's own: every other key to it is
- *      revoked (this process's other handles' too), so no other
- *      holder's write lands after this point (once the server's NIC
- *      has done the invalidations: a short settle);
+ *      connection of the repair's own, by the epoch F the repair will
+ *      publish (the record's + 1): every other key to it is revoked
+ *      (this process's other handles' too) and the server answers once
+ *      their invalidations are done, so no other holder's write lands
+ *      after this point; and from now on every member refuses a record
+ *      older than F (-ESTALE). The new members learn F too;
  *   3. the new members are filled from the live ones;
- *   4. the new list is published and the mark cleared, by a txn on the
- *      revision of 1.
+ *   4. the new list is published at epoch F and the mark cleared, by a
+ *      txn on the revision of 1.
  * A holder whose call failed at 2 reads the record, finds the mark,
  * waits for 4 and does its call again on the new list (keeper_refresh).
  * One that attached between 1 and 2 reads the record once more after
  * attaching, sees it changed, and does the same (attach_current). If T
- * passes before 4, the repair gives up and holders go on with the old
- * list.
+ * passes before 4, the repair gives up and puts the old list back at
+ * epoch F (undo); holders go on with it.
+ *
+ * A record put back in etcd from before a repair (a rollback) names a
+ * member that repair replaced, with a live one that knows F: every
+ * attach by it is refused, so nobody reads the replaced member's old
+ * bytes. A repair started on such a record (or on one whose undo did not
+ * reach etcd) asks each member which epoch it knows: those behind the
+ * newest are taken as dead, the rest as live, and the repair publishes
+ * past the newest (recover_epochs).
  */
 #include "cluster_int.h"
 
@@ -34,10 +48,6 @@
 #include "util.h"
 
 #define COPY_CHUNK (1u << 20)
-/* After the fence, before the copy: a revoked key's invalidation is
- * posted by the server and done by its NIC a moment later; a write of a
- * fenced holder already on the wire lands before it. */
-#define FENCE_SETTLE_MS 50
 
 /* One repair under way. */
 struct repair {
@@ -48,6 +58,10 @@ struct repair {
 	struct rmp_lease *fresh[RMP_LREC_MEMBERS_MAX]; /* their successors */
 	unsigned ndead;
 	bool marked;                                /* step 1 done */
+	uint64_t epoch;   /* F: the epoch the fence carries and step 4
+			   * publishes */
+	bool recovered;   /* the record was behind its members' epochs:
+			   * published even with nothing to replace */
 	bool unknown;   /* step 4's outcome unknown: the new leases kept
 			 * (they may be the record's now; their ttl ends
 			 * them if not) */
@@ -76,8 +90,8 @@ static struct rmp_lease *live_of(const struct repair *rp, unsigned i)
 }
 
 /* find_dead -- the members to replace: their node gone from the
- * membership, or lost by the handle once it was brought up to date with
- * the record (not to be attached, or missing a write it made). */
+ * membership, marked stale in the record, or lost by the handle once it
+ * was brought up to date with the record (not to be attached). */
 static void find_dead(struct repair *rp)
 {
 	struct rmpc_group *g = rp->l->group;
@@ -86,7 +100,8 @@ static void find_dead(struct repair *rp)
 	for (unsigned i = 0; i < g->n; i++) {
 		struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
 
-		rp->dead[i] = !n || !n->present || g->lost[i] || !g->m[i];
+		rp->dead[i] = rp->dead[i] || !n || !n->present || g->lost[i] ||
+			      !g->m[i] || r->stale[i];
 		rp->ndead += rp->dead[i];
 		if (rp->dead[i] && n && n->present)
 			rp->old[i] = r->member[i]; /* reachable: freed after */
@@ -153,7 +168,7 @@ static int place_fresh(struct repair *rp)
 }
 
 /* fence_one -- member i attached exclusively over a connection of the
- * repair's own. */
+ * repair's own, by the repair's epoch. */
 static int fence_one(struct repair *rp, unsigned i)
 {
 	const struct rmp_token *t = &rp->cx->rec.r.member[i];
@@ -168,8 +183,8 @@ static int fence_one(struct repair *rp, unsigned i)
 	rmp_attach_opts_init(&o);
 	o.flags = RMP_ATTACH_EXCLUSIVE;
 	if (!ret)
-		ret = rmp_lease_attach_with(rp->fc[i], text, &o,
-					    &rp->fenced[i]);
+		ret = rmpc_lease_attach_epoch(rp->fc[i], text, &o, rp->epoch,
+					      &rp->fenced[i]);
 	if (ret)
 		cl_say(rp->cl, "fencing %s port %u: %s (%s)", t->host, t->port,
 		       rmp_strerror(ret), rp->fc[i] ?
@@ -177,12 +192,13 @@ static int fence_one(struct repair *rp, unsigned i)
 	return ret;
 }
 
-/* fence -- every live member attached exclusively (step 2): from then on
- * every other key to them, this handle's too, is revoked. */
+/* fence -- every live member attached exclusively by the repair's
+ * epoch (step 2): from then on every other key to them, this handle's
+ * too, is revoked (the server answered once it was), and they refuse
+ * an older record. */
 static int fence(struct repair *rp)
 {
 	struct rmpc_group *g = rp->l->group;
-	struct timespec settle = { 0, FENCE_SETTLE_MS * 1000000L };
 
 	for (unsigned i = 0; i < g->n; i++) {
 		int ret;
@@ -196,7 +212,36 @@ static int fence(struct repair *rp)
 		/* this handle's key there is revoked: attached anew after */
 		rmpc_group_lose(rp->l, i);
 	}
-	nanosleep(&settle, NULL);
+	return 0;
+}
+
+/* pin_fresh -- each new member attached once more by the repair's
+ * epoch, on the connection that leased it (the same key): its server
+ * learns the epoch before the record names it. */
+static int pin_fresh(struct repair *rp)
+{
+	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++) {
+		struct rmp_lease *h = NULL;
+		char text[RMP_TOKEN_MAX];
+		struct rmp_token t;
+		int ret;
+
+		if (!rp->fresh[i])
+			continue;
+		cl_member_token(rp->fresh[i], &t);
+		ret = rmp_token_format(&t, text, sizeof(text)) < 0 ? -EINVAL :
+		      rmpc_lease_attach_epoch(rp->fresh[i]->c, text, NULL,
+					      rp->epoch, &h);
+		rmp_wipe(text, sizeof(text));
+		if (ret) {
+			cl_say(rp->cl, "the new member on %s port %u: %s (%s)",
+			       t.host, t.port, rmp_strerror(ret),
+			       rmp_client_last_error(rp->fresh[i]->c));
+			return ret;
+		}
+		rmp_lease_close(rp->fresh[i]);
+		rp->fresh[i] = h;
+	}
 	return 0;
 }
 
@@ -249,10 +294,13 @@ static int publish(struct repair *rp)
 	struct cl_record rec = rp->cx->rec;
 	int ret;
 
-	for (unsigned i = 0; i < rp->l->group->n; i++)
-		if (rp->fresh[i])
-			cl_member_token(rp->fresh[i], &rec.r.member[i]);
-	rec.r.epoch++;
+	for (unsigned i = 0; i < rp->l->group->n; i++) {
+		if (!rp->fresh[i])
+			continue;
+		cl_member_token(rp->fresh[i], &rec.r.member[i]);
+		rec.r.stale[i] = false;
+	}
+	rec.r.epoch = rp->epoch;
 	rec.r.repair_until_ms = 0;
 	if (cl_wall_ms() >= rp->cx->rec.r.repair_until_ms) {
 		cl_say(rp->cl, "the repair took longer than its deadline");
@@ -268,7 +316,8 @@ static int publish(struct repair *rp)
 			look = cl_record_read(rp->cl, &now);
 		if (!look && now.r.epoch == rec.r.epoch &&
 		    !now.r.repair_until_ms &&
-		    !memcmp(now.r.member, rec.r.member, sizeof(rec.r.member)))
+		    !memcmp(now.r.member, rec.r.member, sizeof(rec.r.member)) &&
+		    !memcmp(now.r.stale, rec.r.stale, sizeof(rec.r.stale)))
 			ret = 0, rec = now;
 		else if (look)
 			rp->unknown = true; /* then keep the new leases */
@@ -282,13 +331,18 @@ static int publish(struct repair *rp)
 			rmpc_group_swap(rp->l, i, rp->fresh[i]);
 			rp->fresh[i] = NULL;
 		}
+		for (unsigned i = 0; i < rp->l->group->n; i++)
+			if (rp->l->group->m[i])
+				rmpc_lease_set_epoch(rp->l->group->m[i],
+						     rp->epoch);
 	}
 	rmp_wipe(&rec, sizeof(rec));
 	return ret;
 }
 
 /* undo -- a repair that failed: its new leases freed, the mark taken
- * back (best effort: its deadline ends it anyway). */
+ * back (best effort: its deadline ends it anyway), at the fence's epoch
+ * once the fence began (the members refuse an older record now). */
 static void undo(struct repair *rp)
 {
 	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++) {
@@ -303,6 +357,8 @@ static void undo(struct repair *rp)
 
 		snprintf(why, sizeof(why), "%s", rp->cl->err);
 		rec.r.repair_until_ms = 0;
+		if (rp->fenced_any)
+			rec.r.epoch = rp->epoch;
 		if (!cl_record_replace(rp->cl, &rec))
 			rp->cx->rec = rec;
 		rmp_wipe(&rec, sizeof(rec));
@@ -371,6 +427,43 @@ static void free_replaced(struct repair *rp)
 	}
 }
 
+/*
+ * recover_epochs -- the record is behind what its members know (the
+ * handle's refresh got -ESTALE): put back from before a repair, or left
+ * by a repair whose undo did not reach etcd. Each member is asked its
+ * epoch (an ATTACH by epoch 0 asks nothing of it); those behind the
+ * newest missed a fence (replaced, or away): dead. The rest were fenced
+ * last, hold every acknowledged write, and are live. The repair then
+ * publishes past the newest, even with nothing to replace. 0, or the
+ * error with why in cl->err.
+ */
+static int recover_epochs(struct repair *rp)
+{
+	const struct rmp_lease_record *r = &rp->cx->rec.r;
+	uint64_t newest = r->epoch, knows[RMP_LREC_MEMBERS_MAX] = { 0 };
+	unsigned n = r->stripes * r->replicas;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rmp_lease *m = NULL;
+
+		if (cl_member_attach(rp->cl, &r->member[i], 0, false, 0, &m))
+			continue; /* not to be reached: dead below */
+		knows[i] = m->server_epoch;
+		newest = RMP_MAX(newest, knows[i]);
+		if (!rp->l->group->m[i] && !r->stale[i]) {
+			rmpc_group_swap(rp->l, i, m);
+			rmpc_lease_set_epoch(m, newest);
+		} else {
+			rmp_lease_close(m);
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		rp->dead[i] = knows[i] < newest;
+	rp->cx->rec.r.epoch = newest;
+	rp->recovered = true;
+	return 0;
+}
+
 int rmp_lease_repair(struct rmp_lease *l)
 {
 	struct repair rp = { 0 };
@@ -385,18 +478,26 @@ int rmp_lease_repair(struct rmp_lease *l)
 	rp.cl = rp.cx->cl;
 	/* the handle brought up to date with the record first (a repair
 	 * under way waited out; the members it lacks attached; a record of
-	 * another shape or an older epoch refused) */
+	 * another shape refused; one older than its members recovered) */
 	ret = cl_members_current(rp.cl);
-	if (!ret)
+	if (!ret && !rp.cx->behind)
 		ret = cl_lease_refresh(l);
+	if (ret == -ESTALE || (!ret && rp.cx->behind)) {
+		ret = cl_record_settled(rp.cl, &rp.cx->rec);
+		if (!ret)
+			ret = recover_epochs(&rp);
+	}
 	if (ret)
 		return ret;
 	find_dead(&rp);
-	if (!rp.ndead)
+	if (!rp.ndead && !rp.recovered)
 		return 0;
+	rp.epoch = rp.cx->rec.r.epoch + 1;
 	ret = fenceable(&rp);
 	if (!ret)
 		ret = place_fresh(&rp);
+	if (!ret)
+		ret = pin_fresh(&rp);
 	if (!ret)
 		ret = mark(&rp);
 	if (!ret)
@@ -408,11 +509,34 @@ int rmp_lease_repair(struct rmp_lease *l)
 	if (ret)
 		undo(&rp);
 	unfence(&rp);
-	if (!ret)
+	if (!ret) {
 		free_replaced(&rp);
+		rp.cx->behind = false;
+	}
 	/* the fence revoked this handle's keys too: attached anew (the
 	 * repair itself is done or undone whatever this says) */
 	if (rp.fenced_any)
 		cl_lease_refresh(l);
+	return ret;
+}
+
+int rmp_cluster_repair(struct rmp_cluster *cl, const char *token)
+{
+	struct rmp_lease *l;
+	int ret;
+
+	if (!cl || !token)
+		return -EINVAL;
+	if (!rmp_ctoken_is(token)) {
+		cl_say(cl, "not a cluster lease token (rmpc://)");
+		return -EOPNOTSUPP;
+	}
+	ret = cl_lease_attach(cl, token, NULL, false, &l);
+	if (ret == -ESTALE)
+		ret = cl_lease_attach(cl, token, NULL, true, &l);
+	if (ret)
+		return ret;
+	ret = rmp_lease_repair(l);
+	rmp_lease_close(l);
 	return ret;
 }

@@ -5,7 +5,11 @@
  * together (io_sync.c's rmpc_rw, a leg per member); within a stripe,
  * reads from one replica with failover to the next within the call,
  * writes to all of them at once. What a member's failure means is
- * decided here (lost, not an error while its stripe has another).
+ * decided here (lost, not an error while its stripe has another), and
+ * when a write counts as done: every member it was not made on marked
+ * stale first (the keeper's missed, a compare-and-swap on the record),
+ * so that no acknowledged write is lost to a reader or a repair in any
+ * process.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -167,23 +171,29 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 	return 0;
 }
 
-/* mark_missed -- the write of [off, off+len) is done: the lost members
- * of the stripes it touched lack it, whenever they were lost (in this
- * call, or before it: a read, a renewal, a flush lose members too). */
-static void mark_missed(struct rmp_lease *l, uint64_t off, uint64_t len)
+/* lacking -- the members that lack the write of [off, off+len) just
+ * made and are not known to (missed): the lost members of the stripes
+ * it touched, whenever they were lost (in this call, or before it: a
+ * read, a renewal, a flush lose members too). Into need; how many. */
+static unsigned lacking(struct rmp_lease *l, uint64_t off, uint64_t len,
+			bool *need)
 {
 	struct rmpc_group *g = l->group;
+	unsigned n = 0;
 	struct parts pt;
 
+	memset(need, 0, sizeof(bool) * g->n);
 	if (split(l, off, len, &pt))
-		return;
+		return 0;
 	for (unsigned i = 0; i < pt.n; i++) {
 		unsigned first = pt.p[i].stripe * g->replicas;
 
-		for (unsigned j = first; j < first + g->replicas; j++)
-			if (g->lost[j])
-				g->missed[j] = true;
+		for (unsigned j = first; j < first + g->replicas; j++) {
+			need[j] = g->lost[j] && !g->missed[j];
+			n += need[j];
+		}
 	}
+	return n;
 }
 
 /* again -- a call on l failed with err for want of a live member: when
@@ -211,38 +221,33 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 {
 	struct rmpc_group *g = l->group;
 	const struct rmpc_group_keeper *k = g->keeper;
-	int err = 0, moved;
+	bool need[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	int err = 0;
 
 	for (int tries = 0; tries < WRITE_TRIES; tries++) {
 		/* a write is the same bytes again: all of it goes to the
 		 * new list */
 		if (tries && (caller_error(err) || !k || k->refresh(l)))
 			break;
-		/* refreshed: what is lost now is known against the record
-		 * as it is (a loss from here on is asked about again) */
-		if (tries)
-			g->unchecked = false;
 		err = write_once(l, off, src, len);
 		if (err && !caller_error(err) && k)
 			continue; /* a stripe with no member left: refresh */
-		/* A member was lost (in this call or since the last check)
-		 * and the others took the write: before it counts as done,
-		 * is a repair the cause (its fence revokes our keys)? Then
-		 * it must reach the new members too. Asked once per loss;
-		 * etcd not answering (moved < 0) leaves it to ask again. */
-		if (err || !g->unchecked || !k)
+		if (err || !lacking(l, off, len, need))
 			break;
-		moved = k->moved(l);
-		if (moved == 1) {
-			err = -EAGAIN; /* unless the record is read again */
-			continue;
+		/* Members it was not made on: it counts as done once the
+		 * record says they are stale. The record moved meanwhile
+		 * (-EAGAIN): a repair's fence may be what failed us, so the
+		 * write goes to the members of the record as it is now.
+		 * Any other answer (etcd out of reach): not done. */
+		err = k ? k->missed(l, need) : 0;
+		if (!err) {
+			for (unsigned i = 0; i < g->n; i++)
+				g->missed[i] = g->missed[i] || need[i];
+			break;
 		}
-		g->unchecked = moved < 0;
-		break;
+		if (err != -EAGAIN)
+			break;
 	}
-	/* whatever is lost and not back lacks the write */
-	if (!err)
-		mark_missed(l, off, len);
 	return err;
 }
 

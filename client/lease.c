@@ -130,7 +130,12 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 void rmpc_group_lose(struct rmp_lease *l, unsigned i)
 {
 	l->group->lost[i] = true;
-	l->group->unchecked = true;
+}
+
+void rmpc_group_stale(struct rmp_lease *l, unsigned i)
+{
+	l->group->lost[i] = true;
+	l->group->missed[i] = true;
 }
 
 void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
@@ -330,6 +335,7 @@ static int lease_set(struct rmp_lease *l, const struct rmp_lease_desc *d)
 	l->access = d->access;
 	l->flags = d->flags;
 	l->holders = d->holders;
+	l->server_epoch = d->epoch;
 	strcpy(l->host, c->host);
 	l->port = c->port;
 	return 0;

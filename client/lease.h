@@ -27,8 +27,10 @@ struct rmp_lease {
 	uint32_t rkey, access, flags;
 	uint32_t holders;  /* as last reported */
 	/* A member of a cluster lease: the epoch of the record it is
-	 * attached by, sent with every ATTACH of it (0: none). */
+	 * attached by, sent with every ATTACH of it (0: none); and the
+	 * group epoch its server holds, as its last ATTACH told. */
 	uint64_t epoch;
+	uint64_t server_epoch;
 	char host[RMP_TOKEN_HOST_MAX + 1]; /* server, for the token */
 	uint16_t port;
 	/* With rails (rails.h): the handle of the same lease on rail i's
@@ -55,7 +57,10 @@ struct rmp_lease {
  * stripe not lost; writes, renewals and the free to all of them. A
  * member is lost when a call on it fails for another reason than its
  * arguments: it is not used again by this handle. A stripe with every
- * replica lost fails the calls that touch it.
+ * replica lost fails the calls that touch it. A member that lacks a
+ * write is missed (stale): with a keeper, a write is acknowledged only
+ * once the record says so (the keeper's missed), so that no other
+ * process reads from it or copies it in a repair.
  */
 struct rmpc_group {
 	unsigned stripes;     /* 1..RMPC_STRIPES_MAX */
@@ -64,12 +69,10 @@ struct rmpc_group {
 	unsigned n;           /* stripes * replicas */
 	struct rmp_lease *m[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX]; /* m[s * replicas + j]: replica j of stripe s */
 	bool lost[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
-	/* lost while a write was done without it: it lacks bytes, and is
-	 * never taken back as it is (only a new member replaces it) */
+	/* stale: a write was done without it, so it lacks bytes (with a
+	 * keeper: the record says so); lost too, and never taken back as
+	 * it is (only a new member replaces it) */
 	bool missed[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
-	/* a member was lost (in any call) since a write last asked the
-	 * keeper whether the record moved: the next write asks */
-	bool unchecked;
 	/* the cluster lease's record (NULL: none), kept by the cluster */
 	const struct rmpc_group_keeper *keeper;
 	void *keeper_arg;
@@ -85,19 +88,23 @@ struct rmpc_group {
  *            lease follows (0 or the error the renewal returns)
  *   ending   the handle goes (freed: the lease was freed, its record
  *            goes too; else closed): release keeper_arg
- *   moved    a member failed during a write the others took: has the
- *            record changed since the handle read it (a repair under
- *            way, or done: its fence is what failed us)? 1 yes, 0 no,
- *            or an etcd error
+ *   missed   a write the others took was not made on the members
+ *            missed[i] names (lost before or during it): mark them stale
+ *            in the record, by a compare-and-swap on the record the
+ *            handle read; only then is the write acknowledged. 0 (the
+ *            record says so now), -EAGAIN (the record changed since: a
+ *            repair under way or done, whose fence may be what failed
+ *            us, or another holder's mark; refresh and write again), or
+ *            an etcd error (the write is not acknowledged)
  *   refresh  read the record again (waiting out a repair) and attach
  *            anew the members it names that the handle lost (not one
- *            that missed a write) or that it replaced; 0 when the handle
- *            may try again
+ *            it marks stale) or that it replaced; 0 when the handle may
+ *            try again
  */
 struct rmpc_group_keeper {
 	int (*renewed)(struct rmp_lease *l, uint32_t ttl_s);
 	void (*ending)(struct rmp_lease *l, bool freed);
-	int (*moved)(struct rmp_lease *l);
+	int (*missed)(struct rmp_lease *l, const bool *missed);
 	int (*refresh)(struct rmp_lease *l);
 };
 
@@ -130,9 +137,12 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
 		   struct rmpc_lease_list *owner, struct rmp_lease **out);
 
-/* rmpc_group_lose -- member i of l is lost (a call on it failed); the
- * next write asks the keeper whether the record moved. */
+/* rmpc_group_lose -- member i of l is lost (a call on it failed); a
+ * write done without it makes it missed. */
 void rmpc_group_lose(struct rmp_lease *l, unsigned i);
+/* rmpc_group_stale -- member i of l is stale (the record says so): lost
+ * and missed; not attached, read, written or renewed again. */
+void rmpc_group_stale(struct rmp_lease *l, unsigned i);
 
 /*
  * rmpc_lease_usable -- l was made on the current connection, which works

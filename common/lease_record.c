@@ -18,7 +18,7 @@
 /* The record's fields, in the order the encoder writes them. */
 static const char *const fields[] = {
 	"length", "stripe_unit", "stripes", "replicas", "epoch",
-	"repair_until_ms", "spread", "members",
+	"repair_until_ms", "spread", "members", "stale",
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -84,6 +84,33 @@ static bool members_ok(const struct rmp_lease_record *r, char *why,
 	return true;
 }
 
+/* stale_ok -- no member past the list is stale, and each stripe keeps
+ * one member that is not. */
+static bool stale_ok(const struct rmp_lease_record *r, char *why,
+		     size_t why_len)
+{
+	unsigned n = r->stripes * r->replicas;
+
+	for (unsigned i = n; i < RMP_LREC_MEMBERS_MAX; i++) {
+		if (r->stale[i]) {
+			say(why, why_len, "stale: %u is past the members", i);
+			return false;
+		}
+	}
+	for (unsigned s = 0; s < r->stripes; s++) {
+		unsigned live = 0;
+
+		for (unsigned j = 0; j < r->replicas; j++)
+			live += !r->stale[s * r->replicas + j];
+		if (!live) {
+			say(why, why_len, "stale: every member of stripe %u",
+			    s);
+			return false;
+		}
+	}
+	return true;
+}
+
 /* counts_ok -- stripes and replicas in range, 2 members or more. */
 static bool counts_ok(uint64_t stripes, uint64_t replicas, char *why,
 		      size_t why_len)
@@ -137,7 +164,7 @@ static bool record_ok(const struct rmp_lease_record *r, char *why,
 		say(why, why_len, "spread: not a label name");
 		return false;
 	}
-	return members_ok(r, why, why_len);
+	return members_ok(r, why, why_len) && stale_ok(r, why, why_len);
 }
 
 /* A text being written into a caller's buffer; overflowed once it did
@@ -185,6 +212,10 @@ int rmp_lrec_encode(const struct rmp_lease_record *r, char *buf, size_t cap)
 		rmp_token_format(&r->member[i], text, sizeof(text));
 		put(&o, "%s\"%s\"", i ? "," : "", text);
 	}
+	put(&o, "],\"%s\":[", fields[8]);
+	for (unsigned i = 0, k = 0; i < n; i++)
+		if (r->stale[i])
+			put(&o, "%s%u", k++ ? "," : "", i);
 	put(&o, "]}");
 	if (o.len >= cap || o.len > RMP_LREC_PLAIN_MAX) {
 		if (cap)
@@ -240,6 +271,37 @@ static bool read_members(json_object *o, struct rmp_lease_record *r,
 			    "as written", i);
 			return false;
 		}
+	}
+	return true;
+}
+
+/* read_stale -- the "stale" array: member indexes, increasing. */
+static bool read_stale(json_object *o, struct rmp_lease_record *r,
+		       char *why, size_t why_len)
+{
+	unsigned n = r->stripes * r->replicas;
+	json_object *a;
+	size_t len;
+	int64_t last = -1;
+
+	if (!json_object_object_get_ex(o, "stale", &a) || !a ||
+	    !json_object_is_type(a, json_type_array) ||
+	    (len = json_object_array_length(a)) > n) {
+		say(why, why_len, "stale: not a list of member indexes");
+		return false;
+	}
+	for (size_t i = 0; i < len; i++) {
+		json_object *v = json_object_array_get_idx(a, i);
+		int64_t k;
+
+		if (!v || !json_object_is_type(v, json_type_int) ||
+		    (k = json_object_get_int64(v)) <= last || k >= (int64_t)n) {
+			say(why, why_len, "stale: not increasing member "
+			    "indexes 0..%u", n - 1);
+			return false;
+		}
+		r->stale[k] = true;
+		last = k;
 	}
 	return true;
 }
@@ -318,6 +380,8 @@ static bool read_fields(json_object *o, struct rmp_lease_record *r,
 		say(why, why_len, "spread: not a label name or \"\"");
 		return false;
 	}
+	if (!read_stale(o, r, why, why_len))
+		return false;
 	return record_ok(r, why, why_len);
 }
 

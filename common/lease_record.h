@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lease_record.h -- a cluster lease's member list as the library keeps it
- * in etcd under PREFIX/leases/ID, sealed so that only holders of the
- * cluster lease's token can read or write it; and that token. Pure: no
- * I/O, no clock.
+ * in etcd under PREFIX/leases/ID, sealed so that only a holder of the
+ * cluster lease's token who also holds its tenant's key can read or
+ * write it; and that token. Pure: no I/O, no clock.
  */
 #ifndef RMP_LEASE_RECORD_H
 #define RMP_LEASE_RECORD_H
@@ -77,6 +77,10 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
  *                      distinct servers (HOST:PORT differ, HOST
  *                      compared without case), no lease (HOST:PORT
  *                      and ID) listed twice
+ *   "stale"            the indexes of the members that missed a write
+ *                      (in increasing order, each once): not read, not
+ *                      written, to be replaced by a repair; every
+ *                      stripe keeps one member at least that is not
  *
  * A field the reader does not know is refused, not ignored: a newer
  * writer's field could change how the data is laid out, and an older
@@ -100,6 +104,13 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
 #define RMP_LREC_SEALED_MAX \
 	(RMP_LREC_NONCE_LEN + RMP_LREC_PLAIN_MAX + RMP_LREC_TAG_LEN)
 
+/*
+ * Why "stale" is in the record and not only in the handle that saw a
+ * member fail: a write is acknowledged only once every member the record
+ * names as live has it, or the record says the one that missed it is
+ * stale (io_group.c, cluster_lease.c). A reader or a repair in another
+ * process then never takes its bytes from a member that lacks one.
+ */
 struct rmp_lease_record {
 	uint64_t length;          /* bytes of the whole lease */
 	uint64_t stripe_unit;     /* bytes (meaningful when stripes > 1) */
@@ -110,6 +121,7 @@ struct rmp_lease_record {
 	char spread[RMP_LREC_SPREAD_LEN]; /* "": none */
 	/* member[s * replicas + j]: replica j of stripe s */
 	struct rmp_token member[RMP_LREC_MEMBERS_MAX];
+	bool stale[RMP_LREC_MEMBERS_MAX]; /* missed a write */
 };
 
 /* rmp_lrec_spread_ok -- s may be a record's spread label (not ""). */
@@ -131,17 +143,37 @@ int rmp_lrec_decode(const char *buf, size_t len, struct rmp_lease_record *r,
 		    char *why, size_t why_len);
 
 /*
- * Sealing. key = crypto_kdf_derive_from_key(subkey 1, context
- * "rmplease", t->secret); sealed = nonce[24] || ciphertext || tag[16] of
+ * Sealing. The key of a record needs the tenant's key as well as the
+ * token: a holder of the token alone (another tenant it was shown to)
+ * can neither read the member list nor forge one.
+ *
+ *   key = BLAKE2b-256(key: the tenant's key (16..64 bytes),
+ *                     "rmpool-lease-v2" NUL || tenant (24, NUL padded)
+ *                     || t->id (16) || t->secret (32))
+ *
+ * (rmp_lrec_key; an anonymous client, which has no key, hashes without
+ * one: then the token alone is the key, and etcd access with it forges
+ * records). sealed = nonce[24] || ciphertext || tag[16] of
  * XChaCha20-Poly1305 (IETF) under a fresh random nonce, the associated
- * data "rmpool-lease-v1" followed by t->id: a record copied under another
- * lease's key does not open. All libsodium.
+ * data "rmpool-lease-v2" followed by t->id: a record copied under another
+ * lease's key does not open. Records of the v1 seal (key from the token
+ * alone) do not open. All libsodium.
  */
+#define RMP_LREC_KEY_LEN 32
+
+/* rmp_lrec_key -- the seal key of t's record for tenant (a name; "" is
+ * anonymous) and its key (tenant_key, key_len bytes; NULL and 0 for
+ * anonymous) into out. Wipe out after use. */
+void rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
+		  const uint8_t *tenant_key, size_t key_len,
+		  uint8_t out[RMP_LREC_KEY_LEN]);
 
 /* rmp_lrec_seal -- plain (len bytes, at most RMP_LREC_PLAIN_MAX) sealed
- * into out: the sealed length, -EINVAL (too long) or -ENOSPC. */
-int rmp_lrec_seal(const struct rmp_ctoken *t, const void *plain, size_t len,
-		  uint8_t *out, size_t cap);
+ * for t under key (rmp_lrec_key) into out: the sealed length, -EINVAL
+ * (too long) or -ENOSPC. */
+int rmp_lrec_seal(const struct rmp_ctoken *t,
+		  const uint8_t key[RMP_LREC_KEY_LEN], const void *plain,
+		  size_t len, uint8_t *out, size_t cap);
 
 /*
  * rmp_lrec_open -- sealed (len bytes, not trusted) opened into plain
@@ -149,23 +181,27 @@ int rmp_lrec_seal(const struct rmp_ctoken *t, const void *plain, size_t len,
  * with, stored under another ID, too short or too long) or -ENOSPC (cap
  * below the plaintext length + 1). plain is emptied on failure.
  */
-int rmp_lrec_open(const struct rmp_ctoken *t, const uint8_t *sealed,
+int rmp_lrec_open(const struct rmp_ctoken *t,
+		  const uint8_t key[RMP_LREC_KEY_LEN], const uint8_t *sealed,
 		  size_t len, char *plain, size_t cap);
 
 /* rmp_lrec_seal_record -- rmp_lrec_encode then rmp_lrec_seal: the
  * sealed length, or their errors. */
 int rmp_lrec_seal_record(const struct rmp_ctoken *t,
+			 const uint8_t key[RMP_LREC_KEY_LEN],
 			 const struct rmp_lease_record *r, uint8_t *out,
 			 size_t cap);
 
 /*
  * rmp_lrec_open_record -- rmp_lrec_open then rmp_lrec_decode: 0,
- * -EBADMSG (did not open: not this lease's record, or not from a holder
- * of its token) or -EPROTO (opened, but not a record this library
- * reads); why says which, r is zeroed.
+ * -EBADMSG (did not open: not this lease's record, or not sealed by a
+ * holder of its token and its tenant's key) or -EPROTO (opened, but not
+ * a record this library reads); why says which, r is zeroed.
  */
-int rmp_lrec_open_record(const struct rmp_ctoken *t, const uint8_t *sealed,
-			 size_t len, struct rmp_lease_record *r, char *why,
+int rmp_lrec_open_record(const struct rmp_ctoken *t,
+			 const uint8_t key[RMP_LREC_KEY_LEN],
+			 const uint8_t *sealed, size_t len,
+			 struct rmp_lease_record *r, char *why,
 			 size_t why_len);
 
 #endif /* RMP_LEASE_RECORD_H */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * lease_record_seal.c -- the cluster token (rmpc://ID-SECRET) and the
- * seal of a lease record under it: libsodium's KDF and XChaCha20-Poly1305,
- * nothing hand-made. lease_record.h says what is sealed how.
+ * seal of a lease record under it and the tenant's key: libsodium's
+ * BLAKE2b and XChaCha20-Poly1305, nothing hand-made. lease_record.h says
+ * what is sealed how.
  */
 #include "lease_record.h"
 
@@ -15,18 +16,18 @@
 #include "parse.h"
 
 #define CTOKEN_SCHEME "rmpc://"
-#define SEAL_CONTEXT "rmplease" /* crypto_kdf_CONTEXTBYTES */
-#define SEAL_SUBKEY 1
-#define SEAL_VERSION "rmpool-lease-v1"
+#define SEAL_VERSION "rmpool-lease-v2"
 #define SEAL_AD_LEN (sizeof(SEAL_VERSION) - 1 + RMP_CTOKEN_ID_LEN)
 
 _Static_assert(RMP_LREC_NONCE_LEN ==
 	       crypto_aead_xchacha20poly1305_ietf_NPUBBYTES, "nonce");
 _Static_assert(RMP_LREC_TAG_LEN == crypto_aead_xchacha20poly1305_ietf_ABYTES,
 	       "tag");
-_Static_assert(RMP_CTOKEN_SECRET_LEN == crypto_kdf_KEYBYTES, "secret");
-_Static_assert(sizeof(SEAL_CONTEXT) - 1 == crypto_kdf_CONTEXTBYTES,
-	       "context");
+_Static_assert(RMP_LREC_KEY_LEN == crypto_aead_xchacha20poly1305_ietf_KEYBYTES,
+	       "key");
+_Static_assert(RMP_KEY_MIN >= crypto_generichash_KEYBYTES_MIN &&
+	       RMP_KEY_MAX <= crypto_generichash_KEYBYTES_MAX,
+	       "a tenant key keys BLAKE2b as it is");
 
 void rmp_ctoken_new(struct rmp_ctoken *t)
 {
@@ -119,23 +120,38 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
 	out[2 * RMP_CTOKEN_ID_LEN] = '\0';
 }
 
-/* seal_key -- the seal's key and associated data of t. */
-static void seal_key(const struct rmp_ctoken *t,
-		     uint8_t key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES],
-		     uint8_t ad[SEAL_AD_LEN])
+void rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
+		  const uint8_t *tenant_key, size_t key_len,
+		  uint8_t out[RMP_LREC_KEY_LEN])
 {
+	static const char label[16] = SEAL_VERSION; /* NUL padded */
+	crypto_generichash_state st;
+	uint8_t name[RMP_TENANT_MAX] = { 0 };
+
 	(void)rmp_auth_init(); /* as in rmp_ctoken_new */
-	crypto_kdf_derive_from_key(key,
-				   crypto_aead_xchacha20poly1305_ietf_KEYBYTES,
-				   SEAL_SUBKEY, SEAL_CONTEXT, t->secret);
+	memcpy(name, tenant, strnlen(tenant, sizeof(name)));
+	if (!tenant_key || key_len < RMP_KEY_MIN || key_len > RMP_KEY_MAX)
+		tenant_key = NULL, key_len = 0; /* anonymous: unkeyed */
+	crypto_generichash_init(&st, tenant_key, key_len, RMP_LREC_KEY_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)label, sizeof(label));
+	crypto_generichash_update(&st, name, sizeof(name));
+	crypto_generichash_update(&st, t->id, sizeof(t->id));
+	crypto_generichash_update(&st, t->secret, sizeof(t->secret));
+	crypto_generichash_final(&st, out, RMP_LREC_KEY_LEN);
+	sodium_memzero(&st, sizeof(st));
+}
+
+/* seal_ad -- the seal's associated data of t. */
+static void seal_ad(const struct rmp_ctoken *t, uint8_t ad[SEAL_AD_LEN])
+{
 	memcpy(ad, SEAL_VERSION, sizeof(SEAL_VERSION) - 1);
 	memcpy(ad + sizeof(SEAL_VERSION) - 1, t->id, RMP_CTOKEN_ID_LEN);
 }
 
-int rmp_lrec_seal(const struct rmp_ctoken *t, const void *plain, size_t len,
-		  uint8_t *out, size_t cap)
+int rmp_lrec_seal(const struct rmp_ctoken *t,
+		  const uint8_t key[RMP_LREC_KEY_LEN], const void *plain,
+		  size_t len, uint8_t *out, size_t cap)
 {
-	uint8_t key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 	uint8_t ad[SEAL_AD_LEN];
 	unsigned long long sealed_len;
 
@@ -143,20 +159,19 @@ int rmp_lrec_seal(const struct rmp_ctoken *t, const void *plain, size_t len,
 		return -EINVAL;
 	if (cap < RMP_LREC_NONCE_LEN + len + RMP_LREC_TAG_LEN)
 		return -ENOSPC;
-	seal_key(t, key, ad);
+	seal_ad(t, ad);
 	rmp_auth_random(out, RMP_LREC_NONCE_LEN);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(out + RMP_LREC_NONCE_LEN,
 						   &sealed_len, plain, len,
 						   ad, sizeof(ad), NULL, out,
 						   key);
-	sodium_memzero(key, sizeof(key));
 	return (int)(RMP_LREC_NONCE_LEN + sealed_len);
 }
 
-int rmp_lrec_open(const struct rmp_ctoken *t, const uint8_t *sealed,
+int rmp_lrec_open(const struct rmp_ctoken *t,
+		  const uint8_t key[RMP_LREC_KEY_LEN], const uint8_t *sealed,
 		  size_t len, char *plain, size_t cap)
 {
-	uint8_t key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
 	uint8_t ad[SEAL_AD_LEN];
 	unsigned long long plain_len;
 	int ret;
@@ -168,12 +183,11 @@ int rmp_lrec_open(const struct rmp_ctoken *t, const uint8_t *sealed,
 		return -EBADMSG;
 	if (cap < len - RMP_LREC_NONCE_LEN - RMP_LREC_TAG_LEN + 1)
 		return -ENOSPC;
-	seal_key(t, key, ad);
+	seal_ad(t, ad);
 	ret = crypto_aead_xchacha20poly1305_ietf_decrypt(
 		(unsigned char *)plain, &plain_len, NULL,
 		sealed + RMP_LREC_NONCE_LEN, len - RMP_LREC_NONCE_LEN,
 		ad, sizeof(ad), sealed, key);
-	sodium_memzero(key, sizeof(key));
 	if (ret) {
 		plain[0] = '\0';
 		return -EBADMSG;
@@ -183,6 +197,7 @@ int rmp_lrec_open(const struct rmp_ctoken *t, const uint8_t *sealed,
 }
 
 int rmp_lrec_seal_record(const struct rmp_ctoken *t,
+			 const uint8_t key[RMP_LREC_KEY_LEN],
 			 const struct rmp_lease_record *r, uint8_t *out,
 			 size_t cap)
 {
@@ -190,23 +205,26 @@ int rmp_lrec_seal_record(const struct rmp_ctoken *t,
 	int n = rmp_lrec_encode(r, plain, sizeof(plain));
 
 	if (n >= 0)
-		n = rmp_lrec_seal(t, plain, (size_t)n, out, cap);
+		n = rmp_lrec_seal(t, key, plain, (size_t)n, out, cap);
 	sodium_memzero(plain, sizeof(plain)); /* the members' secrets */
 	return n;
 }
 
-int rmp_lrec_open_record(const struct rmp_ctoken *t, const uint8_t *sealed,
-			 size_t len, struct rmp_lease_record *r, char *why,
+int rmp_lrec_open_record(const struct rmp_ctoken *t,
+			 const uint8_t key[RMP_LREC_KEY_LEN],
+			 const uint8_t *sealed, size_t len,
+			 struct rmp_lease_record *r, char *why,
 			 size_t why_len)
 {
 	char plain[RMP_LREC_PLAIN_MAX + 1];
-	int n = rmp_lrec_open(t, sealed, len, plain, sizeof(plain));
+	int n = rmp_lrec_open(t, key, sealed, len, plain, sizeof(plain));
 
 	memset(r, 0, sizeof(*r));
 	if (n >= 0)
 		n = rmp_lrec_decode(plain, (size_t)n, r, why, why_len);
 	else if (why && why_len)
-		snprintf(why, why_len, "does not open with this token");
+		snprintf(why, why_len, "does not open with this token and "
+			 "tenant key");
 	sodium_memzero(plain, sizeof(plain));
 	return n;
 }

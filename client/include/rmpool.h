@@ -905,6 +905,21 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 int rmp_lease_repair(struct rmp_lease *l);
 
 /*
+ * rmp_cluster_repair -- rmp_lease_repair on the cluster lease of token
+ * (attached and closed again here), and also when rmp_cluster_attach
+ * refuses it with -ESTALE: its record in etcd is older than what its
+ * members know (put back from before a repair, or left by a repair that
+ * could not reach etcd to finish). Then each member is asked the epoch
+ * it knows; those behind the newest (replaced before, or away during a
+ * repair) are replaced as lost ones are, from those that know the
+ * newest (they hold every write acknowledged since), and the record is
+ * written past it. Errors: -EINVAL (cl or token NULL), -EOPNOTSUPP (not
+ * a cluster token), those of rmp_cluster_attach and of
+ * rmp_lease_repair (the copy's among them: -ERANGE, ...).
+ */
+int rmp_cluster_repair(struct rmp_cluster *cl, const char *token);
+
+/*
  * rmp_cluster_attach -- attach the lease of token through the cluster's
  * connection to the token's server (opened if need be), with opts as
  * rmp_lease_attach_with (NULL: defaults). The server need not be

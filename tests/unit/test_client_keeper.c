@@ -2,15 +2,17 @@
 /*
  * test_client_keeper.c -- a cluster lease's keeper (client/lease.h's
  * struct rmpc_group_keeper) as io_group.c and lease.c call it, on fake
- * verbs: a write a member failed and the others took counts when the
- * record did not move (or etcd cannot say) and the failed member missed
- * it, is made again on the members a refresh brings when the record
- * moved (-EAGAIN when the refresh fails), a stripe with no member left
+ * verbs: a write a member failed and the others took counts only once
+ * the keeper marked the failed member stale in the record (then it is
+ * missed), fails with the keeper's error when etcd cannot be written
+ * (the write is not acknowledged, and asked about again next time), is
+ * made again on the members a refresh brings when the record moved
+ * (-EAGAIN when the refresh fails), a stripe with no member left
  * refreshes and writes again once, a read fails over without the keeper
  * and refreshes only when every replica failed, a member lost before a
- * write to its stripe misses it too, a caller's error never asks the
- * keeper, renew reports to it and free and close end it, and a group
- * without one works as before.
+ * write to its stripe must be marked too, a caller's error never asks
+ * the keeper, renew reports to it and free and close end it, and a group
+ * without one marks its members missed by itself.
  *
  * The fake NIC is one connection, so every member here is a lease of
  * one client: a mirror's second replica is made on a placeholder client
@@ -44,8 +46,10 @@ static uint8_t src[LENGTH], dst[LENGTH];
 
 /* What the fake keeper was asked, and what it answers. */
 struct keeper_log {
-	unsigned renewed, ending, moved, refresh;
-	int renewed_ret, moved_ret, refresh_ret;
+	unsigned renewed, ending, missed, refresh;
+	int renewed_ret, refresh_ret;
+	int missed_ret[3];       /* the answers to the first calls, then 0 */
+	bool mask[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX]; /* last asked */
 	uint32_t ttl_s;
 	bool freed;
 	unsigned renews_seen, frees_seen; /* the server's, at the call */
@@ -79,10 +83,22 @@ static void fake_ending(struct rmp_lease *l, bool freed)
 	k->frees_seen = fake_reqs[RMP_OP_FREE];
 }
 
-static int fake_moved(struct rmp_lease *l)
+static int fake_missed(struct rmp_lease *l, const bool *missed)
 {
-	log_of(l)->moved++;
-	return log_of(l)->moved_ret;
+	struct keeper_log *k = log_of(l);
+	unsigned call = k->missed++;
+
+	memcpy(k->mask, missed, sizeof(bool) * l->group->n);
+	return call < 3 ? k->missed_ret[call] : 0;
+}
+
+/* asked -- the last missed() named exactly member i. */
+static bool asked(struct rmp_lease *l, unsigned i)
+{
+	for (unsigned j = 0; j < l->group->n; j++)
+		if (kl.mask[j] != (j == i))
+			return false;
+	return true;
 }
 
 /* fake_refresh -- the record read again: swap_in (when set and the
@@ -102,7 +118,7 @@ static int fake_refresh(struct rmp_lease *l)
 
 static const struct rmpc_group_keeper keeper = {
 	.renewed = fake_renewed, .ending = fake_ending,
-	.moved = fake_moved, .refresh = fake_refresh,
+	.missed = fake_missed, .refresh = fake_refresh,
 };
 
 /* keep -- l becomes a cluster lease kept by the fake keeper, its log
@@ -197,9 +213,10 @@ static bool holds(unsigned k, uint64_t off, const uint8_t *s, size_t len)
 	return !memcmp(slot(k) + off, s, len);
 }
 
-/* Rule 1: a replica fails, the other takes the write, the record did not
- * move: the write counts, the failed one is lost and missed, no
- * refresh. Then a write with nothing failing asks nothing. */
+/* Rule 1: a replica fails, the other takes the write, the keeper marks
+ * the failed one stale in the record: the write counts, the failed one
+ * is lost and missed, no refresh. Then a write that lacks nobody new
+ * asks nothing. */
 static void test_write_not_moved(void)
 {
 	struct rmp_client *c = fake_client_new();
@@ -212,13 +229,14 @@ static void test_write_not_moved(void)
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
 	CHECK(g->lost[1] && g->missed[1]);
 	CHECK(!g->lost[0] && !g->missed[0]);
-	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.missed, 1);
+	CHECK(asked(l, 1));
 	CHECK_EQ(kl.refresh, 0);
 	CHECK(holds(0, AT, src, LEN));
 	CHECK(!holds(1, AT, src, LEN));
-	/* member 1 was lost before this one: no member failed in it */
+	/* member 1 is marked already: nothing to ask */
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
-	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 0);
 	rmp_lease_close(l);
 	fake_client_free(c);
@@ -234,7 +252,7 @@ static void test_write_not_moved(void)
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
 	CHECK(g->lost[1] && g->missed[1]);
 	CHECK(!g->lost[0]);
-	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 0);
 	CHECK(holds(0, AT, src, LEN));
 	rmp_lease_close(l);
@@ -253,13 +271,13 @@ static void test_write_moved(void)
 	unsigned wrs;
 
 	keep(l);
-	kl.moved_ret = 1;
+	kl.missed_ret[0] = -EAGAIN;
 	kl.swap_in = fresh;
 	kl.swap_at = 1;
 	disconnect(l, 1);
 	pattern(src, LEN, 3);
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
-	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 1);
 	CHECK(!kl.missed_seen); /* lost, not missed, when refresh looks */
 	CHECK(g->m[1] == fresh);
@@ -271,17 +289,18 @@ static void test_write_moved(void)
 	fake_client_free(c);
 
 	/* refresh succeeds with nothing new: written again to replica 0
-	 * alone, replica 1 lacks it */
+	 * alone, and replica 1 marked on the record as it is now */
 	c = fake_client_new();
 	l = mirrored(c);
 	g = l->group;
 	keep(l);
-	kl.moved_ret = 1;
+	kl.missed_ret[0] = -EAGAIN;
 	disconnect(l, 1);
 	wrs = fake_data_wrs();
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
 	CHECK_EQ(fake_data_wrs() - wrs, 2);
 	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(kl.missed, 2);
 	CHECK(g->lost[1] && g->missed[1]);
 	CHECK(holds(0, AT, src, LEN));
 	rmp_lease_close(l);
@@ -289,23 +308,26 @@ static void test_write_moved(void)
 }
 
 /* Rules 3 and 4: the record moved but cannot be read again: -EAGAIN;
- * whether it moved cannot be said (etcd down): the write counts, the
- * failed member missed it, no refresh. */
-static void test_write_moved_unknown(void)
+ * the record cannot be written (etcd down): the write is not
+ * acknowledged (the keeper's error), the failed member is lost but not
+ * missed, and the next write asks again; it counts once etcd takes the
+ * mark. No acknowledged write ever lacks a member the record calls
+ * live. */
+static void test_write_unrecorded(void)
 {
 	struct rmp_client *c = fake_client_new();
 	struct rmp_lease *l = mirrored(c);
 	struct rmpc_group *g = l->group;
 
 	keep(l);
-	kl.moved_ret = 1;
+	kl.missed_ret[0] = -EAGAIN;
 	kl.refresh_ret = -ETIMEDOUT;
 	disconnect(l, 1);
 	pattern(src, LEN, 4);
 	CHECK_EQ(rmp_write(l, AT, src, LEN), -EAGAIN);
-	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 1);
-	CHECK(g->lost[1]);
+	CHECK(g->lost[1] && !g->missed[1]);
 	rmp_lease_close(l);
 	fake_client_free(c);
 
@@ -313,20 +335,27 @@ static void test_write_moved_unknown(void)
 	l = mirrored(c);
 	g = l->group;
 	keep(l);
-	kl.moved_ret = -ECONNREFUSED;
+	kl.missed_ret[0] = -ECONNREFUSED;
+	kl.missed_ret[1] = -ETIMEDOUT;
 	disconnect(l, 1);
-	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
-	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(rmp_write(l, AT, src, LEN), -ECONNREFUSED);
+	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 0);
-	CHECK(g->lost[1] && g->missed[1]);
-	CHECK(holds(0, AT, src, LEN));
+	CHECK(g->lost[1] && !g->missed[1]);
+	CHECK(holds(0, AT, src, LEN)); /* made, not acknowledged */
+	CHECK_EQ(rmp_write(l, AT, src, LEN), -ETIMEDOUT);
+	CHECK_EQ(kl.missed, 2);
+	CHECK(asked(l, 1));
+	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
+	CHECK_EQ(kl.missed, 3);
+	CHECK(g->missed[1]);
 	rmp_lease_close(l);
 	fake_client_free(c);
 }
 
 /* Rule 5: a stripe whose every member failed: refresh; when it fails,
  * the member's error (-EIO when none was tried); when it swaps a working
- * member in, the write is made again and lands there. moved is for
+ * member in, the write is made again and lands there. missed is for
  * writes that went through, never asked here. */
 static void test_stripe_lost(void)
 {
@@ -340,7 +369,7 @@ static void test_stripe_lost(void)
 	pattern(src, LENGTH, 5);
 	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EKEYEXPIRED);
 	CHECK_EQ(kl.refresh, 1);
-	CHECK_EQ(kl.moved, 0);
+	CHECK_EQ(kl.missed, 0);
 	CHECK(l->group->lost[1] && !l->group->lost[0]);
 	CHECK(holds(0, 0, src, UNIT));
 	rmp_lease_close(l);
@@ -369,7 +398,7 @@ static void test_stripe_lost(void)
 	pattern(src, LENGTH, 6);
 	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
 	CHECK_EQ(kl.refresh, 1);
-	CHECK_EQ(kl.moved, 0);
+	CHECK_EQ(kl.missed, 0);
 	CHECK(!l->group->lost[1] && !l->group->missed[1]);
 	CHECK(holds(0, 0, src, UNIT));
 	CHECK(holds(2, 0, src + UNIT, UNIT));
@@ -413,7 +442,7 @@ static void test_read(void)
 	CHECK(!memcmp(dst, src, LENGTH));
 	CHECK(l->group->lost[0] && !l->group->missed[0]);
 	CHECK_EQ(kl.refresh, 0);
-	CHECK_EQ(kl.moved, 0);
+	CHECK_EQ(kl.missed, 0);
 	rmp_lease_close(l);
 
 	l = read_case(c, true, 0, true);
@@ -437,10 +466,10 @@ static void test_read(void)
 }
 
 /* A replica lost outside a write (a read failed on it) lacks the
- * writes made without it after: it is missed then, when the write
- * touched its stripe -- a refresh takes back a lost member not missed
- * (cluster_lease.c keep_of), which would serve stale bytes. The first
- * write after the loss asks whether the record moved, once. */
+ * writes made without it after: the first write that touches its stripe
+ * has it marked stale (a refresh takes back a lost member not marked,
+ * cluster_lease.c keep_of, which would serve stale bytes); a write to
+ * another stripe asks nothing. */
 static void test_missed_lost_before(void)
 {
 	struct rmp_client *c = fake_client_new();
@@ -458,9 +487,8 @@ static void test_missed_lost_before(void)
 	CHECK(g->missed[2]);
 	CHECK(!g->missed[0] && !g->missed[1] && !g->missed[3]);
 	CHECK(holds(3, 0, src + UNIT, UNIT));
-	/* asked once, by the first write after the loss (a read failing on
-	 * a member may be a repair's fence too), not by the second */
-	CHECK_EQ(kl.moved, 1);
+	CHECK_EQ(kl.missed, 1);
+	CHECK(asked(l, 2));
 	CHECK_EQ(kl.refresh, 0);
 	rmp_lease_close(l);
 	fake_client_free(c);
@@ -474,7 +502,7 @@ static void test_caller_error(void)
 	struct rmp_lease *l = mirrored(c);
 
 	keep(l);
-	kl.moved_ret = 1;
+	kl.missed_ret[0] = -EAGAIN;
 	disconnect(l, 1);
 	CHECK_EQ(rmp_write(l, LENGTH - 1, src, 2), -ERANGE);
 	CHECK_EQ(rmp_read(l, LENGTH - 1, dst, 2), -ERANGE);
@@ -483,7 +511,7 @@ static void test_caller_error(void)
 	rmpc_group_lose(l, 1);
 	CHECK_EQ(rmp_write(l, UINT64_MAX, src, 2), -ERANGE);
 	CHECK_EQ(rmp_read(l, LENGTH, dst, 1), -ERANGE);
-	CHECK_EQ(kl.moved, 0);
+	CHECK_EQ(kl.missed, 0);
 	CHECK_EQ(kl.refresh, 0);
 	rmp_lease_close(l);
 	fake_client_free(c);
@@ -547,7 +575,7 @@ static void test_no_keeper(void)
 	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -ENOTCONN);
 	CHECK_EQ(rmp_read(l, UNIT, dst, 1), -EIO);
 	rmp_lease_close(l);
-	CHECK_EQ(kl.moved + kl.refresh + kl.renewed + kl.ending, 0);
+	CHECK_EQ(kl.missed + kl.refresh + kl.renewed + kl.ending, 0);
 	fake_client_free(c);
 }
 
@@ -555,7 +583,7 @@ int main(void)
 {
 	test_write_not_moved();
 	test_write_moved();
-	test_write_moved_unknown();
+	test_write_unrecorded();
 	test_stripe_lost();
 	test_read();
 	test_missed_lost_before();

@@ -4,10 +4,12 @@
  * (common/lease_record*.c): rmpc:// tokens through format and parse and
  * each malformed one refused; records of 1x2, 2x1 and 16x3 members
  * through encode and decode, and each rule refused on both sides; the
- * seal opened with the right token only (another secret, another ID, any
- * byte flipped, any length cut off all give -EBADMSG), its format pinned
- * by opening it with libsodium directly, and a sealed text that is no
- * record told apart (-EPROTO).
+ * stale marks through both; the seal opened with the right token and
+ * the tenant's key only (another secret, another ID, another tenant's
+ * key or none, any byte flipped, any length cut off all give -EBADMSG),
+ * its format pinned by deriving its key and opening it with libsodium
+ * directly (and a record of the old seal, from the token alone, refused),
+ * and a sealed text that is no record told apart (-EPROTO).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth.h"
 #include "lease_record.h"
 #include "check.h"
 
@@ -160,7 +163,8 @@ static void same(const struct rmp_lease_record *a,
 	CHECK_EQ(a->epoch, b->epoch);
 	CHECK_EQ(a->repair_until_ms, b->repair_until_ms);
 	for (unsigned i = 0; i < a->stripes * a->replicas; i++)
-		members = members && same_token(&a->member[i], &b->member[i]);
+		members = members && same_token(&a->member[i], &b->member[i]) &&
+			  a->stale[i] == b->stale[i];
 	CHECK(members);
 }
 
@@ -190,13 +194,15 @@ static void test_record_round_trip(void)
 		"\"repair_until_ms\":1700000000123,\"spread\":\"rack\","
 		"\"members\":["
 		"\"rmp://node0.rack-0:7471/0000000000001000-fedcba9876543210\","
-		"\"rmp://[fe80::1%eth0]:7472/0000000000001001-fedcba9876543211\"]}";
+		"\"rmp://[fe80::1%eth0]:7472/0000000000001001-fedcba9876543211\"],"
+		"\"stale\":[]}";
 	static const char spaced[] = " {\n \"members\" : [\n"
 		"\"rmp://node0.rack-0:7471/0000000000001000-fedcba9876543210\","
 		"\"rmp://[fe80::1%eth0]:7472/0000000000001001-fedcba9876543211\"],"
 		"\"repair_until_ms\":1700000000123, \"epoch\":3,\"replicas\":2,"
 		"\"spread\" : \"rack\","
-		"\"stripes\":1,\"stripe_unit\":1048576,\"length\":4294967313}\n";
+		"\"stripes\":1,\"stripe_unit\":1048576,\"length\":4294967313,"
+		"\"stale\" : [ ] }\n";
 	struct rmp_lease_record r, back;
 	char text[sizeof(want)];
 	char why[200];
@@ -204,6 +210,20 @@ static void test_record_round_trip(void)
 	round_trip(1, 2);
 	round_trip(2, 1);
 	round_trip(16, 3);
+
+	/* stale marks: written as increasing indexes, read back */
+	make(&r, 2, 3);
+	r.stale[1] = r.stale[3] = r.stale[5] = true;
+	{
+		char t2[RMP_LREC_PLAIN_MAX + 1];
+		int n = rmp_lrec_encode(&r, t2, sizeof(t2));
+
+		CHECK(n > 0);
+		CHECK_HAS(t2, "\"stale\":[1,3,5]}");
+		CHECK_EQ(rmp_lrec_decode(t2, (size_t)n, &back, why,
+					 sizeof(why)), 0);
+		same(&r, &back);
+	}
 
 	/* the text itself, to the byte; and exactly its room needed */
 	make(&r, 1, 2);
@@ -245,14 +265,23 @@ static void test_record_longest(void)
 	r.length = RMP_LREC_LENGTH_MAX;
 	r.epoch = INT64_MAX;
 	r.repair_until_ms = INT64_MAX;
+	/* every member marked stale but the one each stripe must keep */
+	for (unsigned i = 0; i < RMP_LREC_MEMBERS_MAX; i++)
+		r.stale[i] = i % RMP_LREC_REPLICAS_MAX != 0;
 	n = rmp_lrec_encode(&r, text, sizeof(text));
 	printf("# longest record: %d bytes\n", n);
 	CHECK(n > 14000 && n <= RMP_LREC_PLAIN_MAX);
 	CHECK_EQ(rmp_lrec_decode(text, (size_t)n, &back, why, sizeof(why)), 0);
 	same(&r, &back);
 	rmp_ctoken_new(&t);
-	CHECK_EQ(rmp_lrec_seal_record(&t, &r, sealed, sizeof(sealed)),
-		 RMP_LREC_NONCE_LEN + n + RMP_LREC_TAG_LEN);
+	{
+		uint8_t k[RMP_LREC_KEY_LEN];
+
+		rmp_lrec_key(&t, "acme", NULL, 0, k);
+		CHECK_EQ(rmp_lrec_seal_record(&t, k, &r, sealed,
+					      sizeof(sealed)),
+			 RMP_LREC_NONCE_LEN + n + RMP_LREC_TAG_LEN);
+	}
 }
 
 /* refused -- r is refused by the encoder (-EINVAL) and, written as the
@@ -280,6 +309,13 @@ static void refused(const struct rmp_lease_record *r, const char *part)
 		used += (size_t)snprintf(text + used, sizeof(text) - used,
 					 "%s\"%s\"", i ? "," : "", member);
 	}
+	used += (size_t)snprintf(text + used, sizeof(text) - used,
+				 "],\"stale\":[");
+	for (unsigned i = 0, k = 0; i < n && i < RMP_LREC_MEMBERS_MAX; i++)
+		if (r->stale[i])
+			used += (size_t)snprintf(text + used,
+						 sizeof(text) - used, "%s%u",
+						 k++ ? "," : "", i);
 	snprintf(text + used, sizeof(text) - used, "]}");
 	CHECK_EQ(rmp_lrec_decode(text, strlen(text), &back, why, sizeof(why)),
 		 -EPROTO);
@@ -323,6 +359,17 @@ static void test_record_rules(void)
 	make(&r, 2, 1);
 	snprintf(r.spread, sizeof(r.spread), "9rack");
 	refused(&r, "spread");
+	/* every member of a stripe stale: its bytes would be nowhere */
+	make(&r, 2, 2);
+	r.stale[2] = r.stale[3] = true;
+	refused(&r, "stale: every member of stripe 1");
+	make(&r, 2, 1);
+	r.stale[1] = true;
+	refused(&r, "stale: every member of stripe 1");
+	/* a mark past the members */
+	make(&r, 1, 2);
+	r.stale[2] = true;
+	CHECK_EQ(rmp_lrec_encode(&r, text, sizeof(text)), -EINVAL);
 	memset(r.spread, 'a', sizeof(r.spread));
 	CHECK_EQ(rmp_lrec_encode(&r, text, sizeof(text)), -EINVAL);
 
@@ -363,6 +410,7 @@ static void decode_refuses(const char *text, size_t len, const char *part)
 #define HEAD0 "{\"length\":1,\"stripe_unit\":4096,\"stripes\":2," \
 	"\"replicas\":1,\"epoch\":1,\"repair_until_ms\":0"
 #define HEAD HEAD0 ",\"spread\":\"\""
+#define STALE ",\"stale\":[]"
 #define REFUSES(text, part) decode_refuses(text, sizeof(text) - 1, part)
 
 /* What only a decoder meets: text no encoder writes. */
@@ -373,8 +421,9 @@ static void test_decode_refusals(void)
 	char why[200];
 
 	/* the model all below change one thing of */
-	CHECK_EQ(rmp_lrec_decode(HEAD ",\"members\":[" M0 "," M1 "]}",
-				 sizeof(HEAD ",\"members\":[" M0 "," M1 "]}") - 1,
+	CHECK_EQ(rmp_lrec_decode(HEAD ",\"members\":[" M0 "," M1 "]" STALE "}",
+				 sizeof(HEAD ",\"members\":[" M0 "," M1 "]"
+					STALE "}") - 1,
 				 &back, why, sizeof(why)), 0);
 	REFUSES("", "not a JSON object");
 	REFUSES("[1]", "not a JSON object");
@@ -403,6 +452,30 @@ static void test_decode_refusals(void)
 	REFUSES(HEAD0 ",\"spread\":7,\"members\":[" M0 "," M1 "]}", "spread");
 	REFUSES(HEAD0 ",\"spread\":\"r\\u0000k\",\"members\":[" M0 "," M1
 		"]}", "spread");
+	/* stale: increasing member indexes, each of a stripe kept */
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "]}", "stale: not a list");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"stale\":1}",
+		"stale: not a list");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"stale\":[0,1,1]}",
+		"stale: not a list"); /* more marks than members */
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":1,"
+		"\"replicas\":3,\"epoch\":1,\"repair_until_ms\":0,"
+		"\"spread\":\"\",\"members\":[" M0 "," M1 ","
+		"\"rmp://c:1/0000000000000005-0000000000000006\"],"
+		"\"stale\":[1,1]}", "stale: not increasing");
+	REFUSES("{\"length\":1,\"stripe_unit\":4096,\"stripes\":1,"
+		"\"replicas\":3,\"epoch\":1,\"repair_until_ms\":0,"
+		"\"spread\":\"\",\"members\":[" M0 "," M1 ","
+		"\"rmp://c:1/0000000000000005-0000000000000006\"],"
+		"\"stale\":[2,1]}", "stale: not increasing");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"stale\":[2]}",
+		"stale: not increasing");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"stale\":[-1]}",
+		"stale: not increasing");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"stale\":[\"0\"]}",
+		"stale: not increasing");
+	REFUSES(HEAD ",\"members\":[" M0 "," M1 "],\"stale\":[1]}",
+		"stale: every member of stripe 1");
 	REFUSES(HEAD "}", "members: not a list");
 	REFUSES(HEAD ",\"members\":[" M0 "]}", "members: not a list");
 	REFUSES(HEAD ",\"members\":[" M0 "," M1 "," M1 "]}",
@@ -445,13 +518,64 @@ static void test_decode_refusals(void)
 		"1f\"," M1 "]}", "entry 0 is not a token");
 	/* longer than any record */
 	memset(big, ' ', sizeof(big));
-	memcpy(big, HEAD ",\"members\":[" M0 "," M1 "]}",
-	       sizeof(HEAD ",\"members\":[" M0 "," M1 "]}") - 1);
+	memcpy(big, HEAD ",\"members\":[" M0 "," M1 "]" STALE "}",
+	       sizeof(HEAD ",\"members\":[" M0 "," M1 "]" STALE "}") - 1);
 	CHECK_EQ(rmp_lrec_decode(big, RMP_LREC_PLAIN_MAX, &back, why,
 				 sizeof(why)), 0);
 	decode_refuses(big, RMP_LREC_PLAIN_MAX + 1, "longer than 16384 bytes");
 	/* a NULL why is allowed */
 	CHECK_EQ(rmp_lrec_decode("{}", 2, &back, NULL, 0), -EPROTO);
+}
+
+/* Tenant "acme"'s key 00 01 .. 1f, and another tenant's. */
+static const uint8_t acme_key[32] = {
+	0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+};
+static const uint8_t other_key[16] = { 0xee };
+
+/* key_of -- the seal key of t for acme with its key. */
+static void key_of(const struct rmp_ctoken *t, uint8_t k[RMP_LREC_KEY_LEN])
+{
+	rmp_lrec_key(t, "acme", acme_key, sizeof(acme_key), k);
+}
+
+/*
+ * The seal's key needs the tenant's key and the token: another key,
+ * another tenant name, another secret or ID, or no key (what a holder of
+ * the token alone could make) is another key.
+ */
+static void test_seal_key(void)
+{
+	uint8_t k[RMP_LREC_KEY_LEN], k2[RMP_LREC_KEY_LEN];
+	uint8_t anon[RMP_LREC_KEY_LEN], anon2[RMP_LREC_KEY_LEN];
+	struct rmp_ctoken t, other;
+
+	CHECK_EQ(rmp_ctoken_parse(tok_text, &t), 0);
+	key_of(&t, k);
+	key_of(&t, k2);
+	CHECK(!memcmp(k, k2, sizeof(k))); /* deterministic */
+	rmp_lrec_key(&t, "acme", other_key, sizeof(other_key), k2);
+	CHECK(memcmp(k, k2, sizeof(k)));
+	rmp_lrec_key(&t, "acmf", acme_key, sizeof(acme_key), k2);
+	CHECK(memcmp(k, k2, sizeof(k)));
+	rmp_lrec_key(&t, "acme", acme_key, sizeof(acme_key) - 1, k2);
+	CHECK(memcmp(k, k2, sizeof(k)));
+	other = t;
+	other.secret[0] ^= 1;
+	key_of(&other, k2);
+	CHECK(memcmp(k, k2, sizeof(k)));
+	other = t;
+	other.id[0] ^= 1;
+	key_of(&other, k2);
+	CHECK(memcmp(k, k2, sizeof(k)));
+	/* anonymous: from the token alone, and so not acme's */
+	rmp_lrec_key(&t, "", NULL, 0, anon);
+	rmp_lrec_key(&t, "", NULL, 0, anon2);
+	CHECK(!memcmp(anon, anon2, sizeof(anon)));
+	CHECK(memcmp(anon, k, sizeof(k)));
+	rmp_lrec_key(&t, "acme", NULL, 0, anon2);
+	CHECK(memcmp(anon2, k, sizeof(k)));
 }
 
 static void test_seal(void)
@@ -460,82 +584,117 @@ static void test_seal(void)
 	struct rmp_ctoken t, other;
 	uint8_t sealed[RMP_LREC_NONCE_LEN + sizeof(plain) + RMP_LREC_TAG_LEN];
 	uint8_t sealed2[sizeof(sealed)], copy[sizeof(sealed)];
+	uint8_t k[RMP_LREC_KEY_LEN], ko[RMP_LREC_KEY_LEN];
 	char out[sizeof(plain) + 8];
 	const int want = RMP_LREC_NONCE_LEN + (int)sizeof(plain) - 1 +
 			 RMP_LREC_TAG_LEN;
 	int n, bad = 0;
 
 	CHECK_EQ(rmp_ctoken_parse(tok_text, &t), 0);
-	n = rmp_lrec_seal(&t, plain, strlen(plain), sealed, sizeof(sealed));
+	key_of(&t, k);
+	n = rmp_lrec_seal(&t, k, plain, strlen(plain), sealed, sizeof(sealed));
 	CHECK_EQ(n, want);
 	CHECK(!memmem(sealed, sizeof(sealed), "plaintext", 9));
-	CHECK_EQ(rmp_lrec_open(&t, sealed, (size_t)n, out, sizeof(out)),
+	CHECK_EQ(rmp_lrec_open(&t, k, sealed, (size_t)n, out, sizeof(out)),
 		 (int)strlen(plain));
 	CHECK_STR(out, plain);
 	/* a fresh nonce each time */
-	CHECK_EQ(rmp_lrec_seal(&t, plain, strlen(plain), sealed2,
+	CHECK_EQ(rmp_lrec_seal(&t, k, plain, strlen(plain), sealed2,
 			       sizeof(sealed2)), want);
 	CHECK(memcmp(sealed, sealed2, (size_t)want));
 
 	/* another secret, another ID: -EBADMSG, plain emptied */
 	other = t;
 	other.secret[31] ^= 1;
+	key_of(&other, ko);
 	memset(out, 'x', sizeof(out));
-	CHECK_EQ(rmp_lrec_open(&other, sealed, (size_t)n, out, sizeof(out)),
-		 -EBADMSG);
+	CHECK_EQ(rmp_lrec_open(&other, ko, sealed, (size_t)n, out,
+			       sizeof(out)), -EBADMSG);
 	CHECK_STR(out, "");
 	other = t;
 	other.id[0] ^= 0x80;
-	CHECK_EQ(rmp_lrec_open(&other, sealed, (size_t)n, out, sizeof(out)),
+	key_of(&other, ko);
+	CHECK_EQ(rmp_lrec_open(&other, ko, sealed, (size_t)n, out,
+			       sizeof(out)), -EBADMSG);
+	/* the right token without acme's key: another tenant that was
+	 * shown the token, or anybody who reads it from a log */
+	rmp_lrec_key(&t, "acme", other_key, sizeof(other_key), ko);
+	CHECK_EQ(rmp_lrec_open(&t, ko, sealed, (size_t)n, out, sizeof(out)),
 		 -EBADMSG);
+	rmp_lrec_key(&t, "", NULL, 0, ko);
+	CHECK_EQ(rmp_lrec_open(&t, ko, sealed, (size_t)n, out, sizeof(out)),
+		 -EBADMSG);
+	/* ... nor can it seal one that acme opens */
+	CHECK_EQ(rmp_lrec_seal(&t, ko, plain, strlen(plain), sealed2,
+			       sizeof(sealed2)), want);
+	CHECK_EQ(rmp_lrec_open(&t, k, sealed2, (size_t)want, out,
+			       sizeof(out)), -EBADMSG);
 
 	/* each byte flipped (low bit and high bit), each length cut */
 	for (int i = 0; i < n; i++)
 		for (int bit = 0; bit < 8; bit += 7) {
 			memcpy(copy, sealed, (size_t)n);
 			copy[i] ^= (uint8_t)(1 << bit);
-			bad += rmp_lrec_open(&t, copy, (size_t)n, out,
+			bad += rmp_lrec_open(&t, k, copy, (size_t)n, out,
 					     sizeof(out)) != -EBADMSG;
 		}
 	CHECK_EQ(bad, 0);
 	for (int len = 0; len < n; len++)
-		bad += rmp_lrec_open(&t, sealed, (size_t)len, out,
+		bad += rmp_lrec_open(&t, k, sealed, (size_t)len, out,
 				     sizeof(out)) != -EBADMSG;
 	CHECK_EQ(bad, 0);
-	CHECK_EQ(rmp_lrec_open(&t, sealed, RMP_LREC_SEALED_MAX + 1, out,
+	CHECK_EQ(rmp_lrec_open(&t, k, sealed, RMP_LREC_SEALED_MAX + 1, out,
 			       sizeof(out)), -EBADMSG);
 
 	/* room: the plaintext and its NUL */
-	CHECK_EQ(rmp_lrec_open(&t, sealed, (size_t)n, out, strlen(plain)),
+	CHECK_EQ(rmp_lrec_open(&t, k, sealed, (size_t)n, out, strlen(plain)),
 		 -ENOSPC);
-	CHECK_EQ(rmp_lrec_open(&t, sealed, (size_t)n, out, strlen(plain) + 1),
-		 (int)strlen(plain));
-	CHECK_EQ(rmp_lrec_seal(&t, plain, strlen(plain), sealed2,
+	CHECK_EQ(rmp_lrec_open(&t, k, sealed, (size_t)n, out,
+			       strlen(plain) + 1), (int)strlen(plain));
+	CHECK_EQ(rmp_lrec_seal(&t, k, plain, strlen(plain), sealed2,
 			       (size_t)want - 1), -ENOSPC);
-	CHECK_EQ(rmp_lrec_seal(&t, plain, RMP_LREC_PLAIN_MAX + 1, sealed2,
+	CHECK_EQ(rmp_lrec_seal(&t, k, plain, RMP_LREC_PLAIN_MAX + 1, sealed2,
 			       sizeof(sealed2)), -EINVAL);
 }
 
-/* The format, pinned: libsodium alone opens a seal with the key and
- * associated data lease_record.h names. */
+/* The format, pinned: libsodium alone derives the key and opens a seal
+ * with the key and associated data lease_record.h names. */
 static void test_seal_format(void)
 {
 	struct rmp_ctoken t;
-	uint8_t sealed[64], key[32], ad[15 + RMP_CTOKEN_ID_LEN];
+	uint8_t sealed[64], key[32], k[RMP_LREC_KEY_LEN];
+	uint8_t ad[15 + RMP_CTOKEN_ID_LEN], msg[16 + 24 + 16 + 32] = { 0 };
 	unsigned char out[16];
 	unsigned long long len;
 	int n;
 
 	rmp_ctoken_new(&t);
-	n = rmp_lrec_seal(&t, "hello", 5, sealed, sizeof(sealed));
+	key_of(&t, k);
+	n = rmp_lrec_seal(&t, k, "hello", 5, sealed, sizeof(sealed));
 	CHECK_EQ(n, 24 + 5 + 16);
-	crypto_kdf_derive_from_key(key, sizeof(key), 1, "rmplease", t.secret);
-	memcpy(ad, "rmpool-lease-v1", 15);
+	memcpy(msg, "rmpool-lease-v2", 15);
+	memcpy(msg + 16, "acme", 4);
+	memcpy(msg + 16 + 24, t.id, 16);
+	memcpy(msg + 16 + 24 + 16, t.secret, 32);
+	crypto_generichash(key, sizeof(key), msg, sizeof(msg), acme_key,
+			   sizeof(acme_key));
+	CHECK(!memcmp(key, k, sizeof(key)));
+	memcpy(ad, "rmpool-lease-v2", 15);
 	memcpy(ad + 15, t.id, RMP_CTOKEN_ID_LEN);
 	CHECK_EQ(crypto_aead_xchacha20poly1305_ietf_decrypt(out, &len, NULL,
 		sealed + 24, (unsigned long long)n - 24, ad, sizeof(ad),
 		sealed, key), 0);
 	CHECK(len == 5 && !memcmp(out, "hello", 5));
+	/* a record of the v1 seal (key from the secret alone) opens no
+	 * more: the token alone wrote it */
+	crypto_kdf_derive_from_key(key, sizeof(key), 1, "rmplease", t.secret);
+	memcpy(ad, "rmpool-lease-v1", 15);
+	rmp_auth_random(sealed, 24);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed + 24, &len,
+		(const unsigned char *)"hello", 5, ad, sizeof(ad), NULL,
+		sealed, key);
+	CHECK_EQ(rmp_lrec_open(&t, k, sealed, 24 + (size_t)len, (char *)out,
+			       sizeof(out)), -EBADMSG);
 }
 
 static void test_seal_record(void)
@@ -544,30 +703,38 @@ static void test_seal_record(void)
 	struct rmp_lease_record r, back;
 	struct rmp_ctoken t, other;
 	uint8_t sealed[RMP_LREC_SEALED_MAX];
+	uint8_t k[RMP_LREC_KEY_LEN], ko[RMP_LREC_KEY_LEN];
 	char why[200] = "";
 	int n;
 
 	rmp_ctoken_new(&t);
+	key_of(&t, k);
 	make(&r, 4, 3);
-	n = rmp_lrec_seal_record(&t, &r, sealed, sizeof(sealed));
+	r.stale[4] = true;
+	n = rmp_lrec_seal_record(&t, k, &r, sealed, sizeof(sealed));
 	CHECK(n > RMP_LREC_NONCE_LEN + RMP_LREC_TAG_LEN);
-	CHECK_EQ(rmp_lrec_open_record(&t, sealed, (size_t)n, &back, why,
+	CHECK_EQ(rmp_lrec_open_record(&t, k, sealed, (size_t)n, &back, why,
 				      sizeof(why)), 0);
 	same(&r, &back);
 	other = t;
 	other.id[15] ^= 1;
-	CHECK_EQ(rmp_lrec_open_record(&other, sealed, (size_t)n, &back, why,
-				      sizeof(why)), -EBADMSG);
+	key_of(&other, ko);
+	CHECK_EQ(rmp_lrec_open_record(&other, ko, sealed, (size_t)n, &back,
+				      why, sizeof(why)), -EBADMSG);
 	CHECK_HAS(why, "does not open");
 	CHECK_EQ(back.stripes, 0);
-	CHECK_EQ(rmp_lrec_seal_record(&t, &r, sealed, 10), -ENOSPC);
+	rmp_lrec_key(&t, "b", other_key, sizeof(other_key), ko);
+	CHECK_EQ(rmp_lrec_open_record(&t, ko, sealed, (size_t)n, &back, why,
+				      sizeof(why)), -EBADMSG);
+	CHECK_EQ(rmp_lrec_seal_record(&t, k, &r, sealed, 10), -ENOSPC);
 	r.epoch = 0;
-	CHECK_EQ(rmp_lrec_seal_record(&t, &r, sealed, sizeof(sealed)), -EINVAL);
+	CHECK_EQ(rmp_lrec_seal_record(&t, k, &r, sealed, sizeof(sealed)),
+		 -EINVAL);
 
 	/* opens, but is no record: -EPROTO and why */
-	n = rmp_lrec_seal(&t, not_record, strlen(not_record), sealed,
+	n = rmp_lrec_seal(&t, k, not_record, strlen(not_record), sealed,
 			  sizeof(sealed));
-	CHECK_EQ(rmp_lrec_open_record(&t, sealed, (size_t)n, &back, why,
+	CHECK_EQ(rmp_lrec_open_record(&t, k, sealed, (size_t)n, &back, why,
 				      sizeof(why)), -EPROTO);
 	CHECK_HAS(why, "stripes, replicas");
 }
@@ -580,6 +747,7 @@ int main(void)
 	test_record_longest();
 	test_record_rules();
 	test_decode_refusals();
+	test_seal_key();
 	test_seal();
 	test_seal_format();
 	test_seal_record();
