@@ -58,8 +58,9 @@ static const char usage_text[] =
 	"  stat [--json]                   pool and tenant figures\n"
 	"  repair TOKEN                    (-C) new replicas for a cluster lease's\n"
 	"                                  lost ones, filled from a live one\n"
-	"  nodes [--json]                  (-C) the cluster's nodes: address, free\n"
-	"                                  and pool bytes, labels\n"
+	"  nodes [--json] [--check]        (-C) the cluster's nodes: address, free\n"
+	"                                  and pool bytes, labels; --check connects\n"
+	"                                  to each: proven, or why it is skipped\n"
 	"  keygen                          print a new random tenant key (hex); store\n"
 	"                                  it with chmod 600\n"
 	"\n";
@@ -87,6 +88,9 @@ static const char usage_more[] =
 	"                            $RMPOOL_KEY_FILE); read by the library, never\n"
 	"                            sent. A tenant needs a key file and a key file\n"
 	"                            a tenant.\n"
+	"      --anonymous-cluster   let -C run with no tenant (its servers then\n"
+	"                            prove nothing: any node registered in etcd\n"
+	"                            gets the leases' bytes); a closed lab only\n"
 	"      --name NAME           client name shown to operators\n"
 	"      --timeout TIME        connect and operation timeout (bare number: ms)\n"
 	"  -h, --help                this text\n"
@@ -636,6 +640,8 @@ static bool global_option(struct cli *cli, int argc, char **argv, int *i)
 		cli->tenant = v;
 	} else if ((v = global_opt(argc, argv, i, NULL, "--key-file"))) {
 		cli->key_file = v;
+	} else if (!strcmp(argv[*i], "--anonymous-cluster")) {
+		cli->anonymous_cluster = true;
 	} else if ((v = global_opt(argc, argv, i, NULL, "--timeout"))) {
 		/* a bare number has always been milliseconds here */
 		if (rmp_parse_duration(v, 1, &ms) || ms == 0 || ms > INT_MAX)

@@ -24,6 +24,7 @@ void cli_cluster_open(struct cli *cli)
 	cli_client_opts(cli, &o);
 	rmp_cluster_opts_init(&co);
 	co.client = &o;
+	co.allow_anonymous = cli->anonymous_cluster;
 	if (cli->timeout_ms)
 		co.etcd_timeout_ms = cli->timeout_ms;
 	/* the library says why on stderr: it has no handle to ask yet */
@@ -71,11 +72,14 @@ static void print_node(const struct rmp_node_info *n, bool json)
 {
 	if (!json) {
 		printf("%-20s %s%s%s:%u  free %" PRIu64 " of %" PRIu64
-		       " (largest %" PRIu64 ")  %s%s\n", n->node,
+		       " (largest %" PRIu64 ")  %s%s%s%s\n", n->node,
 		       strchr(n->addr, ':') ? "[" : "", n->addr,
 		       strchr(n->addr, ':') ? "]" : "", n->port, n->free_bytes,
 		       n->pool_bytes, n->largest_free, n->labels,
-		       n->draining ? "  draining" : "");
+		       n->draining ? "  draining" : "",
+		       n->proven > 0 ? "  proven" :
+		       n->proven < 0 ? "  SKIPPED: " : "",
+		       n->proven < 0 ? n->why : "");
 		return;
 	}
 	printf("{\"node\":");
@@ -91,36 +95,57 @@ static void print_node(const struct rmp_node_info *n, bool json)
 	json_text(n->version);
 	printf(",\"labels\":");
 	json_labels(n->labels);
+	printf(",\"proven\":%d,\"why\":", (int)n->proven);
+	json_text(n->why);
 	printf("}");
 }
 
-int cmd_nodes(struct cli *cli, int argc, char **argv)
+/* list_nodes -- the nodes registered now into *nodes (malloc'ed); how
+ * many. */
+static int list_nodes(struct cli *cli, struct rmp_node_info **nodes)
 {
-	bool json = false;
-	const struct opt opts[] = {
-		{ "--json", NULL, &json },
-		{ NULL, NULL, NULL },
-	};
-	struct rmp_node_info *nodes = NULL;
 	int n, max = 0;
 
-	cli_parse_args(cli, "nodes", argc, argv, opts, NULL, 0, 0);
-	cli_cluster_open(cli);
+	*nodes = NULL;
 	/* the count first, then room for it (it may grow meanwhile) */
 	for (;;) {
-		n = rmp_cluster_nodes(cli->cl, nodes, (unsigned)max);
+		n = rmp_cluster_nodes(cli->cl, *nodes, (unsigned)max);
 		if (n < 0)
 			cli_die("nodes: %s (%s)", rmp_strerror(n),
 				rmp_cluster_last_error(cli->cl));
 		if (n <= max)
-			break;
-		free(nodes);
+			return n;
+		free(*nodes);
 		max = n;
-		nodes = calloc((size_t)max, sizeof(*nodes));
-		if (!nodes)
+		*nodes = calloc((size_t)max, sizeof(**nodes));
+		if (!*nodes)
 			cli_die("nodes: out of memory");
 		for (int i = 0; i < max; i++)
-			nodes[i].size = sizeof(nodes[i]);
+			(*nodes)[i].size = sizeof((*nodes)[i]);
+	}
+}
+
+int cmd_nodes(struct cli *cli, int argc, char **argv)
+{
+	bool json = false, check = false;
+	const struct opt opts[] = {
+		{ "--json", NULL, &json },
+		{ "--check", NULL, &check },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_node_info *nodes = NULL;
+	int n;
+
+	cli_parse_args(cli, "nodes", argc, argv, opts, NULL, 0, 0);
+	cli_cluster_open(cli);
+	n = list_nodes(cli, &nodes);
+	if (check) {
+		/* a connect to each, as placing would; listed again with
+		 * what each said */
+		for (int i = 0; i < n; i++)
+			rmp_cluster_check(cli->cl, nodes[i].node);
+		free(nodes);
+		n = list_nodes(cli, &nodes);
 	}
 	if (json)
 		printf("{\"nodes\":[");

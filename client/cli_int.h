@@ -26,6 +26,7 @@ struct cli {
 	const char *tenant;   /* --tenant, else $RMPOOL_TENANT; NULL/"" = none */
 	const char *key_file; /* --key-file, else $RMPOOL_KEY_FILE */
 	int timeout_ms;     /* 0 = library defaults */
+	bool anonymous_cluster; /* --anonymous-cluster: -C without a tenant */
 	struct rmp_client *c;
 	struct rmp_cluster *cl; /* opened by cli_cluster_open */
 	char where[300];    /* "HOST:PORT" of the connection, for messages */

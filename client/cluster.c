@@ -109,6 +109,13 @@ int rmp_cluster_open(struct rmp_cluster **out, const char *url,
 	snprintf(cl->prefix, sizeof(cl->prefix), "%s",
 		 o.prefix ? o.prefix : "/rmpool/");
 	ret = copy_client_opts(cl, o.client);
+	if (!ret && !cl->tenant[0] && !o.allow_anonymous) {
+		cl_say(cl, "an anonymous client cannot tell this cluster's "
+		       "servers from any other, and anybody who may write its "
+		       "etcd prefix can rewrite its lease records: name a "
+		       "tenant (or allow anonymous access, for a closed lab)");
+		ret = -EINVAL;
+	}
 	if (!ret)
 		ret = cl_members_open(cl, url, &o);
 	if (ret) {
@@ -139,10 +146,10 @@ void rmp_cluster_close(struct rmp_cluster *cl)
 static void fill_info(struct rmp_cluster *cl, const struct cl_node *n,
 		      struct rmp_node_info *i)
 {
-	size_t size = i->size, used = 0;
+	size_t used = 0;
 
 	memset(i, 0, sizeof(*i));
-	i->size = size;
+	i->size = sizeof(*i);
 	snprintf(i->node, sizeof(i->node), "%s", n->m.node);
 	snprintf(i->addr, sizeof(i->addr), "%s", n->m.addrs[0]);
 	i->port = n->m.port;
@@ -165,6 +172,8 @@ static void fill_info(struct rmp_cluster *cl, const struct cl_node *n,
 			if (k->up && k->port == n->m.port &&
 			    cl_conn_first(k, n->m.addrs[a]))
 				i->connected = 1;
+	i->proven = n->proven;
+	snprintf(i->why, sizeof(i->why), "%s", n->why);
 }
 
 static int by_name(const void *a, const void *b)
@@ -181,11 +190,20 @@ int rmp_cluster_nodes(struct rmp_cluster *cl, struct rmp_node_info *out,
 	unsigned n = 0;
 	int ret;
 
+	size_t stride;
+
 	if (!cl || (!out && max))
 		return -EINVAL;
+	stride = max ? out[0].size : 0;
+	/* the caller's structs may be of an older version, smaller: they
+	 * are stride bytes apart, and get what fits */
 	for (unsigned i = 0; i < max; i++) {
-		if (out[i].size < sizeof(*out)) {
-			cl_say(cl, "rmp_node_info size too small");
+		const struct rmp_node_info *o =
+			(const void *)((const char *)out + i * stride);
+
+		if (o->size < RMP_NODE_INFO_SIZE_0_6 || o->size != stride) {
+			cl_say(cl, "rmp_node_info size too small, or not the "
+			       "same in each");
 			return -EINVAL;
 		}
 	}
@@ -201,10 +219,34 @@ int rmp_cluster_nodes(struct rmp_cluster *cl, struct rmp_node_info *out,
 		if (cl->nodes[i].present)
 			list[n++] = &cl->nodes[i];
 	qsort(list, n, sizeof(*list), by_name);
-	for (unsigned i = 0; i < n && i < max; i++)
-		fill_info(cl, list[i], &out[i]);
+	for (unsigned i = 0; i < n && i < max; i++) {
+		struct rmp_node_info full;
+
+		fill_info(cl, list[i], &full);
+		full.size = stride;
+		memcpy((char *)out + i * stride, &full,
+		       RMP_MIN(stride, sizeof(full)));
+	}
 	free(list);
 	return (int)n;
+}
+
+int rmp_cluster_check(struct rmp_cluster *cl, const char *node)
+{
+	struct cl_node *n;
+	int ret;
+
+	if (!cl || !node)
+		return -EINVAL;
+	ret = cl_members_current(cl);
+	if (ret)
+		return ret;
+	n = cl_node_find(cl, node);
+	if (!n || !n->present) {
+		cl_say(cl, "no node %s in the membership", node);
+		return -ENOENT;
+	}
+	return cl_node_conn(cl, n, &ret) ? 0 : ret;
 }
 
 int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,

@@ -125,6 +125,23 @@ bool cl_conn_first(const struct cl_conn *k, const char *addr)
 	return strlen(addr) == n && !strncmp(k->host, addr, n);
 }
 
+/* node_said -- n's last connect gave err: proven, or why not (for
+ * rmp_cluster_nodes; a server that cannot prove the tenant's key is
+ * said so in the cluster's error too). */
+static void node_said(struct rmp_cluster *cl, struct cl_node *n, int err)
+{
+	n->proven = err ? -1 : 1;
+	n->why[0] = '\0';
+	if (err == -EBADE) {
+		snprintf(n->why, sizeof(n->why), "it did not prove tenant %s's "
+			 "key: not a server of this tenant, skipped",
+			 cl->tenant);
+		cl_say(cl, "node %s: %s", n->m.node, n->why);
+	} else if (err) {
+		snprintf(n->why, sizeof(n->why), "%s", cl->err);
+	}
+}
+
 struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 			     int *err)
 {
@@ -132,6 +149,7 @@ struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 
 	if (rails) {
 		n->backoff_ms = 0;
+		node_said(cl, n, 0);
 		return rails;
 	}
 	/* No rails (or they failed): address by address, as before. */
@@ -147,9 +165,11 @@ struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 		*err = cl_conn_up(cl, k);
 		if (!*err) {
 			n->backoff_ms = 0;
+			node_said(cl, n, 0);
 			return k;
 		}
 	}
+	node_said(cl, n, *err);
 	n->backoff_ms = n->backoff_ms ? RMP_MIN(2 * n->backoff_ms,
 						 RETRY_MAX_MS) : RETRY_FIRST_MS;
 	n->retry_at_ms = rmp_now_ms() + n->backoff_ms;

@@ -51,6 +51,10 @@ struct cl_node {
 	uint64_t taken;        /* bytes leased there by us since the record */
 	uint64_t retry_at_ms;  /* could not connect: not tried before this */
 	unsigned backoff_ms;   /* the wait after the next failure */
+	/* what our last connect to it said (rmp_node_info.proven): 1 it
+	 * proved the tenant's key, -1 it did not (why), 0 not tried */
+	int proven;
+	char why[160];
 };
 
 struct rmp_cluster {

@@ -700,6 +700,11 @@ struct rmp_cluster_opts {
 	const char *ca_file, *cert_file, *key_file;
 	const char *credentials_file; /* etcd's "USER:PASSWORD", a file kept
 				 * like a key file; NULL: no etcd auth */
+	/* since 0.7: 1 lets a client naming no tenant open the cluster
+	 * (refused otherwise: an anonymous server proves nothing, so any
+	 * node registered in etcd gets its leases' bytes, and the token
+	 * alone seals a lease record). For a closed lab only. */
+	int allow_anonymous;
 };
 
 /* rmp_cluster_opts_init -- fill opts with the defaults (sets size). */
@@ -711,7 +716,8 @@ void rmp_cluster_opts_init(struct rmp_cluster_opts *opts);
  * too, per entry; an entry without a scheme takes the one before it) and
  * watch it. opts may be NULL. Errors: -EINVAL (a malformed url or
  * option, a credentials or TLS file that cannot be used, or given with
- * an endpoint that is not https://), -ENOMEM, and
+ * an endpoint that is not https://; client options that name no tenant,
+ * unless allow_anonymous), -ENOMEM, and
  * when the membership cannot be read from etcd -ECONNREFUSED (no
  * endpoint answers), -ETIMEDOUT, -EACCES (credentials or permission
  * refused), -EIO (another etcd error) or -EPROTO (an answer that is not
@@ -743,12 +749,34 @@ struct rmp_node_info {
 	char version[64];      /* its rmpoold's */
 	char labels[1040];     /* "NAME=VALUE NAME=VALUE ..." */
 	uint32_t connected;    /* 1: this cluster has a connection to it */
+	/* since 0.7 (filled when size has room): what this cluster's last
+	 * connect to it said: 1 it proved the tenant's key, -1 it failed
+	 * (why says how; "did not prove tenant ...'s key": not a server of
+	 * this tenant, never given a lease), 0 not connected yet */
+	int32_t proven;
+	char why[160];
 };
+/* The size of struct rmp_node_info in 0.6, which rmp_cluster_nodes
+ * still takes (it fills what fits). */
+#define RMP_NODE_INFO_SIZE_0_6 \
+	(offsetof(struct rmp_node_info, connected) + sizeof(uint32_t))
+
+/*
+ * rmp_cluster_check -- connect to node (the name of a node registered
+ * now) as placing a lease there would: 0 when it proved the tenant's
+ * key, else the connect's error (-EBADE: not a server of this tenant);
+ * rmp_cluster_nodes says so after. Errors: -EINVAL, -ENOENT (no such
+ * node now), the etcd errors of rmp_cluster_nodes, and those of
+ * rmp_client_connect.
+ */
+int rmp_cluster_check(struct rmp_cluster *cl, const char *node);
 
 /*
  * rmp_cluster_nodes -- the nodes registered now (the membership taken
  * in first), sorted by name: up to max of them into out (each out[i].size
- * set by the caller), and how many there are (possibly more than max).
+ * set by the caller, the same in each: a program built with an older
+ * struct gets what its struct holds), and how many there are (possibly
+ * more than max).
  * Errors: -EINVAL (cl NULL, out NULL with max > 0, a size too small),
  * -ENOMEM, and -ECONNREFUSED, -ETIMEDOUT, -EACCES, -EIO or -EPROTO when
  * the membership cannot be read from etcd.

@@ -28,7 +28,7 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 		"cert_file", "etcd_key_file", "credentials_file", "tenant",
 		"key", "key_file", "name", "timeout", "op_timeout",
 		"reconnect_max_ms", "spin_max_us", "bounce_bytes",
-		"max_inflight", "rail_stripe", NULL };
+		"max_inflight", "rail_stripe", "allow_anonymous", NULL };
 	RmpCluster *cl = (RmpCluster *)self;
 	PyObject *url, *prefix_o = NULL, *etcd_timeout_o = NULL;
 	PyObject *ca_o = NULL, *cert_o = NULL, *ekey_o = NULL, *cred_o = NULL;
@@ -37,13 +37,13 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 	struct rmp_cluster_opts o;
 	struct rmp_cluster *c = NULL;
 	const char *url_s;
-	int rc;
+	int rc, anonymous = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|$OOOOOOOOOzOOOinOn",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|$OOOOOOOOOzOOOinOnp",
 		kwlist, &url, &prefix_o, &etcd_timeout_o, &ca_o, &cert_o,
 		&ekey_o, &cred_o, &p.tenant, &p.key, &p.key_file, &p.name,
 		&p.timeout, &p.op_timeout, &p.reconnect, &p.spin, &p.bounce,
-		&p.max_inflight, &p.rail_stripe))
+		&p.max_inflight, &p.rail_stripe, &anonymous))
 		return -1;
 	/* Once: its leases' handles are known freed when cl->cl is NULL. */
 	if (cl->cl || cl->url) {
@@ -54,6 +54,7 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 	rmp_cluster_opts_init(&o);
 	rmp_client_opts_init(&co);
 	o.client = &co;
+	o.allow_anonymous = anonymous;
 	if (rmp_py_utf8(url, &url_s) < 0 ||
 	    rmp_py_opt_str(prefix_o, NULL, &o.prefix) < 0 ||
 	    rmp_py_seconds_ms(etcd_timeout_o, "etcd_timeout",
@@ -213,7 +214,7 @@ static PyObject *node_info(const struct rmp_node_info *n)
 {
 	PyObject *r = PyStructSequence_New(
 		(PyTypeObject *)rmp_py_node_info_type);
-	PyObject *v[12];
+	PyObject *v[14];
 	int i;
 
 	if (!r)
@@ -230,9 +231,11 @@ static PyObject *node_info(const struct rmp_node_info *n)
 	v[9] = utf8(n->version);
 	v[10] = labels_dict(n->labels);
 	v[11] = PyBool_FromLong(n->connected);
-	for (i = 0; i < 12; i++) {
+	v[12] = PyLong_FromLong(n->proven);
+	v[13] = utf8(n->why);
+	for (i = 0; i < 14; i++) {
 		if (!v[i]) {
-			for (; i < 12; i++)
+			for (; i < 14; i++)
 				Py_XDECREF(v[i]);
 			Py_DECREF(r);
 			return NULL;
@@ -282,6 +285,40 @@ static PyObject *cluster_nodes(PyObject *self, PyObject *unused)
 	}
 	free(out);
 	return list;
+}
+
+static PyObject *cluster_check(PyObject *self, PyObject *arg)
+{
+	RmpCluster *cl = (RmpCluster *)self;
+	struct rmp_cluster *held;
+	const char *node;
+	int n;
+
+	if (check_open(cl) < 0 || rmp_py_utf8(arg, &node) < 0)
+		return NULL;
+	RMP_PY_CALL_ON(&cl->lk, n, held, cl->cl, check_open(cl),
+		       rmp_cluster_last_error(held),
+		       rmp_cluster_check(held, node));
+	if (n < 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *cluster_repair(PyObject *self, PyObject *arg)
+{
+	RmpCluster *cl = (RmpCluster *)self;
+	struct rmp_cluster *held;
+	const char *token;
+	int n;
+
+	if (check_open(cl) < 0 || rmp_py_utf8(arg, &token) < 0)
+		return NULL;
+	RMP_PY_CALL_ON(&cl->lk, n, held, cl->cl, check_open(cl),
+		       rmp_cluster_last_error(held),
+		       rmp_cluster_repair(held, token));
+	if (n < 0)
+		return NULL;
+	Py_RETURN_NONE;
 }
 
 /* exclude_arg -- None, a str ("n1,n2" or "n1 n2"), or an iterable of
@@ -493,6 +530,19 @@ static PyMethodDef cluster_methods[] = {
 	  "nodes($self)\n--\n\nReturns list[NodeInfo]. The nodes registered "
 	  "now, sorted by name (the membership news taken in first; no etcd "
 	  "round trip while the watch holds)." },
+	{ "check", cluster_check, METH_O,
+	  "check($self, node)\n--\n\nConnect to the node of that name as "
+	  "placing a lease there would; nodes() then says what it answered. "
+	  "Raises ServerUnproven when it did not prove the tenant's key (not a "
+	  "server of this tenant: never given a lease), LeaseNotFound when no "
+	  "such node is registered, and the errors of Client's connect." },
+	{ "repair", cluster_repair, METH_O,
+	  "repair($self, token)\n--\n\nLease.repair on the cluster lease of "
+	  "token (rmpc://), and also when attach raises StaleRecord: its "
+	  "record in etcd is older than what its members know (put back from "
+	  "before a repair, or left by one that could not finish); then the "
+	  "members behind the newest epoch are replaced from those that know "
+	  "it. Raises the errors of attach and Lease.repair." },
 	{ "alloc", FN(cluster_alloc), KW,
 	  "alloc($self, size, *, ttl=None, ephemeral=False, alignment=None, access=7, prefer=None, exclude=None, replicas=1, spread=None, stripes=1, stripe_unit=None, free_on_exit=True)\n--\n\nReturns Lease. "
 	  "Lease size bytes on a node of the cluster: nodes with the label "
@@ -542,7 +592,8 @@ static PyType_Slot cluster_slots[] = {
 	  "cert_file=None, etcd_key_file=None, credentials_file=None, "
 	  "tenant=<env>, key=None, key_file=<env>, name=None, timeout=5.0, "
 	  "op_timeout=10.0, reconnect_max_ms=0, spin_max_us=-1, "
-	  "bounce_bytes=0, max_inflight=0, rail_stripe=0)\n\n"
+	  "bounce_bytes=0, max_inflight=0, rail_stripe=0, "
+	  "allow_anonymous=False)\n\n"
 	  "The storage nodes registered in etcd, read at construction (the "
 	  "GIL is released meanwhile) and kept current by a watch; leases "
 	  "placed over them (alloc), of one node, mirrored or striped.\n\n"
@@ -552,7 +603,10 @@ static PyType_Slot cluster_slots[] = {
 	  "request (None: 2). ca_file, cert_file, etcd_key_file: TLS to an "
 	  "https:// etcd; credentials_file: etcd's \"USER:PASSWORD\". The "
 	  "others are the options of each node's connection, as Client's "
-	  "(key_file is the tenant's key).\n\n"
+	  "(key_file is the tenant's key). A cluster refuses to open without "
+	  "a tenant (InvalidArgument): an anonymous client cannot tell its "
+	  "servers from any other; allow_anonymous=True takes that risk, for "
+	  "a closed lab.\n\n"
 	  "A context manager: leaving the block closes it, and with it the "
 	  "handles of its leases. A lease keeps its cluster alive. Threads "
 	  "may share a cluster: its calls and its leases' take one lock." },
@@ -587,11 +641,17 @@ static PyStructSequence_Field node_fields[] = {
 	{ "version", "its rmpoold's" },
 	{ "labels", "dict: label -> value" },
 	{ "connected", "True: this cluster has a connection to it" },
+	{ "proven", "1: it proved the tenant's key when this cluster last "
+		    "connected; -1: that connect failed (why says how); 0: not "
+		    "connected yet (Cluster.check connects)" },
+	{ "why", "why the last connect failed (\"did not prove tenant ...'s "
+		 "key\": not a server of this tenant, never given a lease); "
+		 "'' otherwise" },
 	{ 0 }
 };
 
 static PyStructSequence_Desc node_desc = {
-	"rmpool.NodeInfo", "One node of Cluster.nodes().", node_fields, 12
+	"rmpool.NodeInfo", "One node of Cluster.nodes().", node_fields, 14
 };
 
 int rmp_py_cluster_init(PyObject *m)

@@ -30,6 +30,25 @@
 static struct etcd_fixture fx;
 static char url[96];
 
+/* The cluster clients here are tenant "t" (a key of 16 bytes 0x5a): no
+ * connect is ever made, but a cluster opens for a tenant only. */
+static const uint8_t t_key[16] = { 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a,
+				   0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a,
+				   0x5a, 0x5a };
+
+/* tenant_opts -- o with client options of tenant "t" (in *co). */
+static struct rmp_cluster_opts *tenant_opts(struct rmp_cluster_opts *o,
+					    struct rmp_client_opts *co)
+{
+	rmp_client_opts_init(co);
+	co->tenant = "t";
+	co->key = t_key;
+	co->key_len = sizeof(t_key);
+	rmp_cluster_opts_init(o);
+	o->client = co;
+	return o;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;
@@ -119,10 +138,11 @@ static const char *list(struct rmp_cluster *cl, struct rmp_node_info *out,
 static struct rmp_cluster *open_cluster(const char *prefix, int timeout_ms)
 {
 	struct rmp_cluster_opts o;
+	struct rmp_client_opts co;
 	struct rmp_cluster *cl = NULL;
 	int ret;
 
-	rmp_cluster_opts_init(&o);
+	tenant_opts(&o, &co);
 	o.prefix = prefix;
 	o.etcd_timeout_ms = timeout_ms;
 	ret = rmp_cluster_open(&cl, url, &o);
@@ -194,8 +214,30 @@ static void test_list(void)
 	CHECK_EQ(rmp_cluster_nodes(cl, out, 2), 3);
 	CHECK_EQ(rmp_cluster_nodes(cl, NULL, 0), 3);
 	CHECK_EQ(rmp_cluster_nodes(cl, NULL, 1), -EINVAL);
-	out[0].size = sizeof(out[0]) - 1;
+	out[0].size = RMP_NODE_INFO_SIZE_0_6 - 1;
 	CHECK_EQ(rmp_cluster_nodes(cl, out, 1), -EINVAL);
+	/* a program built with 0.6's smaller struct: its entries are that
+	 * size apart, and get what they hold (nothing past them) */
+	{
+		enum { OLD = (RMP_NODE_INFO_SIZE_0_6 + 7) / 8 * 8 };
+		static uint8_t old[3 * OLD + 1];
+		struct rmp_node_info one;
+
+		memset(old, 0xee, sizeof(old));
+		for (unsigned i = 0; i < 3; i++) {
+			one.size = OLD;
+			memcpy(old + i * OLD, &one.size, sizeof(one.size));
+		}
+		CHECK_EQ(rmp_cluster_nodes(cl, (void *)old, 3), 3);
+		memcpy(&one, old + 2 * OLD, RMP_NODE_INFO_SIZE_0_6);
+		CHECK_STR(one.node, "n3");
+		CHECK_EQ(one.size, OLD);
+		CHECK_EQ(old[3 * OLD], 0xee);
+		/* one entry of another size than the first: refused */
+		one.size = sizeof(one);
+		memcpy(old + OLD, &one.size, sizeof(one.size));
+		CHECK_EQ(rmp_cluster_nodes(cl, (void *)old, 3), -EINVAL);
+	}
 	CHECK_EQ(rmp_cluster_nodes(NULL, out, 1), -EINVAL);
 	rmp_cluster_close(cl);
 }
@@ -245,6 +287,7 @@ static void test_prefix(void)
 {
 	struct rmp_node_info out[8];
 	struct rmp_cluster_opts o;
+	struct rmp_client_opts co;
 	struct rmp_cluster *cl = NULL;
 	struct rmp_member m;
 
@@ -260,7 +303,7 @@ static void test_prefix(void)
 		CHECK_STR(list(cl, out, 8), "");
 		rmp_cluster_close(cl);
 	}
-	rmp_cluster_opts_init(&o);
+	tenant_opts(&o, &co);
 	o.prefix = "/rmpool";
 	CHECK_EQ(rmp_cluster_open(&cl, url, &o), -EINVAL);
 	o.prefix = "rmpool/";
@@ -303,32 +346,43 @@ static void test_outage(void)
 	rmp_cluster_close(cl);
 }
 
-/* test_open_errors -- a dead endpoint, malformed URLs and options. */
+/* test_open_errors -- a dead endpoint, malformed URLs and options; no
+ * tenant (refused, but when allowed). */
 static void test_open_errors(void)
 {
 	static const char *bad[] = { "", "a:1", "etcd://", "etcd://h",
 				     "ftp://h:1", "etcd://h:0",
 				     "etcd://h:1/v3", "etcd://h:1,,h:2" };
-	struct rmp_cluster_opts o;
+	struct rmp_cluster_opts o, t;
+	struct rmp_client_opts co;
 	struct rmp_cluster *cl = NULL;
 	char dead[64], cred[128];
 	int fd;
 
+	tenant_opts(&t, &co);
+	/* anonymous: nothing its servers say can be trusted */
+	CHECK_EQ(rmp_cluster_open(&cl, url, NULL), -EINVAL);
+	CHECK(cl == NULL);
+	rmp_cluster_opts_init(&o);
+	o.allow_anonymous = 1;
+	CHECK_EQ(rmp_cluster_open(&cl, url, &o), 0);
+	rmp_cluster_close(cl);
+	cl = NULL;
 	snprintf(dead, sizeof(dead), "etcd://127.0.0.1:%u",
 		 fixture_free_port());
-	CHECK_EQ(rmp_cluster_open(&cl, dead, NULL), -ECONNREFUSED);
+	CHECK_EQ(rmp_cluster_open(&cl, dead, &t), -ECONNREFUSED);
 	CHECK(cl == NULL);
 	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int ret = rmp_cluster_open(&cl, bad[i], NULL);
+		int ret = rmp_cluster_open(&cl, bad[i], &t);
 
 		if (ret != -EINVAL)
 			printf("# \"%s\"\n", bad[i]);
 		CHECK_EQ(ret, -EINVAL);
 		CHECK(cl == NULL);
 	}
-	CHECK_EQ(rmp_cluster_open(&cl, NULL, NULL), -EINVAL);
-	CHECK_EQ(rmp_cluster_open(NULL, url, NULL), -EINVAL);
-	rmp_cluster_opts_init(&o);
+	CHECK_EQ(rmp_cluster_open(&cl, NULL, &t), -EINVAL);
+	CHECK_EQ(rmp_cluster_open(NULL, url, &t), -EINVAL);
+	tenant_opts(&o, &co);
 	o.etcd_timeout_ms = 0;
 	CHECK_EQ(rmp_cluster_open(&cl, url, &o), -EINVAL);
 	/* a password never goes to an http endpoint */
@@ -337,7 +391,7 @@ static void test_open_errors(void)
 	CHECK(fd >= 0 && write(fd, "rmp:pw\n", 7) == 7);
 	if (fd >= 0)
 		close(fd);
-	rmp_cluster_opts_init(&o);
+	tenant_opts(&o, &co);
 	o.credentials_file = cred;
 	CHECK_EQ(rmp_cluster_open(&cl, url, &o), -EINVAL);
 	CHECK(cl == NULL);
@@ -345,7 +399,7 @@ static void test_open_errors(void)
 	/* the scheme carried over: the second entry is etcd too */
 	snprintf(dead, sizeof(dead), "etcd://127.0.0.1:%u,127.0.0.1:%u",
 		 fixture_free_port(), fx.client_port);
-	CHECK_EQ(rmp_cluster_open(&cl, dead, NULL), 0);
+	CHECK_EQ(rmp_cluster_open(&cl, dead, &t), 0);
 	rmp_cluster_close(cl);
 }
 

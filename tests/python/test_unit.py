@@ -149,9 +149,14 @@ def test_cluster_argument_errors():
         with pytest.raises(rmpool.InvalidArgument) as ei:
             rmpool.Cluster(url, **kw)
         assert url in ei.value.strerror, kw
+    # No tenant: refused before etcd is asked, unless allowed (an
+    # anonymous server proves nothing).
+    with pytest.raises(rmpool.InvalidArgument):
+        rmpool.Cluster("etcd://127.0.0.1:1", tenant=None, etcd_timeout=2)
     # Nobody listens: ConnectionRefused, the url in its text.
     with pytest.raises(rmpool.ConnectionRefused) as ei:
-        rmpool.Cluster("etcd://127.0.0.1:1", tenant=None, etcd_timeout=2)
+        rmpool.Cluster("etcd://127.0.0.1:1", tenant=None, etcd_timeout=2,
+                       allow_anonymous=True)
     assert "etcd://127.0.0.1:1" in ei.value.strerror
 
 
