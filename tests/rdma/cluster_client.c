@@ -39,6 +39,15 @@
  *       and again into a buffer registered with every member's
  *       connection (zero copy), checks every byte, prints "ok SIZE" and
  *       frees the lease.
+ *   rmp-cluster seq URL TOKEN
+ *       attach the cluster lease of TOKEN and write sequence numbers:
+ *       write N puts 4 KiB of "seq N" text at offset 0 and, once
+ *       rmp_write returned 0, prints "acked N" (flushed); a write that
+ *       fails prints "error N TEXT" and the next number is tried. Every
+ *       2 ms, until standard input has a line or ends; then it prints
+ *       "last N acked A errors E" and closes the handle.
+ *   rmp-cluster seqread URL TOKEN
+ *       the sequence number block 0 of TOKEN's lease holds: "seq N"
  *
  * The tenant and key come from RMPOOL_TENANT and RMPOOL_KEY_FILE, as for
  * the rmpool command. Exit 0 when every call a scenario expects to work
@@ -571,6 +580,80 @@ static int stripe(int argc, char **argv)
 	return 0;
 }
 
+/* seq_block -- 4 KiB of "seq N" lines. */
+static void seq_block(char *b, uint64_t n)
+{
+	size_t used = 0;
+
+	while (used < 4096) {
+		int w = snprintf(b + used, 4096 - used, "seq %020" PRIu64 "\n",
+				 n);
+
+		if (w <= 0)
+			break;
+		used += (size_t)w;
+	}
+}
+
+static int seq(int argc, char **argv)
+{
+	struct pollfd in = { .fd = 0, .events = POLLIN };
+	uint64_t n = 0, last = 0, acked = 0, errors = 0;
+	struct rmp_lease *l;
+	char b[4096 + 32];
+	int err;
+
+	if (argc != 2)
+		fail("usage: seq URL TOKEN");
+	open_cluster(argv[0]);
+	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
+	if (err)
+		fail("attach: %s", rmp_strerror(err));
+	printf("ready\n");
+	fflush(stdout);
+	while (poll(&in, 1, 2) == 0) {
+		seq_block(b, ++n);
+		err = rmp_write(l, 0, b, 4096);
+		if (err) {
+			errors++;
+			printf("error %" PRIu64 " %s (%s)\n", n,
+			       rmp_strerror(err), rmp_cluster_last_error(cl));
+		} else {
+			acked++;
+			last = n;
+			printf("acked %" PRIu64 "\n", n);
+		}
+		fflush(stdout);
+	}
+	printf("last %" PRIu64 " acked %" PRIu64 " errors %" PRIu64 "\n",
+	       last, acked, errors);
+	rmp_lease_close(l);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
+static int seqread(int argc, char **argv)
+{
+	struct rmp_lease *l;
+	char b[4097];
+	int err;
+
+	if (argc != 2)
+		fail("usage: seqread URL TOKEN");
+	open_cluster(argv[0]);
+	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
+	if (err)
+		fail("attach: %s", rmp_strerror(err));
+	err = rmp_read(l, 0, b, 4096);
+	if (err)
+		fail("read: %s", rmp_strerror(err));
+	b[strcspn(b, "\n")] = '\0';
+	printf("%s\n", b);
+	rmp_lease_close(l);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -583,6 +666,10 @@ int main(int argc, char **argv)
 		rc = mirror(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "stripe"))
 		rc = stripe(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "seq"))
+		rc = seq(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "seqread"))
+		rc = seqread(argc - 2, argv + 2);
 	else
 		fail("unknown scenario %s", argv[1]);
 	return rc;
