@@ -434,8 +434,10 @@ static void free_replaced(struct repair *rp)
  * epoch (an ATTACH by epoch 0 asks nothing of it); those behind the
  * newest missed a fence (replaced, or away): dead. The rest were fenced
  * last, hold every acknowledged write, and are live. The repair then
- * publishes past the newest, even with nothing to replace. 0, or the
- * error with why in cl->err.
+ * publishes past the newest, even with nothing to replace. Every member
+ * must answer: one that does not may know a newer epoch still, and
+ * those that answered may have missed its writes (-EAGAIN then: try
+ * again once it answers). 0, or the error with why in cl->err.
  */
 static int recover_epochs(struct repair *rp)
 {
@@ -446,8 +448,17 @@ static int recover_epochs(struct repair *rp)
 	for (unsigned i = 0; i < n; i++) {
 		struct rmp_lease *m = NULL;
 
-		if (cl_member_attach(rp->cl, &r->member[i], 0, false, 0, &m))
-			continue; /* not to be reached: dead below */
+		if (cl_member_attach(rp->cl, &r->member[i], 0, false, 0, &m)) {
+			char why[CL_ERRBUF / 2];
+
+			snprintf(why, sizeof(why), "%s", rp->cl->err);
+			cl_say(rp->cl, "the lease's record is behind its members, "
+			       "and member %u (%s port %u) does not answer: it "
+			       "may know the newest epoch, and the others lack "
+			       "its writes; try again once it answers (%s)", i,
+			       r->member[i].host, r->member[i].port, why);
+			return -EAGAIN;
+		}
 		knows[i] = m->server_epoch;
 		newest = RMP_MAX(newest, knows[i]);
 		if (!rp->l->group->m[i] && !r->stale[i]) {

@@ -941,9 +941,11 @@ int rmp_lease_repair(struct rmp_lease *l);
  * it knows; those behind the newest (replaced before, or away during a
  * repair) are replaced as lost ones are, from those that know the
  * newest (they hold every write acknowledged since), and the record is
- * written past it. Errors: -EINVAL (cl or token NULL), -EOPNOTSUPP (not
- * a cluster token), those of rmp_cluster_attach and of
- * rmp_lease_repair (the copy's among them: -ERANGE, ...).
+ * written past it. Every member must answer then (one that does not may
+ * know a newer epoch still): -EAGAIN, try again once it does. Errors:
+ * -EINVAL (cl or token NULL), -EOPNOTSUPP (not a cluster token), those
+ * of rmp_cluster_attach and of rmp_lease_repair (the copy's among them:
+ * -ERANGE, ...).
  */
 int rmp_cluster_repair(struct rmp_cluster *cl, const char *token);
 

@@ -48,6 +48,9 @@
  *       "last N acked A errors E" and closes the handle.
  *   rmp-cluster seqread URL TOKEN
  *       the sequence number block 0 of TOKEN's lease holds: "seq N"
+ *   rmp-cluster members URL TOKEN
+ *       the member tokens of TOKEN's cluster lease, one a line, in the
+ *       record's order (replica j of stripe s at s * replicas + j)
  *
  * The tenant and key come from RMPOOL_TENANT and RMPOOL_KEY_FILE, as for
  * the rmpool command. Exit 0 when every call a scenario expects to work
@@ -654,6 +657,26 @@ static int seqread(int argc, char **argv)
 	return 0;
 }
 
+static int members(int argc, char **argv)
+{
+	char token[RMP_TOKEN_MAXLEN];
+	struct rmp_lease *l;
+	int err;
+
+	if (argc != 2)
+		fail("usage: members URL TOKEN");
+	open_cluster(argv[0]);
+	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
+	if (err)
+		fail("attach: %s", rmp_strerror(err));
+	for (unsigned i = 0; rmp_lease_replica_token(l, i, token,
+						     sizeof(token)) >= 0; i++)
+		printf("%s\n", token);
+	rmp_lease_close(l);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -670,6 +693,8 @@ int main(int argc, char **argv)
 		rc = seq(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "seqread"))
 		rc = seqread(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "members"))
+		rc = members(argc - 2, argv + 2);
 	else
 		fail("unknown scenario %s", argv[1]);
 	return rc;

@@ -194,6 +194,17 @@ pyrun() {
 	return "${rc:-1}"
 }
 
+# rmp_python ARGS... -- Debian's python3 with the build's rmpool module
+# importable (tests/python/pyenv.sh: the sanitizer runtime too, in an
+# ASan build); 77 when the build has no extension.
+RMP_PYENV=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)/pyenv.sh
+rmp_python() {
+	(
+		. "$RMP_PYENV" "$RMP_BUILD_ROOT" || exit 77
+		exec /usr/bin/python3 "$@"
+	)
+}
+
 # rmp_keygen FILE -- a new random 32-byte tenant key, hex, mode 600.
 rmp_keygen() {
 	(umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$1")

@@ -76,17 +76,23 @@ rogue_has "$RMP_TMP/secret.bin" &&
 	fail_later "the rogue's pool holds tenant a's secret (rmpool -C alloc)"
 
 # 2. Python: Cluster.alloc, mirrored; its replicas are not on evil
-out=$(pyrun -c "
+out=$(rmp_python -c "
 import sys, rmpool
 with rmpool.Cluster(sys.argv[1]) as c:
     l = c.alloc(1 << 20, replicas=2, free_on_exit=False)
-    l.write(0, open(sys.argv[2], 'rb').read())
+    l.write(open(sys.argv[2], 'rb').read())
     for t in l.replica_tokens:
         print('replica', t.split('/')[2])
     print('token', l.token)
-" "$CLUSTER" "$RMP_TMP/secret.bin" 2>&1) || fail_later "Cluster.alloc: $out"
+" "$CLUSTER" "$RMP_TMP/secret.bin" 2>&1)
+case $? in
+0) ;;
+77) echo "no rmpool extension: Python's Cluster.alloc not tried" ;;
+*) fail_later "Cluster.alloc: $out" ;;
+esac
 echo "$out" | grep -v '^token'
-expect_eq "Python replicas" "$(grep -c '^replica ' <<<"$out")" 2
+[ -z "$out" ] || expect_eq "Python replicas" "$(grep -c '^replica ' \
+	<<<"$out")" 2
 grep -q "^replica .*:$ROGUE_PORT\$" <<<"$out" &&
 	fail_later "a Python replica is on the rogue: $out"
 expect_eq "leases on the rogue after Cluster.alloc" "$(rogue_leases)" 0
