@@ -816,9 +816,11 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * view spread their leases); nodes draining, excluded, or without length
  * bytes in one free extent are left out; a node that refuses (-ENOSPC,
  * -EDQUOT, -EFBIG, -ESHUTDOWN, -EAGAIN) or cannot be reached (its
- * connection failing, -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, ...) is
- * skipped and the next tried; one that could not be reached is tried
- * last by later calls for a while (a second, doubling up to 30 s).
+ * connection failing, -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, ...) or
+ * does not prove the tenant's key (-EBADE: not a server of this tenant,
+ * whatever etcd says of it; nothing is sent to it) is skipped and the
+ * next tried; one that could not be reached is tried last by later calls
+ * for a while (a second, doubling up to 30 s).
  * Errors: the error of the first node tried when none granted it
  * (rmp_cluster_last_error() lists what each node answered): those of
  * rmp_lease_alloc and rmp_client_connect; -ENOSPC when no node has room
@@ -852,10 +854,14 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * different replicas) and the asynchronous calls (rmp_post_*). What a
  * reader may see: a write in flight may be on one replica and not yet
  * on another, so a read concurrent with it may return old or new bytes
- * (per replica, as for a single lease); once rmp_write returned, every
- * live replica has the bytes, and a read (from any of them) returns
- * them. A replica lost during a write may or may not have it, and is
- * not read again. Two clients writing the same bytes at once may leave
+ * (per replica, as for a single lease); once rmp_write returned 0, every
+ * replica the lease's record (below) calls live has the bytes, and a
+ * read (from any of them) returns them: a write made without a replica
+ * (lost during it, or before) returns 0 only once the record marks that
+ * replica stale, and fails with etcd's error (-ECONNREFUSED,
+ * -ETIMEDOUT, ...; the bytes may be on some replicas) when the record
+ * cannot be written. A stale replica is not read again by anybody who
+ * reads the record after the mark, and a repair replaces it. Two clients writing the same bytes at once may leave
  * the replicas different (each replica orders the two writes as they
  * arrive): as with one lease, writers of the same bytes must agree
  * among themselves.

@@ -39,15 +39,19 @@
  *       and again into a buffer registered with every member's
  *       connection (zero copy), checks every byte, prints "ok SIZE" and
  *       frees the lease.
- *   rmp-cluster seq URL TOKEN
+ *   rmp-cluster seq URL TOKEN MS
  *       attach the cluster lease of TOKEN and write sequence numbers:
- *       write N puts 4 KiB of "seq N" text at offset 0 and, once
- *       rmp_write returned 0, prints "acked N" (flushed); a write that
- *       fails prints "error N TEXT" and the next number is tried. Every
- *       2 ms, until standard input has a line or ends; then it prints
- *       "last N acked A errors E" and closes the handle.
- *   rmp-cluster seqread URL TOKEN
- *       the sequence number block 0 of TOKEN's lease holds: "seq N"
+ *       write N puts 4 KiB of "seq N" text in block N modulo the
+ *       lease's blocks and, once rmp_write returned 0, prints "acked N"
+ *       (flushed); a write that fails prints "error N TEXT" and the next
+ *       number is tried. Every MS ms, until standard input has a line or
+ *       ends; then it prints "last N acked A errors E" and closes the
+ *       handle.
+ *   rmp-cluster seqcheck URL TOKEN
+ *       reads the "acked N" lines of seq on standard input and the whole
+ *       lease of TOKEN (attached anew): prints "lost N" for each acked N
+ *       whose block holds an older number (or none), then "checked C
+ *       lost L"; exit 1 when L > 0.
  *   rmp-cluster members URL TOKEN
  *       the member tokens of TOKEN's cluster lease, one a line, in the
  *       record's order (replica j of stripe s at s * replicas + j)
@@ -598,25 +602,36 @@ static void seq_block(char *b, uint64_t n)
 	}
 }
 
+/* blocks_of -- the 4 KiB blocks of l. */
+static uint64_t blocks_of(struct rmp_lease *l)
+{
+	struct rmp_lease_info info = { .size = sizeof(info) };
+
+	if (rmp_lease_info(l, &info) || info.length < 4096)
+		fail("lease info");
+	return info.length / 4096;
+}
+
 static int seq(int argc, char **argv)
 {
 	struct pollfd in = { .fd = 0, .events = POLLIN };
-	uint64_t n = 0, last = 0, acked = 0, errors = 0;
+	uint64_t n = 0, last = 0, acked = 0, errors = 0, blocks;
 	struct rmp_lease *l;
 	char b[4096 + 32];
 	int err;
 
-	if (argc != 2)
-		fail("usage: seq URL TOKEN");
+	if (argc != 3)
+		fail("usage: seq URL TOKEN MS");
 	open_cluster(argv[0]);
 	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
 	if (err)
 		fail("attach: %s", rmp_strerror(err));
+	blocks = blocks_of(l);
 	printf("ready\n");
 	fflush(stdout);
-	while (poll(&in, 1, 2) == 0) {
+	while (poll(&in, 1, atoi(argv[2])) == 0) {
 		seq_block(b, ++n);
-		err = rmp_write(l, 0, b, 4096);
+		err = rmp_write(l, (n % blocks) * 4096, b, 4096);
 		if (err) {
 			errors++;
 			printf("error %" PRIu64 " %s (%s)\n", n,
@@ -635,26 +650,50 @@ static int seq(int argc, char **argv)
 	return 0;
 }
 
-static int seqread(int argc, char **argv)
+static int seqcheck(int argc, char **argv)
 {
+	uint64_t blocks, *want, checked = 0, lost = 0, n, found;
 	struct rmp_lease *l;
-	char b[4097];
+	char line[128], *mem;
 	int err;
 
 	if (argc != 2)
-		fail("usage: seqread URL TOKEN");
+		fail("usage: seqcheck URL TOKEN");
 	open_cluster(argv[0]);
 	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
 	if (err)
 		fail("attach: %s", rmp_strerror(err));
-	err = rmp_read(l, 0, b, 4096);
+	blocks = blocks_of(l);
+	want = calloc(blocks, sizeof(*want));
+	mem = malloc(blocks * 4096 + 1);
+	if (!want || !mem)
+		fail("out of memory");
+	/* the newest acked number of each block */
+	while (fgets(line, sizeof(line), stdin))
+		if (sscanf(line, "acked %" SCNu64, &n) == 1 &&
+		    n > want[n % blocks])
+			want[n % blocks] = n;
+	err = rmp_read(l, 0, mem, blocks * 4096);
 	if (err)
 		fail("read: %s", rmp_strerror(err));
-	b[strcspn(b, "\n")] = '\0';
-	printf("%s\n", b);
+	for (uint64_t b = 0; b < blocks; b++) {
+		if (!want[b])
+			continue;
+		checked++;
+		if (sscanf(mem + b * 4096, "seq %" SCNu64, &found) != 1)
+			found = 0;
+		if (found < want[b]) {
+			lost++;
+			printf("lost %" PRIu64 " (block %" PRIu64 " holds %"
+			       PRIu64 ")\n", want[b], b, found);
+		}
+	}
+	printf("checked %" PRIu64 " lost %" PRIu64 "\n", checked, lost);
+	free(want);
+	free(mem);
 	rmp_lease_close(l);
 	rmp_cluster_close(cl);
-	return 0;
+	return lost ? 1 : 0;
 }
 
 static int members(int argc, char **argv)
@@ -669,9 +708,17 @@ static int members(int argc, char **argv)
 	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
 	if (err)
 		fail("attach: %s", rmp_strerror(err));
-	for (unsigned i = 0; rmp_lease_replica_token(l, i, token,
-						     sizeof(token)) >= 0; i++)
-		printf("%s\n", token);
+	{
+		struct rmp_lease_info info = { .size = sizeof(info) };
+
+		if (rmp_lease_info(l, &info))
+			fail("lease info");
+		/* "-" for a member not attached (its node not registered
+		 * at the moment) */
+		for (unsigned i = 0; i < info.stripes * info.replicas; i++)
+			printf("%s\n", rmp_lease_replica_token(l, i, token,
+				sizeof(token)) >= 0 ? token : "-");
+	}
 	rmp_lease_close(l);
 	rmp_cluster_close(cl);
 	return 0;
@@ -691,8 +738,8 @@ int main(int argc, char **argv)
 		rc = stripe(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "seq"))
 		rc = seq(argc - 2, argv + 2);
-	else if (!strcmp(argv[1], "seqread"))
-		rc = seqread(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "seqcheck"))
+		rc = seqcheck(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "members"))
 		rc = members(argc - 2, argv + 2);
 	else
