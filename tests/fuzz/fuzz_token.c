@@ -161,6 +161,19 @@ static void record_decode_encode(const uint8_t *data, size_t size)
 	for (unsigned i = 0; i < n; i++)
 		if (!r.member[i].host[0] || !r.member[i].port)
 			abort();
+	/* stale marks: within the members, one member of each stripe
+	 * not marked */
+	for (unsigned i = n; i < RMP_LREC_MEMBERS_MAX; i++)
+		if (r.stale[i])
+			abort();
+	for (unsigned s = 0; s < r.stripes; s++) {
+		unsigned live = 0;
+
+		for (unsigned j = 0; j < r.replicas; j++)
+			live += !r.stale[s * r.replicas + j];
+		if (!live)
+			abort();
+	}
 	len = rmp_lrec_encode(&r, text, sizeof(text));
 	if (len <= 0 || (size_t)len > size || strlen(text) != (size_t)len)
 		abort();

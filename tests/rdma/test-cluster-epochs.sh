@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # test-cluster-epochs.sh PORT -- no old record, no lost write: four
-# daemons (n1..n4, 24 MiB pools, ttl 3 s). Rollback: a mirrored lease's
+# daemons (n1..n4, 16 MiB pools, ttl 3 s). Rollback: a mirrored lease's
 # record is saved, its first replica's node cut off (SIGSTOP) and the
 # lease repaired onto the third node, new bytes written, the old record
 # put back and the node let go on: a fresh reader gets the new bytes or
@@ -20,7 +20,7 @@ rmp_init cluster-epochs "$1"
 py_start
 CL_N=4
 CL_NODE=([1]=n1 [2]=n2 [3]=n3 [4]=n4)
-CL_POOL=([1]=24M [2]=24M [3]=24M [4]=24M)
+CL_POOL=([1]=16M [2]=16M [3]=16M [4]=16M)
 CL_LABELS=([1]="rack=r1" [2]="rack=r2" [3]="rack=r3" [4]="rack=r4")
 cluster_up
 CLUSTER=etcd://${EURL#http://}

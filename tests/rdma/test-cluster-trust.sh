@@ -3,7 +3,7 @@
 # test-cluster-trust.sh PORT -- a node registered in etcd that cannot
 # prove the tenant's key, and a tenant holding another's token, get
 # nothing: three daemons (n1..n3 on racks r1..r3, 8 MiB pools) and a
-# rogue one, node "evil" (rack r4, the most free bytes: 32 MiB), built
+# rogue one, node "evil" (rack r4, the most free bytes: 16 MiB), built
 # from this tree with its tenant check changed to accept every proof
 # (rmpoold-rogue) and a key of its own for tenant test. `rmpool -C alloc
 # --replicas 2` and a Python Cluster.alloc place nothing on it, and its
@@ -33,7 +33,7 @@ ROGUE_STATE=/dev/hugepages/rmp-cluster-trust-$RMP_PORT
 trap 'etcd_kill; rmp_cleanup; rm -rf "$ROGUE_STATE"' EXIT
 rm -rf "$ROGUE_STATE"
 mkdir -m 700 "$ROGUE_STATE" || rmp_fail "cannot make $ROGUE_STATE"
-CL_NODE[4]=evil CL_POOL[4]=32M CL_LABELS[4]="rack=r4"
+CL_NODE[4]=evil CL_POOL[4]=16M CL_LABELS[4]="rack=r4"
 cluster_add 4
 rmp_keygen "$RMP_TMP/rogue.key"
 sed -i -e "s|^key_file = $RMP_KEY\$|key_file = $RMP_TMP/rogue.key|" \
