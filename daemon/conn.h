@@ -30,6 +30,16 @@ enum rmp_conn_state {
 /* "accepting", "established", "closing". */
 const char *rmp_conn_state_name(enum rmp_conn_state s);
 
+/* A reply held back until the fence of its exclusive ATTACH is decided
+ * (rmp_request_handle's *fence). */
+struct rmp_deferred {
+	TAILQ_ENTRY(rmp_deferred) link;
+	uint64_t fence;
+	uint64_t start_ns;        /* the request's arrival, for latency */
+	struct rmp_msg rep;
+};
+TAILQ_HEAD(rmp_deferred_list, rmp_deferred);
+
 struct rmp_reply_slot {
 	struct rmp_conn *conn;
 	uint8_t *buf;         /* RMP_MSG_MAX bytes in conn->send_mr */
@@ -85,6 +95,10 @@ struct rmp_conn {
 
 	unsigned nreply, replies_due;
 	struct rmp_reply_slot *replies;
+	/* Replies waiting for their fence: at most `credits` (a client
+	 * counts them among its requests in flight). */
+	struct rmp_deferred_list deferred;
+	unsigned ndeferred;
 	uint8_t *send_mem;
 	struct ibv_mr *send_mr;
 

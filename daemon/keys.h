@@ -105,9 +105,11 @@ struct rmp_key {
 	const char *why;       /* for UNPROVEN: what failed */
 
 	/* Kept by the lease lifecycle: live keys in their lease's and
-	 * holder's lists. */
+	 * holder's lists; once revoked, until settled, on the lease's list
+	 * of revocations (lease_link again), as its revoke_seq-th. */
 	TAILQ_ENTRY(rmp_key) lease_link;
 	TAILQ_ENTRY(rmp_key) holder_link;
+	uint64_t revoke_seq;
 	/* Kept by the key module: revocations awaited (rmp_keys.revoking)
 	 * and their holder's (rmp_holder.revoking). */
 	TAILQ_ENTRY(rmp_key) revoke_link;

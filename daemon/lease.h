@@ -63,6 +63,11 @@ struct rmp_lease {
 	/* Its live keys, one per holder (connection) that reaches it. */
 	struct rmp_key_list keys;
 	unsigned nkeys;
+	/* Its keys revoked and not settled yet, in the order of their
+	 * revocation (the revokes-th last): an exclusive ATTACH is answered
+	 * once those revoked before it have settled. */
+	struct rmp_key_list revoking;
+	uint64_t revokes;
 	/* The connection an ephemeral lease ends with (NULL once gone). */
 	struct rmp_holder *owner_holder;
 	unsigned keys_unsettled;  /* keys not yet proven dead (or unproven) */

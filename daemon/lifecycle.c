@@ -164,6 +164,7 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	if (!l)
 		return -ENOMEM;
 	TAILQ_INIT(&l->keys);
+	TAILQ_INIT(&l->revoking);
 	l->flags = r->flags & ~RMP_LEASE_F_SPILL;
 	ret = place(lc, h, r, RMP_MAX(align, 64), l);
 	if (ret)
@@ -294,9 +295,9 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	return 0;
 }
 
-/* key_of -- h's live key on l, or NULL. */
-static struct rmp_key *key_of(const struct rmp_lease *l,
-			      const struct rmp_holder *h)
+/* lc_key_of -- h's live key on l, or NULL. */
+struct rmp_key *lc_key_of(const struct rmp_lease *l,
+			  const struct rmp_holder *h)
 {
 	struct rmp_key *k;
 
@@ -317,7 +318,7 @@ static struct rmp_key *key_of(const struct rmp_lease *l,
 static void owner_lost_key(struct rmp_lifecycle *lc, struct rmp_lease *l,
 			   struct rmp_holder *h)
 {
-	if (!l->owner_holder || key_of(l, l->owner_holder))
+	if (!l->owner_holder || lc_key_of(l, l->owner_holder))
 		return;
 	if (l->flags & RMP_LEASE_F_EPHEMERAL) {
 		audit(h, l->tenant, "end", l->id, "why=%s",
@@ -330,7 +331,8 @@ static void owner_lost_key(struct rmp_lifecycle *lc, struct rmp_lease *l,
 
 int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			 const struct rmp_attach_req *r, struct rmp_lease **out,
-			 struct rmp_key **key, unsigned *detail)
+			 struct rmp_key **key, unsigned *detail,
+			 uint64_t *fence)
 {
 	bool exclusive = r->flags & RMP_ATTACH_F_EXCLUSIVE;
 	struct rmp_key *k, *next, *mine;
@@ -339,6 +341,7 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	unsigned others = 0;
 	int ret;
 
+	*fence = 0;
 	if (r->flags & ~RMP_ATTACH_F_ALL || r->access & ~RMP_ACC_ALL)
 		return -EINVAL;
 	ret = tenant_lease(lc, h, r->id, r->secret, &l, detail);
@@ -358,7 +361,7 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			}
 		}
 	}
-	mine = key_of(l, h);
+	mine = lc_key_of(l, h);
 	if (mine && mine->access == access) {
 		k = mine;
 	} else {
@@ -376,6 +379,10 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		lc->n.takeovers++;
 		audit(h, l->tenant, "takeover", l->id, "revoked=%u access=%#x",
 		      others, access);
+		/* Answered once no key revoked before reaches the bytes. */
+		ret = lc_fence_begin(lc, h, l, k, fence);
+		if (ret)
+			return ret;
 	} else {
 		lc->n.attaches++;
 		audit(h, l->tenant, "attach", l->id, "holders=%u access=%#x",
@@ -412,6 +419,8 @@ void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
 	struct rmp_lease *l;
 	struct rmp_key *k;
 
+	/* Nobody to answer any more. */
+	lc_fence_holder_gone(lc, h);
 	/* A window is bound to h's QP; a region key was handed to h's
 	 * client: no key may outlive its connection. ATTACH grants a fresh
 	 * one. */
@@ -608,13 +617,16 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
 	TAILQ_INIT(&lc->ending);
 	TAILQ_INIT(&lc->settling);
 	TAILQ_INIT(&lc->quarantined);
+	TAILQ_INIT(&lc->fences);
+	TAILQ_INIT(&lc->fences_due);
 	lc->table = rmp_lease_table_new();
 	lc->expiry_ev = evtimer_new(p->base, lc_on_expiry, lc);
 	lc->revoke_ev = evtimer_new(p->base, lc_on_revoke_timeout, lc);
 	lc->settle_ev = evtimer_new(p->base, lc_on_settle, lc);
+	lc->fence_ev = evtimer_new(p->base, lc_on_fence, lc);
 	lc->zeroer = rmp_zeroer_new(p->base, lc_on_zeroed, lc);
 	if (!lc->table || !lc->expiry_ev || !lc->revoke_ev || !lc->settle_ev ||
-	    !lc->zeroer) {
+	    !lc->fence_ev || !lc->zeroer) {
 		rmp_lifecycle_free(lc);
 		return NULL;
 	}
@@ -632,6 +644,7 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 	rmp_zeroer_free(lc->zeroer);
 	/* Whatever still awaits a completion is abandoned with the device. */
 	rmp_keys_abandon(&lc->keys);
+	lc_fences_free(lc);
 	while ((l = TAILQ_FIRST(&lc->ending))) {
 		TAILQ_REMOVE(&lc->ending, l, state_link);
 		free(l);
@@ -661,5 +674,7 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 		event_free(lc->revoke_ev);
 	if (lc->settle_ev)
 		event_free(lc->settle_ev);
+	if (lc->fence_ev)
+		event_free(lc->fence_ev);
 	free(lc);
 }

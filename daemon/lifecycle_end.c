@@ -50,9 +50,12 @@ void lc_on_key_settled(void *ctx, struct rmp_key *k)
 			k->why);
 		l->tainted = true;
 	}
+	TAILQ_REMOVE(&l->revoking, k, lease_link);
 	l->keys_unsettled--;
 	rmp_key_release(k);
-	if (l->state == RMP_LEASE_REVOKING && l->keys_unsettled == 0)
+	if (l->state == RMP_LEASE_GRANTED)
+		lc_fence_check(lc, l);
+	else if (l->state == RMP_LEASE_REVOKING && l->keys_unsettled == 0)
 		finish_revoke(lc, l);
 }
 
@@ -174,6 +177,9 @@ void lc_drop_key(struct rmp_lifecycle *lc, struct rmp_key *k)
 	TAILQ_REMOVE(&h->keys, k, holder_link);
 	h->nkeys--;
 	lc->nkeys--;
+	/* Until it settles (lc_on_key_settled, maybe at once). */
+	k->revoke_seq = ++l->revokes;
+	TAILQ_INSERT_TAIL(&l->revoking, k, lease_link);
 	revoke_key(lc, k);
 }
 
@@ -192,6 +198,8 @@ void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	rmp_tenant_end(l->tenant, l->ext.length);
 	lc->leased_bytes -= l->ext.length;
 	lc_set_state(l, RMP_LEASE_REVOKING);
+	/* Takeovers of it waiting for their fence hear of the end now. */
+	lc_fence_lease_ends(lc, l);
 	TAILQ_INSERT_TAIL(&lc->ending, l, state_link);
 	lc->nending++;
 	lc->nrevoking++;

@@ -394,8 +394,14 @@ void rmp_attach_opts_init(struct rmp_attach_opts *opts);
  * rmp_lease_attach_with -- rmp_lease_attach_token with options (opts NULL
  * = defaults). With RMP_ATTACH_EXCLUSIVE every other connection's key to
  * the lease is revoked before this one is granted: their next access
- * fails. Errors as rmp_lease_attach, plus -EACCES (more access than the
- * lease grants) and -EINVAL (malformed token or options).
+ * fails. The call returns only once the server has proven those keys
+ * dead (at most the server's revoke_timeout, when a holder does not let
+ * its key be invalidated), so no write through them lands after it.
+ * Errors as rmp_lease_attach, plus -EACCES (more access than the lease
+ * grants), -EINVAL (malformed token or options) and, with
+ * RMP_ATTACH_EXCLUSIVE, -EIO when the server could not prove another key
+ * dead (nothing is promised; the lease's extent is quarantined when it
+ * ends) and -EKEYEXPIRED or -ENOENT when the lease ended meanwhile.
  */
 int rmp_lease_attach_with(struct rmp_client *c, const char *token,
 			  const struct rmp_attach_opts *opts,

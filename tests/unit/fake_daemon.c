@@ -43,14 +43,15 @@ struct fake_timer {
 static bool next_timer(struct rmp_lifecycle *lc, uint64_t end,
 		       struct fake_timer *out)
 {
-	struct fake_timer t[3] = {
+	struct fake_timer t[4] = {
 		{ lc->expiry_ev, lc->expiry_at_ms, lc_on_expiry },
 		{ lc->revoke_ev, lc->revoke_at_ms, lc_on_revoke_timeout },
 		{ lc->settle_ev, lc->settle_at_ms, lc_on_settle },
+		{ lc->fence_ev, lc->fence_at_ms, lc_on_fence },
 	};
 	bool found = false;
 
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 4; i++) {
 		if (!event_pending(t[i].ev, EV_TIMEOUT, NULL) || t[i].at > end)
 			continue;
 		if (!found || t[i].at < out->at)

@@ -1233,6 +1233,123 @@ static void test_revoke_timeout(void)
 	stop();
 }
 
+/* ------------------------------------------------------------- fences */
+
+/* takeover -- c's exclusive ATTACH of the lease rep describes. */
+static void takeover(struct rmp_conn *c, const struct wr_rec *rep)
+{
+	struct rmp_msg m = { .hdr.opcode = RMP_OP_ATTACH };
+
+	m.u.attach.id = rep->msg.u.lease.id;
+	m.u.attach.secret = rep->msg.u.lease.secret;
+	m.u.attach.flags = RMP_ATTACH_F_EXCLUSIVE;
+	send_msg(c, &m);
+}
+
+/* run_loop -- let the lifecycle's due timers fire (the fence's is due at
+ * once), as the daemon's loop would. */
+static void run_loop(void)
+{
+	CHECK_EQ(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+}
+
+/*
+ * An exclusive ATTACH is answered once the victim's LOCAL_INV completed:
+ * the taker's bind goes out at once, its reply only then, from the loop.
+ * When the victim's connection closes instead, its flush answers it.
+ * A taker that closes while it waits gets nothing and is freed; one that
+ * keeps more replies waiting than its credits is closed.
+ */
+static void test_fence(void)
+{
+	struct wr_rec *lease, *inv, *rep;
+	struct rmp_conn *v, *t;
+	uint32_t vq, tq;
+
+	start(RMP_KEYS_WINDOW);
+	v = proven_from("192.0.2.10");
+	t = proven_from("192.0.2.11");
+	vq = v->qp->qp_num;
+	tq = t->qp->qp_num;
+	lease = alloc_lease(v, 0);
+	complete(last(vq, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	complete(lease, IBV_WC_SUCCESS);
+	takeover(t, lease);
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1); /* the AUTH's only */
+	CHECK_EQ(count_sends(tq, IBV_WR_BIND_MW), 1);
+	CHECK_EQ(t->ndeferred, 1);
+	inv = last(vq, IBV_WR_LOCAL_INV);
+	CHECK(inv && inv->due);
+	complete(last(tq, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	run_loop();
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1);
+	complete(inv, IBV_WC_SUCCESS);
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1); /* from the loop only */
+	run_loop();
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 2);
+	rep = last(tq, IBV_WR_SEND);
+	CHECK_EQ(rep->decoded, 0);
+	CHECK_EQ(rep->msg.hdr.opcode, RMP_OP_ATTACH);
+	CHECK_EQ(rep->msg.hdr.req_id, 7);
+	CHECK_EQ(rep->msg.hdr.status, 0);
+	CHECK_EQ(rep->msg.u.lease.id, lease->msg.u.lease.id);
+	CHECK_EQ(rep->msg.u.lease.holders, 1);
+	CHECK_EQ(t->ndeferred, 0);
+	complete(rep, IBV_WC_SUCCESS);
+
+	/* The victim (now the taker t) closes: its flush answers. */
+	rmp_conn_close(v, "test");
+	flush(vq);
+	v = proven_from("192.0.2.12");
+	takeover(v, lease);
+	CHECK_EQ(v->ndeferred, 1);
+	rmp_conn_close(t, "test");
+	run_loop();
+	CHECK_EQ(v->ndeferred, 1);
+	flush(tq);
+	CHECK(conn_of(tq) == NULL);
+	run_loop();
+	CHECK_EQ(v->ndeferred, 0);
+	rep = last(v->qp->qp_num, IBV_WR_SEND);
+	CHECK_EQ(rep->msg.hdr.opcode, RMP_OP_ATTACH);
+	CHECK_EQ(rep->msg.hdr.status, 0);
+	complete(rep, IBV_WC_SUCCESS);
+	complete(last(v->qp->qp_num, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+
+	/* A taker that closes while it waits: no reply, freed. */
+	t = proven_from("192.0.2.13");
+	tq = t->qp->qp_num;
+	takeover(t, lease);
+	inv = last(v->qp->qp_num, IBV_WR_LOCAL_INV);
+	rmp_conn_close(t, "test");
+	flush(tq);
+	CHECK(conn_of(tq) == NULL);
+	complete(inv, IBV_WC_SUCCESS);
+	run_loop();
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1);
+
+	/* More waiting replies than credits (2): closed. */
+	t = proven_from("192.0.2.14");
+	tq = t->qp->qp_num;
+	lease = alloc_lease(v, 0);
+	complete(last(v->qp->qp_num, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	complete(lease, IBV_WC_SUCCESS);
+	takeover(t, lease);
+	takeover(t, lease);
+	CHECK_EQ(t->ndeferred, 2);
+	CHECK_EQ(t->state, RMP_CONN_ESTABLISHED);
+	takeover(t, lease);
+	CHECK_EQ(t->state, RMP_CONN_CLOSING);
+	flush(tq);
+	CHECK(conn_of(tq) == NULL);
+	vq = v->qp->qp_num;
+	rmp_conn_close(v, "test");
+	flush(vq);
+	CHECK(conn_of(vq) == NULL);
+	run_loop();
+	stop();
+}
+
 /* ------------------------------------------------------------- sweep */
 
 /* auth_timeout closes an unproven connection, counted; not a proven one. */
@@ -1491,6 +1608,7 @@ int main(void)
 	test_reply_post_fails();
 	test_reply_not_delivered();
 	test_revoke_timeout();
+	test_fence();
 	test_auth_timeout();
 	test_failed_remotely();
 	test_keepalive();
