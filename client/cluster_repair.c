@@ -10,8 +10,8 @@
  *   2. every live member is attached again exclusively, over a
  *      connection of the repair's own: every other key to it is
  *      revoked (this process's other handles' too), so no other
- *      holder's write lands after this point (once the server's NIC
- *      has done the invalidations: a short settle);
+ *      holder's write lands after this point (the server answers an
+ *      exclusive ATTACH only once the invalidations are done);
  *   3. the new members are filled from the live ones;
  *   4. the new list is published and the mark cleared, by a txn on the
  *      revision of 1.
@@ -29,15 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "util.h"
 
 #define COPY_CHUNK (1u << 20)
-/* After the fence, before the copy: a revoked key's invalidation is
- * posted by the server and done by its NIC a moment later; a write of a
- * fenced holder already on the wire lands before it. */
-#define FENCE_SETTLE_MS 50
 
 /* One repair under way. */
 struct repair {
@@ -178,11 +173,12 @@ static int fence_one(struct repair *rp, unsigned i)
 }
 
 /* fence -- every live member attached exclusively (step 2): from then on
- * every other key to them, this handle's too, is revoked. */
+ * every other key to them, this handle's too, is revoked. Each ATTACH's
+ * reply comes once the server has proven the other keys dead (or fails:
+ * a key it could not prove dead is -EIO), so the copy may begin at once. */
 static int fence(struct repair *rp)
 {
 	struct rmpc_group *g = rp->l->group;
-	struct timespec settle = { 0, FENCE_SETTLE_MS * 1000000L };
 
 	for (unsigned i = 0; i < g->n; i++) {
 		int ret;
@@ -196,7 +192,6 @@ static int fence(struct repair *rp)
 		/* this handle's key there is revoked: attached anew after */
 		rmpc_group_lose(rp->l, i);
 	}
-	nanosleep(&settle, NULL);
 	return 0;
 }
 
