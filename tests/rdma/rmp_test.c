@@ -1457,6 +1457,105 @@ static int run_flap(const char *host, const char *port, unsigned timeout_ms,
 	return 0;
 }
 
+/* --------------------------------------------------------------- holder */
+
+/* check_whole -- l (len bytes) holds the pattern of seed; who says whose. */
+static void check_whole(struct rmp_client *c, struct rmp_lease *l,
+			uint64_t len, uint32_t seed, const char *who)
+{
+	uint8_t *buf = xmalloc(len);
+	int ret = rmp_read(l, 0, buf, len);
+
+	if (ret)
+		fail("read of %s: %s (%s)", who, rmp_strerror(ret),
+		     rmp_client_last_error(c));
+	compare(buf, len, seed, 0, who);
+	free(buf);
+}
+
+/*
+ * holder HOST PORT TOKEN SEED: a client (reconnecting) that holds a
+ * lease of its own, an ephemeral lease of its own (both 4 KiB, written
+ * with the pattern of SEED and SEED + 1) and the shared lease of TOKEN,
+ * prints READY, and then, until a line or EOF on stdin, writes a counter
+ * into the shared lease and reads a word of each of its own, every 2 ms.
+ * Another client's exclusive ATTACH revokes its key to the shared lease:
+ * its next write must fail with -EKEYREVOKED (printed "REVOKED N"); the
+ * next call reconnects and attaches its handles again, and the next
+ * write works ("REATTACHED N"). Any other error fails it, as does a
+ * -EKEYEXPIRED for the revoked key (counted and reported: it goes on,
+ * so that the test sees what the server does next). At the end both its
+ * own leases must still hold their patterns, whole: they were neither
+ * ended nor replaced ("DONE revoked=N reattached=N").
+ */
+static int run_holder(const char *host, const char *port, const char *token,
+		      uint32_t seed)
+{
+	struct rmp_client *c = connect_timed(host, port, 0, 2000);
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	unsigned revoked = 0, expired = 0, reattached = 0;
+	struct rmp_lease *own, *eph, *shared;
+	bool pending = false;
+	uint64_t n = 0, w;
+	uint8_t buf[4096];
+	int ret;
+
+	own = alloc_lease(c, sizeof(buf), 120, RMP_ACCESS_ALL, 0);
+	eph = alloc_lease(c, sizeof(buf), 120, RMP_ACCESS_ALL,
+			  RMP_LEASE_EPHEMERAL);
+	fill(buf, sizeof(buf), seed, 0);
+	expect(rmp_write(own, 0, buf, sizeof(buf)), 0);
+	fill(buf, sizeof(buf), seed + 1, 0);
+	expect(rmp_write(eph, 0, buf, sizeof(buf)), 0);
+	ret = rmp_lease_attach_token(c, token, &shared);
+	if (ret)
+		fail("attach %s: %s (%s)", token, rmp_strerror(ret),
+		     rmp_client_last_error(c));
+	printf("READY\n");
+	fflush(stdout);
+	while (poll(&p, 1, 2) == 0) {
+		n++;
+		ret = rmp_write(shared, 0, &n, sizeof(n));
+		if (ret == -EKEYREVOKED || ret == -EKEYEXPIRED) {
+			revoked += ret == -EKEYREVOKED;
+			expired += ret == -EKEYEXPIRED;
+			printf("REVOKED %u %s\n", revoked + expired,
+			       rmp_strerror(ret));
+			fflush(stdout);
+			pending = true;
+		} else if (ret) {
+			fail("write %" PRIu64 " to the shared lease: %s (%s)", n,
+			     rmp_strerror(ret), rmp_client_last_error(c));
+		} else if (pending) {
+			pending = false;
+			printf("REATTACHED %u\n", ++reattached);
+			fflush(stdout);
+		}
+		ret = rmp_read(own, 0, &w, sizeof(w));
+		if (!ret)
+			ret = rmp_read(eph, 0, &w, sizeof(w));
+		if (ret)
+			fail("read of its own leases after %u revocations: %s "
+			     "(%s)", revoked + expired, rmp_strerror(ret),
+			     rmp_client_last_error(c));
+	}
+	check_whole(c, own, sizeof(buf), seed, "its own lease");
+	check_whole(c, eph, sizeof(buf), seed + 1, "its ephemeral lease");
+	printf("DONE revoked=%u reattached=%u\n", revoked, reattached);
+	fflush(stdout);
+	if (expired)
+		fail("%u write(s) through a revoked key gave -EKEYEXPIRED, not "
+		     "-EKEYREVOKED", expired);
+	if (!revoked || reattached != revoked)
+		fail("revoked %u times, attached again %u times", revoked,
+		     reattached);
+	rmp_lease_close(shared);
+	expect(rmp_lease_free(own), 0);
+	expect(rmp_lease_free(eph), 0);
+	rmp_client_free(c);
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr,
@@ -1476,6 +1575,7 @@ static void usage(void)
 		"       rmp-test crowd HOST PORT LEN SEED\n"
 		"       rmp-test flap HOST PORT TIMEOUT_MS GOFILE [--reconnect]\n"
 		"       rmp-test until-down HOST PORT TIMEOUT_MS\n"
+		"       rmp-test holder HOST PORT TOKEN SEED\n"
 		"       rmp-test pattern SEED LEN\n");
 	exit(2);
 }
@@ -1544,6 +1644,9 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "mix") && argc == 6)
 		return run_mix(argv[2], argv[3], strtoull(argv[4], NULL, 0),
 			       (uint32_t)atoi(argv[5]));
+	if (!strcmp(scenario, "holder") && argc == 6)
+		return run_holder(argv[2], argv[3], argv[4],
+				  (uint32_t)atoi(argv[5]));
 	if (!strcmp(scenario, "connect") && argc == 5)
 		return run_connect(argv[2], argv[3], errno_of(argv[4]));
 	usage();
