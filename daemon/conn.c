@@ -264,7 +264,7 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 			 max_per_minute * BLOCK_AUTH_FAILURES_FACTOR);
 }
 
-/* note_access_error -- c's QP was refused a remote access: count it. */
+/* note_access_error -- c broke the rules of remote access: count it. */
 static void note_access_error(struct rmp_conn *c, const char *what)
 {
 	char msg[160];
@@ -277,6 +277,34 @@ static void note_access_error(struct rmp_conn *c, const char *what)
 	snprintf(msg, sizeof(msg), "access error: %s", what);
 	rmp_conns_note_failure(c->set, c->peer_ip, NULL, c->holder.label, msg,
 			       c->set->cfg->server.access_errors_per_minute);
+}
+
+/*
+ * note_remote_error -- the responder refused an access of c's (its QP is
+ * in the error state; the device does not say which key). When a key of
+ * c was revoked by another's doing (a takeover, a repair's fence, another
+ * holder's FREE, an operator's revoke), that key is what its client most
+ * likely used: the server's own doing, not an attack. Counted apart and
+ * logged at info; not against the address (the guard's cool-down), and
+ * c's ephemeral leases get their grace at the close. A client that wants
+ * unguarded guesses must get a key revoked for each: a takeover by a
+ * second connection of its tenant per guess, each in the audit log.
+ */
+static void note_remote_error(struct rmp_conn *c, const char *what)
+{
+	if (!c->holder.revoked_by_others) {
+		note_access_error(c, what);
+		return;
+	}
+	if (c->access_error_noted)
+		return;
+	c->access_error_noted = true;
+	c->revoked_key_error = true;
+	c->set->counters.revoked_key_errors++;
+	rmp_conns_log_peer(c->set, c->peer_ip, LOG_INFO, "%s: access error "
+			   "(%s) after %u key(s) of it were revoked by others: "
+			   "not counted against %s", c->holder.label, what,
+			   c->holder.revoked_by_others, c->peer_block);
 }
 
 /*
@@ -302,7 +330,7 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 	if (c->state == RMP_CONN_CLOSING)
 		return;
 	if (cn_qp_failed_remotely(c))
-		note_access_error(c, "its queue pair had failed on the server "
+		note_remote_error(c, "its queue pair had failed on the server "
 				  "side (a request it sent was refused)");
 	/* One that never proved a tenant may be one of a flood: its lines
 	 * go through the peer's rate limit. */
@@ -317,7 +345,7 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */
 	rmp_holder_kill(&c->holder);
-	rmp_lifecycle_detach(c->set->lc, &c->holder);
+	rmp_lifecycle_detach(c->set->lc, &c->holder, c->revoked_key_error);
 	drop_deferred(c); /* no fence names c any more */
 	/* It no longer counts as the tenant's: a reload may free a removed
 	 * tenant from now on, while c waits for its completions. */
@@ -822,6 +850,9 @@ void rmp_conns_on_qp_event(struct rmp_conns *s,
 		return;
 	switch (ev->event_type) {
 	case IBV_EVENT_QP_ACCESS_ERR:
+		note_remote_error(c, what);
+		rmp_conn_close(c, what);
+		break;
 	case IBV_EVENT_QP_REQ_ERR:
 		note_access_error(c, what);
 		rmp_conn_close(c, what);

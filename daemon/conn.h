@@ -86,6 +86,9 @@ struct rmp_conn {
 	/* A reload voided its proof: closed at this time (0: it is not). */
 	uint64_t cut_at_ms;
 	bool access_error_noted;
+	/* Its QP failed on a key the server revoked for someone else: no
+	 * fault of its client's (its ephemeral leases get a grace). */
+	bool revoked_key_error;
 	unsigned hold;            /* > 0: in use on the stack, keep it */
 	/* Liveness: completions that prove the peer alive (requests in,
 	 * replies acknowledged, probes answered), their count at the last
@@ -119,6 +122,10 @@ struct rmp_conn_counters {
 	uint64_t log_suppressed;  /* rmp_conns_log_peer */
 	uint64_t preauth_evicted; /* rmp_conns_preauth_room */
 	uint64_t auth_timeouts;   /* closed by auth_timeout */
+	/* Remote access errors of connections that had a key revoked by
+	 * another's doing (rmp_holder.revoked_by_others): not counted in
+	 * access_errors nor against the address. */
+	uint64_t revoked_key_errors;
 };
 
 /* All connections, and what they need from the layers below. */

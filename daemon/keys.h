@@ -40,9 +40,14 @@ struct rmp_holder {
 	struct rmp_tenant *tenant; /* set once the connection proved it */
 	uint32_t tenant_epoch;     /* tenant->epoch then; 0: voided since */
 
-	/* Kept by the lease lifecycle: the live keys granted to it. */
+	/* Kept by the lease lifecycle: the live keys granted to it, and
+	 * how many of its keys were revoked by another's doing (another
+	 * holder's takeover or FREE, an operator; not its own requests, not
+	 * a deadline): a remote access error on this QP is then most
+	 * likely one of those, not an attack (conn.c). */
 	struct rmp_key_list keys;
 	unsigned nkeys;
+	unsigned revoked_by_others;
 	/*
 	 * Kept by the key module: its keys being revoked, not yet settled
 	 * (DEAD or UNPROVEN). They still name h, so h may not be freed

@@ -70,12 +70,18 @@ struct rmp_lease {
 	uint64_t revokes;
 	/* The connection an ephemeral lease ends with (NULL once gone). */
 	struct rmp_holder *owner_holder;
+	/* An ephemeral lease whose owner's connection failed through no
+	 * fault of its own waits until then for an ATTACH of its tenant to
+	 * adopt it (on the lifecycle's orphans, by state_link), else ends
+	 * (0: not waiting). */
+	uint64_t orphan_until_ms;
 	unsigned keys_unsettled;  /* keys not yet proven dead (or unproven) */
 	bool tainted;             /* a key of it could not be proven dead */
 	uint64_t created_ms;
 	uint64_t zero_at_ms;      /* ZEROING: its extent is zeroed then */
 	uint32_t jslot;           /* its journal record (0: none) */
-	TAILQ_ENTRY(rmp_lease) state_link;  /* ending / settling / quarantined */
+	TAILQ_ENTRY(rmp_lease) state_link;  /* ending / settling / quarantined,
+					     * or orphans (GRANTED) */
 
 	/* table internals */
 	SLIST_ENTRY(rmp_lease) hash_link; /* its bucket's chain */

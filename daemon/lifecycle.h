@@ -189,8 +189,16 @@ bool rmp_holder_current(const struct rmp_holder *h);
  * flush of their requests: h must not be freed until rmp_holder_idle.
  * Fences of h's exclusive ATTACHes still waiting are dropped: no upcall
  * names h after this.
+ *
+ * grace: h's connection failed through no fault of its client's (a
+ * remote access error on a key the server had revoked for someone
+ * else): its ephemeral leases do not end at once but wait a grace
+ * (EPHEMERAL_GRACE_MS, lifecycle_int.h says why) for an ATTACH of their
+ * tenant, which adopts them (they end with that connection from then
+ * on); they end when nobody comes.
  */
-void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h);
+void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			  bool grace);
 
 /* A key work request (RMP_WR_BIND / RMP_WR_INV) completed. */
 void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,

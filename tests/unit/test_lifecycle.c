@@ -1342,6 +1342,123 @@ static void test_fence_region(void)
 	stop();
 }
 
+/* ----------------------------------------------------- revoked by others */
+
+/*
+ * A holder counts the keys revoked by another's doing: a takeover,
+ * another holder's FREE, the operator, the close of an ephemeral lease's
+ * owner. Not its own requests (its FREE, an ATTACH with other access),
+ * not a deadline, not its own close.
+ */
+static void test_revoked_by_others(void)
+{
+	struct fake_conn *a, *b;
+	struct rmp_lease *l;
+	struct rmp_key *k;
+	unsigned detail;
+	uint64_t id;
+
+	start(RMP_KEYS_REGION); /* keys settle at once: no fences to wait */
+	a = conn(ta, "a", 8);
+	b = conn(ta, "b", 8);
+	/* a's own: its FREE, its new access, the deadline. */
+	l = grant(a, 4096, 0, 0);
+	CHECK_EQ(attach(a, l, RMP_ACC_READ, 0, &detail, &k), 0);
+	CHECK_EQ(free_lease(a, l->id, l->secret), 0);
+	l = grant(a, 4096, 1, 0);
+	id = l->id;
+	fake_advance(lc, 1000 + cfg.lease.expiry_tick_ms);
+	CHECK(rmp_lifecycle_find(lc, id) == NULL); /* expired */
+	CHECK_EQ(a->h.revoked_by_others, 0);
+	/* b's doing: a takeover, a FREE. */
+	l = grant(a, 4096, 0, 0);
+	CHECK_EQ(attach(b, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	CHECK_EQ(a->h.revoked_by_others, 1);
+	CHECK_EQ(attach(a, l, 0, 0, &detail, &k), 0);
+	CHECK_EQ(free_lease(b, l->id, l->secret), 0);
+	CHECK_EQ(a->h.revoked_by_others, 2);
+	CHECK_EQ(b->h.revoked_by_others, 0);
+	/* The operator's. */
+	l = grant(a, 4096, 0, 0);
+	CHECK_EQ(rmp_lifecycle_revoke(lc, l->id, "admin"), 0);
+	CHECK_EQ(a->h.revoked_by_others, 3);
+	/* The owner of an ephemeral lease closes: b's key goes with it. */
+	l = grant(a, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	CHECK_EQ(attach(b, l, 0, 0, &detail, &k), 0);
+	fake_conn_close(lc, a);
+	CHECK_EQ(b->h.revoked_by_others, 1);
+	CHECK_EQ(a->h.revoked_by_others, 3);
+	stop();
+}
+
+/*
+ * An ephemeral lease whose owner's connection failed on a revoked key
+ * (rmp_lifecycle_detach with grace) does not end: it waits
+ * EPHEMERAL_GRACE_MS for an ATTACH of its tenant, which adopts it (it
+ * ends with the adopter's connection from then on); nobody comes: it
+ * ends then. Its other leases live on as always; a FREE while it waits
+ * ends it once. Without the grace it ends at once, as before.
+ */
+static void test_ephemeral_grace(void)
+{
+	struct fake_conn *a, *a2, *a3, *o;
+	struct rmp_lease *e, *p, *f;
+	struct rmp_key *k;
+	unsigned detail;
+	uint64_t id;
+
+	start(RMP_KEYS_WINDOW);
+	a = conn(ta, "app", 8);
+	o = conn(ta, "other", 8);
+	e = grant(a, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	p = grant(a, 4096, 0, 0);
+	f = grant(a, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	fake_log_clear();
+	fake_conn_lost(lc, a);
+	fake_complete_all(lc, &a->qp, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(e->state, RMP_LEASE_GRANTED);
+	CHECK_EQ(f->state, RMP_LEASE_GRANTED);
+	CHECK_EQ(p->state, RMP_LEASE_GRANTED);
+	CHECK(e->owner_holder == NULL && e->orphan_until_ms != 0);
+	CHECK_EQ(fake_log_count("audit: orphan tenant=a client=app"), 2);
+	CHECK_EQ(fake_log_count("why=ephemeral"), 0);
+	/* The client comes back on a new connection: adopted. */
+	a2 = conn(ta, "app", 8);
+	fake_advance(lc, EPHEMERAL_GRACE_MS - 1);
+	CHECK_EQ(attach(a2, e, 0, 0, &detail, &k), 0);
+	CHECK(e->owner_holder == &a2->h);
+	CHECK_EQ(e->orphan_until_ms, 0);
+	CHECK_EQ(fake_log_count("audit: adopt tenant=a client=app"), 1);
+	/* f: freed while it waits (once); then nothing fires for it. */
+	id = f->id;
+	CHECK_EQ(free_lease(o, f->id, f->secret), 0);
+	CHECK_EQ(f->state, RMP_LEASE_ZEROING); /* no key left to revoke */
+	fake_advance(lc, 1);
+	CHECK(rmp_lifecycle_find(lc, id) == NULL);
+	CHECK_EQ(fake_log_count("why=ephemeral-not-adopted"), 0);
+	CHECK_EQ(e->state, RMP_LEASE_GRANTED);
+	/* The adopter's connection closes (not on a revoked key): e ends. */
+	fake_complete_all(lc, NULL, IBV_WC_SUCCESS);
+	fake_conn_close(lc, a2);
+	CHECK_EQ(e->state, RMP_LEASE_ZEROING);
+	CHECK_EQ(fake_log_count("why=ephemeral-connection-closed"), 1);
+
+	/* Nobody comes: it ends at the end of the grace. */
+	a3 = conn(ta, "app", 8);
+	e = grant(a3, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	id = e->id;
+	fake_conn_lost(lc, a3);
+	fake_complete_all(lc, &a3->qp, IBV_WC_WR_FLUSH_ERR);
+	fake_advance(lc, EPHEMERAL_GRACE_MS - 1);
+	CHECK(rmp_lifecycle_find(lc, id) == e);
+	fake_advance(lc, 1);
+	CHECK(rmp_lifecycle_find(lc, id) == NULL);
+	CHECK_EQ(fake_log_count("why=ephemeral-not-adopted"), 1);
+	CHECK_EQ(p->state, RMP_LEASE_GRANTED);
+	CHECK(!event_pending(lc->orphan_ev, EV_TIMEOUT, NULL));
+	stop();
+}
+
 /* The operator's calls: revoke (later requests hear "expired"), extend,
  * find, foreach, end_all. */
 static void count_lease(const struct rmp_lease *l, void *arg)
@@ -1736,6 +1853,8 @@ int main(void)
 	test_fence_taker_or_lease_gone();
 	test_fence_victim_dies();
 	test_fence_region();
+	test_revoked_by_others();
+	test_ephemeral_grace();
 	test_operator();
 	test_no_way_back();
 	test_large_zeroing();
