@@ -15,13 +15,15 @@
 
 /* How long a scribbler writes at most before it gives up (ms). */
 #define SCRIBBLE_MAX_MS 20000
-/* A stalled scribbler's replies that meet RNR, and how often it posts one
- * receive buffer meanwhile: the server tries a reply again after the RNR
- * timer (655 ms: rdma_cm's min_rnr_timer 0) at most 3 times (its
- * rnr_retry), so a buffer every 400 ms keeps its queue moving a reply at
- * a time, never failing, for several seconds. */
-#define STALL_REPLIES 12
-#define DRIBBLE_MS 400
+/* A stalled scribbler's replies that meet RNR (at most its credits), and
+ * how often it posts one receive buffer meanwhile: the server tries a
+ * reply again after the RNR timer (655 ms: rdma_cm's min_rnr_timer 0) at
+ * most 3 times (its rnr_retry), about 2.6 s in all, so a buffer every
+ * second keeps its send queue stalled, never failing, a reply at a time,
+ * for 16 s (a slow, sanitized, loaded VM needs seconds to start the
+ * taker). */
+#define STALL_REPLIES 16u
+#define DRIBBLE_MS 1000
 
 /* stdin_line -- is there a line (or EOF) on stdin now? Consumes it. */
 static bool stdin_line(void)
@@ -36,24 +38,27 @@ static bool stdin_line(void)
 	return n <= 0 || memchr(buf, '\n', (size_t)n) != NULL;
 }
 
-/* stall_replies -- use up every receive buffer, then send STALL_REPLIES STATs
- * whose replies meet RNR. 0 or -1 (printed). */
-static int stall_replies(struct raw *r)
+/* stall_replies -- use up every receive buffer, then send STATs whose
+ * replies meet RNR (STALL_REPLIES, at most the credits): their number.
+ * 0 on failure (printed). */
+static unsigned stall_replies(struct raw *r)
 {
+	unsigned nstat, n = STALL_REPLIES;
 	struct rmp_msg req;
-	unsigned nstat;
 
+	if (r->rep.credits && r->rep.credits < n)
+		n = r->rep.credits;
 	if (use_up_recvs(r, 0, &nstat))
-		return -1;
-	for (unsigned i = 0; i < STALL_REPLIES; i++) {
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
 		memset(&req, 0, sizeof(req));
 		req.hdr.opcode = RMP_OP_STAT;
 		if (post_request(r, &req))
-			return -1;
+			return 0;
 	}
 	say("%u STATs used up the receive buffers; %u more sent: their "
-	    "replies meet RNR", nstat, STALL_REPLIES);
-	return 0;
+	    "replies meet RNR", nstat, n);
+	return n;
 }
 
 /* fill_counter -- data[0..len) holds value n, 8 bytes at a time. */
@@ -65,14 +70,16 @@ static void fill_counter(struct raw *r, size_t len, uint64_t n)
 
 /*
  * run_scribble -- ALLOC a lease of LEASE_LEN bytes (ttl 120 s), print
- * its LEASE and TOKEN lines; with stall, use up every receive buffer and
- * send STATs whose replies meet RNR, so that the server's send queue on
- * this connection stalls (a LOCAL_INV posted there waits behind them),
- * and print STALLED, else READY. Then WRITE the lease whole, each time
- * with the next counter value, back to back, until one fails; while
- * stalled, a receive buffer every DRIBBLE_MS lets one reply through
- * (the server's RNR retries never run out). A line on stdin posts every
- * receive buffer again: the server's send queue runs again. The end: "WRITES
+ * its LEASE and TOKEN lines; with stall, wait for a line on stdin, then
+ * use up every receive buffer and send STATs whose replies meet RNR, so
+ * that the server's send queue on this connection stalls (a LOCAL_INV
+ * posted there waits behind them), and print STALLED, else READY. Then
+ * WRITE the lease whole, each time with the next counter value, back to
+ * back, until one fails; while stalled, a receive buffer every
+ * DRIBBLE_MS lets one reply through (the server's RNR retries never run
+ * out). A line on stdin posts every receive buffer again ("RESUMED
+ * due=N": N replies were still stalled then): the server's send queue
+ * runs again. The end: "WRITES
  * N STATUS S" (S the failed WRITE's completion status); exit status 0 when
  * it was a remote access error (the key was revoked), 1 otherwise or
  * after SCRIBBLE_MAX_MS without a failure.
@@ -85,6 +92,7 @@ int run_scribble(const char *host, const char *port, bool stall)
 	char tok[RMP_TOKEN_MAX];
 	uint64_t n = 0, t0, dribbled;
 	bool resumed = !stall;
+	unsigned stalled = 0;
 	int st = 0, fail = 1;
 
 	if (connect_ok(&r, "scribble", host, port, LEASE_LEN))
@@ -98,8 +106,12 @@ int run_scribble(const char *host, const char *port, bool stall)
 	if (rmp_token_format(&t, tok, sizeof(tok)) < 0)
 		goto out;
 	printf("TOKEN %s\n", tok);
+	fflush(stdout);
 	if (stall) {
-		if (stall_replies(&r))
+		if (wait_stdin(&r, true))
+			goto out;
+		stalled = stall_replies(&r);
+		if (!stalled)
 			goto out;
 		printf("STALLED\n");
 	} else {
@@ -114,8 +126,13 @@ int run_scribble(const char *host, const char *port, bool stall)
 		}
 		if (!resumed && stdin_line()) {
 			resumed = true;
+			drain_cq(&r);
+			printf("RESUMED due=%u\n", stalled > r.rx_count ?
+			       stalled - r.rx_count : 0);
+			fflush(stdout);
 			say("WRITE %" PRIu64 " at %" PRIu64 " ms: posting the "
-			    "receive buffers again", n, now_ms() - t0);
+			    "receive buffers again (%u of %u replies came)", n,
+			    now_ms() - t0, r.rx_count, stalled);
 			resume_recvs(&r);
 		}
 		fill_counter(&r, LEASE_LEN, n + 1);
