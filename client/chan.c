@@ -66,8 +66,10 @@ static int wc_errno(enum ibv_wc_status st)
 	case IBV_WC_WR_FLUSH_ERR:
 		return -ENOTCONN;
 	case IBV_WC_REM_ACCESS_ERR:
-		/* Our range and rights checks passed: the key was revoked. */
-		return -EKEYEXPIRED;
+		/* Our range and rights checks passed: the server revoked the
+		 * key (another holder took the lease over, a repair fenced
+		 * it, an operator revoked it, it ended). */
+		return -EKEYREVOKED;
 	case IBV_WC_RETRY_EXC_ERR:
 		/* The transport's retries ran out: no answer from the
 		 * server's host (down, or the network between is). */
@@ -182,10 +184,12 @@ static void handle_send(struct rmp_client *c, const struct ibv_wc *wc)
 		return;
 	if (err && !c->broken) {
 		s = &c->sq[seq % c->sq_depth];
-		if (err == -EKEYEXPIRED)
+		if (err == -EKEYREVOKED)
 			rmpc_set_error(c, "%s refused by the server: remote "
-				       "access error (lease key revoked)",
-				       rmpc_wr_name(s->opcode));
+				       "access error (lease key revoked: "
+				       "another holder's exclusive attach, a "
+				       "repair, an operator, or the lease "
+				       "ended)", rmpc_wr_name(s->opcode));
 		else
 			rmpc_set_error(c, "%s completed with error: %s "
 				       "(vendor error 0x%x)",

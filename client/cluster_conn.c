@@ -138,7 +138,8 @@ static void node_said(struct rmp_cluster *cl, struct cl_node *n, int err)
 			 cl->tenant);
 		cl_say(cl, "node %s: %s", n->m.node, n->why);
 	} else if (err) {
-		snprintf(n->why, sizeof(n->why), "%s", cl->err);
+		snprintf(n->why, sizeof(n->why), "%.*s", (int)sizeof(n->why) - 1,
+			 cl->err);
 	}
 }
 

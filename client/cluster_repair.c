@@ -43,7 +43,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "util.h"
 
@@ -194,8 +193,9 @@ static int fence_one(struct repair *rp, unsigned i)
 
 /* fence -- every live member attached exclusively by the repair's
  * epoch (step 2): from then on every other key to them, this handle's
- * too, is revoked (the server answered once it was), and they refuse
- * an older record. */
+ * too, is revoked, and they refuse an older record. Each ATTACH's reply
+ * comes once the server has proven the other keys dead (or fails: a key
+ * it could not prove dead is -EIO), so the copy may begin at once. */
 static int fence(struct repair *rp)
 {
 	struct rmpc_group *g = rp->l->group;
@@ -451,7 +451,8 @@ static int recover_epochs(struct repair *rp)
 		if (cl_member_attach(rp->cl, &r->member[i], 0, false, 0, &m)) {
 			char why[CL_ERRBUF / 2];
 
-			snprintf(why, sizeof(why), "%s", rp->cl->err);
+			snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 1,
+				 rp->cl->err);
 			cl_say(rp->cl, "the lease's record is behind its members, "
 			       "and member %u (%s port %u) does not answer: it "
 			       "may know the newest epoch, and the others lack "

@@ -62,9 +62,10 @@ static const char *rmp_text(int e)
 		return "the lease's record is older than its members' epoch "
 		       "(rolled back, or a repair moved on): read it again";
 	case EKEYREVOKED:
-		return "the tenant was removed, its key changed or its "
-		       "address is no longer allowed (its leases run to their "
-		       "end; reconnect with a valid key)";
+		return "key revoked: the server revoked this connection's key "
+		       "to the lease (another holder took it over, a repair, an "
+		       "operator), or a reload voided its proof of the tenant; "
+		       "reconnect and attach again";
 	case EPROTONOSUPPORT:
 		return "no common protocol version with the server";
 	case ECONNREFUSED:

@@ -56,6 +56,19 @@ void rmp_conns_init(struct rmp_conns *s, struct rmp_device *const *devs,
 	s->req.cfg = cfg;
 	s->req.keys_mode = keys_mode;
 	TAILQ_INIT(&s->list);
+	rmp_lifecycle_on_fence(lc, cn_fence_done, s);
+}
+
+/* drop_deferred -- c answers nothing more: forget its held replies. */
+static void drop_deferred(struct rmp_conn *c)
+{
+	struct rmp_deferred *d;
+
+	while ((d = TAILQ_FIRST(&c->deferred))) {
+		TAILQ_REMOVE(&c->deferred, d, link);
+		free(d);
+	}
+	c->ndeferred = 0;
 }
 
 /* maybe_free -- free c once it is closing and nothing of it is due. */
@@ -66,6 +79,7 @@ void cn_maybe_free(struct rmp_conn *c)
 	if (c->state != RMP_CONN_CLOSING || c->hold || c->replies_due ||
 	    c->recvs_due || !rmp_holder_idle(&c->holder) || c->probe_out)
 		return;
+	drop_deferred(c);
 	rmp_holder_drop_windows(&c->holder);
 	if (c->qp && ibv_destroy_qp(c->qp))
 		log_err("%s: ibv_destroy_qp: %s", c->holder.label,
@@ -250,7 +264,7 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 			 max_per_minute * BLOCK_AUTH_FAILURES_FACTOR);
 }
 
-/* note_access_error -- c's QP was refused a remote access: count it. */
+/* note_access_error -- c broke the rules of remote access: count it. */
 static void note_access_error(struct rmp_conn *c, const char *what)
 {
 	char msg[160];
@@ -263,6 +277,34 @@ static void note_access_error(struct rmp_conn *c, const char *what)
 	snprintf(msg, sizeof(msg), "access error: %s", what);
 	rmp_conns_note_failure(c->set, c->peer_ip, NULL, c->holder.label, msg,
 			       c->set->cfg->server.access_errors_per_minute);
+}
+
+/*
+ * note_remote_error -- the responder refused an access of c's (its QP is
+ * in the error state; the device does not say which key). When a key of
+ * c was revoked by another's doing (a takeover, a repair's fence, another
+ * holder's FREE, an operator's revoke), that key is what its client most
+ * likely used: the server's own doing, not an attack. Counted apart and
+ * logged at info; not against the address (the guard's cool-down), and
+ * c's ephemeral leases get their grace at the close. A client that wants
+ * unguarded guesses must get a key revoked for each: a takeover by a
+ * second connection of its tenant per guess, each in the audit log.
+ */
+static void note_remote_error(struct rmp_conn *c, const char *what)
+{
+	if (!c->holder.revoked_by_others) {
+		note_access_error(c, what);
+		return;
+	}
+	if (c->access_error_noted)
+		return;
+	c->access_error_noted = true;
+	c->revoked_key_error = true;
+	c->set->counters.revoked_key_errors++;
+	rmp_conns_log_peer(c->set, c->peer_ip, LOG_INFO, "%s: access error "
+			   "(%s) after %u key(s) of it were revoked by others: "
+			   "not counted against %s", c->holder.label, what,
+			   c->holder.revoked_by_others, c->peer_block);
 }
 
 /*
@@ -288,7 +330,7 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 	if (c->state == RMP_CONN_CLOSING)
 		return;
 	if (cn_qp_failed_remotely(c))
-		note_access_error(c, "its queue pair had failed on the server "
+		note_remote_error(c, "its queue pair had failed on the server "
 				  "side (a request it sent was refused)");
 	/* One that never proved a tenant may be one of a flood: its lines
 	 * go through the peer's rate limit. */
@@ -303,7 +345,8 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */
 	rmp_holder_kill(&c->holder);
-	rmp_lifecycle_detach(c->set->lc, &c->holder);
+	rmp_lifecycle_detach(c->set->lc, &c->holder, c->revoked_key_error);
+	drop_deferred(c); /* no fence names c any more */
 	/* It no longer counts as the tenant's: a reload may free a removed
 	 * tenant from now on, while c waits for its completions. */
 	c->holder.tenant = NULL;
@@ -576,39 +619,14 @@ static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 	c->close_after_reply = "authentication failed";
 }
 
-/* handle_message -- answer one request of c. */
-static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
+/* sent -- the reply rep to a request that came at start went out (ret
+ * 0) or not: count it, and close c when it could not be posted. */
+static void sent(struct rmp_conn *c, const struct rmp_msg *rep, int ret,
+		 uint64_t start)
 {
-	uint64_t start = rmp_now_ns();
-	struct rmp_msg rep;
-	bool bad;
-	int ret;
-
-	if (c->close_after_reply)
-		return; /* going: nothing more is answered */
-	c->requests++;
-	/* The key work requests of this request go out with its reply. */
-	rmp_holder_hold(&c->holder);
-	if (!c->holder.tenant) {
-		authenticate(c, buf, len, &rep);
-	} else {
-		bad = rmp_request_handle(&c->set->req, &c->holder, buf, len,
-					 &rep);
-		if (bad)
-			c->set->counters.bad_messages++;
-		if (bad && ++c->bad_msgs >= MAX_BAD_MSGS) {
-			c->errors++;
-			post_behind_keys(c, NULL);
-			rmp_conn_close(c, "too many bad messages");
-			return;
-		}
-	}
-	if (rep.hdr.status)
-		c->errors++;
-	ret = send_reply(c, &rep);
 	if (ret)
-		rmp_request_unanswered(&c->set->req, &c->holder, &rep);
-	rmp_latency_add(&c->set->latency, rep.hdr.opcode,
+		rmp_request_unanswered(&c->set->req, &c->holder, rep);
+	rmp_latency_add(&c->set->latency, rep->hdr.opcode,
 			rmp_now_ns() - start);
 	if (ret && c->close_after_reply) {
 		rmp_conn_close(c, c->close_after_reply);
@@ -620,6 +638,100 @@ static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
 		log_warn("%s: reply: %s", c->holder.label, strerror(-ret));
 		rmp_conn_close(c, "a reply could not be posted");
 	}
+}
+
+/*
+ * defer -- keep rep, the reply to an exclusive ATTACH, until its fence is
+ * decided (cn_fence_done); the key work of the request (the taker's
+ * bind) goes out now.
+ */
+static void defer(struct rmp_conn *c, const struct rmp_msg *rep,
+		  uint64_t fence, uint64_t start)
+{
+	struct rmp_deferred *d = NULL;
+	int ret;
+
+	if (c->ndeferred < c->set->cfg->server.credits)
+		d = malloc(sizeof(*d));
+	ret = post_behind_keys(c, NULL);
+	if (!d || ret) {
+		free(d);
+		rmp_conn_close(c, ret ? "its key work could not be posted" :
+			       "requests beyond its credits");
+		return;
+	}
+	d->fence = fence;
+	d->start_ns = start;
+	d->rep = *rep;
+	TAILQ_INSERT_TAIL(&c->deferred, d, link);
+	c->ndeferred++;
+}
+
+/*
+ * cn_fence_done -- the lifecycle's fence upcall (lifecycle.h says why it
+ * is one): the exclusive ATTACH of h's connection that waited for fence
+ * done->fence is answered now.
+ */
+void cn_fence_done(void *ctx, struct rmp_holder *h,
+		   const struct rmp_fence_done *done)
+{
+	struct rmp_conn *c = conn_of_holder(h);
+	struct rmp_deferred *d;
+
+	(void)ctx;
+	TAILQ_FOREACH(d, &c->deferred, link)
+		if (d->fence == done->fence)
+			break;
+	if (!d) {
+		log_err("%s: no reply waits for fence %" PRIu64,
+			c->holder.label, done->fence);
+		return;
+	}
+	TAILQ_REMOVE(&c->deferred, d, link);
+	c->ndeferred--;
+	rmp_request_fenced(&d->rep, done);
+	if (d->rep.hdr.status)
+		c->errors++;
+	c->hold++;
+	sent(c, &d->rep, send_reply(c, &d->rep), d->start_ns);
+	free(d);
+	c->hold--;
+	cn_maybe_free(c);
+}
+
+/* handle_message -- answer one request of c. */
+static void handle_message(struct rmp_conn *c, const uint8_t *buf, size_t len)
+{
+	uint64_t start = rmp_now_ns(), fence = 0;
+	struct rmp_msg rep;
+	bool bad;
+
+	if (c->close_after_reply)
+		return; /* going: nothing more is answered */
+	c->requests++;
+	/* The key work requests of this request go out with its reply. */
+	rmp_holder_hold(&c->holder);
+	if (!c->holder.tenant) {
+		authenticate(c, buf, len, &rep);
+	} else {
+		bad = rmp_request_handle(&c->set->req, &c->holder, buf, len,
+					 &rep, &fence);
+		if (bad)
+			c->set->counters.bad_messages++;
+		if (bad && ++c->bad_msgs >= MAX_BAD_MSGS) {
+			c->errors++;
+			post_behind_keys(c, NULL);
+			rmp_conn_close(c, "too many bad messages");
+			return;
+		}
+	}
+	if (fence) {
+		defer(c, &rep, fence, start);
+		return;
+	}
+	if (rep.hdr.status)
+		c->errors++;
+	sent(c, &rep, send_reply(c, &rep), start);
 }
 
 /*
@@ -738,6 +850,9 @@ void rmp_conns_on_qp_event(struct rmp_conns *s,
 		return;
 	switch (ev->event_type) {
 	case IBV_EVENT_QP_ACCESS_ERR:
+		note_remote_error(c, what);
+		rmp_conn_close(c, what);
+		break;
 	case IBV_EVENT_QP_REQ_ERR:
 		note_access_error(c, what);
 		rmp_conn_close(c, what);

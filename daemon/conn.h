@@ -30,6 +30,16 @@ enum rmp_conn_state {
 /* "accepting", "established", "closing". */
 const char *rmp_conn_state_name(enum rmp_conn_state s);
 
+/* A reply held back until the fence of its exclusive ATTACH is decided
+ * (rmp_request_handle's *fence). */
+struct rmp_deferred {
+	TAILQ_ENTRY(rmp_deferred) link;
+	uint64_t fence;
+	uint64_t start_ns;        /* the request's arrival, for latency */
+	struct rmp_msg rep;
+};
+TAILQ_HEAD(rmp_deferred_list, rmp_deferred);
+
 struct rmp_reply_slot {
 	struct rmp_conn *conn;
 	uint8_t *buf;         /* RMP_MSG_MAX bytes in conn->send_mr */
@@ -76,6 +86,9 @@ struct rmp_conn {
 	/* A reload voided its proof: closed at this time (0: it is not). */
 	uint64_t cut_at_ms;
 	bool access_error_noted;
+	/* Its QP failed on a key the server revoked for someone else: no
+	 * fault of its client's (its ephemeral leases get a grace). */
+	bool revoked_key_error;
 	unsigned hold;            /* > 0: in use on the stack, keep it */
 	/* Liveness: completions that prove the peer alive (requests in,
 	 * replies acknowledged, probes answered), their count at the last
@@ -85,6 +98,10 @@ struct rmp_conn {
 
 	unsigned nreply, replies_due;
 	struct rmp_reply_slot *replies;
+	/* Replies waiting for their fence: at most `credits` (a client
+	 * counts them among its requests in flight). */
+	struct rmp_deferred_list deferred;
+	unsigned ndeferred;
 	uint8_t *send_mem;
 	struct ibv_mr *send_mr;
 
@@ -105,6 +122,10 @@ struct rmp_conn_counters {
 	uint64_t log_suppressed;  /* rmp_conns_log_peer */
 	uint64_t preauth_evicted; /* rmp_conns_preauth_room */
 	uint64_t auth_timeouts;   /* closed by auth_timeout */
+	/* Remote access errors of connections that had a key revoked by
+	 * another's doing (rmp_holder.revoked_by_others): not counted in
+	 * access_errors nor against the address. */
+	uint64_t revoked_key_errors;
 };
 
 /* All connections, and what they need from the layers below. */

@@ -206,6 +206,7 @@ int rmp_conn_accept(struct rmp_conns *s, struct rdma_cm_id *id,
 	snprintf(c->holder.label, sizeof(c->holder.label),
 		 "client #%" PRIu64 " (%s, %s)", c->serial, c->name, peer);
 	TAILQ_INIT(&c->holder.keys);
+	TAILQ_INIT(&c->deferred);
 	c->holder.name = c->name;
 	c->holder.peer = c->peer;
 	c->auth = *auth;

@@ -32,6 +32,11 @@ void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to);
 /* h->fail of every connection's holder: the lifecycle gave up on its QP
  * (an upcall: keys.h says why it is a pointer). */
 void cn_holder_failed(struct rmp_holder *h, const char *why);
+/* The lifecycle's fence upcall (lifecycle.h): answer the exclusive
+ * ATTACH that waited for it. */
+struct rmp_fence_done;
+void cn_fence_done(void *ctx, struct rmp_holder *h,
+		   const struct rmp_fence_done *done);
 /* Post rx on c's own receive queue (region mode). */
 int cn_post_own_recv(struct rmp_conn *c, struct rmp_rx_buf *rx);
 

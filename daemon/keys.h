@@ -40,9 +40,14 @@ struct rmp_holder {
 	struct rmp_tenant *tenant; /* set once the connection proved it */
 	uint32_t tenant_epoch;     /* tenant->epoch then; 0: voided since */
 
-	/* Kept by the lease lifecycle: the live keys granted to it. */
+	/* Kept by the lease lifecycle: the live keys granted to it, and
+	 * how many of its keys were revoked by another's doing (another
+	 * holder's takeover or FREE, an operator; not its own requests, not
+	 * a deadline): a remote access error on this QP is then most
+	 * likely one of those, not an attack (conn.c). */
 	struct rmp_key_list keys;
 	unsigned nkeys;
+	unsigned revoked_by_others;
 	/*
 	 * Kept by the key module: its keys being revoked, not yet settled
 	 * (DEAD or UNPROVEN). They still name h, so h may not be freed
@@ -105,9 +110,11 @@ struct rmp_key {
 	const char *why;       /* for UNPROVEN: what failed */
 
 	/* Kept by the lease lifecycle: live keys in their lease's and
-	 * holder's lists. */
+	 * holder's lists; once revoked, until settled, on the lease's list
+	 * of revocations (lease_link again), as its revoke_seq-th. */
 	TAILQ_ENTRY(rmp_key) lease_link;
 	TAILQ_ENTRY(rmp_key) holder_link;
+	uint64_t revoke_seq;
 	/* Kept by the key module: revocations awaited (rmp_keys.revoking)
 	 * and their holder's (rmp_holder.revoking). */
 	TAILQ_ENTRY(rmp_key) revoke_link;

@@ -63,8 +63,18 @@ struct rmp_lease {
 	/* Its live keys, one per holder (connection) that reaches it. */
 	struct rmp_key_list keys;
 	unsigned nkeys;
+	/* Its keys revoked and not settled yet, in the order of their
+	 * revocation (the revokes-th last): an exclusive ATTACH is answered
+	 * once those revoked before it have settled. */
+	struct rmp_key_list revoking;
+	uint64_t revokes;
 	/* The connection an ephemeral lease ends with (NULL once gone). */
 	struct rmp_holder *owner_holder;
+	/* An ephemeral lease whose owner's connection failed through no
+	 * fault of its own waits until then for an ATTACH of its tenant to
+	 * adopt it (on the lifecycle's orphans, by state_link), else ends
+	 * (0: not waiting). */
+	uint64_t orphan_until_ms;
 	unsigned keys_unsettled;  /* keys not yet proven dead (or unproven) */
 	bool tainted;             /* a key of it could not be proven dead */
 	uint64_t created_ms;
@@ -73,7 +83,8 @@ struct rmp_lease {
 	/* The highest group epoch an ATTACH gave (a member of a cluster
 	 * lease; 0: none): an ATTACH under an older one is refused. */
 	uint64_t group_epoch;
-	TAILQ_ENTRY(rmp_lease) state_link;  /* ending / settling / quarantined */
+	TAILQ_ENTRY(rmp_lease) state_link;  /* ending / settling / quarantined,
+					     * or orphans (GRANTED) */
 
 	/* table internals */
 	SLIST_ENTRY(rmp_lease) hash_link; /* its bucket's chain */

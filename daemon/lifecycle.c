@@ -19,6 +19,9 @@
 #include "util.h"
 #include "zero.h"
 
+/* What a revocation by rmpoolctl is by (LC_BY_OPERATOR): no holder. */
+const struct rmp_holder lc_by_operator;
+
 void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,
 			     enum rmp_wr_tag tag, const struct ibv_wc *wc)
 {
@@ -164,6 +167,7 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	if (!l)
 		return -ENOMEM;
 	TAILQ_INIT(&l->keys);
+	TAILQ_INIT(&l->revoking);
 	l->flags = r->flags & ~RMP_LEASE_F_SPILL;
 	ret = place(lc, h, r, RMP_MAX(align, 64), l);
 	if (ret)
@@ -289,14 +293,14 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	lc->n.frees++;
 	audit(h, l->tenant, "free", l->id, "bytes=%" PRIu64 " holders=%u",
 	      l->ext.length, l->nkeys);
-	lc_end_lease(lc, l, "freed");
+	lc_end_lease(lc, l, "freed", h);
 	lc_schedule_expiry(lc);
 	return 0;
 }
 
-/* key_of -- h's live key on l, or NULL. */
-static struct rmp_key *key_of(const struct rmp_lease *l,
-			      const struct rmp_holder *h)
+/* lc_key_of -- h's live key on l, or NULL. */
+struct rmp_key *lc_key_of(const struct rmp_lease *l,
+			  const struct rmp_holder *h)
 {
 	struct rmp_key *k;
 
@@ -317,20 +321,80 @@ static struct rmp_key *key_of(const struct rmp_lease *l,
 static void owner_lost_key(struct rmp_lifecycle *lc, struct rmp_lease *l,
 			   struct rmp_holder *h)
 {
-	if (!l->owner_holder || key_of(l, l->owner_holder))
+	if (!l->owner_holder || lc_key_of(l, l->owner_holder))
 		return;
 	if (l->flags & RMP_LEASE_F_EPHEMERAL) {
 		audit(h, l->tenant, "end", l->id, "why=%s",
 		      "ephemeral-owner-lost-its-key");
-		lc_end_lease(lc, l, "its owner lost its key");
+		lc_end_lease(lc, l, "its owner lost its key", h);
 		return;
 	}
 	l->owner_holder = NULL;
 }
 
+/* ------------------------------------------------------------ orphans */
+
+/* orphan_timer_arm -- the orphan timer fires when the first orphan's
+ * grace is over (or never, with none). */
+static void orphan_timer_arm(struct rmp_lifecycle *lc)
+{
+	struct rmp_lease *l = TAILQ_FIRST(&lc->orphans);
+	uint64_t now = rmp_now_ms();
+
+	if (!l) {
+		event_del(lc->orphan_ev);
+		return;
+	}
+	lc_arm_timer(lc->orphan_ev, &lc->orphan_at_ms, now,
+		     l->orphan_until_ms > now ? l->orphan_until_ms - now : 0);
+}
+
+/* orphan -- ephemeral l lost its owner h through no fault of h's: it
+ * waits EPHEMERAL_GRACE_MS for an ATTACH of its tenant (adopt). */
+static void orphan(struct rmp_lifecycle *lc, struct rmp_lease *l,
+		   const struct rmp_holder *h)
+{
+	l->orphan_until_ms = rmp_now_ms() + EPHEMERAL_GRACE_MS;
+	TAILQ_INSERT_TAIL(&lc->orphans, l, state_link);
+	audit(h, l->tenant, "orphan", l->id, "grace_ms=%u",
+	      EPHEMERAL_GRACE_MS);
+	orphan_timer_arm(lc);
+}
+
+/* adopt -- h attached orphan l: l ends with h's connection from now on. */
+static void adopt(struct rmp_lifecycle *lc, struct rmp_lease *l,
+		  struct rmp_holder *h)
+{
+	TAILQ_REMOVE(&lc->orphans, l, state_link);
+	l->orphan_until_ms = 0;
+	l->owner_holder = h;
+	audit(h, l->tenant, "adopt", l->id, "owner=%s", h->name);
+	orphan_timer_arm(lc);
+}
+
+/* lc_on_orphans -- end the orphans whose grace is over: nobody came. */
+void lc_on_orphans(evutil_socket_t fd, short what, void *arg)
+{
+	struct rmp_lifecycle *lc = arg;
+	uint64_t now = rmp_now_ms();
+	struct rmp_lease *l;
+
+	(void)fd;
+	(void)what;
+	while ((l = TAILQ_FIRST(&lc->orphans)) && l->orphan_until_ms <= now) {
+		audit(NULL, l->tenant, "end", l->id, "why=%s",
+		      "ephemeral-not-adopted");
+		lc_end_lease(lc, l, "its connection failed and nobody "
+			     "attached it in time", LC_BY_NOBODY);
+	}
+	orphan_timer_arm(lc);
+	lc_schedule_expiry(lc);
+}
+
 int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			 const struct rmp_attach_req *r, struct rmp_lease **out,
-			 struct rmp_key **key, unsigned *detail)
+			 struct rmp_key **key, unsigned *detail,
+			 uint64_t *fence)
 {
 	bool exclusive = r->flags & RMP_ATTACH_F_EXCLUSIVE;
 	struct rmp_key *k, *next, *mine;
@@ -339,6 +403,7 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	unsigned others = 0;
 	int ret;
 
+	*fence = 0;
 	if (r->flags & ~RMP_ATTACH_F_ALL || r->access & ~RMP_ACC_ALL)
 		return -EINVAL;
 	ret = tenant_lease(lc, h, r->id, r->secret, &l, detail);
@@ -365,29 +430,36 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 		for (k = TAILQ_FIRST(&l->keys); k; k = next) {
 			next = TAILQ_NEXT(k, lease_link);
 			if (k->holder != h) {
-				lc_drop_key(lc, k);
+				lc_drop_key(lc, k, h);
 				others++;
 			}
 		}
 	}
-	mine = key_of(l, h);
+	mine = lc_key_of(l, h);
 	if (mine && mine->access == access) {
 		k = mine;
 	} else {
 		/* A holder has one key per lease: a new access replaces it. */
 		if (mine)
-			lc_drop_key(lc, mine);
+			lc_drop_key(lc, mine, h);
 		ret = give_key(lc, h, l, access, &k, detail);
 		if (ret) {
 			owner_lost_key(lc, l, h);
 			return ret;
 		}
 	}
+	/* An orphan's tenant came back for it. */
+	if (l->orphan_until_ms)
+		adopt(lc, l, h);
 	if (exclusive) {
 		l->owner_holder = h;
 		lc->n.takeovers++;
 		audit(h, l->tenant, "takeover", l->id, "revoked=%u access=%#x",
 		      others, access);
+		/* Answered once no key revoked before reaches the bytes. */
+		ret = lc_fence_begin(lc, h, l, k, fence);
+		if (ret)
+			return ret;
 	} else {
 		lc->n.attaches++;
 		audit(h, l->tenant, "attach", l->id, "holders=%u access=%#x",
@@ -420,23 +492,28 @@ void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
 	d->epoch = l->group_epoch;
 }
 
-void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h)
+void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			  bool grace)
 {
 	struct rmp_lease *l;
 	struct rmp_key *k;
 
+	/* Nobody to answer any more. */
+	lc_fence_holder_gone(lc, h);
 	/* A window is bound to h's QP; a region key was handed to h's
 	 * client: no key may outlive its connection. ATTACH grants a fresh
 	 * one. */
 	while ((k = TAILQ_FIRST(&h->keys))) {
 		l = k->lease;
-		lc_drop_key(lc, k);
+		lc_drop_key(lc, k, h);
 		if (l->owner_holder == h) {
 			l->owner_holder = NULL;
-			if (l->flags & RMP_LEASE_F_EPHEMERAL) {
+			if ((l->flags & RMP_LEASE_F_EPHEMERAL) && grace) {
+				orphan(lc, l, h);
+			} else if (l->flags & RMP_LEASE_F_EPHEMERAL) {
 				audit(h, l->tenant, "end", l->id, "why=%s",
 				      "ephemeral-connection-closed");
-				lc_end_lease(lc, l, "its connection closed");
+				lc_end_lease(lc, l, "its connection closed", h);
 				continue;
 			}
 		}
@@ -470,7 +547,7 @@ void rmp_lifecycle_end_all(struct rmp_lifecycle *lc, const char *why)
 	uint64_t n = 0;
 
 	while ((l = rmp_lease_table_first(lc->table))) {
-		lc_end_lease(lc, l, why);
+		lc_end_lease(lc, l, why, LC_BY_NOBODY);
 		n++;
 	}
 	if (n)
@@ -540,7 +617,7 @@ int rmp_lifecycle_revoke(struct rmp_lifecycle *lc, uint64_t id,
 	lc->n.revocations++;
 	audit(NULL, l->tenant, "revoke", l->id, "bytes=%" PRIu64
 	      " holders=%u by=\"%s\"", l->ext.length, l->nkeys, who);
-	lc_end_lease(lc, l, "revoked by the operator");
+	lc_end_lease(lc, l, "revoked by the operator", LC_BY_OPERATOR);
 	lc_schedule_expiry(lc);
 	return 0;
 }
@@ -621,13 +698,18 @@ struct rmp_lifecycle *rmp_lifecycle_new(const struct rmp_lifecycle_params *p)
 	TAILQ_INIT(&lc->ending);
 	TAILQ_INIT(&lc->settling);
 	TAILQ_INIT(&lc->quarantined);
+	TAILQ_INIT(&lc->fences);
+	TAILQ_INIT(&lc->fences_due);
+	TAILQ_INIT(&lc->orphans);
 	lc->table = rmp_lease_table_new();
 	lc->expiry_ev = evtimer_new(p->base, lc_on_expiry, lc);
 	lc->revoke_ev = evtimer_new(p->base, lc_on_revoke_timeout, lc);
 	lc->settle_ev = evtimer_new(p->base, lc_on_settle, lc);
+	lc->fence_ev = evtimer_new(p->base, lc_on_fence, lc);
+	lc->orphan_ev = evtimer_new(p->base, lc_on_orphans, lc);
 	lc->zeroer = rmp_zeroer_new(p->base, lc_on_zeroed, lc);
 	if (!lc->table || !lc->expiry_ev || !lc->revoke_ev || !lc->settle_ev ||
-	    !lc->zeroer) {
+	    !lc->fence_ev || !lc->orphan_ev || !lc->zeroer) {
 		rmp_lifecycle_free(lc);
 		return NULL;
 	}
@@ -645,6 +727,7 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 	rmp_zeroer_free(lc->zeroer);
 	/* Whatever still awaits a completion is abandoned with the device. */
 	rmp_keys_abandon(&lc->keys);
+	lc_fences_free(lc);
 	while ((l = TAILQ_FIRST(&lc->ending))) {
 		TAILQ_REMOVE(&lc->ending, l, state_link);
 		free(l);
@@ -674,5 +757,9 @@ void rmp_lifecycle_free(struct rmp_lifecycle *lc)
 		event_free(lc->revoke_ev);
 	if (lc->settle_ev)
 		event_free(lc->settle_ev);
+	if (lc->fence_ev)
+		event_free(lc->fence_ev);
+	if (lc->orphan_ev)
+		event_free(lc->orphan_ev);
 	free(lc);
 }

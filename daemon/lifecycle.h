@@ -122,10 +122,54 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
  * group epoch gives -ESTALE (RMP_DETAIL_EPOCH) before any key moves; a
  * newer one becomes the group epoch. Errors as RENEW, plus -EDQUOT (the
  * keys-per-lease limit) and the key's error.
+ *
+ * An exclusive ATTACH is a fence: its answer must mean that no key of
+ * the lease revoked before it (now, or earlier and not settled yet)
+ * reaches the bytes any more. When all of those are settled already
+ * (region mode deregisters at once; a dead holder's windows go with its
+ * QP) it returns 0 and *fence 0, or -EIO when one of the lease's keys
+ * could not be proven dead (the lease is tainted: no fence can hold).
+ * Otherwise it returns 0 with *fence naming the wait: the caller must not
+ * answer until the fence upcall (rmp_lifecycle_on_fence) for it comes.
+ * That is within revoke_timeout for a live victim (its QP is killed
+ * then, and the flush proves its keys dead), as soon as a victim's
+ * connection closes, at once when the lease ends meanwhile. Without
+ * exclusive, *fence is 0.
  */
 int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			 const struct rmp_attach_req *r, struct rmp_lease **out,
-			 struct rmp_key **key, unsigned *detail);
+			 struct rmp_key **key, unsigned *detail,
+			 uint64_t *fence);
+
+/* The outcome of a fence (an exclusive ATTACH rmp_lifecycle_attach could
+ * not answer at once). */
+struct rmp_fence_done {
+	uint64_t fence;          /* as rmp_lifecycle_attach named it */
+	/*
+	 * 0: every key revoked before the ATTACH is proven dead; d describes
+	 * the lease as the taker's key reaches it now. -EIO: a key of the
+	 * lease could not be proven dead (it may still work; the extent is
+	 * quarantined when the lease ends), so nothing can be promised.
+	 * -EKEYEXPIRED or -ENOENT: the lease ended meanwhile (expired or
+	 * revoked, or freed: what a new ATTACH would hear).
+	 */
+	int status;
+	struct rmp_lease_desc d;
+};
+
+/*
+ * rmp_fence_done_fn -- the fence of h's exclusive ATTACH is decided:
+ * answer it now. Called once per fence, never for a holder detached
+ * meanwhile (rmp_lifecycle_detach drops its fences), and only from the
+ * event loop (a timer of the lifecycle), never from within a call into
+ * the lifecycle: the callee may close connections. An upcall because
+ * who answers, the connection, is a layer above the lifecycle, which
+ * cannot name it; the connection layer registers it.
+ */
+typedef void rmp_fence_done_fn(void *ctx, struct rmp_holder *h,
+			       const struct rmp_fence_done *done);
+void rmp_lifecycle_on_fence(struct rmp_lifecycle *lc, rmp_fence_done_fn *fn,
+			    void *ctx);
 /* The wire description of a granted lease as key k reaches it (without
  * RMP_LEASE_F_SPILLED, which only an ALLOC's reply carries). */
 void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
@@ -145,8 +189,18 @@ bool rmp_holder_current(const struct rmp_holder *h);
  * their deadline (an auto-renew one that lost its last holder gets one
  * more ttl). Keys of h already being revoked settle now, or on the
  * flush of their requests: h must not be freed until rmp_holder_idle.
+ * Fences of h's exclusive ATTACHes still waiting are dropped: no upcall
+ * names h after this.
+ *
+ * grace: h's connection failed through no fault of its client's (a
+ * remote access error on a key the server had revoked for someone
+ * else): its ephemeral leases do not end at once but wait a grace
+ * (EPHEMERAL_GRACE_MS, lifecycle_int.h says why) for an ATTACH of their
+ * tenant, which adopts them (they end with that connection from then
+ * on); they end when nobody comes.
  */
-void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h);
+void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h,
+			  bool grace);
 
 /* A key work request (RMP_WR_BIND / RMP_WR_INV) completed. */
 void rmp_lifecycle_on_key_wc(struct rmp_lifecycle *lc, struct rmp_key *k,

@@ -50,9 +50,12 @@ void lc_on_key_settled(void *ctx, struct rmp_key *k)
 			k->why);
 		l->tainted = true;
 	}
+	TAILQ_REMOVE(&l->revoking, k, lease_link);
 	l->keys_unsettled--;
 	rmp_key_release(k);
-	if (l->state == RMP_LEASE_REVOKING && l->keys_unsettled == 0)
+	if (l->state == RMP_LEASE_GRANTED)
+		lc_fence_check(lc, l);
+	else if (l->state == RMP_LEASE_REVOKING && l->keys_unsettled == 0)
 		finish_revoke(lc, l);
 }
 
@@ -163,23 +166,31 @@ static void finish_revoke(struct rmp_lifecycle *lc, struct rmp_lease *l)
 	lc_arm_timer(lc->settle_ev, &lc->settle_at_ms, now, grace);
 }
 
-/* lc_drop_key -- k leaves its lease and holder, and is revoked. */
-void lc_drop_key(struct rmp_lifecycle *lc, struct rmp_key *k)
+/* lc_drop_key -- k leaves its lease and holder, and is revoked, by's
+ * doing. */
+void lc_drop_key(struct rmp_lifecycle *lc, struct rmp_key *k,
+		 const struct rmp_holder *by)
 {
 	struct rmp_lease *l = k->lease;
 	struct rmp_holder *h = k->holder;
 
+	if (by != LC_BY_NOBODY && by != h)
+		h->revoked_by_others++;
 	TAILQ_REMOVE(&l->keys, k, lease_link);
 	l->nkeys--;
 	TAILQ_REMOVE(&h->keys, k, holder_link);
 	h->nkeys--;
 	lc->nkeys--;
+	/* Until it settles (lc_on_key_settled, maybe at once). */
+	k->revoke_seq = ++l->revokes;
+	TAILQ_INSERT_TAIL(&l->revoking, k, lease_link);
 	revoke_key(lc, k);
 }
 
-/* lc_end_lease -- take l out of use: revoke every key, then finish. */
+/* lc_end_lease -- take l out of use, by's doing: revoke every key, then
+ * finish. */
 void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
-		      const char *why)
+		  const char *why, const struct rmp_holder *by)
 {
 	struct rmp_key *k;
 
@@ -191,7 +202,14 @@ void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 		rmp_journal_drop(l->pool->journal, &l->jslot);
 	rmp_tenant_end(l->tenant, l->ext.length);
 	lc->leased_bytes -= l->ext.length;
+	/* An orphan is on the orphans' list by its state_link. */
+	if (l->orphan_until_ms) {
+		TAILQ_REMOVE(&lc->orphans, l, state_link);
+		l->orphan_until_ms = 0;
+	}
 	lc_set_state(l, RMP_LEASE_REVOKING);
+	/* Takeovers of it waiting for their fence hear of the end now. */
+	lc_fence_lease_ends(lc, l);
 	TAILQ_INSERT_TAIL(&lc->ending, l, state_link);
 	lc->nending++;
 	lc->nrevoking++;
@@ -203,7 +221,7 @@ void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	 * half-way. */
 	l->keys_unsettled++;
 	while ((k = TAILQ_FIRST(&l->keys)))
-		lc_drop_key(lc, k);
+		lc_drop_key(lc, k, by);
 	l->keys_unsettled--;
 	if (l->keys_unsettled == 0)
 		finish_revoke(lc, l);

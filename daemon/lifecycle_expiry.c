@@ -136,7 +136,7 @@ void lc_on_expiry(int fd, short what, void *arg)
 		lc->n.expiries++;
 		audit(NULL, l->tenant, "expire", l->id, "bytes=%" PRIu64,
 		      l->ext.length);
-		lc_end_lease(lc, l, "expired");
+		lc_end_lease(lc, l, "expired", LC_BY_NOBODY);
 		n++;
 	}
 	if (n)

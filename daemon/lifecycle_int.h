@@ -3,7 +3,9 @@
  * lifecycle_int.h -- what the files of the lease lifecycle share, and no
  * one else: lifecycle.c (requests, operators, the whole), lifecycle_end.c
  * (revoke, zero, quarantine), lifecycle_expiry.c (deadlines, expiry, the
- * journal's records), lifecycle_recover.c (a restart's leases).
+ * journal's records), lifecycle_fence.c (an exclusive ATTACH's answer
+ * held until the keys revoked before it are dead), lifecycle_recover.c
+ * (a restart's leases).
  */
 #ifndef RMP_LIFECYCLE_INT_H
 #define RMP_LIFECYCLE_INT_H
@@ -15,6 +17,7 @@
 #include "journal.h"
 #include "keys.h"
 #include "lease.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "pool.h"
 #include "tenant.h"
@@ -33,6 +36,32 @@
 #define ZERO_GRACE_MS 20
 /* Ids and secrets of recently expired leases, for "expired" answers. */
 #define EXPIRED_RING 1024
+/*
+ * An ephemeral lease whose owner's connection failed on a key the server
+ * revoked for someone else (rmp_lifecycle_detach's grace) waits this long
+ * for an ATTACH of its tenant before it ends. librmpool reconnects at the
+ * next call after such an error and attaches each handle again at its
+ * next use: an application that goes on working comes back within
+ * milliseconds; one that does not want the lease any more (what
+ * ephemeral is for) holds its bytes only this much longer.
+ */
+#define EPHEMERAL_GRACE_MS 10000u
+
+/*
+ * lc_fence -- an exclusive ATTACH that waits for the keys of its lease
+ * revoked before it (lifecycle_fence.c): while l is set, for every key
+ * of l's revoking list up to revoke_seq upto to settle; then decided
+ * (done filled, l NULL) and on the list of fences due, which a timer of
+ * the loop hands to the upcall.
+ */
+struct lc_fence {
+	TAILQ_ENTRY(lc_fence) link;
+	struct rmp_holder *h;     /* the taker */
+	struct rmp_lease *l;      /* NULL once decided */
+	uint64_t upto;
+	struct rmp_fence_done done;
+};
+TAILQ_HEAD(lc_fence_list, lc_fence);
 
 struct rmp_lifecycle {
 	struct event_base *base;
@@ -44,10 +73,21 @@ struct rmp_lifecycle {
 	struct rmp_lease_table *table;
 	struct rmp_tenants *tenants;
 	struct rmp_zeroer *zeroer;
-	struct event *expiry_ev, *revoke_ev, *settle_ev;
+	struct event *expiry_ev, *revoke_ev, *settle_ev, *fence_ev, *orphan_ev;
 	uint64_t expiry_at_ms;  /* when expiry_ev fires, if pending */
 	uint64_t revoke_at_ms;  /* when revoke_ev fires, if pending */
 	uint64_t settle_at_ms;  /* when settle_ev fires, if pending */
+	uint64_t fence_at_ms;   /* when fence_ev fires, if pending */
+	uint64_t orphan_at_ms;  /* when orphan_ev fires, if pending */
+	/* Ephemeral leases waiting to be adopted, in order of their
+	 * orphan_until_ms (every one gets the same grace). */
+	struct rmp_lease_list orphans;
+	/* Exclusive ATTACHes waiting for their fence, and those decided
+	 * whose upcall is due (fence_ev). */
+	struct lc_fence_list fences, fences_due;
+	uint64_t next_fence;
+	rmp_fence_done_fn *fence_fn;
+	void *fence_ctx;
 	struct rmp_lease_list ending;      /* REVOKING leases */
 	struct rmp_lease_list settling;    /* ZEROING leases in their grace */
 	struct rmp_lease_list quarantined; /* QUARANTINED leases */
@@ -124,15 +164,45 @@ static inline bool lc_holder_current(const struct rmp_holder *h)
 	return h->tenant && rmp_tenant_current(h->tenant, h->tenant_epoch);
 }
 
+/*
+ * Whose doing a revocation is (lc_drop_key, lc_end_lease): the holder
+ * whose request or close it is; LC_BY_NOBODY for a lease's deadline and
+ * the server's stop; LC_BY_OPERATOR for rmpoolctl. A key revoked by
+ * neither its own holder nor nobody counts in its holder's
+ * revoked_by_others.
+ */
+#define LC_BY_NOBODY ((const struct rmp_holder *)NULL)
+extern const struct rmp_holder lc_by_operator;
+#define LC_BY_OPERATOR (&lc_by_operator)
+
 /* lifecycle_end.c */
-void lc_drop_key(struct rmp_lifecycle *lc, struct rmp_key *k);
+void lc_drop_key(struct rmp_lifecycle *lc, struct rmp_key *k,
+		 const struct rmp_holder *by);
 void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
-		      const char *why);
+		  const char *why, const struct rmp_holder *by);
 void lc_on_key_settled(void *ctx, struct rmp_key *k);
 void lc_on_revoke_timeout(int fd, short what, void *arg);
 void lc_on_settle(evutil_socket_t fd, short what, void *arg);
 void lc_on_zeroed(void *ctx, void *arg);
 void lc_revoke_timer_arm(struct rmp_lifecycle *lc);
+
+/* lifecycle.c */
+struct rmp_key *lc_key_of(const struct rmp_lease *l,
+			  const struct rmp_holder *h);
+void lc_on_orphans(evutil_socket_t fd, short what, void *arg);
+
+/* lifecycle_fence.c */
+int lc_fence_begin(struct rmp_lifecycle *lc, struct rmp_holder *h,
+		   struct rmp_lease *l, const struct rmp_key *k,
+		   uint64_t *fence);
+void lc_fence_check(struct rmp_lifecycle *lc, struct rmp_lease *l);
+void lc_fence_lease_ends(struct rmp_lifecycle *lc, struct rmp_lease *l);
+void lc_fence_holder_gone(struct rmp_lifecycle *lc,
+			  const struct rmp_holder *h);
+int lc_fence_status(const struct rmp_lifecycle *lc,
+		    const struct rmp_lease *l);
+void lc_on_fence(evutil_socket_t fd, short what, void *arg);
+void lc_fences_free(struct rmp_lifecycle *lc);
 
 /* lifecycle_expiry.c */
 int lc_journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l);

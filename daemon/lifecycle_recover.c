@@ -64,6 +64,7 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 		goto drop;
 	}
 	TAILQ_INIT(&l->keys);
+	TAILQ_INIT(&l->revoking);
 	l->pool = rc->pool;
 	l->ext.offset = r->offset;
 	l->ext.length = r->length;

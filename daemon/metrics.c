@@ -501,6 +501,11 @@ static void render_connections(struct evbuffer *b,
 	one(b, "rmpool_access_errors_total", "counter",
 	    "Remote access errors: a key used outside what it was given.",
 	    cs->access_errors);
+	one(b, "rmpool_revoked_key_errors_total", "counter",
+	    "Remote access errors of connections with a key the server had "
+	    "revoked for someone else (a takeover, a repair, another "
+	    "holder's free, an operator): not counted toward the cool-down.",
+	    cs->revoked_key_errors);
 	one(b, "rmpool_unauthenticated_evicted_total", "counter",
 	    "Connections still to prove a tenant closed to make room for a "
 	    "newer one (unauthenticated_per_address, max_unauthenticated).",

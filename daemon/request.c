@@ -47,10 +47,11 @@ static void do_stat(const struct rmp_request_ctx *ctx,
 	st->zeroing_bytes = ls.zeroing_bytes;
 }
 
-/* dispatch -- act on a decoded request; the reply status. */
+/* dispatch -- act on a decoded request; the reply status. *fence: see
+ * rmp_request_handle. */
 static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
 		    const struct rmp_msg *req, struct rmp_msg *rep,
-		    unsigned *detail)
+		    unsigned *detail, uint64_t *fence)
 {
 	struct rmp_lease *l;
 	struct rmp_key *k;
@@ -83,7 +84,7 @@ static int dispatch(const struct rmp_request_ctx *ctx, struct rmp_holder *h,
 						req->u.free.secret, detail);
 	case RMP_OP_ATTACH:
 		ret = rmp_lifecycle_attach(ctx->lc, h, &req->u.attach, &l, &k,
-					   detail);
+					   detail, fence);
 		if (ret == 0)
 			rmp_lifecycle_describe(ctx->lc, l, k, &rep->u.lease);
 		return ret;
@@ -160,12 +161,13 @@ void rmp_latency_add(struct rmp_latency *h, unsigned op, uint64_t ns)
 
 bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 			struct rmp_holder *h, const uint8_t *buf, size_t len,
-			struct rmp_msg *rep)
+			struct rmp_msg *rep, uint64_t *fence)
 {
 	unsigned detail = RMP_DETAIL_NONE;
 	struct rmp_msg req;
 	int ret;
 
+	*fence = 0;
 	ret = rmp_msg_decode(buf, len, &req);
 	if (ret == 0 && (req.hdr.flags & RMP_MSG_F_REPLY))
 		ret = -EBADMSG;
@@ -175,7 +177,7 @@ bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 		log_notice("%s: bad message (%s)", h->label, strerror(-ret));
 		return true;
 	}
-	ret = dispatch(ctx, h, &req, rep, &detail);
+	ret = dispatch(ctx, h, &req, rep, &detail, fence);
 	if (ret && ret != -ENOENT && ret != -EKEYEXPIRED)
 		log_debug("%s: %s: %s%s%s", h->label,
 			  rmp_opcode_name(req.hdr.opcode), strerror(-ret),
@@ -185,6 +187,15 @@ bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 		rep->hdr.flags |= RMP_MSG_F_DETAIL(detail);
 	/* Reaching for another tenant's lease counts as a bad message. */
 	return ret == -EPERM || ret == -EALREADY;
+}
+
+void rmp_request_fenced(struct rmp_msg *rep,
+			const struct rmp_fence_done *done)
+{
+	rep->hdr.status = done->status;
+	memset(&rep->u, 0, sizeof(rep->u));
+	if (done->status == 0)
+		rep->u.lease = done->d;
 }
 
 void rmp_request_unanswered(const struct rmp_request_ctx *ctx,

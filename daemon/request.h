@@ -12,6 +12,7 @@
 #include "pool.h"  /* RMP_DEVICES_MAX */
 #include "proto.h"
 
+struct rmp_fence_done;
 struct rmp_lifecycle;
 struct rmp_holder;
 struct rmp_tenant;
@@ -71,10 +72,24 @@ unsigned rmp_request_auth(const struct rmp_request_ctx *ctx,
  * message that does not decode). h must be authenticated. Returns true
  * when the message counts against the client: it did not decode, or it
  * reached for a lease of another tenant.
+ *
+ * *fence 0: send *rep now. Else it names the fence of an exclusive
+ * ATTACH (rmp_lifecycle_attach): keep *rep, unsent, until the
+ * lifecycle's fence upcall for it, then complete it with
+ * rmp_request_fenced and send it. (Its key work, the bind of the
+ * taker's key, goes out now, on its own.)
  */
 bool rmp_request_handle(const struct rmp_request_ctx *ctx,
 			struct rmp_holder *h, const uint8_t *buf, size_t len,
-			struct rmp_msg *rep);
+			struct rmp_msg *rep, uint64_t *fence);
+
+/*
+ * rmp_request_fenced -- rep, the reply rmp_request_handle held back for a
+ * fence, as done decides it: the lease as the taker's key reaches it, or
+ * an error (rmp_fence_done).
+ */
+void rmp_request_fenced(struct rmp_msg *rep,
+			const struct rmp_fence_done *done);
 
 /*
  * rmp_request_unanswered -- the reply rep could not be sent to h: a lease

@@ -40,7 +40,8 @@ extern "C" {
  *                 the server's bounds
  *   -ENOMEM       out of memory, here or (for a request) at the server
  *   -ERANGE       offset/length outside the lease (nothing was posted)
- *   -EKEYEXPIRED  the lease expired or was revoked by the server
+ *   -EKEYEXPIRED  the lease expired or was revoked by the server (as a
+ *                 control call or the library's own clock tells)
  *   -EDQUOT       a limit of the tenant (bytes, leases) or the keys-per-lease
  *                 limit is reached (last error says which; bytes freed in the
  *                 last tens of ms still count, up to the byte limit once more)
@@ -63,12 +64,20 @@ extern "C" {
  *   -ESTALE       a member of a cluster lease: the record it was attached by
  *                 is older than the one its group was attached by since (a
  *                 repair moved on, or an old record was put back in etcd)
- *   -EKEYREVOKED  a reload voided this connection's proof (removed its tenant,
- *                 changed its key, or no longer admits its address): every
- *                 request is refused, and the server closes the connection
- *                 (its keys with it) once the tenant's rotate_grace is over;
- *                 connect again with the current key (reconnect_max_ms does
- *                 it)
+ *   -EKEYREVOKED  a key of this connection was revoked: from a data call,
+ *                 the server refused its key to the lease (a remote access
+ *                 error: another connection attached the lease exclusively,
+ *                 a repair fenced it, an operator revoked it, or it ended
+ *                 before the library's clock said so); the connection is
+ *                 failed (RDMA does that), and with reconnect_max_ms the
+ *                 next call connects again and attaches the handle again
+ *                 (which says whether the lease lives on). From a control
+ *                 call, a reload voided this connection's proof (removed
+ *                 its tenant, changed its key, or no longer admits its
+ *                 address): every request is refused, and the server
+ *                 closes the connection (its keys with it) once the
+ *                 tenant's rotate_grace is over; connect again with the
+ *                 current key (reconnect_max_ms does it)
  *   -EPROTONOSUPPORT no common protocol version with the server
  *   -ECONNREFUSED the server rejected the connection or nobody listens
  *                 (anonymous access disabled, a connection limit, a cool-down;
@@ -109,7 +118,7 @@ extern "C" {
  * Connection failure: a data operation that completes with an error (a
  * revoked key, a lost peer), a timed-out data operation, or a disconnect
  * by the server moves the queue pair to the error state. That call
- * returns its own error (e.g. -EKEYEXPIRED); every later call on the
+ * returns its own error (e.g. -EKEYREVOKED); every later call on the
  * client returns -ENOTCONN until rmp_client_close() and a new
  * rmp_client_connect().
  */
@@ -404,8 +413,14 @@ void rmp_attach_opts_init(struct rmp_attach_opts *opts);
  * rmp_lease_attach_with -- rmp_lease_attach_token with options (opts NULL
  * = defaults). With RMP_ATTACH_EXCLUSIVE every other connection's key to
  * the lease is revoked before this one is granted: their next access
- * fails. Errors as rmp_lease_attach, plus -EACCES (more access than the
- * lease grants) and -EINVAL (malformed token or options).
+ * fails. The call returns only once the server has proven those keys
+ * dead (at most the server's revoke_timeout, when a holder does not let
+ * its key be invalidated), so no write through them lands after it.
+ * Errors as rmp_lease_attach, plus -EACCES (more access than the lease
+ * grants), -EINVAL (malformed token or options) and, with
+ * RMP_ATTACH_EXCLUSIVE, -EIO when the server could not prove another key
+ * dead (nothing is promised; the lease's extent is quarantined when it
+ * ends) and -EKEYEXPIRED or -ENOENT when the lease ended meanwhile.
  */
 int rmp_lease_attach_with(struct rmp_client *c, const char *token,
 			  const struct rmp_attach_opts *opts,
@@ -569,10 +584,14 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * not it gives -EKEYEXPIRED with nothing posted, and the connection stays
  * usable; if the question finds no answer (no reply, a lost connection),
  * the call gives that error instead (those of a control call). An access
- * the server
- * refused because the lease was revoked gives -EKEYEXPIRED too, but then
- * the connection has to be reopened (RDMA moves the queue pair to an
- * error state). Other errors: -ENOTCONN, -EIO, -ETIMEDOUT (the connection
+ * the server refused because it revoked this connection's key (another
+ * connection's exclusive attach, a repair, an operator, the lease's end)
+ * gives -EKEYREVOKED, and the connection has to be reopened (RDMA moves
+ * the queue pair to an error state): with reconnect_max_ms the next call
+ * does it and attaches the handle again. The server does not count such
+ * an error against the client's address, and keeps the connection's
+ * ephemeral leases for a while (about 10 s) for the reconnected client
+ * to attach again. Other errors: -ENOTCONN, -EIO, -ETIMEDOUT (the connection
  * is then failed as well, so the NIC stops using the memory), -EINVAL (l
  * NULL; dst or src NULL with len > 0). When a lost connection was made
  * again (reconnect_max_ms), the handle is first attached again: then the
@@ -931,7 +950,7 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * past the repair's deadline: nothing changed), -EHOSTDOWN (a live
  * member's node left meanwhile), -EPERM (another tenant's lease), the
  * errors of rmp_cluster_alloc (no node could take a member) and of the
- * data calls (the copy: -EKEYEXPIRED, -ERANGE, ...);
+ * data calls (the copy: -EKEYREVOKED, -EKEYEXPIRED, -ERANGE, ...);
  * rmp_cluster_last_error() of the lease's cluster says more.
  * Like every call on one handle: not at the same time as another call
  * on it.

@@ -35,7 +35,7 @@ static struct err_row rows[] = {
 	{ "AuthError", &builtin_permission, { EKEYREJECTED },
 	  "Authentication failed: wrong tenant key or unknown tenant (EKEYREJECTED)." },
 	{ "AuthRevoked", &builtin_permission, { EKEYREVOKED },
-	  "A server reload voided this connection's proof; connect again (EKEYREVOKED)." },
+	  "A key of this connection was revoked: its key to the lease (another connection's exclusive attach, a repair, an operator) or, by a server reload, its proof of the tenant; connect again (EKEYREVOKED)." },
 	{ "ServerUnproven", &builtin_permission, { EBADE },
 	  "The server did not prove that it holds the tenant's key: not a server of this tenant, sent nothing (EBADE)." },
 	{ "StaleRecord", NULL, { ESTALE },

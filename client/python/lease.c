@@ -760,8 +760,9 @@ static PyMethodDef lease_methods[] = {
 	{ "read", FN(lease_read), FAST,
 	  "read($self, offset=0, length=None)\n--\n\nReturns bytes. Read length bytes "
 	  "at offset (None: to the end of the lease) with one-sided RDMA. "
-	  "Raises OutOfRange (nothing read), LeaseExpired, AccessDenied, "
-	  "NotConnected, TransportError, Timeout." },
+	  "Raises OutOfRange (nothing read), LeaseExpired, AuthRevoked (the "
+	  "server revoked this connection's key: connect again), "
+	  "AccessDenied, NotConnected, TransportError, Timeout." },
 	{ "read_into", FN(lease_read_into), FAST,
 	  "read_into($self, buffer, offset=0)\n--\n\nReturns int. Read len(buffer) bytes "
 	  "at offset straight into a writable contiguous buffer (bytearray, "

@@ -245,12 +245,11 @@ def test_attach_exclusive():
         l1.write(b"owner")
         with c2.attach(l1.token, exclusive=True) as l2:
             assert l2.read(0, 5) == b"owner"
-            # The first connection's key was revoked.
-            with pytest.raises(rmpool.Error) as ei:
+            # The first connection's key was revoked, and dead before
+            # the exclusive attach returned.
+            with pytest.raises(rmpool.AuthRevoked) as ei:
                 l1.read(0, 5)
-            assert isinstance(ei.value, (rmpool.LeaseExpired,
-                                         rmpool.NotConnected,
-                                         rmpool.TransportError))
+            assert ei.value.errno == errno.EKEYREVOKED
             l2.free()
         l1.close()
 

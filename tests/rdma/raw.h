@@ -57,9 +57,11 @@ struct raw {
 	int auth_status;
 	unsigned auth_detail;
 
-	/* receives posted; stall stops re-posting them */
+	/* receives posted; stall stops re-posting them (those it kept
+	 * back: unposted, for resume_recvs) */
 	unsigned posted;
 	bool no_repost;
+	bool unposted[NRECV];
 	/* pipelined sends (post_request): slots in use */
 	bool slot_busy[SEND_SLOTS];
 	unsigned sends_busy;
@@ -159,6 +161,8 @@ int wait_stdin(struct raw *r, bool fail_on_loss);
 int use_up_recvs(struct raw *r, unsigned keep, unsigned *nstat);
 void send_unanswerable(struct raw *r, unsigned *extra);
 void stalled(struct raw *r, unsigned nstat, unsigned extra);
+void post_kept_recvs(struct raw *r, unsigned max);
+void resume_recvs(struct raw *r);
 
 /* raw_connect.c: connecting and authenticating */
 int run_garbage(const char *host, const char *port);
@@ -192,6 +196,11 @@ int run_voided(const char *host, const char *port, uint64_t grace_ms);
 int run_free(const char *host, const char *port, uint64_t id,
 	     int want);
 int run_stat(const char *host, const char *port, unsigned count);
+
+/* raw_fence.c: the fence of an exclusive ATTACH */
+int run_scribble(const char *host, const char *port, bool stall);
+int run_takeover(const char *host, const char *port, uint64_t id,
+		 uint64_t secret, uint64_t gap_ms);
 
 /* raw_attacks.c: attacks */
 int run_oob(const char *host, const char *port);

@@ -169,8 +169,10 @@ void drain_cq(struct raw *r)
 					       w->byte_len : RMP_MSG_MAX);
 					r->rx_count++;
 				}
-				if (r->no_repost)
+				if (r->no_repost) {
+					r->unposted[i] = true;
 					continue;
+				}
 				if (post_recv(r, i))
 					say("%s: re-posting receive: %s",
 					    r->what, strerror(errno));
@@ -1193,6 +1195,32 @@ void send_unanswerable(struct raw *r, unsigned *extra)
 	end = now_ms() + 3000;
 	while (r->sends_busy && !r->qp_error && now_ms() < end)
 		pump(r, 100, -1);
+}
+
+/* post_kept_recvs -- post again up to max receive buffers a stall kept
+ * back (they are re-posted as usual only once no_repost is off). */
+void post_kept_recvs(struct raw *r, unsigned max)
+{
+	for (unsigned i = 0; i < NRECV && max; i++) {
+		if (!r->unposted[i])
+			continue;
+		if (post_recv(r, i)) {
+			say("%s: re-posting receive: %s", r->what,
+			    strerror(errno));
+			return;
+		}
+		r->unposted[i] = false;
+		r->posted++;
+		max--;
+	}
+}
+
+/* resume_recvs -- end a stall: every receive buffer posted again, and
+ * re-posted from now on. */
+void resume_recvs(struct raw *r)
+{
+	r->no_repost = false;
+	post_kept_recvs(r, NRECV);
 }
 
 /* stalled -- print STALLED, then serve nothing until stdin says so. */

@@ -85,6 +85,23 @@
  *                                      (printing ATTACH/RENEW/FREE lines),
  *                                      or is refused with ERRNO (detail N)
  *                                      and gives no lease
+ *   rmp-raw HOST PORT scribble [--stall]
+ *                                      ALLOC, print the LEASE and TOKEN
+ *                                      lines, (with --stall: use up the
+ *                                      receive buffers so that the
+ *                                      server's send queue stalls on RNR,
+ *                                      print STALLED; else READY), then
+ *                                      WRITE a counter through the key
+ *                                      back to back until a WRITE fails:
+ *                                      "WRITES N STATUS S", which must be
+ *                                      a remote access error; a line on
+ *                                      stdin posts the receives again
+ *   rmp-raw HOST PORT takeover TOKEN|ID SECRET GAP_MS
+ *                                      connect, print READY, wait for a
+ *                                      line on stdin, ATTACH exclusively
+ *                                      ("ATTACHED MS"), READ the lease
+ *                                      twice GAP_MS apart: "SAME" (the
+ *                                      expectation) or "CHANGED AT BYTE I"
  *   rmp-raw HOST PORT rowrite TOKEN|ID SECRET
  *                                      attach read-only: READ works, an
  *                                      RDMA WRITE gets a remote access
@@ -277,6 +294,8 @@ static int usage(void)
 		"               [--ttl S] [--access N] [--exclusive] [--read]\n"
 		"               [--expect ERRNO [--detail N]]\n"
 		"       rmp-raw HOST PORT rowrite TOKEN|ID SECRET\n"
+		"       rmp-raw HOST PORT scribble [--stall]\n"
+		"       rmp-raw HOST PORT takeover TOKEN|ID SECRET GAP_MS\n"
 		"       rmp-raw HOST PORT auth "
 		"wrong-key|replay|before-auth|relay\n"
 		"       rmp-raw HOST PORT tstat|idle\n"
@@ -490,6 +509,17 @@ int main(int argc, char **argv)
 			return usage();
 		return run_byid(host, port, op, a, b, ttl, access, flags, want,
 				want_detail, do_read);
+	}
+	if (!strcmp(cmd, "scribble") &&
+	    (argc == 4 || (argc == 5 && !strcmp(argv[4], "--stall"))))
+		return run_scribble(host, port, argc == 5);
+	if (!strcmp(cmd, "takeover") && (argc == 6 || argc == 7)) {
+		int i = 4;
+
+		if (!parse_lease_ref(argc, argv, &i, &a, &b) || i + 1 != argc ||
+		    !parse_u64(argv[i], &c) || c > 60000)
+			return usage();
+		return run_takeover(host, port, a, b, c);
 	}
 	if (!strcmp(cmd, "rowrite") && (argc == 5 || argc == 6)) {
 		int i = 4;

@@ -26,7 +26,9 @@ The errnos are derived from the code, not listed by hand:
    daemon/request.c before its switch (every request) and in that
    request's case; for AUTH the statuses rmp_request_auth and
    admit_proven set (the decoder's statuses in rmp_request_handle are
-   for malformed messages, which the library does not send). Another
+   for malformed messages, which the library does not send); for ATTACH
+   also those of the fence of an exclusive one (rmp_request_fenced sets
+   the status the lifecycle's lc_fence_status returned). Another
    function that sets a reply's status makes the check fail until it is
    taught here; so does a call to a function a header declares but no
    source read defines (a file missing from the lists).
@@ -532,7 +534,8 @@ def server_statuses(root):
                  declared(root), where="the server's ")
     writers = {g.name for fs in u.funcs.values() for g in fs
                if re.search(r"hdr\.status\s*=(?!=)", g.body)}
-    known = {"rmp_request_handle", "rmp_request_auth", "admit_proven"}
+    known = {"rmp_request_handle", "rmp_request_auth", "admit_proven",
+             "rmp_request_fenced"}
     if writers != known:
         raise Fail("reply statuses are set in %s; the check knows %s"
                    % (sorted(writers), sorted(known)))
@@ -545,6 +548,15 @@ def server_statuses(root):
     every = returns_in(u, dispatch, before)
     statuses = {op: every | returns_in(u, dispatch, text)
                 for op, text in cases.items()}
+    # An exclusive ATTACH whose fence waited is answered later, with the
+    # status of its fence (lifecycle_fence.c decides it).
+    fenced = u.lookup("rmp_request_fenced", handle)
+    if not re.search(r"hdr\.status\s*=\s*done->status\s*;", fenced.body):
+        raise Fail("rmp_request_fenced no longer answers with the fence's "
+                   "status")
+    fence_status = u.lookup("lc_fence_status", handle)
+    statuses["RMP_OP_ATTACH"] |= returns_in(u, fence_status,
+                                            fence_status.body)
     # A connection's first message, AUTH, is answered by rmp_request_auth
     # (and admit_proven); dispatch's AUTH case answers a second one.
     statuses["RMP_OP_AUTH"] = set()

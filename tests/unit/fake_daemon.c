@@ -43,14 +43,16 @@ struct fake_timer {
 static bool next_timer(struct rmp_lifecycle *lc, uint64_t end,
 		       struct fake_timer *out)
 {
-	struct fake_timer t[3] = {
+	struct fake_timer t[5] = {
 		{ lc->expiry_ev, lc->expiry_at_ms, lc_on_expiry },
 		{ lc->revoke_ev, lc->revoke_at_ms, lc_on_revoke_timeout },
 		{ lc->settle_ev, lc->settle_at_ms, lc_on_settle },
+		{ lc->fence_ev, lc->fence_at_ms, lc_on_fence },
+		{ lc->orphan_ev, lc->orphan_at_ms, lc_on_orphans },
 	};
 	bool found = false;
 
-	for (unsigned i = 0; i < 3; i++) {
+	for (unsigned i = 0; i < 5; i++) {
 		if (!event_pending(t[i].ev, EV_TIMEOUT, NULL) || t[i].at > end)
 			continue;
 		if (!found || t[i].at < out->at)
@@ -209,8 +211,15 @@ void fake_conn_init(struct fake_conn *c, struct rmp_tenant *t,
 void fake_conn_close(struct rmp_lifecycle *lc, struct fake_conn *c)
 {
 	rmp_holder_kill(&c->h);
-	rmp_lifecycle_detach(lc, &c->h);
+	rmp_lifecycle_detach(lc, &c->h, false);
 	c->h.tenant = NULL; /* as conn.c: no longer its tenant's */
+}
+
+void fake_conn_lost(struct rmp_lifecycle *lc, struct fake_conn *c)
+{
+	rmp_holder_kill(&c->h);
+	rmp_lifecycle_detach(lc, &c->h, true);
+	c->h.tenant = NULL;
 }
 
 void fake_conn_free(struct fake_conn *c)

@@ -88,6 +88,10 @@ void fake_conn_init(struct fake_conn *c, struct rmp_tenant *t,
  * QP, detach the holder. What was posted on it is still due: the test
  * flushes it (fake_complete_all with IBV_WC_WR_FLUSH_ERR) when it likes. */
 void fake_conn_close(struct rmp_lifecycle *lc, struct fake_conn *c);
+/* fake_conn_lost -- fake_conn_close of a connection that failed on a key
+ * the server revoked for someone else (conn.c's innocent access error):
+ * its ephemeral leases get their grace. */
+void fake_conn_lost(struct rmp_lifecycle *lc, struct fake_conn *c);
 /* fake_conn_free -- c is idle (checked by the caller): drop its spare
  * windows. */
 void fake_conn_free(struct fake_conn *c);

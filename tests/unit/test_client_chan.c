@@ -101,9 +101,10 @@ static const struct {
 	int err;
 	const char *text;
 } statuses[] = {
-	/* Our checks passed, so the key was revoked. */
-	{ IBV_WC_REM_ACCESS_ERR, -EKEYEXPIRED, " refused by the server: "
-	  "remote access error (lease key revoked)" },
+	/* Our checks passed, so the server revoked the key. */
+	{ IBV_WC_REM_ACCESS_ERR, -EKEYREVOKED, " refused by the server: "
+	  "remote access error (lease key revoked: another holder's "
+	  "exclusive attach, a repair, an operator, or the lease ended)" },
 	/* No answer from the server's host. */
 	{ IBV_WC_RETRY_EXC_ERR, -ETIMEDOUT, " completed with error: "
 	  "transport retry counter exceeded (vendor error 0x42)" },

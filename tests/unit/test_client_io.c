@@ -4,8 +4,9 @@
  * fake NIC: arguments refused before anything is posted, bytes through
  * the bounce buffer, registered buffers and inline WRITEs, split
  * transfers, completion errors per operation, the asynchronous ring
- * through a QP error and a refused post, the expiry check, and a read
- * after the reconnect upcall.
+ * through a QP error and a refused post, the expiry check, a read after
+ * the reconnect upcall, and a write through a key the server revoked
+ * (-EKEYREVOKED) followed by the reconnect and a new key.
  *
  * io.c is linked with lease.c, chan.c, buf.c, error.c and spin.c;
  * fake_client.c is the NIC and the server (see fake_client.h).
@@ -355,23 +356,23 @@ static void test_completion_errors(void)
 	struct rmp_lease *l;
 	static uint8_t src[5000];
 
-	check_error(call_read, IBV_WC_REM_ACCESS_ERR, -EKEYEXPIRED,
+	check_error(call_read, IBV_WC_REM_ACCESS_ERR, -EKEYREVOKED,
 		    "RDMA READ refused by the server: remote access error");
 	check_error(call_write, IBV_WC_RETRY_EXC_ERR, -ETIMEDOUT,
 		    "RDMA WRITE completed with error: transport retry");
 	check_error(call_cas, IBV_WC_REM_OP_ERR, -EIO,
 		    "RDMA compare-and-swap completed with error");
 	CHECK_EQ(cas_old, 77); /* no old value from a failed CAS */
-	check_error(call_faa, IBV_WC_REM_ACCESS_ERR, -EKEYEXPIRED,
+	check_error(call_faa, IBV_WC_REM_ACCESS_ERR, -EKEYREVOKED,
 		    "RDMA fetch-and-add refused by the server");
 	check_error(rmp_flush, IBV_WC_RETRY_EXC_ERR, -ETIMEDOUT,
 		    "RDMA READ completed with error");
 
-	/* A key the NIC no longer takes (revoked): -EKEYEXPIRED. */
+	/* A key the NIC no longer takes (revoked): -EKEYREVOKED. */
 	c = fake_client_new();
 	l = fake_lease(c, 0, 4096, RMP_ACC_ALL);
 	l->rkey++;
-	CHECK_EQ(rmp_write(l, 0, src, 100), -EKEYEXPIRED);
+	CHECK_EQ(rmp_write(l, 0, src, 100), -EKEYREVOKED);
 	CHECK_HAS(c->errbuf, "lease key revoked");
 	fake_client_free(c);
 
@@ -382,7 +383,7 @@ static void test_completion_errors(void)
 	l = fake_lease(c, FAKE_REMOTE_LEN - 2500, 5000, RMP_ACC_ALL);
 	memset(fake_remote + FAKE_REMOTE_LEN - 2500, 0, 2500);
 	pattern(src, sizeof(src), 5);
-	CHECK_EQ(rmp_write(l, 0, src, 5000), -EKEYEXPIRED);
+	CHECK_EQ(rmp_write(l, 0, src, 5000), -EKEYREVOKED);
 	CHECK(!memcmp(fake_remote + FAKE_REMOTE_LEN - 2500, src, 2000));
 	CHECK_EQ(c->sq_done, c->sq_posted);
 	fake_client_free(c);
@@ -478,7 +479,7 @@ static void test_async_qp_error(void)
 	fake_complete(at + 1, IBV_WC_REM_ACCESS_ERR);
 	CHECK_EQ(rmp_poll(c, out, 8, 0), 4);
 	CHECK_EQ(out[0].status, 0);
-	CHECK_EQ(out[1].status, -EKEYEXPIRED);
+	CHECK_EQ(out[1].status, -EKEYREVOKED);
 	CHECK_EQ(out[2].status, -ENOTCONN);
 	CHECK_EQ(out[3].status, -ENOTCONN);
 	CHECK_EQ(out[3].user_data, 4);
@@ -623,6 +624,36 @@ static void test_reconnect(void)
 	fake_client_free(c);
 }
 
+/* The server revokes the lease's key (another connection's exclusive
+ * attach): the write through it gives -EKEYREVOKED and fails the
+ * connection; with reconnecting on, the next write connects again,
+ * attaches the lease again (a new key) and lands. */
+static void test_revoked_reattach(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = NULL;
+	static uint8_t src[300], dst[300];
+	uint32_t old_rkey = fake_rkey;
+
+	c->auto_reconnect = true;
+	CHECK_EQ(rmp_lease_alloc(c, 4096, NULL, &l), 0);
+	pattern(src, sizeof(src), 3);
+	CHECK_EQ(rmp_write(l, 0, src, sizeof(src)), 0);
+	fake_rkey = 0x6b01; /* the old key reaches nothing now */
+	CHECK_EQ(rmp_write(l, 0, src, sizeof(src)), -EKEYREVOKED);
+	CHECK_HAS(c->errbuf, "lease key revoked");
+	CHECK_EQ(fake_reconnects, 0);
+	pattern(src, sizeof(src), 4);
+	CHECK_EQ(rmp_write(l, 0, src, sizeof(src)), 0);
+	CHECK_EQ(fake_reconnects, 1);
+	CHECK_EQ(fake_reqs[RMP_OP_ATTACH], 1);
+	CHECK_EQ(l->rkey, 0x6b01);
+	CHECK_EQ(rmp_read(l, 0, dst, sizeof(dst)), 0);
+	CHECK(!memcmp(dst, src, sizeof(dst)));
+	fake_rkey = old_rkey;
+	fake_client_free(c);
+}
+
 /*
  * Buffers with rails: rmp_buf_reg registers the bytes with every rail's
  * client that is up too (found there by rmpc_buf_lookup, so that rail
@@ -679,6 +710,7 @@ int main(void)
 	test_submit_fails();
 	test_expiry();
 	test_reconnect();
+	test_revoked_reattach();
 	test_rail_bufs();
 	return check_done();
 }

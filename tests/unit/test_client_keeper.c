@@ -20,7 +20,7 @@
  * one on the real client at once; legs on one client take turns. A
  * member fails either with its connection gone (its handle of an
  * earlier one: -ENOTCONN, nothing posted) or with its key revoked at
- * the NIC (-EKEYEXPIRED; the connection breaks, so whatever is posted
+ * the NIC (-EKEYREVOKED; the connection breaks, so whatever is posted
  * after it fails too, and the fixture puts it last).
  */
 #include <errno.h>
@@ -367,7 +367,7 @@ static void test_stripe_lost(void)
 	kl.refresh_ret = -ENOENT;
 	revoke(l, 1);
 	pattern(src, LENGTH, 5);
-	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EKEYEXPIRED);
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EKEYREVOKED);
 	CHECK_EQ(kl.refresh, 1);
 	CHECK_EQ(kl.missed, 0);
 	CHECK(l->group->lost[1] && !l->group->lost[0]);

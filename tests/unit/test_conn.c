@@ -1235,6 +1235,212 @@ static void test_revoke_timeout(void)
 	stop();
 }
 
+/* ------------------------------------------------------------- fences */
+
+/* takeover -- c's exclusive ATTACH of the lease rep describes. */
+static void takeover(struct rmp_conn *c, const struct wr_rec *rep)
+{
+	struct rmp_msg m = { .hdr.opcode = RMP_OP_ATTACH };
+
+	m.u.attach.id = rep->msg.u.lease.id;
+	m.u.attach.secret = rep->msg.u.lease.secret;
+	m.u.attach.flags = RMP_ATTACH_F_EXCLUSIVE;
+	send_msg(c, &m);
+}
+
+/* run_loop -- let the lifecycle's due timers fire (the fence's is due at
+ * once), as the daemon's loop would. */
+static void run_loop(void)
+{
+	CHECK_EQ(event_base_loop(base, EVLOOP_NONBLOCK), 0);
+}
+
+/*
+ * An exclusive ATTACH is answered once the victim's LOCAL_INV completed:
+ * the taker's bind goes out at once, its reply only then, from the loop.
+ * When the victim's connection closes instead, its flush answers it.
+ * A taker that closes while it waits gets nothing and is freed; one that
+ * keeps more replies waiting than its credits is closed.
+ */
+static void test_fence(void)
+{
+	struct wr_rec *lease, *inv, *rep;
+	struct rmp_conn *v, *t;
+	uint32_t vq, tq;
+
+	start(RMP_KEYS_WINDOW);
+	v = proven_from("192.0.2.10");
+	t = proven_from("192.0.2.11");
+	vq = v->qp->qp_num;
+	tq = t->qp->qp_num;
+	lease = alloc_lease(v, 0);
+	complete(last(vq, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	complete(lease, IBV_WC_SUCCESS);
+	takeover(t, lease);
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1); /* the AUTH's only */
+	CHECK_EQ(count_sends(tq, IBV_WR_BIND_MW), 1);
+	CHECK_EQ(t->ndeferred, 1);
+	inv = last(vq, IBV_WR_LOCAL_INV);
+	CHECK(inv && inv->due);
+	complete(last(tq, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	run_loop();
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1);
+	complete(inv, IBV_WC_SUCCESS);
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1); /* from the loop only */
+	run_loop();
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 2);
+	rep = last(tq, IBV_WR_SEND);
+	CHECK_EQ(rep->decoded, 0);
+	CHECK_EQ(rep->msg.hdr.opcode, RMP_OP_ATTACH);
+	CHECK_EQ(rep->msg.hdr.req_id, 7);
+	CHECK_EQ(rep->msg.hdr.status, 0);
+	CHECK_EQ(rep->msg.u.lease.id, lease->msg.u.lease.id);
+	CHECK_EQ(rep->msg.u.lease.holders, 1);
+	CHECK_EQ(t->ndeferred, 0);
+	complete(rep, IBV_WC_SUCCESS);
+
+	/* The victim (now the taker t) closes: its flush answers. */
+	rmp_conn_close(v, "test");
+	flush(vq);
+	v = proven_from("192.0.2.12");
+	takeover(v, lease);
+	CHECK_EQ(v->ndeferred, 1);
+	rmp_conn_close(t, "test");
+	run_loop();
+	CHECK_EQ(v->ndeferred, 1);
+	flush(tq);
+	CHECK(conn_of(tq) == NULL);
+	run_loop();
+	CHECK_EQ(v->ndeferred, 0);
+	rep = last(v->qp->qp_num, IBV_WR_SEND);
+	CHECK_EQ(rep->msg.hdr.opcode, RMP_OP_ATTACH);
+	CHECK_EQ(rep->msg.hdr.status, 0);
+	complete(rep, IBV_WC_SUCCESS);
+	complete(last(v->qp->qp_num, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+
+	/* A taker that closes while it waits: no reply, freed. */
+	t = proven_from("192.0.2.13");
+	tq = t->qp->qp_num;
+	takeover(t, lease);
+	inv = last(v->qp->qp_num, IBV_WR_LOCAL_INV);
+	rmp_conn_close(t, "test");
+	flush(tq);
+	CHECK(conn_of(tq) == NULL);
+	complete(inv, IBV_WC_SUCCESS);
+	run_loop();
+	CHECK_EQ(count_sends(tq, IBV_WR_SEND), 1);
+
+	/* More waiting replies than credits (2): closed. */
+	t = proven_from("192.0.2.14");
+	tq = t->qp->qp_num;
+	lease = alloc_lease(v, 0);
+	complete(last(v->qp->qp_num, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	complete(lease, IBV_WC_SUCCESS);
+	takeover(t, lease);
+	takeover(t, lease);
+	CHECK_EQ(t->ndeferred, 2);
+	CHECK_EQ(t->state, RMP_CONN_ESTABLISHED);
+	takeover(t, lease);
+	CHECK_EQ(t->state, RMP_CONN_CLOSING);
+	flush(tq);
+	CHECK(conn_of(tq) == NULL);
+	vq = v->qp->qp_num;
+	rmp_conn_close(v, "test");
+	flush(vq);
+	CHECK(conn_of(vq) == NULL);
+	run_loop();
+	stop();
+}
+
+/* victim -- a connection from ip holding a lease (ephemeral with flags),
+ * whose key another connection then takes over: the takeover's reply out,
+ * the victim's key dead. Returns the victim; *lease its ALLOC's reply. */
+static struct rmp_conn *victim(const char *ip, uint32_t flags,
+			       struct wr_rec **lease)
+{
+	struct rmp_conn *v = proven_from(ip), *t = proven_from("192.0.2.99");
+	uint32_t vq = v->qp->qp_num, tq = t->qp->qp_num;
+
+	*lease = alloc_lease(v, flags);
+	complete(last(vq, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	complete(*lease, IBV_WC_SUCCESS);
+	takeover(t, *lease);
+	complete(last(vq, IBV_WR_LOCAL_INV), IBV_WC_SUCCESS);
+	complete(last(tq, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+	run_loop();
+	complete(last(tq, IBV_WR_SEND), IBV_WC_SUCCESS);
+	rmp_conn_close(t, "test");
+	flush(tq);
+	return v;
+}
+
+/*
+ * A connection one of whose keys another's takeover revoked fails with
+ * an access error (its QP in error, found by the sweep or by the async
+ * event): counted as a revoked-key error, not as an access error, not
+ * against the address: eleven of them from one address start no
+ * cool-down, where eleven errors of connections that had nothing
+ * revoked do (access_errors_per_minute 10), as before. The victim's
+ * ephemeral lease waits for an ATTACH instead of ending with it; its
+ * other lease lives on. An async "invalid request" error counts as
+ * before, revoked key or not.
+ */
+static void test_revoked_key_errors(void)
+{
+	struct ibv_async_event ev = { 0 };
+	struct wr_rec *lease, *eph;
+	struct rmp_conn *v;
+	uint32_t vq;
+
+	start(RMP_KEYS_WINDOW);
+	for (unsigned i = 0; i < 11; i++) {
+		v = victim("192.0.2.10", 0, &lease);
+		vq = v->qp->qp_num;
+		CHECK_EQ(v->holder.revoked_by_others, 1);
+		eph = alloc_lease(v, RMP_LEASE_F_EPHEMERAL);
+		complete(last(vq, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+		complete(eph, IBV_WC_SUCCESS);
+		fake_of(v->qp)->state = IBV_QPS_ERR; /* it used the dead key */
+		if (i % 2) {
+			rmp_conns_sweep(&set);
+		} else {
+			ev.element.qp = v->qp;
+			ev.event_type = IBV_EVENT_QP_ACCESS_ERR;
+			rmp_conns_on_qp_event(&set, &ev);
+		}
+		/* (Closed, and freed at once or on the flush.) */
+		CHECK(!conn_of(vq) || conn_of(vq)->state == RMP_CONN_CLOSING);
+		flush(vq);
+		CHECK(conn_of(vq) == NULL);
+		CHECK(rmp_lifecycle_find(lc, eph->msg.u.lease.id) != NULL);
+		CHECK(rmp_lifecycle_find(lc, lease->msg.u.lease.id) != NULL);
+	}
+	CHECK_EQ(set.counters.revoked_key_errors, 11);
+	CHECK_EQ(set.counters.access_errors, 0);
+	CHECK_EQ(rmp_guard_refusing(guard, "192.0.2.10", "acme", now_ms), 0);
+	/* The same from connections with nothing revoked: an attack. */
+	for (unsigned i = 0; i < 11; i++) {
+		v = proven_from("192.0.2.20");
+		vq = v->qp->qp_num;
+		fake_of(v->qp)->state = IBV_QPS_ERR;
+		rmp_conns_sweep(&set);
+		CHECK(conn_of(vq) == NULL);
+	}
+	CHECK_EQ(set.counters.access_errors, 11);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.20", "acme", now_ms) > 0);
+	/* An invalid request counts, revoked key or not. */
+	v = victim("192.0.2.30", 0, &lease);
+	vq = v->qp->qp_num;
+	ev.element.qp = v->qp;
+	ev.event_type = IBV_EVENT_QP_REQ_ERR;
+	rmp_conns_on_qp_event(&set, &ev);
+	CHECK_EQ(set.counters.access_errors, 12);
+	CHECK_EQ(set.counters.revoked_key_errors, 11);
+	flush(vq);
+	CHECK(conn_of(vq) == NULL);
+	stop();
+}
+
 /* ------------------------------------------------------------- sweep */
 
 /* auth_timeout closes an unproven connection, counted; not a proven one. */
@@ -1493,6 +1699,8 @@ int main(void)
 	test_reply_post_fails();
 	test_reply_not_delivered();
 	test_revoke_timeout();
+	test_fence();
+	test_revoked_key_errors();
 	test_auth_timeout();
 	test_failed_remotely();
 	test_keepalive();

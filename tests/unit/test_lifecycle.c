@@ -25,6 +25,7 @@
 #include "lifecycle.h"
 #include "lifecycle_int.h"
 #include "tenant.h"
+#include "util.h"
 
 #define POOL_SIZE (4u << 20)
 #define GRACE (ZERO_GRACE_MS + FAKE_LAG_MS)
@@ -40,6 +41,24 @@ static struct event_base *base;
 static struct rmp_lifecycle *lc;
 static struct fake_conn conns[8];
 static unsigned nconns;
+static uint64_t last_fence; /* of the last attach (0: answered at once) */
+/* What the fence upcall heard, in order (since start). */
+static struct {
+	struct rmp_holder *h;
+	struct rmp_fence_done done;
+} fenced[16];
+static unsigned nfenced;
+
+static void on_fenced(void *ctx, struct rmp_holder *h,
+		      const struct rmp_fence_done *done)
+{
+	(void)ctx;
+	if (nfenced < RMP_ARRAY_SIZE(fenced)) {
+		fenced[nfenced].h = h;
+		fenced[nfenced].done = *done;
+	}
+	nfenced++;
+}
 
 /* ------------------------------------------------------------ fixture */
 
@@ -80,6 +99,8 @@ static void start_with(enum rmp_keys_mode mode, struct rmp_journal *j,
 	lc = rmp_lifecycle_new(&p);
 	if (!lc)
 		abort();
+	rmp_lifecycle_on_fence(lc, on_fenced, NULL);
+	nfenced = 0;
 	nconns = 0;
 	/* Each scenario counts its own work requests and QP kills. */
 	CHECK_EQ(fake_due(NULL), 0);
@@ -210,7 +231,8 @@ static int attach(struct fake_conn *c, const struct rmp_lease *l,
 				    .access = access, .flags = flags };
 	struct rmp_lease *out;
 
-	return rmp_lifecycle_attach(lc, &c->h, &r, &out, k, detail);
+	return rmp_lifecycle_attach(lc, &c->h, &r, &out, k, detail,
+				    &last_fence);
 }
 
 static int free_lease(struct fake_conn *c, uint64_t id, uint64_t secret)
@@ -1033,6 +1055,410 @@ static void test_detach_during_revoke(void)
 	stop();
 }
 
+/* ------------------------------------------------------------- fences */
+
+/* fence_heard -- the upcall came for fence (of c's ATTACH) exactly once,
+ * as the last one, with status. */
+static bool fence_heard(const struct fake_conn *c, uint64_t fence,
+			int status)
+{
+	return nfenced > 0 && fenced[nfenced - 1].h == &c->h &&
+	       fenced[nfenced - 1].done.fence == fence &&
+	       fenced[nfenced - 1].done.status == status;
+}
+
+/*
+ * An exclusive ATTACH in window mode is answered only once every key it
+ * revoked is proven dead: the upcall comes after the last LOCAL_INV's
+ * completion, from the loop (never within the completion), once. A
+ * victim whose key work requests are at their bound has its LOCAL_INV
+ * parked: the fence waits for it to be posted and to complete. The
+ * answer describes the taker's key as it is then. A second exclusive
+ * ATTACH while the first waits waits for the same keys.
+ */
+static void test_fence_waits(void)
+{
+	struct fake_conn *c1, *c2, *c3, *t;
+	struct rmp_key *k, *kt;
+	struct rmp_lease *l;
+	unsigned detail, nwrs;
+	uint64_t fence, again;
+	int bind2, inv1, inv3, inv2;
+
+	start(RMP_KEYS_WINDOW);
+	c1 = conn(ta, "one", 8);
+	c2 = conn(ta, "two", 1);
+	c3 = conn(ta, "three", 8);
+	t = conn(ta, "taker", 8);
+	l = grant(c1, 4096, 0, 0);
+	CHECK_EQ(attach(c3, l, 0, 0, &detail, &k), 0);
+	fake_complete_all(lc, NULL, IBV_WC_SUCCESS);
+	/* c2's bind stays due: its one key work request is in flight. */
+	CHECK_EQ(attach(c2, l, 0, 0, &detail, &k), 0);
+	bind2 = fake_last(&c2->qp, IBV_WR_BIND_MW);
+	CHECK_EQ(last_fence, 0); /* not exclusive: answered at once */
+	nwrs = fake_nwrs;
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &kt), 0);
+	fence = last_fence;
+	CHECK(fence != 0);
+	CHECK_EQ(fake_count(nwrs, &c2->qp, IBV_WR_LOCAL_INV), 0);
+	CHECK_EQ(c2->h.invs_waiting, 1);
+	inv1 = fake_last(&c1->qp, IBV_WR_LOCAL_INV);
+	inv3 = fake_last(&c3->qp, IBV_WR_LOCAL_INV);
+	CHECK(inv1 >= (int)nwrs && inv3 >= (int)nwrs);
+	CHECK_EQ(l->nkeys, 1);
+	CHECK_EQ(fake_log_count("revoked=3"), 1);
+	/* The taker's bind completes; nothing is due to it yet. */
+	fake_complete(lc, (unsigned)fake_last(&t->qp, IBV_WR_BIND_MW),
+		      IBV_WC_SUCCESS);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 0);
+	/* Again, while it waits: the same keys are awaited. */
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	again = last_fence;
+	CHECK(again != 0 && again != fence && k == kt);
+	fake_complete(lc, (unsigned)inv1, IBV_WC_SUCCESS);
+	fake_complete(lc, (unsigned)inv3, IBV_WC_SUCCESS);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 0); /* the parked one */
+	fake_complete(lc, (unsigned)bind2, IBV_WC_SUCCESS);
+	inv2 = fake_last(&c2->qp, IBV_WR_LOCAL_INV);
+	CHECK(inv2 > bind2);
+	CHECK_EQ(c2->h.invs_waiting, 0);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 0);
+	fake_advance(lc, 500);
+	fake_complete(lc, (unsigned)inv2, IBV_WC_SUCCESS);
+	CHECK_EQ(nfenced, 0); /* not from within the completion */
+	CHECK(event_pending(lc->fence_ev, EV_TIMEOUT, NULL));
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 2);
+	CHECK(fenced[0].h == &t->h && fenced[0].done.fence == fence);
+	CHECK(fence_heard(t, again, 0));
+	CHECK_EQ(fenced[0].done.status, 0);
+	CHECK_EQ(fenced[0].done.d.id, l->id);
+	CHECK_EQ(fenced[0].done.d.rkey, kt->rkey);
+	CHECK_EQ(fenced[0].done.d.holders, 1);
+	/* The time left as of the answer, not of the ATTACH. */
+	CHECK_EQ(fenced[0].done.d.ttl_ms, l->deadline_ms - fake_now);
+	CHECK_EQ(l->state, RMP_LEASE_GRANTED);
+	CHECK_EQ(c1->fails + c2->fails + c3->fails, 0);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 2);
+	/* Nothing left to wait for: answered at once. */
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	CHECK_EQ(last_fence, 0);
+	stop();
+	CHECK_EQ(nfenced, 2);
+}
+
+/*
+ * The taker's connection closes while its fence waits: no upcall names
+ * it, ever. The lease ends while a fence waits (FREE, expiry, the
+ * operator): the fence is decided at once, with what a new ATTACH would
+ * hear.
+ */
+static void test_fence_taker_or_lease_gone(void)
+{
+	static const char *const ends[] = { "free", "expiry", "operator" };
+	struct fake_conn *v, *t, *o;
+	struct rmp_lease *l;
+	struct rmp_key *k;
+	unsigned detail;
+	uint64_t fence;
+
+	start(RMP_KEYS_WINDOW);
+	v = conn(ta, "victim", 8);
+	t = conn(ta, "taker", 8);
+	l = grant(v, 4096, 0, 0);
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	CHECK(last_fence != 0);
+	fake_conn_close(lc, t);
+	fake_complete_all(lc, &t->qp, IBV_WC_WR_FLUSH_ERR);
+	fake_complete_all(lc, &v->qp, IBV_WC_SUCCESS);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 0);
+	CHECK(rmp_holder_idle(&t->h));
+	stop();
+
+	/* (The victim's invalidation must not time out first.) */
+	cfg.server.revoke_timeout_ms = 60000;
+	for (unsigned i = 0; i < RMP_ARRAY_SIZE(ends); i++) {
+		start(RMP_KEYS_WINDOW);
+		v = conn(ta, "victim", 8);
+		t = conn(ta, "taker", 8);
+		o = conn(ta, "other", 8);
+		l = grant(v, 4096, 5, 0);
+		CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k),
+			 0);
+		fence = last_fence;
+		CHECK(fence != 0);
+		if (i == 0)
+			CHECK_EQ(free_lease(o, l->id, l->secret), 0);
+		else if (i == 1)
+			fake_advance(lc, 5000 + cfg.lease.expiry_tick_ms);
+		else
+			CHECK_EQ(rmp_lifecycle_revoke(lc, l->id, "admin"), 0);
+		CHECK_EQ(l->state, RMP_LEASE_REVOKING);
+		fake_advance(lc, 0);
+		CHECK_EQ(nfenced, 1);
+		CHECK(fence_heard(t, fence, i == 0 ? -ENOENT : -EKEYEXPIRED));
+		CHECK_EQ(fenced[0].done.d.rkey, 0);
+		/* The victim's invalidation completes later: no second word. */
+		fake_complete_all(lc, NULL, IBV_WC_SUCCESS);
+		fake_advance(lc, 0);
+		CHECK_EQ(nfenced, 1);
+		stop();
+	}
+	cfg.server.revoke_timeout_ms = 1000;
+}
+
+/*
+ * The victim's connection dies while the fence waits: a parked
+ * invalidation settles with it (the fence is decided at the close), a
+ * posted one on its flush. No fence waits past revoke_timeout for a
+ * victim that does nothing: its QP is killed then and the flush proves
+ * its window dead. If even that brings no completion, the key is
+ * unproven: the taker hears -EIO, and so does every later exclusive
+ * ATTACH of that lease, at once.
+ */
+static void test_fence_victim_dies(void)
+{
+	struct fake_conn *v, *t, *w;
+	struct rmp_lease *l;
+	struct rmp_key *k;
+	unsigned detail;
+	uint64_t fence;
+
+	/* Parked (another lease's bind takes its one key work request),
+	 * then its connection closes: settled at the close. */
+	start(RMP_KEYS_WINDOW);
+	v = conn(ta, "victim", 1);
+	t = conn(ta, "taker", 8);
+	l = grant(t, 4096, 0, 0);
+	CHECK_EQ(attach(v, l, 0, 0, &detail, &k), 0);
+	fake_complete_all(lc, &v->qp, IBV_WC_SUCCESS);
+	CHECK_EQ(try_grant(v, 4096, 0, RMP_ACC_ALL, 0, &detail, NULL, NULL),
+		 0); /* its bind stays due */
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	fence = last_fence;
+	CHECK(fence != 0);
+	CHECK_EQ(v->h.invs_waiting, 1);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 0);
+	fake_conn_close(lc, v);
+	fake_advance(lc, 0);
+	CHECK(fence_heard(t, fence, 0));
+	fake_complete_all(lc, &v->qp, IBV_WC_WR_FLUSH_ERR);
+	CHECK(rmp_holder_idle(&v->h));
+	stop();
+
+	/* Posted, then its connection closes: decided on the flush. */
+	start(RMP_KEYS_WINDOW);
+	v = conn(ta, "victim", 8);
+	t = conn(ta, "taker", 8);
+	l = grant(v, 4096, 0, 0);
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	fence = last_fence;
+	fake_conn_close(lc, v);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 0);
+	CHECK_EQ(fake_complete_all(lc, &v->qp, IBV_WC_WR_FLUSH_ERR), 1);
+	fake_advance(lc, 0);
+	CHECK(fence_heard(t, fence, 0));
+	stop();
+
+	/* A victim that does nothing: the revoke timeout kills it. */
+	start(RMP_KEYS_WINDOW);
+	v = conn(ta, "victim", 8);
+	t = conn(ta, "taker", 8);
+	w = conn(ta, "later", 8);
+	l = grant(v, 4096, 0, 0);
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	fence = last_fence;
+	fake_advance(lc, 999);
+	CHECK_EQ(nfenced, 0);
+	fake_advance(lc, 1);
+	CHECK_EQ(v->fails, 1);
+	CHECK_STR(v->why, "a key revocation timed out");
+	CHECK_EQ(nfenced, 0);
+	CHECK_EQ(fake_complete_all(lc, &v->qp, IBV_WC_WR_FLUSH_ERR), 1);
+	fake_advance(lc, 0);
+	CHECK(fence_heard(t, fence, 0));
+	fake_conn_close(lc, v);
+	stop();
+
+	/* Not even a flush: unproven, -EIO, and the lease cannot be fenced
+	 * any more. */
+	start(RMP_KEYS_WINDOW);
+	v = conn(ta, "victim", 8);
+	t = conn(ta, "taker", 8);
+	w = conn(ta, "later", 8);
+	l = grant(v, 4096, 0, 0);
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	fence = last_fence;
+	fake_advance(lc, 1000);
+	CHECK_EQ(v->fails, 1);
+	fake_advance(lc, 999);
+	CHECK_EQ(nfenced, 0);
+	fake_advance(lc, 1);
+	CHECK(l->tainted);
+	CHECK(fence_heard(t, fence, -EIO));
+	CHECK_EQ(fenced[0].done.d.rkey, 0);
+	CHECK_EQ(attach(w, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), -EIO);
+	CHECK_EQ(last_fence, 0);
+	CHECK_EQ(l->state, RMP_LEASE_GRANTED);
+	fake_conn_close(lc, v);
+	fake_complete_all(lc, &v->qp, IBV_WC_WR_FLUSH_ERR);
+	stop();
+}
+
+/*
+ * Region mode: a key is dead once deregistered, which the revocation
+ * does at once: no fence waits, the answer is immediate. A
+ * deregistration that fails makes the takeover fail with -EIO at once.
+ */
+static void test_fence_region(void)
+{
+	struct fake_conn *v, *t;
+	struct rmp_lease *l;
+	struct rmp_key *k;
+	unsigned detail;
+
+	start(RMP_KEYS_REGION);
+	v = conn(ta, "victim", 8);
+	t = conn(ta, "taker", 8);
+	l = grant(v, 4096, 0, 0);
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	CHECK_EQ(last_fence, 0);
+	CHECK_EQ(l->keys_unsettled, 1);
+	l = grant(v, 4096, 0, 0);
+	fake_dereg_fail = EBUSY;
+	CHECK_EQ(attach(t, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), -EIO);
+	fake_dereg_fail = 0;
+	CHECK_EQ(last_fence, 0);
+	fake_advance(lc, 0);
+	CHECK_EQ(nfenced, 0);
+	stop();
+}
+
+/* ----------------------------------------------------- revoked by others */
+
+/*
+ * A holder counts the keys revoked by another's doing: a takeover,
+ * another holder's FREE, the operator, the close of an ephemeral lease's
+ * owner. Not its own requests (its FREE, an ATTACH with other access),
+ * not a deadline, not its own close.
+ */
+static void test_revoked_by_others(void)
+{
+	struct fake_conn *a, *b;
+	struct rmp_lease *l;
+	struct rmp_key *k;
+	unsigned detail;
+	uint64_t id;
+
+	start(RMP_KEYS_REGION); /* keys settle at once: no fences to wait */
+	a = conn(ta, "a", 8);
+	b = conn(ta, "b", 8);
+	/* a's own: its FREE, its new access, the deadline. */
+	l = grant(a, 4096, 0, 0);
+	CHECK_EQ(attach(a, l, RMP_ACC_READ, 0, &detail, &k), 0);
+	CHECK_EQ(free_lease(a, l->id, l->secret), 0);
+	l = grant(a, 4096, 1, 0);
+	id = l->id;
+	fake_advance(lc, 1000 + cfg.lease.expiry_tick_ms);
+	CHECK(rmp_lifecycle_find(lc, id) == NULL); /* expired */
+	CHECK_EQ(a->h.revoked_by_others, 0);
+	/* b's doing: a takeover, a FREE. */
+	l = grant(a, 4096, 0, 0);
+	CHECK_EQ(attach(b, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), 0);
+	CHECK_EQ(a->h.revoked_by_others, 1);
+	CHECK_EQ(attach(a, l, 0, 0, &detail, &k), 0);
+	CHECK_EQ(free_lease(b, l->id, l->secret), 0);
+	CHECK_EQ(a->h.revoked_by_others, 2);
+	CHECK_EQ(b->h.revoked_by_others, 0);
+	/* The operator's. */
+	l = grant(a, 4096, 0, 0);
+	CHECK_EQ(rmp_lifecycle_revoke(lc, l->id, "admin"), 0);
+	CHECK_EQ(a->h.revoked_by_others, 3);
+	/* The owner of an ephemeral lease closes: b's key goes with it. */
+	l = grant(a, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	CHECK_EQ(attach(b, l, 0, 0, &detail, &k), 0);
+	fake_conn_close(lc, a);
+	CHECK_EQ(b->h.revoked_by_others, 1);
+	CHECK_EQ(a->h.revoked_by_others, 3);
+	stop();
+}
+
+/*
+ * An ephemeral lease whose owner's connection failed on a revoked key
+ * (rmp_lifecycle_detach with grace) does not end: it waits
+ * EPHEMERAL_GRACE_MS for an ATTACH of its tenant, which adopts it (it
+ * ends with the adopter's connection from then on); nobody comes: it
+ * ends then. Its other leases live on as always; a FREE while it waits
+ * ends it once. Without the grace it ends at once, as before.
+ */
+static void test_ephemeral_grace(void)
+{
+	struct fake_conn *a, *a2, *a3, *o;
+	struct rmp_lease *e, *p, *f;
+	struct rmp_key *k;
+	unsigned detail;
+	uint64_t id;
+
+	start(RMP_KEYS_WINDOW);
+	a = conn(ta, "app", 8);
+	o = conn(ta, "other", 8);
+	e = grant(a, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	p = grant(a, 4096, 0, 0);
+	f = grant(a, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	fake_log_clear();
+	fake_conn_lost(lc, a);
+	fake_complete_all(lc, &a->qp, IBV_WC_WR_FLUSH_ERR);
+	CHECK_EQ(e->state, RMP_LEASE_GRANTED);
+	CHECK_EQ(f->state, RMP_LEASE_GRANTED);
+	CHECK_EQ(p->state, RMP_LEASE_GRANTED);
+	CHECK(e->owner_holder == NULL && e->orphan_until_ms != 0);
+	CHECK_EQ(fake_log_count("audit: orphan tenant=a client=app"), 2);
+	CHECK_EQ(fake_log_count("why=ephemeral"), 0);
+	/* The client comes back on a new connection: adopted. */
+	a2 = conn(ta, "app", 8);
+	fake_advance(lc, EPHEMERAL_GRACE_MS - 1);
+	CHECK_EQ(attach(a2, e, 0, 0, &detail, &k), 0);
+	CHECK(e->owner_holder == &a2->h);
+	CHECK_EQ(e->orphan_until_ms, 0);
+	CHECK_EQ(fake_log_count("audit: adopt tenant=a client=app"), 1);
+	/* f: freed while it waits (once); then nothing fires for it. */
+	id = f->id;
+	CHECK_EQ(free_lease(o, f->id, f->secret), 0);
+	CHECK_EQ(f->state, RMP_LEASE_ZEROING); /* no key left to revoke */
+	fake_advance(lc, 1);
+	CHECK(rmp_lifecycle_find(lc, id) == NULL);
+	CHECK_EQ(fake_log_count("why=ephemeral-not-adopted"), 0);
+	CHECK_EQ(e->state, RMP_LEASE_GRANTED);
+	/* The adopter's connection closes (not on a revoked key): e ends. */
+	fake_complete_all(lc, NULL, IBV_WC_SUCCESS);
+	fake_conn_close(lc, a2);
+	CHECK_EQ(e->state, RMP_LEASE_ZEROING);
+	CHECK_EQ(fake_log_count("why=ephemeral-connection-closed"), 1);
+
+	/* Nobody comes: it ends at the end of the grace. */
+	a3 = conn(ta, "app", 8);
+	e = grant(a3, 4096, 0, RMP_LEASE_F_EPHEMERAL);
+	id = e->id;
+	fake_conn_lost(lc, a3);
+	fake_complete_all(lc, &a3->qp, IBV_WC_WR_FLUSH_ERR);
+	fake_advance(lc, EPHEMERAL_GRACE_MS - 1);
+	CHECK(rmp_lifecycle_find(lc, id) == e);
+	fake_advance(lc, 1);
+	CHECK(rmp_lifecycle_find(lc, id) == NULL);
+	CHECK_EQ(fake_log_count("why=ephemeral-not-adopted"), 1);
+	CHECK_EQ(p->state, RMP_LEASE_GRANTED);
+	CHECK(!event_pending(lc->orphan_ev, EV_TIMEOUT, NULL));
+	stop();
+}
+
 /* The operator's calls: revoke (later requests hear "expired"), extend,
  * find, foreach, end_all. */
 static void count_lease(const struct rmp_lease *l, void *arg)
@@ -1423,6 +1849,12 @@ int main(void)
 	test_two_pools();
 	test_parked();
 	test_detach_during_revoke();
+	test_fence_waits();
+	test_fence_taker_or_lease_gone();
+	test_fence_victim_dies();
+	test_fence_region();
+	test_revoked_by_others();
+	test_ephemeral_grace();
 	test_operator();
 	test_no_way_back();
 	test_large_zeroing();
@@ -1430,9 +1862,9 @@ int main(void)
 	test_recover();
 	test_recover_nothing();
 	/* Every window allocated was deallocated, every region deregistered
-	 * (but the one whose deregistration failed). */
+	 * (but the two whose deregistration failed). */
 	CHECK_EQ(fake_mws_dealloced, fake_mws_alloced);
-	CHECK_EQ(fake_mrs_dereg + 1, fake_mrs_reg);
+	CHECK_EQ(fake_mrs_dereg + 2, fake_mrs_reg);
 	rmp_tenants_free(tenants);
 	return check_done();
 }

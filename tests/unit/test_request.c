@@ -35,6 +35,7 @@ static struct fake_conn conns[8];
 static unsigned nconns;
 static uint64_t next_req_id = 0x1000;
 static bool counted; /* the last message counted against the client */
+static uint64_t fence; /* the last message's reply waits for it (0: no) */
 
 /* ------------------------------------------------------------ fixture */
 
@@ -130,7 +131,7 @@ static int ask_raw(struct fake_conn *c, const uint8_t *buf, size_t len,
 {
 	struct rmp_msg rep;
 
-	counted = rmp_request_handle(&ctx, &c->h, buf, len, &rep);
+	counted = rmp_request_handle(&ctx, &c->h, buf, len, &rep, &fence);
 	wire(&rep, req_id, opcode, out);
 	return out->hdr.status;
 }
@@ -524,10 +525,101 @@ static void test_attach(void)
 	CHECK(!counted);
 	cfg.lease.keys_per_lease = 16;
 	CHECK_EQ(attach(c3, id, secret, 0, RMP_ATTACH_F_EXCLUSIVE, &out), 0);
+	CHECK(fence != 0); /* the reply waits (test_attach_fenced) */
 	CHECK_EQ(out.u.lease.holders, 1);
 	CHECK(fake_last(&c1->qp, IBV_WR_LOCAL_INV) >= 0);
 	CHECK(fake_last(&c2->qp, IBV_WR_LOCAL_INV) >= 0);
 	CHECK_EQ(ask_stat(c1).keys, 1);
+	CHECK_EQ(fence, 0);
+	stop();
+}
+
+/* The fence outcomes the lifecycle's upcall gave, in order. */
+static struct rmp_fence_done dones[4];
+static unsigned ndones;
+
+static void on_fenced(void *arg, struct rmp_holder *h,
+		      const struct rmp_fence_done *done)
+{
+	(void)arg;
+	(void)h;
+	if (ndones < 4)
+		dones[ndones] = *done;
+	ndones++;
+}
+
+/* held_attach -- c's exclusive ATTACH of lease id: its reply, held back
+ * (rep, not sent), and the fence it waits for. */
+static uint64_t held_attach(struct fake_conn *c, uint64_t id, uint64_t secret,
+			    struct rmp_msg *rep)
+{
+	struct rmp_msg m = msg(RMP_OP_ATTACH);
+	uint8_t buf[RMP_MSG_MAX];
+	int n;
+
+	m.u.attach.id = id;
+	m.u.attach.secret = secret;
+	m.u.attach.flags = RMP_ATTACH_F_EXCLUSIVE;
+	n = encode(&m, buf);
+	counted = rmp_request_handle(&ctx, &c->h, buf, (size_t)n, rep, &fence);
+	CHECK(!counted);
+	CHECK_EQ(rep->hdr.req_id, m.hdr.req_id);
+	return fence;
+}
+
+/*
+ * An exclusive ATTACH that must wait for another holder's key: its reply
+ * is held back (the fence named), and completed once the lifecycle says
+ * the fence is decided: the lease as the taker's key reaches it, or an
+ * error with no payload (the lease was freed meanwhile: -ENOENT).
+ */
+static void test_attach_fenced(void)
+{
+	struct fake_conn *c1, *c2;
+	struct rmp_msg lease, rep, out;
+	uint64_t f;
+	int bind;
+
+	start();
+	rmp_lifecycle_on_fence(ctx.lc, on_fenced, NULL);
+	ndones = 0;
+	c1 = conn(ta, "one");
+	c2 = conn(ta, "two");
+	CHECK_EQ(alloc(c1, 4096, 0, RMP_ACC_ALL, 0, &lease), 0);
+	fake_complete_all(ctx.lc, NULL, IBV_WC_SUCCESS);
+	f = held_attach(c2, lease.u.lease.id, lease.u.lease.secret, &rep);
+	CHECK(f != 0);
+	bind = fake_last(&c2->qp, IBV_WR_BIND_MW);
+	CHECK(bind >= 0);
+	fake_advance(ctx.lc, 0);
+	CHECK_EQ(ndones, 0);
+	fake_advance(ctx.lc, 100);
+	fake_complete_all(ctx.lc, &c1->qp, IBV_WC_SUCCESS);
+	fake_advance(ctx.lc, 0);
+	CHECK_EQ(ndones, 1);
+	CHECK_EQ(dones[0].fence, f);
+	rmp_request_fenced(&rep, &dones[0]);
+	wire(&rep, rep.hdr.req_id, RMP_OP_ATTACH, &out);
+	CHECK_EQ(out.hdr.status, 0);
+	CHECK_EQ(out.u.lease.id, lease.u.lease.id);
+	CHECK_EQ(out.u.lease.secret, lease.u.lease.secret);
+	CHECK_EQ(out.u.lease.rkey, fake_wrs[bind].wr.bind_mw.rkey);
+	CHECK_EQ(out.u.lease.holders, 1);
+	CHECK(out.u.lease.ttl_ms + 100 <= lease.u.lease.ttl_ms);
+
+	/* Freed while the fence waits. */
+	CHECK_EQ(alloc(c1, 4096, 0, RMP_ACC_ALL, 0, &lease), 0);
+	fake_complete_all(ctx.lc, NULL, IBV_WC_SUCCESS);
+	f = held_attach(c2, lease.u.lease.id, lease.u.lease.secret, &rep);
+	CHECK(f != 0);
+	CHECK_EQ(free_lease(c1, lease.u.lease.id, lease.u.lease.secret, &out),
+		 0);
+	fake_advance(ctx.lc, 0);
+	CHECK_EQ(ndones, 2);
+	CHECK_EQ(dones[1].fence, f);
+	rmp_request_fenced(&rep, &dones[1]);
+	wire(&rep, rep.hdr.req_id, RMP_OP_ATTACH, &out);
+	CHECK_EQ(out.hdr.status, -ENOENT);
 	stop();
 }
 
@@ -774,7 +866,8 @@ static void test_unanswered(void)
 	m.u.attach.id = lease.u.lease.id;
 	m.u.attach.secret = lease.u.lease.secret;
 	n = encode(&m, buf);
-	CHECK(!rmp_request_handle(&ctx, &c->h, buf, (size_t)n, &rep));
+	CHECK(!rmp_request_handle(&ctx, &c->h, buf, (size_t)n, &rep,
+				  &fence));
 	CHECK_EQ(rep.hdr.status, 0);
 	rmp_request_unanswered(&ctx, &c->h, &rep);
 	CHECK(rmp_lifecycle_find(ctx.lc, lease.u.lease.id) != NULL);
@@ -808,6 +901,7 @@ int main(void)
 	test_renew_free();
 	test_attach();
 	test_attach_epoch();
+	test_attach_fenced();
 	test_stat();
 	test_voided_proof();
 	test_malformed();
