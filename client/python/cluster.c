@@ -287,38 +287,37 @@ static PyObject *cluster_nodes(PyObject *self, PyObject *unused)
 	return list;
 }
 
-static PyObject *cluster_check(PyObject *self, PyObject *arg)
+/* What check and repair call: the cluster's name or token calls. */
+enum str_call { CALL_CHECK, CALL_REPAIR };
+
+/* str_call -- the library's call `which` on cl with the str arg (a
+ * node's name, a token): None, or the exception. */
+static PyObject *str_call(PyObject *self, PyObject *arg, enum str_call which)
 {
 	RmpCluster *cl = (RmpCluster *)self;
 	struct rmp_cluster *held;
-	const char *node;
+	const char *s;
 	int n;
 
-	if (check_open(cl) < 0 || rmp_py_utf8(arg, &node) < 0)
+	if (check_open(cl) < 0 || rmp_py_utf8(arg, &s) < 0)
 		return NULL;
 	RMP_PY_CALL_ON(&cl->lk, n, held, cl->cl, check_open(cl),
 		       rmp_cluster_last_error(held),
-		       rmp_cluster_check(held, node));
+		       which == CALL_CHECK ? rmp_cluster_check(held, s) :
+		       rmp_cluster_repair(held, s));
 	if (n < 0)
 		return NULL;
 	Py_RETURN_NONE;
 }
 
+static PyObject *cluster_check(PyObject *self, PyObject *arg)
+{
+	return str_call(self, arg, CALL_CHECK);
+}
+
 static PyObject *cluster_repair(PyObject *self, PyObject *arg)
 {
-	RmpCluster *cl = (RmpCluster *)self;
-	struct rmp_cluster *held;
-	const char *token;
-	int n;
-
-	if (check_open(cl) < 0 || rmp_py_utf8(arg, &token) < 0)
-		return NULL;
-	RMP_PY_CALL_ON(&cl->lk, n, held, cl->cl, check_open(cl),
-		       rmp_cluster_last_error(held),
-		       rmp_cluster_repair(held, token));
-	if (n < 0)
-		return NULL;
-	Py_RETURN_NONE;
+	return str_call(self, arg, CALL_REPAIR);
 }
 
 /* exclude_arg -- None, a str ("n1,n2" or "n1 n2"), or an iterable of

@@ -118,6 +118,20 @@ static void open_cluster(const char *url)
 		fail("rmp_cluster_open: %s", rmp_strerror(err));
 }
 
+/* attach_token -- the cluster of url opened and the lease of token
+ * attached (a failure ends the process). */
+static struct rmp_lease *attach_token(const char *url, const char *token)
+{
+	struct rmp_lease *l;
+	int err;
+
+	open_cluster(url);
+	err = rmp_cluster_attach(cl, token, NULL, &l);
+	if (err)
+		fail("attach: %s", rmp_strerror(err));
+	return l;
+}
+
 static uint64_t number(const char *s)
 {
 	char *end;
@@ -622,10 +636,7 @@ static int seq(int argc, char **argv)
 
 	if (argc != 3)
 		fail("usage: seq URL TOKEN MS");
-	open_cluster(argv[0]);
-	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
-	if (err)
-		fail("attach: %s", rmp_strerror(err));
+	l = attach_token(argv[0], argv[1]);
 	blocks = blocks_of(l);
 	printf("ready\n");
 	fflush(stdout);
@@ -659,10 +670,7 @@ static int seqcheck(int argc, char **argv)
 
 	if (argc != 2)
 		fail("usage: seqcheck URL TOKEN");
-	open_cluster(argv[0]);
-	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
-	if (err)
-		fail("attach: %s", rmp_strerror(err));
+	l = attach_token(argv[0], argv[1]);
 	blocks = blocks_of(l);
 	want = calloc(blocks, sizeof(*want));
 	mem = malloc(blocks * 4096 + 1);
@@ -700,14 +708,10 @@ static int members(int argc, char **argv)
 {
 	char token[RMP_TOKEN_MAXLEN];
 	struct rmp_lease *l;
-	int err;
 
 	if (argc != 2)
 		fail("usage: members URL TOKEN");
-	open_cluster(argv[0]);
-	err = rmp_cluster_attach(cl, argv[1], NULL, &l);
-	if (err)
-		fail("attach: %s", rmp_strerror(err));
+	l = attach_token(argv[0], argv[1]);
 	{
 		struct rmp_lease_info info = { .size = sizeof(info) };
 
