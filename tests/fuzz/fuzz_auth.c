@@ -20,10 +20,11 @@
  * target asserts that the check accepts exactly the right proof for that
  * client nonce (computed here with rmp_auth_proof()) and nothing else,
  * that it answers the right one with the server's proof of the key for
- * the same nonces and anything else with zeros, and that it never calls
- * a wrong proof a replay: only the right proof is ever accepted, so only
- * it can be replayed. The proof of the same client for another server (a
- * relay) is refused as wrong.
+ * the same nonces and anything else with zeros, and that it calls a
+ * wrong proof a replay only when that proof was accepted before (for
+ * another client nonce: this target keeps the proofs it saw accepted).
+ * The proof of the same client for another server (a relay) is refused
+ * as wrong.
  *
  * Each input is tried twice: as it is, and with its first 64 bytes put
  * into a well-formed AUTH request (proof, client nonce), so that random
@@ -105,6 +106,21 @@ static void proof(enum rmp_auth_role role, const uint8_t *sn,
 		       CLIENT, ep, out);
 }
 
+/* The proofs accepted last, as the daemon's replay check remembers them
+ * (daemon/tenant.c: a ring of the last 1024 accepted, every acceptance
+ * a new entry). */
+#define SEEN_MAX 1024
+static uint8_t seen[SEEN_MAX][RMP_PROOF_LEN];
+static unsigned nseen;
+
+static int was_accepted(const uint8_t p[RMP_PROOF_LEN])
+{
+	for (unsigned i = 0; i < nseen && i < SEEN_MAX; i++)
+		if (!memcmp(seen[i], p, RMP_PROOF_LEN))
+			return 1;
+	return 0;
+}
+
 /* verify -- rmp_tenants_check_proof, its server proof checked: the
  * server's proof for sn and cn on success, zeros otherwise. */
 static unsigned verify(const uint8_t *sn, const uint8_t *cn,
@@ -121,6 +137,7 @@ static unsigned verify(const uint8_t *sn, const uint8_t *cn,
 		proof(RMP_AUTH_SERVER, sn, cn, server, want);
 		if (memcmp(sp, want, sizeof(sp)))
 			abort(); /* the server proved something else */
+		memcpy(seen[nseen++ % SEEN_MAX], p, RMP_PROOF_LEN);
 	} else if (memcmp(sp, zeros, sizeof(sp))) {
 		abort(); /* a refusal that proves something */
 	}
@@ -157,7 +174,8 @@ static void check(const uint8_t *buf, size_t len)
 		abort(); /* a wrong proof let in */
 	if (same && d != RMP_DETAIL_NONE)
 		abort(); /* the right proof refused */
-	if (!same && d != RMP_DETAIL_BAD_PROOF)
+	if (!same && d != RMP_DETAIL_BAD_PROOF &&
+	    !(d == RMP_DETAIL_REPLAYED && was_accepted(m.u.auth.proof)))
 		abort(); /* a wrong proof called a replay (or worse) */
 
 	/* The right proof works on its own connection, again and again... */
@@ -168,7 +186,8 @@ static void check(const uint8_t *buf, size_t len)
 		abort();
 	/* ...and the received proof is no good on another connection. */
 	d = verify(other_nonce, cn, m.u.auth.proof);
-	if (d != (same ? RMP_DETAIL_REPLAYED : RMP_DETAIL_BAD_PROOF))
+	if (d != (was_accepted(m.u.auth.proof) ? RMP_DETAIL_REPLAYED :
+		  RMP_DETAIL_BAD_PROOF))
 		abort();
 	/* A proof made for a relay is wrong here, nonces and all right. */
 	if (verify(nonce, cn, relayed) != RMP_DETAIL_BAD_PROOF)
