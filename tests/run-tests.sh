@@ -11,7 +11,8 @@
 #   twohost  faults between two hosts (loss, dead hosts, restarts) on two
 #          linked Soft-RoCE guests (tests/vm/pair.sh), run from this host
 #   asan   the unit and rdma suites again (rdma without the tests of
-#          suite plain-only), built with -Db_sanitize=address,undefined
+#          suite plain-only), built with -Db_sanitize=address,undefined;
+#          the tests of suite sanitized-only run here only
 #   fuzz   each libFuzzer target for RMP_FUZZ_SECONDS (default 30) s
 #
 # Exits non-zero when anything failed. Set RMP_SKIP_ASAN=1 or
@@ -60,7 +61,9 @@ run_suite "$build" etcd etcd
 # The RDMA suites of both builds run in one device session (one VM boot).
 # In the VM stdout is the serial console, a tty: '| cat' keeps meson's
 # progress animation out of the log.
-rdma_cmd="set -o pipefail; meson test -C '$build' --no-rebuild --print-errorlogs --suite rdma --logbase rdma | cat; s=\$?"
+plain_skip=
+[ -z "${RMP_SKIP_ASAN:-}" ] && plain_skip="--no-suite sanitized-only"
+rdma_cmd="set -o pipefail; meson test -C '$build' --no-rebuild --print-errorlogs --suite rdma $plain_skip --logbase rdma | cat; s=\$?"
 logs+=("$build/meson-logs/rdma.json")
 if [ -z "${RMP_SKIP_ASAN:-}" ]; then
 	# Sanitized: not the measurements (suite plain-only), and 5000 leases
