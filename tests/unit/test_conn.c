@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 #include <event2/event.h>
 
 #include "auth.h"
@@ -1042,6 +1043,110 @@ static void test_not_a_send(void)
 	stop();
 }
 
+/* ------------------------------------------------------------- the log */
+
+static int cap_fd = -1, cap_saved = -1;
+
+/* capture -- the log (stderr) goes to a fresh file from now on. */
+static void capture(void)
+{
+	char path[] = "/tmp/rmp-test-conn-log.XXXXXX";
+
+	fflush(stderr);
+	cap_fd = mkstemp(path);
+	CHECK(cap_fd >= 0);
+	unlink(path);
+	cap_saved = dup(STDERR_FILENO);
+	dup2(cap_fd, STDERR_FILENO);
+}
+
+/* captured -- what was logged since capture(); stderr as before. */
+static const char *captured(void)
+{
+	static char buf[1 << 20];
+	ssize_t n = pread(cap_fd, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	dup2(cap_saved, STDERR_FILENO);
+	close(cap_saved);
+	close(cap_fd);
+	return buf;
+}
+
+static unsigned count_str(const char *s, const char *needle)
+{
+	unsigned n = 0;
+
+	for (; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * Lines a peer can cause without a key -- failed proofs (their audit
+ * lines too) and receives that are no request -- are rate-limited per
+ * block like the other lines about it: 40 of each from one address leave
+ * at most a burst, and the rest are counted and summed up in the next
+ * window. The audit lines of what succeeds are complete: 20 grants of a
+ * proven client at that address, all logged.
+ */
+static void test_peer_lines_limited(void)
+{
+	uint8_t buf[RMP_MSG_MAX] = { 0 };
+	struct wr_rec *rep;
+	struct rmp_conn *c;
+	const char *log;
+	char name[16];
+	uint32_t qpn;
+
+	start(RMP_KEYS_WINDOW);
+	capture();
+	for (unsigned i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), i % 2 ? "acme" : "nobody%u", i);
+		c = open_as("192.0.2.7", name);
+		qpn = c->qp->qp_num;
+		send_auth(c, true);
+		complete(last(qpn, IBV_WR_SEND), IBV_WC_SUCCESS);
+		CHECK(conn_of(qpn) == NULL);
+	}
+	for (unsigned i = 0; i < 40; i++) {
+		c = open_from("192.0.2.7");
+		qpn = c->qp->qp_num;
+		deliver_raw(c, buf, 0, IBV_WC_RECV_RDMA_WITH_IMM, 0);
+		CHECK(conn_of(qpn) == NULL);
+	}
+	c = proven_from("192.0.2.7");
+	qpn = c->qp->qp_num;
+	for (unsigned i = 0; i < 20; i++) {
+		rep = alloc_lease(c, 0);
+		CHECK_EQ(rep->msg.hdr.status, 0);
+		complete(last(qpn, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+		complete(rep, IBV_WC_SUCCESS);
+	}
+	/* The next window's first line about the block sums the rest up. */
+	now_ms += RMP_GUARD_LOG_WINDOW_MS;
+	rmp_conn_close(c, "test");
+	c = open_as("192.0.2.7", "nobody");
+	send_auth(c, true);
+	complete(last(c->qp->qp_num, IBV_WR_SEND), IBV_WC_SUCCESS);
+	log = captured();
+	printf("# about 192.0.2.7: %u auth-fail audit lines, %u 'not part of "
+	       "the protocol', %u grants; %llu counted, not logged\n",
+	       count_str(log, "audit: auth-fail"),
+	       count_str(log, "not part of the protocol"),
+	       count_str(log, "audit: grant"),
+	       (unsigned long long)set.counters.log_suppressed);
+	CHECK(count_str(log, "audit: auth-fail") <= RMP_GUARD_LOG_BURST + 1);
+	CHECK(count_str(log, "not part of the protocol") <=
+	      RMP_GUARD_LOG_BURST);
+	CHECK_EQ(count_str(log, "audit: grant"), 20);
+	CHECK(set.counters.log_suppressed >= 70);
+	CHECK_EQ(count_str(log, "line(s) about 192.0.2.7 in 10 s were not "
+				"logged"), 1);
+	rmp_conns_close_all(&set, "test");
+	stop();
+}
+
 /* Region mode: a lease's key is an MR of the connection's PD, gone with
  * the close. Own receives after it: flushed ones are not re-posted, one
  * that completed before the kill is not answered; the last frees it. */
@@ -1485,6 +1590,7 @@ int main(void)
 	test_bad_messages();
 	test_beyond_credits();
 	test_not_a_send();
+	test_peer_lines_limited();
 	test_flush_after_close();
 	test_free_waits();
 	test_key_failure();
