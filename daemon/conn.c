@@ -90,30 +90,50 @@ void cn_maybe_free(struct rmp_conn *c)
 	free(c);
 }
 
-void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
-			const char *fmt, ...)
+/* log_peer -- rmp_conns_log_peer, and audit lines of a failure (their
+ * own budget: rmp_guard_may_log). */
+static void log_peer(struct rmp_conns *s, const char *ip, int level,
+		     bool audit, const char *fmt, va_list ap)
 {
 	char block[RMP_PEER_BLOCK_LEN], line[512];
 	unsigned suppressed;
-	va_list ap;
 
 	if (level > rmp_log_level())
 		return;
-	if (!rmp_guard_may_log(s->guard, ip, rmp_now_ms(), &suppressed)) {
+	if (!rmp_guard_may_log(s->guard, ip, rmp_now_ms(), audit,
+			       &suppressed)) {
 		s->counters.log_suppressed++;
 		return;
 	}
 	if (suppressed) {
 		rmp_peer_block(ip, block, sizeof(block));
 		rmp_log(LOG_WARNING, "%u more line(s) about %s in %u s were "
-			"not logged (at most %u per %u s)", suppressed, block,
-			RMP_GUARD_LOG_WINDOW_MS / 1000, RMP_GUARD_LOG_BURST,
-			RMP_GUARD_LOG_WINDOW_MS / 1000);
+			"not logged (at most %u per %u s, audit lines apart)",
+			suppressed, block, RMP_GUARD_LOG_WINDOW_MS / 1000,
+			RMP_GUARD_LOG_BURST, RMP_GUARD_LOG_WINDOW_MS / 1000);
 	}
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	rmp_log(level, "%s", line);
+}
+
+void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_peer(s, ip, level, false, fmt, ap);
+	va_end(ap);
+}
+
+void rmp_conns_audit_peer(struct rmp_conns *s, const char *ip,
+			  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_peer(s, ip, LOG_NOTICE, true, fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -558,13 +578,16 @@ static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 	c->auth.tenant->auth_failures++;
 	c->set->counters.auth_failures++;
 	/* The peer was told "wrong key" for an unknown name too; the log
-	 * says which. */
-	log_notice("audit: auth-fail tenant=%s client=%s peer=%s reason=%s",
-		   tenant[0] ? tenant : "-", c->name, c->peer,
-		   detail == RMP_DETAIL_NOT_AUTHED ? "request-before-auth" :
-		   c->auth.tenant->stranger ? "unknown-tenant" :
-		   detail == RMP_DETAIL_REPLAYED ? "replayed-proof" :
-		   "wrong-key");
+	 * says which. A failure needs no key: its lines go through the
+	 * block's rate limit. */
+	rmp_conns_audit_peer(c->set, c->peer_ip, "audit: auth-fail tenant=%s "
+			     "client=%s peer=%s reason=%s",
+			     tenant[0] ? tenant : "-", c->name, c->peer,
+			     detail == RMP_DETAIL_NOT_AUTHED ?
+			     "request-before-auth" :
+			     c->auth.tenant->stranger ? "unknown-tenant" :
+			     detail == RMP_DETAIL_REPLAYED ? "replayed-proof" :
+			     "wrong-key");
 	snprintf(what, sizeof(what), "authentication as tenant %s failed: %s",
 		 tenant[0] ? tenant : "anonymous",
 		 c->auth.tenant->stranger && detail != RMP_DETAIL_NOT_AUTHED ?
@@ -656,12 +679,15 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 	if (wc->status == IBV_WC_SUCCESS)
 		bad = not_a_request(rx->dev, wc);
 	if (bad && c) {
-		log_warn("%s: %s (not part of the protocol)", c->holder.label,
-			 bad);
+		rmp_conns_log_peer(s, c->peer_ip, LOG_WARNING, "%s: %s (not "
+				   "part of the protocol)", c->holder.label,
+				   bad);
 		note_access_error(c, bad + strlen("it "));
 		rmp_conn_close(c, "it broke the protocol");
 	} else if (bad) {
-		log_warn("unknown client: %s (not part of the protocol)", bad);
+		rmp_conns_log_peer(s, "unknown client", LOG_WARNING, "unknown "
+				   "client: %s (not part of the protocol)",
+				   bad);
 	} else if (wc->status == IBV_WC_SUCCESS && c) {
 		/* A message can overtake the ESTABLISHED event: it proves
 		 * the connection is up (the QP is in RTS already). */

@@ -153,14 +153,22 @@ void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip);
 
 /*
  * rmp_conns_log_peer -- a log line about a peer (a refused connect, an
- * access or authentication error), at most RMP_GUARD_LOG_BURST per block
- * of addresses in each RMP_GUARD_LOG_WINDOW_MS, then a line that says how
- * many were not logged: a flood from one peer cannot fill the log. Not
- * for audit lines, which are always logged.
+ * access or authentication error, a receive that is no request), at most
+ * RMP_GUARD_LOG_BURST per block of addresses in each
+ * RMP_GUARD_LOG_WINDOW_MS, then a line that says how many were not
+ * logged: a flood from one peer cannot fill the log.
+ * rmp_conns_audit_peer -- the same at notice for an audit line of a
+ * failure a peer can cause without a key (auth-fail), in a budget of its
+ * own: the other lines of a flood cannot crowd out its first audit
+ * lines. Neither is for the audit lines of what succeeds (a grant, a
+ * free), which are always logged.
  */
 void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
 			const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+void rmp_conns_audit_peer(struct rmp_conns *s, const char *ip,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * rmp_conns_note_failure -- one failure from ip: count it with the guard

@@ -20,9 +20,10 @@ struct peer {
 	unsigned count;      /* errors in the window */
 	uint64_t until_ms;   /* refused until then */
 	uint64_t seen_ms;
-	/* Log lines about the block (rmp_guard_may_log). */
+	/* Log lines about the block (rmp_guard_may_log): each kind's count
+	 * in the window ([1]: audit lines), and those not logged. */
 	uint64_t log_window_ms;
-	unsigned logged, suppressed;
+	unsigned logged[2], suppressed;
 };
 
 struct rmp_guard {
@@ -182,7 +183,7 @@ uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 }
 
 bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
-		       unsigned *suppressed)
+		       bool audit, unsigned *suppressed)
 {
 	struct peer *p = seen(g, ip, NULL, now_ms);
 
@@ -191,11 +192,11 @@ bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 	    now_ms - p->log_window_ms >= RMP_GUARD_LOG_WINDOW_MS) {
 		*suppressed = p->suppressed;
 		p->log_window_ms = now_ms ? now_ms : 1;
-		p->logged = 0;
+		p->logged[0] = p->logged[1] = 0;
 		p->suppressed = 0;
 	}
-	if (p->logged < RMP_GUARD_LOG_BURST) {
-		p->logged++;
+	if (p->logged[audit] < RMP_GUARD_LOG_BURST) {
+		p->logged[audit]++;
 		return true;
 	}
 	p->suppressed++;

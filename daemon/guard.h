@@ -56,15 +56,18 @@ uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 
 /*
  * rmp_guard_may_log -- may one more line about ip's block (a refused
- * connect, an access or authentication error) be logged at now_ms? At
- * most RMP_GUARD_LOG_BURST per block in each RMP_GUARD_LOG_WINDOW_MS; the
- * rest are counted, and the first call of the next window gets that
- * count in *suppressed (else 0), for one summary line. Audit lines and
- * the start of a cool-down are not for this: they are always logged.
+ * connect, an access or authentication error; audit: an audit line of a
+ * failure, such as auth-fail) be logged at now_ms? At most
+ * RMP_GUARD_LOG_BURST of each kind per block in each
+ * RMP_GUARD_LOG_WINDOW_MS: a flood's other lines cannot crowd out the
+ * first audit lines. The rest are counted, and the first call of the
+ * next window gets that count (both kinds) in *suppressed (else 0), for
+ * one summary line. The audit lines of what succeeds and the start of a
+ * cool-down are not for this: they are always logged.
  */
 #define RMP_GUARD_LOG_BURST 10u
 #define RMP_GUARD_LOG_WINDOW_MS 10000u
 bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
-		       unsigned *suppressed);
+		       bool audit, unsigned *suppressed);
 
 #endif /* RMP_GUARD_H */

@@ -83,8 +83,9 @@ static unsigned choose_tenant(struct rmp_listener *ls,
 	t = rmp_tenants_for_connect(ls->tenants, req->tenant, &why);
 	if (!t) {
 		rmp_log_field(who, sizeof(who), req->name);
-		log_notice("audit: auth-fail tenant=- client=%s peer=%s "
-			   "reason=anonymous-disabled", who, peer);
+		rmp_conns_audit_peer(ls->conns, ip, "audit: auth-fail tenant=- "
+				     "client=%s peer=%s "
+				     "reason=anonymous-disabled", who, peer);
 		rmp_conns_note_failure(ls->conns, ip, "", peer,
 				       "connect: anonymous access is disabled",
 				       cfg->server.auth_failures_per_minute);
@@ -182,9 +183,11 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		char who[RMP_LOG_NAME_LEN];
 
 		rmp_log_field(who, sizeof(who), req.name);
-		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
-			   "reason=foreign-address",
-			   req.tenant[0] ? req.tenant : "-", who, peer);
+		rmp_conns_audit_peer(ls->conns, ip, "audit: auth-fail "
+				     "tenant=%s client=%s peer=%s "
+				     "reason=foreign-address",
+				     req.tenant[0] ? req.tenant : "-", who,
+				     peer);
 		rmp_conns_note_failure(ls->conns, ip, NULL, peer,
 				       "connect: not to an address of ours",
 				       cfg->server.auth_failures_per_minute);

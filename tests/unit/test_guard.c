@@ -160,24 +160,40 @@ static void test_log_rate(void)
 	unsigned logged = 0, suppressed = 99, i;
 
 	for (i = 0; i < 25; i++)
-		logged += rmp_guard_may_log(g, "192.0.2.7", 1000 + i,
+		logged += rmp_guard_may_log(g, "192.0.2.7", 1000 + i, false,
 					    &suppressed);
 	CHECK_EQ(logged, RMP_GUARD_LOG_BURST);
 	CHECK_EQ(suppressed, 0);
 	/* Two addresses of one /64 share a budget. */
 	for (i = 0; i < RMP_GUARD_LOG_BURST; i++)
-		CHECK(rmp_guard_may_log(g, "2001:db8::1", 1100, &suppressed));
-	CHECK(!rmp_guard_may_log(g, "2001:db8::2", 1100, &suppressed));
+		CHECK(rmp_guard_may_log(g, "2001:db8::1", 1100, false,
+					&suppressed));
+	CHECK(!rmp_guard_may_log(g, "2001:db8::2", 1100, false, &suppressed));
 	/* Another address has its own. */
-	CHECK(rmp_guard_may_log(g, "192.0.2.8", 1100, &suppressed));
+	CHECK(rmp_guard_may_log(g, "192.0.2.8", 1100, false, &suppressed));
 	CHECK_EQ(suppressed, 0);
 	/* The next window: allowed again, with the count of the last. */
 	CHECK(rmp_guard_may_log(g, "192.0.2.7",
-				1000 + RMP_GUARD_LOG_WINDOW_MS, &suppressed));
+				1000 + RMP_GUARD_LOG_WINDOW_MS, false,
+				&suppressed));
 	CHECK_EQ(suppressed, 25 - RMP_GUARD_LOG_BURST);
 	CHECK(rmp_guard_may_log(g, "192.0.2.7",
-				1001 + RMP_GUARD_LOG_WINDOW_MS, &suppressed));
+				1001 + RMP_GUARD_LOG_WINDOW_MS, false,
+				&suppressed));
 	CHECK_EQ(suppressed, 0);
+	/* Audit lines of failures have a budget of their own: the other
+	 * lines used theirs up, and still the first audit lines go out;
+	 * then they are counted too. */
+	for (i = 0; i < 25; i++)
+		rmp_guard_may_log(g, "192.0.2.9", 3000, false, &suppressed);
+	for (i = logged = 0; i < 25; i++)
+		logged += rmp_guard_may_log(g, "192.0.2.9", 3000, true,
+					    &suppressed);
+	CHECK_EQ(logged, RMP_GUARD_LOG_BURST);
+	CHECK(rmp_guard_may_log(g, "192.0.2.9",
+				3000 + RMP_GUARD_LOG_WINDOW_MS, true,
+				&suppressed));
+	CHECK_EQ(suppressed, 2 * (25 - RMP_GUARD_LOG_BURST));
 	rmp_guard_free(g);
 }
 
