@@ -1043,6 +1043,67 @@ static void test_not_a_send(void)
 	stop();
 }
 
+/* fail_proof -- a connection from ip naming tname fails its proof. */
+static void fail_proof(const char *ip, const char *tname)
+{
+	struct rmp_conn *c = open_as(ip, tname);
+	uint32_t qpn = c->qp->qp_num;
+
+	send_auth(c, true);
+	complete(last(qpn, IBV_WR_SEND), IBV_WC_SUCCESS);
+	CHECK(conn_of(qpn) == NULL);
+}
+
+/*
+ * Failed proofs under ever new tenant names cool their whole block down
+ * (past 4 x auth_failures_per_minute): a keyless peer cannot fail
+ * without end. But a tenant that proved its key from that block is not
+ * locked out by it: the listener does not refuse it (rmp_guard_refusing),
+ * and it proves its key again. Every other name is refused alike -- a
+ * tenant that exists but did not prove its key there and a name nobody
+ * has get the same answer for as long, so a peer learns nothing of which
+ * names exist -- and the proven tenant's own name still cools down when
+ * proofs naming it fail.
+ */
+static void test_block_cooldown_spares_proven(void)
+{
+	unsigned max = 5 * 4; /* the block's: 4 x the default per name */
+	struct rmp_conn *c;
+	char name[16];
+	uint64_t beta_ms, nobody_ms;
+
+	start(RMP_KEYS_WINDOW);
+	CHECK_EQ(cfg.server.auth_failures_per_minute, 5);
+	c = proven_from("192.0.2.7");
+	rmp_conn_close(c, "test");
+	for (unsigned i = 0; i <= max; i++) {
+		snprintf(name, sizeof(name), "rnd%u", i);
+		fail_proof("192.0.2.7", name);
+	}
+	beta_ms = rmp_guard_refusing(guard, "192.0.2.7", "beta", now_ms);
+	nobody_ms = rmp_guard_refusing(guard, "192.0.2.7", "nobody", now_ms);
+	printf("# after %u failed proofs under new names: acme %llu ms, beta "
+	       "%llu ms, nobody %llu ms\n", max + 1,
+	       (unsigned long long)rmp_guard_refusing(guard, "192.0.2.7",
+						      "acme", now_ms),
+	       (unsigned long long)beta_ms, (unsigned long long)nobody_ms);
+	CHECK(beta_ms > 0);
+	CHECK_EQ(beta_ms, nobody_ms);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.7", "", now_ms) > 0);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.7", NULL, now_ms) > 0);
+	CHECK_EQ(rmp_guard_refusing(guard, "192.0.2.7", "acme", now_ms), 0);
+	c = proven_from("192.0.2.7");
+	CHECK(c->holder.tenant == tenant("acme"));
+	rmp_conn_close(c, "test");
+	/* Its own name's failures still cool it down there. */
+	for (unsigned i = 0; i <= 5; i++)
+		fail_proof("192.0.2.7", "acme");
+	CHECK(rmp_guard_refusing(guard, "192.0.2.7", "acme", now_ms) > 0);
+	/* Elsewhere nothing changed. */
+	CHECK_EQ(rmp_guard_refusing(guard, "192.0.2.8", "beta", now_ms), 0);
+	stop();
+}
+
 /* ------------------------------------------------------------- the log */
 
 static int cap_fd = -1, cap_saved = -1;
@@ -1591,6 +1652,7 @@ int main(void)
 	test_beyond_credits();
 	test_not_a_send();
 	test_peer_lines_limited();
+	test_block_cooldown_spares_proven();
 	test_flush_after_close();
 	test_free_waits();
 	test_key_failure();
