@@ -226,7 +226,8 @@ void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
 
 /* A block's failed proofs, whatever tenant names they named, cool the
  * whole block down past this many times auth_failures_per_minute: a
- * peer cannot fail without end by naming a new tenant each time. */
+ * peer cannot fail without end by naming a new tenant each time. (A
+ * name that proved its key there lately is spared: rmp_guard_proven.) */
 #define BLOCK_AUTH_FAILURES_FACTOR 4u
 
 void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
@@ -266,7 +267,9 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 	if (block_cooldown)
 		log_warn("refusing connections from %s for %" PRIu64 " s: "
 			 "more than %u failed authentications within a minute, "
-			 "whatever tenants they named", block, cool / 1000,
+			 "whatever tenants they named (but for tenants that "
+			 "proved their key from there within the hour)", block,
+			 cool / 1000,
 			 max_per_minute * BLOCK_AUTH_FAILURES_FACTOR);
 }
 
@@ -554,6 +557,10 @@ static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 		return;
 	}
 	cn_count_as(c, RMP_CONN_COUNTS_PROVEN);
+	/* A block cool-down from others' failures spares it from now on. */
+	if (!t->anonymous)
+		rmp_guard_proven(c->set->guard, c->peer_ip,
+				 c->auth.tenant_name, rmp_now_ms());
 	log_info("%s authenticated as tenant %s", c->holder.label, t->name);
 }
 

@@ -15,7 +15,9 @@
  * what failed: a peer block (rmp_peer_block) for access errors and bad
  * connect requests, or a tenant name from a peer block for failed proofs
  * -- so a key guesser cools down its own tenant name there, not the
- * neighbours that share its address and prove their keys. Guessing an
+ * neighbours that share its address and prove their keys (nor does the
+ * block's own cool-down, for names that proved their key there lately:
+ * rmp_guard_proven). Guessing an
  * 8-bit key tag then takes hours, not seconds, and every error is in the
  * log. Pure bookkeeping: no I/O.
  */
@@ -33,7 +35,8 @@ void rmp_peer_block(const char *ip, char *out, size_t len);
 
 /* Remembers at most `slots` subjects; a new one takes the place of the
  * least recently seen that is not cooling down (of the one whose
- * cool-down ends first if all are). */
+ * cool-down ends first if all are), a tenant name that proved its key
+ * lately (rmp_guard_proven) last among those. */
 struct rmp_guard *rmp_guard_new(unsigned slots);
 void rmp_guard_free(struct rmp_guard *g);
 
@@ -48,9 +51,23 @@ unsigned rmp_guard_note(struct rmp_guard *g, const char *ip,
 			unsigned max_per_minute, uint64_t cooldown_ms,
 			bool *cooldown_started);
 
+/*
+ * rmp_guard_proven -- a connection from ip proved tenant's key at now_ms
+ * (not for anonymous: it has no key to prove). For RMP_GUARD_PROVEN_MS
+ * after, the cool-down of ip's whole block does not refuse that tenant
+ * name from there (its own name's cool-down still does): failed proofs
+ * under ever new names, which cool the block down, cannot lock out a
+ * neighbour that proves its key. Every other name gets the block's
+ * cool-down alike, a tenant that exists and a name nobody has.
+ */
+#define RMP_GUARD_PROVEN_MS 3600000u
+void rmp_guard_proven(struct rmp_guard *g, const char *ip,
+		      const char *tenant, uint64_t now_ms);
+
 /* rmp_guard_refusing -- ms left at now_ms of the cool-down that refuses a
- * connection from ip naming tenant: its block's, or that of the tenant
- * name from its block (0: none). */
+ * connection from ip naming tenant: its block's (unless tenant proved its
+ * key from there lately: rmp_guard_proven), or that of the tenant name
+ * from its block (0: none). */
 uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 			    const char *tenant, uint64_t now_ms);
 
