@@ -11,7 +11,10 @@
 # must be served every time: a connection counts as the tenant's only
 # once it proved the key; one still to prove it holds one of
 # max_unauthenticated (16 here) slots, 4 per address, of which a newer
-# connection takes the oldest; and silence cools nothing down (a
+# connection takes the oldest; the server is full (max_clients 12, fewer
+# than the attackers hold) but a new connection closes an unproven one
+# for its place (the oldest of the address that holds the most) rather
+# than being refused; and silence cools nothing down (a
 # neighbour that proves its key is not refused for it). The daemon must
 # have closed unauthenticated connections to make room, and some for
 # auth_timeout (its counters say how many). Nor can the flood fill the
@@ -35,6 +38,8 @@ printf '[tenant.a]\nkey_file = %s\nconnections = 4\n' "$akey" >>"$RMP_CONF"
 rmp_conf server auth_timeout 1s
 rmp_conf server max_unauthenticated 16
 rmp_conf server unauthenticated_per_address 4
+# The attackers' 3 x 4 + 2 silent connections fill every client slot.
+rmp_conf server max_clients 12
 mlisten=127.0.0.1:$((RMP_PORT + 1000))
 rmp_conf server metrics_listen "$mlisten"
 rmp_conf server log_level info

@@ -931,6 +931,66 @@ static void test_preauth_room(void)
 	stop();
 }
 
+/*
+ * A flood of unproven connections from one address never closes the
+ * unproven connection of a client at another address (it proves its key
+ * a round trip later): when the server's pre-auth slots are full, the
+ * one closed is the oldest of the address that holds the most of them.
+ */
+static void test_preauth_room_flood(void)
+{
+	struct rmp_conn *b1, *a1;
+	uint32_t b1_qpn, a1_qpn;
+
+	start(RMP_KEYS_WINDOW);
+	cfg.server.unauthenticated_per_address = 3;
+	cfg.server.max_unauthenticated = 3;
+	b1 = open_from("192.0.2.2");  /* a client, mid-handshake */
+	a1 = open_from("192.0.2.3");  /* the flood */
+	open_from("192.0.2.3");
+	b1_qpn = b1->qp->qp_num;
+	a1_qpn = a1->qp->qp_num;
+	for (unsigned i = 0; i < 10; i++)
+		open_from("192.0.2.3");
+	CHECK(conn_of(b1_qpn) == b1);
+	CHECK(conn_of(a1_qpn) == NULL);
+	CHECK_EQ(set.unauthenticated, 3);
+	if (conn_of(b1_qpn) == b1) { /* (else it was freed) */
+		send_auth(b1, false);
+		CHECK(b1->holder.tenant == tenant("acme"));
+	}
+	rmp_conns_close_all(&set, "test");
+	stop();
+}
+
+/*
+ * max_clients connections open, some still to prove a tenant: a new
+ * connect closes one of those (the oldest of the address that holds the
+ * most), it is not refused as FULL -- connections without a key cannot
+ * keep a client that has one out.
+ */
+static void test_full_makes_room(void)
+{
+	struct rmp_conn *a1, *a2;
+	uint32_t a1_qpn;
+
+	start(RMP_KEYS_WINDOW);
+	cfg.server.max_clients = 4;
+	proven_from("192.0.2.1");
+	proven_from("192.0.2.1");
+	a1 = open_from("192.0.2.3");
+	a2 = open_from("192.0.2.3");
+	a1_qpn = a1->qp->qp_num;
+	CHECK_EQ(set.count, 4);
+	/* The listener asks for room before it accepts. */
+	rmp_conns_preauth_room(&set, "192.0.2.2");
+	CHECK(set.count < cfg.server.max_clients);
+	CHECK(conn_of(a1_qpn) == NULL);
+	CHECK(conn_of(a2->qp->qp_num) == a2);
+	rmp_conns_close_all(&set, "test");
+	stop();
+}
+
 /* -------------------------------------------------------- receive path */
 
 /* A request before AUTH: refused, counted, the connection closed once
@@ -1647,6 +1707,8 @@ int main(void)
 	test_accept_failures();
 	test_counting();
 	test_preauth_room();
+	test_preauth_room_flood();
+	test_full_makes_room();
 	test_request_before_auth();
 	test_bad_messages();
 	test_beyond_credits();
