@@ -11,10 +11,7 @@
 # must be served every time: a connection counts as the tenant's only
 # once it proved the key; one still to prove it holds one of
 # max_unauthenticated (16 here) slots, 4 per address, of which a newer
-# connection takes the oldest; the server is full (max_clients 12, fewer
-# than the attackers hold) but a new connection closes an unproven one
-# for its place (the oldest of the address that holds the most) rather
-# than being refused; and silence cools nothing down (a
+# connection takes the oldest; and silence cools nothing down (a
 # neighbour that proves its key is not refused for it). The daemon must
 # have closed unauthenticated connections to make room, and some for
 # auth_timeout (its counters say how many). Nor can the flood fill the
@@ -22,7 +19,13 @@
 # tenant, and the close of one that never did is rate-limited per address
 # like other lines about a peer: 60 connections from one more address
 # that close before authenticating leave at most a burst of lines, and
-# the rest counted.
+# the rest counted. Last, a full server (max_clients 8, a restart): 6
+# proven connections of tenant test from 192.0.2.24 and 2 silent ones
+# from 192.0.2.22, opened again as soon as they are closed, take every
+# client slot; a's client at 192.0.2.1 must still be served each time:
+# a new connect closes an unproven one for its place (the oldest of the
+# address that holds the most) rather than being refused as full, and
+# the proven ones are left alone.
 source "$(dirname "$0")/lib.sh"
 rmp_init preauth-slots "$1"
 
@@ -38,8 +41,6 @@ printf '[tenant.a]\nkey_file = %s\nconnections = 4\n' "$akey" >>"$RMP_CONF"
 rmp_conf server auth_timeout 1s
 rmp_conf server max_unauthenticated 16
 rmp_conf server unauthenticated_per_address 4
-# The attackers' 3 x 4 + 2 silent connections fill every client slot.
-rmp_conf server max_clients 12
 mlisten=127.0.0.1:$((RMP_PORT + 1000))
 rmp_conf server metrics_listen "$mlisten"
 rmp_conf server log_level info
@@ -129,5 +130,45 @@ echo "60 silent connections from 192.0.2.25 in $burst_ms ms: $lines log" \
 	fail_later "$lines log lines about 192.0.2.25 for 60 connections that never authenticated, want at most $((windows * 11))"
 [ "$suppressed" -gt 0 ] ||
 	fail_later "no line about 192.0.2.25 was counted instead of logged"
+daemon_stop
+
+# ---- a full server: no refusal while a slot holds a connection without
+# a key. auth_timeout 10 s: only newer connects close the silent ones.
+rmp_conf server max_clients 8
+rmp_conf server auth_timeout 10s
+daemon_start
+RMP_RAW_SRC=192.0.2.24 raw_bg_start held '^CONNECTED' idle 6
+RMP_RAW_SRC=192.0.2.22 RMPOOL_TENANT=a raw_bg_start flood '^FLOODING' \
+	silentflood 2 120
+# metric NAME -- its value now.
+metric() {
+	pyrun "$(dirname "$0")/prom.py" get "http://$mlisten/metrics" \
+		>"$RMP_TMP/metrics.txt" || rmp_fail "GET http://$mlisten/metrics failed"
+	counter "$1"
+}
+for _ in $(seq 1 100); do
+	[ "$(metric rmpool_clients_connected)" = 8 ] && break
+	sleep 0.1
+done
+[ "$(metric rmpool_clients_connected)" = 8 ] ||
+	rmp_fail "the server did not fill up: $(metric rmpool_clients_connected) of 8 clients"
+evicted0=$(metric rmpool_unauthenticated_evicted_total)
+served_full=0
+for i in 1 2 3; do
+	if out=$(as_a rmp_raw stat 2>&1); then
+		served_full=$((served_full + 1))
+	else
+		echo "attempt $i on a full server: $out" | tail -2
+	fi
+done
+evicted=$(($(metric rmpool_unauthenticated_evicted_total) - evicted0))
+raw_bg_stop flood || fail_later "the flood of silent connections failed"
+raw_bg_stop held || fail_later "a proven connection was closed to make room"
+echo "full server (8 of 8, 2 without a key): tenant a's client served" \
+	"$served_full of 3 times; $evicted unproven connection(s) closed for it"
+[ "$served_full" -eq 3 ] ||
+	fail_later "tenant a's client was served $served_full of 3 times on a server full of connections that include 2 without a key"
+[ "$evicted" -ge 3 ] ||
+	fail_later "only $evicted unproven connection(s) were closed for a's 3 connects"
 daemon_stop
 rmp_done
