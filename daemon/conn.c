@@ -80,6 +80,8 @@ void cn_maybe_free(struct rmp_conn *c)
 			strerror(errno));
 	if (c->id)
 		rdma_destroy_id(c->id);
+	if (c->counted == RMP_CONN_COUNTS_SPARE)
+		cn_count_as(c, RMP_CONN_COUNTS_NOWHERE);
 	TAILQ_REMOVE(&s->list, c, link);
 	s->count--;
 	s->counters.closed++;
@@ -139,8 +141,9 @@ void rmp_conns_audit_peer(struct rmp_conns *s, const char *ip,
 /*
  * count_as -- c counts against `to` from now on: the one place where a
  * tenant's pending and connections and the server's unauthenticated
- * slots change. Accept counts it pending, a proof that holds proven
- * (admit_proven), the close nowhere.
+ * slots and spares change. Accept counts it pending, a proof that holds
+ * proven (admit_proven), the close nowhere, or spare when it was still
+ * pending (until its free).
  */
 void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to)
 {
@@ -154,6 +157,9 @@ void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to)
 	case RMP_CONN_COUNTS_PROVEN:
 		t->connections--;
 		break;
+	case RMP_CONN_COUNTS_SPARE:
+		c->set->spare--;
+		break;
 	case RMP_CONN_COUNTS_NOWHERE:
 		break;
 	}
@@ -164,6 +170,9 @@ void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to)
 		break;
 	case RMP_CONN_COUNTS_PROVEN:
 		t->connections++;
+		break;
+	case RMP_CONN_COUNTS_SPARE:
+		c->set->spare++;
 		break;
 	case RMP_CONN_COUNTS_NOWHERE:
 		break;
@@ -193,35 +202,96 @@ bool cn_unproven(const struct rmp_conn *c)
 	return c->counted == RMP_CONN_COUNTS_PENDING;
 }
 
-void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
+/* An unproven connection and its place in the list (arrival order). */
+struct unproven {
+	struct rmp_conn *c;
+	unsigned order;
+};
+
+static int by_block(const void *a, const void *b)
+{
+	const struct unproven *x = a, *y = b;
+	int d = strcmp(x->c->peer_block, y->c->peer_block);
+
+	return d ? d : (x->order > y->order) - (x->order < y->order);
+}
+
+/*
+ * crowded_oldest -- the oldest unproven connection of the block that
+ * holds the most of them, `block` counting one more (the newcomer's); of
+ * blocks that hold as many, the one whose oldest came first. NULL: none.
+ * Without the memory to sort them, the oldest of all.
+ */
+static struct rmp_conn *crowded_oldest(struct rmp_conns *s,
+				       const char *block)
+{
+	unsigned n = 0, i, j, k, best_n = 0, best_order = 0;
+	struct rmp_conn *c, *best = NULL;
+	struct unproven *u;
+
+	u = s->unauthenticated ? malloc(s->unauthenticated * sizeof(*u)) :
+				 NULL;
+	TAILQ_FOREACH(c, &s->list, link) {
+		if (!cn_unproven(c))
+			continue;
+		if (!u)
+			return c;
+		if (n < s->unauthenticated) {
+			u[n] = (struct unproven){ c, n };
+			n++;
+		}
+	}
+	if (!u)
+		return NULL;
+	qsort(u, n, sizeof(*u), by_block);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && !strcmp(u[j].c->peer_block,
+						 u[i].c->peer_block); j++)
+			;
+		k = j - i + !strcmp(u[i].c->peer_block, block);
+		if (!best || k > best_n ||
+		    (k == best_n && u[i].order < best_order)) {
+			best = u[i].c;
+			best_n = k;
+			best_order = u[i].order;
+		}
+	}
+	free(u);
+	return best;
+}
+
+int rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
 {
 	const struct rmp_config *cfg = s->cfg;
-	struct rmp_conn *c, *oldest = NULL, *oldest_here = NULL;
+	uint32_t max = cfg->server.max_clients;
+	struct rmp_conn *c, *oldest_here = NULL;
 	char block[RMP_PEER_BLOCK_LEN];
 	unsigned here = 0;
 
 	rmp_peer_block(ip, block, sizeof(block));
 	/* The list is in order of arrival: the first found is the oldest. */
-	TAILQ_FOREACH(c, &s->list, link) {
-		if (!cn_unproven(c))
-			continue;
-		if (!oldest)
-			oldest = c;
-		if (!strcmp(c->peer_block, block) && !here++)
+	TAILQ_FOREACH(c, &s->list, link)
+		if (cn_unproven(c) && !strcmp(c->peer_block, block) &&
+		    !here++)
 			oldest_here = c;
-	}
 	if (here >= cfg->server.unauthenticated_per_address)
 		c = oldest_here;
-	else if (s->unauthenticated >= cfg->server.max_unauthenticated)
-		c = oldest;
+	else if (s->unauthenticated >= cfg->server.max_unauthenticated ||
+		 (s->count - s->spare >= max && s->spare < max))
+		c = crowded_oldest(s, block);
 	else
-		return;
-	s->counters.preauth_evicted++;
-	c->hold++;
-	rmp_conn_close(c, "not authenticated yet: its slot went to a newer "
-		       "connection");
-	c->hold--;
-	cn_maybe_free(c);
+		c = NULL;
+	if (c) {
+		s->counters.preauth_evicted++;
+		c->hold++;
+		rmp_conn_close(c, "not authenticated yet: its slot went to a "
+			       "newer connection");
+		c->hold--;
+		cn_maybe_free(c);
+	}
+	/* A spare's QP waits for its completions beside max_clients open
+	 * ones; room for as many spares (rmp_conn_cq_entries). */
+	return s->count - s->spare >= max || s->spare > max ? -EBUSY : 0;
 }
 
 /* A block's failed proofs, whatever tenant names they named, cool the
@@ -308,6 +378,8 @@ bool cn_qp_failed_remotely(struct rmp_conn *c)
 
 void rmp_conn_close(struct rmp_conn *c, const char *why)
 {
+	bool unproven = cn_unproven(c);
+
 	if (c->state == RMP_CONN_CLOSING)
 		return;
 	if (cn_qp_failed_remotely(c))
@@ -315,13 +387,16 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 				  "side (a request it sent was refused)");
 	/* One that never proved a tenant may be one of a flood: its lines
 	 * go through the peer's rate limit. */
-	if (cn_unproven(c))
+	if (unproven)
 		rmp_conns_log_peer(c->set, c->peer_ip, LOG_INFO,
 				   "%s disconnected: %s", c->holder.label, why);
 	else
 		log_info("%s disconnected: %s", c->holder.label, why);
 	c->state = RMP_CONN_CLOSING;
-	cn_count_as(c, RMP_CONN_COUNTS_NOWHERE);
+	/* One that never proved a tenant leaves max_clients at once: a new
+	 * one may take its place while its completions flush. */
+	cn_count_as(c, unproven ? RMP_CONN_COUNTS_SPARE :
+			RMP_CONN_COUNTS_NOWHERE);
 	c->local_failure = true;
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */

@@ -77,7 +77,7 @@ static uint32_t send_wrs(uint32_t credits)
 
 uint32_t rmp_conn_cq_entries(uint32_t credits)
 {
-	return send_wrs(credits) + credits;
+	return send_wrs(credits) + credits + (credits + 2);
 }
 
 /* setup -- PD, QP, reply slots and (region mode) the own receive queue. */

@@ -156,11 +156,6 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		       req.tenant);
 		return;
 	}
-	if (ls->conns->count >= ls->max_clients) {
-		reject(ls, id, RMP_REJ_FULL, peer, ip, req.name,
-		       req.tenant);
-		return;
-	}
 	why = choose_tenant(ls, &req, peer, ip, &auth.tenant);
 	if (why) {
 		reject(ls, id, why, peer, ip, req.name, req.tenant);
@@ -206,8 +201,12 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	rmp_strlcpy(auth.name, req.name, sizeof(auth.name));
 	rmp_strlcpy(auth.tenant_name, req.tenant, sizeof(auth.tenant_name));
 	rmp_conn_rep_encode(data, sizeof(data), &rep);
-	/* Until it proves its tenant it holds one of a few slots. */
-	rmp_conns_preauth_room(ls->conns, ip);
+	/* Until it proves its tenant it holds one of a few slots; one that
+	 * has not proved its own gives way to it, even on a full server. */
+	if (rmp_conns_preauth_room(ls->conns, ip)) {
+		reject(ls, id, RMP_REJ_FULL, peer, ip, req.name, req.tenant);
+		return;
+	}
 	if (rmp_conn_accept(ls->conns, id, req.name,
 			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))

@@ -503,7 +503,7 @@ static struct rmp_tenant *tenant(const char *name)
 }
 
 /* accept_from -- a connection from ip naming tenant, as the listener
- * makes it: room first, then the accept. */
+ * makes it: room first (-EBUSY: FULL), then the accept. */
 static int accept_from(const char *ip, const char *tname,
 		       struct rmp_conn **out)
 {
@@ -527,7 +527,8 @@ static int accept_from(const char *ip, const char *tname,
 	strcpy(a.name, "t");
 	snprintf(peer, sizeof(peer), "%s:4242", ip);
 	*out = NULL;
-	rmp_conns_preauth_room(&set, ip);
+	if (rmp_conns_preauth_room(&set, ip))
+		return -EBUSY;
 	return rmp_conn_accept(&set, &f->id, "t", peer, ip, &a, 200, pdata,
 			       sizeof(pdata), out);
 }
@@ -578,6 +579,14 @@ static void flush(uint32_t qpn)
 {
 	for (unsigned i = 0; i < nwrs; i++)
 		if (wrs[i].due && wrs[i].qpn == qpn)
+			complete(&wrs[i], IBV_WC_WR_FLUSH_ERR);
+}
+
+/* flush_all -- flush every QP (the shared receive queue's stay). */
+static void flush_all(void)
+{
+	for (unsigned i = 0; i < nwrs; i++)
+		if (wrs[i].due && wrs[i].qpn)
 			complete(&wrs[i], IBV_WC_WR_FLUSH_ERR);
 }
 
@@ -729,7 +738,9 @@ static void test_accept_region(void)
 	CHECK_EQ(f->init.qp_type, IBV_QPT_RC);
 	CHECK_EQ(f->init.cap.max_recv_wr, credits);
 	CHECK_EQ(f->init.cap.max_send_wr, 2 * credits + KEY_WRS + 1);
-	CHECK_EQ(rmp_conn_cq_entries(credits), 3 * credits + KEY_WRS + 1);
+	/* ... and a closed unproven one's receives, reply and probe */
+	CHECK_EQ(rmp_conn_cq_entries(credits),
+		 3 * credits + KEY_WRS + 1 + credits + 2);
 	for (unsigned i = 0; i < nwrs; i++)
 		recvs += wrs[i].recv && wrs[i].qpn == c->qp->qp_num;
 	CHECK_EQ(recvs, credits);
@@ -895,11 +906,12 @@ static void test_counting(void)
 }
 
 /* rmp_conns_preauth_room: the oldest unproven connection of the same
- * address goes first, else the oldest of all; a proven one never. */
+ * address goes first, else the oldest of the address that holds the
+ * most; a proven one never. */
 static void test_preauth_room(void)
 {
 	struct rmp_conn *b1, *a1, *a2, *a3, *p;
-	uint32_t b1_qpn, a1_qpn;
+	uint32_t b1_qpn, a1_qpn, a2_qpn;
 
 	start(RMP_KEYS_WINDOW);
 	p = proven_from("192.0.2.1"); /* oldest of all, proven */
@@ -915,11 +927,18 @@ static void test_preauth_room(void)
 	CHECK(conn_of(a1_qpn) == NULL);
 	CHECK(conn_of(b1_qpn) == b1);
 	CHECK_EQ(set.unauthenticated, 3); /* b1, a2, a3 */
-	/* One from .4: the server is full (3): the oldest unproven, b1. */
+	/* One from .4: the server's slots are full (3): the oldest of the
+	 * address that holds the most, a2 of .3; b1 stays. */
+	a2_qpn = a2->qp->qp_num;
 	open_from("192.0.2.4");
 	CHECK_EQ(set.counters.preauth_evicted, 2);
+	CHECK(conn_of(a2_qpn) == NULL);
+	CHECK(conn_of(b1_qpn) == b1);
+	CHECK(conn_of(a3->qp->qp_num) == a3);
+	/* One from .2: .2 (b1 and it) and .3 (a3) tie in what they
+	 * hold; of them, the one whose oldest came first: b1's. */
+	open_from("192.0.2.2");
 	CHECK(conn_of(b1_qpn) == NULL);
-	CHECK(conn_of(a2->qp->qp_num) == a2);
 	CHECK(conn_of(a3->qp->qp_num) == a3);
 	CHECK_EQ(p->state, RMP_CONN_ESTABLISHED);
 	CHECK_EQ(set.unauthenticated, 3);
@@ -958,6 +977,7 @@ static void test_preauth_room_flood(void)
 	if (conn_of(b1_qpn) == b1) { /* (else it was freed) */
 		send_auth(b1, false);
 		CHECK(b1->holder.tenant == tenant("acme"));
+		complete(last(b1_qpn, IBV_WR_SEND), IBV_WC_SUCCESS);
 	}
 	rmp_conns_close_all(&set, "test");
 	stop();
@@ -983,11 +1003,68 @@ static void test_full_makes_room(void)
 	a1_qpn = a1->qp->qp_num;
 	CHECK_EQ(set.count, 4);
 	/* The listener asks for room before it accepts. */
-	rmp_conns_preauth_room(&set, "192.0.2.2");
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.2"), 0);
 	CHECK(set.count < cfg.server.max_clients);
 	CHECK(conn_of(a1_qpn) == NULL);
 	CHECK(conn_of(a2->qp->qp_num) == a2);
 	rmp_conns_close_all(&set, "test");
+	stop();
+
+	/* Full of proven connections: FULL, nobody closed. */
+	start(RMP_KEYS_WINDOW);
+	cfg.server.max_clients = 2;
+	proven_from("192.0.2.1");
+	proven_from("192.0.2.3");
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.2"), -EBUSY);
+	CHECK_EQ(set.count, 2);
+	CHECK_EQ(set.counters.preauth_evicted, 0);
+	rmp_conns_close_all(&set, "test");
+	stop();
+}
+
+/*
+ * Region mode: the unproven connection closed for a new one waits for
+ * its own receives to flush, its QP still there: it no longer counts
+ * against max_clients (it is a spare, whose completions the CQ has room
+ * for beside each client), and up to max_clients such spares wait at
+ * once; past that, FULL until one is freed.
+ */
+static void test_full_spares(void)
+{
+	struct rmp_conn *a1, *b1, *c1;
+	uint32_t a1_qpn, b1_qpn, c1_qpn;
+
+	start(RMP_KEYS_REGION);
+	cfg.server.max_clients = 2;
+	proven_from("192.0.2.1");
+	a1 = open_from("192.0.2.3");
+	a1_qpn = a1->qp->qp_num;
+	b1 = open_from("192.0.2.2"); /* full: a1 gives way */
+	b1_qpn = b1->qp->qp_num;
+	CHECK(conn_of(a1_qpn) == a1); /* its receives are due */
+	CHECK_EQ(a1->counted, RMP_CONN_COUNTS_SPARE);
+	CHECK_EQ(set.spare, 1);
+	CHECK_EQ(set.unauthenticated, 1);
+	CHECK_EQ(set.count, 3); /* two open, one spare */
+	c1 = open_from("192.0.2.4"); /* b1 gives way: two spares */
+	c1_qpn = c1->qp->qp_num;
+	CHECK_EQ(b1->counted, RMP_CONN_COUNTS_SPARE);
+	CHECK_EQ(set.spare, 2);
+	CHECK_EQ(set.count, 4);
+	/* As many spares as max_clients: FULL, c1 stays. */
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.5"), -EBUSY);
+	CHECK(conn_of(c1_qpn) == c1 && cn_unproven(c1));
+	/* A spare freed: c1 may give way again. */
+	flush(a1_qpn);
+	CHECK(conn_of(a1_qpn) == NULL);
+	CHECK_EQ(set.spare, 1);
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.5"), 0);
+	CHECK_EQ(set.spare, 2);
+	flush(b1_qpn);
+	flush(c1_qpn);
+	CHECK_EQ(set.spare, 0);
+	rmp_conns_close_all(&set, "test");
+	flush_all();
 	stop();
 }
 
@@ -1709,6 +1786,7 @@ int main(void)
 	test_preauth_room();
 	test_preauth_room_flood();
 	test_full_makes_room();
+	test_full_spares();
 	test_request_before_auth();
 	test_bad_messages();
 	test_beyond_credits();
