@@ -4,9 +4,10 @@
 # cannot keep a tenant's own clients out.
 #
 # Tenant "a" may have 4 connections. From four other addresses of the
-# guest (192.0.2.21-24), 20 rmp-raw silent clients name tenant a and
-# never send AUTH, reopened as they are closed, for 12 s (cool-downs at
-# their defaults; 2 of them from 192.0.2.21, closed at auth_timeout). Meanwhile a client of a connects six times, a second
+# guest (192.0.2.21-24), 20 silent connections (rmp-raw silentflood)
+# name tenant a and never send AUTH, each reopened as soon as it is
+# closed (cool-downs at their defaults; 2 of them from 192.0.2.21,
+# closed at auth_timeout). Meanwhile a client of a connects six times, a second
 # apart, from 192.0.2.1 and from 192.0.2.21 (an attacker's address), and
 # must be served every time: a connection counts as the tenant's only
 # once it proved the key; one still to prove it holds one of
@@ -47,26 +48,20 @@ rmp_conf server log_level info
 daemon_start
 as_a() { RMPOOL_TENANT=a RMPOOL_KEY_FILE=$akey "$@"; }
 
-# attack SRC END -- silent connections naming a from SRC until END.
-attack() {
-	while [ "$(date +%s)" -lt "$2" ]; do
-		RMP_RAW_SRC=$1 RMPOOL_TENANT=a rmp_raw silent 5 >/dev/null 2>&1
-	done
-}
-end=$(($(date +%s) + 12))
-pids=()
-# 192.0.2.21 has 2 silent clients, fewer than its slots: they are not
-# pushed out but closed at auth_timeout, over and over. The others have
-# 6 each, more than their slots: a newer one pushes the oldest out.
+# Silent connections naming a, each opened again as soon as the server
+# closes it (rmp-raw silentflood: one process per address, so that no
+# start-up time between connects makes the attack lighter than meant).
+# 192.0.2.21 has 2, fewer than its slots: they are not pushed out but
+# closed at auth_timeout, over and over. The others have 6 each, more
+# than their slots: a newer one pushes the oldest out.
+floods=()
 for a in "${srcs[@]}"; do
 	n=6
 	[ "$a" = "${srcs[0]}" ] && n=2
-	for _ in $(seq "$n"); do
-		attack "$a" "$end" &
-		pids+=($!)
-	done
+	RMP_RAW_SRC=$a RMPOOL_TENANT=a raw_bg_start "flood-${a##*.}" \
+		'^FLOODING' silentflood "$n" 120
+	floods+=("flood-${a##*.}")
 done
-sleep 3
 served=0 served_here=0
 for i in 1 2 3 4 5 6; do
 	if out=$(as_a rmp_raw stat 2>&1); then
@@ -87,7 +82,9 @@ echo "tenant a's own client: served $served of 6 times from $RMP_TEST_ADDR," \
 	fail_later "tenant a's own client was served $served of 6 times while silent connections named a"
 [ "$served_here" -eq 6 ] ||
 	fail_later "tenant a's own client at ${srcs[0]} was served $served_here of 6 times while silent connections from there named a"
-wait "${pids[@]}"
+for f in "${floods[@]}"; do
+	raw_bg_stop "$f" || fail_later "rmp-raw $f held no connection"
+done
 pyrun "$(dirname "$0")/prom.py" get "http://$mlisten/metrics" \
 	>"$RMP_TMP/metrics.txt" || rmp_fail "GET http://$mlisten/metrics failed"
 # counter NAME -- its value in the scrape.
