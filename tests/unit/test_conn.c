@@ -1239,6 +1239,23 @@ static void test_block_cooldown_spares_proven(void)
 	/* Elsewhere nothing changed. */
 	CHECK_EQ(rmp_guard_refusing(guard, "192.0.2.8", "beta", now_ms), 0);
 	stop();
+
+	/* Access errors (rkeys guessed by a client that has a key) cool
+	 * the block down for every name, the proven ones too: the
+	 * exemption is from others' failed proofs only. */
+	start(RMP_KEYS_WINDOW);
+	rmp_conn_close(proven_from("192.0.2.9"), "test");
+	for (unsigned i = 0; i <= cfg.server.access_errors_per_minute; i++) {
+		uint8_t buf[RMP_MSG_MAX] = { 0 };
+
+		c = proven_from("192.0.2.9");
+		deliver_raw(c, buf, 0, IBV_WC_RECV_RDMA_WITH_IMM, 0);
+	}
+	CHECK_EQ(set.counters.access_errors,
+		 cfg.server.access_errors_per_minute + 1);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.9", "acme", now_ms) > 0);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.9", NULL, now_ms) > 0);
+	stop();
 }
 
 /* ------------------------------------------------------------- the log */
