@@ -227,7 +227,7 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 	n = rmp_guard_note(s->guard, ip, tenant, now, max_per_minute, cool,
 			   &cooldown);
 	if (tenant)
-		rmp_guard_note(s->guard, ip, NULL, now,
+		rmp_guard_note(s->guard, ip, RMP_GUARD_ANY_NAME, now,
 			       max_per_minute * BLOCK_AUTH_FAILURES_FACTOR,
 			       cool, &block_cooldown);
 	rmp_conns_log_peer(s, ip, LOG_WARNING, "%s: %s (%u errors of %s "

@@ -97,13 +97,20 @@ static bool proven(const struct peer *p, uint64_t now_ms)
 	return p->proven_ms && now_ms - p->proven_ms < RMP_GUARD_PROVEN_MS;
 }
 
+/* one_name -- p counts the failures of one tenant name (not those of a
+ * whole block, or of any name from it). */
+static bool one_name(const struct peer *p)
+{
+	return p->per_tenant && strcmp(p->tenant, RMP_GUARD_ANY_NAME);
+}
+
 /* evict_before -- whether a new subject should take slot a rather than
  * slot b: a free slot first, then those not cooling down (a guesser must
- * not end its own cool-down by bringing new subjects), among them a
- * tenant name's before a block's (whose count holds the failures of all
- * its names) -- but one that proved its key lately after both: a
- * guesser's new names must not push it out -- then the least recently
- * seen, or the cool-down that ends first. */
+ * not end its own cool-down by bringing new subjects), among them one
+ * tenant name's before a block's or any name's (whose counts hold the
+ * failures of many names) -- but one that proved its key lately after
+ * all: a guesser's new names must not push it out -- then the least
+ * recently seen, or the cool-down that ends first. */
 static bool evict_before(const struct peer *a, const struct peer *b,
 			 uint64_t now_ms)
 {
@@ -116,8 +123,8 @@ static bool evict_before(const struct peer *a, const struct peer *b,
 		return !a_cool;
 	if (a_kept != b_kept)
 		return !a_kept;
-	if (a->per_tenant != b->per_tenant)
-		return a->per_tenant;
+	if (one_name(a) != one_name(b))
+		return one_name(a);
 	return a_cool ? a->until_ms < b->until_ms : a->seen_ms < b->seen_ms;
 }
 
@@ -193,15 +200,16 @@ uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 {
 	const struct peer *named = NULL;
 	char block[RMP_PEER_BLOCK_LEN];
-	uint64_t block_ms, tenant_ms;
+	uint64_t block_ms, any_ms, tenant_ms;
 
 	rmp_peer_block(ip, block, sizeof(block));
 	if (tenant)
 		named = find(g, block, tenant);
-	block_ms = named && proven(named, now_ms) ? 0 :
-		   left(find(g, block, NULL), now_ms);
+	block_ms = left(find(g, block, NULL), now_ms);
+	any_ms = named && proven(named, now_ms) ? 0 :
+		 left(find(g, block, RMP_GUARD_ANY_NAME), now_ms);
 	tenant_ms = left(named, now_ms);
-	return block_ms > tenant_ms ? block_ms : tenant_ms;
+	return RMP_MAX(RMP_MAX(block_ms, any_ms), tenant_ms);
 }
 
 bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,

@@ -249,11 +249,12 @@ static void test_tenant_subject(void)
 
 /*
  * A tenant name that proved its key from a block is not refused by the
- * block's cool-down for RMP_GUARD_PROVEN_MS (its own name's cool-down
- * still refuses it); anonymous proves nothing; other names, known or
- * not, get the block's cool-down alike; another block's proof counts
- * nothing here. With more subjects than slots, a guesser's new names do
- * not push the proven name out.
+ * cool-down of any name from that block (failed proofs under many
+ * names) for RMP_GUARD_PROVEN_MS; its own name's cool-down still refuses
+ * it, and so does the block's (access errors); anonymous proves nothing;
+ * other names, known or not, get the any-name cool-down alike; another
+ * block's proof counts nothing here. With more subjects than slots, a
+ * guesser's new names do not push the proven name out.
  */
 static void test_proven(void)
 {
@@ -266,8 +267,8 @@ static void test_proven(void)
 	rmp_guard_proven(g, "192.0.2.30", "", 1000);   /* nothing */
 	rmp_guard_proven(g, "192.0.2.31", "b", 1000);  /* another block */
 	for (i = 0; i < 3; i++)
-		rmp_guard_note(g, "192.0.2.30", NULL, 2000 + i, 2, 60000,
-			       &started);
+		rmp_guard_note(g, "192.0.2.30", RMP_GUARD_ANY_NAME, 2000 + i,
+			       2, 60000, &started);
 	CHECK(started);
 	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a", 3000), 0);
 	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "b", 3000), 59002);
@@ -281,12 +282,21 @@ static void test_proven(void)
 	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a", 5000), 59002);
 	rmp_guard_free(g);
 
+	/* The block's own cool-down (access errors) refuses it too. */
+	g = rmp_guard_new(8);
+	rmp_guard_proven(g, "192.0.2.30", "a", 1000);
+	for (i = 0; i < 3; i++)
+		rmp_guard_note(g, "192.0.2.30", NULL, 2000 + i, 2, 60000,
+			       &started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a", 3000), 59002);
+	rmp_guard_free(g);
+
 	/* The exemption ends RMP_GUARD_PROVEN_MS after the proof. */
 	g = rmp_guard_new(8);
 	rmp_guard_proven(g, "192.0.2.30", "a", 1000);
 	for (i = 0; i < 3; i++)
-		rmp_guard_note(g, "192.0.2.30", NULL, RMP_GUARD_PROVEN_MS, 2,
-			       60000, &started);
+		rmp_guard_note(g, "192.0.2.30", RMP_GUARD_ANY_NAME,
+			       RMP_GUARD_PROVEN_MS, 2, 60000, &started);
 	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a",
 				    RMP_GUARD_PROVEN_MS + 999), 0);
 	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a",
@@ -300,8 +310,8 @@ static void test_proven(void)
 		snprintf(name, sizeof(name), "n%u", i);
 		rmp_guard_note(g, "192.0.2.30", name, 2000 + i, 5, 60000,
 			       &started);
-		rmp_guard_note(g, "192.0.2.30", NULL, 2000 + i, 20, 60000,
-			       &started);
+		rmp_guard_note(g, "192.0.2.30", RMP_GUARD_ANY_NAME, 2000 + i,
+			       20, 60000, &started);
 	}
 	CHECK(rmp_guard_refusing(g, "192.0.2.30", NULL, 3000) > 0);
 	CHECK(rmp_guard_refusing(g, "192.0.2.30", "n49", 3000) > 0);
