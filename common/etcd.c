@@ -548,9 +548,14 @@ static void watch_chunk(struct evhttp_request *req, void *arg)
 		watch_end(rq, -ENOMEM, "out of memory");
 		return;
 	}
-	/* an error answer is one body: watch_answer reads it whole */
-	if (evhttp_request_get_response_code(req) != 200)
+	/* an error answer is one body: watch_answer reads it whole, and
+	 * it is bounded as any answer's body is */
+	if (evhttp_request_get_response_code(req) != 200) {
+		if (evbuffer_get_length(rq->pending) > RMP_ETCD_BODY_MAX)
+			watch_end(rq, -EPROTO, "etcd: an error answer too "
+				  "long");
 		return;
+	}
 	for (;;) {
 		size_t n;
 		const char *line;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* log.c -- leveled logging to stderr, with journal level prefixes. */
 #include <errno.h>
-#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -76,20 +76,29 @@ int rmp_log_level_parse(const char *s)
 /*
  * A reader that does not keep up (journald under load) must not stop the
  * caller, an event loop: on a socket (the journal's stream; looked at by
- * rmp_log_init) lines are sent without blocking. A line that finds the socket full waits
- * LOG_WAIT_MS at most when it matters (notice and above: the audit log),
- * else it is dropped and counted; the next line that goes out says how
- * many were lost. Files and pipes are written as they are.
+ * rmp_log_init) nothing ever waits for room. A line at notice or above
+ * (the audit log) that finds the socket full waits in memory, in a
+ * backlog of LOG_BACKLOG bytes that goes out first, at the next line or
+ * rmp_log_flush (the daemon calls it every second); a line below notice
+ * is dropped. So is one that finds the backlog full. Dropped lines are
+ * counted, and a note says how many before the next line that goes out.
+ * A line the socket took in part always ends, from the backlog. Files
+ * and pipes are written as they are.
  */
-#define LOG_WAIT_MS 100
-static _Atomic unsigned long log_dropped;
-static _Atomic bool log_torn; /* a line went out in part: end it first */
+#define LOG_BACKLOG 65536
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under log_lock: */
+static char log_backlog[LOG_BACKLOG];
+static size_t log_backlog_len;
+static unsigned long log_dropped; /* since the last note */
+static bool log_torn; /* a line went out in part and its rest was lost */
+/* Since start, for metrics (read without the lock). */
+static _Atomic unsigned long log_lost;
 
-/* put -- send what the socket takes now, waiting up to wait_ms for room;
- * returns the bytes that went out (< n: the rest could not). */
-static size_t put(const char *p, size_t n, int wait_ms)
+/* put -- what of p[0, n) stderr takes now, without waiting on a socket;
+ * returns the bytes that went out. */
+static size_t put(const char *p, size_t n)
 {
-	struct pollfd pfd = { .fd = STDERR_FILENO, .events = POLLOUT };
 	size_t done = 0;
 	ssize_t w;
 
@@ -99,60 +108,109 @@ static size_t put(const char *p, size_t n, int wait_ms)
 				 MSG_DONTWAIT | MSG_NOSIGNAL);
 		else
 			w = write(STDERR_FILENO, p + done, n - done);
-		if (w > 0) {
+		if (w > 0)
 			done += (size_t)w;
+		else if (w < 0 && errno == EINTR)
 			continue;
-		}
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-		    wait_ms > 0 && poll(&pfd, 1, wait_ms) > 0) {
-			wait_ms = 0; /* one wait per line */
-			continue;
-		}
-		break;
+		else
+			break;
 	}
 	return done;
 }
 
-/* put_whole -- put the n bytes, all or not at all as far as the reader
- * can tell (a part that went out makes the line torn). */
-static bool put_whole(const char *p, size_t n, int wait_ms)
+/* queue -- keep p[0, n) in the backlog; false when it has no room. */
+static bool queue(const char *p, size_t n)
 {
-	size_t done = put(p, n, wait_ms);
-
-	if (done && done < n)
-		log_torn = true;
-	return done == n;
+	if (n > LOG_BACKLOG - log_backlog_len)
+		return false;
+	memcpy(log_backlog + log_backlog_len, p, n);
+	log_backlog_len += n;
+	return true;
 }
 
-/* write_all -- n bytes of whole lines to stderr (see above). */
-static void write_all(const char *p, size_t n, bool may_wait)
+/* drop -- the lines of p[0, n) are lost: count them. */
+static void drop(const char *p, size_t n)
 {
-	unsigned long lost, lines = 0;
-	char note[96];
-	int m;
+	unsigned long lines = 0;
 
-	if (log_torn) {
-		if (put("\n", 1, 0) != 1)
-			goto drop;
-		log_torn = false;
-	}
-	lost = log_dropped;
-	if (lost) {
-		m = snprintf(note, sizeof(note), "%s%lu log line(s) lost: the "
-			     "log's reader did not keep up\n",
-			     log_prefix[LOG_WARNING], lost);
-		if (m < 0 || !put_whole(note, (size_t)m, 0))
-			goto drop;
-		log_dropped -= lost;
-	}
-	if (put_whole(p, n, may_wait ? LOG_WAIT_MS : 0))
-		return;
-drop:
 	for (size_t i = 0; i < n; i++)
 		lines += p[i] == '\n';
 	log_dropped += lines;
+	log_lost += lines;
+}
+
+/* flush -- send what waits (the end of a torn line, the backlog, the
+ * note of lost lines); true when nothing waits any more. */
+static bool flush(void)
+{
+	char note[96];
+	size_t done;
+	int m;
+
+	if (log_torn) {
+		if (put("\n", 1) != 1)
+			return false;
+		log_torn = false;
+	}
+	if (log_backlog_len) {
+		done = put(log_backlog, log_backlog_len);
+		memmove(log_backlog, log_backlog + done,
+			log_backlog_len - done);
+		log_backlog_len -= done;
+		if (log_backlog_len)
+			return false;
+	}
+	if (log_dropped) {
+		m = snprintf(note, sizeof(note), "%s%lu log line(s) lost: the "
+			     "log's reader did not keep up\n",
+			     log_prefix[LOG_WARNING], log_dropped);
+		if (m < 0)
+			return true;
+		done = put(note, (size_t)m);
+		if (!done)
+			return false;
+		log_dropped = 0;
+		/* (the backlog is empty: the rest of the note fits) */
+		if (queue(note + done, (size_t)m - done) && log_backlog_len)
+			return false;
+	}
+	return true;
+}
+
+/* write_all -- n bytes of whole lines to stderr; keep: they are at
+ * notice or above, and wait in the backlog rather than be dropped. */
+static void write_all(const char *p, size_t n, bool keep)
+{
+	size_t done;
+
+	pthread_mutex_lock(&log_lock);
+	if (!flush()) {
+		if (!keep || !queue(p, n))
+			drop(p, n);
+		goto out;
+	}
+	done = put(p, n);
+	if (done == n)
+		goto out;
+	/* The rest of a line begun must follow, or the line is torn. */
+	if ((keep || done) && queue(p + done, n - done))
+		goto out;
+	log_torn = done > 0;
+	drop(p + done, n - done);
+out:
+	pthread_mutex_unlock(&log_lock);
+}
+
+void rmp_log_flush(void)
+{
+	pthread_mutex_lock(&log_lock);
+	flush();
+	pthread_mutex_unlock(&log_lock);
+}
+
+unsigned long rmp_log_lost(void)
+{
+	return log_lost;
 }
 
 void rmp_log_hold(void)

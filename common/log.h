@@ -24,6 +24,18 @@ void rmp_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * A log line never waits for its reader: when stderr is a socket that is
+ * full (journald not keeping up), lines at notice and above (the audit
+ * log) wait in a bounded backlog, lines below are dropped and counted,
+ * and a note says how many before the next line that goes out (see
+ * log.c). rmp_log_flush -- send what waits, if the reader takes it now;
+ * call it now and then (the daemon: every second). rmp_log_lost -- lines
+ * lost since start.
+ */
+void rmp_log_flush(void);
+unsigned long rmp_log_lost(void);
+
+/*
  * rmp_log_hold -- the calling thread's next lines wait in memory until
  * rmp_log_release writes them, in order, in one write. For a reply that
  * should not wait for its own log lines (the daemon holds them while it

@@ -37,6 +37,24 @@ static int check_limits(const struct rmp_tenant_limits *l, const char *who,
 	return 0;
 }
 
+/*
+ * cfg_check_leases -- l's own lease limit is at most [pool]
+ * max_leases (0, a share of it, always is): a larger one could never be
+ * reached. who is "anonymous" or "tenant.NAME".
+ */
+int cfg_check_leases(const struct rmp_config *c,
+		     const struct rmp_tenant_limits *l, const char *who,
+		     const char *pre, const char *sep, char *err,
+		     size_t errlen)
+{
+	if (l->leases <= c->pool.max_leases)
+		return 0;
+	cfg_set_err(err, errlen, "%s%s%s.leases (%llu) is more than "
+		    "pool.max_leases (%u)", pre, sep, who,
+		    (unsigned long long)l->leases, (unsigned)c->pool.max_leases);
+	return -EINVAL;
+}
+
 /* check_tenants -- the tenant rules of rmp_config_check(). */
 static int check_tenants(const struct rmp_config *c, const char *pre,
 			 const char *sep, char *err, size_t errlen)
@@ -90,7 +108,9 @@ static int check_tenants(const struct rmp_config *c, const char *pre,
 				sep, who);
 			return -EINVAL;
 		}
-		if (check_limits(&t->limits, who, pre, sep, err, errlen))
+		if (check_limits(&t->limits, who, pre, sep, err, errlen) ||
+		    cfg_check_leases(c, &t->limits, who, pre, sep, err,
+				     errlen))
 			return -EINVAL;
 	}
 	return 0;
@@ -219,7 +239,9 @@ int rmp_config_check(const struct rmp_config *c, const char *name, char *err,
 		return -EINVAL;
 	}
 	if (check_limits(&c->anonymous.limits, "anonymous", pre, sep, err,
-			 errlen))
+			 errlen) ||
+	    cfg_check_leases(c, &c->anonymous.limits, "anonymous", pre, sep,
+			     err, errlen))
 		return -EINVAL;
 	if (check_cluster(c, pre, sep, err, errlen))
 		return -EINVAL;

@@ -120,5 +120,12 @@ int cfg_parse_value(const struct key *k, void *base, const char *qname,
 		    const char *value, char *msg, size_t msglen);
 /* an absolute path, no control characters */
 bool cfg_valid_path(const char *s);
+/* cfg_check_leases -- l's own lease limit is at most [pool] max_leases;
+ * else "PREwho.leases (N) is more than pool.max_leases (M)" and -EINVAL
+ * (config_check.c). */
+int cfg_check_leases(const struct rmp_config *c,
+		     const struct rmp_tenant_limits *l, const char *who,
+		     const char *pre, const char *sep, char *err,
+		     size_t errlen);
 
 #endif /* RMP_CONFIG_INT_H */

@@ -294,11 +294,40 @@ static int handler(void *user, const char *section, const char *name,
 	return 1;
 }
 
+/* key_line -- the line that set key name of section (NULL: of tenant
+ * ti), 0 when none did. */
+static unsigned int key_line(const struct parse *p, const char *section,
+			     int ti, const char *name)
+{
+	const struct key *tab = section ? cfg_keys : cfg_tenant_keys;
+	size_t n = section ? cfg_nkeys : cfg_ntenant_keys;
+
+	for (size_t i = 0; i < n; i++)
+		if ((!section || !strcmp(tab[i].section, section)) &&
+		    !strcmp(tab[i].name, name))
+			return section ? p->seen[i] : p->tseen[ti][i];
+	return 0;
+}
+
+/* check_leases -- cfg_check_leases for l, said at the line of its leases
+ * key (who: "anonymous", or tenant ti's "tenant.NAME"). */
+static int check_leases(struct parse *p, const struct rmp_tenant_limits *l,
+			const char *who, int ti)
+{
+	char msg[160];
+
+	if (!cfg_check_leases(&p->cfg, l, who, "", "", msg, sizeof(msg)))
+		return 0;
+	p->line = key_line(p, ti < 0 ? "anonymous" : NULL, ti, "leases");
+	fail(p, "%s", msg);
+	return -EINVAL;
+}
+
 /* parse_all -- run inih over p's source into p->cfg, then the checks. */
 static int parse_all(struct parse *p)
 {
+	char ebuf[128], who[sizeof(TENANT_PFX) + RMP_TENANT_MAX];
 	unsigned int i;
-	char ebuf[128];
 	int ret;
 
 	rmp_config_defaults(&p->cfg);
@@ -331,7 +360,12 @@ static int parse_all(struct parse *p)
 			     t->name);
 			return -EINVAL;
 		}
+		snprintf(who, sizeof(who), TENANT_PFX "%s", t->name);
+		if (check_leases(p, &t->limits, who, (int)i))
+			return -EINVAL;
 	}
+	if (check_leases(p, &p->cfg.anonymous.limits, "anonymous", -1))
+		return -EINVAL;
 	return rmp_config_check(&p->cfg, p->name, p->err, p->errlen);
 }
 

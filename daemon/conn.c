@@ -94,6 +94,8 @@ void cn_maybe_free(struct rmp_conn *c)
 			strerror(errno));
 	if (c->id)
 		rdma_destroy_id(c->id);
+	if (c->counted == RMP_CONN_COUNTS_SPARE)
+		cn_count_as(c, RMP_CONN_COUNTS_NOWHERE);
 	TAILQ_REMOVE(&s->list, c, link);
 	s->count--;
 	s->counters.closed++;
@@ -104,37 +106,58 @@ void cn_maybe_free(struct rmp_conn *c)
 	free(c);
 }
 
-void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
-			const char *fmt, ...)
+/* log_peer -- rmp_conns_log_peer, and audit lines of a failure (their
+ * own budget: rmp_guard_may_log). */
+static void log_peer(struct rmp_conns *s, const char *ip, int level,
+		     bool audit, const char *fmt, va_list ap)
 {
 	char block[RMP_PEER_BLOCK_LEN], line[512];
 	unsigned suppressed;
-	va_list ap;
 
 	if (level > rmp_log_level())
 		return;
-	if (!rmp_guard_may_log(s->guard, ip, rmp_now_ms(), &suppressed)) {
+	if (!rmp_guard_may_log(s->guard, ip, rmp_now_ms(), audit,
+			       &suppressed)) {
 		s->counters.log_suppressed++;
 		return;
 	}
 	if (suppressed) {
 		rmp_peer_block(ip, block, sizeof(block));
 		rmp_log(LOG_WARNING, "%u more line(s) about %s in %u s were "
-			"not logged (at most %u per %u s)", suppressed, block,
-			RMP_GUARD_LOG_WINDOW_MS / 1000, RMP_GUARD_LOG_BURST,
-			RMP_GUARD_LOG_WINDOW_MS / 1000);
+			"not logged (at most %u per %u s, audit lines apart)",
+			suppressed, block, RMP_GUARD_LOG_WINDOW_MS / 1000,
+			RMP_GUARD_LOG_BURST, RMP_GUARD_LOG_WINDOW_MS / 1000);
 	}
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	rmp_log(level, "%s", line);
+}
+
+void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_peer(s, ip, level, false, fmt, ap);
+	va_end(ap);
+}
+
+void rmp_conns_audit_peer(struct rmp_conns *s, const char *ip,
+			  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_peer(s, ip, LOG_NOTICE, true, fmt, ap);
+	va_end(ap);
 }
 
 /*
  * count_as -- c counts against `to` from now on: the one place where a
  * tenant's pending and connections and the server's unauthenticated
- * slots change. Accept counts it pending, a proof that holds proven
- * (admit_proven), the close nowhere.
+ * slots and spares change. Accept counts it pending, a proof that holds
+ * proven (admit_proven), the close nowhere, or spare when it was still
+ * pending (until its free).
  */
 void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to)
 {
@@ -148,6 +171,9 @@ void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to)
 	case RMP_CONN_COUNTS_PROVEN:
 		t->connections--;
 		break;
+	case RMP_CONN_COUNTS_SPARE:
+		c->set->spare--;
+		break;
 	case RMP_CONN_COUNTS_NOWHERE:
 		break;
 	}
@@ -158,6 +184,9 @@ void cn_count_as(struct rmp_conn *c, enum rmp_conn_counted to)
 		break;
 	case RMP_CONN_COUNTS_PROVEN:
 		t->connections++;
+		break;
+	case RMP_CONN_COUNTS_SPARE:
+		c->set->spare++;
 		break;
 	case RMP_CONN_COUNTS_NOWHERE:
 		break;
@@ -187,40 +216,10 @@ bool cn_unproven(const struct rmp_conn *c)
 	return c->counted == RMP_CONN_COUNTS_PENDING;
 }
 
-void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
-{
-	const struct rmp_config *cfg = s->cfg;
-	struct rmp_conn *c, *oldest = NULL, *oldest_here = NULL;
-	char block[RMP_PEER_BLOCK_LEN];
-	unsigned here = 0;
-
-	rmp_peer_block(ip, block, sizeof(block));
-	/* The list is in order of arrival: the first found is the oldest. */
-	TAILQ_FOREACH(c, &s->list, link) {
-		if (!cn_unproven(c))
-			continue;
-		if (!oldest)
-			oldest = c;
-		if (!strcmp(c->peer_block, block) && !here++)
-			oldest_here = c;
-	}
-	if (here >= cfg->server.unauthenticated_per_address)
-		c = oldest_here;
-	else if (s->unauthenticated >= cfg->server.max_unauthenticated)
-		c = oldest;
-	else
-		return;
-	s->counters.preauth_evicted++;
-	c->hold++;
-	rmp_conn_close(c, "not authenticated yet: its slot went to a newer "
-		       "connection");
-	c->hold--;
-	cn_maybe_free(c);
-}
-
 /* A block's failed proofs, whatever tenant names they named, cool the
  * whole block down past this many times auth_failures_per_minute: a
- * peer cannot fail without end by naming a new tenant each time. */
+ * peer cannot fail without end by naming a new tenant each time. (A
+ * name that proved its key there lately is spared: rmp_guard_proven.) */
 #define BLOCK_AUTH_FAILURES_FACTOR 4u
 
 void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
@@ -242,7 +241,7 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 	n = rmp_guard_note(s->guard, ip, tenant, now, max_per_minute, cool,
 			   &cooldown);
 	if (tenant)
-		rmp_guard_note(s->guard, ip, NULL, now,
+		rmp_guard_note(s->guard, ip, RMP_GUARD_ANY_NAME, now,
 			       max_per_minute * BLOCK_AUTH_FAILURES_FACTOR,
 			       cool, &block_cooldown);
 	rmp_conns_log_peer(s, ip, LOG_WARNING, "%s: %s (%u errors of %s "
@@ -260,7 +259,9 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 	if (block_cooldown)
 		log_warn("refusing connections from %s for %" PRIu64 " s: "
 			 "more than %u failed authentications within a minute, "
-			 "whatever tenants they named", block, cool / 1000,
+			 "whatever tenants they named (but for tenants that "
+			 "proved their key from there within the hour)", block,
+			 cool / 1000,
 			 max_per_minute * BLOCK_AUTH_FAILURES_FACTOR);
 }
 
@@ -327,6 +328,8 @@ bool cn_qp_failed_remotely(struct rmp_conn *c)
 
 void rmp_conn_close(struct rmp_conn *c, const char *why)
 {
+	bool unproven = cn_unproven(c);
+
 	if (c->state == RMP_CONN_CLOSING)
 		return;
 	if (cn_qp_failed_remotely(c))
@@ -334,13 +337,16 @@ void rmp_conn_close(struct rmp_conn *c, const char *why)
 				  "side (a request it sent was refused)");
 	/* One that never proved a tenant may be one of a flood: its lines
 	 * go through the peer's rate limit. */
-	if (cn_unproven(c))
+	if (unproven)
 		rmp_conns_log_peer(c->set, c->peer_ip, LOG_INFO,
 				   "%s disconnected: %s", c->holder.label, why);
 	else
 		log_info("%s disconnected: %s", c->holder.label, why);
 	c->state = RMP_CONN_CLOSING;
-	cn_count_as(c, RMP_CONN_COUNTS_NOWHERE);
+	/* One that never proved a tenant leaves max_clients at once: a new
+	 * one may take its place while its completions flush. */
+	cn_count_as(c, unproven ? RMP_CONN_COUNTS_SPARE :
+			RMP_CONN_COUNTS_NOWHERE);
 	c->local_failure = true;
 	c->hold++;
 	/* Nothing runs on the QP from here on; what is posted flushes. */
@@ -577,6 +583,10 @@ static void admit_proven(struct rmp_conn *c, struct rmp_msg *rep)
 		return;
 	}
 	cn_count_as(c, RMP_CONN_COUNTS_PROVEN);
+	/* A block cool-down from others' failures spares it from now on. */
+	if (!t->anonymous)
+		rmp_guard_proven(c->set->guard, c->peer_ip,
+				 c->auth.tenant_name, rmp_now_ms());
 	log_info("%s authenticated as tenant %s", c->holder.label, t->name);
 }
 
@@ -601,13 +611,16 @@ static void authenticate(struct rmp_conn *c, const uint8_t *buf, size_t len,
 	c->auth.tenant->auth_failures++;
 	c->set->counters.auth_failures++;
 	/* The peer was told "wrong key" for an unknown name too; the log
-	 * says which. */
-	log_notice("audit: auth-fail tenant=%s client=%s peer=%s reason=%s",
-		   tenant[0] ? tenant : "-", c->name, c->peer,
-		   detail == RMP_DETAIL_NOT_AUTHED ? "request-before-auth" :
-		   c->auth.tenant->stranger ? "unknown-tenant" :
-		   detail == RMP_DETAIL_REPLAYED ? "replayed-proof" :
-		   "wrong-key");
+	 * says which. A failure needs no key: its lines go through the
+	 * block's rate limit. */
+	rmp_conns_audit_peer(c->set, c->peer_ip, "audit: auth-fail tenant=%s "
+			     "client=%s peer=%s reason=%s",
+			     tenant[0] ? tenant : "-", c->name, c->peer,
+			     detail == RMP_DETAIL_NOT_AUTHED ?
+			     "request-before-auth" :
+			     c->auth.tenant->stranger ? "unknown-tenant" :
+			     detail == RMP_DETAIL_REPLAYED ? "replayed-proof" :
+			     "wrong-key");
 	snprintf(what, sizeof(what), "authentication as tenant %s failed: %s",
 		 tenant[0] ? tenant : "anonymous",
 		 c->auth.tenant->stranger && detail != RMP_DETAIL_NOT_AUTHED ?
@@ -768,12 +781,15 @@ static void on_recv(struct rmp_conns *s, struct rmp_rx_buf *rx,
 	if (wc->status == IBV_WC_SUCCESS)
 		bad = not_a_request(rx->dev, wc);
 	if (bad && c) {
-		log_warn("%s: %s (not part of the protocol)", c->holder.label,
-			 bad);
+		rmp_conns_log_peer(s, c->peer_ip, LOG_WARNING, "%s: %s (not "
+				   "part of the protocol)", c->holder.label,
+				   bad);
 		note_access_error(c, bad + strlen("it "));
 		rmp_conn_close(c, "it broke the protocol");
 	} else if (bad) {
-		log_warn("unknown client: %s (not part of the protocol)", bad);
+		rmp_conns_log_peer(s, "unknown client", LOG_WARNING, "unknown "
+				   "client: %s (not part of the protocol)",
+				   bad);
 	} else if (wc->status == IBV_WC_SUCCESS && c) {
 		/* A message can overtake the ESTABLISHED event: it proves
 		 * the connection is up (the QP is in RTS already). */

@@ -78,6 +78,9 @@ struct rmp_conn {
 		RMP_CONN_COUNTS_PENDING, /* the tenant's pending, and the
 					  * server's unauthenticated slots */
 		RMP_CONN_COUNTS_PROVEN,  /* the tenant's connections */
+		RMP_CONN_COUNTS_SPARE,   /* closed before it proved a tenant,
+					  * completions still due: beside
+					  * max_clients (rmp_conn_cq_entries) */
 	} counted;
 	uint64_t accepted_ms;
 	uint64_t requests, errors; /* answered; error replies + access errors */
@@ -140,6 +143,7 @@ struct rmp_conns {
 	struct rmp_conn_list list;
 	uint32_t count;
 	uint32_t unauthenticated; /* open, still to prove a tenant */
+	uint32_t spare;           /* of count: RMP_CONN_COUNTS_SPARE */
 	uint64_t next_serial;
 	struct rmp_conn_counters counters; /* since start, for metrics */
 	struct rmp_latency latency;
@@ -163,25 +167,42 @@ struct rmp_device *rmp_conns_device(const struct rmp_conns *s,
 unsigned rmp_conns_count_peer(const struct rmp_conns *s, const char *ip);
 
 /*
- * rmp_conns_preauth_room -- make room for one more connection from ip
- * that has still to prove its tenant: when ip's block holds
- * unauthenticated_per_address such connections, its oldest is closed;
- * else when the server holds max_unauthenticated, the oldest of all.
- * Connections that never authenticate so cannot keep a slot that a
- * client which does needs (it authenticates within a round trip).
+ * rmp_conns_preauth_room -- make room for one more connection from ip,
+ * which has still to prove its tenant, closing one that has not proved
+ * its own yet: when ip's block holds unauthenticated_per_address of
+ * them, its oldest; else when the server holds max_unauthenticated of
+ * them, or max_clients connections are open, the oldest of the block
+ * that holds the most (ip's counting one more; of blocks that hold as
+ * many, the one whose oldest came first). Connections that never
+ * authenticate so cannot keep a client that does (within a round trip)
+ * out, and a flood from one block closes its own first. A connection
+ * closed unproven stops counting against max_clients at once
+ * (RMP_CONN_COUNTS_SPARE): the new one takes its place while its
+ * completions flush, up to max_clients such spares. 0, or -EBUSY (FULL)
+ * when max_clients connections stay open (none of them was still to
+ * prove a tenant, or max_clients spares wait already), or more spares
+ * wait than that.
  */
-void rmp_conns_preauth_room(struct rmp_conns *s, const char *ip);
+int rmp_conns_preauth_room(struct rmp_conns *s, const char *ip);
 
 /*
  * rmp_conns_log_peer -- a log line about a peer (a refused connect, an
- * access or authentication error), at most RMP_GUARD_LOG_BURST per block
- * of addresses in each RMP_GUARD_LOG_WINDOW_MS, then a line that says how
- * many were not logged: a flood from one peer cannot fill the log. Not
- * for audit lines, which are always logged.
+ * access or authentication error, a receive that is no request), at most
+ * RMP_GUARD_LOG_BURST per block of addresses in each
+ * RMP_GUARD_LOG_WINDOW_MS, then a line that says how many were not
+ * logged: a flood from one peer cannot fill the log.
+ * rmp_conns_audit_peer -- the same at notice for an audit line of a
+ * failure a peer can cause without a key (auth-fail), in a budget of its
+ * own: the other lines of a flood cannot crowd out its first audit
+ * lines. Neither is for the audit lines of what succeeds (a grant, a
+ * free), which are always logged.
  */
 void rmp_conns_log_peer(struct rmp_conns *s, const char *ip, int level,
 			const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+void rmp_conns_audit_peer(struct rmp_conns *s, const char *ip,
+			  const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /*
  * rmp_conns_note_failure -- one failure from ip: count it with the guard
@@ -196,8 +217,11 @@ void rmp_conns_note_failure(struct rmp_conns *s, const char *ip,
 /*
  * rmp_conn_cq_entries -- completions one connection with credits may have
  * due at once: its send queue (replies, key operations, a liveness probe)
- * and its own receives (region mode). The device's CQ needs this much
- * per client.
+ * and its own receives (region mode); and those of one connection closed
+ * before it proved a tenant, whose place it may have taken while they
+ * flush (its receives, its one reply, a probe: rmp_conns_preauth_room
+ * lets no more than max_clients of those wait). The device's CQ needs
+ * this much per client.
  */
 uint32_t rmp_conn_cq_entries(uint32_t credits);
 

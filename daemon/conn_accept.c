@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * conn_accept.c -- a new connection: its record, its protection domain,
- * reply slots and (region mode) own receive queue, its queue pair moved
- * through INIT, RTR and RTS with the server's own retry counts and
- * timeouts, and the accept that answers the client.
+ * conn_accept.c -- a new connection: the room it needs (an unproven one
+ * closed for it), its record, its protection domain, reply slots and
+ * (region mode) own receive queue, its queue pair moved through INIT,
+ * RTR and RTS with the server's own retry counts and timeouts, and the
+ * accept that answers the client.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -77,7 +78,7 @@ static uint32_t send_wrs(uint32_t credits)
 
 uint32_t rmp_conn_cq_entries(uint32_t credits)
 {
-	return send_wrs(credits) + credits;
+	return send_wrs(credits) + credits + (credits + 2);
 }
 
 /* setup -- PD, QP, reply slots and (region mode) the own receive queue. */
@@ -161,6 +162,98 @@ static int setup(struct rmp_conn *c, uint8_t resp_res)
 	if (ret)
 		return ret;
 	return modify_qp(c, IBV_QPS_RTS, 0);
+}
+
+/* An unproven connection and its place in the list (arrival order). */
+struct unproven {
+	struct rmp_conn *c;
+	unsigned order;
+};
+
+static int by_block(const void *a, const void *b)
+{
+	const struct unproven *x = a, *y = b;
+	int d = strcmp(x->c->peer_block, y->c->peer_block);
+
+	return d ? d : (x->order > y->order) - (x->order < y->order);
+}
+
+/*
+ * crowded_oldest -- the oldest unproven connection of the block that
+ * holds the most of them, `block` counting one more (the newcomer's); of
+ * blocks that hold as many, the one whose oldest came first. NULL: none.
+ * Without the memory to sort them, the oldest of all.
+ */
+static struct rmp_conn *crowded_oldest(struct rmp_conns *s,
+				       const char *block)
+{
+	unsigned n = 0, i, j, k, best_n = 0, best_order = 0;
+	struct rmp_conn *c, *best = NULL;
+	struct unproven *u;
+
+	u = s->unauthenticated ? malloc(s->unauthenticated * sizeof(*u)) :
+				 NULL;
+	TAILQ_FOREACH(c, &s->list, link) {
+		if (!cn_unproven(c))
+			continue;
+		if (!u)
+			return c;
+		if (n < s->unauthenticated) {
+			u[n] = (struct unproven){ c, n };
+			n++;
+		}
+	}
+	if (!u)
+		return NULL;
+	qsort(u, n, sizeof(*u), by_block);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && !strcmp(u[j].c->peer_block,
+						 u[i].c->peer_block); j++)
+			;
+		k = j - i + !strcmp(u[i].c->peer_block, block);
+		if (!best || k > best_n ||
+		    (k == best_n && u[i].order < best_order)) {
+			best = u[i].c;
+			best_n = k;
+			best_order = u[i].order;
+		}
+	}
+	free(u);
+	return best;
+}
+
+int rmp_conns_preauth_room(struct rmp_conns *s, const char *ip)
+{
+	const struct rmp_config *cfg = s->cfg;
+	uint32_t max = cfg->server.max_clients;
+	struct rmp_conn *c, *oldest_here = NULL;
+	char block[RMP_PEER_BLOCK_LEN];
+	unsigned here = 0;
+
+	rmp_peer_block(ip, block, sizeof(block));
+	/* The list is in order of arrival: the first found is the oldest. */
+	TAILQ_FOREACH(c, &s->list, link)
+		if (cn_unproven(c) && !strcmp(c->peer_block, block) &&
+		    !here++)
+			oldest_here = c;
+	if (here >= cfg->server.unauthenticated_per_address)
+		c = oldest_here;
+	else if (s->unauthenticated >= cfg->server.max_unauthenticated ||
+		 (s->count - s->spare >= max && s->spare < max))
+		c = crowded_oldest(s, block);
+	else
+		c = NULL;
+	if (c) {
+		s->counters.preauth_evicted++;
+		c->hold++;
+		rmp_conn_close(c, "not authenticated yet: its slot went to a "
+			       "newer connection");
+		c->hold--;
+		cn_maybe_free(c);
+	}
+	/* A spare's QP waits for its completions beside max_clients open
+	 * ones; room for as many spares (rmp_conn_cq_entries). */
+	return s->count - s->spare >= max || s->spare > max ? -EBUSY : 0;
 }
 
 struct rmp_device *rmp_conns_device(const struct rmp_conns *s,

@@ -20,9 +20,11 @@ struct peer {
 	unsigned count;      /* errors in the window */
 	uint64_t until_ms;   /* refused until then */
 	uint64_t seen_ms;
-	/* Log lines about the block (rmp_guard_may_log). */
+	uint64_t proven_ms;  /* a tenant name: its key proven then (0: no) */
+	/* Log lines about the block (rmp_guard_may_log): each kind's count
+	 * in the window ([1]: audit lines), and those not logged. */
 	uint64_t log_window_ms;
-	unsigned logged, suppressed;
+	unsigned logged[2], suppressed;
 };
 
 struct rmp_guard {
@@ -89,23 +91,40 @@ static const struct peer *find(const struct rmp_guard *g, const char *block,
 	return NULL;
 }
 
+/* proven -- p is a tenant name that proved its key lately. */
+static bool proven(const struct peer *p, uint64_t now_ms)
+{
+	return p->proven_ms && now_ms - p->proven_ms < RMP_GUARD_PROVEN_MS;
+}
+
+/* one_name -- p counts the failures of one tenant name (not those of a
+ * whole block, or of any name from it). */
+static bool one_name(const struct peer *p)
+{
+	return p->per_tenant && strcmp(p->tenant, RMP_GUARD_ANY_NAME);
+}
+
 /* evict_before -- whether a new subject should take slot a rather than
  * slot b: a free slot first, then those not cooling down (a guesser must
- * not end its own cool-down by bringing new subjects), among them a
- * tenant name's before a block's (whose count holds the failures of all
- * its names), then the least recently seen, or the cool-down that ends
- * first. */
+ * not end its own cool-down by bringing new subjects), among them one
+ * tenant name's before a block's or any name's (whose counts hold the
+ * failures of many names) -- but one that proved its key lately after
+ * all: a guesser's new names must not push it out -- then the least
+ * recently seen, or the cool-down that ends first. */
 static bool evict_before(const struct peer *a, const struct peer *b,
 			 uint64_t now_ms)
 {
 	bool a_cool = a->until_ms > now_ms, b_cool = b->until_ms > now_ms;
+	bool a_kept = proven(a, now_ms), b_kept = proven(b, now_ms);
 
 	if (!a->ip[0] || !b->ip[0])
 		return !a->ip[0] && b->ip[0];
 	if (a_cool != b_cool)
 		return !a_cool;
-	if (a->per_tenant != b->per_tenant)
-		return a->per_tenant;
+	if (a_kept != b_kept)
+		return !a_kept;
+	if (one_name(a) != one_name(b))
+		return one_name(a);
 	return a_cool ? a->until_ms < b->until_ms : a->seen_ms < b->seen_ms;
 }
 
@@ -169,20 +188,32 @@ static uint64_t left(const struct peer *p, uint64_t now_ms)
 	return p && p->until_ms > now_ms ? p->until_ms - now_ms : 0;
 }
 
+void rmp_guard_proven(struct rmp_guard *g, const char *ip,
+		      const char *tenant, uint64_t now_ms)
+{
+	if (tenant && tenant[0])
+		seen(g, ip, tenant, now_ms)->proven_ms = now_ms ? now_ms : 1;
+}
+
 uint64_t rmp_guard_refusing(const struct rmp_guard *g, const char *ip,
 			    const char *tenant, uint64_t now_ms)
 {
+	const struct peer *named = NULL;
 	char block[RMP_PEER_BLOCK_LEN];
-	uint64_t block_ms, tenant_ms;
+	uint64_t block_ms, any_ms, tenant_ms;
 
 	rmp_peer_block(ip, block, sizeof(block));
+	if (tenant)
+		named = find(g, block, tenant);
 	block_ms = left(find(g, block, NULL), now_ms);
-	tenant_ms = tenant ? left(find(g, block, tenant), now_ms) : 0;
-	return block_ms > tenant_ms ? block_ms : tenant_ms;
+	any_ms = named && proven(named, now_ms) ? 0 :
+		 left(find(g, block, RMP_GUARD_ANY_NAME), now_ms);
+	tenant_ms = left(named, now_ms);
+	return RMP_MAX(RMP_MAX(block_ms, any_ms), tenant_ms);
 }
 
 bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
-		       unsigned *suppressed)
+		       bool audit, unsigned *suppressed)
 {
 	struct peer *p = seen(g, ip, NULL, now_ms);
 
@@ -191,11 +222,11 @@ bool rmp_guard_may_log(struct rmp_guard *g, const char *ip, uint64_t now_ms,
 	    now_ms - p->log_window_ms >= RMP_GUARD_LOG_WINDOW_MS) {
 		*suppressed = p->suppressed;
 		p->log_window_ms = now_ms ? now_ms : 1;
-		p->logged = 0;
+		p->logged[0] = p->logged[1] = 0;
 		p->suppressed = 0;
 	}
-	if (p->logged < RMP_GUARD_LOG_BURST) {
-		p->logged++;
+	if (p->logged[audit] < RMP_GUARD_LOG_BURST) {
+		p->logged[audit]++;
 		return true;
 	}
 	p->suppressed++;

@@ -18,7 +18,9 @@
  * found at their fixed places.
  *
  * Recovery trusts nothing it cannot prove. A record must check out, lie in
- * the pool, be aligned, and not be past its deadline. Two recovered leases
+ * the pool, be aligned, and not be past its deadline (one too far ahead
+ * is the lifecycle's to cut to the configured ttl_max: this module does
+ * not know it). Two recovered leases
  * that overlap cannot both be live (the allocator never hands out a byte
  * twice), so one of them ended and its zeroed record was lost: the one
  * granted later (higher sequence number) wins, the other is discarded.

@@ -95,6 +95,15 @@ static void adopt(const struct rmp_journal_lease *r, uint32_t slot,
 	 * from now, time for its holder to attach again. */
 	l->deadline_ms = (l->flags & RMP_LEASE_F_AUTO_RENEW) ?
 			 rc->now + lc_renewal_ms(lc, l) : r->deadline_ms;
+	/* No grant or renew sets a deadline past ttl_max from its time: one
+	 * further out is damage that checks out, or crafted. */
+	if (l->deadline_ms - rc->now > lc->cfg->lease.ttl_max_ms) {
+		log_warn("lease %016" PRIx64 ": journal deadline beyond "
+			 "[lease] ttl_max (%" PRIu64 " s away): cut to %" PRIu64
+			 " s", r->id, (l->deadline_ms - rc->now) / 1000,
+			 lc->cfg->lease.ttl_max_ms / 1000);
+		l->deadline_ms = rc->now + lc->cfg->lease.ttl_max_ms;
+	}
 	if (rmp_lease_table_add(lc->table, l)) {
 		rmp_pool_release(rc->pool, &l->ext);
 		goto drop;

@@ -83,8 +83,9 @@ static unsigned choose_tenant(struct rmp_listener *ls,
 	t = rmp_tenants_for_connect(ls->tenants, req->tenant, &why);
 	if (!t) {
 		rmp_log_field(who, sizeof(who), req->name);
-		log_notice("audit: auth-fail tenant=- client=%s peer=%s "
-			   "reason=anonymous-disabled", who, peer);
+		rmp_conns_audit_peer(ls->conns, ip, "audit: auth-fail tenant=- "
+				     "client=%s peer=%s "
+				     "reason=anonymous-disabled", who, peer);
 		rmp_conns_note_failure(ls->conns, ip, "", peer,
 				       "connect: anonymous access is disabled",
 				       cfg->server.auth_failures_per_minute);
@@ -155,11 +156,6 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		       req.tenant);
 		return;
 	}
-	if (ls->conns->count >= ls->max_clients) {
-		reject(ls, id, RMP_REJ_FULL, peer, ip, req.name,
-		       req.tenant);
-		return;
-	}
 	why = choose_tenant(ls, &req, peer, ip, &auth.tenant);
 	if (why) {
 		reject(ls, id, why, peer, ip, req.name, req.tenant);
@@ -182,9 +178,11 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 		char who[RMP_LOG_NAME_LEN];
 
 		rmp_log_field(who, sizeof(who), req.name);
-		log_notice("audit: auth-fail tenant=%s client=%s peer=%s "
-			   "reason=foreign-address",
-			   req.tenant[0] ? req.tenant : "-", who, peer);
+		rmp_conns_audit_peer(ls->conns, ip, "audit: auth-fail "
+				     "tenant=%s client=%s peer=%s "
+				     "reason=foreign-address",
+				     req.tenant[0] ? req.tenant : "-", who,
+				     peer);
 		rmp_conns_note_failure(ls->conns, ip, NULL, peer,
 				       "connect: not to an address of ours",
 				       cfg->server.auth_failures_per_minute);
@@ -203,8 +201,12 @@ static void admit(struct rmp_listener *ls, struct rdma_cm_id *id,
 	rmp_strlcpy(auth.name, req.name, sizeof(auth.name));
 	rmp_strlcpy(auth.tenant_name, req.tenant, sizeof(auth.tenant_name));
 	rmp_conn_rep_encode(data, sizeof(data), &rep);
-	/* Until it proves its tenant it holds one of a few slots. */
-	rmp_conns_preauth_room(ls->conns, ip);
+	/* Until it proves its tenant it holds one of a few slots; one that
+	 * has not proved its own gives way to it, even on a full server. */
+	if (rmp_conns_preauth_room(ls->conns, ip)) {
+		reject(ls, id, RMP_REJ_FULL, peer, ip, req.name, req.tenant);
+		return;
+	}
 	if (rmp_conn_accept(ls->conns, id, req.name,
 			    peer, ip, &auth, param->initiator_depth, data,
 			    sizeof(data), &c))

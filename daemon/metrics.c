@@ -517,6 +517,9 @@ static void render_connections(struct evbuffer *b,
 	    "Log lines about one peer beyond its rate (refused connects, "
 	    "access and authentication errors), summed up instead.",
 	    cs->log_suppressed);
+	one(b, "rmpool_log_lines_lost_total", "counter",
+	    "Log lines dropped because the log's reader (journald) did not "
+	    "keep up.", rmp_log_lost());
 	one(b, "rmpool_bad_messages_total", "counter",
 	    "Requests that did not decode or reached for another tenant's "
 	    "lease.", cs->bad_messages);

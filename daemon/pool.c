@@ -341,9 +341,11 @@ int rmp_pool_map(struct rmp_pool **out, const struct rmp_pool_params *p,
 		}
 	}
 mapped:
-	/* Tenants' bytes stay out of core dumps (rmpoold also turns its
+	/* Tenants' bytes, and the journal after them in a state file (every
+	 * lease's secret), stay out of core dumps (rmpoold also turns its
 	 * dumps off: main.c); nothing is lost if the kernel says no. */
-	(void)madvise(pool->base, pool->size, MADV_DONTDUMP);
+	(void)madvise(pool->base, pool->size + pool->state_len,
+		      MADV_DONTDUMP);
 	ret = choose_iova(pool);
 	if (ret < 0) {
 		snprintf(err, errlen, "getrandom: %s", strerror(-ret));

@@ -206,6 +206,8 @@ static void on_sweep(int fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	rmp_conns_sweep(&srv->conns);
+	/* Log lines that waited for a slow journal, if it has room now. */
+	rmp_log_flush();
 }
 
 static void arm_drain_poll(struct rmp_server *srv)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rmp_py.h"
@@ -119,6 +120,7 @@ static void client_dealloc(PyObject *self)
 	/* Leases and buffers hold references: none is left. */
 	rmp_client_free(c->c);
 	rmp_py_lock_free(&c->lk);
+	free(c->held);
 	Py_CLEAR(c->pending);
 	Py_CLEAR(c->host);
 	rmp_py_dealloc(self);
@@ -355,15 +357,138 @@ static PyObject *client_submit(PyObject *self, PyObject *unused)
 
 #define POLL_BATCH 64
 
+/*
+ * A poll reaps completions from the library, then builds the list it
+ * returns; the build may fail (MemoryError) once the library has given
+ * them up. So a failed build puts them back into c->held, and the next
+ * poll returns those first, without waiting: none is lost, none comes
+ * twice (the operations are forgotten only once the list is built). The
+ * room for putting back is made before anything is reaped (hold_room;
+ * c->reaping counts what polls in progress may put back), so that the
+ * putting back itself cannot fail. c->held is touched with the GIL held.
+ */
+static int hold_room(RmpClient *c, size_t n)
+{
+	size_t want = c->nheld + c->reaping + n;
+	struct rmp_completion *p;
+
+	if (want > c->held_cap) {
+		p = realloc(c->held, want * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->held = p;
+		c->held_cap = want;
+	}
+	c->reaping += n;
+	return 0;
+}
+
+/* take_held -- up to max of the completions c holds, oldest first. */
+static int take_held(RmpClient *c, struct rmp_completion *comp, int max)
+{
+	size_t n = c->nheld < (size_t)max ? c->nheld : (size_t)max;
+
+	memcpy(comp, c->held, n * sizeof(*comp));
+	memmove(c->held, c->held + n, (c->nheld - n) * sizeof(*comp));
+	c->nheld -= n;
+	c->reaping += n; /* their room stays theirs */
+	return (int)n;
+}
+
+/* put_back -- comp[0, n), reaped before what c holds, back in front. */
+static void put_back(RmpClient *c, const struct rmp_completion *comp,
+		     int n)
+{
+	memmove(c->held + n, c->held, c->nheld * sizeof(*comp));
+	memcpy(c->held, comp, (size_t)n * sizeof(*comp));
+	c->nheld += (size_t)n;
+}
+
+/* poll_result -- the list for comp[0, n): (user_data, status) of each
+ * operation of ours. NULL with an exception, and then nothing changed:
+ * the operations are still pending. */
+static PyObject *poll_result(RmpClient *c, const struct rmp_completion *comp,
+			     int n)
+{
+	PyObject *key[POLL_BATCH] = { NULL }, *val[POLL_BATCH] = { NULL };
+	PyObject *list = PyList_New(0), *t;
+	int i;
+
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (rmp_py_peek_op(c, comp[i].user_data, &key[i], &val[i]) < 0)
+			goto err;
+		if (!val[i])
+			continue; /* not ours: cannot happen */
+		t = Py_BuildValue("(Oi)", PyTuple_GetItem(val[i], 0),
+				  comp[i].status);
+		if (!t || PyList_Append(list, t) < 0) {
+			Py_XDECREF(t);
+			goto err;
+		}
+		Py_DECREF(t);
+	}
+	/* Built: only now are they forgotten (which cannot fail). */
+	for (i = 0; i < n; i++)
+		rmp_py_forget_peeked(c, key[i], val[i]);
+	return list;
+err:
+	for (i = 0; i < n; i++) {
+		Py_XDECREF(key[i]);
+		Py_XDECREF(val[i]);
+	}
+	Py_DECREF(list);
+	return NULL;
+}
+
+/* reap -- submit, then up to max completions of c's into comp (c's lock
+ * held), waiting timeout_ms for the first with the GIL released. */
+static int reap(RmpClient *c, struct rmp_completion *comp, int max,
+		int timeout_ms)
+{
+	int n = rmp_submit(c->c);
+
+	if (n < 0)
+		return n;
+	if (!timeout_ms)
+		return rmp_poll(c->c, comp, max, 0);
+	Py_BEGIN_ALLOW_THREADS
+	n = rmp_poll(c->c, comp, max, timeout_ms);
+	Py_END_ALLOW_THREADS
+	return n;
+}
+
+/* poll_timeout -- poll's timeout argument (NULL: 0) in ms, -1 for ever. */
+static int poll_timeout(PyObject *o, int *ms)
+{
+	double t;
+
+	*ms = 0;
+	if (o == Py_None) {
+		*ms = -1;
+	} else if (o) {
+		t = PyFloat_AsDouble(o);
+		if (t == -1.0 && PyErr_Occurred())
+			return -1;
+		if (isnan(t)) {
+			PyErr_SetString(PyExc_ValueError, "timeout is NaN");
+			return -1;
+		}
+		*ms = t < 0 ? -1 : t > 2e6 ? 2000000000 : (int)ceil(t * 1000.0);
+	}
+	return 0;
+}
+
 static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "max", "timeout", NULL };
 	RmpClient *c = (RmpClient *)self;
 	struct rmp_completion comp[POLL_BATCH];
 	struct rmp_py_fail f;
-	int max = POLL_BATCH, timeout_ms = 0, n, i;
+	int max = POLL_BATCH, timeout_ms, n;
 	PyObject *timeout_o = NULL, *list;
-	double t;
+	size_t reserved = 0;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "|iO", kwlist, &max,
 					 &timeout_o))
@@ -372,61 +497,36 @@ static PyObject *client_poll(PyObject *self, PyObject *args, PyObject *kw)
 		PyErr_Format(PyExc_ValueError, "max must be 1..%d", POLL_BATCH);
 		return NULL;
 	}
-	if (timeout_o == Py_None) {
-		timeout_ms = -1;
-	} else if (timeout_o) {
-		t = PyFloat_AsDouble(timeout_o);
-		if (t == -1.0 && PyErr_Occurred())
-			return NULL;
-		if (isnan(t)) {
-			PyErr_SetString(PyExc_ValueError, "timeout is NaN");
-			return NULL;
-		}
-		timeout_ms = t < 0 ? -1 : t > 2e6 ? 2000000000 :
-			(int)ceil(t * 1000.0);
-	}
-	if (rmp_py_check_open(c) < 0)
+	if (poll_timeout(timeout_o, &timeout_ms) < 0 ||
+	    rmp_py_check_open(c) < 0)
 		return NULL;
 	rmp_py_lock(&c->lk);
-	n = rmp_submit(c->c);
-	if (n >= 0) {
-		if (timeout_ms) {
-			Py_BEGIN_ALLOW_THREADS
-			n = rmp_poll(c->c, comp, max, timeout_ms);
-			Py_END_ALLOW_THREADS
-		} else {
-			n = rmp_poll(c->c, comp, max, 0);
+	if (c->nheld) {
+		/* A failed poll's first: they are ready, no waiting. */
+		n = rmp_submit(c->c);
+		if (n >= 0) {
+			n = take_held(c, comp, max);
+			reserved = (size_t)n;
 		}
+	} else if (hold_room(c, (size_t)max) == 0) {
+		reserved = (size_t)max;
+		n = reap(c, comp, max, timeout_ms);
+	} else {
+		n = -ENOMEM;
 	}
 	if (n < 0)
-		rmp_py_note(&f, n, rmp_py_client_detail(c));
+		rmp_py_note(&f, n, n == -ENOMEM && !reserved ? NULL :
+			    rmp_py_client_detail(c));
 	rmp_py_unlock(&c->lk);
-	if (n < 0)
+	if (n < 0) {
+		c->reaping -= reserved;
 		return rmp_py_raise(&f);
-	list = PyList_New(0);
-	if (!list)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		PyObject *ent = rmp_py_forget_op(c, comp[i].user_data), *t2;
-
-		if (!ent) {
-			if (PyErr_Occurred())
-				goto err;
-			continue; /* not ours: cannot happen */
-		}
-		t2 = Py_BuildValue("(Oi)", PyTuple_GetItem(ent, 0),
-				   comp[i].status);
-		Py_DECREF(ent);
-		if (!t2 || PyList_Append(list, t2) < 0) {
-			Py_XDECREF(t2);
-			goto err;
-		}
-		Py_DECREF(t2);
 	}
+	list = poll_result(c, comp, n);
+	if (!list)
+		put_back(c, comp, n);
+	c->reaping -= reserved;
 	return list;
-err:
-	Py_DECREF(list);
-	return NULL;
 }
 
 static PyObject *client_get_closed(PyObject *self, void *unused)
@@ -544,7 +644,9 @@ static PyMethodDef client_methods[] = {
 	  "submission order: (user_data, status) pairs, status 0 or a "
 	  "negative errno (rmpool.exception_for(status) makes the "
 	  "exception). timeout: seconds to wait for the first, 0 not at "
-	  "all, None for ever (the GIL is released while waiting)." },
+	  "all, None for ever (the GIL is released while waiting). If "
+	  "the list cannot be built (MemoryError), the completions it "
+	  "reaped are kept: the next poll returns them first, at once." },
 	{ 0 }
 };
 

@@ -153,6 +153,37 @@ PyObject *rmp_py_forget_op(RmpClient *c, uint64_t id)
 	return val;
 }
 
+int rmp_py_peek_op(RmpClient *c, uint64_t id, PyObject **key,
+		   PyObject **val)
+{
+	*val = NULL;
+	*key = PyLong_FromUnsignedLongLong(id);
+	if (!*key)
+		return -1;
+	*val = PyDict_GetItemWithError(c->pending, *key);
+	if (!*val) {
+		Py_CLEAR(*key);
+		return PyErr_Occurred() ? -1 : 0;
+	}
+	Py_INCREF(*val);
+	return 0;
+}
+
+void rmp_py_forget_peeked(RmpClient *c, PyObject *key, PyObject *val)
+{
+	if (!key)
+		return;
+	/* (A close meanwhile may have dropped it: rmp_py_drop_ops.) An int
+	 * key's lookup and removal allocate nothing. */
+	if (PyDict_GetItemWithError(c->pending, key) == val) {
+		buf_done((RmpBuf *)PyTuple_GetItem(val, 1));
+		if (PyDict_DelItem(c->pending, key) < 0)
+			PyErr_Clear();
+	}
+	Py_DECREF(key);
+	Py_DECREF(val);
+}
+
 void rmp_py_untrack_op(RmpClient *c, uint64_t id)
 {
 	PyObject *exc_t, *exc_v, *exc_tb;

@@ -47,6 +47,11 @@ typedef struct {
 	int reconnects;       /* reconnect_max_ms > 0: reconnects by itself */
 	PyObject *pending;    /* dict: op id -> (user_data, RegisteredBuffer) */
 	uint64_t next_op;
+	/* Completions reaped and not returned yet (client.c client_poll),
+	 * oldest first; touched with the GIL held only. */
+	struct rmp_completion *held;
+	size_t nheld, held_cap;
+	size_t reaping;       /* room polls in progress may put back */
 	PyObject *weakreflist;
 } RmpClient;
 
@@ -229,6 +234,14 @@ void rmp_py_untrack_op(RmpClient *c, uint64_t id);
  * too): the (user_data, buffer) tuple (new reference), or NULL (with an
  * exception set only on an error). */
 PyObject *rmp_py_forget_op(RmpClient *c, uint64_t id);
+/* rmp_py_peek_op -- op id's key and (user_data, buffer) tuple, new
+ * references (both NULL when it is not pending), changing nothing: 0, or
+ * -1 with an exception. rmp_py_forget_peeked -- then drop that entry if
+ * it is still there (its buffer's count too) and the two references;
+ * cannot fail (NULLs: nothing). */
+int rmp_py_peek_op(RmpClient *c, uint64_t id, PyObject **key,
+		   PyObject **val);
+void rmp_py_forget_peeked(RmpClient *c, PyObject *key, PyObject *val);
 /* rmp_py_drop_ops -- the library dropped every queued and in-flight
  * operation (close): forget them all. */
 void rmp_py_drop_ops(RmpClient *c);

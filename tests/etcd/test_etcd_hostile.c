@@ -3,7 +3,8 @@
  * test_etcd_hostile.c -- common/etcd.c against a server that is not etcd
  * and does not play fair (a broken gateway, a man in the middle on
  * http): an answer dripped a byte at a time, headers without end, a
- * chunk-size line without end, a grant of lease 0. Each request must end
+ * chunk-size line without end, a grant of lease 0, a watch answered
+ * with an error whose body has no end. Each request must end
  * within its attempt's time, with an error, its memory bounded; nothing
  * of it may block the loop. No etcd needed: the server is a child
  * process of the test.
@@ -31,7 +32,10 @@ enum mode {
 	HEADERS,     /* a 200 status line, then header lines without end */
 	CHUNK_LINE,  /* a chunked 200, then a chunk-size line without end */
 	GRANT_ZERO,  /* a well-formed grant of lease 0 */
+	ERROR_BODY,  /* a chunked 500, then 64 MiB of chunks, then silence */
 };
+
+#define ERROR_BODY_BYTES (64u << 20)
 
 static uint64_t now_ms(void)
 {
@@ -98,6 +102,17 @@ static void serve(int lfd, enum mode mode)
 			break;
 		case GRANT_ZERO:
 			send_all(fd, grant0, strlen(grant0));
+			break;
+		case ERROR_BODY:
+			ok = send_all(fd, "HTTP/1.1 500 Internal Server Error\r\n"
+				      "Transfer-Encoding: chunked\r\n\r\n", 66);
+			for (size_t sent = 0; ok && sent < ERROR_BODY_BYTES &&
+			     now_ms() < end; sent += sizeof(junk))
+				ok = send_all(fd, "1000\r\n", 6) &&
+				     send_all(fd, junk, sizeof(junk)) &&
+				     send_all(fd, "\r\n", 2);
+			while (ok && now_ms() < end)
+				ok = recv(fd, junk, sizeof(junk), 0) > 0;
 			break;
 		}
 		close(fd);
@@ -243,6 +258,45 @@ static void test_grant_zero(void)
 	waitpid(pid, NULL, 0);
 }
 
+/*
+ * A watch answered with an error (not 200) whose body never ends: the
+ * body of an error answer is read whole, so it must be bounded like any
+ * answer's (RMP_ETCD_BODY_MAX): the watch ends with -EPROTO as soon as
+ * it is past that, long before its deadline, its memory bounded.
+ */
+static void test_watch_error_body(void)
+{
+	struct rmp_etcd_request *w;
+	struct rmp_etcd *e;
+	struct got g = { 0 };
+	uint16_t port;
+	pid_t pid = server(ERROR_BODY, &port);
+	uint64_t t0, longest;
+	long rss0 = rss_kb();
+
+	CHECK(pid > 0);
+	e = client(port, 5000);
+	CHECK(e != NULL);
+	if (pid <= 0 || !e)
+		return;
+	t0 = now_ms();
+	w = rmp_etcd_watch(e, "/k", 0, on_reply, &g);
+	CHECK(w != NULL);
+	longest = run_until(&g.done, 8000);
+	printf("# a watch's error answer without end: done %d after %llu ms, "
+	       "err %d (%s), longest turn %llu ms, max RSS +%ld KiB\n",
+	       g.done, (unsigned long long)(now_ms() - t0), g.err, g.error,
+	       (unsigned long long)longest, rss_kb() - rss0);
+	CHECK(g.done);
+	CHECK_EQ(g.err, -EPROTO);
+	CHECK(now_ms() - t0 < 2500);
+	CHECK(longest < 250);
+	CHECK(rss_kb() - rss0 < 16 * 1024);
+	rmp_etcd_free(e);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -251,6 +305,8 @@ int main(void)
 		printf("Bail out! no event base\n");
 		return 1;
 	}
+	/* First: the growth it must not have is read off the peak RSS. */
+	test_watch_error_body();
 	test_ends(DRIP, "an answer dripped", 8 * 1024);
 	test_ends(HEADERS, "headers without end", 32 * 1024);
 	test_ends(CHUNK_LINE, "a chunk-size line without end", 32 * 1024);

@@ -488,6 +488,42 @@ def test_post_and_poll(client, lease):
         lease.post_read(0, rb)
 
 
+def test_poll_memory_error_loses_nothing(client, lease):
+    """A MemoryError while poll builds its result -- any allocation of it,
+    made to fail in turn by _testcapi.set_nomemory -- loses no
+    completion: a later poll returns each posted operation exactly once,
+    and none stays pending or in flight on its buffer."""
+    _testcapi = pytest.importorskip("_testcapi")
+    buf = bytearray(64)
+    raised = 0
+    with client.register(buf) as rb:
+        for fail_at in range(16):
+            ops = [("op", fail_at, i) for i in range(4)]
+            for i, ud in enumerate(ops):
+                lease.post_read(i * 8, rb, i * 8, 8, user_data=ud)
+            client.submit()
+            got = []
+            _testcapi.set_nomemory(fail_at)
+            try:
+                done = client.poll(64, 5.0)
+            except MemoryError:
+                done = None
+            finally:
+                _testcapi.remove_mem_hooks()
+            if done is None:
+                raised += 1
+            else:
+                got += done
+            deadline = time.monotonic() + 5
+            while len(got) < len(ops) and time.monotonic() < deadline:
+                got += client.poll(64, 0.5)
+            assert sorted(got) == sorted((ud, 0) for ud in ops), \
+                f"failing allocation {fail_at}: got {got}"
+            assert client.poll(64, 0) == []
+            assert client.pending == 0 and rb.inflight == 0
+    assert raised > 0, "no allocation of poll was made to fail"
+
+
 def test_post_status_error(client):
     l = client.alloc(4096, ttl=1)
     buf = bytearray(64)

@@ -170,7 +170,9 @@ int run_badconnect(const char *host, const char *port);
 int run_drainprobe(const char *host, const char *port);
 int run_auth(const char *host, const char *port, const char *mode);
 int run_silent(const char *host, const char *port, uint32_t secs);
-int run_idle(const char *host, const char *port);
+int run_silentflood(const char *host, const char *port, unsigned n,
+		    uint32_t secs);
+int run_idle(const char *host, const char *port, unsigned n);
 int run_connect(const char *host, const char *port, int want);
 
 /* raw_leases.c: lease requests */

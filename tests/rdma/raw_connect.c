@@ -3,9 +3,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "auth.h"
 #include "raw.h"
@@ -614,22 +616,117 @@ out:
 	return fail;
 }
 
-/* run_idle -- connect, print "CONNECTED", hold the connection until a
- * line or EOF on stdin; fails if the server drops it meanwhile. */
-int run_idle(const char *host, const char *port)
+/* stdin_says -- a line or EOF on stdin within ms. */
+static bool stdin_says(int ms)
 {
-	struct raw r = { 0 };
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char line[256];
+	ssize_t n;
+
+	if (poll(&p, 1, ms) <= 0)
+		return false;
+	n = read(STDIN_FILENO, line, sizeof(line));
+	return n <= 0 || memchr(line, '\n', (size_t)n) != NULL;
+}
+
+/*
+ * run_silentflood -- hold n connections that never AUTH, opening a new
+ * one as soon as the server closes one (a flood that keeps every pre-auth
+ * slot it can busy, from one process: no start-up time between
+ * connects), until a line or EOF on stdin, or secs. A reject (a full
+ * server, a cool-down) is retried 10 ms later. Prints FLOODING once all
+ * n are open, and at the end what happened; 0 when it held any.
+ */
+int run_silentflood(const char *host, const char *port, unsigned n,
+		    uint32_t secs)
+{
+	uint64_t end = now_ms() + (uint64_t)secs * 1000, opened = 0,
+		 closed = 0, rejected = 0;
+	struct raw *r = calloc(n, sizeof(*r));
+	bool *up = calloc(n, sizeof(*up)), told = false;
+	int reason, ret;
+	unsigned i;
+
+	if (!r || !up) {
+		say("silentflood: out of memory");
+		free(r);
+		free(up);
+		return 1;
+	}
+	while (now_ms() < end) {
+		for (i = 0; i < n; i++) {
+			if (up[i]) {
+				pump(&r[i], 0, -1);
+				if (!r[i].disconnected)
+					continue;
+				closed++;
+				raw_close(&r[i]);
+				memset(&r[i], 0, sizeof(r[i]));
+				up[i] = false;
+			}
+			reason = 0;
+			ret = connect_as(&r[i], "silent", host, port, 0,
+					 &reason, false);
+			if (ret == 0) {
+				up[i] = true;
+				opened++;
+				continue;
+			}
+			rejected += ret == 1;
+			raw_close(&r[i]);
+			memset(&r[i], 0, sizeof(r[i]));
+		}
+		if (!told && opened >= n) {
+			printf("FLOODING\n");
+			fflush(stdout);
+			told = true;
+		}
+		if (stdin_says(10))
+			break;
+	}
+	for (i = 0; i < n; i++)
+		if (up[i])
+			raw_close(&r[i]);
+	say("silentflood: %u connection(s) held: %" PRIu64 " opened, %"
+	    PRIu64 " closed by the server, %" PRIu64 " rejected", n, opened,
+	    closed, rejected);
+	free(r);
+	free(up);
+	return opened ? 0 : 1;
+}
+
+/* run_idle -- open n proven connections, print "CONNECTED", hold them
+ * until a line or EOF on stdin; fails if the server drops any of them
+ * meanwhile. */
+int run_idle(const char *host, const char *port, unsigned n)
+{
+	struct raw *r = calloc(n, sizeof(*r));
+	unsigned i, opened = 0;
 	int fail = 1;
 
-	if (connect_ok(&r, "idle", host, port, 0))
-		goto out;
+	if (!r) {
+		say("idle: out of memory");
+		return 1;
+	}
+	for (; opened < n; opened++)
+		if (connect_ok(&r[opened], "idle", host, port, 0))
+			goto out;
 	printf("CONNECTED\n");
 	fflush(stdout);
-	if (wait_stdin(&r, true))
+	if (wait_stdin(&r[0], true))
 		goto out;
 	fail = 0;
+	for (i = 1; i < n; i++) {
+		pump(&r[i], 0, -1);
+		if (r[i].disconnected || r[i].qp_error) {
+			say("idle: connection %u of %u was lost", i + 1, n);
+			fail = 1;
+		}
+	}
 out:
-	raw_close(&r);
+	for (i = 0; i < opened; i++)
+		raw_close(&r[i]);
+	free(r);
 	return fail;
 }
 

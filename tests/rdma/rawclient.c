@@ -111,8 +111,9 @@
  *                                      and detail, no lease, and the
  *                                      server closes the connection
  *   rmp-raw HOST PORT tstat            STAT: the tenant's figures
- *   rmp-raw HOST PORT idle             connect, print CONNECTED, hold the
- *                                      connection until stdin says
+ *   rmp-raw HOST PORT idle [COUNT]     connect (COUNT connections, 1 by
+ *                                      default), print CONNECTED, hold
+ *                                      them until stdin says
  *   rmp-raw HOST PORT free ID [ERRNO]  FREE of a lease id; expect ERRNO
  *                                      (a name like EPERM, or 0; default
  *                                      EPERM)
@@ -140,6 +141,13 @@
  *   rmp-raw HOST PORT silent SECS      connect, never AUTH: the server
  *                                      must close it within SECS (0:
  *                                      the client closes it at once)
+ *   rmp-raw HOST PORT silentflood N SECS
+ *                                      hold N connections that never
+ *                                      AUTH, each closed one opened
+ *                                      again at once (rejects retried
+ *                                      10 ms later); FLOODING once all
+ *                                      are open; until stdin says, or
+ *                                      SECS
  *   rmp-raw HOST PORT churn LEN SECS   ALLOC and FREE LEN bytes back to
  *                                      back for SECS: -EDQUOT may come,
  *                                      -ENOSPC must not
@@ -298,10 +306,11 @@ static int usage(void)
 		"       rmp-raw HOST PORT takeover TOKEN|ID SECRET GAP_MS\n"
 		"       rmp-raw HOST PORT auth "
 		"wrong-key|replay|before-auth|relay\n"
-		"       rmp-raw HOST PORT tstat|idle\n"
+		"       rmp-raw HOST PORT tstat|idle [COUNT]\n"
 		"       rmp-raw HOST PORT free ID [ERRNO]\n"
 		"       rmp-raw HOST PORT stat [COUNT]\n"
 		"       rmp-raw HOST PORT silent SECONDS\n"
+		"       rmp-raw HOST PORT silentflood N SECONDS\n"
 		"       rmp-raw HOST PORT voided GRACE_MS\n"
 		"       rmp-raw HOST PORT churn LEN SECONDS\n"
 		"       rmp-raw HOST PORT statloop SECONDS\n");
@@ -536,8 +545,12 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "tstat") && argc == 4)
 		return run_tstat(host, port);
-	if (!strcmp(cmd, "idle") && argc == 4)
-		return run_idle(host, port);
+	if (!strcmp(cmd, "idle") && (argc == 4 || argc == 5)) {
+		if (argc == 5 && (!parse_u64(argv[4], &a) || a == 0 ||
+				  a > 64))
+			return usage();
+		return run_idle(host, port, argc == 5 ? (unsigned)a : 1);
+	}
 	if (!strcmp(cmd, "free") && (argc == 5 || argc == 6)) {
 		int want = -EPERM;
 
@@ -556,6 +569,12 @@ int main(int argc, char **argv)
 		if (!parse_u64(argv[4], &a) || a > 3600)
 			return usage();
 		return run_silent(host, port, (uint32_t)a);
+	}
+	if (!strcmp(cmd, "silentflood") && argc == 6) {
+		if (!parse_u64(argv[4], &a) || a == 0 || a > 64 ||
+		    !parse_u64(argv[5], &b) || b == 0 || b > 3600)
+			return usage();
+		return run_silentflood(host, port, (unsigned)a, (uint32_t)b);
 	}
 	if (!strcmp(cmd, "churn") && argc == 6) {
 		if (!parse_u64(argv[4], &a) || a == 0 ||

@@ -4,9 +4,10 @@
 # cannot keep a tenant's own clients out.
 #
 # Tenant "a" may have 4 connections. From four other addresses of the
-# guest (192.0.2.21-24), 20 rmp-raw silent clients name tenant a and
-# never send AUTH, reopened as they are closed, for 12 s (cool-downs at
-# their defaults; 2 of them from 192.0.2.21, closed at auth_timeout). Meanwhile a client of a connects six times, a second
+# guest (192.0.2.21-24), 20 silent connections (rmp-raw silentflood)
+# name tenant a and never send AUTH, each reopened as soon as it is
+# closed (cool-downs at their defaults; 2 of them from 192.0.2.21,
+# closed at auth_timeout). Meanwhile a client of a connects six times, a second
 # apart, from 192.0.2.1 and from 192.0.2.21 (an attacker's address), and
 # must be served every time: a connection counts as the tenant's only
 # once it proved the key; one still to prove it holds one of
@@ -19,7 +20,13 @@
 # tenant, and the close of one that never did is rate-limited per address
 # like other lines about a peer: 60 connections from one more address
 # that close before authenticating leave at most a burst of lines, and
-# the rest counted.
+# the rest counted. Last, a full server (max_clients 8, a restart): 6
+# proven connections of tenant test from 192.0.2.24 and 2 silent ones
+# from 192.0.2.22, opened again as soon as they are closed, take every
+# client slot; a's client at 192.0.2.1 must still be served each time:
+# a new connect closes an unproven one for its place (the oldest of the
+# address that holds the most) rather than being refused as full, and
+# the proven ones are left alone.
 source "$(dirname "$0")/lib.sh"
 rmp_init preauth-slots "$1"
 
@@ -41,26 +48,20 @@ rmp_conf server log_level info
 daemon_start
 as_a() { RMPOOL_TENANT=a RMPOOL_KEY_FILE=$akey "$@"; }
 
-# attack SRC END -- silent connections naming a from SRC until END.
-attack() {
-	while [ "$(date +%s)" -lt "$2" ]; do
-		RMP_RAW_SRC=$1 RMPOOL_TENANT=a rmp_raw silent 5 >/dev/null 2>&1
-	done
-}
-end=$(($(date +%s) + 12))
-pids=()
-# 192.0.2.21 has 2 silent clients, fewer than its slots: they are not
-# pushed out but closed at auth_timeout, over and over. The others have
-# 6 each, more than their slots: a newer one pushes the oldest out.
+# Silent connections naming a, each opened again as soon as the server
+# closes it (rmp-raw silentflood: one process per address, so that no
+# start-up time between connects makes the attack lighter than meant).
+# 192.0.2.21 has 2, fewer than its slots: they are not pushed out but
+# closed at auth_timeout, over and over. The others have 6 each, more
+# than their slots: a newer one pushes the oldest out.
+floods=()
 for a in "${srcs[@]}"; do
 	n=6
 	[ "$a" = "${srcs[0]}" ] && n=2
-	for _ in $(seq "$n"); do
-		attack "$a" "$end" &
-		pids+=($!)
-	done
+	RMP_RAW_SRC=$a RMPOOL_TENANT=a raw_bg_start "flood-${a##*.}" \
+		'^FLOODING' silentflood "$n" 120
+	floods+=("flood-${a##*.}")
 done
-sleep 3
 served=0 served_here=0
 for i in 1 2 3 4 5 6; do
 	if out=$(as_a rmp_raw stat 2>&1); then
@@ -81,7 +82,9 @@ echo "tenant a's own client: served $served of 6 times from $RMP_TEST_ADDR," \
 	fail_later "tenant a's own client was served $served of 6 times while silent connections named a"
 [ "$served_here" -eq 6 ] ||
 	fail_later "tenant a's own client at ${srcs[0]} was served $served_here of 6 times while silent connections from there named a"
-wait "${pids[@]}"
+for f in "${floods[@]}"; do
+	raw_bg_stop "$f" || fail_later "rmp-raw $f held no connection"
+done
 pyrun "$(dirname "$0")/prom.py" get "http://$mlisten/metrics" \
 	>"$RMP_TMP/metrics.txt" || rmp_fail "GET http://$mlisten/metrics failed"
 # counter NAME -- its value in the scrape.
@@ -124,5 +127,45 @@ echo "60 silent connections from 192.0.2.25 in $burst_ms ms: $lines log" \
 	fail_later "$lines log lines about 192.0.2.25 for 60 connections that never authenticated, want at most $((windows * 11))"
 [ "$suppressed" -gt 0 ] ||
 	fail_later "no line about 192.0.2.25 was counted instead of logged"
+daemon_stop
+
+# ---- a full server: no refusal while a slot holds a connection without
+# a key. auth_timeout 10 s: only newer connects close the silent ones.
+rmp_conf server max_clients 8
+rmp_conf server auth_timeout 10s
+daemon_start
+RMP_RAW_SRC=192.0.2.24 raw_bg_start held '^CONNECTED' idle 6
+RMP_RAW_SRC=192.0.2.22 RMPOOL_TENANT=a raw_bg_start flood '^FLOODING' \
+	silentflood 2 120
+# metric NAME -- its value now.
+metric() {
+	pyrun "$(dirname "$0")/prom.py" get "http://$mlisten/metrics" \
+		>"$RMP_TMP/metrics.txt" || rmp_fail "GET http://$mlisten/metrics failed"
+	counter "$1"
+}
+for _ in $(seq 1 100); do
+	[ "$(metric rmpool_clients_connected)" = 8 ] && break
+	sleep 0.1
+done
+[ "$(metric rmpool_clients_connected)" = 8 ] ||
+	rmp_fail "the server did not fill up: $(metric rmpool_clients_connected) of 8 clients"
+evicted0=$(metric rmpool_unauthenticated_evicted_total)
+served_full=0
+for i in 1 2 3; do
+	if out=$(as_a rmp_raw stat 2>&1); then
+		served_full=$((served_full + 1))
+	else
+		echo "attempt $i on a full server: $out" | tail -2
+	fi
+done
+evicted=$(($(metric rmpool_unauthenticated_evicted_total) - evicted0))
+raw_bg_stop flood || fail_later "the flood of silent connections failed"
+raw_bg_stop held || fail_later "a proven connection was closed to make room"
+echo "full server (8 of 8, 2 without a key): tenant a's client served" \
+	"$served_full of 3 times; $evicted unproven connection(s) closed for it"
+[ "$served_full" -eq 3 ] ||
+	fail_later "tenant a's client was served $served_full of 3 times on a server full of connections that include 2 without a key"
+[ "$evicted" -ge 3 ] ||
+	fail_later "only $evicted unproven connection(s) were closed for a's 3 connects"
 daemon_stop
 rmp_done

@@ -3,14 +3,15 @@
 # test-tenant-lease-share.sh PORT -- one tenant cannot take every lease
 # slot, and [pool] max_leases means what it says (with a state file).
 #
-# max_leases = 1024, three tenants: "test" (leases = 2000, its own),
+# max_leases = 1024, three tenants: "test" (leases = 1024, its own: as
+# many as the server, more would be refused by the config check),
 # "a" (bytes = 8M, no lease limit: a share, 1024 / 3 = 341) and "b".
 #   - a takes 64-byte leases until refused: exactly 341, then -EDQUOT
 #     (the tenant's lease limit);
 #   - b's ALLOC still succeeds;
-#   - test, whose own limit is above the server's, is refused at the
-#     server's limit: -ENOSPC with the detail that names it, with 1024
-#     leases granted in all (the journal's mapping holds more: the limit
+#   - test, whose own limit is the server's, is refused at the
+#     server's limit (a and b hold some of it): -ENOSPC with the
+#     detail that names it, with 1024 leases granted in all (the journal's mapping holds more: the limit
 #     is max_leases, not what the file rounds up to).
 source "$(dirname "$0")/lib.sh"
 
@@ -20,7 +21,7 @@ trap 'rmp_cleanup; rm -rf "$STATE"' EXIT
 rm -rf "$STATE"
 max=1024 share=$((1024 / 3))
 sed -i "s|^\[pool\]$|[pool]\nstate_dir = $STATE\nmax_leases = $max|" "$RMP_CONF"
-sed -i "s|^\[tenant.test\]$|[tenant.test]\nleases = 2000|" "$RMP_CONF"
+sed -i "s|^\[tenant.test\]$|[tenant.test]\nleases = $max|" "$RMP_CONF"
 A_KEY=$RMP_TMP/a.key B_KEY=$RMP_TMP/b.key
 rmp_keygen "$A_KEY"
 rmp_keygen "$B_KEY"
@@ -54,7 +55,7 @@ echo "tenant b: $out"
 
 fill_upto fill-test test "$RMP_KEY" 2000
 [ "$FILL_ERR" = -ENOSPC ] && [ "$FILL_DETAIL" -eq 8 ] ||
-	fail_later "tenant test (leases = 2000) was refused with $FILL_ERR/$FILL_DETAIL; want -ENOSPC/8 (the server's lease limit)"
+	fail_later "tenant test (leases = $max) was refused with $FILL_ERR/$FILL_DETAIL; want -ENOSPC/8 (the server's lease limit)"
 rmp_stat || rmp_fail "STAT failed"
 [ "$STAT_LEASES" -eq "$max" ] ||
 	fail_later "$STAT_LEASES leases granted in all; max_leases is $max"

@@ -1344,6 +1344,58 @@ static void test_check_tenants(void)
 	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
 }
 
+/*
+ * A tenant's (or the anonymous clients') own lease limit above [pool]
+ * max_leases is refused, wherever the two keys are in the file: the
+ * limit could never be reached, and the operator meant something else.
+ * The message names the line of the tenant's leases key.
+ */
+static void test_tenant_leases_limit(void)
+{
+	struct rmp_config c;
+
+	EXPECT_ERR("[pool]\nmax_leases = 100\n[tenant.a]\nkey_file = /k\n"
+		   "leases = 101\n",
+		   "t.conf:5: tenant.a.leases (101) is more than "
+		   "pool.max_leases (100)");
+	/* max_leases after the tenant: still the tenant's line */
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\nleases = 101\n[pool]\n"
+		   "max_leases = 100\n",
+		   "t.conf:3: tenant.a.leases (101) is more than "
+		   "pool.max_leases (100)");
+	/* against the default max_leases (65536) */
+	EXPECT_ERR("[tenant.a]\nkey_file = /k\n[tenant.b]\nkey_file = /k\n"
+		   "leases = 65537\n",
+		   "t.conf:5: tenant.b.leases (65537) is more than "
+		   "pool.max_leases (65536)");
+	EXPECT_ERR("[anonymous]\nenabled = yes\nleases = 4294967295\n",
+		   "t.conf:3: anonymous.leases (4294967295) is more than "
+		   "pool.max_leases (65536)");
+	/* as many as the server, or a share (0): fine */
+	CHECK_EQ(load(&c, "[pool]\nmax_leases = 100\n[tenant.a]\n"
+			  "key_file = /k\nleases = 100\n[tenant.b]\n"
+			  "key_file = /k\nleases = 0\n[anonymous]\n"
+			  "leases = 100\n"), 0);
+
+	/* rmp_config_check on a configuration built by hand */
+	rmp_config_defaults(&c);
+	c.pool.max_leases = 16;
+	c.ntenants = 1;
+	strcpy(c.tenants[0].name, "a");
+	strcpy(c.tenants[0].key_file, "/k");
+	c.tenants[0].limits.leases = 16;
+	CHECK_EQ(rmp_config_check(&c, "x", err, sizeof(err)), 0);
+	c.tenants[0].limits.leases = 17;
+	CHECK_EQ(rmp_config_check(&c, "x", err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "x: tenant.a.leases (17) is more than pool.max_leases "
+		       "(16)");
+	c.tenants[0].limits.leases = 0;
+	c.anonymous.limits.leases = 17;
+	CHECK_EQ(rmp_config_check(&c, NULL, err, sizeof(err)), -EINVAL);
+	CHECK_STR(err, "anonymous.leases (17) is more than pool.max_leases "
+		       "(16)");
+}
+
 static void test_dump_tenants(void)
 {
 	static const char text[] =
@@ -1687,6 +1739,7 @@ int main(int argc, char **argv)
 	test_networks();
 	test_tenant_errors();
 	test_check_tenants();
+	test_tenant_leases_limit();
 	test_dump_tenants();
 	test_diff_tenants();
 	test_files();

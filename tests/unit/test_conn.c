@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 #include <event2/event.h>
 
 #include "auth.h"
@@ -502,7 +503,7 @@ static struct rmp_tenant *tenant(const char *name)
 }
 
 /* accept_from -- a connection from ip naming tenant, as the listener
- * makes it: room first, then the accept. */
+ * makes it: room first (-EBUSY: FULL), then the accept. */
 static int accept_from(const char *ip, const char *tname,
 		       struct rmp_conn **out)
 {
@@ -526,7 +527,8 @@ static int accept_from(const char *ip, const char *tname,
 	strcpy(a.name, "t");
 	snprintf(peer, sizeof(peer), "%s:4242", ip);
 	*out = NULL;
-	rmp_conns_preauth_room(&set, ip);
+	if (rmp_conns_preauth_room(&set, ip))
+		return -EBUSY;
 	return rmp_conn_accept(&set, &f->id, "t", peer, ip, &a, 200, pdata,
 			       sizeof(pdata), out);
 }
@@ -577,6 +579,14 @@ static void flush(uint32_t qpn)
 {
 	for (unsigned i = 0; i < nwrs; i++)
 		if (wrs[i].due && wrs[i].qpn == qpn)
+			complete(&wrs[i], IBV_WC_WR_FLUSH_ERR);
+}
+
+/* flush_all -- flush every QP (the shared receive queue's stay). */
+static void flush_all(void)
+{
+	for (unsigned i = 0; i < nwrs; i++)
+		if (wrs[i].due && wrs[i].qpn)
 			complete(&wrs[i], IBV_WC_WR_FLUSH_ERR);
 }
 
@@ -730,7 +740,9 @@ static void test_accept_region(void)
 	CHECK_EQ(f->init.qp_type, IBV_QPT_RC);
 	CHECK_EQ(f->init.cap.max_recv_wr, credits);
 	CHECK_EQ(f->init.cap.max_send_wr, 2 * credits + KEY_WRS + 1);
-	CHECK_EQ(rmp_conn_cq_entries(credits), 3 * credits + KEY_WRS + 1);
+	/* ... and a closed unproven one's receives, reply and probe */
+	CHECK_EQ(rmp_conn_cq_entries(credits),
+		 3 * credits + KEY_WRS + 1 + credits + 2);
 	for (unsigned i = 0; i < nwrs; i++)
 		recvs += wrs[i].recv && wrs[i].qpn == c->qp->qp_num;
 	CHECK_EQ(recvs, credits);
@@ -896,11 +908,12 @@ static void test_counting(void)
 }
 
 /* rmp_conns_preauth_room: the oldest unproven connection of the same
- * address goes first, else the oldest of all; a proven one never. */
+ * address goes first, else the oldest of the address that holds the
+ * most; a proven one never. */
 static void test_preauth_room(void)
 {
 	struct rmp_conn *b1, *a1, *a2, *a3, *p;
-	uint32_t b1_qpn, a1_qpn;
+	uint32_t b1_qpn, a1_qpn, a2_qpn;
 
 	start(RMP_KEYS_WINDOW);
 	p = proven_from("192.0.2.1"); /* oldest of all, proven */
@@ -916,11 +929,18 @@ static void test_preauth_room(void)
 	CHECK(conn_of(a1_qpn) == NULL);
 	CHECK(conn_of(b1_qpn) == b1);
 	CHECK_EQ(set.unauthenticated, 3); /* b1, a2, a3 */
-	/* One from .4: the server is full (3): the oldest unproven, b1. */
+	/* One from .4: the server's slots are full (3): the oldest of the
+	 * address that holds the most, a2 of .3; b1 stays. */
+	a2_qpn = a2->qp->qp_num;
 	open_from("192.0.2.4");
 	CHECK_EQ(set.counters.preauth_evicted, 2);
+	CHECK(conn_of(a2_qpn) == NULL);
+	CHECK(conn_of(b1_qpn) == b1);
+	CHECK(conn_of(a3->qp->qp_num) == a3);
+	/* One from .2: .2 (b1 and it) and .3 (a3) tie in what they
+	 * hold; of them, the one whose oldest came first: b1's. */
+	open_from("192.0.2.2");
 	CHECK(conn_of(b1_qpn) == NULL);
-	CHECK(conn_of(a2->qp->qp_num) == a2);
 	CHECK(conn_of(a3->qp->qp_num) == a3);
 	CHECK_EQ(p->state, RMP_CONN_ESTABLISHED);
 	CHECK_EQ(set.unauthenticated, 3);
@@ -929,6 +949,124 @@ static void test_preauth_room(void)
 	rmp_conns_close_all(&set, "test");
 	CHECK_EQ(tenant("acme")->pending, 0);
 	CHECK_EQ(tenant("acme")->connections, 0);
+	stop();
+}
+
+/*
+ * A flood of unproven connections from one address never closes the
+ * unproven connection of a client at another address (it proves its key
+ * a round trip later): when the server's pre-auth slots are full, the
+ * one closed is the oldest of the address that holds the most of them.
+ */
+static void test_preauth_room_flood(void)
+{
+	struct rmp_conn *b1, *a1;
+	uint32_t b1_qpn, a1_qpn;
+
+	start(RMP_KEYS_WINDOW);
+	cfg.server.unauthenticated_per_address = 3;
+	cfg.server.max_unauthenticated = 3;
+	b1 = open_from("192.0.2.2");  /* a client, mid-handshake */
+	a1 = open_from("192.0.2.3");  /* the flood */
+	open_from("192.0.2.3");
+	b1_qpn = b1->qp->qp_num;
+	a1_qpn = a1->qp->qp_num;
+	for (unsigned i = 0; i < 10; i++)
+		open_from("192.0.2.3");
+	CHECK(conn_of(b1_qpn) == b1);
+	CHECK(conn_of(a1_qpn) == NULL);
+	CHECK_EQ(set.unauthenticated, 3);
+	if (conn_of(b1_qpn) == b1) { /* (else it was freed) */
+		send_auth(b1, false);
+		CHECK(b1->holder.tenant == tenant("acme"));
+		complete(last(b1_qpn, IBV_WR_SEND), IBV_WC_SUCCESS);
+	}
+	rmp_conns_close_all(&set, "test");
+	stop();
+}
+
+/*
+ * max_clients connections open, some still to prove a tenant: a new
+ * connect closes one of those (the oldest of the address that holds the
+ * most), it is not refused as FULL -- connections without a key cannot
+ * keep a client that has one out.
+ */
+static void test_full_makes_room(void)
+{
+	struct rmp_conn *a1, *a2;
+	uint32_t a1_qpn;
+
+	start(RMP_KEYS_WINDOW);
+	cfg.server.max_clients = 4;
+	proven_from("192.0.2.1");
+	proven_from("192.0.2.1");
+	a1 = open_from("192.0.2.3");
+	a2 = open_from("192.0.2.3");
+	a1_qpn = a1->qp->qp_num;
+	CHECK_EQ(set.count, 4);
+	/* The listener asks for room before it accepts. */
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.2"), 0);
+	CHECK(set.count < cfg.server.max_clients);
+	CHECK(conn_of(a1_qpn) == NULL);
+	CHECK(conn_of(a2->qp->qp_num) == a2);
+	rmp_conns_close_all(&set, "test");
+	stop();
+
+	/* Full of proven connections: FULL, nobody closed. */
+	start(RMP_KEYS_WINDOW);
+	cfg.server.max_clients = 2;
+	proven_from("192.0.2.1");
+	proven_from("192.0.2.3");
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.2"), -EBUSY);
+	CHECK_EQ(set.count, 2);
+	CHECK_EQ(set.counters.preauth_evicted, 0);
+	rmp_conns_close_all(&set, "test");
+	stop();
+}
+
+/*
+ * Region mode: the unproven connection closed for a new one waits for
+ * its own receives to flush, its QP still there: it no longer counts
+ * against max_clients (it is a spare, whose completions the CQ has room
+ * for beside each client), and up to max_clients such spares wait at
+ * once; past that, FULL until one is freed.
+ */
+static void test_full_spares(void)
+{
+	struct rmp_conn *a1, *b1, *c1;
+	uint32_t a1_qpn, b1_qpn, c1_qpn;
+
+	start(RMP_KEYS_REGION);
+	cfg.server.max_clients = 2;
+	proven_from("192.0.2.1");
+	a1 = open_from("192.0.2.3");
+	a1_qpn = a1->qp->qp_num;
+	b1 = open_from("192.0.2.2"); /* full: a1 gives way */
+	b1_qpn = b1->qp->qp_num;
+	CHECK(conn_of(a1_qpn) == a1); /* its receives are due */
+	CHECK_EQ(a1->counted, RMP_CONN_COUNTS_SPARE);
+	CHECK_EQ(set.spare, 1);
+	CHECK_EQ(set.unauthenticated, 1);
+	CHECK_EQ(set.count, 3); /* two open, one spare */
+	c1 = open_from("192.0.2.4"); /* b1 gives way: two spares */
+	c1_qpn = c1->qp->qp_num;
+	CHECK_EQ(b1->counted, RMP_CONN_COUNTS_SPARE);
+	CHECK_EQ(set.spare, 2);
+	CHECK_EQ(set.count, 4);
+	/* As many spares as max_clients: FULL, c1 stays. */
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.5"), -EBUSY);
+	CHECK(conn_of(c1_qpn) == c1 && cn_unproven(c1));
+	/* A spare freed: c1 may give way again. */
+	flush(a1_qpn);
+	CHECK(conn_of(a1_qpn) == NULL);
+	CHECK_EQ(set.spare, 1);
+	CHECK_EQ(rmp_conns_preauth_room(&set, "192.0.2.5"), 0);
+	CHECK_EQ(set.spare, 2);
+	flush(b1_qpn);
+	flush(c1_qpn);
+	CHECK_EQ(set.spare, 0);
+	rmp_conns_close_all(&set, "test");
+	flush_all();
 	stop();
 }
 
@@ -1041,6 +1179,188 @@ static void test_not_a_send(void)
 	}
 	/* Every shared receive went back up. */
 	CHECK_EQ(due(0), RMP_ARRAY_SIZE(srq_rx));
+	stop();
+}
+
+/* fail_proof -- a connection from ip naming tname fails its proof. */
+static void fail_proof(const char *ip, const char *tname)
+{
+	struct rmp_conn *c = open_as(ip, tname);
+	uint32_t qpn = c->qp->qp_num;
+
+	send_auth(c, true);
+	complete(last(qpn, IBV_WR_SEND), IBV_WC_SUCCESS);
+	CHECK(conn_of(qpn) == NULL);
+}
+
+/*
+ * Failed proofs under ever new tenant names cool their whole block down
+ * (past 4 x auth_failures_per_minute): a keyless peer cannot fail
+ * without end. But a tenant that proved its key from that block is not
+ * locked out by it: the listener does not refuse it (rmp_guard_refusing),
+ * and it proves its key again. Every other name is refused alike -- a
+ * tenant that exists but did not prove its key there and a name nobody
+ * has get the same answer for as long, so a peer learns nothing of which
+ * names exist -- and the proven tenant's own name still cools down when
+ * proofs naming it fail.
+ */
+static void test_block_cooldown_spares_proven(void)
+{
+	unsigned max = 5 * 4; /* the block's: 4 x the default per name */
+	struct rmp_conn *c;
+	char name[16];
+	uint64_t beta_ms, nobody_ms;
+
+	start(RMP_KEYS_WINDOW);
+	CHECK_EQ(cfg.server.auth_failures_per_minute, 5);
+	c = proven_from("192.0.2.7");
+	rmp_conn_close(c, "test");
+	for (unsigned i = 0; i <= max; i++) {
+		snprintf(name, sizeof(name), "rnd%u", i);
+		fail_proof("192.0.2.7", name);
+	}
+	beta_ms = rmp_guard_refusing(guard, "192.0.2.7", "beta", now_ms);
+	nobody_ms = rmp_guard_refusing(guard, "192.0.2.7", "nobody", now_ms);
+	printf("# after %u failed proofs under new names: acme %llu ms, beta "
+	       "%llu ms, nobody %llu ms\n", max + 1,
+	       (unsigned long long)rmp_guard_refusing(guard, "192.0.2.7",
+						      "acme", now_ms),
+	       (unsigned long long)beta_ms, (unsigned long long)nobody_ms);
+	CHECK(beta_ms > 0);
+	CHECK_EQ(beta_ms, nobody_ms);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.7", "", now_ms) > 0);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.7", NULL, now_ms) > 0);
+	CHECK_EQ(rmp_guard_refusing(guard, "192.0.2.7", "acme", now_ms), 0);
+	c = proven_from("192.0.2.7");
+	CHECK(c->holder.tenant == tenant("acme"));
+	rmp_conn_close(c, "test");
+	/* Its own name's failures still cool it down there. */
+	for (unsigned i = 0; i <= 5; i++)
+		fail_proof("192.0.2.7", "acme");
+	CHECK(rmp_guard_refusing(guard, "192.0.2.7", "acme", now_ms) > 0);
+	/* Elsewhere nothing changed. */
+	CHECK_EQ(rmp_guard_refusing(guard, "192.0.2.8", "beta", now_ms), 0);
+	stop();
+
+	/* Access errors (rkeys guessed by a client that has a key) cool
+	 * the block down for every name, the proven ones too: the
+	 * exemption is from others' failed proofs only. */
+	start(RMP_KEYS_WINDOW);
+	rmp_conn_close(proven_from("192.0.2.9"), "test");
+	for (unsigned i = 0; i <= cfg.server.access_errors_per_minute; i++) {
+		uint8_t buf[RMP_MSG_MAX] = { 0 };
+
+		c = proven_from("192.0.2.9");
+		deliver_raw(c, buf, 0, IBV_WC_RECV_RDMA_WITH_IMM, 0);
+	}
+	CHECK_EQ(set.counters.access_errors,
+		 cfg.server.access_errors_per_minute + 1);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.9", "acme", now_ms) > 0);
+	CHECK(rmp_guard_refusing(guard, "192.0.2.9", NULL, now_ms) > 0);
+	stop();
+}
+
+/* ------------------------------------------------------------- the log */
+
+static int cap_fd = -1, cap_saved = -1;
+
+/* capture -- the log (stderr) goes to a fresh file from now on. */
+static void capture(void)
+{
+	char path[] = "/tmp/rmp-test-conn-log.XXXXXX";
+
+	fflush(stderr);
+	cap_fd = mkstemp(path);
+	CHECK(cap_fd >= 0);
+	unlink(path);
+	cap_saved = dup(STDERR_FILENO);
+	dup2(cap_fd, STDERR_FILENO);
+}
+
+/* captured -- what was logged since capture(); stderr as before. */
+static const char *captured(void)
+{
+	static char buf[1 << 20];
+	ssize_t n = pread(cap_fd, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	dup2(cap_saved, STDERR_FILENO);
+	close(cap_saved);
+	close(cap_fd);
+	return buf;
+}
+
+static unsigned count_str(const char *s, const char *needle)
+{
+	unsigned n = 0;
+
+	for (; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+/*
+ * Lines a peer can cause without a key -- failed proofs (their audit
+ * lines too) and receives that are no request -- are rate-limited per
+ * block like the other lines about it: 40 of each from one address leave
+ * at most a burst, and the rest are counted and summed up in the next
+ * window. The audit lines of what succeeds are complete: 20 grants of a
+ * proven client at that address, all logged.
+ */
+static void test_peer_lines_limited(void)
+{
+	uint8_t buf[RMP_MSG_MAX] = { 0 };
+	struct wr_rec *rep;
+	struct rmp_conn *c;
+	const char *log;
+	char name[16];
+	uint32_t qpn;
+
+	start(RMP_KEYS_WINDOW);
+	capture();
+	for (unsigned i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), i % 2 ? "acme" : "nobody%u", i);
+		c = open_as("192.0.2.7", name);
+		qpn = c->qp->qp_num;
+		send_auth(c, true);
+		complete(last(qpn, IBV_WR_SEND), IBV_WC_SUCCESS);
+		CHECK(conn_of(qpn) == NULL);
+	}
+	for (unsigned i = 0; i < 40; i++) {
+		c = open_from("192.0.2.7");
+		qpn = c->qp->qp_num;
+		deliver_raw(c, buf, 0, IBV_WC_RECV_RDMA_WITH_IMM, 0);
+		CHECK(conn_of(qpn) == NULL);
+	}
+	c = proven_from("192.0.2.7");
+	qpn = c->qp->qp_num;
+	for (unsigned i = 0; i < 20; i++) {
+		rep = alloc_lease(c, 0);
+		CHECK_EQ(rep->msg.hdr.status, 0);
+		complete(last(qpn, IBV_WR_BIND_MW), IBV_WC_SUCCESS);
+		complete(rep, IBV_WC_SUCCESS);
+	}
+	/* The next window's first line about the block sums the rest up. */
+	now_ms += RMP_GUARD_LOG_WINDOW_MS;
+	rmp_conn_close(c, "test");
+	c = open_as("192.0.2.7", "nobody");
+	send_auth(c, true);
+	complete(last(c->qp->qp_num, IBV_WR_SEND), IBV_WC_SUCCESS);
+	log = captured();
+	printf("# about 192.0.2.7: %u auth-fail audit lines, %u 'not part of "
+	       "the protocol', %u grants; %llu counted, not logged\n",
+	       count_str(log, "audit: auth-fail"),
+	       count_str(log, "not part of the protocol"),
+	       count_str(log, "audit: grant"),
+	       (unsigned long long)set.counters.log_suppressed);
+	CHECK(count_str(log, "audit: auth-fail") <= RMP_GUARD_LOG_BURST + 1);
+	CHECK(count_str(log, "not part of the protocol") <=
+	      RMP_GUARD_LOG_BURST);
+	CHECK_EQ(count_str(log, "audit: grant"), 20);
+	CHECK(set.counters.log_suppressed >= 70);
+	CHECK_EQ(count_str(log, "line(s) about 192.0.2.7 in 10 s were not "
+				"logged"), 1);
+	rmp_conns_close_all(&set, "test");
 	stop();
 }
 
@@ -1689,10 +2009,15 @@ int main(void)
 	test_accept_failures();
 	test_counting();
 	test_preauth_room();
+	test_preauth_room_flood();
+	test_full_makes_room();
+	test_full_spares();
 	test_request_before_auth();
 	test_bad_messages();
 	test_beyond_credits();
 	test_not_a_send();
+	test_peer_lines_limited();
+	test_block_cooldown_spares_proven();
 	test_flush_after_close();
 	test_free_waits();
 	test_key_failure();

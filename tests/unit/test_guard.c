@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_guard.c -- the guard: failures per peer block and per tenant name
- * from a block, their cool-downs, and the log rate per block. */
+ * from a block, their cool-downs, and the log rate per block. A name that
+ * proved its key there is spared the block's cool-down. */
 #include "check.h"
 #include "guard.h"
 
@@ -160,24 +161,40 @@ static void test_log_rate(void)
 	unsigned logged = 0, suppressed = 99, i;
 
 	for (i = 0; i < 25; i++)
-		logged += rmp_guard_may_log(g, "192.0.2.7", 1000 + i,
+		logged += rmp_guard_may_log(g, "192.0.2.7", 1000 + i, false,
 					    &suppressed);
 	CHECK_EQ(logged, RMP_GUARD_LOG_BURST);
 	CHECK_EQ(suppressed, 0);
 	/* Two addresses of one /64 share a budget. */
 	for (i = 0; i < RMP_GUARD_LOG_BURST; i++)
-		CHECK(rmp_guard_may_log(g, "2001:db8::1", 1100, &suppressed));
-	CHECK(!rmp_guard_may_log(g, "2001:db8::2", 1100, &suppressed));
+		CHECK(rmp_guard_may_log(g, "2001:db8::1", 1100, false,
+					&suppressed));
+	CHECK(!rmp_guard_may_log(g, "2001:db8::2", 1100, false, &suppressed));
 	/* Another address has its own. */
-	CHECK(rmp_guard_may_log(g, "192.0.2.8", 1100, &suppressed));
+	CHECK(rmp_guard_may_log(g, "192.0.2.8", 1100, false, &suppressed));
 	CHECK_EQ(suppressed, 0);
 	/* The next window: allowed again, with the count of the last. */
 	CHECK(rmp_guard_may_log(g, "192.0.2.7",
-				1000 + RMP_GUARD_LOG_WINDOW_MS, &suppressed));
+				1000 + RMP_GUARD_LOG_WINDOW_MS, false,
+				&suppressed));
 	CHECK_EQ(suppressed, 25 - RMP_GUARD_LOG_BURST);
 	CHECK(rmp_guard_may_log(g, "192.0.2.7",
-				1001 + RMP_GUARD_LOG_WINDOW_MS, &suppressed));
+				1001 + RMP_GUARD_LOG_WINDOW_MS, false,
+				&suppressed));
 	CHECK_EQ(suppressed, 0);
+	/* Audit lines of failures have a budget of their own: the other
+	 * lines used theirs up, and still the first audit lines go out;
+	 * then they are counted too. */
+	for (i = 0; i < 25; i++)
+		rmp_guard_may_log(g, "192.0.2.9", 3000, false, &suppressed);
+	for (i = logged = 0; i < 25; i++)
+		logged += rmp_guard_may_log(g, "192.0.2.9", 3000, true,
+					    &suppressed);
+	CHECK_EQ(logged, RMP_GUARD_LOG_BURST);
+	CHECK(rmp_guard_may_log(g, "192.0.2.9",
+				3000 + RMP_GUARD_LOG_WINDOW_MS, true,
+				&suppressed));
+	CHECK_EQ(suppressed, 2 * (25 - RMP_GUARD_LOG_BURST));
 	rmp_guard_free(g);
 }
 
@@ -230,6 +247,78 @@ static void test_tenant_subject(void)
 	rmp_guard_free(g);
 }
 
+/*
+ * A tenant name that proved its key from a block is not refused by the
+ * cool-down of any name from that block (failed proofs under many
+ * names) for RMP_GUARD_PROVEN_MS; its own name's cool-down still refuses
+ * it, and so does the block's (access errors); anonymous proves nothing;
+ * other names, known or not, get the any-name cool-down alike; another
+ * block's proof counts nothing here. With more subjects than slots, a
+ * guesser's new names do not push the proven name out.
+ */
+static void test_proven(void)
+{
+	struct rmp_guard *g = rmp_guard_new(8);
+	char name[16];
+	bool started = false;
+	unsigned i;
+
+	rmp_guard_proven(g, "192.0.2.30", "a", 1000);
+	rmp_guard_proven(g, "192.0.2.30", "", 1000);   /* nothing */
+	rmp_guard_proven(g, "192.0.2.31", "b", 1000);  /* another block */
+	for (i = 0; i < 3; i++)
+		rmp_guard_note(g, "192.0.2.30", RMP_GUARD_ANY_NAME, 2000 + i,
+			       2, 60000, &started);
+	CHECK(started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a", 3000), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "b", 3000), 59002);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "zz", 3000), 59002);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "", 3000), 59002);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", NULL, 3000), 59002);
+	/* Its own name's failures refuse it still. */
+	for (i = 0; i < 3; i++)
+		rmp_guard_note(g, "192.0.2.30", "a", 4000 + i, 2, 60000,
+			       &started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a", 5000), 59002);
+	rmp_guard_free(g);
+
+	/* The block's own cool-down (access errors) refuses it too. */
+	g = rmp_guard_new(8);
+	rmp_guard_proven(g, "192.0.2.30", "a", 1000);
+	for (i = 0; i < 3; i++)
+		rmp_guard_note(g, "192.0.2.30", NULL, 2000 + i, 2, 60000,
+			       &started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a", 3000), 59002);
+	rmp_guard_free(g);
+
+	/* The exemption ends RMP_GUARD_PROVEN_MS after the proof. */
+	g = rmp_guard_new(8);
+	rmp_guard_proven(g, "192.0.2.30", "a", 1000);
+	for (i = 0; i < 3; i++)
+		rmp_guard_note(g, "192.0.2.30", RMP_GUARD_ANY_NAME,
+			       RMP_GUARD_PROVEN_MS, 2, 60000, &started);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a",
+				    RMP_GUARD_PROVEN_MS + 999), 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a",
+				    RMP_GUARD_PROVEN_MS + 1000), 59000);
+	rmp_guard_free(g);
+
+	/* 4 slots, then 50 new names failing once each from the block. */
+	g = rmp_guard_new(4);
+	rmp_guard_proven(g, "192.0.2.30", "a", 1000);
+	for (i = 0; i < 50; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		rmp_guard_note(g, "192.0.2.30", name, 2000 + i, 5, 60000,
+			       &started);
+		rmp_guard_note(g, "192.0.2.30", RMP_GUARD_ANY_NAME, 2000 + i,
+			       20, 60000, &started);
+	}
+	CHECK(rmp_guard_refusing(g, "192.0.2.30", NULL, 3000) > 0);
+	CHECK(rmp_guard_refusing(g, "192.0.2.30", "n49", 3000) > 0);
+	CHECK_EQ(rmp_guard_refusing(g, "192.0.2.30", "a", 3000), 0);
+	rmp_guard_free(g);
+}
+
 int main(void)
 {
 	test_threshold();
@@ -240,5 +329,6 @@ int main(void)
 	test_ipv6_block();
 	test_log_rate();
 	test_tenant_subject();
+	test_proven();
 	return check_done();
 }

@@ -1815,6 +1815,67 @@ static void test_two_pools(void)
 	fake_pool_free(p1, false);
 }
 
+/*
+ * A journal record checks out by its checksum, but the checksum proves
+ * only that some process wrote it: a deadline far beyond what [lease]
+ * ttl_max allows (a damaged record that still checks out, or a crafted
+ * one) is cut to ttl_max from the recovery, and said so; a record within
+ * it keeps its deadline.
+ */
+static void test_recover_far_deadline(void)
+{
+	size_t len = rmp_journal_bytes(4);
+	void *jmem = calloc(1, len);
+	struct rmp_journal_lease r = {
+		.id = 11, .secret = 42, .offset = 0, .length = 4096,
+		.deadline_ms = fake_now + 10 * 365 * 86400000ull,
+		.ttl_ms = 60000, .access = RMP_ACC_ALL,
+	};
+	const struct rmp_lease *l;
+	struct rmp_journal *j;
+	uint32_t slot = 0;
+	uint64_t ttl_max = cfg.lease.ttl_max_ms, fair;
+	bool found;
+
+	CHECK_EQ(rmp_journal_open(&j, jmem, len, POOL_SIZE, &found, NULL, 0),
+		 0);
+	snprintf(r.tenant, sizeof(r.tenant), "a");
+	snprintf(r.owner, sizeof(r.owner), "far");
+	CHECK_EQ(rmp_journal_put(j, &r, &slot), 0);
+	r.id = 12;
+	r.offset = 8192;
+	fair = r.deadline_ms = fake_now + 30000;
+	slot = 0;
+	CHECK_EQ(rmp_journal_put(j, &r, &slot), 0);
+	rmp_journal_close(j);
+	CHECK_EQ(rmp_journal_open(&j, jmem, len, POOL_SIZE, &found, NULL, 0),
+		 0);
+	CHECK(found);
+	start_with(RMP_KEYS_WINDOW, j, NULL);
+	pool->journal_found = found;
+	pool->adopted = true;
+	CHECK_EQ(rmp_lifecycle_recover(lc), 0);
+	CHECK_EQ(fake_log_count("recovered 2 lease(s)"), 1);
+	l = rmp_lifecycle_find(lc, 11);
+	CHECK(l != NULL);
+	if (l) {
+		printf("# far deadline recovered as now + %llu ms (ttl_max "
+		       "%llu ms)\n",
+		       (unsigned long long)(l->deadline_ms - fake_now),
+		       (unsigned long long)ttl_max);
+		CHECK_EQ(l->deadline_ms, fake_now + ttl_max);
+	}
+	CHECK_EQ(fake_log_count("deadline beyond [lease] ttl_max"), 1);
+	l = rmp_lifecycle_find(lc, 12);
+	CHECK(l != NULL && l->deadline_ms == fair);
+	/* It expires then, as any lease. */
+	fake_advance(lc, ttl_max + cfg.lease.expiry_tick_ms);
+	CHECK(rmp_lifecycle_find(lc, 11) == NULL);
+	stop();
+	rmp_journal_close(j);
+	free(jmem);
+}
+
 /* A restart without a journal's leases zeroes the earlier process's
  * bytes, all of them. */
 static void test_recover_nothing(void)
@@ -1861,6 +1922,7 @@ int main(void)
 	test_journal_full();
 	test_recover();
 	test_recover_nothing();
+	test_recover_far_deadline();
 	/* Every window allocated was deallocated, every region deregistered
 	 * (but the two whose deregistration failed). */
 	CHECK_EQ(fake_mws_dealloced, fake_mws_alloced);

@@ -2,11 +2,13 @@
 /*
  * test_pool.c -- the state file rmp_pool_map adopts: only its own. A file
  * someone else put at the path (open to others, a link) is refused and
- * left alone; a new one and the fd store's memfd are used.
+ * left alone; a new one and the fd store's memfd are used. Its mapping,
+ * the pool and the journal's tail, stays out of core dumps.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +119,69 @@ static void test_used(void)
 	CHECK(used(&p));
 }
 
+/*
+ * dumped -- whether the mapping that holds [p, p + len) may be dumped:
+ * false when every VMA of /proc/self/smaps over it has the "dd" flag
+ * (MADV_DONTDUMP); -1 when no VMA covers it.
+ */
+static int dumped(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, end = a + len;
+	bool in = false, covered = false, dd_all = true;
+	char line[512];
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		char sp;
+
+		/* A VMA's first line: "LO-HI perms ..." */
+		if (sscanf(line, "%lx-%lx%c", &lo, &hi, &sp) == 3 &&
+		    sp == ' ') {
+			in = lo < end && hi > a;
+			covered |= in;
+		} else if (in && !strncmp(line, "VmFlags:", 8) &&
+			   !strstr(line, " dd")) {
+			dd_all = false;
+		}
+	}
+	fclose(f);
+	return covered ? !dd_all : -1;
+}
+
+/*
+ * The state file's tail holds the lease journal, and so every lease's
+ * secret: like the tenants' bytes, it stays out of core dumps
+ * (MADV_DONTDUMP on the whole mapping, pool and tail).
+ */
+static void test_no_dump(void)
+{
+	struct rmp_pool_params p;
+	struct rmp_pool *pool = NULL;
+	char path[96], err[512];
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/pool-dump", tmpdir);
+	p = params(path);
+	ret = rmp_pool_map(&pool, &p, err, sizeof(err));
+	if (ret && !strncmp(err, "mbind", 5)) {
+		printf("# skipped: this host refuses mbind\n");
+		unlink(path);
+		return;
+	}
+	CHECK_EQ(ret, 0);
+	if (!pool)
+		return;
+	CHECK(pool->state == pool->base + pool->size);
+	CHECK(pool->state_len >= 4096);
+	CHECK_EQ(dumped(pool->base, pool->size), 0);
+	CHECK_EQ(dumped(pool->state, pool->state_len), 0);
+	rmp_pool_free(pool);
+	unlink(path);
+}
+
 int main(void)
 {
 	const char *t = getenv("TMPDIR");
@@ -130,6 +195,7 @@ int main(void)
 	umask(077);
 	test_refused();
 	test_used();
+	test_no_dump();
 	rmdir(tmpdir);
 	return check_done();
 }
