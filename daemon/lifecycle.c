@@ -416,10 +416,17 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	 * its group was attached by (rolled back, or a repair's fence got
 	 * here first): refused before any key moves, so that a stale holder
 	 * cannot fence anybody. A newer epoch is kept (in the journal too). */
+	if (r->epoch > INT64_MAX) /* a record's epochs end there */
+		return -EINVAL;
 	if (r->epoch && r->epoch < l->group_epoch) {
 		*detail = RMP_DETAIL_EPOCH;
 		return -ESTALE;
 	}
+	/* A takeover of a lease whose key could not be proven dead can
+	 * promise nothing: refused before any key moves (lc_fence_begin
+	 * would answer -EIO after the takeover's work). */
+	if (exclusive && l->tainted)
+		return -EIO;
 	if (r->epoch > l->group_epoch) {
 		l->group_epoch = r->epoch;
 		lc_journal_put(lc, l);

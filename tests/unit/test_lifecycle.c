@@ -1227,7 +1227,7 @@ static void test_fence_victim_dies(void)
 	struct fake_conn *v, *t, *w;
 	struct rmp_lease *l;
 	struct rmp_key *k;
-	unsigned detail;
+	unsigned detail, nkeys, nwrs;
 	uint64_t fence;
 
 	/* Parked (another lease's bind takes its one key work request),
@@ -1305,8 +1305,15 @@ static void test_fence_victim_dies(void)
 	CHECK(l->tainted);
 	CHECK(fence_heard(t, fence, -EIO));
 	CHECK_EQ(fenced[0].done.d.rkey, 0);
+	/* refused before any key moves: no revocation, no bind, and the
+	 * keys held stay where they are */
+	nkeys = l->nkeys;
+	nwrs = fake_nwrs;
 	CHECK_EQ(attach(w, l, 0, RMP_ATTACH_F_EXCLUSIVE, &detail, &k), -EIO);
 	CHECK_EQ(last_fence, 0);
+	CHECK_EQ(fake_nwrs, nwrs);
+	CHECK_EQ(l->nkeys, nkeys);
+	CHECK(lc_key_of(l, &t->h) != NULL);
 	CHECK_EQ(l->state, RMP_LEASE_GRANTED);
 	fake_conn_close(lc, v);
 	fake_complete_all(lc, &v->qp, IBV_WC_WR_FLUSH_ERR);

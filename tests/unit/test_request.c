@@ -673,6 +673,12 @@ static void test_attach_epoch(void)
 	CHECK(fake_count(from, &c1->qp, IBV_WR_LOCAL_INV) > 0);
 	CHECK_EQ(attach_epoch(c2, id, secret, 0, 0, 3, &out), -ESTALE);
 	CHECK_EQ(attach_epoch(c2, id, secret, 0, 0, 4, &out), 0);
+	/* past a record's epochs (2^63 - 1): refused, nothing kept, so no
+	 * ATTACH can leave a lease no record may name */
+	CHECK_EQ(attach_epoch(c2, id, secret, 0, 0,
+			      (uint64_t)INT64_MAX + 1, &out), -EINVAL);
+	CHECK_EQ(attach_epoch(c2, id, secret, 0, 0, UINT64_MAX, &out), -EINVAL);
+	CHECK_EQ(l->group_epoch, 4);
 	stop();
 }
 
