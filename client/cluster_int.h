@@ -103,8 +103,13 @@ struct cl_policy {
 struct cl_record {
 	struct rmp_ctoken t;
 	uint8_t key[RMP_LREC_KEY_LEN]; /* its seal's: cl_record_key */
+	/* the seal's key before the tenant's key was rotated, which still
+	 * opens the record until a holder reseals it (has_prev) */
+	uint8_t prev_key[RMP_LREC_KEY_LEN];
+	bool has_key, has_prev;
 	struct rmp_lease_record r;
 	int64_t mod_revision;  /* of the record as read or written last */
+	int64_t create_revision; /* of its key, as read last */
 	int64_t etcd_lease;    /* the etcd lease it is under */
 	int64_t granted;       /* the etcd lease we granted for it (0:
 				* none): the only one we revoke, as the
@@ -122,8 +127,9 @@ struct cl_lease {
 
 /*
  * cl_record_key -- rec's seal key from its token and the tenant's key
- * (the key file read now). 0, or -ENOENT / -EACCES (the key file cannot
- * be used) with why in cl->err.
+ * (the key file read now; the key before, when it changed, kept to
+ * open the record with too). 0, or -ENOENT / -EACCES (the key file
+ * cannot be used) with why in cl->err.
  * cl_record_create -- grant an etcd lease of ttl_ms (and some slack) and
  * create rec's record under it (there must be none: -EAGAIN).
  * cl_record_read -- rec's record by its token: r, mod_revision and
@@ -142,6 +148,16 @@ int cl_record_key(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 		     uint64_t ttl_ms);
 int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec);
+/*
+ * cl_record_newest -- the record of rec read, and the newest one in its
+ * history (etcd's, as far back as it keeps it) that opens with rec's
+ * keys: when that is of a higher epoch than the one now (a record put
+ * back over it), it is written again (a compare-and-swap, its repair
+ * mark cleared) and 1 returned, rec the newer; 0 when the record now is
+ * the newest; -ESTALE when etcd's history was compacted (nothing can
+ * be told); else the errors of cl_record_read.
+ */
+int cl_record_newest(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_record_replace(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_record_extend(struct rmp_cluster *cl, struct cl_record *rec,
 		     uint64_t ttl_ms);

@@ -32,7 +32,7 @@ struct result {
 	int64_t revision;      /* etcd's after the request */
 	bool succeeded;        /* txn */
 	bool found;            /* range, txn failure: the key exists */
-	int64_t mod_revision, lease;
+	int64_t mod_revision, create_revision, lease;
 	uint8_t *value;        /* the key's value (malloc'ed) */
 	size_t value_len;
 };
@@ -51,6 +51,7 @@ static void on_result(const struct rmp_etcd_reply *r, void *arg)
 		return;
 	res->found = true;
 	res->mod_revision = r->kvs[0].mod_revision;
+	res->create_revision = r->kvs[0].create_revision;
 	res->lease = r->kvs[0].lease;
 	res->value = malloc(r->kvs[0].value_len + 1);
 	if (!res->value) {
@@ -174,7 +175,7 @@ static int revoke(struct rmp_cluster *cl, int64_t id)
 
 int cl_record_key(struct rmp_cluster *cl, struct cl_record *rec)
 {
-	uint8_t key[RMP_KEY_MAX];
+	uint8_t key[RMP_KEY_MAX], seal[RMP_LREC_KEY_LEN];
 	char why[CL_ERRBUF - 64];
 	size_t len = 0;
 	int ret;
@@ -185,12 +186,25 @@ int cl_record_key(struct rmp_cluster *cl, struct cl_record *rec)
 	} else if (cl->key_file[0]) {
 		ret = rmp_key_load(cl->key_file, key, &len, why, sizeof(why));
 		if (ret) {
+			rmp_wipe(key, sizeof(key));
 			cl_say(cl, "tenant %s: key file %s", cl->tenant, why);
 			return ret == -ENOENT ? -ENOENT : -EACCES;
 		}
 	}
-	rmp_lrec_key(&rec->t, cl->tenant, len ? key : NULL, len, rec->key);
+	ret = rmp_lrec_key(&rec->t, cl->tenant, len ? key : NULL, len, seal);
 	rmp_wipe(key, sizeof(key));
+	if (ret) {
+		cl_say(cl, "tenant %s: a key of %zu bytes", cl->tenant, len);
+		return ret;
+	}
+	if (rec->has_key && memcmp(seal, rec->key, sizeof(seal))) {
+		/* the tenant's key was rotated */
+		memcpy(rec->prev_key, rec->key, sizeof(rec->prev_key));
+		rec->has_prev = true;
+	}
+	memcpy(rec->key, seal, sizeof(seal));
+	rec->has_key = true;
+	rmp_wipe(seal, sizeof(seal));
 	return 0;
 }
 
@@ -207,12 +221,40 @@ int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 	return ret;
 }
 
+/* open_value -- a record's sealed value opened with rec's keys (the one
+ * before a rotation too) and decoded into *r: 0, -ENOENT (it does not
+ * open: not this tenant's, or forged), -EPROTO (not a record), -ENOMEM;
+ * why in *why. */
+static int open_value(const struct cl_record *rec, const uint8_t *value,
+		      size_t len, struct rmp_lease_record *r, char *why,
+		      size_t why_len)
+{
+	char *plain = malloc(RMP_LREC_PLAIN_MAX + 1);
+	int n, ret = 0;
+
+	if (!plain)
+		return -ENOMEM;
+	n = rmp_lrec_open(&rec->t, rec->key, value, len, plain,
+			  RMP_LREC_PLAIN_MAX + 1);
+	if (n < 0 && rec->has_prev) /* sealed before a rotation */
+		n = rmp_lrec_open(&rec->t, rec->prev_key, value, len, plain,
+				  RMP_LREC_PLAIN_MAX + 1);
+	if (n < 0) {
+		snprintf(why, why_len, "it does not open");
+		ret = -ENOENT;
+	} else if (rmp_lrec_decode(plain, (size_t)n, r, why, why_len)) {
+		ret = -EPROTO;
+	}
+	rmp_wipe(plain, RMP_LREC_PLAIN_MAX + 1);
+	free(plain);
+	return ret;
+}
+
 int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec)
 {
 	struct result res = { 0 };
 	char key[CL_PREFIX_MAX + 64], why[160];
-	char *plain = NULL;
-	int ret, n = 0;
+	int ret;
 
 	record_key(cl, rec, key, sizeof(key));
 	ret = rmp_etcd_range(cl->etcd, key, false, on_result, &res);
@@ -222,33 +264,109 @@ int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec)
 		       "time ran out)");
 		ret = -ENOENT;
 	}
-	if (!ret && !(plain = malloc(RMP_LREC_PLAIN_MAX + 1)))
-		ret = -ENOMEM;
-	if (!ret) {
-		n = rmp_lrec_open(&rec->t, rec->key, res.value,
-				  res.value_len, plain, RMP_LREC_PLAIN_MAX + 1);
-		if (n < 0) {
-			/* not sealed by a holder of this token and of our
-			 * tenant's key: another tenant's, or a forgery */
-			cl_say(cl, "the lease's record in etcd does not open "
-			       "with this token and tenant %s's key",
-			       cl->tenant[0] ? cl->tenant : "anonymous");
-			ret = -ENOENT; /* as a wrong secret is to ATTACH */
-		}
-	}
-	if (!ret && rmp_lrec_decode(plain, (size_t)n, &rec->r, why,
-				    sizeof(why))) {
+	if (!ret)
+		ret = open_value(rec, res.value, res.value_len, &rec->r, why,
+				 sizeof(why));
+	if (ret == -ENOENT && res.found)
+		/* not sealed by a holder of this token and of our tenant's
+		 * key: another tenant's, or a forgery */
+		cl_say(cl, "the lease's record in etcd does not open with "
+		       "this token and tenant %s's key",
+		       cl->tenant[0] ? cl->tenant : "anonymous");
+	else if (ret == -EPROTO)
 		cl_say(cl, "the lease's record in etcd is not valid: %s", why);
-		ret = -EPROTO;
-	}
 	if (!ret) {
 		rec->mod_revision = res.mod_revision;
+		rec->create_revision = res.create_revision;
 		rec->etcd_lease = res.lease;
 	}
-	if (plain)
-		rmp_wipe(plain, RMP_LREC_PLAIN_MAX + 1);
-	free(plain);
 	free(res.value);
+	return ret;
+}
+
+/* One look through a record's history (cl_record_newest). */
+struct history {
+	const struct cl_record *rec; /* its token and keys */
+	int64_t until;               /* the revision of its value now */
+	bool done, over;             /* seen up to until; the watch ended */
+	int err;
+	struct rmp_lease_record best; /* the newest that opened ... */
+	int64_t best_rev;             /* ... written at this revision */
+};
+
+static void on_history(const struct rmp_etcd_reply *r, void *arg)
+{
+	struct history *h = arg;
+	struct rmp_lease_record x;
+	char why[160];
+
+	if (r->err) {
+		h->err = r->err;
+		h->over = h->done = true;
+		return;
+	}
+	for (unsigned i = 0; i < r->nkvs; i++) {
+		const struct rmp_etcd_kv *kv = &r->kvs[i];
+
+		/* a value of ours: by epoch, the later of one epoch */
+		if (!kv->deleted &&
+		    !open_value(h->rec, (const uint8_t *)kv->value,
+				kv->value_len, &x, why, sizeof(why)) &&
+		    (!h->best_rev || x.epoch >= h->best.epoch)) {
+			h->best = x;
+			h->best_rev = kv->mod_revision;
+		}
+		if (kv->mod_revision >= h->until)
+			h->done = true;
+		rmp_wipe(&x, sizeof(x));
+	}
+}
+
+int cl_record_newest(struct rmp_cluster *cl, struct cl_record *rec)
+{
+	struct history h = { .rec = rec };
+	struct rmp_etcd_request *w;
+	char key[CL_PREFIX_MAX + 64];
+	int ret = cl_record_read(cl, rec);
+
+	if (ret)
+		return ret;
+	h.until = rec->mod_revision;
+	record_key(cl, rec, key, sizeof(key));
+	/* from the key's creation on: every value it had since */
+	w = rmp_etcd_watch(cl->etcd, key, rec->create_revision, on_history,
+			   &h);
+	if (!w) {
+		cl_say(cl, "out of memory");
+		return -ENOMEM;
+	}
+	while (!h.done)
+		event_base_loop(cl->base, EVLOOP_ONCE);
+	if (!h.over)
+		rmp_etcd_watch_cancel(w);
+	if (h.err == -ESTALE) {
+		cl_say(cl, "etcd no longer keeps the history of the lease's "
+		       "record (compacted): whether a newer record was put "
+		       "over cannot be told");
+		ret = -ESTALE;
+	} else if (h.err) {
+		ret = cl_etcd_errno(h.err);
+		cl_say(cl, "reading the history of the lease's record: %s",
+		       rmp_strerror(ret));
+	} else if (h.best_rev && h.best.epoch > rec->r.epoch) {
+		/* put back over a newer one: that one again, unmarked */
+		struct cl_record newer = *rec;
+
+		newer.r = h.best;
+		newer.r.repair_until_ms = 0;
+		ret = cl_record_replace(cl, &newer);
+		if (!ret) {
+			*rec = newer;
+			ret = 1;
+		}
+		rmp_wipe(&newer, sizeof(newer));
+	}
+	rmp_wipe(&h.best, sizeof(h.best));
 	return ret;
 }
 

@@ -109,7 +109,8 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
  * member fail: a write is acknowledged only once every member the record
  * names as live has it, or the record says the one that missed it is
  * stale (io_group.c, cluster_lease.c). A reader or a repair in another
- * process then never takes its bytes from a member that lacks one.
+ * process that reads the record after that takes no bytes from a member
+ * that lacks one (a holder that read it before learns at its next read).
  */
 struct rmp_lease_record {
 	uint64_t length;          /* bytes of the whole lease */
@@ -162,11 +163,12 @@ int rmp_lrec_decode(const char *buf, size_t len, struct rmp_lease_record *r,
 #define RMP_LREC_KEY_LEN 32
 
 /* rmp_lrec_key -- the seal key of t's record for tenant (a name; "" is
- * anonymous) and its key (tenant_key, key_len bytes; NULL and 0 for
- * anonymous) into out. Wipe out after use. */
-void rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
-		  const uint8_t *tenant_key, size_t key_len,
-		  uint8_t out[RMP_LREC_KEY_LEN]);
+ * anonymous) and its key (tenant_key, key_len bytes, RMP_KEY_MIN to
+ * RMP_KEY_MAX; NULL and 0 for anonymous) into out: 0, or -EINVAL (a
+ * key of another length; out zeroed). Wipe out after use. */
+int rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
+		 const uint8_t *tenant_key, size_t key_len,
+		 uint8_t out[RMP_LREC_KEY_LEN]);
 
 /* rmp_lrec_seal -- plain (len bytes, at most RMP_LREC_PLAIN_MAX) sealed
  * for t under key (rmp_lrec_key) into out: the sealed length, -EINVAL

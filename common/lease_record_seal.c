@@ -120,9 +120,9 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
 	out[2 * RMP_CTOKEN_ID_LEN] = '\0';
 }
 
-void rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
-		  const uint8_t *tenant_key, size_t key_len,
-		  uint8_t out[RMP_LREC_KEY_LEN])
+int rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
+		 const uint8_t *tenant_key, size_t key_len,
+		 uint8_t out[RMP_LREC_KEY_LEN])
 {
 	static const char label[16] = SEAL_VERSION; /* NUL padded */
 	crypto_generichash_state st;
@@ -130,8 +130,13 @@ void rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
 
 	(void)rmp_auth_init(); /* as in rmp_ctoken_new */
 	memcpy(name, tenant, strnlen(tenant, sizeof(name)));
-	if (!tenant_key || key_len < RMP_KEY_MIN || key_len > RMP_KEY_MAX)
-		tenant_key = NULL, key_len = 0; /* anonymous: unkeyed */
+	if (!tenant_key || !key_len) {
+		tenant_key = NULL; /* anonymous: unkeyed */
+		key_len = 0;
+	} else if (key_len < RMP_KEY_MIN || key_len > RMP_KEY_MAX) {
+		memset(out, 0, RMP_LREC_KEY_LEN);
+		return -EINVAL;
+	}
 	crypto_generichash_init(&st, tenant_key, key_len, RMP_LREC_KEY_LEN);
 	crypto_generichash_update(&st, (const uint8_t *)label, sizeof(label));
 	crypto_generichash_update(&st, name, sizeof(name));
@@ -139,6 +144,7 @@ void rmp_lrec_key(const struct rmp_ctoken *t, const char *tenant,
 	crypto_generichash_update(&st, t->secret, sizeof(t->secret));
 	crypto_generichash_final(&st, out, RMP_LREC_KEY_LEN);
 	sodium_memzero(&st, sizeof(st));
+	return 0;
 }
 
 /* seal_ad -- the seal's associated data of t. */

@@ -65,9 +65,11 @@ static int cmd_seal(int argc, char **argv)
 		if (tenant && *tenant && (!file ||
 		    rmp_key_load(file, key, &len, why, sizeof(why))))
 			return die("no usable RMPOOL_KEY_FILE");
-		rmp_lrec_key(&t, tenant ? tenant : "", len ? key : NULL, len,
-			     k);
-		n = rmp_lrec_seal_record(&t, k, &r, sealed, sizeof(sealed));
+		n = rmp_lrec_key(&t, tenant ? tenant : "", len ? key : NULL,
+				 len, k);
+		if (!n)
+			n = rmp_lrec_seal_record(&t, k, &r, sealed,
+						 sizeof(sealed));
 	}
 #else
 	n = rmp_lrec_seal_record(&t, &r, sealed, sizeof(sealed));

@@ -559,8 +559,14 @@ static void test_seal_key(void)
 	CHECK(memcmp(k, k2, sizeof(k)));
 	rmp_lrec_key(&t, "acmf", acme_key, sizeof(acme_key), k2);
 	CHECK(memcmp(k, k2, sizeof(k)));
-	rmp_lrec_key(&t, "acme", acme_key, sizeof(acme_key) - 1, k2);
+	CHECK_EQ(rmp_lrec_key(&t, "acme", acme_key, sizeof(acme_key) - 1, k2),
+		 0);
 	CHECK(memcmp(k, k2, sizeof(k)));
+	/* a key no tenant can have: refused, not taken as no key */
+	CHECK_EQ(rmp_lrec_key(&t, "acme", acme_key, RMP_KEY_MIN - 1, k2),
+		 -EINVAL);
+	CHECK_EQ(rmp_lrec_key(&t, "acme", acme_key, RMP_KEY_MAX + 1, k2),
+		 -EINVAL);
 	other = t;
 	other.secret[0] ^= 1;
 	key_of(&other, k2);
