@@ -537,6 +537,8 @@ static int authenticate(struct rmp_client *c)
 		rmp_wipe(key, sizeof(key));
 	}
 	err = rmpc_rpc(c, &m);
+	if (err)
+		rmp_wipe(want, sizeof(want));
 	if (err == -EKEYREJECTED || err == -EACCES)
 		rmpc_set_error(c, "authentication as tenant %s failed: %s",
 			       c->tenant[0] ? c->tenant : "anonymous",
@@ -544,13 +546,14 @@ static int authenticate(struct rmp_client *c)
 	if (err)
 		return err == -EACCES ? -EKEYREJECTED : err;
 	if (c->tenant[0] && !rmp_auth_equal(want, m.u.auth_rep.server_proof)) {
+		rmp_wipe(want, sizeof(want));
 		rmpc_set_error(c, "%s:%u could not prove it holds tenant %s's "
 			       "key: not a server of this tenant (nothing "
 			       "was sent to it)", c->host, (unsigned)c->port,
 			       c->tenant);
 		return -EBADE;
 	}
-	c->server_proven = c->tenant[0] != '\0';
+	rmp_wipe(want, sizeof(want));
 	return 0;
 }
 
@@ -662,7 +665,6 @@ void rmpc_conn_teardown(struct rmp_client *c)
 	rmpc_io_reset(c);
 
 	c->connected = c->broken = c->disconnected = c->cq_armed = false;
-	c->server_proven = false;
 	c->fd_wanted = false; /* a new connection has a new fd */
 	c->cq_unacked = 0;
 	c->sq_depth = 0;

@@ -232,9 +232,10 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
  * may hold the bytes. */
 static bool dead_member(int err)
 {
+	/* -EBADE: whoever answers at its address is no server of ours */
 	return err == -ENOENT || err == -EKEYEXPIRED || err == -EHOSTDOWN ||
 	       cl_conn_lost(err) || err == -ECONNREFUSED ||
-	       err == -EHOSTUNREACH || err == -ENETUNREACH;
+	       err == -EHOSTUNREACH || err == -ENETUNREACH || err == -EBADE;
 }
 
 /*
@@ -365,6 +366,7 @@ int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
 	rmp_ctoken_new(&cx->rec.t);
 	ret = cl_record_key(cl, &cx->rec);
 	if (ret) {
+		rmp_wipe(cx, sizeof(*cx));
 		free(cx);
 		return ret;
 	}
@@ -454,6 +456,11 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s)
 	for (unsigned i = 0; i < g->n; i++)
 		if (!g->lost[i])
 			ttl = RMP_MIN(ttl, g->m[i]->ttl_ms);
+	/* the tenant's key as it is now: a rotated key reseals the record
+	 * at this renewal (the one before still opens it) */
+	ret = cl_record_key(cx->cl, &cx->rec);
+	if (ret)
+		return ret;
 	ret = cl_record_extend(cx->cl, &cx->rec, ttl);
 	if (ret == -EAGAIN) {
 		/* written meanwhile (a repair, another holder's renewal):
@@ -469,8 +476,13 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s)
 			 * record is never ahead of the handle's members) */
 			ret = cl_lease_refresh(l);
 		} else if (!ret) {
-			cx->rec.mod_revision = now.mod_revision;
-			cx->rec.etcd_lease = now.etcd_lease;
+			/* the same members: take the rest as it is now, the
+			 * stale marks of other holders above all (resealing
+			 * our older copy would unmark them) */
+			for (unsigned i = 0; i < g->n; i++)
+				if (now.r.stale[i] && !g->missed[i])
+					rmpc_group_stale(l, i);
+			cx->rec = now;
 		}
 		if (!ret)
 			ret = cl_record_extend(cx->cl, &cx->rec, ttl);
@@ -495,24 +507,42 @@ static void keeper_ending(struct rmp_lease *l, bool freed)
 	free(cx);
 }
 
-/* keeper_missed -- the members missed[] names marked stale in the
- * record, if it is still the one the handle read (a compare-and-swap):
- * 0, -EAGAIN (it changed), or the etcd error. */
+/*
+ * keeper_missed -- the members missed[] names marked stale in the
+ * record, if it is still the one the handle read (a compare-and-swap),
+ * at the next epoch; then the members the handle writes to learn that
+ * epoch (an ATTACH by it each), so that the record from before the mark,
+ * put back in etcd, names a member that refuses it: the stale one never
+ * becomes live again that way. 0, -EAGAIN (it changed), or the etcd
+ * error.
+ */
 static int keeper_missed(struct rmp_lease *l, const bool *missed)
 {
 	struct cl_lease *cx = l->group->keeper_arg;
+	struct rmpc_group *g = l->group;
 	struct cl_record rec = cx->rec;
 	bool any = false;
 	int ret = 0;
 
-	for (unsigned i = 0; i < l->group->n; i++) {
+	for (unsigned i = 0; i < g->n; i++) {
 		any = any || (missed[i] && !rec.r.stale[i]);
 		rec.r.stale[i] = rec.r.stale[i] || missed[i];
 	}
-	if (any)
+	if (any && rec.r.epoch >= INT64_MAX) {
+		cl_say(cx->cl, "the lease's record is at its last epoch");
+		ret = -EIO;
+	} else if (any) {
+		rec.r.epoch++;
 		ret = cl_record_replace(cx->cl, &rec);
-	if (!ret)
+	}
+	if (!ret) {
 		cx->rec = rec;
+		/* a member failing now is lost; the next write marks it */
+		for (unsigned i = 0; any && i < g->n; i++)
+			if (!g->lost[i] && g->m[i] &&
+			    rmpc_lease_pin_epoch(g->m[i], rec.r.epoch))
+				rmpc_group_lose(l, i);
+	}
 	rmp_wipe(&rec, sizeof(rec));
 	return ret;
 }

@@ -31,10 +31,14 @@
  * A record put back in etcd from before a repair (a rollback) names a
  * member that repair replaced, with a live one that knows F: every
  * attach by it is refused, so nobody reads the replaced member's old
- * bytes. A repair started on such a record (or on one whose undo did not
- * reach etcd) asks each member which epoch it knows: those behind the
- * newest are taken as dead, the rest as live, and the repair publishes
- * past the newest (recover_epochs).
+ * bytes. A repair started on such a record first looks through the
+ * record's history in etcd for the newest record (cl_record_newest) and
+ * writes that one again. When the members still know an epoch no record
+ * has (a repair that fenced them and could not publish, nor undo), no
+ * newer list exists: the repair asks each member which epoch it knows,
+ * takes those behind the newest as dead and the rest as live, and
+ * publishes past the newest (recover_epochs). When etcd has compacted
+ * the history, nothing can be told, and the repair refuses (-ESTALE).
  */
 #include "cluster_int.h"
 
@@ -211,6 +215,19 @@ static int fence(struct repair *rp)
 			return ret;
 		/* this handle's key there is revoked: attached anew after */
 		rmpc_group_lose(rp->l, i);
+	}
+	/* a member to replace that its server still answers for (stale, or
+	 * lost by this handle alone): its other holders' keys revoked too,
+	 * so that none reads its old bytes after the new list is out (best
+	 * effort: one out of reach is fenced by its ttl) */
+	for (unsigned i = 0; i < g->n; i++) {
+		const struct cl_node *n;
+
+		if (!rp->dead[i])
+			continue;
+		n = cl_member_node(rp->cl, &rp->cx->rec.r.member[i]);
+		if (n && n->present && fence_one(rp, i))
+			rp->cl->err[0] = '\0';
 	}
 	return 0;
 }
@@ -479,6 +496,7 @@ static int recover_epochs(struct repair *rp)
 int rmp_lease_repair(struct rmp_lease *l)
 {
 	struct repair rp = { 0 };
+	bool recover;
 	int ret;
 
 	if (!l)
@@ -492,9 +510,20 @@ int rmp_lease_repair(struct rmp_lease *l)
 	 * under way waited out; the members it lacks attached; a record of
 	 * another shape refused; one older than its members recovered) */
 	ret = cl_members_current(rp.cl);
-	if (!ret && !rp.cx->behind)
+	recover = rp.cx->behind; /* rmp_cluster_repair looked at history */
+	if (!ret && !recover)
 		ret = cl_lease_refresh(l);
-	if (ret == -ESTALE || (!ret && rp.cx->behind)) {
+	if (ret == -ESTALE && !recover) {
+		/* put back over a newer record? that one again; still behind
+		 * its members, no newer list was ever published: recover */
+		int newest = cl_record_newest(rp.cl, &rp.cx->rec);
+
+		if (newest < 0)
+			return newest;
+		ret = newest ? cl_lease_refresh(l) : -ESTALE;
+		recover = ret == -ESTALE;
+	}
+	if (recover) {
 		ret = cl_record_settled(rp.cl, &rp.cx->rec);
 		if (!ret)
 			ret = recover_epochs(&rp);
@@ -544,8 +573,21 @@ int rmp_cluster_repair(struct rmp_cluster *cl, const char *token)
 		return -EOPNOTSUPP;
 	}
 	ret = cl_lease_attach(cl, token, NULL, false, &l);
-	if (ret == -ESTALE)
-		ret = cl_lease_attach(cl, token, NULL, true, &l);
+	if (ret == -ESTALE) {
+		/* put back over a newer record? that one again (its members
+		 * attach then); still behind its members: recover */
+		struct cl_record rec = { 0 };
+
+		ret = rmp_ctoken_parse(token, &rec.t) ? -EINVAL :
+		      cl_record_key(cl, &rec);
+		if (!ret)
+			ret = cl_record_newest(cl, &rec);
+		rmp_wipe(&rec, sizeof(rec));
+		if (ret >= 0)
+			ret = cl_lease_attach(cl, token, NULL, false, &l);
+		if (ret == -ESTALE)
+			ret = cl_lease_attach(cl, token, NULL, true, &l);
+	}
 	if (ret)
 		return ret;
 	ret = rmp_lease_repair(l);

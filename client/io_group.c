@@ -77,9 +77,11 @@ static int next_live(const struct rmpc_group *g,
 }
 
 /* read_once -- each part from the first live replica of its stripe,
- * failing over. */
+ * failing over; but with fenced, a key the server revoked ends the call
+ * (-EKEYREVOKED): a repair's fence, whose new record must be read before
+ * another replica is (it may be one the repair replaced). */
 static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
-		     size_t len)
+		     size_t len, bool fenced)
 {
 	struct rmpc_group *g = l->group;
 	struct rmpc_leg legs[RMPC_STRIPES_MAX];
@@ -120,6 +122,8 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 			done[i] = !err;
 			if (err)
 				rmpc_group_lose(l, member[k]);
+			if (err == -EKEYREVOKED && fenced)
+				return err;
 			pt.first[i] = pt.first[i] ? pt.first[i] : err;
 		}
 	}
@@ -209,9 +213,11 @@ static bool again(struct rmp_lease *l, int err)
 
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 {
-	int err = read_once(l, off, dst, len);
+	/* a cluster lease's first try stops at a revoked key (a fence):
+	 * the record is read again before any other replica is */
+	int err = read_once(l, off, dst, len, l->group->keeper != NULL);
 
-	return again(l, err) ? read_once(l, off, dst, len) : err;
+	return again(l, err) ? read_once(l, off, dst, len, false) : err;
 }
 
 /* Most times one write is made again on a record that moved under it. */

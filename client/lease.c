@@ -521,6 +521,15 @@ void rmpc_lease_set_epoch(struct rmp_lease *l, uint64_t epoch)
 			l->rail[i]->epoch = epoch;
 }
 
+int rmpc_lease_pin_epoch(struct rmp_lease *l, uint64_t epoch)
+{
+	int err;
+
+	rmpc_lease_set_epoch(l, epoch);
+	err = rmpc_lease_usable(l, false);
+	return err ? err : attach_into(l, l->id, l->secret, l->access, 0);
+}
+
 int rmpc_lease_attach_epoch(struct rmp_client *c, const char *token,
 			    const struct rmp_attach_opts *opts, uint64_t epoch,
 			    struct rmp_lease **out)

@@ -177,6 +177,10 @@ int rmpc_lease_attach_epoch(struct rmp_client *c, const char *token,
 			    const struct rmp_attach_opts *opts, uint64_t epoch,
 			    struct rmp_lease **out);
 void rmpc_lease_set_epoch(struct rmp_lease *l, uint64_t epoch);
+/* rmpc_lease_pin_epoch -- rmpc_lease_set_epoch, and an ATTACH of l by it
+ * at once (its connection's key comes back unchanged): its server knows
+ * the epoch from now on. 0 or the error of the ATTACH. */
+int rmpc_lease_pin_epoch(struct rmp_lease *l, uint64_t epoch);
 
 /* rmpc_lease_rail_drop -- close the handle of every lease of c on rail
  * i (its client goes). */

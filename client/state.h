@@ -53,9 +53,6 @@ struct rmp_client {
 	char key_file[4096];             /* or read from here at connect */
 	uint8_t nonce[RMP_NONCE_LEN];    /* from the accept data */
 	uint8_t version;                 /* chosen by the server */
-	/* The server proved it holds the tenant's key on this connection
-	 * (false: anonymous, which proves nothing; or not connected). */
-	bool server_proven;
 	/* error.c; chan.c keeps why the connection failed (rmpc_fail). */
 	char errbuf[RMPC_ERRBUF];
 	char failbuf[RMPC_ERRBUF];

@@ -961,13 +961,16 @@ int rmp_lease_repair(struct rmp_lease *l);
  * rmp_cluster_repair -- rmp_lease_repair on the cluster lease of token
  * (attached and closed again here), and also when rmp_cluster_attach
  * refuses it with -ESTALE: its record in etcd is older than what its
- * members know (put back from before a repair, or left by a repair that
- * could not reach etcd to finish). Then each member is asked the epoch
- * it knows; those behind the newest (replaced before, or away during a
- * repair) are replaced as lost ones are, from those that know the
- * newest (they hold every write acknowledged since), and the record is
- * written past it. Every member must answer then (one that does not may
- * know a newer epoch still): -EAGAIN, try again once it does. Errors:
+ * members know. Then the newest record in etcd's history of the key
+ * (one that opens with the token and the tenant's key) is written again
+ * if it is newer (the record was put back over it). When the members
+ * still know a newer epoch than any record (a repair fenced them and
+ * could publish nothing, nor undo), no newer list ever existed: each
+ * member is asked the epoch it knows, those behind the newest (away
+ * during that repair) are replaced as lost ones are, from those that
+ * know it, and the record is written past it; every member must answer
+ * then (-EAGAIN: try again once it does). -ESTALE when etcd compacted
+ * the record's history: nothing can be told then. Errors:
  * -EINVAL (cl or token NULL), -EOPNOTSUPP (not a cluster token), those
  * of rmp_cluster_attach and of rmp_lease_repair (the copy's among them:
  * -ERANGE, ...).

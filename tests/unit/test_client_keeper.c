@@ -54,6 +54,8 @@ struct keeper_log {
 	bool freed;
 	unsigned renews_seen, frees_seen; /* the server's, at the call */
 	bool missed_seen;        /* g->missed[swap_at] when refresh ran */
+	unsigned wrs_seen;       /* fake_data_wrs() when refresh ran */
+	bool lost_seen;          /* g->lost[swap_at] when refresh ran */
 	struct rmp_lease *swap_in; /* refresh puts it in at swap_at */
 	unsigned swap_at;
 };
@@ -109,6 +111,8 @@ static int fake_refresh(struct rmp_lease *l)
 
 	k->refresh++;
 	k->missed_seen = l->group->missed[k->swap_at];
+	k->wrs_seen = fake_data_wrs();
+	k->lost_seen = l->group->lost[k->swap_at];
 	if (!k->refresh_ret && k->swap_in) {
 		rmpc_group_swap(l, k->swap_at, k->swap_in);
 		k->swap_in = NULL;
@@ -431,6 +435,50 @@ static struct rmp_lease *read_case(struct rmp_client *c, bool both, int ret,
 	return l;
 }
 
+/* Rule 6b: a read whose replica's key the server revoked (a repair's
+ * fence) reads the record again before any other replica: the one it
+ * would fail over to may be one the repair replaced. Then it reads on
+ * (the refresh's members, or the next replica). Without a keeper it
+ * fails over at once. */
+static void test_read_revoked(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = mirrored(c);
+	unsigned wrs;
+
+	/* the fake NIC's one connection breaks at the revoked key: the
+	 * refresh brings replica 1 anew (the new record's), its bytes the
+	 * same */
+	pattern(src, LENGTH, 12);
+	memcpy(slot(0), src, LENGTH);
+	keep(l);
+	revoke(l, 0);
+	kl.swap_in = member(c, 2);
+	kl.swap_at = 1;
+	memcpy(slot(2), src, LENGTH);
+	kl.swap_in->gen = 0; /* attached after the break, below */
+	memset(dst, 0, sizeof(dst));
+	wrs = fake_data_wrs();
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), -ENOTCONN);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(kl.wrs_seen, wrs + 1); /* replica 0's read alone before */
+	CHECK(!kl.lost_seen); /* replica 1 not tried before the refresh */
+	rmp_lease_close(l);
+	fake_client_free(c);
+
+	/* without a keeper: on to replica 1 at once */
+	c = fake_client_new();
+	l = mirrored(c);
+	memset(&kl, 0, sizeof(kl));
+	revoke(l, 0);
+	CHECK(rmp_read(l, 0, dst, LENGTH) < 0);
+	CHECK(l->group->lost[1]); /* replica 1 tried (the broken connection
+				   * failed it) */
+	CHECK_EQ(kl.refresh, 0);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
 /* Rule 6: a read fails over to the next replica without the keeper;
  * when every replica failed, refresh and read again, once. */
 static void test_read(void)
@@ -586,6 +634,7 @@ int main(void)
 	test_write_unrecorded();
 	test_stripe_lost();
 	test_read();
+	test_read_revoked();
 	test_missed_lost_before();
 	test_caller_error();
 	test_renew_end();
