@@ -298,18 +298,6 @@ int rmp_lifecycle_free_lease(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	return 0;
 }
 
-/* lc_key_of -- h's live key on l, or NULL. */
-struct rmp_key *lc_key_of(const struct rmp_lease *l,
-			  const struct rmp_holder *h)
-{
-	struct rmp_key *k;
-
-	TAILQ_FOREACH(k, &l->keys, lease_link)
-		if (k->holder == h)
-			return k;
-	return NULL;
-}
-
 /*
  * owner_lost_key -- an ATTACH by h dropped keys of l (h's own, or on a
  * takeover everyone else's) and then could not grant h its new one. The
@@ -475,28 +463,6 @@ int rmp_lifecycle_attach(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	*out = l;
 	*key = k;
 	return 0;
-}
-
-void rmp_lifecycle_describe(const struct rmp_lifecycle *lc,
-			    const struct rmp_lease *l, const struct rmp_key *k,
-			    struct rmp_lease_desc *d)
-{
-	uint64_t now = rmp_now_ms();
-
-	memset(d, 0, sizeof(*d));
-	d->id = l->id;
-	d->secret = l->secret;
-	d->addr = rmp_lease_remote_addr(l);
-	d->length = l->ext.length;
-	d->ttl_ms = l->deadline_ms > now ? l->deadline_ms - now : 0;
-	d->rkey = k->rkey;
-	d->access = k->access;
-	/* Not SPILLED: an ATTACH may come from a client older than the
-	 * flag, which refuses flags it does not know (request.c puts it in
-	 * the reply to the ALLOC that asked for SPILL). */
-	d->flags = l->flags & ~RMP_LEASE_F_SPILLED;
-	d->holders = l->nkeys;
-	d->epoch = l->group_epoch;
 }
 
 void rmp_lifecycle_detach(struct rmp_lifecycle *lc, struct rmp_holder *h,

@@ -81,15 +81,6 @@ void lc_schedule_expiry(struct rmp_lifecycle *lc)
 	lc_arm_timer(lc->expiry_ev, &lc->expiry_at_ms, now, wait);
 }
 
-/* lc_remember_expired -- later requests for l get -EKEYEXPIRED. */
-void lc_remember_expired(struct rmp_lifecycle *lc,
-			     const struct rmp_lease *l)
-{
-	lc->expired[lc->expired_next].id = l->id;
-	lc->expired[lc->expired_next].secret = l->secret;
-	lc->expired_next = (lc->expired_next + 1) % EXPIRED_RING;
-}
-
 /*
  * lc_renewal_ms -- the time an automatic renewal grants l: its ttl, but no
  * more than ttl_max says now (a reload may have lowered it).
@@ -144,14 +135,3 @@ void lc_on_expiry(int fd, short what, void *arg)
 	lc_schedule_expiry(lc);
 }
 
-/* lc_recently_expired -- was id (with secret, if known) among them? */
-bool lc_recently_expired(const struct rmp_lifecycle *lc, uint64_t id,
-			     bool secret_known, uint64_t secret)
-{
-	/* Linear, but only on the rare miss path of a late request. */
-	for (uint32_t i = 0; i < EXPIRED_RING; i++)
-		if (lc->expired[i].id == id && id != 0 &&
-		    (!secret_known || lc->expired[i].secret == secret))
-			return true;
-	return false;
-}

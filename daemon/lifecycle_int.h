@@ -187,8 +187,6 @@ void lc_on_zeroed(void *ctx, void *arg);
 void lc_revoke_timer_arm(struct rmp_lifecycle *lc);
 
 /* lifecycle.c */
-struct rmp_key *lc_key_of(const struct rmp_lease *l,
-			  const struct rmp_holder *h);
 void lc_on_orphans(evutil_socket_t fd, short what, void *arg);
 
 /* lifecycle_fence.c */
@@ -204,13 +202,17 @@ int lc_fence_status(const struct rmp_lifecycle *lc,
 void lc_on_fence(evutil_socket_t fd, short what, void *arg);
 void lc_fences_free(struct rmp_lifecycle *lc);
 
+/* lifecycle_lookup.c: below every other lifecycle file */
+struct rmp_key *lc_key_of(const struct rmp_lease *l,
+			  const struct rmp_holder *h);
+bool lc_recently_expired(const struct rmp_lifecycle *lc, uint64_t id,
+			 bool secret_known, uint64_t secret);
+void lc_remember_expired(struct rmp_lifecycle *lc,
+			 const struct rmp_lease *l);
+
 /* lifecycle_expiry.c */
 int lc_journal_put(struct rmp_lifecycle *lc, struct rmp_lease *l);
 void lc_on_expiry(int fd, short what, void *arg);
-bool lc_recently_expired(const struct rmp_lifecycle *lc, uint64_t id,
-			     bool secret_known, uint64_t secret);
-void lc_remember_expired(struct rmp_lifecycle *lc,
-			     const struct rmp_lease *l);
 uint64_t lc_renewal_ms(const struct rmp_lifecycle *lc,
 			   const struct rmp_lease *l);
 /* l is auto-renew and a holder may still get time: the tick renews it */
