@@ -75,7 +75,7 @@ def check(root, folder, common):
             if not f.endswith((".c", ".h")):
                 continue
             # A module may span files: NAME.c, NAME_PART.c and a private
-            # NAME_int.h are all module NAME (the lifecycle is five files).
+            # NAME_int.h are all module NAME (the lifecycle is six files).
             mod = f[:-2].split("_")[0]
             where = f"{d}/{f}"
             if mod not in layer_of:
