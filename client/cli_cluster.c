@@ -18,6 +18,8 @@ void cli_cluster_open(struct cli *cli)
 	struct rmp_client_opts o;
 	int err;
 
+	if (cli->cl) /* open already: one cluster handle per command */
+		return;
 	if (!cli->cluster)
 		cli_usage_error("no cluster: give -C etcd://HOST:PORT or set "
 				"RMPOOL_CLUSTER");

@@ -71,6 +71,7 @@ void cli_connect(struct cli *cli, const struct rmp_token *token);
 void cli_client_opts(const struct cli *cli, struct rmp_client_opts *o);
 
 /* cli_cluster.c */
+/* cli_cluster_open -- cli->cl opened from -C (once: later calls keep it) */
 void cli_cluster_open(struct cli *cli);
 int cmd_nodes(struct cli *cli, int argc, char **argv);
 int cmd_repair(struct cli *cli, int argc, char **argv);
