@@ -12,7 +12,8 @@
 # unless it asks for anonymous access. Tenant b, shown a's cluster
 # token, seals a record of its own for it (its members b's, a higher
 # epoch) and puts it in etcd: a fresh attacher of a's never follows it
-# (the seal needs a's key), and b cannot read a's.
+# (the seal needs a's key), and b cannot read a's. A rail at the rogue's
+# address (with a second device) is skipped, unproven.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-admin.sh"
 source "$(dirname "$0")/lib-cluster.sh"
@@ -39,10 +40,17 @@ rmp_keygen "$RMP_TMP/rogue.key"
 sed -i -e "s|^key_file = $RMP_KEY\$|key_file = $RMP_TMP/rogue.key|" \
 	-e "s|^\[pool\]$|[pool]\nstate_dir = $ROGUE_STATE|" \
 	"${RMP_D_DIR[4]}/rmpoold.conf"
+# With a second device the rogue listens there on n1's port: a rail
+# named at that address (step 6) leads to it.
+ROGUE_ADDR=$RMP_TEST_ADDR ROGUE_PORT=${CL_PORT[4]}
+if [ -n "${RMP_TEST_ADDR2:-}" ]; then
+	ROGUE_ADDR=$RMP_TEST_ADDR2 ROGUE_PORT=${CL_PORT[1]}
+	sed -i -e "s|^listen = .*|listen = $ROGUE_ADDR|" \
+		-e "s|^port = .*|port = $ROGUE_PORT|" "${RMP_D_DIR[4]}/rmpoold.conf"
+fi
 RMPOOLD=$RMP_BUILD_ROOT/tests/rdma/rmpoold-rogue on_daemon 4 daemon_spawn
 on_daemon 4 daemon_listening
 cl_wait_state 4 registered 30 || rmp_fail "the rogue did not register"
-ROGUE_PORT=${CL_PORT[4]}
 
 # rogue_has FILE -- the rogue's pool file holds FILE's first 64 bytes
 rogue_has() {
@@ -93,7 +101,7 @@ esac
 echo "$out" | grep -v '^token'
 [ -z "$out" ] || expect_eq "Python replicas" "$(grep -c '^replica ' \
 	<<<"$out")" 2
-grep -q "^replica .*:$ROGUE_PORT\$" <<<"$out" &&
+grep -qF "replica $ROGUE_ADDR:$ROGUE_PORT" <<<"$out" &&
 	fail_later "a Python replica is on the rogue: $out"
 expect_eq "leases on the rogue after Cluster.alloc" "$(rogue_leases)" 0
 rogue_has "$RMP_TMP/secret.bin" &&
@@ -155,6 +163,33 @@ fi
 if as_b "$RMPOOL" -C "$CLUSTER" read "$tok" >"$RMP_TMP/b.out" 2>/dev/null &&
 	cmp -s "$RMP_TMP/b.out" "$RMP_TMP/secret.bin"; then
 	fail_later "tenant b read tenant a's secret"
+fi
+
+# 6. a rail at the rogue's address (a node record in etcd may name any):
+# the rail does not prove the tenant's key, so it is skipped, and the
+# bytes all go over rail 0, to n1
+if [ -n "${RMP_TEST_ADDR2:-}" ]; then
+	rails="$RMP_TEST_ADDR,$ROGUE_ADDR:$ROGUE_PORT"
+	t=$("$RMPOOL" -s "$rails" alloc 1M --ttl 300 2>"$RMP_TMP/rail.err") ||
+		rmp_fail "alloc over rails $rails: $(cat "$RMP_TMP/rail.err")"
+	cat "$RMP_TMP/rail.err"
+	grep -qF "rail 1 ($ROGUE_ADDR) skipped" "$RMP_TMP/rail.err" &&
+		grep -q "could not prove it holds tenant test's key" \
+			"$RMP_TMP/rail.err" ||
+		fail_later "the rogue rail was not skipped as unproven"
+	"$RMPOOL" -s "$rails" write "$t" <"$RMP_TMP/secret.bin" 2>/dev/null ||
+		fail_later "writing over rails failed"
+	"$RMPOOL" -s "$rails" read "$t" 2>/dev/null |
+		cmp -s - "$RMP_TMP/secret.bin" || fail_later "rails read back"
+	expect_eq "leases on the rogue after the rails' alloc" \
+		"$(rogue_leases)" 0
+	rogue_has "$RMP_TMP/secret.bin" &&
+		fail_later "the rogue's pool holds the bytes written over rails"
+	id=${t##*/}
+	grep -qi "${id%%-*}" "${RMP_D_DIR[4]}/rmpoold.log" &&
+		fail_later "the rogue heard of lease ${id%%-*} (an ATTACH over its rail)"
+else
+	echo "no second RDMA device: a rogue rail not tried"
 fi
 
 for i in 1 2 3 4; do
