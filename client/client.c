@@ -752,12 +752,13 @@ static int reconnect(struct rmp_client *c)
 	char host[RMPC_HOST_MAX + 1], why[RMPC_ERRBUF];
 	uint64_t now = rmp_now_ms();
 	uint16_t port = c->port;
+	unsigned wait;
 	int err;
 
-	if (now < c->reconnect_at_ms) {
+	if (!rmpc_backoff_due(&c->reconnect_backoff, now)) {
 		rmpc_set_error(c, "connection lost; next reconnect to %s:%u in "
 			       "%" PRIu64 " ms", c->host, (unsigned)port,
-			       c->reconnect_at_ms - now);
+			       c->reconnect_backoff.at_ms - now);
 		return -ENOTCONN;
 	}
 	strcpy(host, c->host);
@@ -766,17 +767,17 @@ static int reconnect(struct rmp_client *c)
 	err = rmpc_connect_one(c, host, port);
 	c->reconnecting = false;
 	if (err == 0) {
-		c->backoff_ms = 0;
+		rmpc_backoff_reset(&c->reconnect_backoff);
 		return 0;
 	}
-	c->backoff_ms = c->backoff_ms ?
-		RMP_MIN(2 * c->backoff_ms, c->opts.reconnect_max_ms) :
-		RMP_MIN(RMPC_RECONNECT_FIRST_MS, c->opts.reconnect_max_ms);
-	c->reconnect_at_ms = rmp_now_ms() + c->backoff_ms;
+	wait = rmpc_backoff_fail(&c->reconnect_backoff,
+				 RMPC_RECONNECT_FIRST_MS,
+				 (unsigned)c->opts.reconnect_max_ms,
+				 rmp_now_ms());
 	snprintf(why, sizeof(why), "%s", c->errbuf);
 	rmpc_set_error(c, "connection lost; reconnecting to %s:%u failed (%s: "
 		       "%s); next try in %u ms", host, (unsigned)port,
-		       rmpc_errno_text(err), why, c->backoff_ms);
+		       rmpc_errno_text(err), why, wait);
 	return -ENOTCONN;
 }
 

@@ -88,7 +88,7 @@ static void rail_up(struct rmp_client *c, unsigned i)
 		rmpc_bufs_on_rail(c, r->c, i);
 	r->down = false;
 	r->port_down = false;
-	r->backoff_ms = 0;
+	rmpc_backoff_reset(&r->backoff);
 	r->why[0] = '\0';
 }
 
@@ -138,12 +138,12 @@ static int revive_rail(struct rmp_client *c, unsigned i)
 
 	if (!r->down)
 		return 0;
-	if (rmp_now_ms() < r->retry_at_ms)
+	if (!rmpc_backoff_due(&r->backoff, rmp_now_ms()))
 		return -ENOTCONN;
 	/* A connect to a port that is down would only wait out its
 	 * timeout, in the caller's data call. */
 	if (!port_active(r)) {
-		r->retry_at_ms = rmp_now_ms() + r->backoff_ms;
+		rmpc_backoff_hold(&r->backoff, rmp_now_ms());
 		return -ENOTCONN;
 	}
 	if (i == 0) {
@@ -247,7 +247,7 @@ void rmp_client_close(struct rmp_client *c)
 	if (!c)
 		return;
 	c->auto_reconnect = false;
-	c->backoff_ms = 0;
+	rmpc_backoff_reset(&c->reconnect_backoff);
 	rails_close(c);
 	rmpc_conn_teardown(c);
 }

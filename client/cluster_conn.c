@@ -149,7 +149,7 @@ struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 	struct cl_conn *rails = node_rails(cl, n, err);
 
 	if (rails) {
-		n->backoff_ms = 0;
+		rmpc_backoff_reset(&n->backoff);
 		node_said(cl, n, 0);
 		return rails;
 	}
@@ -165,15 +165,14 @@ struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 		}
 		*err = cl_conn_up(cl, k);
 		if (!*err) {
-			n->backoff_ms = 0;
+			rmpc_backoff_reset(&n->backoff);
 			node_said(cl, n, 0);
 			return k;
 		}
 	}
 	node_said(cl, n, *err);
-	n->backoff_ms = n->backoff_ms ? RMP_MIN(2 * n->backoff_ms,
-						 RETRY_MAX_MS) : RETRY_FIRST_MS;
-	n->retry_at_ms = rmp_now_ms() + n->backoff_ms;
+	rmpc_backoff_fail(&n->backoff, RETRY_FIRST_MS, RETRY_MAX_MS,
+			  rmp_now_ms());
 	return NULL;
 }
 

@@ -49,8 +49,7 @@ struct cl_node {
 	struct rmp_member m;   /* its record as last read */
 	bool present;          /* its key is in etcd now */
 	uint64_t taken;        /* bytes leased there by us since the record */
-	uint64_t retry_at_ms;  /* could not connect: not tried before this */
-	unsigned backoff_ms;   /* the wait after the next failure */
+	struct rmpc_backoff backoff; /* could not connect: when to try */
 	/* what our last connect to it said (rmp_node_info.proven): 1 it
 	 * proved the tenant's key, -1 it did not (why), 0 not tried */
 	int proven;

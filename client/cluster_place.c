@@ -96,7 +96,7 @@ int cl_place(const struct cl_node *nodes, unsigned n,
 				    : NULL;
 		r[k] = (struct rank){
 			.idx = i,
-			.later = nd->retry_at_ms > p->now_ms,
+			.later = !rmpc_backoff_due(&nd->backoff, p->now_ms),
 			.preferred = v && !strcmp(v, p->prefer_value),
 			.room = free_now,
 			.lot = lot(p->seed, i),

@@ -35,7 +35,7 @@ static unsigned rails_live(struct rmp_client *c, bool *live)
 	for (unsigned i = 0; i < s->n; i++) {
 		struct rmpc_rail *r = &s->r[i];
 
-		if (r->down && now >= r->retry_at_ms)
+		if (r->down && rmpc_backoff_due(&r->backoff, now))
 			(void)c->revive_rail(c, i);
 		live[i] = !r->down;
 		n += live[i];

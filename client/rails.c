@@ -45,10 +45,8 @@ void rmpc_rail_down(struct rmpc_rail_set *s, unsigned i)
 			      r->dev[0] ? r->dev : "its device");
 	r->down = true;
 	r->failovers++;
-	r->backoff_ms = r->backoff_ms ?
-		RMP_MIN(2 * r->backoff_ms, RAIL_BACKOFF_MAX_MS) :
-		RAIL_BACKOFF_FIRST_MS;
-	r->retry_at_ms = rmp_now_ms() + r->backoff_ms;
+	rmpc_backoff_fail(&r->backoff, RAIL_BACKOFF_FIRST_MS,
+			  RAIL_BACKOFF_MAX_MS, rmp_now_ms());
 }
 
 bool rmpc_rail_failure(int err)

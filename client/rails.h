@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backoff.h"
+
 struct ibv_context;
 
 #define RMPC_RAILS_MAX 4u        /* addresses of one node */
@@ -91,10 +93,9 @@ struct rmpc_rail {
 	char addr[64];        /* as given */
 	char dev[64];         /* device name, "" until connected */
 	int node;             /* the device's NUMA node, -1 unknown */
-	bool down;            /* failed; tried again after retry_at_ms */
+	bool down;            /* failed; tried again after its backoff */
 	bool port_down;       /* its port reported an error, no ACTIVE since */
-	unsigned backoff_ms;
-	uint64_t retry_at_ms;
+	struct rmpc_backoff backoff;
 	struct ibv_context *async_ctx; /* its device (events, port state) */
 	uint8_t port_num;     /* its port there */
 	uint64_t bytes_read, bytes_written, ops, failovers;

@@ -14,6 +14,7 @@
 #include <sys/queue.h>
 
 #include "auth.h"
+#include "backoff.h"
 #include "proto.h"
 #include "rmpool.h" /* struct rmp_client_opts */
 #include "token.h"
@@ -133,8 +134,7 @@ struct rmp_client {
 	int (*reconnect)(struct rmp_client *c);
 	bool auto_reconnect;   /* connected once, not closed by the caller */
 	bool reconnecting;     /* inside the upcall: no second one */
-	unsigned backoff_ms;
-	uint64_t reconnect_at_ms;
+	struct rmpc_backoff reconnect_backoff;
 
 	/* client_rails.c: the node's other rails (rails.h); NULL with one
 	 * address, so a client of one costs nothing more. The data path

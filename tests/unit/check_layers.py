@@ -50,6 +50,7 @@ CLIENT_LAYERS = [
                                   # polls; a striped lease's arithmetic;
                                   # how a call is dealt over a node's rails
     ["state", "opts"],  # one client's state; the option structs' rule
+    ["backoff"],       # the wait before trying again what failed
     ["rmpool"],        # the public API (client/include): declarations
 ]
 

@@ -222,7 +222,7 @@ static void test_failover(void)
 	CHECK_EQ(info[1].failovers, 1);
 	/* after the backoff it is tried again and, back, used again */
 	broken[1] = false;
-	set.r[1].retry_at_ms = 0;
+	rmpc_backoff_reset(&set.r[1].backoff);
 	CHECK_EQ(rmpc_rails_rw(&lease, 0, (char *)dst, LEN, false), 0);
 	CHECK_EQ(revives, 1);
 	CHECK(!set.r[1].down);

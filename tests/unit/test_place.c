@@ -221,11 +221,11 @@ static void test_retry_later(void)
 	struct cl_policy p = { .length = MB, .now_ms = 100000 };
 
 	reset();
-	add("down-big", 1000 * MB)->retry_at_ms = 100001;
+	add("down-big", 1000 * MB)->backoff.at_ms = 100001;
 	add("up-small", 10 * MB);
-	add("down-mid", 500 * MB)->retry_at_ms = 200000;
-	add("up-mid", 100 * MB)->retry_at_ms = 100000; /* due now */
-	add("up-old", 50 * MB)->retry_at_ms = 5;
+	add("down-mid", 500 * MB)->backoff.at_ms = 200000;
+	add("up-mid", 100 * MB)->backoff.at_ms = 100000; /* due now */
+	add("up-old", 50 * MB)->backoff.at_ms = 5;
 	CHECK_STR(place(&p), "up-mid up-old up-small down-big down-mid");
 	/* later on, all are due */
 	p.now_ms = 200000;
