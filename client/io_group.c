@@ -2,7 +2,8 @@
 /*
  * io_group.c -- the data calls on a mirrored or striped lease: a call
  * cut into one part per stripe it touches (stripe.c), the parts moved
- * together (io_sync.c's rmpc_rw, a leg per member); within a stripe,
+ * together (a leg per member, over the rails of its node when it has
+ * several: io_rails.c's rmpc_rails_legs); within a stripe,
  * reads from one replica with failover to the next within the call,
  * writes to all of them at once. What a member's failure means is
  * decided here (lost, not an error while its stripe has another), and
@@ -112,7 +113,7 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 		}
 		if (!nl)
 			return 0;
-		rmpc_rw(legs, nl, false);
+		rmpc_rails_legs(legs, nl, false, g->plans);
 		for (unsigned k = 0; k < nl; k++) {
 			unsigned i = part[k];
 
@@ -157,7 +158,7 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		if (nl == before)
 			return -EIO; /* a stripe with no replica left */
 	}
-	rmpc_rw(legs, nl, true);
+	rmpc_rails_legs(legs, nl, true, g->plans);
 	for (unsigned k = 0; k < nl; k++) {
 		unsigned i = part[k];
 

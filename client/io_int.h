@@ -104,7 +104,8 @@ int rmpc_atomic_one(struct rmp_lease *l, uint64_t off,
 		    uint64_t swap, uint64_t *old);
 
 /*
- * io_rails.c: the data calls of a client with several rails (rails.h).
+ * io_rails.c: the data calls of a client with several rails (rails.h),
+ * and of a group's members over their clients' rails.
  * rmpc_rails_rw -- rmp_read / rmp_write (write): of at least twice
  * opts.rail_stripe bytes cut in pieces over the rails that are up, else
  * on one rail (the buffer's NUMA node, else in turn); the pieces of a
@@ -115,6 +116,19 @@ int rmpc_atomic_one(struct rmp_lease *l, uint64_t off,
  */
 int rmpc_rails_rw(struct rmp_lease *l, uint64_t off, char *local,
 		  size_t len, bool write);
+/*
+ * rmpc_rails_legs -- rmpc_rw of legs[0..n) (n <= RMPC_LEGS_MAX; a
+ * mirrored or striped lease's members), each leg whose lease's client
+ * has rails dealt over them as rmpc_rails_rw deals a call (its units
+ * and gaps kept), all legs' pieces moving at once in each round; the
+ * other legs go whole. plans: n of them, the call's scratch (a group
+ * keeps its own: no allocation per call). legs[i].err: 0, or the leg's
+ * error: every rail of its client down (the last rail failure), or the
+ * lease's or the arguments'. Returns the first of them.
+ */
+struct rmpc_rail_plan;
+int rmpc_rails_legs(struct rmpc_leg *legs, unsigned n, bool write,
+		    struct rmpc_rail_plan *plans);
 int rmpc_rails_atomic(struct rmp_lease *l, uint64_t off,
 		      enum ibv_wr_opcode opcode, uint64_t compare_add,
 		      uint64_t swap, uint64_t *old);

@@ -98,8 +98,12 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	g = calloc(1, sizeof(*g));
-	if (!l || !g) {
+	if (g)
+		g->plans = calloc(n, sizeof(*g->plans));
+	if (!l || !g || !g->plans) {
 		free(l);
+		if (g)
+			free(g->plans);
 		free(g);
 		return -ENOMEM;
 	}
@@ -204,6 +208,7 @@ static int group_end(struct rmp_lease *l, bool release)
 	if (g->keeper)
 		g->keeper->ending(l, release);
 	lease_unlink(l);
+	free(g->plans);
 	free(g);
 	free(l);
 	return first;

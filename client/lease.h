@@ -77,6 +77,9 @@ struct rmpc_group {
 	const struct rmpc_group_keeper *keeper;
 	void *keeper_arg;
 	char token[RMPC_GROUP_TOKEN_MAX]; /* its token; "": none */
+	/* n of them: a data call's scratch over the members' rails
+	 * (io_rails.c), made with the handle, not at each call */
+	struct rmpc_rail_plan *plans;
 };
 
 /*

@@ -30,6 +30,7 @@
 #include "rails.h"
 #include "rmpool.h"
 #include "state.h"
+#include "stripe.h"
 #include "util.h"
 
 #define KIB 1024u
@@ -41,12 +42,14 @@ static uint8_t remote[LEN], src[LEN], dst[LEN];
 static struct rmp_client clients[NR];
 static struct rmpc_rail_set set;
 static struct rmp_lease lease, handles[NR];
+static struct rmp_lease lease_b, handles_b[NR]; /* at remote + LEN / 2 */
 
 /* The fake rails. */
 static bool broken[NR];  /* the rail's connection fails its legs */
 static bool keyerr[NR];  /* the rail's key is refused */
 static bool partial;     /* a failing WRITE leg lands half its bytes */
 static unsigned rw_calls, multi_rail_calls, legs_on[NR], bad_legs;
+static unsigned both_leases_calls; /* rmpc_rw calls with both leases' */
 static unsigned revives, atomics_on[NR];
 static int atomic_err;
 
@@ -67,10 +70,10 @@ static unsigned rail_of(const struct rmp_client *c)
 int rmpc_lease_on_rail(struct rmp_lease *l, struct rmp_client *rc,
 		       unsigned i, struct rmp_lease **out)
 {
-	(void)l;
 	if (rail_of(rc) != i)
 		abort();
-	*out = &handles[i];
+	/* a lease at another address (test_legs' second): its own */
+	*out = l->addr ? &handles_b[i] : &handles[i];
 	return 0;
 }
 
@@ -81,7 +84,7 @@ int rmpc_check_conn(struct rmp_client *c)
 
 int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 {
-	bool on[NR] = { false };
+	bool on[NR] = { false }, lease_on[2] = { false };
 	unsigned rails = 0;
 	int first = 0;
 
@@ -94,6 +97,7 @@ int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 		legs_on[r]++;
 		rails += !on[r];
 		on[r] = true;
+		lease_on[g->l->addr != 0] = true;
 		/* a piece never spans a multiple of the stripe (big calls) */
 		if (len > STRIPE || (g->off / STRIPE != (g->off + len - 1) /
 								STRIPE &&
@@ -104,13 +108,21 @@ int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 			len = 0;
 		else if (g->err)
 			len /= 2;
-		if (write)
-			memcpy(remote + g->off, g->local, len);
-		else
-			memcpy(g->local, remote + g->off, len);
+		/* the leg's local bytes lie apart by its gaps */
+		for (uint64_t b = 0; b < len; b++) {
+			uint8_t *far = remote + g->l->addr + g->off + b;
+			char *near = g->local + rmpc_stripe_at(g->off, g->unit,
+							       g->gap, b);
+
+			if (write)
+				*far = (uint8_t)*near;
+			else
+				*near = (char)*far;
+		}
 		first = first ? first : g->err;
 	}
 	multi_rail_calls += rails > 1;
+	both_leases_calls += lease_on[0] && lease_on[1];
 	return first;
 }
 
@@ -158,7 +170,13 @@ static void world(void)
 		set.r[i].node = -1;
 		handles[i] = (struct rmp_lease){ .c = &clients[i],
 						 .length = LEN };
+		handles_b[i] = (struct rmp_lease){ .c = &clients[i],
+						   .addr = LEN / 2,
+						   .length = LEN / 2 };
 	}
+	lease_b = (struct rmp_lease){ .c = &clients[0], .addr = LEN / 2,
+				      .length = LEN / 2 };
+	both_leases_calls = 0;
 	clients[0].rails = &set;
 	clients[0].revive_rail = fake_revive;
 	lease = (struct rmp_lease){ .c = &clients[0], .length = LEN };
@@ -302,6 +320,65 @@ static void test_atomic(void)
 	CHECK_EQ(atomics_on[0], 0);
 }
 
+/*
+ * A striped lease's call (rmpc_rails_legs): its two stripes' legs, each
+ * a member on the node's rails, the caller's bytes a unit of each in
+ * turn. Both legs' pieces move in the same rounds over both rails; rail
+ * 1 failing halfway moves its pieces to rail 0; the bytes land where
+ * the layout puts them and read back whole.
+ */
+static void test_legs(void)
+{
+	const uint64_t unit = 16 * KIB, half = LEN / 2;
+	struct rmpc_rail_plan plans[2];
+	struct rmpc_leg legs[2];
+
+	world();
+	for (unsigned k = 0; k < 2; k++)
+		legs[k] = (struct rmpc_leg){
+			.l = k ? &lease_b : &lease, .off = 0, .len = half,
+			.local = (char *)src + k * unit, .unit = unit,
+			.gap = unit,
+		};
+	CHECK_EQ(rmpc_rails_legs(legs, 2, true, plans), 0);
+	CHECK_EQ(legs[0].err, 0);
+	CHECK_EQ(legs[1].err, 0);
+	for (uint64_t b = 0; b < half; b++) {
+		uint64_t at = b / unit * 2 * unit + b % unit;
+
+		if (remote[b] != src[at] || remote[half + b] != src[at + unit]) {
+			CHECK(!"a striped byte is where the layout puts it");
+			break;
+		}
+	}
+	CHECK_EQ(both_leases_calls, rw_calls);
+	CHECK_EQ(multi_rail_calls, rw_calls);
+	CHECK_EQ(set.r[0].bytes_written + set.r[1].bytes_written, LEN);
+	CHECK(set.r[1].bytes_written >= half - 2 * STRIPE);
+	CHECK_EQ(bad_legs, 0);
+
+	/* rail 1 fails mid-call: its pieces go to rail 0, no leg fails */
+	broken[1] = true;
+	partial = true;
+	for (unsigned k = 0; k < 2; k++)
+		legs[k].local = (char *)dst + k * unit;
+	CHECK_EQ(rmpc_rails_legs(legs, 2, false, plans), 0);
+	CHECK(!memcmp(dst, src, LEN));
+	CHECK(set.r[1].down);
+	CHECK_EQ(set.r[1].failovers, 1);
+
+	/* a leg outside its lease: that leg's error, the other's bytes go */
+	world();
+	legs[0].local = (char *)src;
+	legs[1].local = (char *)src + unit;
+	legs[1].len = half + 1;
+	CHECK_EQ(rmpc_rails_legs(legs, 2, true, plans), -ERANGE);
+	CHECK_EQ(legs[0].err, 0);
+	CHECK_EQ(legs[1].err, -ERANGE);
+	CHECK_EQ(remote[unit - 1], src[unit - 1]);
+	CHECK_EQ(remote[half], 0);
+}
+
 int main(void)
 {
 	test_split();
@@ -309,5 +386,6 @@ int main(void)
 	test_errors();
 	test_small();
 	test_atomic();
+	test_legs();
 	return check_done();
 }
