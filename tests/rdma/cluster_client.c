@@ -52,6 +52,20 @@
  *       lease of TOKEN (attached anew): prints "lost N" for each acked N
  *       whose block holds an older number (or none), then "checked C
  *       lost L"; exit 1 when L > 0.
+ *   rmp-cluster flap URL SIZE LABEL
+ *       two leases of SIZE, replicas on distinct values of LABEL: a
+ *       mirrored one (2 replicas) and a striped and mirrored one (2 x 2,
+ *       1 MiB units); prints "ready", then in turns writes 1 MiB of a
+ *       new pattern into one block of each and reads another block of
+ *       each back (checking every byte against what was written), until
+ *       a line on standard input (the test takes a link down and up
+ *       meanwhile). Then it prints "ops N errors E mismatches M
+ *       slowest_ms S" (S: the longest call), "first_error TEXT" when E >
+ *       0, and for each lease "lease mirror|stripe live L of R" and
+ *       "lease ... whole W stripes_differing D" (W: bytes of a read of
+ *       the whole lease that differ from what was written; D: stripes
+ *       whose replicas, each read through a handle of its own, differ);
+ *       then frees both.
  *   rmp-cluster members URL TOKEN
  *       the member tokens of TOKEN's cluster lease, one a line, in the
  *       record's order (replica j of stripe s at s * replicas + j)
@@ -728,6 +742,171 @@ static int members(int argc, char **argv)
 	return 0;
 }
 
+/* One lease of flap, and what it should hold. */
+struct flapped {
+	const char *name;
+	struct rmp_lease *l;
+	uint8_t *want;     /* every byte as last written */
+	uint64_t size;
+};
+
+#define FLAP_BLOCK (UINT64_C(1) << 20)
+
+/* flap_alloc -- f's lease: stripes x replicas on distinct values of
+ * label, its bytes written with seed 1. */
+static void flap_alloc(struct flapped *f, uint64_t size, unsigned stripes,
+		       const char *label)
+{
+	struct rmp_cluster_alloc_opts ao;
+	int err;
+
+	rmp_cluster_alloc_opts_init(&ao);
+	ao.stripes = stripes;
+	ao.replicas = 2;
+	ao.stripe_unit = stripes > 1 ? FLAP_BLOCK : 0;
+	ao.spread = label;
+	ao.ttl_s = 300;
+	f->size = size;
+	f->want = malloc(size);
+	err = rmp_cluster_alloc(cl, size, &ao, &f->l);
+	if (err || !f->want)
+		fail("%s alloc: %s", f->name, rmp_strerror(err));
+	for (uint64_t i = 0; i < size; i++)
+		f->want[i] = pattern(1, i);
+	err = rmp_write(f->l, 0, f->want, size);
+	if (err)
+		fail("%s write: %s", f->name, rmp_strerror(err));
+}
+
+/* What the loop of flap saw. */
+struct flap_loop {
+	uint64_t ops, errors, bad, slowest_ms;
+	char first[200];
+};
+
+/* flap_call -- one write (write true) or read of block b of f, timed
+ * and judged into o. */
+static void flap_call(struct flapped *f, uint64_t b, uint32_t seed,
+		      bool write, uint8_t *buf, struct flap_loop *o)
+{
+	uint64_t off = b * FLAP_BLOCK, t0 = now_ms(), took;
+	int err;
+
+	if (write) {
+		for (uint64_t i = 0; i < FLAP_BLOCK; i++)
+			buf[i] = pattern(seed, off + i);
+		err = rmp_write(f->l, off, buf, FLAP_BLOCK);
+		if (!err)
+			memcpy(f->want + off, buf, FLAP_BLOCK);
+	} else {
+		err = rmp_read(f->l, off, buf, FLAP_BLOCK);
+		for (uint64_t i = 0; !err && i < FLAP_BLOCK; i++)
+			o->bad += buf[i] != f->want[off + i];
+	}
+	took = now_ms() - t0;
+	o->ops++;
+	o->slowest_ms = took > o->slowest_ms ? took : o->slowest_ms;
+	if (err && !o->errors++)
+		snprintf(o->first, sizeof(o->first), "%s %s of block %" PRIu64
+			 ": %s (%s)", f->name, write ? "write" : "read", b,
+			 rmp_strerror(err), rmp_cluster_last_error(cl));
+}
+
+/* flap_verify -- f read whole, and each member through a handle of its
+ * own: the replicas of each stripe must hold the same bytes. */
+static void flap_verify(struct flapped *f)
+{
+	struct rmp_lease_info info = { .size = sizeof(info) };
+	char token[RMP_TOKEN_MAXLEN];
+	uint8_t *all = malloc(f->size), *first = malloc(f->size);
+	uint64_t whole = 0;
+	unsigned differing = 0;
+	int err;
+
+	if (!all || !first || rmp_lease_info(f->l, &info))
+		fail("%s: lease info", f->name);
+	printf("lease %s live %u of %u\n", f->name, info.replicas_live,
+	       info.replicas);
+	err = rmp_read(f->l, 0, all, f->size);
+	if (err)
+		fail("%s: whole read: %s", f->name, rmp_strerror(err));
+	for (uint64_t i = 0; i < f->size; i++)
+		whole += all[i] != f->want[i];
+	for (unsigned s = 0; s < info.stripes; s++) {
+		uint64_t len = 0;
+
+		for (unsigned j = 0; j < info.replicas; j++) {
+			struct rmp_lease_info mi = { .size = sizeof(mi) };
+			struct rmp_lease *m;
+			uint8_t *to = j ? all : first;
+
+			if (rmp_lease_replica_token(f->l, s * info.replicas + j,
+						    token, sizeof(token)) <= 0 ||
+			    rmp_cluster_attach(cl, token, NULL, &m))
+				fail("%s: member %u of stripe %u", f->name, j, s);
+			if (rmp_lease_info(m, &mi))
+				fail("%s: member info", f->name);
+			len = mi.length;
+			err = rmp_read(m, 0, to, len);
+			if (err)
+				fail("%s: member read: %s", f->name,
+				     rmp_strerror(err));
+			rmp_lease_close(m);
+			if (j && memcmp(first, all, len)) {
+				differing++;
+				break;
+			}
+		}
+	}
+	printf("lease %s whole %" PRIu64 " stripes_differing %u\n", f->name,
+	       whole, differing);
+	free(all);
+	free(first);
+}
+
+static int flap(int argc, char **argv)
+{
+	struct flapped f[2] = { { .name = "mirror" }, { .name = "stripe" } };
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct flap_loop o = { 0 };
+	uint8_t *buf = malloc(FLAP_BLOCK);
+	uint64_t size, blocks;
+
+	if (argc != 3)
+		fail("usage: flap URL SIZE LABEL");
+	open_cluster(argv[0]);
+	size = number(argv[1]);
+	blocks = size / FLAP_BLOCK;
+	if (!buf || blocks < 4)
+		fail("flap: SIZE of 4 MiB at least");
+	flap_alloc(&f[0], size, 1, argv[2]);
+	flap_alloc(&f[1], size, 2, argv[2]);
+	printf("ready\n");
+	fflush(stdout);
+	for (uint64_t t = 0; poll(&p, 1, 0) <= 0; t++)
+		for (unsigned k = 0; k < 2; k++) {
+			flap_call(&f[k], t % blocks, (uint32_t)t + 2, true,
+				  buf, &o);
+			flap_call(&f[k], (t * 5 + 3) % blocks, 0, false, buf,
+				  &o);
+		}
+	printf("ops %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
+	       " slowest_ms %" PRIu64 "\n", o.ops, o.errors, o.bad,
+	       o.slowest_ms);
+	if (o.errors)
+		printf("first_error %s\n", o.first);
+	for (unsigned k = 0; k < 2; k++) {
+		flap_verify(&f[k]);
+		if (rmp_lease_free(f[k].l))
+			fail("%s: free", f[k].name);
+		free(f[k].want);
+	}
+	fflush(stdout);
+	free(buf);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -744,6 +923,8 @@ int main(int argc, char **argv)
 		rc = seq(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "seqcheck"))
 		rc = seqcheck(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "flap"))
+		rc = flap(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "members"))
 		rc = members(argc - 2, argv + 2);
 	else
