@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sodium.h>
 
+#include "fault.h"
 #include "opts.h"
 #include "util.h"
 
@@ -27,11 +28,12 @@
 #define UNIT_MIN (UINT64_C(1) << 12)
 #define UNIT_MAX (UINT64_C(1) << 30)
 
-/* skip -- a node refusing with err is skipped for the next one. */
+/* skip -- a node refusing with err is skipped for the next one; not
+ * when the options are wrong (-EINVAL) or this client is (LOCAL): no
+ * other node does better. */
 static bool skip(int err)
 {
-	return err != -EKEYREJECTED && err != -EINVAL && err != -ENOMEM &&
-	       err != -EAFNOSUPPORT;
+	return err != -EINVAL && rmpc_fault_of(err) != RMPC_FAULT_LOCAL;
 }
 
 /* split_names -- the names of list (commas or blanks between) into
@@ -115,7 +117,7 @@ static int ask(struct rmp_cluster *cl, struct placing *pl, unsigned idx)
 	if (k)
 		ret = rmp_lease_alloc(k->c, pl->length, &ao, &l);
 
-	if (k && cl_conn_lost(ret)) {
+	if (k && rmpc_fault_reconnects(ret)) {
 		/* a connection that broke since its last use: once more on
 		 * a new one */
 		k->up = false;
@@ -129,7 +131,7 @@ static int ask(struct rmp_cluster *cl, struct placing *pl, unsigned idx)
 		pl->got[pl->ngot++] = l;
 		return 0;
 	}
-	if (k && cl_conn_lost(ret))
+	if (k && rmpc_fault_reconnects(ret))
 		k->up = false;
 	pl->used += (size_t)snprintf(pl->said + pl->used,
 				     sizeof(pl->said) - pl->used, "%s%s: %s",

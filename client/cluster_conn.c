@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "token.h"
 #include "util.h"
 
@@ -65,12 +66,6 @@ int cl_conn_up(struct rmp_cluster *cl, struct cl_conn *k)
 	}
 	k->up = true;
 	return 0;
-}
-
-bool cl_conn_lost(int err)
-{
-	return err == -ENOTCONN || err == -EIO || err == -ETIMEDOUT ||
-	       err == -EKEYREVOKED;
 }
 
 /* rails_list -- "A1,A2,..": the listen addresses of the node's devices
@@ -211,7 +206,7 @@ int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
 {
 	int ret = rmpc_lease_attach_epoch(k->c, token, opts, epoch, out);
 
-	if (cl_conn_lost(ret)) {
+	if (rmpc_fault_reconnects(ret)) {
 		/* broken since its last use (a key of ours revoked breaks
 		 * the queue pair): once more on a new connection */
 		k->up = false;
@@ -219,7 +214,7 @@ int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
 		if (!ret)
 			ret = rmpc_lease_attach_epoch(k->c, token, opts, epoch,
 						      out);
-		if (cl_conn_lost(ret))
+		if (rmpc_fault_reconnects(ret))
 			k->up = false;
 	}
 	if (ret)

@@ -230,8 +230,6 @@ void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
  * new; NULL when out of memory.
  * cl_conn_up -- k connected: at once when it is, else a (new) connect;
  * 0 or the error of rmp_client_connect, said in cl->err.
- * cl_conn_lost -- err from a call on a connection says it is gone (the
- * caller marks it down: the next use connects again).
  * cl_node_conn -- a working connection to node n: over its rails when its
  * record lists two or more devices with their addresses (host "A1,A2",
  * rmp_client_connect's rails), else (or when that fails) each address
@@ -249,7 +247,6 @@ void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
 struct cl_conn *cl_conn_find(struct rmp_cluster *cl, const char *host,
 			     uint16_t port);
 int cl_conn_up(struct rmp_cluster *cl, struct cl_conn *k);
-bool cl_conn_lost(int err);
 bool cl_conn_first(const struct cl_conn *k, const char *addr);
 struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 			     int *err);

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fault.h"
 #include "util.h"
 
 /* Most reads of a record one attach makes while it keeps changing. */
@@ -232,10 +233,10 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
  * may hold the bytes. */
 static bool dead_member(int err)
 {
-	/* -EBADE: whoever answers at its address is no server of ours */
-	return err == -ENOENT || err == -EKEYEXPIRED || err == -EHOSTDOWN ||
-	       cl_conn_lost(err) || err == -ECONNREFUSED ||
-	       err == -EHOSTUNREACH || err == -ENETUNREACH || err == -EBADE;
+	enum rmpc_fault f = rmpc_fault_of(err);
+
+	return f == RMPC_FAULT_GONE || f == RMPC_FAULT_TRANSIENT ||
+	       f == RMPC_FAULT_REVOKED;
 }
 
 /*

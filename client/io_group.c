@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "fault.h"
 #include "io_int.h"
 #include "lease.h"
 #include "rmpool.h"
@@ -30,7 +31,7 @@ _Static_assert(RMPC_LEGS_MAX >= RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX,
  * replica), not that the replica failed. */
 static bool caller_error(int err)
 {
-	return err == -ERANGE || err == -EACCES || err == -EINVAL;
+	return rmpc_fault_of(err) == RMPC_FAULT_CALLER;
 }
 
 /* A call on a group cut into its stripes' parts. */

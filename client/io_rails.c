@@ -13,6 +13,7 @@
 
 #include "chan.h"
 #include "error.h"
+#include "fault.h"
 #include "io_int.h"
 #include "lease.h"
 #include "rails.h"
@@ -124,7 +125,7 @@ static int round_legs(struct call *cl, unsigned i,
 		if (!count[r])
 			continue;
 		err = rmpc_lease_on_rail(g->l, s->r[r].c, r, &h);
-		if (err && rmpc_rail_failure(err)) {
+		if (err && rmpc_fault_of(err) == RMPC_FAULT_TRANSIENT) {
 			rmpc_rail_down(s, r);
 			rmpc_rail_plan_redo(&cl->plans[i], out[r], count[r]);
 			continue;
@@ -164,7 +165,7 @@ static void round_done(struct call *cl, struct round *rd, bool write)
 			*(write ? &r->bytes_written : &r->bytes_read) +=
 				rd->legs[k].len;
 			r->ops++;
-		} else if (rmpc_rail_failure(err)) {
+		} else if (rmpc_fault_of(err) == RMPC_FAULT_TRANSIENT) {
 			rmpc_rail_down(c->rails, rd->rail[k]);
 			rmpc_rail_plan_redo(&cl->plans[i], &rd->piece[k], 1);
 			cl->last[i] = err;
@@ -342,7 +343,7 @@ int rmpc_rails_atomic(struct rmp_lease *l, uint64_t off,
 		err = rmpc_lease_on_rail(l, s->r[r].c, r, &h);
 		if (!err)
 			err = rmpc_check_conn(s->r[r].c);
-		if (err && rmpc_rail_failure(err)) {
+		if (err && rmpc_fault_of(err) == RMPC_FAULT_TRANSIENT) {
 			rmpc_rail_down(s, r);
 			continue;
 		}
@@ -351,7 +352,7 @@ int rmpc_rails_atomic(struct rmp_lease *l, uint64_t off,
 					      swap, old);
 		if (!err)
 			s->r[r].ops++;
-		else if (rmpc_rail_failure(err))
+		else if (rmpc_fault_of(err) == RMPC_FAULT_TRANSIENT)
 			rmpc_rail_down(s, r);
 		if (err && s->r[r].c != c)
 			rmpc_set_error(c, "%s", s->r[r].c->errbuf);

@@ -49,22 +49,6 @@ void rmpc_rail_down(struct rmpc_rail_set *s, unsigned i)
 			  RAIL_BACKOFF_MAX_MS, rmp_now_ms());
 }
 
-bool rmpc_rail_failure(int err)
-{
-	switch (err) {
-	case -EIO:          /* a completion error of the transport */
-	case -ETIMEDOUT:    /* retries ran out, or no completion in time */
-	case -ENOTCONN:     /* flushed after a QP error, connection lost */
-	case -ECONNRESET:
-	case -EHOSTUNREACH:
-	case -ENETUNREACH:
-	case -ECONNREFUSED:
-		return true;
-	default:            /* the lease's (-EKEYEXPIRED...) or the call's */
-		return false;
-	}
-}
-
 /* port_event -- what one async event says about the rails of ctx. */
 static void port_event(struct rmpc_rail_set *s, struct ibv_context *ctx,
 		       enum ibv_event_type type)

@@ -119,10 +119,6 @@ void rmpc_rail_why(struct rmpc_rail *r, const char *fmt, ...)
  * tried again after its backoff. */
 void rmpc_rail_down(struct rmpc_rail_set *s, unsigned i);
 
-/* rmpc_rail_failure -- err (from a data call on a rail) says the rail's
- * connection failed, not the lease or the arguments. */
-bool rmpc_rail_failure(int err);
-
 /* rmpc_rails_events -- read the rails' devices' async events (at most
  * every few ms): a port error downs its rails, ACTIVE lets them be tried
  * again. */

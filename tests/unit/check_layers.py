@@ -50,7 +50,8 @@ CLIENT_LAYERS = [
                                   # polls; a striped lease's arithmetic;
                                   # how a call is dealt over a node's rails
     ["state", "opts"],  # one client's state; the option structs' rule
-    ["backoff"],       # the wait before trying again what failed
+    ["backoff", "fault"],  # the wait before trying again what failed;
+                           # what an error means
     ["rmpool"],        # the public API (client/include): declarations
 ]
 
