@@ -65,7 +65,7 @@ struct placing {
 	unsigned want;                   /* replicas (of each stripe) */
 	unsigned stripes;                /* 1: not striped */
 	uint64_t unit, total;            /* a striped lease's unit, length */
-	struct rmp_lease *all[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	struct rmp_lease *all[RMPC_MEMBERS_MAX];
 	unsigned nall;                   /* the stripes placed, in order */
 	/* the stripe being placed: */
 	struct rmp_lease *got[RMPC_REPLICAS_MAX];

@@ -30,6 +30,7 @@
 #include <time.h>
 
 #include "fault.h"
+#include "group.h"
 #include "util.h"
 
 /* Most reads of a record one attach makes while it keeps changing. */
@@ -223,7 +224,8 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 		bool same = same_token(&was->member[i], &r->member[i]);
 
 		keep[i] = r->stale[i] ? SKIP : !same ? ATTACH :
-			  !g->lost[i] ? KEEP : g->missed[i] ? SKIP : ATTACH;
+			  rmpc_member_live(g, i) ? KEEP :
+			  g->state[i] == RMPC_MEMBER_STALE ? SKIP : ATTACH;
 	}
 	return 0;
 }
@@ -430,7 +432,7 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 	}
 	for (unsigned i = 0; !ret && i < n; i++)
 		if (cx->rec.r.stale[i])
-			rmpc_group_stale(*out, i);
+			rmpc_member_stale((*out)->group, i);
 	if (!ret) {
 		ret = keep(*out, cx);
 		if (ret) {
@@ -455,7 +457,7 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s)
 
 	(void)ttl_s; /* the servers may have granted less: ask them */
 	for (unsigned i = 0; i < g->n; i++)
-		if (!g->lost[i])
+		if (rmpc_member_live(g, i))
 			ttl = RMP_MIN(ttl, g->m[i]->ttl_ms);
 	/* the tenant's key as it is now: a rotated key reseals the record
 	 * at this renewal (the one before still opens it) */
@@ -481,8 +483,8 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s)
 			 * stale marks of other holders above all (resealing
 			 * our older copy would unmark them) */
 			for (unsigned i = 0; i < g->n; i++)
-				if (now.r.stale[i] && !g->missed[i])
-					rmpc_group_stale(l, i);
+				if (now.r.stale[i])
+					rmpc_member_stale(g, i);
 			cx->rec = now;
 		}
 		if (!ret)
@@ -538,11 +540,16 @@ static int keeper_missed(struct rmp_lease *l, const bool *missed)
 	}
 	if (!ret) {
 		cx->rec = rec;
-		/* a member failing now is lost; the next write marks it */
-		for (unsigned i = 0; any && i < g->n; i++)
-			if (!g->lost[i] && g->m[i] &&
-			    rmpc_lease_pin_epoch(g->m[i], rec.r.epoch))
-				rmpc_group_lose(l, i);
+		/* a member failing now is away; the next write marks it */
+		for (unsigned i = 0; any && i < g->n; i++) {
+			int err;
+
+			if (!rmpc_member_live(g, i))
+				continue;
+			err = rmpc_lease_pin_epoch(g->m[i], rec.r.epoch);
+			if (err)
+				rmpc_member_failed(g, i, err);
+		}
 	}
 	rmp_wipe(&rec, sizeof(rec));
 	return ret;
@@ -564,16 +571,15 @@ int cl_lease_refresh(struct rmp_lease *l)
 		} else if (rec.r.stale[i] &&
 			   same_token(&cx->rec.r.member[i], &rec.r.member[i])) {
 			/* another holder's write went on without it */
-			rmpc_group_stale(l, i);
+			rmpc_member_stale(g, i);
 		} else if (!same_token(&cx->rec.r.member[i],
 				       &rec.r.member[i])) {
 			/* replaced by a repair, and the new one is not to be
 			 * had now: the old one is written no more (the new
 			 * one is missed only if a write goes on without it) */
-			rmpc_group_swap(l, i, NULL);
-			rmpc_group_lose(l, i);
+			rmpc_group_swap(l, i, NULL); /* lost */
 			if (rec.r.stale[i])
-				rmpc_group_stale(l, i);
+				rmpc_member_stale(g, i);
 		} else if (g->m[i]) {
 			/* kept: attached again (a reconnect) by this epoch */
 			rmpc_lease_set_epoch(g->m[i], rec.r.epoch);

@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "group.h"
 #include "util.h"
 
 #define COPY_CHUNK (1u << 20)
@@ -86,7 +87,7 @@ static struct rmp_lease *live_of(const struct repair *rp, unsigned i)
 			continue;
 		if (rp->fenced[j])
 			return rp->fenced[j];
-		if (!g->lost[j] && g->m[j])
+		if (rmpc_member_live(g, j))
 			return g->m[j];
 	}
 	return NULL;
@@ -103,8 +104,8 @@ static void find_dead(struct repair *rp)
 	for (unsigned i = 0; i < g->n; i++) {
 		struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
 
-		rp->dead[i] = rp->dead[i] || !n || !n->present || g->lost[i] ||
-			      !g->m[i] || r->stale[i];
+		rp->dead[i] = rp->dead[i] || !n || !n->present ||
+			      !rmpc_member_live(g, i) || r->stale[i];
 		rp->ndead += rp->dead[i];
 		if (rp->dead[i] && n && n->present)
 			rp->old[i] = r->member[i]; /* reachable: freed after */
@@ -214,7 +215,7 @@ static int fence(struct repair *rp)
 		if (ret)
 			return ret;
 		/* this handle's key there is revoked: attached anew after */
-		rmpc_group_lose(rp->l, i);
+		rmpc_member_failed(g, i, -EKEYREVOKED);
 	}
 	/* a member to replace that its server still answers for (stale, or
 	 * lost by this handle alone): its other holders' keys revoked too,

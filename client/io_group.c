@@ -18,13 +18,14 @@
 
 #include "error.h"
 #include "fault.h"
+#include "group.h"
 #include "io_int.h"
 #include "lease.h"
 #include "rmpool.h"
 #include "state.h"
 #include "stripe.h"
 
-_Static_assert(RMPC_LEGS_MAX >= RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX,
+_Static_assert(RMPC_LEGS_MAX >= RMPC_MEMBERS_MAX,
 	       "rmpc_rw takes a leg per member of a group");
 
 /* caller_error -- err says the call itself is wrong (the same at every
@@ -73,7 +74,7 @@ static int next_live(const struct rmpc_group *g,
 		     const struct rmpc_stripe_piece *p, unsigned j)
 {
 	for (; j < g->replicas; j++)
-		if (!g->lost[p->stripe * g->replicas + j])
+		if (rmpc_member_live(g, p->stripe * g->replicas + j))
 			return (int)(p->stripe * g->replicas + j);
 	return -1;
 }
@@ -123,7 +124,7 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 				return err;
 			done[i] = !err;
 			if (err)
-				rmpc_group_lose(l, member[k]);
+				rmpc_member_failed(g, member[k], err);
 			if (err == -EKEYREVOKED && fenced)
 				return err;
 			pt.first[i] = pt.first[i] ? pt.first[i] : err;
@@ -149,7 +150,7 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		unsigned s = pt.p[i].stripe, before = nl;
 
 		for (unsigned j = 0; j < g->replicas; j++) {
-			if (g->lost[s * g->replicas + j])
+			if (!rmpc_member_live(g, s * g->replicas + j))
 				continue;
 			part[nl] = i;
 			member[nl] = s * g->replicas + j;
@@ -167,7 +168,7 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		if (caller_error(err))
 			return err;
 		if (err)
-			rmpc_group_lose(l, member[k]);
+			rmpc_member_failed(g, member[k], err);
 		pt.first[i] = pt.first[i] ? pt.first[i] : err;
 		ok[i] += !err;
 	}
@@ -195,7 +196,7 @@ static unsigned lacking(struct rmp_lease *l, uint64_t off, uint64_t len,
 		unsigned first = pt.p[i].stripe * g->replicas;
 
 		for (unsigned j = first; j < first + g->replicas; j++) {
-			need[j] = g->lost[j] && !g->missed[j];
+			need[j] = rmpc_member_away(g, j);
 			n += need[j];
 		}
 	}
@@ -229,7 +230,7 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 {
 	struct rmpc_group *g = l->group;
 	const struct rmpc_group_keeper *k = g->keeper;
-	bool need[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
+	bool need[RMPC_MEMBERS_MAX];
 	int err = 0;
 
 	for (int tries = 0; tries < WRITE_TRIES; tries++) {
@@ -250,7 +251,8 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 		err = k ? k->missed(l, need) : 0;
 		if (!err) {
 			for (unsigned i = 0; i < g->n; i++)
-				g->missed[i] = g->missed[i] || need[i];
+				if (need[i])
+					rmpc_member_stale(g, i);
 			break;
 		}
 		if (err != -EAGAIN)
@@ -269,11 +271,11 @@ int rmpc_group_flush(struct rmp_lease *l)
 		unsigned s = i / g->replicas;
 		int err;
 
-		if (g->lost[i])
+		if (!rmpc_member_live(g, i))
 			continue;
 		err = rmpc_flush_one(g->m[i]);
 		if (err)
-			rmpc_group_lose(l, i);
+			rmpc_member_failed(g, i, err);
 		first[s] = first[s] ? first[s] : err;
 		ok[s] += !err;
 	}

@@ -118,7 +118,7 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		/* a member that could not be attached is lost from the
 		 * start */
 		g->m[i] = m[i];
-		g->lost[i] = !m[i];
+		g->state[i] = m[i] ? RMPC_MEMBER_LIVE : RMPC_MEMBER_LOST;
 		if (!m[i])
 			continue;
 		l->access &= m[i]->access;
@@ -131,17 +131,6 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 	return 0;
 }
 
-void rmpc_group_lose(struct rmp_lease *l, unsigned i)
-{
-	l->group->lost[i] = true;
-}
-
-void rmpc_group_stale(struct rmp_lease *l, unsigned i)
-{
-	l->group->lost[i] = true;
-	l->group->missed[i] = true;
-}
-
 void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
 		     void *arg, const char *token)
 {
@@ -152,16 +141,11 @@ void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
 
 void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
 {
-	struct rmpc_group *g = l->group;
-
-	rmp_lease_close(g->m[i]);
-	g->m[i] = m;
-	g->lost[i] = false;
-	g->missed[i] = false;
+	rmp_lease_close(rmpc_member_swap(l->group, i, m));
 }
 
-/* group_renew -- renew every member not lost: 0 when each stripe
- * keeps one (the others are lost), else the first error of a stripe
+/* group_renew -- renew every live member: 0 when each stripe keeps
+ * one (those that failed leave LIVE), else the first error of a stripe
  * that kept none (-EKEYEXPIRED: they were lost before). */
 static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
 {
@@ -173,13 +157,13 @@ static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
 		unsigned s = i / g->replicas;
 		int err;
 
-		if (g->lost[i])
+		if (!rmpc_member_live(g, i))
 			continue;
 		err = rmp_lease_renew(g->m[i], ttl_s);
 		if (err == -EINVAL)
 			return err; /* the ttl: the same to every server */
 		if (err)
-			g->lost[i] = true;
+			rmpc_member_failed(g, i, err);
 		first[s] = first[s] ? first[s] : err;
 		ok[s] += !err;
 	}
@@ -199,7 +183,7 @@ static int group_end(struct rmp_lease *l, bool release)
 	for (unsigned i = 0; i < g->n; i++) {
 		int err = 0;
 
-		if (release && !g->lost[i])
+		if (release && rmpc_member_live(g, i))
 			err = rmp_lease_free(g->m[i]);
 		else
 			rmp_lease_close(g->m[i]);
@@ -228,7 +212,7 @@ static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
 		const struct rmp_lease *m = g->m[i];
 		uint64_t age;
 
-		if (g->lost[i] || !m)
+		if (!rmpc_member_live(g, i))
 			continue;
 		age = now - m->stamp_ms;
 		per[i / g->replicas]++;

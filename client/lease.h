@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "group.h"
 #include "rails.h"
 #include "token.h"
 
@@ -37,49 +38,6 @@ struct rmp_lease {
 	 * connection, attached when first used there (rail[0] unused: l
 	 * itself); closed with l. */
 	struct rmp_lease *rail[RMPC_RAILS_MAX];
-};
-
-/* Most replicas of a mirrored lease. */
-#define RMPC_REPLICAS_MAX 3u
-/* Room for a cluster lease's token (common/lease_record.h). */
-#define RMPC_GROUP_TOKEN_MAX 112u
-
-/* Most stripes of a striped lease. */
-#define RMPC_STRIPES_MAX 16u
-
-/*
- * A mirrored or striped lease (or both): one handle over members on
- * different servers, each a lease handle of its own client. The lease's
- * bytes are cut in units of stripe_unit; unit u is in stripe
- * u % stripes (at (u / stripes) * stripe_unit of it); each stripe has
- * replicas members of the same bytes, on distinct clients (members of
- * different stripes may share one). Reads go to the first replica of a
- * stripe not lost; writes, renewals and the free to all of them. A
- * member is lost when a call on it fails for another reason than its
- * arguments: it is not used again by this handle. A stripe with every
- * replica lost fails the calls that touch it. A member that lacks a
- * write is missed (stale): with a keeper, a write is acknowledged only
- * once the record says so (the keeper's missed), so that no other
- * process reads from it or copies it in a repair.
- */
-struct rmpc_group {
-	unsigned stripes;     /* 1..RMPC_STRIPES_MAX */
-	unsigned replicas;    /* 1..RMPC_REPLICAS_MAX; stripes * replicas >= 2 */
-	uint64_t stripe_unit; /* bytes, a power of two: unit u of the lease is in stripe u % stripes, at (u / stripes) * stripe_unit there */
-	unsigned n;           /* stripes * replicas */
-	struct rmp_lease *m[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX]; /* m[s * replicas + j]: replica j of stripe s */
-	bool lost[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
-	/* stale: a write was done without it, so it lacks bytes (with a
-	 * keeper: the record says so); lost too, and never taken back as
-	 * it is (only a new member replaces it) */
-	bool missed[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX];
-	/* the cluster lease's record (NULL: none), kept by the cluster */
-	const struct rmpc_group_keeper *keeper;
-	void *keeper_arg;
-	char token[RMPC_GROUP_TOKEN_MAX]; /* its token; "": none */
-	/* n of them: a data call's scratch over the members' rails
-	 * (io_rails.c), made with the handle, not at each call */
-	struct rmpc_rail_plan *plans;
 };
 
 /*
@@ -117,8 +75,8 @@ void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
 		     void *arg, const char *token);
 
 /*
- * rmpc_group_swap -- member i of l is now m (attached anew): the old
- * handle is closed, i is live again (and lacks nothing).
+ * rmpc_group_swap -- member i of l is now m (attached anew; NULL: none):
+ * the old handle is closed, i is live again (lost without m).
  */
 void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m);
 
@@ -140,12 +98,6 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
 		   struct rmpc_lease_list *owner, struct rmp_lease **out);
 
-/* rmpc_group_lose -- member i of l is lost (a call on it failed); a
- * write done without it makes it missed. */
-void rmpc_group_lose(struct rmp_lease *l, unsigned i);
-/* rmpc_group_stale -- member i of l is stale (the record says so): lost
- * and missed; not attached, read, written or renewed again. */
-void rmpc_group_stale(struct rmp_lease *l, unsigned i);
 
 /*
  * rmpc_lease_usable -- l was made on the current connection, which works

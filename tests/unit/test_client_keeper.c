@@ -49,13 +49,13 @@ struct keeper_log {
 	unsigned renewed, ending, missed, refresh;
 	int renewed_ret, refresh_ret;
 	int missed_ret[3];       /* the answers to the first calls, then 0 */
-	bool mask[RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX]; /* last asked */
+	bool mask[RMPC_MEMBERS_MAX]; /* last asked */
 	uint32_t ttl_s;
 	bool freed;
 	unsigned renews_seen, frees_seen; /* the server's, at the call */
-	bool missed_seen;        /* g->missed[swap_at] when refresh ran */
+	bool missed_seen;        /* member swap_at STALE when refresh ran */
 	unsigned wrs_seen;       /* fake_data_wrs() when refresh ran */
-	bool lost_seen;          /* g->lost[swap_at] when refresh ran */
+	bool lost_seen;          /* member swap_at not LIVE when refresh ran */
 	struct rmp_lease *swap_in; /* refresh puts it in at swap_at */
 	unsigned swap_at;
 };
@@ -110,9 +110,9 @@ static int fake_refresh(struct rmp_lease *l)
 	struct keeper_log *k = log_of(l);
 
 	k->refresh++;
-	k->missed_seen = l->group->missed[k->swap_at];
+	k->missed_seen = l->group->state[k->swap_at] == RMPC_MEMBER_STALE;
 	k->wrs_seen = fake_data_wrs();
-	k->lost_seen = l->group->lost[k->swap_at];
+	k->lost_seen = !rmpc_member_live(l->group, k->swap_at);
 	if (!k->refresh_ret && k->swap_in) {
 		rmpc_group_swap(l, k->swap_at, k->swap_in);
 		k->swap_in = NULL;
@@ -231,8 +231,8 @@ static void test_write_not_moved(void)
 	disconnect(l, 1);
 	pattern(src, LEN, 1);
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
-	CHECK(g->lost[1] && g->missed[1]);
-	CHECK(!g->lost[0] && !g->missed[0]);
+	CHECK(g->state[1] == RMPC_MEMBER_STALE);
+	CHECK_EQ(g->state[0], RMPC_MEMBER_LIVE);
 	CHECK_EQ(kl.missed, 1);
 	CHECK(asked(l, 1));
 	CHECK_EQ(kl.refresh, 0);
@@ -254,8 +254,8 @@ static void test_write_not_moved(void)
 	revoke(l, 1);
 	pattern(src, LEN, 2);
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
-	CHECK(g->lost[1] && g->missed[1]);
-	CHECK(!g->lost[0]);
+	CHECK(g->state[1] == RMPC_MEMBER_STALE);
+	CHECK(rmpc_member_live(g, 0));
 	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 0);
 	CHECK(holds(0, AT, src, LEN));
@@ -285,7 +285,7 @@ static void test_write_moved(void)
 	CHECK_EQ(kl.refresh, 1);
 	CHECK(!kl.missed_seen); /* lost, not missed, when refresh looks */
 	CHECK(g->m[1] == fresh);
-	CHECK(!g->lost[1] && !g->missed[1]);
+	CHECK_EQ(g->state[1], RMPC_MEMBER_LIVE);
 	CHECK(holds(0, AT, src, LEN));
 	CHECK(holds(2, AT, src, LEN));
 	CHECK(!holds(1, AT, src, LEN));
@@ -305,7 +305,7 @@ static void test_write_moved(void)
 	CHECK_EQ(fake_data_wrs() - wrs, 2);
 	CHECK_EQ(kl.refresh, 1);
 	CHECK_EQ(kl.missed, 2);
-	CHECK(g->lost[1] && g->missed[1]);
+	CHECK(g->state[1] == RMPC_MEMBER_STALE);
 	CHECK(holds(0, AT, src, LEN));
 	rmp_lease_close(l);
 	fake_client_free(c);
@@ -331,7 +331,7 @@ static void test_write_unrecorded(void)
 	CHECK_EQ(rmp_write(l, AT, src, LEN), -EAGAIN);
 	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 1);
-	CHECK(g->lost[1] && !g->missed[1]);
+	CHECK(rmpc_member_away(g, 1));
 	rmp_lease_close(l);
 	fake_client_free(c);
 
@@ -345,14 +345,14 @@ static void test_write_unrecorded(void)
 	CHECK_EQ(rmp_write(l, AT, src, LEN), -ECONNREFUSED);
 	CHECK_EQ(kl.missed, 1);
 	CHECK_EQ(kl.refresh, 0);
-	CHECK(g->lost[1] && !g->missed[1]);
+	CHECK(rmpc_member_away(g, 1));
 	CHECK(holds(0, AT, src, LEN)); /* made, not acknowledged */
 	CHECK_EQ(rmp_write(l, AT, src, LEN), -ETIMEDOUT);
 	CHECK_EQ(kl.missed, 2);
 	CHECK(asked(l, 1));
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
 	CHECK_EQ(kl.missed, 3);
-	CHECK(g->missed[1]);
+	CHECK(g->state[1] == RMPC_MEMBER_STALE);
 	rmp_lease_close(l);
 	fake_client_free(c);
 }
@@ -374,7 +374,7 @@ static void test_stripe_lost(void)
 	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EKEYREVOKED);
 	CHECK_EQ(kl.refresh, 1);
 	CHECK_EQ(kl.missed, 0);
-	CHECK(l->group->lost[1] && !l->group->lost[0]);
+	CHECK(!rmpc_member_live(l->group, 1) && rmpc_member_live(l->group, 0));
 	CHECK(holds(0, 0, src, UNIT));
 	rmp_lease_close(l);
 	fake_client_free(c);
@@ -384,7 +384,7 @@ static void test_stripe_lost(void)
 	l = striped(c);
 	keep(l);
 	kl.refresh_ret = -ENOENT;
-	rmpc_group_lose(l, 1);
+	rmpc_member_lost(l->group, 1);
 	wrs = fake_data_wrs();
 	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EIO);
 	CHECK_EQ(fake_data_wrs(), wrs);
@@ -403,7 +403,7 @@ static void test_stripe_lost(void)
 	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
 	CHECK_EQ(kl.refresh, 1);
 	CHECK_EQ(kl.missed, 0);
-	CHECK(!l->group->lost[1] && !l->group->missed[1]);
+	CHECK_EQ(l->group->state[1], RMPC_MEMBER_LIVE);
 	CHECK(holds(0, 0, src, UNIT));
 	CHECK(holds(2, 0, src + UNIT, UNIT));
 	rmp_lease_close(l);
@@ -472,8 +472,8 @@ static void test_read_revoked(void)
 	memset(&kl, 0, sizeof(kl));
 	revoke(l, 0);
 	CHECK(rmp_read(l, 0, dst, LENGTH) < 0);
-	CHECK(l->group->lost[1]); /* replica 1 tried (the broken connection
-				   * failed it) */
+	/* replica 1 tried (the broken connection failed it) */
+	CHECK(!rmpc_member_live(l->group, 1));
 	CHECK_EQ(kl.refresh, 0);
 	rmp_lease_close(l);
 	fake_client_free(c);
@@ -488,7 +488,7 @@ static void test_read(void)
 
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
 	CHECK(!memcmp(dst, src, LENGTH));
-	CHECK(l->group->lost[0] && !l->group->missed[0]);
+	CHECK(rmpc_member_away(l->group, 0));
 	CHECK_EQ(kl.refresh, 0);
 	CHECK_EQ(kl.missed, 0);
 	rmp_lease_close(l);
@@ -527,13 +527,15 @@ static void test_missed_lost_before(void)
 	keep(l);
 	disconnect(l, 2); /* stripe 1's first replica */
 	CHECK_EQ(rmp_read(l, UNIT, dst, 10), 0); /* unit 1: stripe 1 */
-	CHECK(g->lost[2] && !g->missed[2]);
+	CHECK(rmpc_member_away(g, 2));
 	pattern(src, LENGTH, 9);
 	CHECK_EQ(rmp_write(l, 0, src, UNIT), 0); /* stripe 0 alone */
-	CHECK(!g->missed[2]);
+	CHECK(g->state[2] != RMPC_MEMBER_STALE);
 	CHECK_EQ(rmp_write(l, UNIT, src + UNIT, UNIT), 0); /* stripe 1 */
-	CHECK(g->missed[2]);
-	CHECK(!g->missed[0] && !g->missed[1] && !g->missed[3]);
+	CHECK(g->state[2] == RMPC_MEMBER_STALE);
+	CHECK(g->state[0] != RMPC_MEMBER_STALE &&
+	      g->state[1] != RMPC_MEMBER_STALE &&
+	      g->state[3] != RMPC_MEMBER_STALE);
 	CHECK(holds(3, 0, src + UNIT, UNIT));
 	CHECK_EQ(kl.missed, 1);
 	CHECK(asked(l, 2));
@@ -554,9 +556,9 @@ static void test_caller_error(void)
 	disconnect(l, 1);
 	CHECK_EQ(rmp_write(l, LENGTH - 1, src, 2), -ERANGE);
 	CHECK_EQ(rmp_read(l, LENGTH - 1, dst, 2), -ERANGE);
-	CHECK(!l->group->lost[1]);
-	rmpc_group_lose(l, 0);
-	rmpc_group_lose(l, 1);
+	CHECK(rmpc_member_live(l->group, 1));
+	rmpc_member_lost(l->group, 0);
+	rmpc_member_lost(l->group, 1);
 	CHECK_EQ(rmp_write(l, UINT64_MAX, src, 2), -ERANGE);
 	CHECK_EQ(rmp_read(l, LENGTH, dst, 1), -ERANGE);
 	CHECK_EQ(kl.missed, 0);
@@ -591,8 +593,8 @@ static void test_renew_end(void)
 
 	l = mirrored(c);
 	keep(l);
-	rmpc_group_lose(l, 0);
-	rmpc_group_lose(l, 1);
+	rmpc_member_lost(l->group, 0);
+	rmpc_member_lost(l->group, 1);
 	CHECK_EQ(rmp_lease_renew(l, 30), -EKEYEXPIRED);
 	CHECK_EQ(kl.renewed, 0);
 	rmp_lease_close(l);
@@ -613,7 +615,7 @@ static void test_no_keeper(void)
 	disconnect(l, 1);
 	pattern(src, LEN, 8);
 	CHECK_EQ(rmp_write(l, AT, src, LEN), 0);
-	CHECK(l->group->lost[1] && l->group->missed[1]);
+	CHECK(l->group->state[1] == RMPC_MEMBER_STALE);
 	CHECK(holds(0, AT, src, LEN));
 	CHECK_EQ(rmp_lease_renew(l, 30), 0);
 	rmp_lease_close(l);

@@ -182,8 +182,8 @@ static void test_lost_stripe(void)
 	/* unit 1 is stripe 1's: its READ fails at the NIC */
 	fake_fail_next = IBV_WC_REM_ACCESS_ERR;
 	CHECK(rmp_read(l, UNIT, dst, 10) < 0);
-	CHECK(l->group->lost[1]);
-	CHECK(!l->group->lost[0] && !l->group->lost[2]);
+	CHECK(!rmpc_member_live(l->group, 1));
+	CHECK(rmpc_member_live(l->group, 0) && rmpc_member_live(l->group, 2));
 	CHECK_EQ(rmp_lease_info(l, &info), 0);
 	CHECK_EQ(info.replicas_live, 0);
 	CHECK_EQ(info.ttl_ms, 0);
@@ -198,7 +198,7 @@ static void test_lost_stripe(void)
 	 * the last one) */
 	c = fake_client_new();
 	l = striped(c, m);
-	rmpc_group_lose(l, 1);
+	rmpc_member_lost(l->group, 1);
 	pattern(src, sizeof(src), 9);
 	CHECK_EQ(rmp_write(l, 0, src, UNIT), 0);
 	CHECK_EQ(rmp_write(l, 2 * UNIT, src, UNIT), 0);

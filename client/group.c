@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* group.c -- a mirrored or striped lease's member states (group.h). */
+#include <stddef.h>
+
+#include "fault.h"
+#include "group.h"
+
+/*
+ * member_set -- the one transition of a member's state. A new handle in
+ * the slot (replaced) may start LIVE or LOST from any state; otherwise
+ * only: LIVE -> SUSPECT, STALE, LOST; SUSPECT -> STALE, LOST; LOST ->
+ * STALE. A STALE member leaves only by a new handle: its bytes are old.
+ */
+static void member_set(struct rmpc_group *g, unsigned i,
+		       enum rmpc_member_state to, bool replaced)
+{
+	enum rmpc_member_state from = g->state[i];
+	bool ok;
+
+	if (replaced) {
+		g->state[i] = to;
+		return;
+	}
+	switch (from) {
+	case RMPC_MEMBER_LIVE:
+		ok = to != RMPC_MEMBER_LIVE;
+		break;
+	case RMPC_MEMBER_SUSPECT:
+		ok = to == RMPC_MEMBER_STALE || to == RMPC_MEMBER_LOST;
+		break;
+	case RMPC_MEMBER_LOST:
+		ok = to == RMPC_MEMBER_STALE;
+		break;
+	default: /* STALE */
+		ok = false;
+		break;
+	}
+	if (ok)
+		g->state[i] = to;
+}
+
+void rmpc_member_failed(struct rmpc_group *g, unsigned i, int err)
+{
+	enum rmpc_fault f = rmpc_fault_of(err);
+
+	member_set(g, i, f == RMPC_FAULT_TRANSIENT || f == RMPC_FAULT_REVOKED ?
+		   RMPC_MEMBER_SUSPECT : RMPC_MEMBER_LOST, false);
+}
+
+void rmpc_member_lost(struct rmpc_group *g, unsigned i)
+{
+	member_set(g, i, RMPC_MEMBER_LOST, false);
+}
+
+void rmpc_member_stale(struct rmpc_group *g, unsigned i)
+{
+	member_set(g, i, RMPC_MEMBER_STALE, false);
+}
+
+struct rmp_lease *rmpc_member_swap(struct rmpc_group *g, unsigned i,
+				   struct rmp_lease *m)
+{
+	struct rmp_lease *old = g->m[i];
+
+	g->m[i] = m;
+	member_set(g, i, m ? RMPC_MEMBER_LIVE : RMPC_MEMBER_LOST, true);
+	return old;
+}
+
+bool rmpc_member_live(const struct rmpc_group *g, unsigned i)
+{
+	return g->state[i] == RMPC_MEMBER_LIVE && g->m[i];
+}
+
+bool rmpc_member_away(const struct rmpc_group *g, unsigned i)
+{
+	return g->state[i] == RMPC_MEMBER_SUSPECT ||
+	       g->state[i] == RMPC_MEMBER_LOST;
+}
+
+unsigned rmpc_group_live(const struct rmpc_group *g, unsigned s)
+{
+	unsigned n = 0;
+
+	for (unsigned j = s * g->replicas; j < (s + 1) * g->replicas; j++)
+		n += rmpc_member_live(g, j);
+	return n;
+}
