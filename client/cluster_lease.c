@@ -243,14 +243,15 @@ static bool dead_member(int err)
 
 /*
  * attach_all -- the members of rec keep says ATTACH attached into m by
- * rec's epoch (dead ones left NULL): 0 when each stripe has one at
- * least, kept or attached; else -EHOSTDOWN or the first error that is
- * not of one member (the tenant, the access: the same at every member;
- * -ESTALE: the record is older than what a member knows).
+ * rec's epoch (dead ones left NULL, why[i] their error when why is not
+ * NULL): 0 when each stripe has one at least, kept or attached; else
+ * -EHOSTDOWN or the first error that is not of one member (the tenant,
+ * the access: the same at every member; -ESTALE: the record is older
+ * than what a member knows).
  */
 static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 		      uint32_t access, bool behind, const enum use *keep,
-		      struct rmp_lease **m)
+		      struct rmp_lease **m, int *why)
 {
 	const struct rmp_lease_record *r = &rec->r;
 
@@ -270,6 +271,8 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 					       &m[i]);
 			if (ret && !dead_member(ret))
 				return ret;
+			if (why)
+				why[i] = ret;
 			live += !ret;
 		}
 		if (!live) {
@@ -294,11 +297,11 @@ static void close_all(struct rmp_lease **m, unsigned n)
  * the handle l keeps (NULL: none; keep_of) attached into m, then the
  * record read once more: if it changed meanwhile (a repair began), what
  * we attached may miss its copy, so again. 0, or an error with why in
- * cl->err.
+ * cl->err. why: as attach_all's.
  */
 static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
 			  uint32_t access, bool behind, struct rmp_lease *l,
-			  struct rmp_lease **m)
+			  struct rmp_lease **m, int *why)
 {
 	int64_t stale_at = -1; /* the revision a member found old */
 
@@ -313,7 +316,7 @@ static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
 		if (!ret && l)
 			ret = keep_of(l, rec, keep);
 		if (!ret)
-			ret = attach_all(cl, rec, access, behind, keep, m);
+			ret = attach_all(cl, rec, access, behind, keep, m, why);
 		if (!ret)
 			ret = cl_record_read(cl, &again);
 		if (!ret && again.mod_revision == rec->mod_revision)
@@ -419,7 +422,8 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 	if (!ret)
 		ret = cl_members_current(cl);
 	if (!ret)
-		ret = attach_current(cl, &cx->rec, cx->access, behind, NULL, m);
+		ret = attach_current(cl, &cx->rec, cx->access, behind, NULL, m,
+				     NULL);
 	n = cx->rec.r.stripes * cx->rec.r.replicas;
 	if (!ret) {
 		ret = rmpc_group_new(m, cx->rec.r.stripes, cx->rec.r.replicas,
@@ -548,7 +552,7 @@ static int keeper_missed(struct rmp_lease *l, const bool *missed)
 				continue;
 			err = rmpc_lease_pin_epoch(g->m[i], rec.r.epoch);
 			if (err)
-				rmpc_member_failed(g, i, err);
+				rmpc_member_failed(g, i, err, rmp_now_ms());
 		}
 	}
 	rmp_wipe(&rec, sizeof(rec));
@@ -559,12 +563,13 @@ int cl_lease_refresh(struct rmp_lease *l)
 {
 	struct cl_lease *cx = l->group->keeper_arg;
 	struct rmp_lease *m[RMP_LREC_MEMBERS_MAX] = { 0 };
+	int why[RMP_LREC_MEMBERS_MAX] = { 0 };
 	struct rmpc_group *g = l->group;
 	struct cl_record rec = cx->rec;
 	int ret;
 
 	cl_members_current(cx->cl); /* etcd down: every member is tried */
-	ret = attach_current(cx->cl, &rec, cx->access, false, l, m);
+	ret = attach_current(cx->cl, &rec, cx->access, false, l, m, why);
 	for (unsigned i = 0; !ret && i < g->n; i++) {
 		if (m[i]) {
 			rmpc_group_swap(l, i, m[i]);
@@ -580,6 +585,9 @@ int cl_lease_refresh(struct rmp_lease *l)
 			rmpc_group_swap(l, i, NULL); /* lost */
 			if (rec.r.stale[i])
 				rmpc_member_stale(g, i);
+		} else if (rmpc_fault_of(why[i]) == RMPC_FAULT_GONE) {
+			/* its server no longer holds it, or its node left */
+			rmpc_member_lost(g, i);
 		} else if (g->m[i]) {
 			/* kept: attached again (a reconnect) by this epoch */
 			rmpc_lease_set_epoch(g->m[i], rec.r.epoch);

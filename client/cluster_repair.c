@@ -215,7 +215,7 @@ static int fence(struct repair *rp)
 		if (ret)
 			return ret;
 		/* this handle's key there is revoked: attached anew after */
-		rmpc_member_failed(g, i, -EKEYREVOKED);
+		rmpc_member_failed(g, i, -EKEYREVOKED, rmp_now_ms());
 	}
 	/* a member to replace that its server still answers for (stale, or
 	 * lost by this handle alone): its other holders' keys revoked too,

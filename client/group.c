@@ -39,12 +39,43 @@ static void member_set(struct rmpc_group *g, unsigned i,
 		g->state[i] = to;
 }
 
-void rmpc_member_failed(struct rmpc_group *g, unsigned i, int err)
+void rmpc_member_failed(struct rmpc_group *g, unsigned i, int err,
+			uint64_t now)
 {
 	enum rmpc_fault f = rmpc_fault_of(err);
 
-	member_set(g, i, f == RMPC_FAULT_TRANSIENT || f == RMPC_FAULT_REVOKED ?
-		   RMPC_MEMBER_SUSPECT : RMPC_MEMBER_LOST, false);
+	if (f != RMPC_FAULT_TRANSIENT && f != RMPC_FAULT_REVOKED) {
+		member_set(g, i, RMPC_MEMBER_LOST, false);
+		return;
+	}
+	if (g->state[i] != RMPC_MEMBER_LIVE)
+		return; /* a suspect's tries are counted by rmpc_group_retry */
+	member_set(g, i, RMPC_MEMBER_SUSPECT, false);
+	g->suspect_ms[i] = now;
+	rmpc_backoff_reset(&g->retry[i]);
+	rmpc_backoff_fail(&g->retry[i], RMPC_MEMBER_RETRY_FIRST_MS,
+			  RMPC_MEMBER_RETRY_MAX_MS, now);
+}
+
+bool rmpc_group_retry(struct rmpc_group *g, uint64_t now)
+{
+	bool due = false;
+
+	for (unsigned i = 0; i < g->n; i++) {
+		if (g->state[i] != RMPC_MEMBER_SUSPECT)
+			continue;
+		if (g->member_timeout_ms &&
+		    now - g->suspect_ms[i] >= g->member_timeout_ms) {
+			member_set(g, i, RMPC_MEMBER_LOST, false);
+			continue;
+		}
+		if (!rmpc_backoff_due(&g->retry[i], now))
+			continue;
+		due = true;
+		rmpc_backoff_fail(&g->retry[i], RMPC_MEMBER_RETRY_FIRST_MS,
+				  RMPC_MEMBER_RETRY_MAX_MS, now);
+	}
+	return due;
 }
 
 void rmpc_member_lost(struct rmpc_group *g, unsigned i)
@@ -64,6 +95,7 @@ struct rmp_lease *rmpc_member_swap(struct rmpc_group *g, unsigned i,
 
 	g->m[i] = m;
 	member_set(g, i, m ? RMPC_MEMBER_LIVE : RMPC_MEMBER_LOST, true);
+	rmpc_backoff_reset(&g->retry[i]);
 	return old;
 }
 

@@ -14,9 +14,10 @@
  *   state    meaning                                  leaves by
  *   LIVE     read, written, renewed                   a call failing on it
  *   SUSPECT  its way failed (TRANSIENT, REVOKED in    a write without it
- *            fault.h): the node may answer again;     (STALE), GONE (LOST),
- *            not used by this handle until a refresh  a refresh (swap)
- *            attaches it anew
+ *            fault.h): the node may answer again;     (STALE), GONE or
+ *            not used; tried again (a refresh, which  member_timeout_ms
+ *            reads the record and attaches it anew)   past (LOST), a
+ *            after a backoff (RETRY_*_MS)             refresh (swap)
  *   STALE    a write went on without it (the record   a new member (swap)
  *            says so): it lacks bytes; never read,
  *            written or attached again as it is
@@ -34,6 +35,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backoff.h"
+
 struct rmp_lease;
 struct rmpc_group_keeper;
 struct rmpc_rail_plan;
@@ -45,6 +48,17 @@ struct rmpc_rail_plan;
 /* Room for a cluster lease's token (common/lease_record.h). */
 #define RMPC_GROUP_TOKEN_MAX 112u
 #define RMPC_MEMBERS_MAX (RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX)
+
+/* A suspect member is tried again after 200 ms, then twice as long each
+ * time, up to 2 s: a flap or a daemon's restart is over in seconds. */
+#define RMPC_MEMBER_RETRY_FIRST_MS 200u
+#define RMPC_MEMBER_RETRY_MAX_MS 2000u
+/* ... and lost after 30 s suspect: longer than a daemon restarted from
+ * its state_dir, a link flap or a switch's reboot; by then a node that
+ * died has left etcd (its ttl) and its member is lost for that, so this
+ * bound is for a node alive to etcd that its clients cannot reach. A
+ * repair may replace a lost member. */
+#define RMPC_MEMBER_TIMEOUT_MS 30000u
 
 enum rmpc_member_state {
 	RMPC_MEMBER_LIVE = 0,
@@ -62,6 +76,9 @@ struct rmpc_group {
 	struct rmp_lease *m[RMPC_MEMBERS_MAX];
 	/* read anywhere; written by group.c only */
 	enum rmpc_member_state state[RMPC_MEMBERS_MAX];
+	uint64_t suspect_ms[RMPC_MEMBERS_MAX];    /* SUSPECT since */
+	struct rmpc_backoff retry[RMPC_MEMBERS_MAX]; /* SUSPECT: next try */
+	uint32_t member_timeout_ms; /* SUSPECT this long: LOST (0: never) */
 	/* the cluster lease's record (NULL: none), kept by the cluster */
 	const struct rmpc_group_keeper *keeper;
 	void *keeper_arg;
@@ -72,9 +89,10 @@ struct rmpc_group {
 };
 
 /* rmpc_member_failed -- a call on member i failed with err (not the
- * caller's): SUSPECT when the way to it failed, else LOST. A STALE or
- * LOST member stays as it is. */
-void rmpc_member_failed(struct rmpc_group *g, unsigned i, int err);
+ * caller's) at now: SUSPECT when the way to it failed (its next try
+ * after a backoff), else LOST. A STALE or LOST member stays as it is. */
+void rmpc_member_failed(struct rmpc_group *g, unsigned i, int err,
+			uint64_t now);
 /* rmpc_member_lost -- member i is gone: LOST (a STALE one stays). */
 void rmpc_member_lost(struct rmpc_group *g, unsigned i);
 /* rmpc_member_stale -- member i lacks a write (the record says so):
@@ -84,6 +102,14 @@ void rmpc_member_stale(struct rmpc_group *g, unsigned i);
  * returns the handle it held, for the caller to close. */
 struct rmp_lease *rmpc_member_swap(struct rmpc_group *g, unsigned i,
 				   struct rmp_lease *m);
+
+/*
+ * rmpc_group_retry -- at now, the SUSPECT members past member_timeout_ms
+ * made LOST, and whether one of the others is due to be tried again: if
+ * so, each one's next try is put off (a longer backoff; the try, a
+ * refresh, makes it LIVE by a swap or LOST when it is gone).
+ */
+bool rmpc_group_retry(struct rmpc_group *g, uint64_t now);
 
 /* rmpc_member_live -- member i is LIVE (and has a handle). */
 bool rmpc_member_live(const struct rmpc_group *g, unsigned i);

@@ -24,6 +24,7 @@
 #include "rmpool.h"
 #include "state.h"
 #include "stripe.h"
+#include "util.h"
 
 _Static_assert(RMPC_LEGS_MAX >= RMPC_MEMBERS_MAX,
 	       "rmpc_rw takes a leg per member of a group");
@@ -124,7 +125,8 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 				return err;
 			done[i] = !err;
 			if (err)
-				rmpc_member_failed(g, member[k], err);
+				rmpc_member_failed(g, member[k], err,
+						   rmp_now_ms());
 			if (err == -EKEYREVOKED && fenced)
 				return err;
 			pt.first[i] = pt.first[i] ? pt.first[i] : err;
@@ -168,7 +170,7 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		if (caller_error(err))
 			return err;
 		if (err)
-			rmpc_member_failed(g, member[k], err);
+			rmpc_member_failed(g, member[k], err, rmp_now_ms());
 		pt.first[i] = pt.first[i] ? pt.first[i] : err;
 		ok[i] += !err;
 	}
@@ -214,11 +216,27 @@ static bool again(struct rmp_lease *l, int err)
 	return err && !caller_error(err) && k && !k->refresh(l);
 }
 
+/* retry_suspects -- when a suspect member of l is due to be tried
+ * again, the keeper's refresh: the record read (a repair waited out)
+ * and the members away attached anew by its epoch, LIVE if their server
+ * still holds the lease. Its failure is no error of the call: the
+ * others serve it. */
+static void retry_suspects(struct rmp_lease *l)
+{
+	const struct rmpc_group_keeper *k = l->group->keeper;
+
+	if (k && rmpc_group_retry(l->group, rmp_now_ms()))
+		(void)k->refresh(l);
+}
+
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 {
+	int err;
+
+	retry_suspects(l);
 	/* a cluster lease's first try stops at a revoked key (a fence):
 	 * the record is read again before any other replica is */
-	int err = read_once(l, off, dst, len, l->group->keeper != NULL);
+	err = read_once(l, off, dst, len, l->group->keeper != NULL);
 
 	return again(l, err) ? read_once(l, off, dst, len, false) : err;
 }
@@ -233,6 +251,7 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 	bool need[RMPC_MEMBERS_MAX];
 	int err = 0;
 
+	retry_suspects(l);
 	for (int tries = 0; tries < WRITE_TRIES; tries++) {
 		/* a write is the same bytes again: all of it goes to the
 		 * new list */
@@ -275,7 +294,7 @@ int rmpc_group_flush(struct rmp_lease *l)
 			continue;
 		err = rmpc_flush_one(g->m[i]);
 		if (err)
-			rmpc_member_failed(g, i, err);
+			rmpc_member_failed(g, i, err, rmp_now_ms());
 		first[s] = first[s] ? first[s] : err;
 		ok[s] += !err;
 	}

@@ -111,6 +111,7 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 	g->replicas = replicas;
 	g->stripe_unit = stripe_unit;
 	g->n = n;
+	g->member_timeout_ms = RMPC_MEMBER_TIMEOUT_MS;
 	l->group = g;
 	l->length = length;
 	l->access = RMP_ACC_READ | RMP_ACC_WRITE;
@@ -163,7 +164,7 @@ static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
 		if (err == -EINVAL)
 			return err; /* the ttl: the same to every server */
 		if (err)
-			rmpc_member_failed(g, i, err);
+			rmpc_member_failed(g, i, err, rmp_now_ms());
 		first[s] = first[s] ? first[s] : err;
 		ok[s] += !err;
 	}

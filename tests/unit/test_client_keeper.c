@@ -34,6 +34,7 @@
 #include "proto.h"
 #include "rmpool.h"
 #include "state.h"
+#include "util.h"
 
 #define KIB 1024u
 #define UNIT (4 * KIB)
@@ -127,6 +128,16 @@ static const struct rmpc_group_keeper keeper = {
 
 /* keep -- l becomes a cluster lease kept by the fake keeper, its log
  * cleared. */
+/* The clock the library reads: the real one moved forward by skew_ms
+ * (rmp_now_ms is wrapped), so that a test waits out a backoff at once. */
+static uint64_t skew_ms;
+uint64_t __real_rmp_now_ms(void);
+uint64_t __wrap_rmp_now_ms(void);
+uint64_t __wrap_rmp_now_ms(void)
+{
+	return __real_rmp_now_ms() + skew_ms;
+}
+
 static void keep(struct rmp_lease *l)
 {
 	memset(&kl, 0, sizeof(kl));
@@ -629,6 +640,56 @@ static void test_no_keeper(void)
 	fake_client_free(c);
 }
 
+/* A replica whose way failed is suspect, not gone: the reads go to the
+ * other; it is tried again (a refresh) only once its wait is over, the
+ * waits doubling while the refresh brings nothing, and it is live again
+ * when the refresh attaches it anew. */
+static void test_suspect_returns(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = read_case(c, false, -ETIMEDOUT, false);
+	struct rmpc_group *g = l->group;
+
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK(!memcmp(dst, src, LENGTH));
+	CHECK_EQ(g->state[0], RMPC_MEMBER_SUSPECT);
+	CHECK_EQ(kl.refresh, 0);
+	/* not before its wait */
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK_EQ(kl.refresh, 0);
+	/* its wait over: tried, the refresh fails (etcd away): still
+	 * suspect, the read served by the other all the same */
+	skew_ms += RMPC_MEMBER_RETRY_FIRST_MS;
+	memset(dst, 0, LENGTH);
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK(!memcmp(dst, src, LENGTH));
+	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(g->state[0], RMPC_MEMBER_SUSPECT);
+	/* the next wait is twice as long */
+	kl.refresh_ret = 0;
+	kl.swap_in = fake_lease(c, 0, MEMBER, RMP_ACC_ALL);
+	kl.swap_at = 0;
+	skew_ms += RMPC_MEMBER_RETRY_FIRST_MS;
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK_EQ(kl.refresh, 1);
+	skew_ms += RMPC_MEMBER_RETRY_FIRST_MS;
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
+	CHECK_EQ(kl.refresh, 2);
+	/* attached anew before the write: live, written, nobody missed */
+	CHECK_EQ(g->state[0], RMPC_MEMBER_LIVE);
+	CHECK_EQ(kl.missed, 0);
+	/* suspect past its bound: lost, no more tries */
+	disconnect(l, 0);
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK_EQ(g->state[0], RMPC_MEMBER_SUSPECT);
+	skew_ms += RMPC_MEMBER_TIMEOUT_MS;
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK_EQ(g->state[0], RMPC_MEMBER_LOST);
+	CHECK_EQ(kl.refresh, 2);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
 int main(void)
 {
 	test_write_not_moved();
@@ -639,6 +700,7 @@ int main(void)
 	test_read_revoked();
 	test_missed_lost_before();
 	test_caller_error();
+	test_suspect_returns();
 	test_renew_end();
 	test_no_keeper();
 	return check_done();

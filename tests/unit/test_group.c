@@ -10,12 +10,14 @@
 
 /* Stand-ins for member handles: group.c never looks into them. */
 static int handle[RMPC_MEMBERS_MAX];
+#define NOW UINT64_C(1000000)
 #define H(i) ((struct rmp_lease *)&handle[i])
 
 /* group -- 2 stripes x 2 replicas, every member LIVE. */
 static struct rmpc_group group(void)
 {
-	struct rmpc_group g = { .stripes = 2, .replicas = 2, .n = 4 };
+	struct rmpc_group g = { .stripes = 2, .replicas = 2, .n = 4,
+				.member_timeout_ms = RMPC_MEMBER_TIMEOUT_MS };
 
 	for (unsigned i = 0; i < g.n; i++)
 		g.m[i] = H(i);
@@ -27,18 +29,18 @@ static void test_failed(void)
 	struct rmpc_group g = group();
 
 	/* the way failed: suspect; it did not: lost */
-	rmpc_member_failed(&g, 0, -ETIMEDOUT);
+	rmpc_member_failed(&g, 0, -ETIMEDOUT, NOW);
 	CHECK_EQ(g.state[0], RMPC_MEMBER_SUSPECT);
-	rmpc_member_failed(&g, 1, -EKEYREVOKED);
+	rmpc_member_failed(&g, 1, -EKEYREVOKED, NOW);
 	CHECK_EQ(g.state[1], RMPC_MEMBER_SUSPECT);
-	rmpc_member_failed(&g, 2, -EKEYEXPIRED);
+	rmpc_member_failed(&g, 2, -EKEYEXPIRED, NOW);
 	CHECK_EQ(g.state[2], RMPC_MEMBER_LOST);
-	rmpc_member_failed(&g, 3, -ENOSPC);
+	rmpc_member_failed(&g, 3, -ENOSPC, NOW);
 	CHECK_EQ(g.state[3], RMPC_MEMBER_LOST);
 	/* suspect, then gone: lost; lost, then a timeout: still lost */
-	rmpc_member_failed(&g, 0, -ENOENT);
+	rmpc_member_failed(&g, 0, -ENOENT, NOW);
 	CHECK_EQ(g.state[0], RMPC_MEMBER_LOST);
-	rmpc_member_failed(&g, 2, -EIO);
+	rmpc_member_failed(&g, 2, -EIO, NOW);
 	CHECK_EQ(g.state[2], RMPC_MEMBER_LOST);
 	rmpc_member_lost(&g, 1);
 	CHECK_EQ(g.state[1], RMPC_MEMBER_LOST);
@@ -49,15 +51,15 @@ static void test_stale(void)
 	struct rmpc_group g = group();
 
 	rmpc_member_stale(&g, 0); /* live -> stale */
-	rmpc_member_failed(&g, 1, -EIO);
+	rmpc_member_failed(&g, 1, -EIO, NOW);
 	rmpc_member_stale(&g, 1); /* suspect -> stale */
 	rmpc_member_lost(&g, 2);
 	rmpc_member_stale(&g, 2); /* lost -> stale */
 	for (unsigned i = 0; i < 3; i++)
 		CHECK_EQ(g.state[i], RMPC_MEMBER_STALE);
 	/* nothing but a new handle takes it out */
-	rmpc_member_failed(&g, 0, -EIO);
-	rmpc_member_failed(&g, 0, -ENOENT);
+	rmpc_member_failed(&g, 0, -EIO, NOW);
+	rmpc_member_failed(&g, 0, -ENOENT, NOW);
 	rmpc_member_lost(&g, 0);
 	CHECK_EQ(g.state[0], RMPC_MEMBER_STALE);
 	CHECK(!rmpc_member_live(&g, 0) && !rmpc_member_away(&g, 0));
@@ -77,7 +79,7 @@ static void test_swap(void)
 	CHECK_EQ(g.state[1], RMPC_MEMBER_LOST);
 	CHECK(!rmpc_member_live(&g, 1));
 	/* a suspect member attached anew: live again */
-	rmpc_member_failed(&g, 2, -ECONNRESET);
+	rmpc_member_failed(&g, 2, -ECONNRESET, NOW);
 	CHECK(rmpc_member_swap(&g, 2, H(2)) == H(2));
 	CHECK_EQ(g.state[2], RMPC_MEMBER_LIVE);
 }
@@ -88,7 +90,7 @@ static void test_tallies(void)
 
 	CHECK_EQ(rmpc_group_live(&g, 0), 2);
 	CHECK_EQ(rmpc_group_live(&g, 1), 2);
-	rmpc_member_failed(&g, 1, -ETIMEDOUT);
+	rmpc_member_failed(&g, 1, -ETIMEDOUT, NOW);
 	rmpc_member_stale(&g, 2);
 	rmpc_member_lost(&g, 3);
 	CHECK_EQ(rmpc_group_live(&g, 0), 1);
@@ -104,11 +106,56 @@ static void test_tallies(void)
 	CHECK(!rmpc_member_live(&g, 0));
 }
 
+/* A suspect member is tried again after a doubling wait, and lost past
+ * member_timeout_ms; a new handle starts the waits over. */
+static void test_retry(void)
+{
+	struct rmpc_group g = group();
+	uint64_t t = NOW, first = RMPC_MEMBER_RETRY_FIRST_MS;
+
+	CHECK(!rmpc_group_retry(&g, t)); /* nobody suspect */
+	rmpc_member_failed(&g, 1, -ENOTCONN, t);
+	CHECK(!rmpc_group_retry(&g, t + first - 1));
+	CHECK(rmpc_group_retry(&g, t + first));
+	/* put off: twice as long from that try */
+	CHECK(!rmpc_group_retry(&g, t + first + 2 * first - 1));
+	CHECK(rmpc_group_retry(&g, t + 3 * first));
+	/* another failure of the way while suspect: the waits go on, the
+	 * time it is suspect is counted from the first */
+	rmpc_member_failed(&g, 1, -ETIMEDOUT, t + 3 * first);
+	CHECK_EQ(g.suspect_ms[1], t);
+	/* the waits stop growing at the bound */
+	for (uint64_t at = t + 3 * first; at < t + 20000; at += 100)
+		(void)rmpc_group_retry(&g, at);
+	CHECK_EQ(g.retry[1].ms, RMPC_MEMBER_RETRY_MAX_MS);
+	CHECK_EQ(g.state[1], RMPC_MEMBER_SUSPECT);
+	/* past the bound: lost, and not due any more */
+	CHECK(!rmpc_group_retry(&g, t + RMPC_MEMBER_TIMEOUT_MS));
+	CHECK_EQ(g.state[1], RMPC_MEMBER_LOST);
+	CHECK(!rmpc_group_retry(&g, t + RMPC_MEMBER_TIMEOUT_MS + 5000));
+	/* a new handle: live, its waits start over */
+	rmpc_member_swap(&g, 1, H(1));
+	CHECK_EQ(g.retry[1].ms, 0);
+	rmpc_member_failed(&g, 1, -EIO, t + 40000);
+	CHECK(!rmpc_group_retry(&g, t + 40000 + first - 1));
+	CHECK(rmpc_group_retry(&g, t + 40000 + first));
+	/* gone while suspect: lost at once */
+	rmpc_member_failed(&g, 1, -EKEYEXPIRED, t + 40001);
+	CHECK_EQ(g.state[1], RMPC_MEMBER_LOST);
+	/* no bound: suspect for as long as it takes */
+	g = group();
+	g.member_timeout_ms = 0;
+	rmpc_member_failed(&g, 0, -EIO, t);
+	(void)rmpc_group_retry(&g, t + 10 * RMPC_MEMBER_TIMEOUT_MS);
+	CHECK_EQ(g.state[0], RMPC_MEMBER_SUSPECT);
+}
+
 int main(void)
 {
 	test_failed();
 	test_stale();
 	test_swap();
 	test_tallies();
+	test_retry();
 	return check_done();
 }
