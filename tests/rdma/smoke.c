@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,22 +90,40 @@ static struct rdma_cm_event *wait_event(struct rdma_event_channel *ec,
 	return ev;
 }
 
-/* wait_wc -- poll the CQ for one completion of wr_id, with a timeout. */
+/*
+ * wait_wc -- poll the CQ for one completion of wr_id, with a timeout.
+ * The send and the receive queue share the CQ, and nothing orders their
+ * completions: the peer's reply may complete our receive before the ACK
+ * of our SEND completes it. A completion of another wr_id is kept (one,
+ * the most either side has outstanding besides the awaited one) for the
+ * wait that wants it.
+ */
 static void wait_wc(struct peer *p, uint64_t wr_id, struct ibv_wc *wc)
 {
+	static struct ibv_wc early;
+	static bool have_early;
 	uint64_t deadline = now_ms() + TIMEOUT_MS;
 	int n;
 
+	if (have_early && early.wr_id == wr_id) {
+		*wc = early;
+		have_early = false;
+		return;
+	}
 	for (;;) {
 		n = ibv_poll_cq(p->cq, 1, wc);
 		if (n < 0)
 			fail("ibv_poll_cq: %d", n);
-		if (n == 1) {
-			if (wc->wr_id != wr_id)
-				fail("completion for wr %" PRIu64 ", want %"
-				     PRIu64 " (%s)", wc->wr_id, wr_id,
-				     ibv_wc_status_str(wc->status));
+		if (n == 1 && wc->wr_id == wr_id)
 			return;
+		if (n == 1 && have_early)
+			fail("completion for wr %" PRIu64 " while wr %" PRIu64
+			     " is kept, want %" PRIu64 " (%s)", wc->wr_id,
+			     early.wr_id, wr_id, ibv_wc_status_str(wc->status));
+		if (n == 1) {
+			early = *wc;
+			have_early = true;
+			continue;
 		}
 		if (now_ms() > deadline)
 			fail("no completion for wr %" PRIu64 " in %d ms",
