@@ -66,6 +66,14 @@
  *       the whole lease that differ from what was written; D: stripes
  *       whose replicas, each read through a handle of its own, differ);
  *       then frees both.
+ *   rmp-cluster revive URL SIZE LABEL
+ *       a mirrored lease of SIZE (2 replicas on distinct values of
+ *       LABEL), written; prints "member J PORT" for each replica (its
+ *       server's port) and "ready", then reads 1 MiB blocks back
+ *       (checking every byte) until a line on standard input (the test
+ *       kills and restarts a replica's daemon meanwhile), and prints
+ *       what flap prints for it ("ops ...", "lease mirror live ...",
+ *       "lease mirror whole ...").
  *   rmp-cluster members URL TOKEN
  *       the member tokens of TOKEN's cluster lease, one a line, in the
  *       record's order (replica j of stripe s at s * replicas + j)
@@ -907,6 +915,57 @@ static int flap(int argc, char **argv)
 	return 0;
 }
 
+static int revive(int argc, char **argv)
+{
+	struct flapped f = { .name = "mirror" };
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct flap_loop o = { 0 };
+	uint8_t *buf = malloc(FLAP_BLOCK);
+	char token[RMP_TOKEN_MAXLEN];
+	uint64_t blocks;
+
+	if (argc != 3)
+		fail("usage: revive URL SIZE LABEL");
+	open_cluster(argv[0]);
+	f.size = number(argv[1]);
+	blocks = f.size / FLAP_BLOCK;
+	if (!buf || blocks < 1)
+		fail("revive: SIZE of 1 MiB at least");
+	flap_alloc(&f, f.size, 1, argv[2]);
+	for (unsigned j = 0; j < 2; j++) {
+		/* SCHEME://HOST:PORT/...: the port before the first '/' */
+		const char *host = NULL, *slash = NULL, *colon = NULL;
+
+		if (rmp_lease_replica_token(f.l, j, token, sizeof(token)) > 0)
+			host = strstr(token, "://");
+		if (host)
+			slash = strchr(host + 3, '/');
+		for (const char *q = host ? host + 3 : NULL; q && q < slash;
+		     q++)
+			colon = *q == ':' ? q : colon;
+		if (!colon)
+			fail("revive: member %u's token", j);
+		printf("member %u %lu\n", j, strtoul(colon + 1, NULL, 10));
+	}
+	printf("ready\n");
+	fflush(stdout);
+	for (uint64_t t = 0; poll(&p, 1, 0) <= 0; t++)
+		flap_call(&f, t % blocks, 0, false, buf, &o);
+	printf("ops %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
+	       " slowest_ms %" PRIu64 "\n", o.ops, o.errors, o.bad,
+	       o.slowest_ms);
+	if (o.errors)
+		printf("first_error %s\n", o.first);
+	flap_verify(&f);
+	if (rmp_lease_free(f.l))
+		fail("mirror: free");
+	fflush(stdout);
+	free(f.want);
+	free(buf);
+	rmp_cluster_close(cl);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc;
@@ -925,6 +984,8 @@ int main(int argc, char **argv)
 		rc = seqcheck(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "flap"))
 		rc = flap(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "revive"))
+		rc = revive(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "members"))
 		rc = members(argc - 2, argv + 2);
 	else

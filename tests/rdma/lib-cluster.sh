@@ -12,8 +12,10 @@
 # cluster_up starts etcd and the daemons, and returns when each is
 # registered. Before it a test may change CL_NODE, CL_LABELS, CL_POOL (by
 # daemon number, 1 to 3), CL_TTL, CL_LISTEN (the daemons' listen
-# addresses; default RMP_TEST_ADDR) and CL_CONF (text added to each
-# daemon's config, e.g. a [tenant.NAME] section). Then, for daemon I:
+# addresses; default RMP_TEST_ADDR), CL_STATE (a path: daemon I keeps its
+# pools in state_dir CL_STATE-I, so that a restart takes its leases back)
+# and CL_CONF (text added to each daemon's config, e.g. a [tenant.NAME]
+# section). Then, for daemon I:
 #   CL_PORT[I]    its port; CL_SERVER[I] ADDR:PORT, what `rmpool -s`
 #                 takes and the host a token of its leases names
 #   CL_ADMIN[I]   its admin socket; CL_LOG[I] its log
@@ -28,6 +30,7 @@ CL_LABELS=([1]="rack=r1" [2]="rack=r1" [3]="rack=r2")
 CL_POOL=([1]=4M [2]=6M [3]=8M)
 CL_TTL=3s
 CL_LISTEN=
+CL_STATE=
 CL_CONF=
 CL_PORT=() CL_SERVER=() CL_ADMIN=() CL_LOG=()
 ETCD_PID=
@@ -146,6 +149,8 @@ cluster_add() {
 	on_daemon "$i" rmp_conf cluster labels "${CL_LABELS[i]}"
 	on_daemon "$i" rmp_conf cluster ttl "$CL_TTL"
 	[ -z "$CL_LISTEN" ] || on_daemon "$i" rmp_conf server listen "$CL_LISTEN"
+	[ -z "$CL_STATE" ] ||
+		on_daemon "$i" rmp_conf pool state_dir "$CL_STATE-$i"
 	[ -z "$CL_CONF" ] || printf '%s\n' "$CL_CONF" \
 		>>"${RMP_D_DIR[$i]}/rmpoold.conf"
 }

@@ -8,7 +8,11 @@
 # byte, while rail 0's link (eth0, every node's first device) goes down
 # for 3 s and comes back: no call fails, no byte read differs, every
 # member is live afterwards and each stripe's replicas hold the same
-# bytes. Needs root in the VM (ip link); skipped without a second device.
+# bytes. Then a replica's daemon is killed (SIGKILL) and started again
+# from its state_dir at once, under a reader of a mirrored lease: no call
+# fails, the reads go to the other replica meanwhile, and the member
+# comes back live (the library tries it again and attaches it anew).
+# Needs root in the VM (ip link); skipped without a second device.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-admin.sh"
 source "$(dirname "$0")/lib-cluster.sh"
@@ -26,52 +30,103 @@ if [ -z "${RMP_IN_VM:-}" ] || [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 py_start
-trap 'ip link set "$NETDEV1" up; etcd_kill; rmp_cleanup' EXIT
+STATE=/dev/hugepages/rmp-cluster-flap-$RMP_PORT
+trap 'ip link set "$NETDEV1" up; etcd_kill; rmp_cleanup; rm -rf "$STATE"-*' EXIT
+rm -rf "$STATE"-*
+CL_STATE=$STATE
 CL_POOL=([1]=8M [2]=8M [3]=8M)
 CL_LABELS=([1]="rack=r1" [2]="rack=r2" [3]="rack=r3")
 CL_LISTEN="$RMP_TEST_ADDR, $RMP_TEST_ADDR2"
 cluster_up
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
 
-mkfifo "$RMP_TMP/go"
-"$RMPC" flap "$EURL" 4M rack <"$RMP_TMP/go" >"$RMP_TMP/flap.out" \
-	2>"$RMP_TMP/flap.err" &
-FPID=$!
-exec 7>"$RMP_TMP/go"
-for _ in $(seq 1 300); do
-	grep -q '^ready' "$RMP_TMP/flap.out" && break
-	pid_running "$FPID" || break
-	sleep 0.1
-done
-grep -q '^ready' "$RMP_TMP/flap.out" ||
-	rmp_fail "rmp-cluster flap did not start: $(cat "$RMP_TMP/flap.err")"
+# client_start NAME SIZE -- rmp-cluster NAME (flap, revive) with leases
+# of SIZE spread by rack, in the background (standard input: fd 7;
+# output: NAME.out); returns once it is ready.
+client_start() {
+	local name=$1
+	mkfifo "$RMP_TMP/$name.go"
+	"$RMPC" "$name" "$EURL" "$2" rack <"$RMP_TMP/$name.go" >"$RMP_TMP/$name.out" \
+		2>"$RMP_TMP/$name.err" &
+	FPID=$!
+	exec 7>"$RMP_TMP/$name.go"
+	for _ in $(seq 1 300); do
+		grep -q '^ready' "$RMP_TMP/$name.out" && return 0
+		pid_running "$FPID" || break
+		sleep 0.1
+	done
+	rmp_fail "rmp-cluster $name did not start: $(cat "$RMP_TMP/$name.err")"
+}
+
+# client_end NAME -- its loop told to end; its output shown, and its
+# figures in ops, errors, bad, slowest.
+client_end() {
+	local rc=0
+	echo done >&7
+	exec 7>&-
+	wait "$FPID" || rc=$?
+	cat "$RMP_TMP/$1.out"
+	[ "$rc" = 0 ] || rmp_fail "rmp-cluster $1: $(cat "$RMP_TMP/$1.err")"
+	read -r _ ops _ errors _ bad _ slowest < <(grep '^ops ' "$RMP_TMP/$1.out")
+	[ "${ops:-0}" -gt 8 ] || fail_later "$1: only ${ops:-0} calls"
+}
+
+# expect_lease NAME LEASE -- LEASE (mirror, stripe) of NAME.out: every
+# member live, a whole read and the replicas of each stripe identical.
+expect_lease() {
+	local out=$RMP_TMP/$1.out
+	expect_eq "$2: live replicas" \
+		"$(awk -v n="$2" '$1 == "lease" && $2 == n && $3 == "live" \
+			{ print $4 " of " $6 }' "$out")" "2 of 2"
+	expect_eq "$2: bytes of a whole read that differ" \
+		"$(awk -v n="$2" '$1 == "lease" && $2 == n && $3 == "whole" \
+			{ print $4 }' "$out")" 0
+	expect_eq "$2: stripes whose replicas differ" \
+		"$(awk -v n="$2" '$1 == "lease" && $2 == n && $3 == "whole" \
+			{ print $6 }' "$out")" 0
+}
+
+client_start flap 4M
 sleep 1
 echo "== $NETDEV1 (rail 0 of every node) down for 3 s"
 ip link set "$NETDEV1" down
 sleep 3
 ip link set "$NETDEV1" up
 sleep 4 # calls on rail 1 alone, and rail 0 back (~1 s after up)
-echo done >&7
-exec 7>&-
-FRC=0
-wait "$FPID" || FRC=$?
-cat "$RMP_TMP/flap.out"
-[ "$FRC" = 0 ] || rmp_fail "rmp-cluster flap: $(cat "$RMP_TMP/flap.err")"
-read -r _ ops _ errors _ bad _ slowest < <(grep '^ops ' "$RMP_TMP/flap.out")
-[ "${ops:-0}" -gt 8 ] || fail_later "only ${ops:-0} calls around the flap"
+client_end flap
 expect_eq "calls that failed through the flap" "$errors" 0
 expect_eq "bytes read that differ from what was written" "$bad" 0
-for name in mirror stripe; do
-	expect_eq "$name: live replicas after the flap" \
-		"$(awk -v n="$name" '$1 == "lease" && $2 == n && $3 == "live" \
-			{ print $4 " of " $6 }' "$RMP_TMP/flap.out")" "2 of 2"
-	expect_eq "$name: bytes of a whole read that differ" \
-		"$(awk -v n="$name" '$1 == "lease" && $2 == n && $3 == "whole" \
-			{ print $4 }' "$RMP_TMP/flap.out")" 0
-	expect_eq "$name: stripes whose replicas differ" \
-		"$(awk -v n="$name" '$1 == "lease" && $2 == n && $3 == "whole" \
-			{ print $6 }' "$RMP_TMP/flap.out")" 0
-done
+expect_lease flap mirror
+expect_lease flap stripe
 echo "slowest call: $slowest ms"
+
+echo "== a replica's daemon killed and started again under a reader"
+client_start revive 2M
+# the daemon of replica 0, which the reads go to
+port=$(awk '$1 == "member" && $2 == 0 { print $3 }' "$RMP_TMP/revive.out")
+V=
+for i in 1 2 3; do [ "${CL_PORT[i]}" = "$port" ] && V=$i; done
+[ -n "$V" ] || rmp_fail "replica 0's port $port is no daemon's"
+kill9() { kill -KILL "$RMP_DPID"; }
+on_daemon "$V" kill9
+on_daemon "$V" daemon_wait_exit 10 || rmp_fail "daemon $V outlived SIGKILL"
+on_daemon "$V" daemon_spawn
+on_daemon "$V" daemon_listening
+on_daemon "$V" daemon_log_has "pool: recovered [1-9]" ||
+	fail_later "daemon $V took nothing back from its state_dir"
+# the library attaches the member anew within its next tries (2 s apart
+# at most); then a few more reads on it
+for _ in $(seq 1 100); do
+	grep -q "audit: attach" "${CL_LOG[V]}" && break
+	sleep 0.1
+done
+grep -q "audit: attach" "${CL_LOG[V]}" ||
+	fail_later "the reader did not attach its member on daemon $V again"
+sleep 0.5
+client_end revive
+expect_eq "reads that failed through the restart" "$errors" 0
+expect_eq "bytes read that differ" "$bad" 0
+expect_lease revive mirror
+echo "slowest read: $slowest ms"
 cluster_down
 rmp_done
