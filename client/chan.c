@@ -79,13 +79,36 @@ static int wc_errno(enum ibv_wc_status st)
 	}
 }
 
+void rmpc_conn_set(struct rmp_client *c, enum rmpc_conn_state to)
+{
+	enum rmpc_conn_state from = c->conn;
+	bool ok;
+
+	switch (to) {
+	case RMPC_CONN_DOWN:
+		ok = true;
+		break;
+	case RMPC_CONN_UP:
+		ok = from == RMPC_CONN_DOWN;
+		break;
+	case RMPC_CONN_BROKEN:
+		ok = from == RMPC_CONN_DOWN || from == RMPC_CONN_UP;
+		break;
+	default: /* CLOSED */
+		ok = from != RMPC_CONN_CLOSED;
+		break;
+	}
+	if (ok)
+		c->conn = to;
+}
+
 void rmpc_fail(struct rmp_client *c)
 {
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 
-	if (c->broken)
+	if (rmpc_broken(c))
 		return;
-	c->broken = true;
+	rmpc_conn_set(c, RMPC_CONN_BROKEN);
 	snprintf(c->failbuf, sizeof(c->failbuf), "%s",
 		 c->errbuf[0] ? c->errbuf : "connection failed");
 	if (c->qp)
@@ -94,11 +117,11 @@ void rmpc_fail(struct rmp_client *c)
 
 int rmpc_check_conn(struct rmp_client *c)
 {
-	if (!c->connected) {
+	if (!rmpc_connected(c)) {
 		rmpc_set_error(c, "client is not connected");
 		return -ENOTCONN;
 	}
-	if (c->broken) {
+	if (rmpc_broken(c)) {
 		rmpc_set_error(c, "connection failed earlier (%s); close and "
 			       "reconnect", c->failbuf);
 		return -ENOTCONN;
@@ -142,7 +165,7 @@ static void handle_recv(struct rmp_client *c, const struct ibv_wc *wc)
 	if (slot >= RMPC_NRECV)
 		return;
 	if (wc->status != IBV_WC_SUCCESS) {
-		if (!c->broken && wc->status != IBV_WC_WR_FLUSH_ERR)
+		if (!rmpc_broken(c) && wc->status != IBV_WC_WR_FLUSH_ERR)
 			rmpc_set_error(c, "control receive failed: %s",
 				       ibv_wc_status_str(wc->status));
 		rmpc_fail(c);
@@ -150,7 +173,7 @@ static void handle_recv(struct rmp_client *c, const struct ibv_wc *wc)
 	}
 	err = rmp_msg_decode(c->ctl_mem + (size_t)slot * RMP_MSG_MAX,
 			     wc->byte_len, &m);
-	if (!c->broken && rmpc_post_recv(c, slot)) {
+	if (!rmpc_broken(c) && rmpc_post_recv(c, slot)) {
 		rmpc_set_error(c, "cannot re-post a control receive buffer");
 		rmpc_fail(c);
 	}
@@ -182,7 +205,7 @@ static void handle_send(struct rmp_client *c, const struct ibv_wc *wc)
 
 	if (seq < c->sq_done || seq >= c->sq_posted)
 		return;
-	if (err && !c->broken) {
+	if (err && !rmpc_broken(c)) {
 		s = &c->sq[seq % c->sq_depth];
 		if (err == -EKEYREVOKED)
 			rmpc_set_error(c, "%s refused by the server: remote "
@@ -199,7 +222,7 @@ static void handle_send(struct rmp_client *c, const struct ibv_wc *wc)
 	}
 	while (c->sq_done <= seq) {
 		s = &c->sq[c->sq_done % c->sq_depth];
-		st = c->sq_done == seq ? err : (c->broken ? -ENOTCONN : 0);
+		st = c->sq_done == seq ? err : (rmpc_broken(c) ? -ENOTCONN : 0);
 		switch (s->kind) {
 		case RMPC_SQ_CTL:
 			if (s->idx < RMPC_NSEND)
@@ -284,13 +307,13 @@ static void cm_events(struct rmp_client *c)
 			 * side saw it established (a reply can overtake
 			 * that) rejects it: closed all the same. */
 		case RDMA_CM_EVENT_DISCONNECTED:
-			c->disconnected = true;
-			if (!c->broken)
+			if (!rmpc_broken(c))
 				rmpc_set_error(c, "server closed the connection");
 			rmpc_fail(c);
+			rmpc_conn_set(c, RMPC_CONN_CLOSED);
 			break;
 		case RDMA_CM_EVENT_DEVICE_REMOVAL:
-			if (!c->broken)
+			if (!rmpc_broken(c))
 				rmpc_set_error(c, "RDMA device removed");
 			rmpc_fail(c);
 			break;
@@ -378,7 +401,7 @@ uint32_t rmpc_sq_room(const struct rmp_client *c)
 
 static bool sq_room_ok(struct rmp_client *c, const void *arg)
 {
-	return c->broken || rmpc_sq_room(c) >= *(const uint32_t *)arg;
+	return rmpc_broken(c) || rmpc_sq_room(c) >= *(const uint32_t *)arg;
 }
 
 int rmpc_sq_reserve(struct rmp_client *c, uint32_t n)
@@ -387,7 +410,7 @@ int rmpc_sq_reserve(struct rmp_client *c, uint32_t n)
 
 	if (n > c->sq_depth)
 		return -EINVAL;
-	if (!c->broken && rmpc_sq_room(c) >= n)
+	if (!rmpc_broken(c) && rmpc_sq_room(c) >= n)
 		return 0;
 	err = rmpc_wait(c, RMPC_WAIT_OTHER, sq_room_ok, &n,
 			c->opts.op_timeout_ms);
@@ -415,7 +438,7 @@ int rmpc_post_send(struct rmp_client *c, struct ibv_send_wr *wr,
 		   struct ibv_send_wr **bad)
 {
 	struct ibv_send_wr *first_bad = NULL;
-	bool was_broken = c->broken;
+	bool was_broken = rmpc_broken(c);
 	int err;
 
 	err = ibv_post_send(c->qp, wr, &first_bad);
@@ -446,14 +469,14 @@ static int free_send_slot(const struct rmp_client *c)
 static bool ctl_ready(struct rmp_client *c, const void *arg)
 {
 	(void)arg;
-	return c->broken ||
+	return rmpc_broken(c) ||
 	       (c->ctl_inflight < c->credits && free_send_slot(c) >= 0);
 }
 
 static bool rpc_replied(struct rmp_client *c, const void *arg)
 {
 	(void)arg;
-	return c->rpc_done || c->broken;
+	return c->rpc_done || rmpc_broken(c);
 }
 
 int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
@@ -517,7 +540,7 @@ int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
 	if (!c->rpc_done) {
 		/* A late reply is dropped; it still returns its credit. */
 		c->rpc_wait_id = 0;
-		if (c->broken)
+		if (rmpc_broken(c))
 			return rmpc_check_conn(c);
 		if (err == -ETIMEDOUT)
 			rmpc_set_error(c, "no reply to %s within %d ms",

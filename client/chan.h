@@ -68,6 +68,26 @@ int rmpc_check_conn(struct rmp_client *c);
 int rmpc_conn_ready(struct rmp_client *c);
 
 /*
+ * rmpc_conn_set -- c's connection is in state to now (state.h: the
+ * transitions). A transition the table does not have is ignored (a
+ * CLOSED connection is not made BROKEN again).
+ */
+void rmpc_conn_set(struct rmp_client *c, enum rmpc_conn_state to);
+
+/* rmpc_connected -- ESTABLISHED was seen and the teardown not yet done
+ * (the QP may be in error). */
+static inline bool rmpc_connected(const struct rmp_client *c)
+{
+	return c->conn != RMPC_CONN_DOWN;
+}
+
+/* rmpc_broken -- the QP is in error: every call gives -ENOTCONN. */
+static inline bool rmpc_broken(const struct rmp_client *c)
+{
+	return c->conn == RMPC_CONN_BROKEN || c->conn == RMPC_CONN_CLOSED;
+}
+
+/*
  * rmpc_fail -- the connection is unusable: move the QP to the error state
  * so that everything outstanding completes (flushed), and make later calls
  * fail with -ENOTCONN. Idempotent.

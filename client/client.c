@@ -599,7 +599,7 @@ static int handshake(struct rmp_client *c, uint64_t deadline)
 		return err;
 	switch (ev.type) {
 	case RDMA_CM_EVENT_ESTABLISHED:
-		c->connected = true;
+		rmpc_conn_set(c, RMPC_CONN_UP);
 		return accepted(c, &ev);
 	case RDMA_CM_EVENT_REJECTED:
 		return rejected(c, &ev);
@@ -631,7 +631,7 @@ void rmpc_conn_teardown(struct rmp_client *c)
 {
 	unsigned i;
 
-	if (c->connected && !c->disconnected && c->id)
+	if (rmpc_connected(c) && c->conn != RMPC_CONN_CLOSED && c->id)
 		rdma_disconnect(c->id);
 	if (c->qp) {
 		rdma_destroy_qp(c->id);
@@ -664,7 +664,8 @@ void rmpc_conn_teardown(struct rmp_client *c)
 	c->sq = NULL;
 	rmpc_io_reset(c);
 
-	c->connected = c->broken = c->disconnected = c->cq_armed = false;
+	rmpc_conn_set(c, RMPC_CONN_DOWN);
+	c->cq_armed = false;
 	c->fd_wanted = false; /* a new connection has a new fd */
 	c->cq_unacked = 0;
 	c->sq_depth = 0;

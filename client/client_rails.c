@@ -10,6 +10,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "buf.h"
+#include "chan.h"
 #include "client_int.h"
 #include "error.h"
 #include "lease.h"
@@ -272,7 +273,7 @@ int rmp_client_rails(struct rmp_client *c, struct rmp_rail_info *out,
 	if (!c || (max && !out))
 		return -EINVAL;
 	s = c->rails;
-	if (!s && !c->connected)
+	if (!s && !rmpc_connected(c))
 		return -ENOTCONN;
 	n = s ? s->n : 1;
 	/* The caller's array is of its own struct's size (an older one

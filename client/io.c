@@ -356,7 +356,7 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
 	if (!c || !out || max <= 0)
 		return -EINVAL;
 	rmpc_clear_error(c);
-	if (!c->connected) {
+	if (!rmpc_connected(c)) {
 		rmpc_set_error(c, "client is not connected");
 		return -ENOTCONN;
 	}

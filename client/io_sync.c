@@ -56,7 +56,7 @@ int rmpc_atomic_args(struct rmp_lease *l, uint64_t off)
 			       "aligned", off);
 		return -EINVAL;
 	}
-	if (l->c->connected && !l->c->atomics) {
+	if (rmpc_connected(l->c) && !l->c->atomics) {
 		rmpc_set_error(l->c, "the RDMA device has no atomics");
 		return -EOPNOTSUPP;
 	}

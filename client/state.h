@@ -44,6 +44,24 @@ struct rmpc_sq_slot; /* chan.h */
 struct rmpc_op;      /* chan.h */
 struct rmpc_rail_set; /* rails.h */
 
+/*
+ * A client's connection (chan.c's rmpc_conn_set is its one transition):
+ *   DOWN    not connected: before ESTABLISHED, after the teardown
+ *   UP      established; the QP works
+ *   BROKEN  the QP is in error (a completion error, a flush, an event):
+ *           every call gives -ENOTCONN until a reconnect
+ *   CLOSED  the server closed it (DISCONNECTED, REJECTED): broken, and
+ *           nothing is left to disconnect
+ * DOWN -> UP; DOWN, UP -> BROKEN; DOWN, UP, BROKEN -> CLOSED; any ->
+ * DOWN (the teardown).
+ */
+enum rmpc_conn_state {
+	RMPC_CONN_DOWN = 0,
+	RMPC_CONN_UP,
+	RMPC_CONN_BROKEN,
+	RMPC_CONN_CLOSED,
+};
+
 struct rmp_client {
 	/* client.c: options and identity, set at rmp_client_new. */
 	struct rmp_client_opts opts; /* validated copy; strings point below */
@@ -61,16 +79,15 @@ struct rmp_client {
 	uint64_t wait_avg_ns[RMPC_WAIT_KINDS];
 
 	/* client.c: the connection; everything here is NULL/0 while not
-	 * connected. chan.c sets broken, disconnected, cq_armed. */
+	 * connected. conn is changed by rmpc_conn_set (chan.c) only;
+	 * chan.c sets cq_armed. */
 	struct rdma_event_channel *cm_ch;
 	struct rdma_cm_id *id;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *comp_ch;
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
-	bool connected;    /* ESTABLISHED seen, not closed yet */
-	bool broken;       /* QP in error: every call gives -ENOTCONN */
-	bool disconnected; /* DISCONNECTED event seen */
+	enum rmpc_conn_state conn;
 	bool cq_armed;     /* notification requested, event not consumed */
 	bool fd_wanted;    /* rmp_client_fd() was asked: keep the fd armed */
 	unsigned cq_unacked;

@@ -446,7 +446,7 @@ static void fake_connect(struct rmp_client *c)
 	c->max_inline = 64;
 	c->atomics = true;
 	c->credits = 8;
-	c->connected = true;
+	c->conn = RMPC_CONN_UP;
 	strcpy(c->host, "fake");
 	c->port = 7471;
 	for (i = 0; i < RMPC_NRECV; i++)
@@ -469,7 +469,8 @@ static void fake_teardown(struct rmp_client *c)
 	memset(c->ring, 0, c->ring_size * sizeof(*c->ring));
 	c->ring_head = c->ring_posted = c->ring_tail = 0;
 	c->sync_err = 0;
-	c->connected = c->broken = c->disconnected = c->cq_armed = false;
+	c->conn = RMPC_CONN_DOWN;
+	c->cq_armed = false;
 	c->sq_posted = c->sq_done = 0;
 	c->credits = c->ctl_inflight = 0;
 	memset(c->send_busy, 0, sizeof(c->send_busy));

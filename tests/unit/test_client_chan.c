@@ -81,7 +81,7 @@ static void test_chain_retires(void)
 	CHECK_EQ(c->sq_done, 3);
 	CHECK_EQ(rmpc_sq_room(c), room);
 	CHECK_EQ(c->sync_err, 0);
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	CHECK_EQ(fake_qp_errors, 0);
 	fake_client_free(c);
 }
@@ -134,7 +134,7 @@ static void test_error_per_opcode(void)
 			fake_complete(at, statuses[s].status);
 			rmpc_poll_cq(c);
 			CHECK_EQ(c->sync_err, statuses[s].err);
-			CHECK(c->broken);
+			CHECK(rmpc_broken(c));
 			CHECK_EQ(c->sq_done, 1);
 			CHECK_EQ(fake_qp_errors, 1);
 			snprintf(want, sizeof(want), "%s%s", opcodes[o].name,
@@ -246,7 +246,7 @@ static void test_not_the_awaited_one(void)
 	fake_push_wc(&stale);
 	rmpc_poll_cq(c);
 	CHECK_EQ(c->sq_done, done);
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	CHECK_STR(c->errbuf, "");
 	fake_client_free(c);
 }
@@ -272,7 +272,7 @@ static void test_post_refused(void)
 	CHECK_EQ(rmpc_post_send(c, wr, &bad), -EIO);
 	CHECK(bad == &wr[1]);
 	CHECK_EQ(fake_nwrs, 1);
-	CHECK(c->broken);
+	CHECK(rmpc_broken(c));
 	CHECK_EQ(fake_qp_errors, 1);
 	CHECK_HAS(c->errbuf, "ibv_post_send failed: Cannot allocate memory");
 	/* Refused again: the connection had failed already; the first
@@ -301,7 +301,7 @@ static void test_sq_full(void)
 	}
 	CHECK_EQ(rmpc_sq_reserve(c, 1), -ETIMEDOUT);
 	CHECK_HAS(c->errbuf, "send queue stayed full for 50 ms");
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	fake_complete(at, IBV_WC_SUCCESS);
 	CHECK_EQ(rmpc_sq_reserve(c, 1), 0);
 	CHECK_EQ(rmpc_sq_room(c), c->sq_depth);
@@ -318,7 +318,7 @@ static void test_recv_errors(void)
 
 	fake_push_wc(&wc);
 	rmpc_poll_cq(c);
-	CHECK(c->broken);
+	CHECK(rmpc_broken(c));
 	CHECK_HAS(c->errbuf, "control receive failed: local length error");
 	fake_client_free(c);
 
@@ -326,12 +326,12 @@ static void test_recv_errors(void)
 	wc.wr_id = RMPC_WRID_RECV | RMPC_NRECV;
 	fake_push_wc(&wc);
 	rmpc_poll_cq(c);
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	wc.wr_id = RMPC_WRID_RECV | 0;
 	wc.status = IBV_WC_WR_FLUSH_ERR;
 	fake_push_wc(&wc);
 	rmpc_poll_cq(c);
-	CHECK(c->broken);
+	CHECK(rmpc_broken(c));
 	CHECK_STR(c->errbuf, "");
 	fake_client_free(c);
 }
@@ -435,7 +435,7 @@ static void test_rpc_refusals(void)
 	CHECK_HAS(c->errbuf, "malformed STAT reply from the server");
 	fake_reply_trim = 0;
 
-	CHECK(!c->broken); /* none of these breaks the connection */
+	CHECK_EQ(c->conn, RMPC_CONN_UP); /* none of these breaks the connection */
 	CHECK_EQ(c->ctl_inflight, 0);
 	m = stat_req();
 	CHECK_EQ(rmpc_rpc(c, &m), 0);
@@ -471,7 +471,7 @@ static void test_rpc_late_reply(void)
 	CHECK_EQ(rmpc_rpc(c, &m), -ETIMEDOUT);
 	CHECK_HAS(c->errbuf, "no reply to STAT within 50 ms");
 	CHECK_EQ(c->ctl_inflight, 1);
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	late_id = fake_last_req.hdr.req_id;
 
 	fake_serve = serve_late_first;
@@ -513,7 +513,7 @@ static void test_rpc_connection_lost(void)
 	fake_serve = serve_disconnect;
 	m = stat_req();
 	CHECK_EQ(rmpc_rpc(c, &m), -ENOTCONN);
-	CHECK(c->disconnected);
+	CHECK_EQ(c->conn, RMPC_CONN_CLOSED);
 	CHECK_EQ(fake_qp_errors, 1);
 	CHECK_HAS(c->errbuf, "connection failed earlier (server closed the "
 		  "connection)");
@@ -569,11 +569,42 @@ static void test_reconnect_upcall(void)
 	CHECK_EQ(rmpc_conn_ready(c), 0);
 	CHECK_EQ(fake_reconnects, 2);
 
-	c->connected = false;
+	c->conn = RMPC_CONN_DOWN;
 	c->auto_reconnect = false;
 	CHECK_EQ(rmpc_check_conn(c), -ENOTCONN);
 	CHECK_HAS(c->errbuf, "client is not connected");
 	fake_client_free(c);
+}
+
+/* The connection's states (state.h): each transition of the table, and
+ * those it has not (a closed connection is not made broken again, a
+ * broken one not up), ignored. */
+static void test_conn_states(void)
+{
+	struct rmp_client c = { .conn = RMPC_CONN_DOWN };
+
+	rmpc_conn_set(&c, RMPC_CONN_UP);
+	CHECK_EQ(c.conn, RMPC_CONN_UP);
+	CHECK(rmpc_connected(&c) && !rmpc_broken(&c));
+	rmpc_conn_set(&c, RMPC_CONN_BROKEN);
+	CHECK_EQ(c.conn, RMPC_CONN_BROKEN);
+	CHECK(rmpc_connected(&c) && rmpc_broken(&c));
+	rmpc_conn_set(&c, RMPC_CONN_UP); /* only a reconnect: DOWN first */
+	CHECK_EQ(c.conn, RMPC_CONN_BROKEN);
+	rmpc_conn_set(&c, RMPC_CONN_CLOSED);
+	CHECK_EQ(c.conn, RMPC_CONN_CLOSED);
+	rmpc_fail(&c); /* the QP is gone with it: nothing to do */
+	CHECK_EQ(c.conn, RMPC_CONN_CLOSED);
+	rmpc_conn_set(&c, RMPC_CONN_BROKEN);
+	CHECK_EQ(c.conn, RMPC_CONN_CLOSED);
+	CHECK(rmpc_connected(&c) && rmpc_broken(&c));
+	rmpc_conn_set(&c, RMPC_CONN_DOWN);
+	CHECK_EQ(c.conn, RMPC_CONN_DOWN);
+	CHECK(!rmpc_connected(&c) && !rmpc_broken(&c));
+	/* closed by the server while up: broken too */
+	rmpc_conn_set(&c, RMPC_CONN_UP);
+	rmpc_conn_set(&c, RMPC_CONN_CLOSED);
+	CHECK(rmpc_broken(&c));
 }
 
 int main(void)
@@ -591,5 +622,6 @@ int main(void)
 	test_rpc_late_reply();
 	test_rpc_connection_lost();
 	test_reconnect_upcall();
+	test_conn_states();
 	return check_done();
 }

@@ -95,7 +95,7 @@ static void test_sync_args(void)
 
 	CHECK_EQ(fake_data_wrs(), 0);
 	CHECK_EQ(fake_nreqs, 0);
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	fake_client_free(c);
 }
 
@@ -318,7 +318,7 @@ static void check_error(int (*call)(struct rmp_lease *l),
 	fake_fail_next = status;
 	CHECK_EQ(call(l), err);
 	CHECK_HAS(c->errbuf, text);
-	CHECK(c->broken);
+	CHECK(rmpc_broken(c));
 	CHECK_EQ(rmp_read(l, 0, buf, 8), -ENOTCONN);
 	CHECK_HAS(c->errbuf, "connection failed earlier");
 	fake_client_free(c);
@@ -582,7 +582,7 @@ static void test_expiry(void)
 	CHECK_EQ(rmp_post_read(l, 0, b, 0, 8, 1), -EKEYEXPIRED);
 	CHECK_EQ(fake_data_wrs(), 0);
 	CHECK_EQ(fake_reqs[RMP_OP_ATTACH], 6);
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	CHECK_EQ(rmp_read(fresh, 0, mem, 8), 0);
 
 	fake_refuse = 0;

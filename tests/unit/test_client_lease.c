@@ -264,7 +264,7 @@ static void test_expiry(void)
 	CHECK_EQ(fake_last_req.u.attach.id, l->id);
 	CHECK_EQ(fake_last_req.u.attach.secret, l->secret);
 	CHECK_EQ(fake_last_req.u.attach.access, l->access);
-	CHECK(!c->broken);
+	CHECK_EQ(c->conn, RMPC_CONN_UP);
 	fake_refuse = 0;
 	CHECK_EQ(rmp_stat(c, &st), 0); /* the connection works */
 

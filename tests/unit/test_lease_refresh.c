@@ -39,7 +39,7 @@ int rmpc_rpc(struct rmp_client *c, struct rmp_msg *m)
 
 int rmpc_check_conn(struct rmp_client *c)
 {
-	return c->connected && !c->broken ? 0 : -ENOTCONN;
+	return c->conn == RMPC_CONN_UP ? 0 : -ENOTCONN;
 }
 
 int rmpc_conn_ready(struct rmp_client *c)
@@ -59,7 +59,7 @@ static struct rmp_lease lease;
 static void setup(bool expired)
 {
 	memset(&client, 0, sizeof(client));
-	client.connected = true;
+	client.conn = RMPC_CONN_UP;
 	client.gen = 3;
 	memset(&lease, 0, sizeof(lease));
 	lease.c = &client;
