@@ -48,12 +48,14 @@
 static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s);
 static void keeper_ending(struct rmp_lease *l, bool freed);
 static int keeper_missed(struct rmp_lease *l, const bool *missed);
+static int keeper_retry(struct rmp_lease *l);
 
 static const struct rmpc_group_keeper keeper = {
 	.renewed = keeper_renewed,
 	.ending = keeper_ending,
 	.missed = keeper_missed,
 	.refresh = cl_lease_refresh,
+	.retry = keeper_retry,
 };
 
 uint64_t cl_wall_ms(void)
@@ -297,11 +299,12 @@ static void close_all(struct rmp_lease **m, unsigned n)
  * the handle l keeps (NULL: none; keep_of) attached into m, then the
  * record read once more: if it changed meanwhile (a repair began), what
  * we attached may miss its copy, so again. 0, or an error with why in
- * cl->err. why: as attach_all's.
+ * cl->err. why: as attach_all's. With wait false, a record under repair
+ * is not waited out: -EAGAIN.
  */
 static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
 			  uint32_t access, bool behind, struct rmp_lease *l,
-			  struct rmp_lease **m, int *why)
+			  struct rmp_lease **m, int *why, bool wait)
 {
 	int64_t stale_at = -1; /* the revision a member found old */
 
@@ -310,7 +313,10 @@ static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
 		enum use keep[RMP_LREC_MEMBERS_MAX] = { ATTACH };
 		int ret;
 
-		ret = cl_record_settled(cl, rec);
+		ret = wait ? cl_record_settled(cl, rec) :
+			     cl_record_read(cl, rec);
+		if (!ret && !wait && rec->r.repair_until_ms)
+			ret = -EAGAIN;
 		if (!ret && rec->mod_revision == stale_at)
 			ret = -ESTALE; /* read again: still the old one */
 		if (!ret && l)
@@ -423,7 +429,7 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 		ret = cl_members_current(cl);
 	if (!ret)
 		ret = attach_current(cl, &cx->rec, cx->access, behind, NULL, m,
-				     NULL);
+				     NULL, true);
 	n = cx->rec.r.stripes * cx->rec.r.replicas;
 	if (!ret) {
 		ret = rmpc_group_new(m, cx->rec.r.stripes, cx->rec.r.replicas,
@@ -559,7 +565,8 @@ static int keeper_missed(struct rmp_lease *l, const bool *missed)
 	return ret;
 }
 
-int cl_lease_refresh(struct rmp_lease *l)
+/* refresh -- cl_lease_refresh; with wait false, keeper_retry's. */
+static int refresh(struct rmp_lease *l, bool wait)
 {
 	struct cl_lease *cx = l->group->keeper_arg;
 	struct rmp_lease *m[RMP_LREC_MEMBERS_MAX] = { 0 };
@@ -569,7 +576,7 @@ int cl_lease_refresh(struct rmp_lease *l)
 	int ret;
 
 	cl_members_current(cx->cl); /* etcd down: every member is tried */
-	ret = attach_current(cx->cl, &rec, cx->access, false, l, m, why);
+	ret = attach_current(cx->cl, &rec, cx->access, false, l, m, why, wait);
 	for (unsigned i = 0; !ret && i < g->n; i++) {
 		if (m[i]) {
 			rmpc_group_swap(l, i, m[i]);
@@ -597,4 +604,22 @@ int cl_lease_refresh(struct rmp_lease *l)
 		cx->rec = rec;
 	rmp_wipe(&rec, sizeof(rec));
 	return ret;
+}
+
+int cl_lease_refresh(struct rmp_lease *l)
+{
+	return refresh(l, true);
+}
+
+static int keeper_retry(struct rmp_lease *l)
+{
+	struct cl_lease *cx = l->group->keeper_arg;
+
+	/* the membership is taken in from its watch (no etcd round trip
+	 * while it is in sync); out of sync, a read of etcd could wait */
+	if (cx->cl->synced)
+		cl_members_current(cx->cl);
+	if (!cx->cl->synced)
+		return -EAGAIN;
+	return refresh(l, false);
 }

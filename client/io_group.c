@@ -217,16 +217,16 @@ static bool again(struct rmp_lease *l, int err)
 }
 
 /* retry_suspects -- when a suspect member of l is due to be tried
- * again, the keeper's refresh: the record read (a repair waited out)
- * and the members away attached anew by its epoch, LIVE if their server
- * still holds the lease. Its failure is no error of the call: the
- * others serve it. */
+ * again, the keeper's retry: the record read (not while a repair holds
+ * it) and the members away attached anew by its epoch, LIVE if their
+ * server still holds the lease. Its failure is no error of the call:
+ * the others serve it. */
 static void retry_suspects(struct rmp_lease *l)
 {
 	const struct rmpc_group_keeper *k = l->group->keeper;
 
 	if (k && rmpc_group_retry(l->group, rmp_now_ms()))
-		(void)k->refresh(l);
+		(void)k->retry(l);
 }
 
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)

@@ -61,12 +61,17 @@ struct rmp_lease {
  *            anew the members it names that the handle lost (not one
  *            it marks stale) or that it replaced; 0 when the handle may
  *            try again
+ *   retry    a suspect member's wait is over (group.h): refresh, but
+ *            never waiting on a data call's path: nothing (-EAGAIN)
+ *            while a repair holds the record or the membership is not
+ *            in sync with etcd (a call on etcd could wait its timeout)
  */
 struct rmpc_group_keeper {
 	int (*renewed)(struct rmp_lease *l, uint32_t ttl_s);
 	void (*ending)(struct rmp_lease *l, bool freed);
 	int (*missed)(struct rmp_lease *l, const bool *missed);
 	int (*refresh)(struct rmp_lease *l);
+	int (*retry)(struct rmp_lease *l);
 };
 
 /* rmpc_group_keep -- l's record is kept by keeper with arg; token its

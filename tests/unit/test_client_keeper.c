@@ -47,7 +47,7 @@ static uint8_t src[LENGTH], dst[LENGTH];
 
 /* What the fake keeper was asked, and what it answers. */
 struct keeper_log {
-	unsigned renewed, ending, missed, refresh;
+	unsigned renewed, ending, missed, refresh, retry;
 	int renewed_ret, refresh_ret;
 	int missed_ret[3];       /* the answers to the first calls, then 0 */
 	bool mask[RMPC_MEMBERS_MAX]; /* last asked */
@@ -121,9 +121,20 @@ static int fake_refresh(struct rmp_lease *l)
 	return k->refresh_ret;
 }
 
+/* fake_retry -- a suspect member's wait is over: counted apart, then as
+ * fake_refresh (a refresh that never waits). */
+static int fake_retry(struct rmp_lease *l)
+{
+	struct keeper_log *k = log_of(l);
+
+	k->retry++;
+	k->refresh--; /* fake_refresh counts it */
+	return fake_refresh(l);
+}
+
 static const struct rmpc_group_keeper keeper = {
 	.renewed = fake_renewed, .ending = fake_ending,
-	.missed = fake_missed, .refresh = fake_refresh,
+	.missed = fake_missed, .refresh = fake_refresh, .retry = fake_retry,
 };
 
 /* keep -- l becomes a cluster lease kept by the fake keeper, its log
@@ -653,17 +664,18 @@ static void test_suspect_returns(void)
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
 	CHECK(!memcmp(dst, src, LENGTH));
 	CHECK_EQ(g->state[0], RMPC_MEMBER_SUSPECT);
+	CHECK_EQ(kl.retry, 0);
 	CHECK_EQ(kl.refresh, 0);
 	/* not before its wait */
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
-	CHECK_EQ(kl.refresh, 0);
+	CHECK_EQ(kl.retry, 0);
 	/* its wait over: tried, the refresh fails (etcd away): still
 	 * suspect, the read served by the other all the same */
 	skew_ms += RMPC_MEMBER_RETRY_FIRST_MS;
 	memset(dst, 0, LENGTH);
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
 	CHECK(!memcmp(dst, src, LENGTH));
-	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(kl.retry, 1);
 	CHECK_EQ(g->state[0], RMPC_MEMBER_SUSPECT);
 	/* the next wait is twice as long */
 	kl.refresh_ret = 0;
@@ -671,10 +683,10 @@ static void test_suspect_returns(void)
 	kl.swap_at = 0;
 	skew_ms += RMPC_MEMBER_RETRY_FIRST_MS;
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
-	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(kl.retry, 1);
 	skew_ms += RMPC_MEMBER_RETRY_FIRST_MS;
 	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
-	CHECK_EQ(kl.refresh, 2);
+	CHECK_EQ(kl.retry, 2);
 	/* attached anew before the write: live, written, nobody missed */
 	CHECK_EQ(g->state[0], RMPC_MEMBER_LIVE);
 	CHECK_EQ(kl.missed, 0);
@@ -685,7 +697,8 @@ static void test_suspect_returns(void)
 	skew_ms += RMPC_MEMBER_TIMEOUT_MS;
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
 	CHECK_EQ(g->state[0], RMPC_MEMBER_LOST);
-	CHECK_EQ(kl.refresh, 2);
+	CHECK_EQ(kl.retry, 2);
+	CHECK_EQ(kl.refresh, 0); /* never the waiting refresh */
 	rmp_lease_close(l);
 	fake_client_free(c);
 }
