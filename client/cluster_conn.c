@@ -138,6 +138,11 @@ static void node_said(struct rmp_cluster *cl, struct cl_node *n, int err)
 	}
 }
 
+void cl_node_unreachable(struct cl_node *n, uint64_t now)
+{
+	rmpc_backoff_fail(&n->backoff, RETRY_FIRST_MS, RETRY_MAX_MS, now);
+}
+
 struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 			     int *err)
 {
@@ -166,8 +171,7 @@ struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 		}
 	}
 	node_said(cl, n, *err);
-	rmpc_backoff_fail(&n->backoff, RETRY_FIRST_MS, RETRY_MAX_MS,
-			  rmp_now_ms());
+	cl_node_unreachable(n, rmp_now_ms());
 	return NULL;
 }
 
@@ -183,10 +187,12 @@ struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 		return NULL;
 	}
 	/* A node's rails connection whose rail 0 the token names is the
-	 * lease's own: its buffers and handles are there. */
+	 * lease's own: its buffers and handles are there; one that broke
+	 * is connected again (a member coming back keeps its rails), and
+	 * only when that fails is the token's address used alone. */
 	for (k = cl->conns; k; k = k->next)
-		if (k->up && k->port == t.port && strchr(k->host, ',') &&
-		    cl_conn_first(k, t.host)) {
+		if (k->port == t.port && strchr(k->host, ',') &&
+		    cl_conn_first(k, t.host) && !cl_conn_up(cl, k)) {
 			*err = 0;
 			return k;
 		}

@@ -250,6 +250,10 @@ int cl_conn_up(struct rmp_cluster *cl, struct cl_conn *k);
 bool cl_conn_first(const struct cl_conn *k, const char *addr);
 struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 			     int *err);
+/* cl_node_unreachable -- n could not be reached at now: tried last, and
+ * not by a suspect member's retry, for a while (a second, doubling up to
+ * 30 s; cl_node_conn's backoff). */
+void cl_node_unreachable(struct cl_node *n, uint64_t now);
 struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 			      int *err);
 int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,

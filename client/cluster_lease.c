@@ -249,11 +249,13 @@ static bool dead_member(int err)
  * NULL): 0 when each stripe has one at least, kept or attached; else
  * -EHOSTDOWN or the first error that is not of one member (the tenant,
  * the access: the same at every member; -ESTALE: the record is older
- * than what a member knows).
+ * than what a member knows). With wait false (a suspect member's
+ * retry), a member whose node could not be reached lately is not tried
+ * (-EAGAIN in why): a connect to it could take its timeout.
  */
 static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 		      uint32_t access, bool behind, const enum use *keep,
-		      struct rmp_lease **m, int *why)
+		      struct rmp_lease **m, int *why, bool wait)
 {
 	const struct rmp_lease_record *r = &rec->r;
 
@@ -268,9 +270,19 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 				live += keep[i] == KEEP;
 				continue;
 			}
+			struct cl_node *n = cl_member_node(cl, &r->member[i]);
+			uint64_t now = rmp_now_ms();
+
+			if (!wait && n && !rmpc_backoff_due(&n->backoff, now)) {
+				if (why)
+					why[i] = -EAGAIN;
+				continue;
+			}
 			ret = cl_member_attach(cl, &r->member[i], access,
 					       false, behind ? 0 : r->epoch,
 					       &m[i]);
+			if (n && rmpc_fault_of(ret) == RMPC_FAULT_TRANSIENT)
+				cl_node_unreachable(n, rmp_now_ms());
 			if (ret && !dead_member(ret))
 				return ret;
 			if (why)
@@ -322,7 +334,8 @@ static int attach_current(struct rmp_cluster *cl, struct cl_record *rec,
 		if (!ret && l)
 			ret = keep_of(l, rec, keep);
 		if (!ret)
-			ret = attach_all(cl, rec, access, behind, keep, m, why);
+			ret = attach_all(cl, rec, access, behind, keep, m, why,
+					 wait);
 		if (!ret)
 			ret = cl_record_read(cl, &again);
 		if (!ret && again.mod_revision == rec->mod_revision)

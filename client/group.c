@@ -62,20 +62,27 @@ bool rmpc_group_retry(struct rmpc_group *g, uint64_t now)
 	bool due = false;
 
 	for (unsigned i = 0; i < g->n; i++) {
-		if (g->state[i] != RMPC_MEMBER_SUSPECT)
-			continue;
-		if (g->member_timeout_ms &&
-		    now - g->suspect_ms[i] >= g->member_timeout_ms) {
-			member_set(g, i, RMPC_MEMBER_LOST, false);
-			continue;
-		}
-		if (!rmpc_backoff_due(&g->retry[i], now))
+		if (g->state[i] != RMPC_MEMBER_SUSPECT ||
+		    !rmpc_backoff_due(&g->retry[i], now))
 			continue;
 		due = true;
 		rmpc_backoff_fail(&g->retry[i], RMPC_MEMBER_RETRY_FIRST_MS,
 				  RMPC_MEMBER_RETRY_MAX_MS, now);
 	}
 	return due;
+}
+
+void rmpc_group_tried(struct rmpc_group *g, uint64_t now)
+{
+	for (unsigned i = 0; i < g->n; i++) {
+		if (g->state[i] != RMPC_MEMBER_SUSPECT)
+			continue;
+		if (g->member_timeout_ms &&
+		    now - g->suspect_ms[i] >= g->member_timeout_ms)
+			member_set(g, i, RMPC_MEMBER_LOST, false);
+		else /* the next wait from the end of this try */
+			rmpc_backoff_hold(&g->retry[i], now);
+	}
 }
 
 void rmpc_member_lost(struct rmpc_group *g, unsigned i)

@@ -16,8 +16,9 @@
  *   SUSPECT  its way failed (TRANSIENT, REVOKED in    a write without it
  *            fault.h): the node may answer again;     (STALE), GONE or
  *            not used; tried again (a refresh, which  member_timeout_ms
- *            reads the record and attaches it anew)   past (LOST), a
- *            after a backoff (RETRY_*_MS)             refresh (swap)
+ *            reads the record and attaches it anew)   past and a try
+ *            after a backoff (RETRY_*_MS)             failed (LOST), a
+ *                                                     refresh (swap)
  *   STALE    a write went on without it (the record   a new member (swap)
  *            says so): it lacks bytes; never read,
  *            written or attached again as it is
@@ -104,12 +105,17 @@ struct rmp_lease *rmpc_member_swap(struct rmpc_group *g, unsigned i,
 				   struct rmp_lease *m);
 
 /*
- * rmpc_group_retry -- at now, the SUSPECT members past member_timeout_ms
- * made LOST, and whether one of the others is due to be tried again: if
- * so, each one's next try is put off (a longer backoff; the try, a
- * refresh, makes it LIVE by a swap or LOST when it is gone).
+ * rmpc_group_retry -- whether a SUSPECT member is due to be tried again
+ * at now: if so, each due one's next wait is longer. The try (the
+ * keeper's retry) attaches every member away anew: LIVE by a swap, LOST
+ * when its server says it is gone.
+ * rmpc_group_tried -- a try ended at now, and the members still SUSPECT
+ * were tried: those suspect for member_timeout_ms are LOST (never one
+ * that was not tried since: an idle handle loses nobody); the others
+ * wait their next wait from now.
  */
 bool rmpc_group_retry(struct rmpc_group *g, uint64_t now);
+void rmpc_group_tried(struct rmpc_group *g, uint64_t now);
 
 /* rmpc_member_live -- member i is LIVE (and has a handle). */
 bool rmpc_member_live(const struct rmpc_group *g, unsigned i);

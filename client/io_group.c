@@ -81,9 +81,11 @@ static int next_live(const struct rmpc_group *g,
 }
 
 /* read_once -- each part from the first live replica of its stripe,
- * failing over; but with fenced, a key the server revoked ends the call
- * (-EKEYREVOKED): a repair's fence, whose new record must be read before
- * another replica is (it may be one the repair replaced). */
+ * failing over; but with fenced, a key the server revoked (-EKEYREVOKED)
+ * or a newer epoch a member knows (-ESTALE, when a rail's handle is
+ * attached after the fence) ends the call: a repair's fence, whose new
+ * record must be read before another replica is (it may be one the
+ * repair replaced). */
 static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 		     size_t len, bool fenced)
 {
@@ -127,7 +129,9 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 			if (err)
 				rmpc_member_failed(g, member[k], err,
 						   rmp_now_ms());
-			if (err == -EKEYREVOKED && fenced)
+			/* a fence: our key revoked, or (a rail's handle
+			 * attached after it) the member's newer epoch */
+			if ((err == -EKEYREVOKED || err == -ESTALE) && fenced)
 				return err;
 			pt.first[i] = pt.first[i] ? pt.first[i] : err;
 		}
@@ -225,8 +229,11 @@ static void retry_suspects(struct rmp_lease *l)
 {
 	const struct rmpc_group_keeper *k = l->group->keeper;
 
-	if (k && rmpc_group_retry(l->group, rmp_now_ms()))
-		(void)k->retry(l);
+	if (!k || !rmpc_group_retry(l->group, rmp_now_ms()))
+		return;
+	/* -EAGAIN: nothing was tried (a repair, etcd out of sync) */
+	if (k->retry(l) != -EAGAIN)
+		rmpc_group_tried(l->group, rmp_now_ms());
 }
 
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)

@@ -277,8 +277,11 @@ int rmpc_rails_legs(struct rmpc_leg *legs, unsigned n, bool write,
 	struct round rd;
 	int first = 0;
 
-	if (!n || n > RMPC_LEGS_MAX)
+	if (!n || n > RMPC_LEGS_MAX) {
+		for (unsigned i = 0; i < RMP_MIN(n, RMPC_LEGS_MAX); i++)
+			legs[i].err = -EINVAL;
 		return -EINVAL;
+	}
 	call_start(&cl, write);
 	for (;;) {
 		unsigned want = 0, per_rail;

@@ -118,8 +118,7 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 	for (unsigned i = 0; i < n; i++) {
 		/* a member that could not be attached is lost from the
 		 * start */
-		g->m[i] = m[i];
-		g->state[i] = m[i] ? RMPC_MEMBER_LIVE : RMPC_MEMBER_LOST;
+		(void)rmpc_member_swap(g, i, m[i]); /* the slot was empty */
 		if (!m[i])
 			continue;
 		l->access &= m[i]->access;

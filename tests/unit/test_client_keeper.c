@@ -690,14 +690,18 @@ static void test_suspect_returns(void)
 	/* attached anew before the write: live, written, nobody missed */
 	CHECK_EQ(g->state[0], RMPC_MEMBER_LIVE);
 	CHECK_EQ(kl.missed, 0);
-	/* suspect past its bound: lost, no more tries */
+	/* suspect past its bound: tried once more, then lost, and not
+	 * tried again */
 	disconnect(l, 0);
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
 	CHECK_EQ(g->state[0], RMPC_MEMBER_SUSPECT);
 	skew_ms += RMPC_MEMBER_TIMEOUT_MS;
 	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
 	CHECK_EQ(g->state[0], RMPC_MEMBER_LOST);
-	CHECK_EQ(kl.retry, 2);
+	CHECK_EQ(kl.retry, 3);
+	skew_ms += RMPC_MEMBER_TIMEOUT_MS;
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK_EQ(kl.retry, 3);
 	CHECK_EQ(kl.refresh, 0); /* never the waiting refresh */
 	rmp_lease_close(l);
 	fake_client_free(c);

@@ -106,8 +106,9 @@ static void test_tallies(void)
 	CHECK(!rmpc_member_live(&g, 0));
 }
 
-/* A suspect member is tried again after a doubling wait, and lost past
- * member_timeout_ms; a new handle starts the waits over. */
+/* A suspect member is tried again after a doubling wait (counted from
+ * the end of a try), and lost when a try past member_timeout_ms fails;
+ * a new handle starts the waits over. */
 static void test_retry(void)
 {
 	struct rmpc_group g = group();
@@ -129,10 +130,18 @@ static void test_retry(void)
 		(void)rmpc_group_retry(&g, at);
 	CHECK_EQ(g.retry[1].ms, RMPC_MEMBER_RETRY_MAX_MS);
 	CHECK_EQ(g.state[1], RMPC_MEMBER_SUSPECT);
-	/* past the bound: lost, and not due any more */
-	CHECK(!rmpc_group_retry(&g, t + RMPC_MEMBER_TIMEOUT_MS));
+	/* a try that ended at t + 20 s: the next one a whole wait after */
+	rmpc_group_tried(&g, t + 20000);
+	CHECK_EQ(g.state[1], RMPC_MEMBER_SUSPECT);
+	CHECK(!rmpc_group_retry(&g, t + 20000 + RMPC_MEMBER_RETRY_MAX_MS - 1));
+	CHECK(rmpc_group_retry(&g, t + 20000 + RMPC_MEMBER_RETRY_MAX_MS));
+	/* past the bound but not tried since: an idle handle loses nobody */
+	CHECK(rmpc_group_retry(&g, t + 10 * RMPC_MEMBER_TIMEOUT_MS));
+	CHECK_EQ(g.state[1], RMPC_MEMBER_SUSPECT);
+	/* tried past the bound and still suspect: lost, not due any more */
+	rmpc_group_tried(&g, t + RMPC_MEMBER_TIMEOUT_MS);
 	CHECK_EQ(g.state[1], RMPC_MEMBER_LOST);
-	CHECK(!rmpc_group_retry(&g, t + RMPC_MEMBER_TIMEOUT_MS + 5000));
+	CHECK(!rmpc_group_retry(&g, t + 20 * RMPC_MEMBER_TIMEOUT_MS));
 	/* a new handle: live, its waits start over */
 	rmpc_member_swap(&g, 1, H(1));
 	CHECK_EQ(g.retry[1].ms, 0);
@@ -146,7 +155,7 @@ static void test_retry(void)
 	g = group();
 	g.member_timeout_ms = 0;
 	rmpc_member_failed(&g, 0, -EIO, t);
-	(void)rmpc_group_retry(&g, t + 10 * RMPC_MEMBER_TIMEOUT_MS);
+	rmpc_group_tried(&g, t + 10 * RMPC_MEMBER_TIMEOUT_MS);
 	CHECK_EQ(g.state[0], RMPC_MEMBER_SUSPECT);
 }
 
