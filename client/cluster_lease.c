@@ -227,7 +227,7 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 
 		keep[i] = r->stale[i] ? SKIP : !same ? ATTACH :
 			  rmpc_member_live(g, i) ? KEEP :
-			  g->state[i] == RMPC_MEMBER_STALE ? SKIP : ATTACH;
+			  rmpc_member_away(g, i) ? ATTACH : SKIP;
 	}
 	return 0;
 }

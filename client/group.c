@@ -8,8 +8,9 @@
 /*
  * member_set -- the one transition of a member's state. A new handle in
  * the slot (replaced) may start LIVE or LOST from any state; otherwise
- * only: LIVE -> SUSPECT, STALE, LOST; SUSPECT -> STALE, LOST; LOST ->
- * STALE. A STALE member leaves only by a new handle: its bytes are old.
+ * only: LIVE -> SUSPECT, STALE, LOST; SUSPECT -> STALE, LOST, MISSED;
+ * LOST -> STALE, MISSED; MISSED -> STALE. A STALE member leaves only by
+ * a new handle: its bytes are old; a MISSED one also by its mark.
  */
 static void member_set(struct rmpc_group *g, unsigned i,
 		       enum rmpc_member_state to, bool replaced)
@@ -22,13 +23,18 @@ static void member_set(struct rmpc_group *g, unsigned i,
 		return;
 	}
 	switch (from) {
-	case RMPC_MEMBER_LIVE:
-		ok = to != RMPC_MEMBER_LIVE;
+	case RMPC_MEMBER_LIVE: /* not MISSED: a live member had the write */
+		ok = to == RMPC_MEMBER_SUSPECT || to == RMPC_MEMBER_STALE ||
+		     to == RMPC_MEMBER_LOST;
 		break;
 	case RMPC_MEMBER_SUSPECT:
-		ok = to == RMPC_MEMBER_STALE || to == RMPC_MEMBER_LOST;
+		ok = to == RMPC_MEMBER_STALE || to == RMPC_MEMBER_LOST ||
+		     to == RMPC_MEMBER_MISSED;
 		break;
 	case RMPC_MEMBER_LOST:
+		ok = to == RMPC_MEMBER_STALE || to == RMPC_MEMBER_MISSED;
+		break;
+	case RMPC_MEMBER_MISSED:
 		ok = to == RMPC_MEMBER_STALE;
 		break;
 	default: /* STALE */
@@ -93,6 +99,16 @@ void rmpc_member_lost(struct rmpc_group *g, unsigned i)
 void rmpc_member_stale(struct rmpc_group *g, unsigned i)
 {
 	member_set(g, i, RMPC_MEMBER_STALE, false);
+}
+
+void rmpc_member_missed(struct rmpc_group *g, unsigned i)
+{
+	member_set(g, i, RMPC_MEMBER_MISSED, false);
+}
+
+bool rmpc_member_owes(const struct rmpc_group *g, unsigned i)
+{
+	return g->state[i] == RMPC_MEMBER_MISSED;
 }
 
 struct rmp_lease *rmpc_member_swap(struct rmpc_group *g, unsigned i,

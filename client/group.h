@@ -19,6 +19,10 @@
  *            reads the record and attaches it anew)   past and a try
  *            after a backoff (RETRY_*_MS)             failed (LOST), a
  *                                                     refresh (swap)
+ *   MISSED   a write went on without it, and the      the record marked
+ *            record could not be made to say so (etcd (STALE), a new
+ *            out of reach): never used or attached    member (swap)
+ *            again until a mark makes it STALE
  *   STALE    a write went on without it (the record   a new member (swap)
  *            says so): it lacks bytes; never read,
  *            written or attached again as it is
@@ -66,6 +70,7 @@ enum rmpc_member_state {
 	RMPC_MEMBER_SUSPECT,
 	RMPC_MEMBER_STALE,
 	RMPC_MEMBER_LOST,
+	RMPC_MEMBER_MISSED,
 };
 
 struct rmpc_group {
@@ -99,6 +104,9 @@ void rmpc_member_lost(struct rmpc_group *g, unsigned i);
 /* rmpc_member_stale -- member i lacks a write (the record says so):
  * STALE. */
 void rmpc_member_stale(struct rmpc_group *g, unsigned i);
+/* rmpc_member_missed -- member i (away) lacks a write the record could
+ * not be made to say: MISSED, until a mark makes it STALE. */
+void rmpc_member_missed(struct rmpc_group *g, unsigned i);
 /* rmpc_member_swap -- slot i holds m now (NULL: none, LOST), LIVE:
  * returns the handle it held, for the caller to close. */
 struct rmp_lease *rmpc_member_swap(struct rmpc_group *g, unsigned i,
@@ -123,6 +131,8 @@ bool rmpc_member_live(const struct rmpc_group *g, unsigned i);
  * leaves it lacking bytes the record does not know of yet; a refresh
  * may attach it anew. */
 bool rmpc_member_away(const struct rmpc_group *g, unsigned i);
+/* rmpc_member_owes -- member i is MISSED: any write's mark names it. */
+bool rmpc_member_owes(const struct rmpc_group *g, unsigned i);
 /* rmpc_group_live -- how many replicas of stripe s are LIVE. */
 unsigned rmpc_group_live(const struct rmpc_group *g, unsigned s);
 

@@ -195,17 +195,20 @@ static unsigned lacking(struct rmp_lease *l, uint64_t off, uint64_t len,
 	unsigned n = 0;
 	struct parts pt;
 
-	memset(need, 0, sizeof(bool) * g->n);
 	if (split(l, off, len, &pt))
 		return 0;
+	/* one whose earlier mark failed is named by every mark until one
+	 * is made */
+	for (unsigned j = 0; j < g->n; j++)
+		need[j] = rmpc_member_owes(g, j);
 	for (unsigned i = 0; i < pt.n; i++) {
 		unsigned first = pt.p[i].stripe * g->replicas;
 
-		for (unsigned j = first; j < first + g->replicas; j++) {
-			need[j] = rmpc_member_away(g, j);
-			n += need[j];
-		}
+		for (unsigned j = first; j < first + g->replicas; j++)
+			need[j] = need[j] || rmpc_member_away(g, j);
 	}
+	for (unsigned j = 0; j < g->n; j++)
+		n += need[j];
 	return n;
 }
 
@@ -256,6 +259,7 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 	struct rmpc_group *g = l->group;
 	const struct rmpc_group_keeper *k = g->keeper;
 	bool need[RMPC_MEMBERS_MAX];
+	bool unmarked = false; /* made without need[], and not marked */
 	int err = 0;
 
 	retry_suspects(l);
@@ -264,6 +268,7 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 		 * new list */
 		if (tries && (caller_error(err) || !k || k->refresh(l)))
 			break;
+		unmarked = false;
 		err = write_once(l, off, src, len);
 		if (err && !caller_error(err) && k)
 			continue; /* a stripe with no member left: refresh */
@@ -281,9 +286,16 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 					rmpc_member_stale(g, i);
 			break;
 		}
+		unmarked = true;
 		if (err != -EAGAIN)
 			break;
 	}
+	/* not acknowledged, but made on some members and not on need[]:
+	 * those are not taken back (a retry, a refresh) before a mark, or
+	 * the replicas would differ where the write went */
+	for (unsigned i = 0; unmarked && i < g->n; i++)
+		if (need[i])
+			rmpc_member_missed(g, i);
 	return err;
 }
 

@@ -65,6 +65,37 @@ static void test_stale(void)
 	CHECK(!rmpc_member_live(&g, 0) && !rmpc_member_away(&g, 0));
 }
 
+/* A member a write went on without, whose mark could not be made: only
+ * the mark (STALE) or a new handle takes it out; it is owed a mark and
+ * never tried again. */
+static void test_missed(void)
+{
+	struct rmpc_group g = group();
+
+	rmpc_member_missed(&g, 0); /* live: it had the write */
+	CHECK_EQ(g.state[0], RMPC_MEMBER_LIVE);
+	rmpc_member_failed(&g, 0, -EIO, NOW);
+	rmpc_member_missed(&g, 0);
+	rmpc_member_lost(&g, 1);
+	rmpc_member_missed(&g, 1);
+	CHECK_EQ(g.state[0], RMPC_MEMBER_MISSED);
+	CHECK_EQ(g.state[1], RMPC_MEMBER_MISSED);
+	CHECK(rmpc_member_owes(&g, 0) && !rmpc_member_away(&g, 0));
+	rmpc_member_failed(&g, 0, -ENOENT, NOW);
+	rmpc_member_lost(&g, 0);
+	CHECK_EQ(g.state[0], RMPC_MEMBER_MISSED);
+	CHECK(!rmpc_group_retry(&g, NOW + RMPC_MEMBER_TIMEOUT_MS));
+	rmpc_group_tried(&g, NOW + RMPC_MEMBER_TIMEOUT_MS);
+	CHECK_EQ(g.state[0], RMPC_MEMBER_MISSED);
+	rmpc_member_stale(&g, 0);
+	CHECK_EQ(g.state[0], RMPC_MEMBER_STALE);
+	CHECK(!rmpc_member_owes(&g, 0));
+	rmpc_member_missed(&g, 0); /* stale stays stale */
+	CHECK_EQ(g.state[0], RMPC_MEMBER_STALE);
+	(void)rmpc_member_swap(&g, 1, H(1));
+	CHECK_EQ(g.state[1], RMPC_MEMBER_LIVE);
+}
+
 static void test_swap(void)
 {
 	struct rmpc_group g = group();
@@ -163,6 +194,7 @@ int main(void)
 {
 	test_failed();
 	test_stale();
+	test_missed();
 	test_swap();
 	test_tallies();
 	test_retry();
