@@ -58,6 +58,9 @@ static const char usage_text[] =
 	"  stat [--json]                   pool and tenant figures\n"
 	"  repair TOKEN                    (-C) new replicas for a cluster lease's\n"
 	"                                  lost ones, filled from a live one\n"
+	"  info TOKEN [--json]             the lease's figures, and each member of a\n"
+	"                                  cluster lease: its server, its state (live,\n"
+	"                                  suspect, stale, lost, missed) and its rails\n"
 	"  nodes [--json] [--check]        (-C) the cluster's nodes: address, free\n"
 	"                                  and pool bytes, labels; --check connects\n"
 	"                                  to each: proven, or why it is skipped\n"
@@ -602,7 +605,7 @@ static const struct command commands[] = {
 	{ "alloc", cmd_alloc }, { "write", cmd_write }, { "read", cmd_read },
 	{ "renew", cmd_renew }, { "free", cmd_free },   { "cas", cmd_cas },
 	{ "faa", cmd_faa },     { "stat", cmd_stat },   { "keygen", cmd_keygen },
-	{ "nodes", cmd_nodes }, { "repair", cmd_repair },
+	{ "nodes", cmd_nodes }, { "repair", cmd_repair }, { "info", cmd_info },
 };
 
 /* global_opt -- "-s X", "-sX", "--server X", "--server=X"; NULL if not o. */

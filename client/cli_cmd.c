@@ -395,6 +395,76 @@ int cmd_renew(struct cli *cli, int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
+static const char *const member_state[] = {
+	[RMP_MEMBER_LIVE] = "live", [RMP_MEMBER_SUSPECT] = "suspect",
+	[RMP_MEMBER_STALE] = "stale", [RMP_MEMBER_LOST] = "lost",
+	[RMP_MEMBER_MISSED] = "missed",
+};
+
+/* state_name -- the word for an enum rmp_member_state. */
+static const char *state_name(int st)
+{
+	return st >= 0 && st <= RMP_MEMBER_MISSED ? member_state[st] : "?";
+}
+
+int cmd_info(struct cli *cli, int argc, char **argv)
+{
+	const char *file = NULL, *pos[1], *token;
+	bool json = false;
+	const struct opt opts[] = {
+		{ "--token-file", &file, NULL },
+		{ "--json", NULL, &json },
+		{ NULL, NULL, NULL },
+	};
+	struct rmp_lease_info info;
+	struct rmp_lease *l;
+	int npos;
+
+	npos = cli_parse_args(cli, "info", argc, argv, opts, pos, 0, 1);
+	token = cli_take_token("info", pos, npos, 0, file, NULL);
+	l = attach(cli, token, 0, &info);
+	if (json)
+		printf("{\"id\":\"%016" PRIx64 "\",\"length\":%" PRIu64
+		       ",\"ttl_ms\":%" PRIu64 ",\"holders\":%" PRIu32
+		       ",\"stripes\":%u,\"replicas\":%u,\"replicas_live\":%u"
+		       ",\"members\":[", info.id, info.length, info.ttl_ms,
+		       info.holders, info.stripes, info.replicas,
+		       info.replicas_live);
+	else
+		printf("id              %016" PRIx64 "\n"
+		       "length          %" PRIu64 "\n"
+		       "ttl_ms          %" PRIu64 "\n"
+		       "holders         %" PRIu32 "\n"
+		       "stripes         %u\n"
+		       "replicas        %u (%u live)\n", info.id, info.length,
+		       info.ttl_ms, info.holders, info.stripes, info.replicas,
+		       info.replicas_live);
+	for (unsigned i = 0; i < info.stripes * info.replicas; i++) {
+		struct rmp_member_info m = { .size = sizeof(m) };
+
+		if (rmp_lease_member_info(l, i, &m))
+			break;
+		if (json)
+			/* a host is an address or a DNS name: no quotes in it */
+			printf("%s{\"stripe\":%u,\"replica\":%u,\"state\":"
+			       "\"%s\",\"host\":\"%s\",\"port\":%u,"
+			       "\"rails\":%u,\"rails_up\":%u}", i ? "," : "",
+			       m.stripe, m.replica, state_name(m.state), m.host,
+			       m.port, m.rails, m.rails_up);
+		else
+			printf("member %-8u stripe %u replica %u %s:%u %s, "
+			       "rails %u of %u up\n", i, m.stripe, m.replica,
+			       m.host, m.port, state_name(m.state), m.rails_up,
+			       m.rails);
+	}
+	if (json)
+		printf("]}\n");
+	rmp_lease_close(l);
+	if (fflush(stdout) == EOF)
+		cli_die("info: writing the result failed");
+	return EXIT_SUCCESS;
+}
+
 int cmd_free(struct cli *cli, int argc, char **argv)
 {
 	const char *file = NULL, *pos[1], *token;

@@ -796,6 +796,59 @@ int rmp_lease_replica_token(const struct rmp_lease *l, unsigned i, char *buf,
 	return format_token(l->group->m[i], buf, len);
 }
 
+/* member_of -- the public state of member i of g. */
+static int member_of(const struct rmpc_group *g, unsigned i)
+{
+	switch (g->state[i]) {
+	case RMPC_MEMBER_LIVE:
+		return g->m[i] ? RMP_MEMBER_LIVE : RMP_MEMBER_LOST;
+	case RMPC_MEMBER_SUSPECT:
+		return RMP_MEMBER_SUSPECT;
+	case RMPC_MEMBER_STALE:
+		return RMP_MEMBER_STALE;
+	case RMPC_MEMBER_MISSED:
+		return RMP_MEMBER_MISSED;
+	default:
+		return RMP_MEMBER_LOST;
+	}
+}
+
+int rmp_lease_member_info(const struct rmp_lease *l, unsigned i,
+			  struct rmp_member_info *mi)
+{
+	const struct rmp_lease *m = l;
+	const struct rmpc_rail_set *s;
+	struct rmp_member_info o;
+
+	if (!l || !mi || mi->size < sizeof(o))
+		return -EINVAL;
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.state = RMP_MEMBER_LIVE;
+	if (l->group) {
+		if (i >= l->group->n)
+			return -ENOENT;
+		m = l->group->m[i];
+		o.stripe = i / l->group->replicas;
+		o.replica = i % l->group->replicas;
+		o.state = member_of(l->group, i);
+	} else if (i) {
+		return -ENOENT;
+	}
+	if (m) {
+		snprintf(o.host, sizeof(o.host), "%s", m->host);
+		o.port = m->port;
+		s = m->c ? m->c->rails : NULL;
+		o.rails = s ? s->n : 1;
+		for (unsigned r = 0; s && r < s->n; r++)
+			o.rails_up += !s->r[r].down;
+		if (!s)
+			o.rails_up = m->c && !rmpc_broken(m->c);
+	}
+	memcpy(mi, &o, sizeof(o));
+	return 0;
+}
+
 int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)
 {
 	const struct rmp_stat_rep *r;

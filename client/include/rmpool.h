@@ -517,6 +517,44 @@ int rmp_lease_token(const struct rmp_lease *l, char *buf, size_t len);
 int rmp_lease_replica_token(const struct rmp_lease *l, unsigned i, char *buf,
 			    size_t len);
 
+/* Since 0.7: what this handle knows of a member of a mirrored or striped
+ * lease (rmp_lease_member_info). */
+enum rmp_member_state {
+	RMP_MEMBER_LIVE = 0,    /* read and written */
+	RMP_MEMBER_SUSPECT = 1, /* out of reach for now: tried again after a
+				 * wait, live when its server still holds
+				 * the lease (a flap, a daemon restarted
+				 * from its state_dir) */
+	RMP_MEMBER_STALE = 2,   /* lacks a write (its record says so): a
+				 * repair replaces it */
+	RMP_MEMBER_LOST = 3,    /* gone (its lease ended there, its node
+				 * left, 30 s out of reach): a repair
+				 * replaces it */
+	RMP_MEMBER_MISSED = 4,  /* lacks a write its record could not be told
+				 * of yet (etcd out of reach): the next
+				 * write marks it stale */
+};
+
+struct rmp_member_info {
+	size_t size;     /* sizeof(struct rmp_member_info), set by caller */
+	unsigned stripe, replica; /* i = stripe * replicas + replica */
+	int state;       /* enum rmp_member_state */
+	char host[256];  /* its server (the address its token names) */
+	uint16_t port;
+	unsigned rails;    /* connections to its node: 1 without rails,
+			    * 0 for a member never attached */
+	unsigned rails_up; /* of them, up as last seen */
+};
+
+/*
+ * rmp_lease_member_info -- describe member i (in rmp_lease_replica_token's
+ * order; of a lease of one server, member 0 is the lease itself, LIVE),
+ * no server round trip. -EINVAL (l or mi NULL, mi->size smaller than
+ * this version's struct) or -ENOENT (no member i).
+ */
+int rmp_lease_member_info(const struct rmp_lease *l, unsigned i,
+			  struct rmp_member_info *mi);
+
 struct rmp_pool_stat {
 	size_t size;             /* sizeof(struct rmp_pool_stat), by caller */
 	uint64_t pool_bytes, free_bytes, largest_free;

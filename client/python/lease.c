@@ -633,6 +633,53 @@ static PyObject *lease_get_replica_tokens(PyObject *o, void *unused)
 	return list;
 }
 
+/* The words of enum rmp_member_state. */
+static const char *member_state_name(int st)
+{
+	static const char *const name[] = {
+		[RMP_MEMBER_LIVE] = "live", [RMP_MEMBER_SUSPECT] = "suspect",
+		[RMP_MEMBER_STALE] = "stale", [RMP_MEMBER_LOST] = "lost",
+		[RMP_MEMBER_MISSED] = "missed",
+	};
+
+	return st >= 0 && st <= RMP_MEMBER_MISSED ? name[st] : "?";
+}
+
+static PyObject *lease_get_members(PyObject *o, void *unused)
+{
+	RmpLease *self = (RmpLease *)o;
+	struct rmp_lease_info in = { .size = sizeof(in) };
+	PyObject *list, *d;
+	unsigned i, n;
+	int rc;
+
+	if (live(self) < 0)
+		return NULL;
+	DATA_CALL(self, rc, rmp_lease_info(held, &in));
+	if (rc < 0)
+		return NULL;
+	n = (in.stripes ? in.stripes : 1) * (in.replicas ? in.replicas : 1);
+	list = PyList_New(0);
+	for (i = 0; list && i < n; i++) {
+		struct rmp_member_info m = { .size = sizeof(m) };
+
+		DATA_CALL(self, rc, rmp_lease_member_info(held, i, &m));
+		if (rc < 0) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		d = Py_BuildValue("{s:I,s:I,s:s,s:s,s:H,s:I,s:I}", "stripe",
+				  m.stripe, "replica", m.replica, "state",
+				  member_state_name(m.state), "host", m.host,
+				  "port", m.port, "rails", m.rails, "rails_up",
+				  m.rails_up);
+		if (!d || PyList_Append(list, d) < 0)
+			Py_CLEAR(list);
+		Py_XDECREF(d);
+	}
+	return list;
+}
+
 static PyObject *lease_get_info(PyObject *o, void *unused)
 {
 	RmpLease *self = (RmpLease *)o;
@@ -842,6 +889,12 @@ static PyGetSetDef lease_getset[] = {
 	  "list[str]: the token of each member of a mirrored or striped "
 	  "lease (each names its server), in stripe order, a stripe's "
 	  "replicas together; [token] for a lease of one server.", NULL },
+	{ "members", lease_get_members, NULL,
+	  "list[MemberInfo]: each member in replica_tokens' order, as this "
+	  "handle knows it (no server round trip): stripe, replica, state "
+	  "('live'; 'suspect': out of reach for now, tried again; 'stale' or "
+	  "'lost': a repair replaces it; 'missed': lacks a write its record "
+	  "does not know of yet), host, port, rails, rails_up.", NULL },
 	{ "client", lease_get_client, NULL,
 	  "The Client of this handle; None for a Cluster's lease.", NULL },
 	{ "cluster", lease_get_cluster, NULL,

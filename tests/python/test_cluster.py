@@ -101,6 +101,12 @@ def test_mirrored_with_cli(cl):
         assert (i.replicas, i.replicas_live, i.stripes) == (2, 2, 1)
         racks = sorted(RACK[node_of(t)] for t in lease.replica_tokens)
         assert racks == ["r1", "r2"]
+        members = lease.members
+        assert [(m["stripe"], m["replica"], m["state"]) for m in members] \
+            == [(0, 0, "live"), (0, 1, "live")]
+        assert [(m["host"], m["port"]) for m in members] == \
+            [server_of(t) for t in lease.replica_tokens]
+        assert all(m["rails_up"] == m["rails"] >= 1 for m in members)
         lease.write(data, 4096)
         # Python's write read by the C CLI through the cluster token ...
         assert cli("read", lease.token, "--offset", "4096", "--length",

@@ -14,7 +14,9 @@
 # stay a's. A reader of an 8 MiB mirrored
 # lease loses the replica it reads (its daemon SIGKILLed) without an
 # error; `rmpool repair` then gives the lease a new replica on the third
-# node while the reader goes on reading and writing (one 4 KiB write a turn): after it, every replica
+# node while the reader goes on reading and writing (one 4 KiB write a
+# turn); `rmpool info` shows the killed node's member not live before,
+# both live after; after it, every replica
 # read on its own holds exactly what was written (no write of the copy
 # time lost), none is on the dead node, the two are on distinct racks,
 # and the reader saw no error. A free removes the record.
@@ -164,11 +166,28 @@ read -r _ _ _ errors _ bad _ live _ total _ <<<"$(grep '^reads' \
 expect_eq "reader's errors at the kill" "$errors" 0
 expect_eq "replicas live after the kill" "$live of $total" "1 of 2"
 sleep 1 # the reader reads and writes on the survivor
+# what a fresh holder sees of the members: the survivor live, the
+# killed node's member not (stale when the reader wrote since, or lost)
+"$RMPOOL" -C "$CLUSTER" info "$mtok" >"$RMP_TMP/info.out" ||
+	fail_later "rmpool info before the repair"
+cat "$RMP_TMP/info.out"
+expect_eq "members live before the repair (rmpool info)" \
+	"$(grep -c '^member .* live,' "$RMP_TMP/info.out")" 1
+st=$(awk -v p=":${CL_PORT[KILLED]}" '$1 == "member" &&
+	substr($7, length($7) - length(p) + 1) == p { print $8 }' \
+	"$RMP_TMP/info.out")
+case $st in
+"stale," | "lost,") ;;
+*) fail_later "the killed node's member is '$st' in rmpool info" ;;
+esac
 "$RMPOOL" -C "$CLUSTER" repair "$mtok" >"$RMP_TMP/repair.out" \
 	2>"$RMP_TMP/repair.err" || fail_later "repair failed: $(cat \
 	"$RMP_TMP/repair.err")"
 cat "$RMP_TMP/repair.out"
 expect_eq "repair's result" "$(cat "$RMP_TMP/repair.out")" "replicas 2 of 2"
+expect_eq "members' states after the repair (rmpool info --json)" \
+	"$("$RMPOOL" -C "$CLUSTER" info --json "$mtok" |
+		jget "' '.join(m['state'] for m in d['members'])")" "live live"
 sleep 1 # the reader's calls after the repair: refreshed, on both
 echo end >&7
 exec 7>&-

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Type stubs of the rmpool package (the C extension rmpool._rmpool and
 # the asyncio methods of rmpool._aio).
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Literal, Optional, TypedDict, Union
 from typing_extensions import Buffer  # PEP 688; collections.abc.Buffer from 3.12
 
 ACCESS_READ: int
@@ -56,6 +56,15 @@ class LeaseInfo(tuple[int, ...]):
     replicas: int
     replicas_live: int
     stripes: int
+
+class MemberInfo(TypedDict):
+    stripe: int
+    replica: int
+    state: Literal["live", "suspect", "stale", "lost", "missed"]
+    host: str
+    port: int
+    rails: int
+    rails_up: int
 
 class NodeInfo(tuple[Any, ...]):
     node: str
@@ -144,6 +153,7 @@ class Cluster:
 class Lease:
     token: str
     replica_tokens: list[str]
+    members: list[MemberInfo]
     info: LeaseInfo
     length: int
     closed: bool
