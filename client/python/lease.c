@@ -602,21 +602,32 @@ static PyObject *lease_get_token(PyObject *o, void *unused)
 	return PyUnicode_FromStringAndSize(tok, rc);
 }
 
+/* members_of -- how many members self's lease has (1 of a lease of one
+ * server) into *n: 0, or -1 with the exception set. */
+static int members_of(RmpLease *self, unsigned *n)
+{
+	struct rmp_lease_info in = { .size = sizeof(in) };
+	int rc;
+
+	if (live(self) < 0)
+		return -1;
+	DATA_CALL(self, rc, rmp_lease_info(held, &in));
+	if (rc < 0)
+		return -1;
+	*n = (in.stripes ? in.stripes : 1) * (in.replicas ? in.replicas : 1);
+	return 0;
+}
+
 static PyObject *lease_get_replica_tokens(PyObject *o, void *unused)
 {
 	RmpLease *self = (RmpLease *)o;
-	struct rmp_lease_info in = { .size = sizeof(in) };
 	char tok[RMP_TOKEN_MAXLEN];
 	PyObject *list, *t;
 	unsigned i, n;
 	int rc;
 
-	if (live(self) < 0)
+	if (members_of(self, &n) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_lease_info(held, &in));
-	if (rc < 0)
-		return NULL;
-	n = (in.stripes ? in.stripes : 1) * (in.replicas ? in.replicas : 1);
 	list = PyList_New(0);
 	for (i = 0; list && i < n; i++) {
 		DATA_CALL(self, rc, rmp_lease_replica_token(held, i, tok,
@@ -648,17 +659,12 @@ static const char *member_state_name(int st)
 static PyObject *lease_get_members(PyObject *o, void *unused)
 {
 	RmpLease *self = (RmpLease *)o;
-	struct rmp_lease_info in = { .size = sizeof(in) };
 	PyObject *list, *d;
 	unsigned i, n;
 	int rc;
 
-	if (live(self) < 0)
+	if (members_of(self, &n) < 0)
 		return NULL;
-	DATA_CALL(self, rc, rmp_lease_info(held, &in));
-	if (rc < 0)
-		return NULL;
-	n = (in.stripes ? in.stripes : 1) * (in.replicas ? in.replicas : 1);
 	list = PyList_New(0);
 	for (i = 0; list && i < n; i++) {
 		struct rmp_member_info m = { .size = sizeof(m) };
