@@ -54,10 +54,13 @@ struct rmpc_rail_plan;
 #define RMPC_GROUP_TOKEN_MAX 112u
 #define RMPC_MEMBERS_MAX (RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX)
 
-/* A suspect member is tried again after 200 ms, then twice as long each
- * time, up to 2 s: a flap or a daemon's restart is over in seconds. */
-#define RMPC_MEMBER_RETRY_FIRST_MS 200u
-#define RMPC_MEMBER_RETRY_MAX_MS 2000u
+/* A suspect member is tried again after 4 s, then every 8 s: a flap or
+ * a daemon's restart is over in seconds, and a node that died has left
+ * etcd by the first try when its ttl is short (then it is lost without
+ * a connect; a connect to a dead host may hold the data call that
+ * tries it for the connect timeout). */
+#define RMPC_MEMBER_RETRY_FIRST_MS 4000u
+#define RMPC_MEMBER_RETRY_MAX_MS 8000u
 /* ... and lost after 30 s suspect: longer than a daemon restarted from
  * its state_dir, a link flap or a switch's reboot; by then a node that
  * died has left etcd (its ttl) and its member is lost for that, so this
