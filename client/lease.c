@@ -9,6 +9,7 @@
 
 #include "chan.h"
 #include "error.h"
+#include "fault.h"
 #include "lease.h"
 #include "opts.h"
 #include "proto.h"
@@ -53,126 +54,6 @@ static void lease_unlink(struct rmp_lease *l)
 
 /* ---- mirrored leases ------------------------------------------------- */
 
-/* group_layout_ok -- m fits the layout: members in no group, each
- * holding its stripe's part of length bytes, the replicas of a stripe on
- * distinct clients; a stripe may miss members (NULL), not all. */
-static bool group_layout_ok(struct rmp_lease *const *m, unsigned stripes,
-			    unsigned replicas, uint64_t unit, uint64_t length)
-{
-	for (unsigned s = 0; s < stripes; s++) {
-		uint64_t need = stripes == 1 ? length :
-				rmpc_stripe_size(stripes, unit, length, s);
-		unsigned have = 0;
-
-		for (unsigned j = 0; j < replicas; j++) {
-			const struct rmp_lease *x = m[s * replicas + j];
-
-			if (!x)
-				continue;
-			if (x->group || x->length < need)
-				return false;
-			for (unsigned i = 0; i < j; i++)
-				if (m[s * replicas + i] &&
-				    m[s * replicas + i]->c == x->c)
-					return false;
-			have++;
-		}
-		if (!have)
-			return false;
-	}
-	return true;
-}
-
-int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
-		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
-		   struct rmpc_lease_list *owner, struct rmp_lease **out)
-{
-	struct rmp_lease *l;
-	struct rmpc_group *g;
-	unsigned n = stripes * replicas;
-
-	if (!stripes || stripes > RMPC_STRIPES_MAX || !replicas ||
-	    replicas > RMPC_REPLICAS_MAX || n < 2 || !length ||
-	    !stripe_unit || (stripe_unit & (stripe_unit - 1)) ||
-	    !group_layout_ok(m, stripes, replicas, stripe_unit, length))
-		return -EINVAL;
-	l = calloc(1, sizeof(*l));
-	g = calloc(1, sizeof(*g));
-	if (g)
-		g->plans = calloc(n, sizeof(*g->plans));
-	if (!l || !g || !g->plans) {
-		free(l);
-		if (g)
-			free(g->plans);
-		free(g);
-		return -ENOMEM;
-	}
-	g->stripes = stripes;
-	g->replicas = replicas;
-	g->stripe_unit = stripe_unit;
-	g->n = n;
-	g->member_timeout_ms = RMPC_MEMBER_TIMEOUT_MS;
-	l->group = g;
-	l->length = length;
-	l->access = RMP_ACC_READ | RMP_ACC_WRITE;
-	for (unsigned i = 0; i < n; i++) {
-		/* a member that could not be attached is lost from the
-		 * start */
-		(void)rmpc_member_swap(g, i, m[i]); /* the slot was empty */
-		if (!m[i])
-			continue;
-		l->access &= m[i]->access;
-		l->id = m[i]->id;
-		l->flags = m[i]->flags;
-	}
-	if (owner)
-		LIST_INSERT_HEAD(owner, l, link);
-	*out = l;
-	return 0;
-}
-
-void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
-		     void *arg, const char *token)
-{
-	l->group->keeper = k;
-	l->group->keeper_arg = arg;
-	snprintf(l->group->token, sizeof(l->group->token), "%s", token);
-}
-
-void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
-{
-	rmp_lease_close(rmpc_member_swap(l->group, i, m));
-}
-
-/* group_renew -- renew every live member: 0 when each stripe keeps
- * one (those that failed leave LIVE), else the first error of a stripe
- * that kept none (-EKEYEXPIRED: they were lost before). */
-static int group_renew(struct rmp_lease *l, uint32_t ttl_s)
-{
-	struct rmpc_group *g = l->group;
-	int first[RMPC_STRIPES_MAX] = { 0 };
-	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
-
-	for (unsigned i = 0; i < g->n; i++) {
-		unsigned s = i / g->replicas;
-		int err;
-
-		if (!rmpc_member_live(g, i))
-			continue;
-		err = rmp_lease_renew(g->m[i], ttl_s);
-		if (err == -EINVAL)
-			return err; /* the ttl: the same to every server */
-		if (err)
-			rmpc_member_failed(g, i, err, rmp_now_ms());
-		first[s] = first[s] ? first[s] : err;
-		ok[s] += !err;
-	}
-	for (unsigned s = 0; s < g->stripes; s++)
-		if (!ok[s])
-			return first[s] ? first[s] : -EKEYEXPIRED;
-	return g->keeper ? g->keeper->renewed(l, ttl_s) : 0;
-}
-
 /* group_end -- free (or with release false, close) every replica and
  * the handle: the first error of a free, 0 when every one went. */
 static int group_end(struct rmp_lease *l, bool release)
@@ -196,35 +77,6 @@ static int group_end(struct rmp_lease *l, bool release)
 	free(g);
 	free(l);
 	return first;
-}
-
-/* group_ttl_ms -- the least time left of the live members (0 when a
- * stripe has none); *live: the fewest live replicas of a stripe;
- * *holders: the fewest holders of a live member. */
-static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
-			     uint32_t *holders)
-{
-	uint64_t ttl = UINT64_MAX, now = rmp_now_ms();
-	unsigned per[RMPC_STRIPES_MAX] = { 0 };
-
-	*holders = UINT32_MAX;
-	for (unsigned i = 0; i < g->n; i++) {
-		const struct rmp_lease *m = g->m[i];
-		uint64_t age;
-
-		if (!rmpc_member_live(g, i))
-			continue;
-		age = now - m->stamp_ms;
-		per[i / g->replicas]++;
-		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
-		*holders = RMP_MIN(*holders, m->holders);
-	}
-	*live = g->replicas;
-	for (unsigned s = 0; s < g->stripes; s++)
-		*live = RMP_MIN(*live, per[s]);
-	if (*holders == UINT32_MAX)
-		*holders = 0;
-	return *live ? ttl : 0;
 }
 
 /*
@@ -618,11 +470,24 @@ int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
 	if (!l)
 		return -EINVAL;
 	if (l->group)
-		return group_renew(l, ttl_s);
+		return rmpc_group_renew(l, ttl_s);
 	rmpc_clear_error(l->c);
 	err = rmpc_lease_usable(l, false);
 	if (!err)
 		err = id_rpc(l->c, RMP_OP_RENEW, l->id, l->secret, ttl_s, &m);
+	/* rail 0's connection failing is no reason to miss a renewal: a
+	 * RENEW names the lease by id and secret, any rail carries it */
+	for (unsigned r = 1; l->c->rails && r < l->c->rails->n &&
+	     rmpc_fault_of(err) == RMPC_FAULT_TRANSIENT; r++) {
+		struct rmp_client *rc = l->c->rails->r[r].c;
+
+		if (l->c->rails->r[r].down)
+			continue;
+		rmpc_clear_error(rc);
+		err = id_rpc(rc, RMP_OP_RENEW, l->id, l->secret, ttl_s, &m);
+		if (err)
+			rmpc_set_error(l->c, "%s", rc->errbuf);
+	}
 	if (err)
 		return err;
 	l->ttl_ms = m.u.renew_rep.ttl_ms;
@@ -748,7 +613,8 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
 	if (l->group) {
 		i.replicas = l->group->replicas;
 		i.stripes = l->group->stripes;
-		i.ttl_ms = group_ttl_ms(l->group, &i.replicas_live, &i.holders);
+		i.ttl_ms = rmpc_group_ttl_ms(l->group, &i.replicas_live,
+					     &i.holders);
 	}
 	memcpy(info, &i, size);
 	return 0;
@@ -794,59 +660,6 @@ int rmp_lease_replica_token(const struct rmp_lease *l, unsigned i, char *buf,
 	if (i >= l->group->n || !l->group->m[i])
 		return -ENOENT;
 	return format_token(l->group->m[i], buf, len);
-}
-
-/* member_of -- the public state of member i of g. */
-static int member_of(const struct rmpc_group *g, unsigned i)
-{
-	switch (g->state[i]) {
-	case RMPC_MEMBER_LIVE:
-		return g->m[i] ? RMP_MEMBER_LIVE : RMP_MEMBER_LOST;
-	case RMPC_MEMBER_SUSPECT:
-		return RMP_MEMBER_SUSPECT;
-	case RMPC_MEMBER_STALE:
-		return RMP_MEMBER_STALE;
-	case RMPC_MEMBER_MISSED:
-		return RMP_MEMBER_MISSED;
-	default:
-		return RMP_MEMBER_LOST;
-	}
-}
-
-int rmp_lease_member_info(const struct rmp_lease *l, unsigned i,
-			  struct rmp_member_info *mi)
-{
-	const struct rmp_lease *m = l;
-	const struct rmpc_rail_set *s;
-	struct rmp_member_info o;
-
-	if (!l || !mi || mi->size < sizeof(o))
-		return -EINVAL;
-	memset(&o, 0, sizeof(o));
-	o.size = sizeof(o);
-	o.state = RMP_MEMBER_LIVE;
-	if (l->group) {
-		if (i >= l->group->n)
-			return -ENOENT;
-		m = l->group->m[i];
-		o.stripe = i / l->group->replicas;
-		o.replica = i % l->group->replicas;
-		o.state = member_of(l->group, i);
-	} else if (i) {
-		return -ENOENT;
-	}
-	if (m) {
-		snprintf(o.host, sizeof(o.host), "%s", m->host);
-		o.port = m->port;
-		s = m->c ? m->c->rails : NULL;
-		o.rails = s ? s->n : 1;
-		for (unsigned r = 0; s && r < s->n; r++)
-			o.rails_up += !s->r[r].down;
-		if (!s)
-			o.rails_up = m->c && !rmpc_broken(m->c);
-	}
-	memcpy(mi, &o, sizeof(o));
-	return 0;
 }
 
 int rmp_stat(struct rmp_client *c, struct rmp_pool_stat *st)

@@ -87,6 +87,13 @@ void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m);
 
 LIST_HEAD(rmpc_lease_list, rmp_lease);
 
+/* rmpc_group_renew -- rmp_lease_renew of a group (lease_group.c).
+ * rmpc_group_ttl_ms -- its time left, fewest live replicas of a stripe
+ * and fewest holders, for rmp_lease_info. */
+int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s);
+uint64_t rmpc_group_ttl_ms(const struct rmpc_group *g, unsigned *live,
+			   uint32_t *holders);
+
 /*
  * rmpc_group_new -- one handle over the stripes * replicas lease handles
  * m (in the order of rmpc_group.m; 2..RMPC_STRIPES_MAX *

@@ -57,7 +57,8 @@
  *       mirrored one (2 replicas) and a striped and mirrored one (2 x 2,
  *       1 MiB units); prints "ready", then in turns writes 1 MiB of a
  *       new pattern into one block of each and reads another block of
- *       each back (checking every byte against what was written), until
+ *       each back (checking every byte against what was written), and
+ *       every fourth turn renews each (ttl 300 s), until
  *       a line on standard input (the test takes a link down and up
  *       meanwhile). Then it prints "ops N errors E mismatches M
  *       slowest_ms S" (S: the longest call), "first_error TEXT" when E >
@@ -820,6 +821,21 @@ static void flap_call(struct flapped *f, uint64_t b, uint32_t seed,
 			 rmp_strerror(err), rmp_cluster_last_error(cl));
 }
 
+/* flap_renew -- a renewal of f (as an application keeps its lease),
+ * timed and judged into o. */
+static void flap_renew(struct flapped *f, struct flap_loop *o)
+{
+	uint64_t t0 = now_ms(), took;
+	int err = rmp_lease_renew(f->l, 300);
+
+	took = now_ms() - t0;
+	o->ops++;
+	o->slowest_ms = took > o->slowest_ms ? took : o->slowest_ms;
+	if (err && !o->errors++)
+		snprintf(o->first, sizeof(o->first), "%s renew: %s (%s)",
+			 f->name, rmp_strerror(err), rmp_cluster_last_error(cl));
+}
+
 /* flap_verify -- f read whole, and each member through a handle of its
  * own: the replicas of each stripe must hold the same bytes. */
 static void flap_verify(struct flapped *f)
@@ -897,6 +913,8 @@ static int flap(int argc, char **argv)
 				  buf, &o);
 			flap_call(&f[k], (t * 5 + 3) % blocks, 0, false, buf,
 				  &o);
+			if (t % 4 == 3)
+				flap_renew(&f[k], &o);
 		}
 	printf("ops %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
 	       " slowest_ms %" PRIu64 "\n", o.ops, o.errors, o.bad,

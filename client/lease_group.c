@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lease_group.c -- a mirrored or striped lease's handle (lease.h's
+ * struct rmpc_group over group.h's member states): made over its members,
+ * kept by a cluster's keeper, renewed member by member, and what it says
+ * of itself and of each member.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chan.h"
+#include "group.h"
+#include "lease.h"
+#include "rmpool.h"
+#include "state.h"
+#include "stripe.h"
+#include "util.h"
+
+/* group_layout_ok -- m fits the layout: members in no group, each
+ * holding its stripe's part of length bytes, the replicas of a stripe on
+ * distinct clients; a stripe may miss members (NULL), not all. */
+static bool group_layout_ok(struct rmp_lease *const *m, unsigned stripes,
+			    unsigned replicas, uint64_t unit, uint64_t length)
+{
+	for (unsigned s = 0; s < stripes; s++) {
+		uint64_t need = stripes == 1 ? length :
+				rmpc_stripe_size(stripes, unit, length, s);
+		unsigned have = 0;
+
+		for (unsigned j = 0; j < replicas; j++) {
+			const struct rmp_lease *x = m[s * replicas + j];
+
+			if (!x)
+				continue;
+			if (x->group || x->length < need)
+				return false;
+			for (unsigned i = 0; i < j; i++)
+				if (m[s * replicas + i] &&
+				    m[s * replicas + i]->c == x->c)
+					return false;
+			have++;
+		}
+		if (!have)
+			return false;
+	}
+	return true;
+}
+
+int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
+		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
+		   struct rmpc_lease_list *owner, struct rmp_lease **out)
+{
+	struct rmp_lease *l;
+	struct rmpc_group *g;
+	unsigned n = stripes * replicas;
+
+	if (!stripes || stripes > RMPC_STRIPES_MAX || !replicas ||
+	    replicas > RMPC_REPLICAS_MAX || n < 2 || !length ||
+	    !stripe_unit || (stripe_unit & (stripe_unit - 1)) ||
+	    !group_layout_ok(m, stripes, replicas, stripe_unit, length))
+		return -EINVAL;
+	l = calloc(1, sizeof(*l));
+	g = calloc(1, sizeof(*g));
+	if (g)
+		g->plans = calloc(n, sizeof(*g->plans));
+	if (!l || !g || !g->plans) {
+		free(l);
+		if (g)
+			free(g->plans);
+		free(g);
+		return -ENOMEM;
+	}
+	g->stripes = stripes;
+	g->replicas = replicas;
+	g->stripe_unit = stripe_unit;
+	g->n = n;
+	g->member_timeout_ms = RMPC_MEMBER_TIMEOUT_MS;
+	l->group = g;
+	l->length = length;
+	l->access = RMP_ACC_READ | RMP_ACC_WRITE;
+	for (unsigned i = 0; i < n; i++) {
+		/* a member that could not be attached is lost from the
+		 * start */
+		(void)rmpc_member_swap(g, i, m[i]); /* the slot was empty */
+		if (!m[i])
+			continue;
+		l->access &= m[i]->access;
+		l->id = m[i]->id;
+		l->flags = m[i]->flags;
+	}
+	if (owner)
+		LIST_INSERT_HEAD(owner, l, link);
+	*out = l;
+	return 0;
+}
+
+void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
+		     void *arg, const char *token)
+{
+	l->group->keeper = k;
+	l->group->keeper_arg = arg;
+	snprintf(l->group->token, sizeof(l->group->token), "%s", token);
+}
+
+void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
+{
+	rmp_lease_close(rmpc_member_swap(l->group, i, m));
+}
+
+/* rmpc_group_renew -- renew every live member: 0 when each stripe keeps
+ * one (those that failed leave LIVE), else the first error of a stripe
+ * that kept none (-EKEYEXPIRED: they were lost before). */
+int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s)
+{
+	struct rmpc_group *g = l->group;
+	int first[RMPC_STRIPES_MAX] = { 0 };
+	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
+
+	for (unsigned i = 0; i < g->n; i++) {
+		unsigned s = i / g->replicas;
+		int err;
+
+		if (!rmpc_member_live(g, i))
+			continue;
+		err = rmp_lease_renew(g->m[i], ttl_s);
+		if (err == -EINVAL)
+			return err; /* the ttl: the same to every server */
+		if (err)
+			rmpc_member_failed(g, i, err, rmp_now_ms());
+		first[s] = first[s] ? first[s] : err;
+		ok[s] += !err;
+	}
+	for (unsigned s = 0; s < g->stripes; s++)
+		if (!ok[s])
+			return first[s] ? first[s] : -EKEYEXPIRED;
+	return g->keeper ? g->keeper->renewed(l, ttl_s) : 0;
+}
+
+/* rmpc_group_ttl_ms -- the least time left of the live members (0 when a
+ * stripe has none); *live: the fewest live replicas of a stripe;
+ * *holders: the fewest holders of a live member. */
+uint64_t rmpc_group_ttl_ms(const struct rmpc_group *g, unsigned *live,
+			   uint32_t *holders)
+{
+	uint64_t ttl = UINT64_MAX, now = rmp_now_ms();
+	unsigned per[RMPC_STRIPES_MAX] = { 0 };
+
+	*holders = UINT32_MAX;
+	for (unsigned i = 0; i < g->n; i++) {
+		const struct rmp_lease *m = g->m[i];
+		uint64_t age;
+
+		if (!rmpc_member_live(g, i))
+			continue;
+		age = now - m->stamp_ms;
+		per[i / g->replicas]++;
+		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
+		*holders = RMP_MIN(*holders, m->holders);
+	}
+	*live = g->replicas;
+	for (unsigned s = 0; s < g->stripes; s++)
+		*live = RMP_MIN(*live, per[s]);
+	if (*holders == UINT32_MAX)
+		*holders = 0;
+	return *live ? ttl : 0;
+}
+
+/* member_of -- the public state of member i of g. */
+static int member_of(const struct rmpc_group *g, unsigned i)
+{
+	switch (g->state[i]) {
+	case RMPC_MEMBER_LIVE:
+		return g->m[i] ? RMP_MEMBER_LIVE : RMP_MEMBER_LOST;
+	case RMPC_MEMBER_SUSPECT:
+		return RMP_MEMBER_SUSPECT;
+	case RMPC_MEMBER_STALE:
+		return RMP_MEMBER_STALE;
+	case RMPC_MEMBER_MISSED:
+		return RMP_MEMBER_MISSED;
+	default:
+		return RMP_MEMBER_LOST;
+	}
+}
+
+int rmp_lease_member_info(const struct rmp_lease *l, unsigned i,
+			  struct rmp_member_info *mi)
+{
+	const struct rmp_lease *m = l;
+	const struct rmpc_rail_set *s;
+	struct rmp_member_info o;
+
+	if (!l || !mi || mi->size < sizeof(o))
+		return -EINVAL;
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.state = RMP_MEMBER_LIVE;
+	if (l->group) {
+		if (i >= l->group->n)
+			return -ENOENT;
+		m = l->group->m[i];
+		o.stripe = i / l->group->replicas;
+		o.replica = i % l->group->replicas;
+		o.state = member_of(l->group, i);
+	} else if (i) {
+		return -ENOENT;
+	}
+	if (m) {
+		snprintf(o.host, sizeof(o.host), "%s", m->host);
+		o.port = m->port;
+		s = m->c ? m->c->rails : NULL;
+		o.rails = s ? s->n : 1;
+		for (unsigned r = 0; s && r < s->n; r++)
+			o.rails_up += !s->r[r].down;
+		if (!s)
+			o.rails_up = m->c && !rmpc_broken(m->c);
+	}
+	memcpy(mi, &o, sizeof(o));
+	return 0;
+}
