@@ -272,10 +272,11 @@ raw_bg_close_all() {
 	for fd in "${RAW_BG_FD[@]}"; do exec {fd}>&-; done
 }
 
-# raw_bg_send NAME -- send NAME a line on its stdin (in a subshell: a
-# client that is gone means SIGPIPE, for the subshell alone).
+# raw_bg_send NAME [LINE] -- send NAME a line ("go" by default) on its
+# stdin (in a subshell: a client that is gone means SIGPIPE, for the
+# subshell alone).
 raw_bg_send() {
-	(echo go >&"${RAW_BG_FD[$1]}") 2>/dev/null
+	(echo "${2:-go}" >&"${RAW_BG_FD[$1]}") 2>/dev/null
 }
 
 # raw_bg_stop NAME -- send NAME a line and close its stdin (any child

@@ -155,7 +155,9 @@ int write_pattern(struct raw *r, const struct rmp_lease_desc *d,
 int read_check(struct raw *r, const struct rmp_lease_desc *d,
 	       uint64_t seed, const char *when);
 void print_lease(const struct rmp_lease_desc *d);
+/* wait_stdin: serve r until a line on stdin; _line keeps the line */
 int wait_stdin(struct raw *r, bool fail_on_loss);
+int wait_stdin_line(struct raw *r, bool fail_on_loss, char *buf, size_t len);
 
 /* raw_core.c: stall */
 int use_up_recvs(struct raw *r, unsigned keep, unsigned *nstat);

@@ -1123,22 +1123,33 @@ void print_lease(const struct rmp_lease_desc *d)
 }
 
 /*
- * wait_stdin -- serve the connection until a line or EOF on stdin.
- * Returns 0, or -1 as soon as the connection is lost (when
- * fail_on_loss; else the loss is only noted, once).
+ * wait_stdin_line -- serve the connection until a line or EOF on stdin;
+ * the line (without its newline, "" at EOF) is left in buf. Returns 0,
+ * or -1 as soon as the connection is lost (when fail_on_loss; else the
+ * loss is only noted, once).
  */
-int wait_stdin(struct raw *r, bool fail_on_loss)
+int wait_stdin_line(struct raw *r, bool fail_on_loss, char *buf, size_t len)
 {
 	uint64_t t0 = now_ms();
 	bool noted = false;
+	size_t have = 0;
 
+	buf[0] = '\0';
 	for (;;) {
 		if (pump(r, 1000, STDIN_FILENO)) {
-			char line[256];
-			ssize_t n = read(STDIN_FILENO, line, sizeof(line));
+			ssize_t n = read(STDIN_FILENO, buf + have, len - 1 - have);
+			char *nl;
 
-			if (n <= 0 || memchr(line, '\n', (size_t)n))
+			if (n <= 0)
 				return 0;
+			have += (size_t)n;
+			buf[have] = '\0';
+			nl = strchr(buf, '\n');
+			if (nl || have == len - 1) {
+				if (nl)
+					*nl = '\0';
+				return 0;
+			}
 		}
 		if ((r->disconnected || r->qp_error) && !noted) {
 			say("%s: the connection was lost after %" PRIu64
@@ -1149,6 +1160,13 @@ int wait_stdin(struct raw *r, bool fail_on_loss)
 			noted = true;
 		}
 	}
+}
+
+int wait_stdin(struct raw *r, bool fail_on_loss)
+{
+	char line[256];
+
+	return wait_stdin_line(r, fail_on_loss, line, sizeof(line));
 }
 
 /* -------------------------------------------------------------- stall */

@@ -135,9 +135,11 @@
  *                                      -EKEYREVOKED and the lease's bytes
  *                                      stay readable until the server
  *                                      closes the connection, GRACE_MS
- *                                      (its rotate_grace) + 1.5 s at most
- *                                      after the line, and not before
- *                                      GRACE_MS - 1 s
+ *                                      (its rotate_grace) + 2 s at most
+ *                                      after the reload, not before
+ *                                      GRACE_MS - 0.15 s (the line may
+ *                                      be "reload REALTIME_MS": when the
+ *                                      reload was seen done; else now)
  *   rmp-raw HOST PORT silent SECS      connect, never AUTH: the server
  *                                      must close it within SECS (0:
  *                                      the client closes it at once)
