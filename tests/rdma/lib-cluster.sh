@@ -53,7 +53,8 @@ etcd_start() {
 		--initial-cluster "default=$purl" --log-level warn \
 		>>"$RMP_TMP/etcd.log" 2>&1 &
 	ETCD_PID=$!
-	trap 'etcd_kill; rmp_cleanup' EXIT
+	[ -n "${ETCD_AT_EXIT:-}" ] || rmp_at_exit etcd_kill
+	ETCD_AT_EXIT=1
 	for _ in $(seq 1 300); do
 		etcdctl --endpoints="$EURL" --dial-timeout=1s \
 			--command-timeout=1s endpoint health >/dev/null 2>&1 &&

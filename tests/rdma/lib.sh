@@ -347,6 +347,14 @@ rmp_stat() {
 		_ STAT_QUAR _ STAT_ZERO <<<"$line"
 }
 
+# rmp_at_exit CMD -- CMD (evaluated) runs at the test's exit, after its
+# daemons are killed, in the order added: the one way to add to the
+# cleanup (a trap set by a test or a lib would replace another's).
+RMP_AT_EXIT=()
+rmp_at_exit() {
+	RMP_AT_EXIT+=("$1")
+}
+
 rmp_cleanup() {
 	# Background clients of a failed test must not outlive it.
 	local jobs a
@@ -358,6 +366,9 @@ rmp_cleanup() {
 		[ -n "$a" ] || continue
 		kill -KILL "$a" 2>/dev/null
 		wait "$a" 2>/dev/null
+	done
+	for a in "${RMP_AT_EXIT[@]}"; do
+		eval "$a"
 	done
 	# Last, so that the next test finds the netdev as it was.
 	for a in "${RMP_ADDED_ADDRS[@]}"; do

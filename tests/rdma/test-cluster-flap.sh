@@ -31,7 +31,7 @@ if [ -z "${RMP_IN_VM:-}" ] || [ "$(id -u)" != 0 ]; then
 fi
 py_start
 STATE=/dev/hugepages/rmp-cluster-flap-$RMP_PORT
-trap 'ip link set "$NETDEV1" up; etcd_kill; rmp_cleanup; rm -rf "$STATE"-*' EXIT
+rmp_at_exit 'ip link set "$NETDEV1" up; rm -rf "$STATE"-*'
 rm -rf "$STATE"-*
 CL_STATE=$STATE
 CL_POOL=([1]=8M [2]=8M [3]=8M)

@@ -31,7 +31,7 @@ as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
 
 # the rogue: its pool in a file, to look into
 ROGUE_STATE=/dev/hugepages/rmp-cluster-trust-$RMP_PORT
-trap 'etcd_kill; rmp_cleanup; rm -rf "$ROGUE_STATE"' EXIT
+rmp_at_exit 'rm -rf "$ROGUE_STATE"'
 rm -rf "$ROGUE_STATE"
 mkdir -m 700 "$ROGUE_STATE" || rmp_fail "cannot make $ROGUE_STATE"
 CL_NODE[4]=evil CL_POOL[4]=16M CL_LABELS[4]="rack=r4"

@@ -59,7 +59,7 @@ prom_stop() {
 	wait "$PROM_PID" 2>/dev/null
 	PROM_PID=
 }
-trap 'prom_stop; rmp_cleanup' EXIT
+rmp_at_exit prom_stop
 
 # scrape FILE -- GET /metrics into FILE.
 scrape() {

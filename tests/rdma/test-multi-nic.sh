@@ -22,7 +22,7 @@ D1=${RMP_TEST_DEV:-rxe0} D2=${RMP_TEST_DEV2:-rxe1}
 # Where the VM puts them; on a host say so (RMP_EXPECT_NODE1/2).
 N1=${RMP_EXPECT_NODE1:-1} N2=${RMP_EXPECT_NODE2:-0}
 STATE=/dev/hugepages/rmp-multi-nic-$RMP_PORT
-trap 'rmp_cleanup; rm -rf "$STATE"' EXIT
+rmp_at_exit 'rm -rf "$STATE"'
 rm -rf "$STATE"
 py_start
 # A device with several addresses, IPv4 and IPv6: each is served, through

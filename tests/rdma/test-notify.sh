@@ -24,7 +24,7 @@ nlog=$RMP_TMP/notify.log
 python3 "$(dirname "$0")/notify-listen.py" "$sock" "$nlog" \
 	"$RMPOOL" -s "$RMP_SERVER" stat &
 listener=$!
-trap 'kill $listener 2>/dev/null; rmp_cleanup' EXIT
+rmp_at_exit 'kill $listener 2>/dev/null'
 for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || rmp_fail "the notify listener did not start within 30 s"
 

@@ -29,7 +29,7 @@ if [ -z "${RMP_IN_VM:-}" ] || [ "$(id -u)" != 0 ]; then
 	echo "takes $NETDEV2 down: only as root in the VM: skipped"
 	exit 77
 fi
-trap 'ip link set "$NETDEV2" up; rmp_cleanup' EXIT
+rmp_at_exit 'ip link set "$NETDEV2" up'
 py_start
 rmp_conf server listen "$RMP_TEST_ADDR, $RMP_TEST_ADDR2"
 rmp_conf pool size 72M
@@ -78,7 +78,6 @@ skipped "$RMP_TEST_ADDR2" "$D2: connect to $RMP_TEST_ADDR2 port $RMP_PORT failed
 echo "== a cluster client takes the node's rails from its record's devices"
 daemon_stop
 etcd_start
-trap 'ip link set "$NETDEV2" up; etcd_kill; rmp_cleanup' EXIT
 rmp_conf server listen "$RMP_TEST_ADDR, $RMP_TEST_ADDR2"
 rmp_conf cluster etcd "$EURL"
 rmp_conf cluster node railnode

@@ -17,7 +17,7 @@ source "$(dirname "$0")/lib-admin.sh"
 rmp_init restart-tenants "$1"
 NA=3 NL=2 NT=2 LEN=65536 TTL=600
 STATE=/dev/hugepages/rmp-restart-tenants-$RMP_PORT
-trap 'rmp_cleanup; rm -rf "$STATE"' EXIT
+rmp_at_exit 'rm -rf "$STATE"'
 rm -rf "$STATE"
 LATE_KEY=$RMP_TMP/late.key
 rmp_keygen "$LATE_KEY"

@@ -17,7 +17,7 @@ source "$(dirname "$0")/lib.sh"
 
 rmp_init tenant-lease-share "$1"
 STATE=/dev/hugepages/rmp-tenant-lease-share-$RMP_PORT
-trap 'rmp_cleanup; rm -rf "$STATE"' EXIT
+rmp_at_exit 'rm -rf "$STATE"'
 rm -rf "$STATE"
 max=1024 share=$((1024 / 3))
 sed -i "s|^\[pool\]$|[pool]\nstate_dir = $STATE\nmax_leases = $max|" "$RMP_CONF"
