@@ -247,7 +247,10 @@ static bool dead_member(int err)
  * attach_all -- the members of rec keep says ATTACH attached into m by
  * rec's epoch (dead ones left NULL, why[i] their error when why is not
  * NULL): 0 when each stripe has one at least, kept or attached; else
- * -EHOSTDOWN or the first error that is not of one member (the tenant,
+ * -EHOSTDOWN (a stripe's members all gone), a stripe's first error of a
+ * member's way when one was not gone (it may come back: -ETIMEDOUT;
+ * -EHOSTUNREACH when its node's backoff held it) or the first error that is not
+ * of one member (the tenant,
  * the access: the same at every member; -ESTALE: the record is older
  * than what a member knows). With wait false (a suspect member's
  * retry), a member whose node could not be reached lately is not tried
@@ -261,6 +264,7 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 
 	for (unsigned s = 0; s < r->stripes; s++) {
 		unsigned live = 0;
+		int way = 0; /* a member's way failed, not its lease */
 
 		for (unsigned j = 0; j < r->replicas; j++) {
 			unsigned i = s * r->replicas + j;
@@ -276,6 +280,7 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 			if (!wait && n && !rmpc_backoff_due(&n->backoff, now)) {
 				if (why)
 					why[i] = -EAGAIN;
+				way = way ? way : -EHOSTUNREACH;
 				continue;
 			}
 			ret = cl_member_attach(cl, &r->member[i], access,
@@ -287,12 +292,16 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 				return ret;
 			if (why)
 				why[i] = ret;
+			if (ret && rmpc_fault_of(ret) != RMPC_FAULT_GONE)
+				way = way ? way : ret;
 			live += !ret;
 		}
 		if (!live) {
-			cl_say(cl, "stripe %u of the lease has no member left "
-			       "(%s)", s, cl->err);
-			return -EHOSTDOWN;
+			cl_say(cl, "stripe %u of the lease has no member %s "
+			       "(%s)", s, way ? "within reach now" : "left",
+			       cl->err);
+			/* one unreachable: it may come back (a flap) */
+			return way ? way : -EHOSTDOWN;
 		}
 	}
 	return 0;

@@ -133,6 +133,15 @@ bool rmpc_member_away(const struct rmpc_group *g, unsigned i)
 	       g->state[i] == RMPC_MEMBER_LOST;
 }
 
+bool rmpc_group_waits(const struct rmpc_group *g, unsigned s)
+{
+	bool suspect = false;
+
+	for (unsigned j = s * g->replicas; j < (s + 1) * g->replicas; j++)
+		suspect = suspect || g->state[j] == RMPC_MEMBER_SUSPECT;
+	return suspect && !rmpc_group_live(g, s);
+}
+
 unsigned rmpc_group_live(const struct rmpc_group *g, unsigned s)
 {
 	unsigned n = 0;

@@ -88,6 +88,9 @@ struct rmpc_group {
 	uint64_t suspect_ms[RMPC_MEMBERS_MAX];    /* SUSPECT since */
 	struct rmpc_backoff retry[RMPC_MEMBERS_MAX]; /* SUSPECT: next try */
 	uint32_t member_timeout_ms; /* SUSPECT this long: LOST (0: never) */
+	/* a call whose stripe has only SUSPECT members waits this long for
+	 * one to come back (the members' op timeout; 0: never) */
+	uint32_t wait_ms;
 	/* the cluster lease's record (NULL: none), kept by the cluster */
 	const struct rmpc_group_keeper *keeper;
 	void *keeper_arg;
@@ -136,6 +139,10 @@ bool rmpc_member_live(const struct rmpc_group *g, unsigned i);
 bool rmpc_member_away(const struct rmpc_group *g, unsigned i);
 /* rmpc_member_owes -- member i is MISSED: any write's mark names it. */
 bool rmpc_member_owes(const struct rmpc_group *g, unsigned i);
+/* rmpc_group_waits -- stripe s has no LIVE replica but a SUSPECT one:
+ * a call on it waits for that one (within its op timeout) before it
+ * fails. */
+bool rmpc_group_waits(const struct rmpc_group *g, unsigned s);
 /* rmpc_group_live -- how many replicas of stripe s are LIVE. */
 unsigned rmpc_group_live(const struct rmpc_group *g, unsigned s);
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 
 #include "error.h"
 #include "fault.h"
@@ -215,12 +216,16 @@ static unsigned lacking(struct rmp_lease *l, uint64_t off, uint64_t len,
 /* again -- a call on l failed with err for want of a live member: when
  * l is a cluster lease, its record may name members anew (a repair
  * revoked our keys and replaced a lost replica; a connection came back):
- * true when the call may be tried once more. */
-static bool again(struct rmp_lease *l, int err)
+ * true when the call may be tried once more. *said: the refresh's
+ * answer (left as it was when none was asked). */
+static bool again(struct rmp_lease *l, int err, int *said)
 {
 	const struct rmpc_group_keeper *k = l->group->keeper;
 
-	return err && !caller_error(err) && k && !k->refresh(l);
+	if (!err || caller_error(err) || !k)
+		return false;
+	*said = k->refresh(l);
+	return !*said;
 }
 
 /* retry_suspects -- when a suspect member of l is due to be tried
@@ -239,22 +244,79 @@ static void retry_suspects(struct rmp_lease *l)
 		rmpc_group_tried(l->group, rmp_now_ms());
 }
 
+/* The pause between two tries of a call that waits on a suspect member:
+ * short at first (a restarted daemon is back in a second), then at most
+ * half a second (each try attaches anew: a connect, an ATTACH). */
+#define WAIT_POLL_FIRST_MS 50u
+#define WAIT_POLL_MAX_MS 500u
+
+/* wait_suspect -- a call on [off, off+len) of l failed with err for
+ * want of a live member: when a stripe it touches has a SUSPECT one (its
+ * node may answer again: every rail flapped, its daemon restarts), the
+ * last refresh said nothing worse than that a way failed (said: its
+ * answer; not that the lease or a node is gone) and the call is within
+ * its deadline, pause (b: the pauses so far) and say to try again, whose
+ * refresh attaches the suspect anew. Only a cluster lease's members come
+ * back (its keeper attaches them). */
+static bool wait_suspect(struct rmp_lease *l, uint64_t off, uint64_t len,
+			 int err, int said, uint64_t deadline,
+			 struct rmpc_backoff *b)
+{
+	const struct rmpc_group *g = l->group;
+	uint64_t now = rmp_now_ms();
+	bool waits = false;
+	struct parts pt;
+	struct timespec ts = { 0 };
+
+	if (!err || caller_error(err) || !g->keeper || now >= deadline ||
+	    (said && rmpc_fault_of(said) != RMPC_FAULT_TRANSIENT) ||
+	    split(l, off, len, &pt))
+		return false;
+	for (unsigned i = 0; i < pt.n; i++)
+		waits = waits || rmpc_group_waits(g, pt.p[i].stripe);
+	if (!waits)
+		return false;
+	ts.tv_nsec = 1000000L * (long)RMP_MIN(
+		deadline - now, rmpc_backoff_fail(b, WAIT_POLL_FIRST_MS,
+						  WAIT_POLL_MAX_MS, now));
+	nanosleep(&ts, NULL);
+	return true;
+}
+
+/* deadline_of -- when a call on l started now stops waiting on suspect
+ * members. */
+static uint64_t deadline_of(const struct rmp_lease *l)
+{
+	return rmp_now_ms() + l->group->wait_ms;
+}
+
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 {
-	int err;
+	uint64_t deadline = deadline_of(l);
+	struct rmpc_backoff pause = { 0 };
+	int err, said = 0, first = 0;
 
-	retry_suspects(l);
-	/* a cluster lease's first try stops at a revoked key (a fence):
-	 * the record is read again before any other replica is */
-	err = read_once(l, off, dst, len, l->group->keeper != NULL);
-
-	return again(l, err) ? read_once(l, off, dst, len, false) : err;
+	do {
+		retry_suspects(l);
+		/* a cluster lease's first try stops at a revoked key (a
+		 * fence): the record is read again before any other
+		 * replica is */
+		err = read_once(l, off, dst, len, l->group->keeper != NULL);
+		if (again(l, err, &said))
+			err = read_once(l, off, dst, len, false);
+		first = first ? first : err;
+	} while (wait_suspect(l, off, len, err, said, deadline, &pause));
+	/* after a wait, "no member left" says less than what failed */
+	return err ? first : 0;
 }
 
 /* Most times one write is made again on a record that moved under it. */
 #define WRITE_TRIES 3
 
-int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
+/* write_tries -- rmpc_group_write's tries at one time; *said: the
+ * last refresh's answer. */
+static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
+		       size_t len, int *said)
 {
 	struct rmpc_group *g = l->group;
 	const struct rmpc_group_keeper *k = g->keeper;
@@ -266,7 +328,7 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 	for (int tries = 0; tries < WRITE_TRIES; tries++) {
 		/* a write is the same bytes again: all of it goes to the
 		 * new list */
-		if (tries && (caller_error(err) || !k || k->refresh(l)))
+		if (tries && (caller_error(err) || !k || (*said = k->refresh(l))))
 			break;
 		unmarked = false;
 		err = write_once(l, off, src, len);
@@ -297,6 +359,22 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 		if (need[i])
 			rmpc_member_missed(g, i);
 	return err;
+}
+
+int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
+{
+	uint64_t deadline = deadline_of(l);
+	struct rmpc_backoff pause = { 0 };
+	int err, said = 0, first = 0;
+
+	/* a stripe whose members are all SUSPECT: nothing was written on
+	 * it (write_once posts nothing then), or its write failed on each
+	 * (not acknowledged): it is made anew once one is back */
+	do {
+		err = write_tries(l, off, src, len, &said);
+		first = first ? first : err;
+	} while (wait_suspect(l, off, len, err, said, deadline, &pause));
+	return err ? first : 0;
 }
 
 int rmpc_group_flush(struct rmp_lease *l)

@@ -87,6 +87,8 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		if (!m[i])
 			continue;
 		l->access &= m[i]->access;
+		g->wait_ms = RMP_MAX(g->wait_ms,
+				     (uint32_t)m[i]->c->opts.op_timeout_ms);
 		l->id = m[i]->id;
 		l->flags = m[i]->flags;
 	}

@@ -640,6 +640,11 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * Transfers larger than the bounce buffer or the device's message size
  * are split into several RDMA operations; on an error some of them may
  * have taken effect.
+ *
+ * On a cluster lease whose touched stripe has no live replica but a
+ * suspect one (every way to it failed: a flap of every link), rmp_read
+ * and rmp_write wait for one to come back, for up to op_timeout_ms, and
+ * then fail with the first error they met.
  */
 int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len);
 int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len);

@@ -11,8 +11,9 @@
  * refreshes and writes again once, a read fails over without the keeper
  * and refreshes only when every replica failed, a member lost before a
  * write to its stripe must be marked too, a caller's error never asks
- * the keeper, renew reports to it and free and close end it, and a group
- * without one marks its members missed by itself.
+ * the keeper, renew reports to it and free and close end it, a group
+ * without one marks its members missed by itself, and a call on a stripe
+ * whose replicas are all suspect waits for one within its op timeout.
  *
  * The fake NIC is one connection, so every member here is a lease of
  * one client: a mirror's second replica is made on a placeholder client
@@ -59,6 +60,7 @@ struct keeper_log {
 	bool lost_seen;          /* member swap_at not LIVE when refresh ran */
 	struct rmp_lease *swap_in; /* refresh puts it in at swap_at */
 	unsigned swap_at;
+	unsigned swap_after;       /* ... at this refresh (0, 1: the first) */
 };
 static struct keeper_log kl;
 
@@ -114,7 +116,7 @@ static int fake_refresh(struct rmp_lease *l)
 	k->missed_seen = l->group->state[k->swap_at] == RMPC_MEMBER_STALE;
 	k->wrs_seen = fake_data_wrs();
 	k->lost_seen = !rmpc_member_live(l->group, k->swap_at);
-	if (!k->refresh_ret && k->swap_in) {
+	if (!k->refresh_ret && k->swap_in && k->refresh >= k->swap_after) {
 		rmpc_group_swap(l, k->swap_at, k->swap_in);
 		k->swap_in = NULL;
 	}
@@ -441,12 +443,15 @@ static void test_stripe_lost(void)
 
 /* read_case -- a mirror holding src in both replicas, both of them
  * disconnected when both is set (else replica 0), kept with refresh's
- * answer ret and swap_in (a member over slot 2 holding src) when swap. */
+ * answer ret and swap_in (a member over slot 2 holding src) when swap;
+ * its calls try once and do not wait for a suspect member (those waits:
+ * test_wait_suspect). */
 static struct rmp_lease *read_case(struct rmp_client *c, bool both, int ret,
 				   bool swap)
 {
 	struct rmp_lease *l = mirrored(c);
 
+	l->group->wait_ms = 0;
 	pattern(src, LENGTH, 7);
 	memcpy(slot(0), src, LENGTH);
 	memcpy(slot(1), src, LENGTH);
@@ -481,6 +486,7 @@ static void test_read_revoked(void)
 	pattern(src, LENGTH, 12);
 	memcpy(slot(0), src, LENGTH);
 	keep(l);
+	l->group->wait_ms = 0; /* one try (test_wait_suspect waits) */
 	revoke(l, 0);
 	kl.swap_in = member(c, 2);
 	kl.swap_at = 1;
@@ -714,6 +720,72 @@ static void test_suspect_returns(void)
 	fake_client_free(c);
 }
 
+/* A call on a stripe whose every replica is suspect waits for one
+ * within the op timeout (wait_ms), refreshing after each pause, as long
+ * as the refresh says only that a way failed: it succeeds once a member
+ * is back; it fails at its deadline with the first error; it does not
+ * wait when the refresh says the lease is gone, nor for a lost member. */
+static void test_wait_suspect(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = read_case(c, true, 0, true);
+	uint64_t t0;
+
+	/* back at the third refresh: the read waited two pauses */
+	l->group->wait_ms = 5000;
+	kl.swap_after = 3;
+	t0 = rmp_now_ms();
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK(!memcmp(dst, src, LENGTH));
+	CHECK_EQ(kl.refresh, 3);
+	CHECK(rmp_now_ms() - t0 >= 100); /* 50 ms, then 100 ms */
+	CHECK(rmp_now_ms() - t0 < 5000);
+	CHECK(rmpc_member_live(l->group, 1));
+	rmp_lease_close(l);
+
+	/* a write, the member back at the second refresh: made there, the
+	 * other marked stale */
+	l = read_case(c, true, 0, true);
+	l->group->wait_ms = 5000;
+	kl.swap_after = 2;
+	pattern(src, LENGTH, 21);
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
+	CHECK(holds(2, 0, src, LENGTH));
+	CHECK_EQ(kl.missed, 1);
+	CHECK(asked(l, 0));
+	CHECK_EQ(l->group->state[0], RMPC_MEMBER_STALE);
+	rmp_lease_close(l);
+
+	/* never back (the refresh cannot reach etcd): the deadline */
+	l = read_case(c, true, -ETIMEDOUT, false);
+	l->group->wait_ms = 300;
+	t0 = rmp_now_ms();
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -ENOTCONN);
+	CHECK(rmp_now_ms() - t0 >= 300);
+	CHECK(kl.refresh >= 3);
+	CHECK_EQ(kl.missed, 0);
+	rmp_lease_close(l);
+
+	/* the record is gone: no wait */
+	l = read_case(c, true, -ENOENT, false);
+	l->group->wait_ms = 5000;
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), -ENOTCONN);
+	CHECK_EQ(kl.refresh, 1);
+	rmp_lease_close(l);
+
+	/* lost members are not waited for */
+	l = read_case(c, false, 0, false);
+	l->group->wait_ms = 5000;
+	rmpc_member_lost(l->group, 0);
+	rmpc_member_lost(l->group, 1);
+	t0 = rmp_now_ms();
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), -EIO);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK(rmp_now_ms() - t0 < 1000);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
 int main(void)
 {
 	test_write_not_moved();
@@ -725,6 +797,7 @@ int main(void)
 	test_missed_lost_before();
 	test_caller_error();
 	test_suspect_returns();
+	test_wait_suspect();
 	test_renew_end();
 	test_no_keeper();
 	return check_done();
