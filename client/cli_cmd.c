@@ -395,18 +395,6 @@ int cmd_renew(struct cli *cli, int argc, char **argv)
 	return EXIT_SUCCESS;
 }
 
-static const char *const member_state[] = {
-	[RMP_MEMBER_LIVE] = "live", [RMP_MEMBER_SUSPECT] = "suspect",
-	[RMP_MEMBER_STALE] = "stale", [RMP_MEMBER_LOST] = "lost",
-	[RMP_MEMBER_MISSED] = "missed",
-};
-
-/* state_name -- the word for an enum rmp_member_state. */
-static const char *state_name(int st)
-{
-	return st >= 0 && st <= RMP_MEMBER_MISSED ? member_state[st] : "?";
-}
-
 int cmd_info(struct cli *cli, int argc, char **argv)
 {
 	const char *file = NULL, *pos[1], *token;
@@ -449,13 +437,14 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 			printf("%s{\"stripe\":%u,\"replica\":%u,\"state\":"
 			       "\"%s\",\"host\":\"%s\",\"port\":%u,"
 			       "\"rails\":%u,\"rails_up\":%u}", i ? "," : "",
-			       m.stripe, m.replica, state_name(m.state), m.host,
-			       m.port, m.rails, m.rails_up);
+			       m.stripe, m.replica,
+			       rmp_member_state_name(m.state), m.host, m.port,
+			       m.rails, m.rails_up);
 		else
 			printf("member %-8u stripe %u replica %u %s:%u %s, "
 			       "rails %u of %u up\n", i, m.stripe, m.replica,
-			       m.host, m.port, state_name(m.state), m.rails_up,
-			       m.rails);
+			       m.host, m.port, rmp_member_state_name(m.state),
+			       m.rails_up, m.rails);
 	}
 	if (json)
 		printf("]}\n");

@@ -244,55 +244,25 @@ static void retry_suspects(struct rmp_lease *l)
 		rmpc_group_tried(l->group, rmp_now_ms());
 }
 
-/* The pause between two tries of a call that waits on a suspect member:
- * short at first (a restarted daemon is back in a second), then at most
- * half a second (each try attaches anew: a connect, an ATTACH). */
-#define WAIT_POLL_FIRST_MS 50u
-#define WAIT_POLL_MAX_MS 500u
-
-/* wait_suspect -- a call on [off, off+len) of l failed with err for
- * want of a live member: when a stripe it touches has a SUSPECT one (its
- * node may answer again: every rail flapped, its daemon restarts), the
- * last refresh said nothing worse than that a way failed (said: its
- * answer; not that the lease or a node is gone) and the call is within
- * its deadline, pause (b: the pauses so far) and say to try again, whose
- * refresh attaches the suspect anew. Only a cluster lease's members come
- * back (its keeper attaches them). */
+/* wait_suspect -- rmpc_group_wait for the stripes [off, off+len) of l
+ * touches. */
 static bool wait_suspect(struct rmp_lease *l, uint64_t off, uint64_t len,
 			 int err, int said, uint64_t deadline,
 			 struct rmpc_backoff *b)
 {
-	const struct rmpc_group *g = l->group;
-	uint64_t now = rmp_now_ms();
-	bool waits = false;
+	uint32_t stripes = 0;
 	struct parts pt;
-	struct timespec ts = { 0 };
 
-	if (!err || caller_error(err) || !g->keeper || now >= deadline ||
-	    (said && rmpc_fault_of(said) != RMPC_FAULT_TRANSIENT) ||
-	    split(l, off, len, &pt))
+	if (split(l, off, len, &pt))
 		return false;
 	for (unsigned i = 0; i < pt.n; i++)
-		waits = waits || rmpc_group_waits(g, pt.p[i].stripe);
-	if (!waits)
-		return false;
-	ts.tv_nsec = 1000000L * (long)RMP_MIN(
-		deadline - now, rmpc_backoff_fail(b, WAIT_POLL_FIRST_MS,
-						  WAIT_POLL_MAX_MS, now));
-	nanosleep(&ts, NULL);
-	return true;
-}
-
-/* deadline_of -- when a call on l started now stops waiting on suspect
- * members. */
-static uint64_t deadline_of(const struct rmp_lease *l)
-{
-	return rmp_now_ms() + l->group->wait_ms;
+		stripes |= UINT32_C(1) << pt.p[i].stripe;
+	return rmpc_group_wait(l, stripes, err, said, deadline, b);
 }
 
 int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 {
-	uint64_t deadline = deadline_of(l);
+	uint64_t deadline = rmpc_group_deadline(l);
 	struct rmpc_backoff pause = { 0 };
 	int err, said = 0, first = 0;
 
@@ -363,7 +333,7 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 
 int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 {
-	uint64_t deadline = deadline_of(l);
+	uint64_t deadline = rmpc_group_deadline(l);
 	struct rmpc_backoff pause = { 0 };
 	int err, said = 0, first = 0;
 

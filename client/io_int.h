@@ -83,11 +83,12 @@ int rmpc_flush_one(struct rmp_lease *l);
  * set). A call is cut into one part per stripe it touches (-ERANGE
  * outside the lease), the parts moved at once (rmpc_rw); per stripe:
  * rmpc_group_read -- from the first replica still live, then the next
- * when one fails (that one is lost from then on): an error only when
+ * when one fails (that one leaves LIVE: group.h): an error only when
  * none is left, or for the arguments (-ERANGE, -EACCES, -EINVAL).
  * rmpc_group_write -- to every live replica at once; done when all of
- * them have it. A replica that fails is lost; an error only when none
- * is left or for the arguments.
+ * them have it, or the record says the others are stale. A replica that
+ * fails leaves LIVE; an error only when none is left or for the
+ * arguments. Both wait for a stripe's suspect replica (rmpc_group_wait).
  * rmpc_group_flush -- rmp_flush on each live member; an error when a
  * stripe has none left.
  */

@@ -95,6 +95,21 @@ uint64_t rmpc_group_ttl_ms(const struct rmpc_group *g, unsigned *live,
 			   uint32_t *holders);
 
 /*
+ * rmpc_group_wait -- a call on the stripes of l set in the bit mask
+ * stripes failed with err: when one of them has no LIVE replica but a
+ * SUSPECT one (its node may answer again: every link flapped, its daemon
+ * restarts), the last refresh said nothing worse than that a way failed
+ * (said: its answer, 0 when none; not that the lease or a node is gone)
+ * and deadline (rmpc_group_deadline of the call's start: the members'
+ * op timeout) is ahead, pause (b: the pauses so far) and return true:
+ * the call refreshes (which attaches the suspects anew) and tries again.
+ * Only a cluster lease's members come back (its keeper attaches them).
+ */
+bool rmpc_group_wait(struct rmp_lease *l, uint32_t stripes, int err,
+		     int said, uint64_t deadline, struct rmpc_backoff *b);
+uint64_t rmpc_group_deadline(const struct rmp_lease *l);
+
+/*
  * rmpc_group_new -- one handle over the stripes * replicas lease handles
  * m (in the order of rmpc_group.m; 2..RMPC_STRIPES_MAX *
  * RMPC_REPLICAS_MAX of them; the replicas of a stripe each of a

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "chan.h"
+#include "fault.h"
 #include "group.h"
 #include "lease.h"
 #include "rmpool.h"
@@ -111,10 +113,47 @@ void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
 	rmp_lease_close(rmpc_member_swap(l->group, i, m));
 }
 
-/* rmpc_group_renew -- renew every live member: 0 when each stripe keeps
+_Static_assert(RMPC_STRIPES_MAX <= 32, "rmpc_group_wait: a stripe a bit");
+
+/* The pause between two tries of a call that waits on a suspect member:
+ * short at first (a restarted daemon is back in a second), then at most
+ * half a second (each try attaches anew: a connect, an ATTACH). */
+#define WAIT_POLL_FIRST_MS 50u
+#define WAIT_POLL_MAX_MS 500u
+
+bool rmpc_group_wait(struct rmp_lease *l, uint32_t stripes, int err,
+		     int said, uint64_t deadline, struct rmpc_backoff *b)
+{
+	const struct rmpc_group *g = l->group;
+	uint64_t now = rmp_now_ms();
+	bool waits = false;
+	struct timespec ts = { 0 };
+
+	if (!err || rmpc_fault_of(err) == RMPC_FAULT_CALLER || !g->keeper ||
+	    now >= deadline ||
+	    (said && rmpc_fault_of(said) != RMPC_FAULT_TRANSIENT))
+		return false;
+	for (unsigned s = 0; s < g->stripes; s++)
+		waits = waits || ((stripes >> s & 1) && rmpc_group_waits(g, s));
+	if (!waits)
+		return false;
+	ts.tv_nsec = 1000000L * (long)RMP_MIN(
+		deadline - now, rmpc_backoff_fail(b, WAIT_POLL_FIRST_MS,
+						  WAIT_POLL_MAX_MS, now));
+	nanosleep(&ts, NULL);
+	return true;
+}
+
+uint64_t rmpc_group_deadline(const struct rmp_lease *l)
+{
+	return rmp_now_ms() + l->group->wait_ms;
+}
+
+/* renew_once -- renew every live member: 0 when each stripe keeps
  * one (those that failed leave LIVE), else the first error of a stripe
- * that kept none (-EKEYEXPIRED: they were lost before). */
-int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s)
+ * that kept none (-EHOSTUNREACH: they were suspect before; -EKEYEXPIRED:
+ * they were lost). */
+static int renew_once(struct rmp_lease *l, uint32_t ttl_s)
 {
 	struct rmpc_group *g = l->group;
 	int first[RMPC_STRIPES_MAX] = { 0 };
@@ -136,8 +175,28 @@ int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s)
 	}
 	for (unsigned s = 0; s < g->stripes; s++)
 		if (!ok[s])
-			return first[s] ? first[s] : -EKEYEXPIRED;
+			return first[s] ? first[s] :
+			       rmpc_group_waits(g, s) ? -EHOSTUNREACH :
+			       -EKEYEXPIRED;
 	return g->keeper ? g->keeper->renewed(l, ttl_s) : 0;
+}
+
+int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s)
+{
+	uint64_t deadline = rmpc_group_deadline(l);
+	struct rmpc_backoff pause = { 0 };
+	int err, said = 0, first = 0;
+
+	/* a stripe whose members are all suspect waits as a write does */
+	for (;;) {
+		err = renew_once(l, ttl_s);
+		first = first ? first : err;
+		if (!rmpc_group_wait(l, UINT32_MAX, err, said, deadline,
+				     &pause))
+			break;
+		said = l->group->keeper->refresh(l);
+	}
+	return err ? first : 0;
 }
 
 /* rmpc_group_ttl_ms -- the least time left of the live members (0 when a
@@ -184,6 +243,17 @@ static int member_of(const struct rmpc_group *g, unsigned i)
 	default:
 		return RMP_MEMBER_LOST;
 	}
+}
+
+const char *rmp_member_state_name(int state)
+{
+	static const char *const name[] = {
+		[RMP_MEMBER_LIVE] = "live", [RMP_MEMBER_SUSPECT] = "suspect",
+		[RMP_MEMBER_STALE] = "stale", [RMP_MEMBER_LOST] = "lost",
+		[RMP_MEMBER_MISSED] = "missed",
+	};
+
+	return state >= 0 && state <= RMP_MEMBER_MISSED ? name[state] : "?";
 }
 
 int rmp_lease_member_info(const struct rmp_lease *l, unsigned i,

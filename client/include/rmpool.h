@@ -433,7 +433,10 @@ int rmp_lease_attach_with(struct rmp_client *c, const char *token,
  * ttl_s out of the server's bounds), those of a control call
  * (-EKEYREVOKED when a reload voided this connection's proof), and, when
  * a lost connection was made again (reconnect_max_ms), those of
- * rmp_lease_attach: the handle is attached again first.
+ * rmp_lease_attach: the handle is attached again first. A cluster lease
+ * whose stripe has only suspect replicas waits for one as rmp_write
+ * does, then fails with the first error, -EHOSTUNREACH when none could
+ * be tried.
  */
 int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
 
@@ -556,6 +559,10 @@ struct rmp_member_info {
  */
 int rmp_lease_member_info(const struct rmp_lease *l, unsigned i,
 			  struct rmp_member_info *mi);
+
+/* rmp_member_state_name -- "live", "suspect", "stale", "lost" or
+ * "missed" for an enum rmp_member_state; "?" for any other value. */
+const char *rmp_member_state_name(int state);
 
 struct rmp_pool_stat {
 	size_t size;             /* sizeof(struct rmp_pool_stat), by caller */

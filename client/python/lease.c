@@ -644,18 +644,6 @@ static PyObject *lease_get_replica_tokens(PyObject *o, void *unused)
 	return list;
 }
 
-/* The words of enum rmp_member_state. */
-static const char *member_state_name(int st)
-{
-	static const char *const name[] = {
-		[RMP_MEMBER_LIVE] = "live", [RMP_MEMBER_SUSPECT] = "suspect",
-		[RMP_MEMBER_STALE] = "stale", [RMP_MEMBER_LOST] = "lost",
-		[RMP_MEMBER_MISSED] = "missed",
-	};
-
-	return st >= 0 && st <= RMP_MEMBER_MISSED ? name[st] : "?";
-}
-
 static PyObject *lease_get_members(PyObject *o, void *unused)
 {
 	RmpLease *self = (RmpLease *)o;
@@ -676,7 +664,7 @@ static PyObject *lease_get_members(PyObject *o, void *unused)
 		}
 		d = Py_BuildValue("{s:I,s:I,s:s,s:s,s:H,s:I,s:I}", "stripe",
 				  m.stripe, "replica", m.replica, "state",
-				  member_state_name(m.state), "host", m.host,
+				  rmp_member_state_name(m.state), "host", m.host,
 				  "port", m.port, "rails", m.rails, "rails_up",
 				  m.rails_up);
 		if (!d || PyList_Append(list, d) < 0)

@@ -766,6 +766,25 @@ static void test_wait_suspect(void)
 	CHECK_EQ(kl.missed, 0);
 	rmp_lease_close(l);
 
+	/* a renewal waits as a write does: the member back at the second
+	 * refresh is renewed; never back: the first error it met (not
+	 * -EKEYEXPIRED, which says the lease ended), -EHOSTUNREACH when
+	 * no member was tried */
+	l = read_case(c, true, 0, true);
+	l->group->wait_ms = 5000;
+	kl.swap_after = 2;
+	CHECK_EQ(rmp_lease_renew(l, 30), 0);
+	CHECK_EQ(kl.refresh, 2);
+	CHECK_EQ(kl.renewed, 1);
+	rmp_lease_close(l);
+	l = read_case(c, true, 0, false);
+	l->group->wait_ms = 200;
+	CHECK_EQ(rmp_lease_renew(l, 30), -ENOTCONN);
+	CHECK(kl.refresh >= 2);
+	CHECK_EQ(kl.renewed, 0);
+	CHECK_EQ(rmp_lease_renew(l, 30), -EHOSTUNREACH);
+	rmp_lease_close(l);
+
 	/* the record is gone: no wait */
 	l = read_case(c, true, -ENOENT, false);
 	l->group->wait_ms = 5000;
