@@ -265,6 +265,7 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 	for (unsigned s = 0; s < r->stripes; s++) {
 		unsigned live = 0;
 		int way = 0; /* a member's way failed, not its lease */
+		bool tried = false; /* cl->err says why one failed */
 
 		for (unsigned j = 0; j < r->replicas; j++) {
 			unsigned i = s * r->replicas + j;
@@ -283,6 +284,7 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 				way = way ? way : -EHOSTUNREACH;
 				continue;
 			}
+			tried = true;
 			ret = cl_member_attach(cl, &r->member[i], access,
 					       false, behind ? 0 : r->epoch,
 					       &m[i]);
@@ -297,9 +299,13 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 			live += !ret;
 		}
 		if (!live) {
+			char last[CL_ERRBUF];
+
+			snprintf(last, sizeof(last), "%s", tried ? cl->err :
+				 "its nodes could not be reached lately");
 			cl_say(cl, "stripe %u of the lease has no member %s "
 			       "(%s)", s, way ? "within reach now" : "left",
-			       cl->err);
+			       last);
 			/* one unreachable: it may come back (a flap) */
 			return way ? way : -EHOSTDOWN;
 		}
