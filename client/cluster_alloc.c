@@ -142,24 +142,43 @@ static int ask(struct rmp_cluster *cl, struct placing *pl, unsigned idx)
 	return ret;
 }
 
-/* try_nodes -- the nodes of order[0..k) in turn until pl has its
- * replicas: 0, or the first refusal (or -ENOSPC: not enough nodes apart)
- * with what each said in cl->err, the replicas made freed. */
-static int try_nodes(struct rmp_cluster *cl, const unsigned *order,
-		     unsigned k, struct placing *pl)
+/* in -- idx is one of list[0..n). */
+static bool in(const unsigned *list, unsigned n, unsigned idx)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (list[i] == idx)
+			return true;
+	return false;
+}
+
+/* ask_nodes -- the nodes of order[0..k) but those of skip_list[0..nskip)
+ * in turn until pl has its replicas; false when one refused for a reason
+ * every node would give (the tenant's, the arguments'). */
+static bool ask_nodes(struct rmp_cluster *cl, const unsigned *order,
+		      unsigned k, const unsigned *skip_list, unsigned nskip,
+		      struct placing *pl)
 {
 	for (unsigned i = 0; i < k && pl->ngot < pl->want; i++) {
 		int ret;
 
-		if (!apart(cl, pl, order[i]))
+		if (!apart(cl, pl, order[i]) ||
+		    in(skip_list, nskip, order[i]))
 			continue;
 		ret = ask(cl, pl, order[i]);
 		if (ret && !skip(ret))
-			break;
+			return false;
 	}
+	return true;
+}
+
+/* placed -- 0 when pl has its replicas; else the first refusal (or
+ * -ENOSPC: not enough nodes apart) with what each said in cl->err, the
+ * replicas made since pl had `had` freed. */
+static int placed(struct rmp_cluster *cl, struct placing *pl, unsigned had)
+{
 	if (pl->ngot == pl->want)
 		return 0;
-	while (pl->ngot)
+	while (pl->ngot > had)
 		rmp_lease_free(pl->got[--pl->ngot]);
 	if (!pl->first) {
 		cl_say(cl, "fewer than %u nodes %s%s can take %" PRIu64
@@ -234,31 +253,45 @@ static uint64_t stripe_length(uint64_t length, unsigned stripes,
 }
 
 /* place_more -- pl's replicas past those it has (pl->ngot), on the
- * nodes in p's order: 0 or the error, said in cl->err. */
+ * nodes in p's order: 0 or the error, said in cl->err. The free bytes
+ * of the view are a node's record, rewritten within a second of a move
+ * (a free, the zeroing behind it): before it fails for want of room, a
+ * placement asks the nodes the view says are short too. */
 static int place_more(struct rmp_cluster *cl, struct cl_policy *p,
 		      struct placing *pl)
 {
-	unsigned *order;
-	int k, ret;
+	unsigned n = cl->nnodes ? cl->nnodes : 1, had = pl->ngot;
+	unsigned *order = malloc(2 * n * sizeof(*order));
+	int k, k2 = 0, ret;
+	bool go_on;
 
-	order = malloc((cl->nnodes ? cl->nnodes : 1) * sizeof(*order));
 	if (!order) {
 		cl_say(cl, "out of memory");
 		return -ENOMEM;
 	}
 	p->now_ms = rmp_now_ms();
 	randombytes_buf(&p->seed, sizeof(p->seed));
+	p->any_room = false;
 	k = cl_place(cl->nodes, cl->nnodes, p, order);
-	if (k < 0) {
+	go_on = k >= 0 && ask_nodes(cl, order, (unsigned)k, NULL, 0, pl);
+	if (go_on && pl->ngot < pl->want &&
+	    (!pl->first || pl->first == -ENOSPC)) {
+		p->any_room = true;
+		k2 = cl_place(cl->nodes, cl->nnodes, p, order + n);
+		if (k2 > 0)
+			ask_nodes(cl, order + n, (unsigned)k2, order,
+				  (unsigned)k, pl);
+	}
+	if (k < 0 || k2 < 0) {
 		cl_say(cl, "out of memory");
 		ret = -ENOMEM;
-	} else if (!k) {
+	} else if (!k && k2 <= 0 && pl->ngot < pl->want) {
 		cl_say(cl, "no node registered can take %" PRIu64 " bytes (%u "
 		       "known; full, draining, excluded, or without that much "
 		       "in one extent)", pl->length, cl->nnodes);
 		ret = -ENOSPC;
 	} else {
-		ret = try_nodes(cl, order, (unsigned)k, pl);
+		ret = placed(cl, pl, had);
 	}
 	free(order);
 	return ret;

@@ -90,7 +90,7 @@ int cl_place(const struct cl_node *nodes, unsigned n,
 		uint64_t largest, free_now = room(nd, &largest);
 
 		if (!nd->present || nd->m.draining || excluded(nd, p) ||
-		    largest < p->length)
+		    (largest < p->length && !p->any_room))
 			continue;
 		v = p->prefer_label ? rmp_member_label(&nd->m, p->prefer_label)
 				    : NULL;

@@ -96,6 +96,11 @@ static void test_left_out(void)
 	/* the same nodes, none excluded */
 	p.nexclude = 0;
 	CHECK_STR(place(&p), "excl ok exact");
+	/* the view's room not trusted (it may be behind a free): the short
+	 * ones too, by most free bytes; never the absent or draining */
+	p.any_room = true;
+	CHECK_STR(place(&p), "excl fragmented ok exact taken");
+	p.any_room = false;
 
 	/* nothing at all */
 	reset();
