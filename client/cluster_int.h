@@ -287,7 +287,8 @@ struct cl_node *cl_node_find(struct rmp_cluster *cl, const char *name);
  * cl_place -- the order in which to try nodes[0..n) for p: indexes into
  * order (room for n), the count returned (or -ENOMEM). Left out: nodes not present,
  * draining, excluded, or without p->length bytes in one free extent
- * (less what we leased there since its record; kept with p->any_room).
+ * (less what we leased there since its record; with p->any_room, only
+ * a node whose every pool is smaller).
  * First the nodes with
  * p's preferred label, then by most free bytes; nodes within 1/16 of
  * the most free of their group count as equal and come in an order of

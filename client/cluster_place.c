@@ -29,6 +29,18 @@ static uint64_t room(const struct cl_node *n, uint64_t *largest)
 	return n->m.free_bytes > t ? n->m.free_bytes - t : 0;
 }
 
+/* could_fit -- a lease of length could fit n once its pool is free: no
+ * pool of its devices is smaller (a lease lies in one pool). */
+static bool could_fit(const struct cl_node *n, uint64_t length)
+{
+	uint64_t most = n->m.ndevices ? 0 : n->m.pool_bytes;
+
+	for (unsigned d = 0; d < n->m.ndevices; d++)
+		most = most > n->m.devices[d].pool_bytes ?
+			       most : n->m.devices[d].pool_bytes;
+	return most >= length;
+}
+
 static bool excluded(const struct cl_node *n, const struct cl_policy *p)
 {
 	for (unsigned i = 0; i < p->nexclude; i++)
@@ -90,7 +102,8 @@ int cl_place(const struct cl_node *nodes, unsigned n,
 		uint64_t largest, free_now = room(nd, &largest);
 
 		if (!nd->present || nd->m.draining || excluded(nd, p) ||
-		    (largest < p->length && !p->any_room))
+		    (largest < p->length &&
+		     (!p->any_room || !could_fit(nd, p->length))))
 			continue;
 		v = p->prefer_label ? rmp_member_label(&nd->m, p->prefer_label)
 				    : NULL;

@@ -97,8 +97,16 @@ static void test_left_out(void)
 	p.nexclude = 0;
 	CHECK_STR(place(&p), "excl ok exact");
 	/* the view's room not trusted (it may be behind a free): the short
-	 * ones too, by most free bytes; never the absent or draining */
+	 * ones too, by most free bytes; never the absent or draining, nor
+	 * one whose pool is smaller than the lease */
 	p.any_room = true;
+	n = add("small", 0);
+	n->m.pool_bytes = 10 * MB - 1;
+	/* two pools of 6 MiB: 12 MiB, but a lease lies in one */
+	n = add("split", 0);
+	n->m.pool_bytes = 12 * MB;
+	n->m.ndevices = 2;
+	n->m.devices[0].pool_bytes = n->m.devices[1].pool_bytes = 6 * MB;
 	CHECK_STR(place(&p), "excl fragmented ok exact taken");
 	p.any_room = false;
 
