@@ -468,9 +468,12 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 			close_all(m, n);
 		}
 	}
-	for (unsigned i = 0; !ret && i < n; i++)
+	for (unsigned i = 0; !ret && i < n; i++) {
+		rmpc_group_at(*out, i, cx->rec.r.member[i].host,
+			      cx->rec.r.member[i].port);
 		if (cx->rec.r.stale[i])
 			rmpc_member_stale((*out)->group, i);
+	}
 	if (!ret) {
 		ret = keep(*out, cx);
 		if (ret) {
@@ -618,6 +621,8 @@ static int refresh(struct rmp_lease *l, bool wait)
 			 * had now: the old one is written no more (the new
 			 * one is missed only if a write goes on without it) */
 			rmpc_group_swap(l, i, NULL); /* lost */
+			rmpc_group_at(l, i, rec.r.member[i].host,
+				      rec.r.member[i].port);
 			if (rec.r.stale[i])
 				rmpc_member_stale(g, i);
 		} else if (rmpc_fault_of(why[i]) == RMPC_FAULT_GONE) {

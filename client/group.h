@@ -76,6 +76,13 @@ enum rmpc_member_state {
 	RMPC_MEMBER_MISSED,
 };
 
+/* Where a member's lease is: the server its token names (a token's host,
+ * RMP_TOKEN_HOST_MAX + 1 bytes: lease_group.c checks). */
+struct rmpc_member_at {
+	char host[256];
+	uint16_t port;
+};
+
 struct rmpc_group {
 	unsigned stripes;     /* 1..RMPC_STRIPES_MAX */
 	unsigned replicas;    /* 1..RMPC_REPLICAS_MAX; stripes * replicas >= 2 */
@@ -98,6 +105,9 @@ struct rmpc_group {
 	/* n of them: a data call's scratch over the members' rails
 	 * (io_rails.c), made with the handle, not at each call */
 	struct rmpc_rail_plan *plans;
+	/* n of them: where each member is, also one never attached (its
+	 * node gone when the handle was made): rmp_lease_member_info */
+	struct rmpc_member_at *at;
 };
 
 /* rmpc_member_failed -- a call on member i failed with err (not the

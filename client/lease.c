@@ -74,6 +74,7 @@ static int group_end(struct rmp_lease *l, bool release)
 		g->keeper->ending(l, release);
 	lease_unlink(l);
 	free(g->plans);
+	free(g->at);
 	free(g);
 	free(l);
 	return first;

@@ -85,6 +85,11 @@ void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
  */
 void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m);
 
+/* rmpc_group_at -- member i of l is at host:port (its record's token):
+ * what rmp_lease_member_info says of a member never attached. */
+void rmpc_group_at(struct rmp_lease *l, unsigned i, const char *host,
+		   uint16_t port);
+
 LIST_HEAD(rmpc_lease_list, rmp_lease);
 
 /* rmpc_group_renew -- rmp_lease_renew of a group (lease_group.c).

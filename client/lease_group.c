@@ -20,6 +20,9 @@
 #include "stripe.h"
 #include "util.h"
 
+_Static_assert(sizeof(((struct rmpc_member_at *)0)->host) ==
+	       RMP_TOKEN_HOST_MAX + 1, "a member's host is a token's");
+
 /* group_layout_ok -- m fits the layout: members in no group, each
  * holding its stripe's part of length bytes, the replicas of a stripe on
  * distinct clients; a stripe may miss members (NULL), not all. */
@@ -65,12 +68,16 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	g = calloc(1, sizeof(*g));
-	if (g)
+	if (g) {
 		g->plans = calloc(n, sizeof(*g->plans));
-	if (!l || !g || !g->plans) {
+		g->at = calloc(n, sizeof(*g->at));
+	}
+	if (!l || !g || !g->plans || !g->at) {
 		free(l);
-		if (g)
+		if (g) {
 			free(g->plans);
+			free(g->at);
+		}
 		free(g);
 		return -ENOMEM;
 	}
@@ -88,6 +95,7 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		(void)rmpc_member_swap(g, i, m[i]); /* the slot was empty */
 		if (!m[i])
 			continue;
+		rmpc_group_at(l, i, m[i]->host, m[i]->port);
 		l->access &= m[i]->access;
 		g->wait_ms = RMP_MAX(g->wait_ms,
 				     (uint32_t)m[i]->c->opts.op_timeout_ms);
@@ -111,6 +119,17 @@ void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
 void rmpc_group_swap(struct rmp_lease *l, unsigned i, struct rmp_lease *m)
 {
 	rmp_lease_close(rmpc_member_swap(l->group, i, m));
+	if (m)
+		rmpc_group_at(l, i, m->host, m->port);
+}
+
+void rmpc_group_at(struct rmp_lease *l, unsigned i, const char *host,
+		   uint16_t port)
+{
+	struct rmpc_member_at *a = &l->group->at[i];
+
+	snprintf(a->host, sizeof(a->host), "%s", host);
+	a->port = port;
 }
 
 _Static_assert(RMPC_STRIPES_MAX <= 32, "rmpc_group_wait: a stripe a bit");
@@ -277,6 +296,10 @@ int rmp_lease_member_info(const struct rmp_lease *l, unsigned i,
 		o.state = member_of(l->group, i);
 	} else if (i) {
 		return -ENOENT;
+	}
+	if (l->group) {
+		snprintf(o.host, sizeof(o.host), "%s", l->group->at[i].host);
+		o.port = l->group->at[i].port;
 	}
 	if (m) {
 		snprintf(o.host, sizeof(o.host), "%s", m->host);

@@ -542,9 +542,9 @@ struct rmp_member_info {
 	size_t size;     /* sizeof(struct rmp_member_info), set by caller */
 	unsigned stripe, replica; /* i = stripe * replicas + replica */
 	int state;       /* enum rmp_member_state */
-	char host[256];  /* its server (the address its token names);
-			  * "" and port 0 for a member this handle never
-			  * attached (its node gone when it was opened) */
+	char host[256];  /* its server (the address its token names;
+			  * of a member this handle never attached, its
+			  * node gone when it was opened: its record's) */
 	uint16_t port;
 	unsigned rails;    /* connections to its node: 1 without rails,
 			    * 0 for a member never attached */

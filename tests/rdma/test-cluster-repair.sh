@@ -179,6 +179,11 @@ case $st in
 "stale," | "lost,") ;;
 *) fail_later "the killed node's member is '$st' in rmpool info" ;;
 esac
+# never attached by this holder (its node gone): where its record says
+expect_eq "the killed node's member's server (rmpool info)" \
+	"$(awk '$1 == "member" && $2 == 0 { print $7 }' "$RMP_TMP/info.out")" \
+	"$RMP_TEST_ADDR:${CL_PORT[KILLED]}"
+
 "$RMPOOL" -C "$CLUSTER" repair "$mtok" >"$RMP_TMP/repair.out" \
 	2>"$RMP_TMP/repair.err" || fail_later "repair failed: $(cat \
 	"$RMP_TMP/repair.err")"
