@@ -203,8 +203,9 @@ static bool same_token(const struct rmp_token *a, const struct rmp_token *b)
  * keep_of -- for the record rec as read, what to do with each member of
  * the handle l: skip one the record marks stale (a repair must replace
  * it), keep a live one the record still names, attach the rest (lost
- * otherwise, or new). -EPROTO when rec is not l's shape or older than
- * what l knows (an old record put back).
+ * otherwise, or new; one stale here that a newer epoch no longer marks:
+ * a repair caught it up in place). -EPROTO when rec is not l's shape or
+ * older than what l knows (an old record put back).
  */
 static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 		   enum use *keep)
@@ -225,9 +226,12 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 	for (unsigned i = 0; i < g->n; i++) {
 		bool same = same_token(&was->member[i], &r->member[i]);
 
+		bool caught_up = g->state[i] == RMPC_MEMBER_STALE &&
+				 r->epoch > was->epoch;
+
 		keep[i] = r->stale[i] ? SKIP : !same ? ATTACH :
 			  rmpc_member_live(g, i) ? KEEP :
-			  rmpc_member_away(g, i) ? ATTACH : SKIP;
+			  rmpc_member_away(g, i) || caught_up ? ATTACH : SKIP;
 	}
 	return 0;
 }

@@ -59,6 +59,9 @@ struct repair {
 	struct rmp_lease *l;
 	struct cl_lease *cx;
 	bool dead[RMP_LREC_MEMBERS_MAX];            /* to be replaced */
+	/* of them, caught up where they are (only behind, their server
+	 * holds them): the copy overwrites them, the record keeps them */
+	bool in_place[RMP_LREC_MEMBERS_MAX];
 	struct rmp_lease *fresh[RMP_LREC_MEMBERS_MAX]; /* their successors */
 	unsigned ndead;
 	bool marked;                                /* step 1 done */
@@ -112,8 +115,31 @@ static void find_dead(struct repair *rp)
 	}
 }
 
+/* in_place_ok -- dead member i is only behind (the record marks it
+ * stale: a write went on while it was away), its node is present and
+ * can be fenced (not one key for its whole pool), and its server still
+ * holds its lease: it is caught up where it is, a flap or a restart
+ * costing no other node's memory. */
+static bool in_place_ok(struct repair *rp, unsigned i)
+{
+	const struct rmp_lease_record *r = &rp->cx->rec.r;
+	const struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
+	struct rmp_lease *h = NULL;
+
+	if (!r->stale[i] || !n || !n->present ||
+	    !strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME))
+		return false;
+	if (cl_member_attach(rp->cl, &r->member[i], 0, false, 0, &h)) {
+		rp->cl->err[0] = '\0'; /* placed anew instead */
+		return false;
+	}
+	rmp_lease_close(h);
+	return true;
+}
+
 /* place_fresh -- a new lease for each dead member, apart from the other
- * members of its stripe (on other values of the spread label). */
+ * members of its stripe (on other values of the spread label), but one
+ * caught up in place. */
 static int place_fresh(struct repair *rp)
 {
 	struct rmp_cluster *cl = rp->cl;
@@ -134,6 +160,11 @@ static int place_fresh(struct repair *rp)
 			 gone ? gone->m.node : "");
 		if (!rp->dead[i])
 			continue;
+		if (src && in_place_ok(rp, i)) {
+			rp->in_place[i] = true;
+			memset(&rp->old[i], 0, sizeof(rp->old[i])); /* kept */
+			continue;
+		}
 		if (!src) {
 			cl_say(cl, "stripe %u has no live replica: its bytes "
 			       "are lost", s);
@@ -227,7 +258,9 @@ static int fence(struct repair *rp)
 		if (!rp->dead[i])
 			continue;
 		n = cl_member_node(rp->cl, &rp->cx->rec.r.member[i]);
-		if (n && n->present && fence_one(rp, i))
+		if (rp->in_place[i] && fence_one(rp, i))
+			return -EIO; /* said: the copy would have no target */
+		if (!rp->in_place[i] && n && n->present && fence_one(rp, i))
 			rp->cl->err[0] = '\0';
 	}
 	return 0;
@@ -283,6 +316,8 @@ static int copy(struct repair *rp)
 	for (unsigned i = 0; !ret && i < rp->l->group->n; i++) {
 		struct rmp_lease *src = live_of(rp, i), *dst = rp->fresh[i];
 
+		if (rp->in_place[i])
+			dst = rp->fenced[i]; /* its own, fenced: overwritten */
 		if (!dst)
 			continue;
 		for (uint64_t off = 0; !ret && off < src->length;
@@ -313,10 +348,10 @@ static int publish(struct repair *rp)
 	int ret;
 
 	for (unsigned i = 0; i < rp->l->group->n; i++) {
-		if (!rp->fresh[i])
-			continue;
-		cl_member_token(rp->fresh[i], &rec.r.member[i]);
-		rec.r.stale[i] = false;
+		if (rp->fresh[i])
+			cl_member_token(rp->fresh[i], &rec.r.member[i]);
+		if (rp->fresh[i] || rp->in_place[i])
+			rec.r.stale[i] = false;
 	}
 	rec.r.epoch = rp->epoch;
 	rec.r.repair_until_ms = 0;
@@ -344,6 +379,10 @@ static int publish(struct repair *rp)
 	if (!ret) {
 		rp->cx->rec = rec;
 		for (unsigned i = 0; i < rp->l->group->n; i++) {
+			/* one caught up in place: attached anew by the
+			 * refresh after the fence (its key here revoked) */
+			if (rp->in_place[i])
+				rmpc_group_swap(rp->l, i, NULL);
 			if (!rp->fresh[i])
 				continue;
 			rmpc_group_swap(rp->l, i, rp->fresh[i]);

@@ -993,7 +993,9 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * cannot be attached), a lease of the same length on another node, apart
  * from the other members as the lease was placed (its spread label),
  * filled from a live member and published in the record, as described
- * above. 0 when nothing was lost or all of it is replaced. Errors:
+ * above; a member the record marks stale (a write went on while it was
+ * away) whose node is back and whose server still holds it is caught up
+ * in place instead (fenced like the live ones, overwritten from one). 0 when nothing was lost or all of it is replaced. Errors:
  * -EINVAL (l NULL), -EOPNOTSUPP (not a cluster lease; or a live
  * member's node grants one key for its whole pool, lease_keys = pool,
  * which no fence revokes), -EIO (a stripe

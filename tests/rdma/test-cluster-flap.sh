@@ -12,6 +12,11 @@
 # from its state_dir at once, under a reader of a mirrored lease: no call
 # fails, the reads go to the other replica meanwhile, and the member
 # comes back live (the library tries it again and attaches it anew).
+# Last, a replica that missed writes while its daemon was down (killed,
+# a write through the CLI marks it stale, the daemon started again from
+# its state_dir) is caught up in place by `rmpool repair`: the record
+# keeps it on its node (no other node's memory taken), both members are
+# live, and a read from it gives the bytes written while it was down.
 # Needs root in the VM (ip link); skipped without a second device.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-admin.sh"
@@ -128,5 +133,38 @@ expect_eq "reads that failed through the restart" "$errors" 0
 expect_eq "bytes read that differ" "$bad" 0
 expect_lease revive mirror
 echo "slowest read: $slowest ms"
+
+echo "== a replica that missed writes caught up in place"
+CLUSTER=etcd://${EURL#http://}
+head -c $((2 << 20)) /dev/urandom >"$RMP_TMP/a"
+head -c $((1 << 20)) /dev/urandom >"$RMP_TMP/b"
+tok=$("$RMPOOL" -C "$CLUSTER" alloc 2M --replicas 2 --spread rack --ttl 300) ||
+	rmp_fail "a mirrored lease"
+"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/a" || rmp_fail "its first write"
+port=$("$RMPOOL" -C "$CLUSTER" info --json "$tok" | jget "d['members'][0]['port']")
+V=
+for i in 1 2 3; do [ "${CL_PORT[i]}" = "$port" ] && V=$i; done
+[ -n "$V" ] || rmp_fail "member 0's port $port is no daemon's"
+on_daemon "$V" kill9
+on_daemon "$V" daemon_wait_exit 10 || rmp_fail "daemon $V outlived SIGKILL"
+"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/b" ||
+	fail_later "a write with member 0's daemon down"
+on_daemon "$V" daemon_spawn
+on_daemon "$V" daemon_listening
+cl_wait_state "$V" registered 30 || fail_later "daemon $V did not register again"
+"$RMPOOL" -C "$CLUSTER" info "$tok"
+out=$("$RMPOOL" -C "$CLUSTER" repair "$tok" 2>&1) || fail_later "repair: $out"
+echo "$out"
+json=$("$RMPOOL" -C "$CLUSTER" info --json "$tok")
+expect_eq "member 0's port after the repair (caught up where it was)" \
+	"$(jget "d['members'][0]['port']" <<<"$json")" "$port"
+expect_eq "members' states after the repair" \
+	"$(jget "' '.join(m['state'] for m in d['members'])" <<<"$json")" "live live"
+# a read goes to member 0 first: the bytes written while it was down
+"$RMPOOL" -C "$CLUSTER" read "$tok" --length $((1 << 20)) >"$RMP_TMP/got" ||
+	fail_later "a read after the repair"
+cmp -s "$RMP_TMP/b" "$RMP_TMP/got" ||
+	fail_later "member 0 does not hold the bytes written while it was down"
+"$RMPOOL" -C "$CLUSTER" free "$tok" || fail_later "free"
 cluster_down
 rmp_done
