@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* group.c -- a mirrored or striped lease's member states (group.h). */
+#include <errno.h>
 #include <stddef.h>
 
 #include "fault.h"
@@ -131,6 +132,27 @@ bool rmpc_member_away(const struct rmpc_group *g, unsigned i)
 {
 	return g->state[i] == RMPC_MEMBER_SUSPECT ||
 	       g->state[i] == RMPC_MEMBER_LOST;
+}
+
+void rmpc_tally_add(struct rmpc_group *g, struct rmpc_tally *t, unsigned i,
+		    int err, uint64_t now)
+{
+	unsigned s = i / g->replicas;
+
+	if (err)
+		rmpc_member_failed(g, i, err, now);
+	t->first[s] = t->first[s] ? t->first[s] : err;
+	t->ok[s] += !err;
+}
+
+int rmpc_tally_error(const struct rmpc_group *g, const struct rmpc_tally *t,
+		     int none)
+{
+	for (unsigned s = 0; s < g->stripes; s++)
+		if (!t->ok[s])
+			return t->first[s] ? t->first[s] :
+			       rmpc_group_waits(g, s) ? -EHOSTUNREACH : none;
+	return 0;
 }
 
 bool rmpc_group_waits(const struct rmpc_group *g, unsigned s)

@@ -149,6 +149,24 @@ bool rmpc_member_live(const struct rmpc_group *g, unsigned i);
 bool rmpc_member_away(const struct rmpc_group *g, unsigned i);
 /* rmpc_member_owes -- member i is MISSED: any write's mark names it. */
 bool rmpc_member_owes(const struct rmpc_group *g, unsigned i);
+/*
+ * A call made on each LIVE member (a renewal, a flush): a stripe lives
+ * while one of its members did it.
+ * rmpc_tally_add -- member i answered err at now (rmpc_member_failed on
+ * an error).
+ * rmpc_tally_error -- 0 when a member of every stripe did it; else the
+ * first error of the first stripe none did, and when none of its
+ * members was tried: -EHOSTUNREACH when one is SUSPECT, else none.
+ */
+struct rmpc_tally {
+	int first[RMPC_STRIPES_MAX];
+	unsigned ok[RMPC_STRIPES_MAX];
+};
+void rmpc_tally_add(struct rmpc_group *g, struct rmpc_tally *t, unsigned i,
+		    int err, uint64_t now);
+int rmpc_tally_error(const struct rmpc_group *g, const struct rmpc_tally *t,
+		     int none);
+
 /* rmpc_group_waits -- stripe s has no LIVE replica but a SUSPECT one:
  * a call on it waits for that one (within its op timeout) before it
  * fails. */

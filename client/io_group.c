@@ -350,23 +350,11 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 int rmpc_group_flush(struct rmp_lease *l)
 {
 	struct rmpc_group *g = l->group;
-	int first[RMPC_STRIPES_MAX] = { 0 };
-	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
+	struct rmpc_tally t = { .first = { 0 } };
 
-	for (unsigned i = 0; i < g->n; i++) {
-		unsigned s = i / g->replicas;
-		int err;
-
-		if (!rmpc_member_live(g, i))
-			continue;
-		err = rmpc_flush_one(g->m[i]);
-		if (err)
-			rmpc_member_failed(g, i, err, rmp_now_ms());
-		first[s] = first[s] ? first[s] : err;
-		ok[s] += !err;
-	}
-	for (unsigned s = 0; s < g->stripes; s++)
-		if (!ok[s])
-			return first[s] ? first[s] : -EIO;
-	return 0;
+	for (unsigned i = 0; i < g->n; i++)
+		if (rmpc_member_live(g, i))
+			rmpc_tally_add(g, &t, i, rmpc_flush_one(g->m[i]),
+				       rmp_now_ms());
+	return rmpc_tally_error(g, &t, -EIO);
 }

@@ -175,28 +175,20 @@ uint64_t rmpc_group_deadline(const struct rmp_lease *l)
 static int renew_once(struct rmp_lease *l, uint32_t ttl_s)
 {
 	struct rmpc_group *g = l->group;
-	int first[RMPC_STRIPES_MAX] = { 0 };
-	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
+	struct rmpc_tally t = { .first = { 0 } };
+	int err;
 
 	for (unsigned i = 0; i < g->n; i++) {
-		unsigned s = i / g->replicas;
-		int err;
-
 		if (!rmpc_member_live(g, i))
 			continue;
 		err = rmp_lease_renew(g->m[i], ttl_s);
 		if (err == -EINVAL)
 			return err; /* the ttl: the same to every server */
-		if (err)
-			rmpc_member_failed(g, i, err, rmp_now_ms());
-		first[s] = first[s] ? first[s] : err;
-		ok[s] += !err;
+		rmpc_tally_add(g, &t, i, err, rmp_now_ms());
 	}
-	for (unsigned s = 0; s < g->stripes; s++)
-		if (!ok[s])
-			return first[s] ? first[s] :
-			       rmpc_group_waits(g, s) ? -EHOSTUNREACH :
-			       -EKEYEXPIRED;
+	err = rmpc_tally_error(g, &t, -EKEYEXPIRED);
+	if (err)
+		return err;
 	return g->keeper ? g->keeper->renewed(l, ttl_s) : 0;
 }
 

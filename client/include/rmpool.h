@@ -665,7 +665,9 @@ int rmp_faa(struct rmp_lease *l, uint64_t off, uint64_t add, uint64_t *old);
  * small RDMA READ after the writes on the same queue pair). Covers
  * synchronous writes and asynchronous writes already passed to
  * rmp_submit(), not those still queued. Works on a lease without the read
- * right too (a zero-byte READ). Errors: those of rmp_read, but -ERANGE.
+ * right too (a zero-byte READ). Errors: those of rmp_read, but -ERANGE;
+ * -EHOSTUNREACH on a cluster lease whose stripe has only suspect
+ * replicas (it does not wait for them: nothing of theirs to flush).
  */
 int rmp_flush(struct rmp_lease *l);
 
