@@ -54,6 +54,35 @@ static void lease_unlink(struct rmp_lease *l)
 
 /* ---- mirrored leases ------------------------------------------------- */
 
+/* group_ttl_ms -- the least time left of the live members (0 when a
+ * stripe has none); *live: the fewest live replicas of a stripe;
+ * *holders: the fewest holders of a live member. */
+static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
+			     uint32_t *holders)
+{
+	uint64_t ttl = UINT64_MAX, now = rmp_now_ms();
+	unsigned per[RMPC_STRIPES_MAX] = { 0 };
+
+	*holders = UINT32_MAX;
+	for (unsigned i = 0; i < g->n; i++) {
+		const struct rmp_lease *m = g->m[i];
+		uint64_t age;
+
+		if (!rmpc_member_live(g, i))
+			continue;
+		age = now - m->stamp_ms;
+		per[i / g->replicas]++;
+		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
+		*holders = RMP_MIN(*holders, m->holders);
+	}
+	*live = g->replicas;
+	for (unsigned s = 0; s < g->stripes; s++)
+		*live = RMP_MIN(*live, per[s]);
+	if (*holders == UINT32_MAX)
+		*holders = 0;
+	return *live ? ttl : 0;
+}
+
 /* group_end -- free (or with release false, close) every replica and
  * the handle: the first error of a free, 0 when every one went. */
 static int group_end(struct rmp_lease *l, bool release)
@@ -463,15 +492,11 @@ int rmp_lease_free_token(struct rmp_client *c, const char *token)
 	return token_rpc(c, token, RMP_OP_FREE, 0, &m);
 }
 
-int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
+int rmpc_lease_renew_one(struct rmp_lease *l, uint32_t ttl_s)
 {
 	struct rmp_msg m;
 	int err;
 
-	if (!l)
-		return -EINVAL;
-	if (l->group)
-		return rmpc_group_renew(l, ttl_s);
 	rmpc_clear_error(l->c);
 	err = rmpc_lease_usable(l, false);
 	if (!err)
@@ -614,8 +639,8 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
 	if (l->group) {
 		i.replicas = l->group->replicas;
 		i.stripes = l->group->stripes;
-		i.ttl_ms = rmpc_group_ttl_ms(l->group, &i.replicas_live,
-					     &i.holders);
+		i.ttl_ms = group_ttl_ms(l->group, &i.replicas_live,
+					&i.holders);
 	}
 	memcpy(info, &i, size);
 	return 0;

@@ -92,12 +92,11 @@ void rmpc_group_at(struct rmp_lease *l, unsigned i, const char *host,
 
 LIST_HEAD(rmpc_lease_list, rmp_lease);
 
-/* rmpc_group_renew -- rmp_lease_renew of a group (lease_group.c).
- * rmpc_group_ttl_ms -- its time left, fewest live replicas of a stripe
- * and fewest holders, for rmp_lease_info. */
+/* rmpc_group_renew -- rmp_lease_renew of a group (lease_group.c, which
+ * has rmp_lease_renew: a group's or, by rmpc_lease_renew_one, a lease of
+ * one server's, lease.c). */
 int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s);
-uint64_t rmpc_group_ttl_ms(const struct rmpc_group *g, unsigned *live,
-			   uint32_t *holders);
+int rmpc_lease_renew_one(struct rmp_lease *l, uint32_t ttl_s);
 
 /*
  * rmpc_group_wait -- a call on the stripes of l set in the bit mask

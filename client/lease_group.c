@@ -181,7 +181,7 @@ static int renew_once(struct rmp_lease *l, uint32_t ttl_s)
 	for (unsigned i = 0; i < g->n; i++) {
 		if (!rmpc_member_live(g, i))
 			continue;
-		err = rmp_lease_renew(g->m[i], ttl_s);
+		err = rmpc_lease_renew_one(g->m[i], ttl_s);
 		if (err == -EINVAL)
 			return err; /* the ttl: the same to every server */
 		rmpc_tally_add(g, &t, i, err, rmp_now_ms());
@@ -190,6 +190,14 @@ static int renew_once(struct rmp_lease *l, uint32_t ttl_s)
 	if (err)
 		return err;
 	return g->keeper ? g->keeper->renewed(l, ttl_s) : 0;
+}
+
+int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s)
+{
+	if (!l)
+		return -EINVAL;
+	return l->group ? rmpc_group_renew(l, ttl_s) :
+			  rmpc_lease_renew_one(l, ttl_s);
 }
 
 int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s)
@@ -208,35 +216,6 @@ int rmpc_group_renew(struct rmp_lease *l, uint32_t ttl_s)
 		said = l->group->keeper->refresh(l);
 	}
 	return err ? first : 0;
-}
-
-/* rmpc_group_ttl_ms -- the least time left of the live members (0 when a
- * stripe has none); *live: the fewest live replicas of a stripe;
- * *holders: the fewest holders of a live member. */
-uint64_t rmpc_group_ttl_ms(const struct rmpc_group *g, unsigned *live,
-			   uint32_t *holders)
-{
-	uint64_t ttl = UINT64_MAX, now = rmp_now_ms();
-	unsigned per[RMPC_STRIPES_MAX] = { 0 };
-
-	*holders = UINT32_MAX;
-	for (unsigned i = 0; i < g->n; i++) {
-		const struct rmp_lease *m = g->m[i];
-		uint64_t age;
-
-		if (!rmpc_member_live(g, i))
-			continue;
-		age = now - m->stamp_ms;
-		per[i / g->replicas]++;
-		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
-		*holders = RMP_MIN(*holders, m->holders);
-	}
-	*live = g->replicas;
-	for (unsigned s = 0; s < g->stripes; s++)
-		*live = RMP_MIN(*live, per[s]);
-	if (*holders == UINT32_MAX)
-		*holders = 0;
-	return *live ? ttl : 0;
 }
 
 /* member_of -- the public state of member i of g. */
