@@ -252,6 +252,33 @@ static uint64_t stripe_length(uint64_t length, unsigned stripes,
 	return (units / stripes + (units % stripes != 0)) * unit;
 }
 
+/* second_look -- pl still lacks replicas after the nodes of
+ * order[0..k) the view admits: the nodes it says are short asked too,
+ * into order[n..) (a free may not be in their records yet). What they
+ * say is kept only when it completes pl: a failure says what the view
+ * said. -ENOMEM, else 0. */
+static int second_look(struct rmp_cluster *cl, struct cl_policy *p,
+		       struct placing *pl, unsigned *order, unsigned k,
+		       unsigned n)
+{
+	int first = pl->first, k2;
+	size_t used = pl->used;
+	char said[sizeof(pl->said)];
+
+	memcpy(said, pl->said, sizeof(said));
+	p->any_room = true;
+	k2 = cl_place(cl->nodes, cl->nnodes, p, order + n);
+	p->any_room = false;
+	if (k2 > 0)
+		ask_nodes(cl, order + n, (unsigned)k2, order, k, pl);
+	if (pl->ngot < pl->want) {
+		pl->first = first;
+		pl->used = used;
+		memcpy(pl->said, said, sizeof(said));
+	}
+	return k2 < 0 ? -ENOMEM : 0;
+}
+
 /* place_more -- pl's replicas past those it has (pl->ngot), on the
  * nodes in p's order: 0 or the error, said in cl->err. The free bytes
  * of the view are a node's record, rewritten within a second of a move
@@ -262,8 +289,7 @@ static int place_more(struct rmp_cluster *cl, struct cl_policy *p,
 {
 	unsigned n = cl->nnodes ? cl->nnodes : 1, had = pl->ngot;
 	unsigned *order = malloc(2 * n * sizeof(*order));
-	int k, k2 = 0, ret;
-	bool go_on;
+	int k, ret = 0;
 
 	if (!order) {
 		cl_say(cl, "out of memory");
@@ -273,25 +299,21 @@ static int place_more(struct rmp_cluster *cl, struct cl_policy *p,
 	randombytes_buf(&p->seed, sizeof(p->seed));
 	p->any_room = false;
 	k = cl_place(cl->nodes, cl->nnodes, p, order);
-	go_on = k >= 0 && ask_nodes(cl, order, (unsigned)k, NULL, 0, pl);
-	if (go_on && pl->ngot < pl->want &&
-	    (!pl->first || pl->first == -ENOSPC)) {
-		p->any_room = true;
-		k2 = cl_place(cl->nodes, cl->nnodes, p, order + n);
-		if (k2 > 0)
-			ask_nodes(cl, order + n, (unsigned)k2, order,
-				  (unsigned)k, pl);
-	}
-	if (k < 0 || k2 < 0) {
+	if (k >= 0 && ask_nodes(cl, order, (unsigned)k, NULL, 0, pl) &&
+	    pl->ngot < pl->want && (!pl->first || pl->first == -ENOSPC))
+		ret = second_look(cl, p, pl, order, (unsigned)k, n);
+	if (k < 0 || ret) {
 		cl_say(cl, "out of memory");
 		ret = -ENOMEM;
-	} else if (!k && k2 <= 0 && pl->ngot < pl->want) {
-		cl_say(cl, "no node registered can take %" PRIu64 " bytes (%u "
-		       "known; full, draining, excluded, or without that much "
-		       "in one extent)", pl->length, cl->nnodes);
-		ret = -ENOSPC;
 	} else {
 		ret = placed(cl, pl, had);
+		if (ret && !k) { /* the view admitted none */
+			cl_say(cl, "no node registered can take %" PRIu64
+			       " bytes (%u known; full, draining, excluded, "
+			       "or without that much in one extent)",
+			       pl->length, cl->nnodes);
+			ret = -ENOSPC;
+		}
 	}
 	free(order);
 	return ret;
