@@ -136,10 +136,11 @@
  *                                      stay readable until the server
  *                                      closes the connection, GRACE_MS
  *                                      (its rotate_grace) + 2 s at most
- *                                      after the reload, not before
- *                                      GRACE_MS - 0.15 s (the line may
- *                                      be "reload REALTIME_MS": when the
- *                                      reload was seen done; else now)
+ *                                      after the reload was seen done,
+ *                                      not before GRACE_MS after SIGHUP
+ *                                      (the line may be "reload HUP_MS
+ *                                      SEEN_MS", CLOCK_REALTIME ms; else
+ *                                      both are now)
  *   rmp-raw HOST PORT silent SECS      connect, never AUTH: the server
  *                                      must close it within SECS (0:
  *                                      the client closes it at once)

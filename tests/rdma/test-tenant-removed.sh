@@ -41,17 +41,18 @@ for t in gone rot net; do
 done
 # An address no test client has: net no longer admits ours.
 tenants "$RMP_TMP/rot-new.key" 198.51.100.0/24 >"$RMP_CONF"
+hup_ms=$(date +%s%3N)
 kill -HUP "$RMP_DPID"
 for _ in $(seq 1 100); do
 	daemon_log_has "reload done" && break
 	sleep 0.1
 done
-reload_ms=$(date +%s%3N) # the voided clients time their cut from here
+seen_ms=$(date +%s%3N) # the voided clients time their cut from these
 daemon_log_has "tenant gone removed" || rmp_fail "the reload did not remove tenant gone"
 daemon_log_has "tenant rot: key changed" || rmp_fail "the reload did not change rot's key"
 daemon_log_has "rmp-raw-voided.*: its tenant no longer admits its address" ||
 	fail_later "the reload did not say net's connection lost its rights"
-for t in gone rot net; do raw_bg_send "$t" "reload $reload_ms"; done
+for t in gone rot net; do raw_bg_send "$t" "reload $hup_ms $seen_ms"; done
 for t in gone rot net; do
 	rc=0
 	raw_bg_stop "$t" || rc=$?
