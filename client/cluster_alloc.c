@@ -303,6 +303,8 @@ static int place_more(struct rmp_cluster *cl, struct cl_policy *p,
 	    pl->ngot < pl->want && (!pl->first || pl->first == -ENOSPC))
 		ret = second_look(cl, p, pl, order, (unsigned)k, n);
 	if (k < 0 || ret) {
+		while (pl->ngot > had) /* what the first pass made */
+			rmp_lease_free(pl->got[--pl->ngot]);
 		cl_say(cl, "out of memory");
 		ret = -ENOMEM;
 	} else {

@@ -147,6 +147,14 @@ static int place_fresh(struct repair *rp)
 	struct rmp_lease_info info = { .size = sizeof(info) };
 	struct rmp_alloc_opts ao;
 
+	/* first which stay where they are: a new member must avoid their
+	 * nodes as it avoids the live ones' */
+	for (unsigned i = 0; i < rp->l->group->n; i++) {
+		if (rp->dead[i] && live_of(rp, i) && in_place_ok(rp, i)) {
+			rp->in_place[i] = true;
+			memset(&rp->old[i], 0, sizeof(rp->old[i])); /* kept */
+		}
+	}
 	for (unsigned i = 0; i < rp->l->group->n; i++) {
 		unsigned avoid[RMPC_REPLICAS_MAX], navoid = 0, s = i / r->replicas;
 		struct rmp_lease *src = live_of(rp, i);
@@ -158,13 +166,8 @@ static int place_fresh(struct repair *rp)
 
 		snprintf(gone_name, sizeof(gone_name), "%s",
 			 gone ? gone->m.node : "");
-		if (!rp->dead[i])
+		if (!rp->dead[i] || rp->in_place[i])
 			continue;
-		if (src && in_place_ok(rp, i)) {
-			rp->in_place[i] = true;
-			memset(&rp->old[i], 0, sizeof(rp->old[i])); /* kept */
-			continue;
-		}
 		if (!src) {
 			cl_say(cl, "stripe %u has no live replica: its bytes "
 			       "are lost", s);
@@ -182,7 +185,7 @@ static int place_fresh(struct repair *rp)
 
 				cl_member_token(rp->fresh[j], &ft);
 				n = cl_member_node(cl, &ft);
-			} else if (rp->dead[j]) {
+			} else if (rp->dead[j] && !rp->in_place[j]) {
 				n = NULL;
 			}
 			if (n)
@@ -316,8 +319,18 @@ static int copy(struct repair *rp)
 	for (unsigned i = 0; !ret && i < rp->l->group->n; i++) {
 		struct rmp_lease *src = live_of(rp, i), *dst = rp->fresh[i];
 
-		if (rp->in_place[i])
-			dst = rp->fenced[i]; /* its own, fenced: overwritten */
+		if (rp->in_place[i]) {
+			struct rmp_lease_info info = { .size = sizeof(info) };
+
+			/* its own, fenced: overwritten. Nobody renewed it
+			 * while it was stale: as long as the live one, as a
+			 * new member would be (best effort: its ttl ends
+			 * it, or the next renewal extends it) */
+			dst = rp->fenced[i];
+			if (dst && !rmp_lease_info(src, &info))
+				(void)rmp_lease_renew(dst, (uint32_t)RMP_MAX(
+					1, (info.ttl_ms + 999) / 1000));
+		}
 		if (!dst)
 			continue;
 		for (uint64_t off = 0; !ret && off < src->length;
