@@ -8,7 +8,8 @@
 # byte, while rail 0's link (eth0, every node's first device) goes down
 # for 3 s and comes back: no call fails, no byte read differs, every
 # member is live afterwards and each stripe's replicas hold the same
-# bytes. Then a replica's daemon is killed (SIGKILL) and started again
+# bytes. The same with both links (every rail of every node) down for
+# 3 s: the calls wait for the members and then succeed. Then a replica's daemon is killed (SIGKILL) and started again
 # from its state_dir at once, under a reader of a mirrored lease: no call
 # fails, the reads go to the other replica meanwhile, and the member
 # comes back live (the library tries it again and attaches it anew).
@@ -30,13 +31,17 @@ D1=${RMP_TEST_DEV:-rxe0}
 NETDEV1=$(cat "/sys/class/infiniband/$D1/parent" 2>/dev/null) ||
 	NETDEV1=$(rdma link show "$D1/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
 [ -n "$NETDEV1" ] || rmp_fail "no netdev under $D1"
+D2=${RMP_TEST_DEV2:-rxe1}
+NETDEV2=$(cat "/sys/class/infiniband/$D2/parent" 2>/dev/null) ||
+	NETDEV2=$(rdma link show "$D2/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+[ -n "$NETDEV2" ] || rmp_fail "no netdev under $D2"
 if [ -z "${RMP_IN_VM:-}" ] || [ "$(id -u)" != 0 ]; then
 	echo "takes $NETDEV1 down: only as root in the VM: skipped"
 	exit 77
 fi
 py_start
 STATE=/dev/hugepages/rmp-cluster-flap-$RMP_PORT
-rmp_at_exit 'ip link set "$NETDEV1" up; rm -rf "$STATE"-*'
+rmp_at_exit 'ip link set "$NETDEV1" up; ip link set "$NETDEV2" up; rm -rf "$STATE"-*'
 rm -rf "$STATE"-*
 CL_STATE=$STATE
 CL_POOL=([1]=8M [2]=8M [3]=8M)
@@ -45,13 +50,13 @@ CL_LISTEN="$RMP_TEST_ADDR, $RMP_TEST_ADDR2"
 cluster_up
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
 
-# client_start NAME SIZE -- rmp-cluster NAME (flap, revive) with leases
-# of SIZE spread by rack, in the background (standard input: fd 7;
-# output: NAME.out); returns once it is ready.
+# client_start NAME SIZE [TAG] -- rmp-cluster NAME (flap, revive) with
+# leases of SIZE spread by rack, in the background (standard input: fd 7;
+# output: TAG.out, TAG defaults to NAME); returns once it is ready.
 client_start() {
-	local name=$1
+	local name=${3:-$1}
 	mkfifo "$RMP_TMP/$name.go"
-	"$RMPC" "$name" "$EURL" "$2" rack <"$RMP_TMP/$name.go" >"$RMP_TMP/$name.out" \
+	"$RMPC" "$1" "$EURL" "$2" rack <"$RMP_TMP/$name.go" >"$RMP_TMP/$name.out" \
 		2>"$RMP_TMP/$name.err" &
 	FPID=$!
 	exec 7>"$RMP_TMP/$name.go"
@@ -63,7 +68,7 @@ client_start() {
 	rmp_fail "rmp-cluster $name did not start: $(cat "$RMP_TMP/$name.err")"
 }
 
-# client_end NAME -- its loop told to end; its output shown, and its
+# client_end TAG -- its loop told to end; its output shown, and its
 # figures in ops, errors, bad, slowest.
 client_end() {
 	local rc=0
@@ -76,7 +81,7 @@ client_end() {
 	[ "${ops:-0}" -gt 8 ] || fail_later "$1: only ${ops:-0} calls"
 }
 
-# expect_lease NAME LEASE -- LEASE (mirror, stripe) of NAME.out: every
+# expect_lease TAG LEASE -- LEASE (mirror, stripe) of TAG.out: every
 # member live, a whole read and the replicas of each stripe identical.
 expect_lease() {
 	local out=$RMP_TMP/$1.out
@@ -103,6 +108,22 @@ expect_eq "calls that failed through the flap" "$errors" 0
 expect_eq "bytes read that differ from what was written" "$bad" 0
 expect_lease flap mirror
 expect_lease flap stripe
+echo "slowest call: $slowest ms"
+
+echo "== $NETDEV1 and $NETDEV2 (every rail of every node) down for 3 s"
+client_start flap 4M both
+sleep 1
+ip link set "$NETDEV1" down
+ip link set "$NETDEV2" down
+sleep 3
+ip link set "$NETDEV1" up
+ip link set "$NETDEV2" up
+sleep 4
+client_end both
+expect_eq "calls that failed with every link down" "$errors" 0
+expect_eq "bytes read that differ from what was written" "$bad" 0
+expect_lease both mirror
+expect_lease both stripe
 echo "slowest call: $slowest ms"
 
 echo "== a replica's daemon killed and started again under a reader"
