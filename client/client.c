@@ -18,6 +18,7 @@
 #include "auth.h"
 #include "buf.h"
 #include "chan.h"
+#include "cm_park.h"
 #include "client_int.h"
 #include "error.h"
 #include "io.h"
@@ -179,9 +180,28 @@ static int addr_errno(struct rmp_client *c, int err, const char *step)
 }
 
 /*
+ * port_up -- 0 if the local port the route leaves by is ACTIVE, else
+ * -ENETUNREACH. No connect request goes out of a port that is down: it
+ * cannot be answered, and on Soft-RoCE (Linux 6.1) one sent while the
+ * link is down leaves that device unable to connect until it is
+ * re-created (cm_park.h; tests/rdma/test-cluster-flap.sh takes both
+ * links down). The port may still go down between this check and
+ * rdma_connect.
+ */
+static int port_up(struct rmp_client *c)
+{
+	if (rmpc_port_active(c->id->verbs, c->id->port_num))
+		return 0;
+	rmpc_set_error(c, "%s port %u, the way to %s, is down: not connecting through it",
+		       c->via_dev[0] ? c->via_dev : "the local RDMA device",
+		       (unsigned)c->id->port_num, c->host);
+	return -ENETUNREACH;
+}
+
+/*
  * resolve_one -- create c->id and resolve address and route to sa.
- * Returns 0, -EHOSTUNREACH, -ENETUNREACH, -ENOMEM; c->id is NULL on
- * failure. Running out of time here means nobody answered ARP/ND.
+ * Returns 0, -EHOSTUNREACH, -ENETUNREACH (also: its local port is
+ * down), -ENOMEM; c->id is NULL on failure. Running out of time here means nobody answered ARP/ND.
  */
 static int resolve_one(struct rmp_client *c, struct sockaddr *sa,
 		       uint64_t deadline)
@@ -226,12 +246,15 @@ static int resolve_one(struct rmp_client *c, struct sockaddr *sa,
 				 "route resolution");
 		goto err_destroy_id;
 	}
+	err = port_up(c);
+	if (err)
+		goto err_destroy_id;
 	return 0;
 
 err_cm_get:
 	err = addr_errno(c, -err, "address resolution");
 err_destroy_id:
-	rdma_destroy_id(c->id);
+	rmpc_cm_release(c->id);
 	c->id = NULL;
 	return err;
 }
@@ -631,7 +654,10 @@ void rmpc_conn_teardown(struct rmp_client *c)
 {
 	unsigned i;
 
-	if (rmpc_connected(c) && c->conn != RMPC_CONN_CLOSED && c->id)
+	/* No DREQ out of a port that is down (cm_park.h): the id is parked
+	 * below and disconnects when its port is back. */
+	if (rmpc_connected(c) && c->conn != RMPC_CONN_CLOSED && c->id &&
+	    rmpc_port_active(c->id->verbs, c->id->port_num))
 		rdma_disconnect(c->id);
 	if (c->qp) {
 		rdma_destroy_qp(c->id);
@@ -653,7 +679,7 @@ void rmpc_conn_teardown(struct rmp_client *c)
 		c->pd = NULL;
 	}
 	if (c->id) {
-		rdma_destroy_id(c->id);
+		rmpc_cm_release(c->id);
 		c->id = NULL;
 	}
 	if (c->cm_ch) {

@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "chan.h"
 #include "client_int.h"
+#include "cm_park.h"
 #include "error.h"
 #include "lease.h"
 #include "rails.h"
@@ -117,12 +118,7 @@ static void rail_failed(struct rmp_client *c, unsigned i)
  * come); true when it cannot be told. */
 static bool port_active(const struct rmpc_rail *r)
 {
-	struct ibv_port_attr pa;
-
-	if (!r->async_ctx || !r->port_num)
-		return true;
-	return !ibv_query_port(r->async_ctx, r->port_num, &pa) &&
-	       pa.state == IBV_PORT_ACTIVE;
+	return !r->async_ctx || rmpc_port_active(r->async_ctx, r->port_num);
 }
 
 /*

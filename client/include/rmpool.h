@@ -94,7 +94,8 @@ extern "C" {
  *   -EHOSTUNREACH the server's address does not resolve or answer
  *   -EHOSTDOWN    every member of a stripe of a cluster lease is on a node
  *                 gone from the membership (rmp_cluster_attach)
- *   -ENETUNREACH  no route, or no RDMA device on the way to the server
+ *   -ENETUNREACH  no route, or no RDMA device on the way to the server, or
+ *                 its port is down
  *   -EAFNOSUPPORT a tenant's proof needs an IPv4 or IPv6 server address
  *   -EISCONN      rmp_client_connect on a client not closed yet
  *   -EPROTO       the server sent something the protocol does not allow
@@ -285,7 +286,8 @@ int rmp_client_new(struct rmp_client **out,
  * tenant), -EACCES /
  * -ENOENT (the key file cannot be used), -EHOSTUNREACH (the name does
  * not resolve, or nobody answers address resolution at that address),
- * -ENETUNREACH (no route, or no RDMA device on the way to the address,
+ * -ENETUNREACH (no route, or no RDMA device on the way to the address
+ * or its port is down,
  * or none on this host), -ECONNREFUSED (nobody listens, or the server
  * rejected us: see rmp_client_last_error()), -EPROTONOSUPPORT, -EPROTO
  * (the peer accepted without valid rmpool accept data), -ETIMEDOUT,

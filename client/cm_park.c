@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/* cm_park.c -- rdma_cm ids whose port is down, kept until it is up
+ * (cm_park.h). */
+#include "cm_park.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+struct parked {
+	struct rdma_cm_id *id;
+	struct parked *next;
+};
+
+static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct rdma_event_channel *park_ch; /* never read; lives on */
+static struct parked *park_list;
+static unsigned park_count;
+
+bool rmpc_port_active(struct ibv_context *ctx, uint8_t port_num)
+{
+	struct ibv_port_attr pa;
+
+	if (!ctx || !port_num || ibv_query_port(ctx, port_num, &pa))
+		return true;
+	return pa.state == IBV_PORT_ACTIVE;
+}
+
+/* park -- keep id on park_ch; false if it cannot be (then the caller
+ * destroys it: a lost rail is better than a leak). Under park_lock. */
+static bool park(struct rdma_cm_id *id)
+{
+	struct parked *p;
+
+	if (!park_ch)
+		park_ch = rdma_create_event_channel();
+	if (!park_ch)
+		return false;
+	p = malloc(sizeof(*p));
+	if (!p)
+		return false;
+	if (rdma_migrate_id(id, park_ch)) {
+		free(p);
+		return false;
+	}
+	p->id = id;
+	p->next = park_list;
+	park_list = p;
+	park_count++;
+	return true;
+}
+
+/* sweep -- destroy the parked ids whose port is active. Under park_lock. */
+static void sweep(void)
+{
+	struct parked **pp = &park_list, *p;
+
+	while ((p = *pp)) {
+		if (!rmpc_port_active(p->id->verbs, p->id->port_num)) {
+			pp = &p->next;
+			continue;
+		}
+		*pp = p->next;
+		park_count--;
+		rdma_destroy_id(p->id);
+		free(p);
+	}
+}
+
+void rmpc_cm_park_sweep(void)
+{
+	pthread_mutex_lock(&park_lock);
+	if (park_list)
+		sweep();
+	pthread_mutex_unlock(&park_lock);
+}
+
+void rmpc_cm_release(struct rdma_cm_id *id)
+{
+	bool parked = false;
+
+	if (!id)
+		return;
+	if (id->qp)
+		rdma_destroy_qp(id);
+	pthread_mutex_lock(&park_lock);
+	if (park_list)
+		sweep();
+	if (id->verbs && !rmpc_port_active(id->verbs, id->port_num))
+		parked = park(id);
+	pthread_mutex_unlock(&park_lock);
+	if (!parked)
+		rdma_destroy_id(id);
+}
+
+unsigned rmpc_cm_parked(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&park_lock);
+	n = park_count;
+	pthread_mutex_unlock(&park_lock);
+	return n;
+}
