@@ -18,7 +18,7 @@
 #include "auth.h"
 #include "buf.h"
 #include "chan.h"
-#include "cm_park.h"
+#include "park.h"
 #include "client_int.h"
 #include "error.h"
 #include "io.h"
@@ -184,7 +184,7 @@ static int addr_errno(struct rmp_client *c, int err, const char *step)
  * -ENETUNREACH. No connect request goes out of a port that is down: it
  * cannot be answered, and on Soft-RoCE (Linux 6.1) one sent while the
  * link is down leaves that device unable to connect until it is
- * re-created (cm_park.h; tests/rdma/test-cluster-flap.sh takes both
+ * re-created (park.h; tests/rdma/test-cluster-flap.sh takes both
  * links down). The port may still go down between this check and
  * rdma_connect.
  */
@@ -654,7 +654,7 @@ void rmpc_conn_teardown(struct rmp_client *c)
 {
 	unsigned i;
 
-	/* No DREQ out of a port that is down (cm_park.h): the id is parked
+	/* No DREQ out of a port that is down (park.h): the id is parked
 	 * below and disconnects when its port is back. */
 	if (rmpc_connected(c) && c->conn != RMPC_CONN_CLOSED && c->id &&
 	    rmpc_port_active(c->id->verbs, c->id->port_num))

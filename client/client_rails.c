@@ -12,7 +12,7 @@
 #include "buf.h"
 #include "chan.h"
 #include "client_int.h"
-#include "cm_park.h"
+#include "park.h"
 #include "error.h"
 #include "lease.h"
 #include "rails.h"

@@ -51,8 +51,9 @@ CLIENT_LAYERS = [
                                   # arithmetic; how a call is dealt over a
                                   # node's rails; a group's member states
     ["state", "opts"],  # one client's state; the option structs' rule
-    ["backoff", "fault"],  # the wait before trying again what failed;
-                           # what an error means
+    ["backoff", "fault", "park"],  # the wait before trying again what failed;
+                           # what an error means; cm ids kept while
+                           # their port is down
     ["rmpool"],        # the public API (client/include): declarations
 ]
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* cm_park.c -- rdma_cm ids whose port is down, kept until it is up
- * (cm_park.h). */
-#include "cm_park.h"
+/* park.c -- rdma_cm ids whose port is down, kept until it is up
+ * (park.h). */
+#include "park.h"
 
 #include <pthread.h>
 #include <stdlib.h>

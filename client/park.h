@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cm_park.h -- rdma_cm ids whose port is down, kept until it is up.
+ * park.h -- rdma_cm ids whose port is down, kept until it is up.
  *
  * Destroying a connected (or connecting) cm id sends a CM message (DREQ,
  * REJ) out of its port. While that port is down the message cannot be
@@ -13,8 +13,8 @@
  * On a real NIC parking only delays the DREQ, which could not have
  * arrived anyway. Process-wide, thread-safe.
  */
-#ifndef RMPC_CM_PARK_H
-#define RMPC_CM_PARK_H
+#ifndef RMPC_PARK_H
+#define RMPC_PARK_H
 
 #include <rdma/rdma_cma.h>
 #include <stdbool.h>
@@ -33,4 +33,4 @@ void rmpc_cm_park_sweep(void);
 /* rmpc_cm_parked -- how many ids are parked (for tests and logs). */
 unsigned rmpc_cm_parked(void);
 
-#endif /* RMPC_CM_PARK_H */
+#endif /* RMPC_PARK_H */
