@@ -106,6 +106,7 @@ int rmp_cluster_open(struct rmp_cluster **out, const char *url,
 	if (!cl)
 		return -ENOMEM;
 	LIST_INIT(&cl->groups);
+	randombytes_buf(&cl->seed_base, sizeof(cl->seed_base));
 	snprintf(cl->prefix, sizeof(cl->prefix), "%s",
 		 o.prefix ? o.prefix : "/rmpool/");
 	ret = copy_client_opts(cl, o.client);

@@ -296,7 +296,9 @@ static int place_more(struct rmp_cluster *cl, struct cl_policy *p,
 		return -ENOMEM;
 	}
 	p->now_ms = rmp_now_ms();
-	randombytes_buf(&p->seed, sizeof(p->seed));
+	/* a new order among equals for each placing, with no system call
+	 * (a random draw was one getrandom per ALLOC) */
+	p->seed = cl_mix32(cl->seed_base ^ cl_mix32(++cl->placings));
 	p->any_room = false;
 	k = cl_place(cl->nodes, cl->nnodes, p, order);
 	if (k >= 0 && ask_nodes(cl, order, (unsigned)k, NULL, 0, pl) &&
@@ -410,7 +412,6 @@ int cl_alloc_apart(struct rmp_cluster *cl, uint64_t length,
 
 	if (navoid >= RMPC_REPLICAS_MAX)
 		return -EINVAL;
-	randombytes_buf(&p.seed, sizeof(p.seed));
 	/* the others count as placed already (nothing of theirs to free) */
 	for (unsigned i = 0; i < navoid; i++)
 		pl.nodes[pl.ngot++] = avoid[i];

@@ -80,6 +80,8 @@ struct rmp_cluster {
 	int watch_err;   /* how the last watch ended */
 	int64_t revision;                /* the last one applied */
 	uint64_t watch_msgs;             /* the watch's messages so far */
+	uint32_t seed_base;              /* random, drawn at open: with */
+	uint32_t placings;               /* this count, each placing's seed */
 	struct cl_node *nodes;
 	unsigned nnodes;
 	char etcd_err[256];              /* why etcd failed last */
@@ -282,6 +284,9 @@ int cl_members_current(struct rmp_cluster *cl);
 
 /* cl_node_find -- the node of that name (present or not), or NULL. */
 struct cl_node *cl_node_find(struct rmp_cluster *cl, const char *name);
+
+/* cl_mix32 -- murmur3's finalizer: x's bits mixed, one to one. */
+uint32_t cl_mix32(uint32_t x);
 
 /*
  * cl_place -- the order in which to try nodes[0..n) for p: indexes into

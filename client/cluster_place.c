@@ -49,20 +49,23 @@ static bool excluded(const struct cl_node *n, const struct cl_policy *p)
 	return false;
 }
 
-/* lot -- a number of seed and i, the same for the same two (murmur3's
- * finalizer). Not xorshift of seed ^ i's constant: that is linear, so
- * lots differ by a mask fixed per pair of nodes and seeds reach only
- * some orders (of three equal nodes one came first half the time). */
-static uint32_t lot(uint32_t seed, unsigned i)
+uint32_t cl_mix32(uint32_t x)
 {
-	uint32_t x = seed + 0x9e3779b9u * (i + 1);
-
 	x ^= x >> 16;
 	x *= 0x85ebca6bu;
 	x ^= x >> 13;
 	x *= 0xc2b2ae35u;
 	x ^= x >> 16;
 	return x;
+}
+
+/* lot -- a number of seed and i, the same for the same two (cl_mix32).
+ * Not xorshift of seed ^ i's constant: that is linear, so lots differ
+ * by a mask fixed per pair of nodes and seeds reach only some orders
+ * (of three equal nodes one came first half the time). */
+static uint32_t lot(uint32_t seed, unsigned i)
+{
+	return cl_mix32(seed + 0x9e3779b9u * (i + 1));
 }
 
 /* group_of -- which group a rank falls in, best first: the nodes we can
