@@ -22,7 +22,8 @@ const char *const mode_names[] = {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N] [--stripes N]} "
+		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N] [--stripes N]\n"
+		"       [--prefer LABEL=VALUE]} "
 		"[--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
 		"[--rails N] [--json] [--progress] MODE\n"
@@ -38,6 +39,8 @@ static void usage(FILE *f)
 		"                (synchronous reads and writes only)\n"
 		"  --stripes N   with -C: 1 (default), 2..4 a striped lease, cut\n"
 		"                in 1 MiB units (synchronous reads and writes only)\n"
+		"  --prefer LABEL=VALUE  with -C: nodes with that label first\n"
+		"                (alloc-lat against one node's: the same node)\n"
 		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
 		"                runs each size in turn (default 64 for *-lat,\n"
 		"                65536 for *-bw, 4096 for alloc-lat; atomics: 8)\n"
@@ -146,9 +149,10 @@ static void split_server(struct bench *bp, const char *s)
 static void check_cluster(struct bench *bp, bool have_server)
 {
 	if (!bp->cluster.url) {
-		if (bp->cluster.replicas || bp->cluster.stripes)
-			usage_error("--replicas and --stripes are for a "
-				    "cluster (-C URL)");
+		if (bp->cluster.replicas || bp->cluster.stripes ||
+		    bp->cluster.prefer)
+			usage_error("--replicas, --stripes and --prefer are "
+				    "for a cluster (-C URL)");
 		if (!have_server)
 			usage_error("-s HOST[:PORT] or -C URL is required");
 		return;
@@ -247,6 +251,7 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		{ "cluster", required_argument, NULL, 'C' },
 		{ "replicas", required_argument, NULL, 'R' },
 		{ "stripes", required_argument, NULL, 'K' },
+		{ "prefer", required_argument, NULL, 'L' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'd' },
@@ -284,6 +289,9 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		case 'K':
 			bp->cluster.stripes = (unsigned)parse_num(
 				"--stripes", optarg, 1, BENCH_STRIPES_MAX);
+			break;
+		case 'L':
+			bp->cluster.prefer = optarg;
 			break;
 		case 'z':
 			parse_sizes(bp, optarg);

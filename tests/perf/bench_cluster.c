@@ -50,6 +50,7 @@ void bench_cluster_alloc(struct bench_cluster *bc, uint64_t length,
 	ao.flags = flags;
 	ao.replicas = bc->replicas;
 	ao.stripes = bc->stripes;
+	ao.prefer = bc->prefer;
 	if (bc->replicas > 1 || bc->stripes > 1) {
 		/* a mirrored or striped lease is neither ephemeral nor
 		 * auto-renewed

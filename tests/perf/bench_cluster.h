@@ -21,6 +21,7 @@ struct bench_cluster {
 	const char *url;     /* -C: the etcd endpoints; NULL: no cluster */
 	unsigned replicas;   /* --replicas: 1, or 2..3 (a mirrored lease) */
 	unsigned stripes;    /* --stripes: 1, or 2..4 (a striped lease) */
+	const char *prefer;  /* --prefer LABEL=VALUE: those nodes first */
 	struct rmp_cluster *cl;
 };
 
