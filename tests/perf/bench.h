@@ -39,6 +39,8 @@ struct bench {
 				 * window (depth x size) with one synchronous
 				 * call over the first N addresses of -s; the
 				 * library cuts it in size-byte pieces */
+	size_t rail_stripe;     /* --rail-stripe N: the connections' rail
+				 * pieces (0: the library's default) */
 	uint64_t progress_at;   /* next progress line, ns */
 
 	struct rmp_client *c;

@@ -26,7 +26,7 @@ static void usage(FILE *f)
 		"       [--prefer LABEL=VALUE]} "
 		"[--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
-		"[--rails N] [--json] [--progress] MODE\n"
+		"[--rails N] [--rail-stripe N] [--json] [--progress] MODE\n"
 		"Modes: read-lat write-lat faa-lat cas-lat alloc-lat attach-lat\n"
 		"       (synchronous, one at a time; alloc-lat: lease alloc +\n"
 		"       free; attach-lat: attach by token from a 2nd connection)\n"
@@ -39,6 +39,9 @@ static void usage(FILE *f)
 		"                (synchronous reads and writes only)\n"
 		"  --stripes N   with -C: 1 (default), 2..4 a striped lease, cut\n"
 		"                in 1 MiB units (synchronous reads and writes only)\n"
+		"  --rail-stripe N  a call of at least 2N bytes is cut in N-byte\n"
+		"                pieces over a node's rails (rmp_client_opts;\n"
+		"                with N >= SIZE a call takes one rail)\n"
 		"  --prefer LABEL=VALUE  with -C: nodes with that label first\n"
 		"                (alloc-lat against one node's: the same node)\n"
 		"  --size N[,N..] bytes per operation, suffix K/M allowed; a list\n"
@@ -252,6 +255,7 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		{ "replicas", required_argument, NULL, 'R' },
 		{ "stripes", required_argument, NULL, 'K' },
 		{ "prefer", required_argument, NULL, 'L' },
+		{ "rail-stripe", required_argument, NULL, 'Z' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "iters", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'd' },
@@ -292,6 +296,12 @@ void parse_args(struct bench *bp, int argc, char **argv)
 			break;
 		case 'L':
 			bp->cluster.prefer = optarg;
+			break;
+		case 'Z':
+			bp->rail_stripe = (size_t)parse_num("--rail-stripe",
+				optarg, 4096, UINT64_C(1) << 30);
+			if (bp->rail_stripe & (bp->rail_stripe - 1))
+				usage_error("--rail-stripe: a power of two");
 			break;
 		case 'z':
 			parse_sizes(bp, optarg);

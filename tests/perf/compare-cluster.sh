@@ -25,7 +25,10 @@
 # and the table gets their rows beside perftest's (goals: ALLOC+FREE
 # within 1.1x with no etcd round trip, a mirrored 64 B WRITE within 1.2x:
 # the replicas written in parallel; a 16 MiB read over 2 stripes in at
-# most 0.6x the time of one node's: both nodes move it at once). Every cluster line of rmpool-bench
+# most 0.6x the time of one node's: both nodes move it at once; with a
+# second device, the daemons listen on both and a mirrored 1 MiB READ and
+# WRITE cut over each node's two rails take at most 0.6x the time of the
+# same on one rail). Every cluster line of rmpool-bench
 # carries etcd_reads=, etcd's count of membership reads while it timed.
 #
 # Globals it sets: cl_on (1: the cases run), cl_url, cl_pids, cl_ports.
@@ -91,11 +94,13 @@ cl_etcd_start() {
 # free one, registered in etcd.
 cl_daemon_start() {
 	local i=$1 port=$2 conf=$work/rmpoold-n$1.conf log=$work/rmpoold-n$1.log
+	local listen=$addr
+	[ "$with_rails" = 0 ] || listen="$addr, $addr2"
 	for _ in 1 2 3 4 5; do
 		while tcp_port_used "$port"; do port=$((port + 1)); done
 		cat >"$conf" <<CONF
 [server]
-listen = $addr
+listen = $listen
 port = $port
 log_level = info
 admin_socket =
@@ -190,6 +195,13 @@ cl_rows() {
 	row "read 16MiB sync, 2 stripes (us)" cl 16777216 \
 		"read-lat-r1@16777216" median 1 "read-lat-r1-s2@16777216" \
 		median "<=0.60"
+	[ "$with_rails" = 0 ] && return
+	row "read 1MiB sync, 2 replicas, 2 rails vs 1 (us)" cl 1048576 \
+		"rail1-read-lat-r2@1048576" median 1 "rails2-read-lat-r2@1048576" \
+		median "<=0.60"
+	row "write 1MiB sync, 2 replicas, 2 rails vs 1 (us)" cl 1048576 \
+		"rail1-write-lat-r2@1048576" median 1 "rails2-write-lat-r2@1048576" \
+		median "<=0.60"
 }
 
 # cl_side R -- round R's cluster runs; the order alternates by round, as
@@ -218,5 +230,15 @@ cl_side() {
 	for n in "${reps[@]}"; do
 		rb "$r" -C "$cl_url" --stripes "$n" read-lat --size 16M --depth 1 \
 			--iters "$big_iters" --warmup 2
+	done
+	# a mirrored 1 MiB call cut in 256 KiB pieces over each node's two
+	# rails against the same call on one rail (pieces of 1 MiB: the call
+	# is not cut)
+	[ "$with_rails" = 0 ] && return
+	for n in read-lat write-lat; do
+		rb_prefix=rail1- rb "$r" -C "$cl_url" --replicas 2 \
+			--rail-stripe 1M "$n" --size 1M --iters "$big_iters" --warmup 2
+		rb_prefix=rails2- rb "$r" -C "$cl_url" --replicas 2 \
+			--rail-stripe 256K "$n" --size 1M --iters "$big_iters" --warmup 2
 	done
 }

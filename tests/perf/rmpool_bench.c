@@ -201,6 +201,8 @@ static void setup(struct bench *bp)
 		co.spin_max_us = (unsigned)bp->spin_max_us;
 	if (bp->rails)
 		co.rail_stripe = bp->size;
+	if (bp->rail_stripe)
+		co.rail_stripe = bp->rail_stripe;
 
 	/* One slot of SIZE bytes per operation in flight, page aligned;
 	 * one more slot for the check below. */
