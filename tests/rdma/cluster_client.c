@@ -59,10 +59,13 @@
  *       new pattern into one block of each and reads another block of
  *       each back (checking every byte against what was written), and
  *       every fourth turn renews each (ttl 300 s), until
- *       a line on standard input (the test takes a link down and up
- *       meanwhile). Then it prints "ops N errors E mismatches M
- *       slowest_ms S" (S: the longest call), "first_error TEXT" when E >
- *       0, and for each lease "lease mirror|stripe live L of R" and
+ *       a line "done" on standard input (the test takes a link down and
+ *       up meanwhile; a line "down MS" before says when the link went
+ *       down, in CLOCK_REALTIME ms). Then it prints "ops N errors E
+ *       mismatches M slowest_ms S" (S: the longest call), "first_error
+ *       TEXT" when E > 0, "after_down_ms A" after a "down" line (A: from
+ *       the link down to the end of the first call begun after it), and
+ *       for each lease "lease mirror|stripe live L of R" and
  *       "lease ... whole W stripes_differing D" (W: bytes of a read of
  *       the whole lease that differ from what was written; D: stripes
  *       whose replicas, each read through a handle of its own, differ);
@@ -790,8 +793,39 @@ static void flap_alloc(struct flapped *f, uint64_t size, unsigned stripes,
 /* What the loop of flap saw. */
 struct flap_loop {
 	uint64_t ops, errors, bad, slowest_ms;
+	uint64_t down_ms;       /* "down MS": the link went down (realtime) */
+	int64_t after_down_ms;  /* the first call begun after it ended this
+				 * long after it; -1: none yet */
 	char first[200];
 };
+
+/* real_ms -- CLOCK_REALTIME in ms, the clock of the test's "down MS". */
+static uint64_t real_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* flap_more -- false once standard input says "done" (or ends); a line
+ * "down MS" is noted in o. Waits for nothing. */
+static bool flap_more(struct flap_loop *o)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char line[64];
+	unsigned long long ms;
+
+	if (poll(&p, 1, 0) <= 0)
+		return true;
+	if (!fgets(line, sizeof(line), stdin))
+		return false;
+	if (sscanf(line, "down %llu", &ms) != 1)
+		return false;
+	o->down_ms = ms;
+	o->after_down_ms = -1;
+	return true;
+}
 
 /* flap_call -- one write (write true) or read of block b of f, timed
  * and judged into o. */
@@ -799,6 +833,7 @@ static void flap_call(struct flapped *f, uint64_t b, uint32_t seed,
 		      bool write, uint8_t *buf, struct flap_loop *o)
 {
 	uint64_t off = b * FLAP_BLOCK, t0 = now_ms(), took;
+	uint64_t began = real_ms();
 	int err;
 
 	if (write) {
@@ -813,6 +848,8 @@ static void flap_call(struct flapped *f, uint64_t b, uint32_t seed,
 			o->bad += buf[i] != f->want[off + i];
 	}
 	took = now_ms() - t0;
+	if (o->down_ms && o->after_down_ms < 0 && began >= o->down_ms)
+		o->after_down_ms = (int64_t)(real_ms() - o->down_ms);
 	o->ops++;
 	o->slowest_ms = took > o->slowest_ms ? took : o->slowest_ms;
 	if (err && !o->errors++)
@@ -891,7 +928,6 @@ static void flap_verify(struct flapped *f)
 static int flap(int argc, char **argv)
 {
 	struct flapped f[2] = { { .name = "mirror" }, { .name = "stripe" } };
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 	struct flap_loop o = { 0 };
 	uint8_t *buf = malloc(FLAP_BLOCK);
 	uint64_t size, blocks;
@@ -907,7 +943,7 @@ static int flap(int argc, char **argv)
 	flap_alloc(&f[1], size, 2, argv[2]);
 	printf("ready\n");
 	fflush(stdout);
-	for (uint64_t t = 0; poll(&p, 1, 0) <= 0; t++)
+	for (uint64_t t = 0; flap_more(&o); t++)
 		for (unsigned k = 0; k < 2; k++) {
 			flap_call(&f[k], t % blocks, (uint32_t)t + 2, true,
 				  buf, &o);
@@ -921,6 +957,8 @@ static int flap(int argc, char **argv)
 	       o.slowest_ms);
 	if (o.errors)
 		printf("first_error %s\n", o.first);
+	if (o.down_ms)
+		printf("after_down_ms %" PRId64 "\n", o.after_down_ms);
 	for (unsigned k = 0; k < 2; k++) {
 		flap_verify(&f[k]);
 		if (rmp_lease_free(f[k].l))
