@@ -249,12 +249,14 @@ static int resolve_one(struct rmp_client *c, struct sockaddr *sa,
 	err = port_up(c);
 	if (err)
 		goto err_destroy_id;
+	rmpc_cm_park_sweep(); /* a port is up: ids parked there can go */
 	return 0;
 
 err_cm_get:
 	err = addr_errno(c, -err, "address resolution");
 err_destroy_id:
-	rmpc_cm_release(c->id);
+	/* no CM id in the kernel before rdma_connect: nothing to send */
+	rdma_destroy_id(c->id);
 	c->id = NULL;
 	return err;
 }

@@ -140,9 +140,10 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 }
 
 /* write_once -- to every live replica at once; a member that fails is
- * lost (the write may be done without it). */
+ * lost (the write may be done without it). The stripes it was made on
+ * (on one replica at least) are added to *made, failed or not. */
 static int write_once(struct rmp_lease *l, uint64_t off, char *src,
-		      size_t len)
+		      size_t len, uint32_t *made)
 {
 	struct rmpc_group *g = l->group;
 	struct rmpc_leg legs[RMPC_LEGS_MAX];
@@ -179,6 +180,9 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 		pt.first[i] = pt.first[i] ? pt.first[i] : err;
 		ok[i] += !err;
 	}
+	for (unsigned i = 0; i < pt.n; i++)
+		if (ok[i])
+			*made |= UINT32_C(1) << pt.p[i].stripe;
 	for (unsigned i = 0; i < pt.n; i++)
 		if (!ok[i])
 			return pt.first[i];
@@ -292,6 +296,7 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 	const struct rmpc_group_keeper *k = g->keeper;
 	bool need[RMPC_MEMBERS_MAX];
 	bool unmarked = false; /* made without need[], and not marked */
+	uint32_t made = 0;     /* stripes it was made on, in any try */
 	int err = 0;
 
 	retry_suspects(l);
@@ -301,7 +306,7 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 		if (tries && (caller_error(err) || !k || (*said = k->refresh(l))))
 			break;
 		unmarked = false;
-		err = write_once(l, off, src, len);
+		err = write_once(l, off, src, len, &made);
 		if (err && !caller_error(err) && k)
 			continue; /* a stripe with no member left: refresh */
 		if (err || !lacking(l, off, len, need))
@@ -327,6 +332,11 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 	 * the replicas would differ where the write went */
 	for (unsigned i = 0; unmarked && i < g->n; i++)
 		if (need[i])
+			rmpc_member_missed(g, i);
+	/* failed on some stripe after it was made on another: that one's
+	 * away replicas differ from it now, the same */
+	for (unsigned i = 0; err && !unmarked && !caller_error(err) && i < g->n; i++)
+		if ((made >> (i / g->replicas) & 1) && rmpc_member_away(g, i))
 			rmpc_member_missed(g, i);
 	return err;
 }

@@ -3,11 +3,13 @@
  * (park.h). */
 #include "park.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 
 struct parked {
 	struct rdma_cm_id *id;
+	bool removed; /* its device is going: destroy it now */
 	struct parked *next;
 };
 
@@ -31,8 +33,15 @@ static bool park(struct rdma_cm_id *id)
 {
 	struct parked *p;
 
-	if (!park_ch)
+	if (!park_ch) {
 		park_ch = rdma_create_event_channel();
+		/* read without waiting, by sweep */
+		if (park_ch && fcntl(park_ch->fd, F_SETFL,
+				     fcntl(park_ch->fd, F_GETFL) | O_NONBLOCK)) {
+			rdma_destroy_event_channel(park_ch);
+			park_ch = NULL;
+		}
+	}
 	if (!park_ch)
 		return false;
 	p = malloc(sizeof(*p));
@@ -43,19 +52,42 @@ static bool park(struct rdma_cm_id *id)
 		return false;
 	}
 	p->id = id;
+	p->removed = false;
 	p->next = park_list;
 	park_list = p;
 	park_count++;
 	return true;
 }
 
-/* sweep -- destroy the parked ids whose port is active. Under park_lock. */
+/* removed -- the parked ids' events read and acked (a destroy waits
+ * for every event read to be acked); those whose device is being
+ * removed flagged. Under park_lock. */
+static void removed(void)
+{
+	struct rdma_cm_event *ev;
+
+	while (!rdma_get_cm_event(park_ch, &ev)) {
+		struct rdma_cm_id *id = ev->id;
+		bool gone = ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL;
+
+		rdma_ack_cm_event(ev);
+		for (struct parked *p = park_list; gone && p; p = p->next)
+			if (p->id == id)
+				p->removed = true;
+	}
+}
+
+/* sweep -- destroy the parked ids whose port is active, or whose device
+ * is being removed (a parked id would hold it: the removal waits for
+ * every user). Under park_lock. */
 static void sweep(void)
 {
 	struct parked **pp = &park_list, *p;
 
+	removed();
 	while ((p = *pp)) {
-		if (!rmpc_port_active(p->id->verbs, p->id->port_num)) {
+		if (!p->removed &&
+		    !rmpc_port_active(p->id->verbs, p->id->port_num)) {
 			pp = &p->next;
 			continue;
 		}

@@ -11,7 +11,10 @@
  * nobody reads), and destroyed by the first sweep that finds its port
  * active again; the server then sees the disconnect as it would have.
  * On a real NIC parking only delays the DREQ, which could not have
- * arrived anyway. Process-wide, thread-safe.
+ * arrived anyway. An id whose device is being removed is destroyed at
+ * the next sweep (it would hold the device). A process that exits while
+ * the port is down still sends the DREQs: the kernel destroys its ids.
+ * Process-wide, thread-safe.
  */
 #ifndef RMPC_PARK_H
 #define RMPC_PARK_H

@@ -189,6 +189,8 @@ static void check_rails(struct bench *bp)
 	unsigned n = 1;
 	char *p;
 
+	if (bp->rails && bp->rail_stripe)
+		usage_error("--rails cuts in --size pieces: no --rail-stripe");
 	if (!bp->rails)
 		return;
 	if (bp->mode != READ_BW && bp->mode != WRITE_BW)

@@ -941,6 +941,9 @@ static int flap(int argc, char **argv)
 		fail("flap: SIZE of 4 MiB at least");
 	flap_alloc(&f[0], size, 1, argv[2]);
 	flap_alloc(&f[1], size, 2, argv[2]);
+	/* no line kept in stdio's buffer where flap_more's poll cannot
+	 * see it */
+	setvbuf(stdin, NULL, _IONBF, 0);
 	printf("ready\n");
 	fflush(stdout);
 	for (uint64_t t = 0; flap_more(&o); t++)

@@ -579,6 +579,34 @@ static void test_missed_lost_before(void)
 	fake_client_free(c);
 }
 
+/* Rule 6c: a write made on one stripe and failed on another is not
+ * acknowledged, but the stripe it was made on now differs from its
+ * replica that missed it: that member is MISSED (not taken back before
+ * a mark names it), as when a mark failed. Its stripe's live replica
+ * holds the bytes; the failed stripe's members are not marked. */
+static void test_write_half_made(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = grid(c);
+	struct rmpc_group *g = l->group;
+
+	g->wait_ms = 0;
+	keep(l);
+	kl.refresh_ret = -ENOENT; /* no new members: the call ends */
+	disconnect(l, 1); /* stripe 0's second replica */
+	disconnect(l, 2); /* both of stripe 1's */
+	disconnect(l, 3);
+	pattern(src, LENGTH, 11);
+	CHECK(rmp_write(l, 0, src, LENGTH) != 0);
+	CHECK(holds(0, 0, src, UNIT));
+	CHECK_EQ(g->state[1], RMPC_MEMBER_MISSED);
+	CHECK(g->state[2] != RMPC_MEMBER_MISSED &&
+	      g->state[3] != RMPC_MEMBER_MISSED);
+	CHECK_EQ(kl.missed, 0);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
 /* Rule 7: a call outside the lease is the caller's error: the keeper is
  * never asked, even with a member failing or none left. */
 static void test_caller_error(void)
@@ -817,6 +845,7 @@ int main(void)
 	test_caller_error();
 	test_suspect_returns();
 	test_wait_suspect();
+	test_write_half_made();
 	test_renew_end();
 	test_no_keeper();
 	return check_done();
