@@ -201,7 +201,8 @@ static int port_up(struct rmp_client *c)
 /*
  * resolve_one -- create c->id and resolve address and route to sa.
  * Returns 0, -EHOSTUNREACH, -ENETUNREACH (also: its local port is
- * down), -ENOMEM; c->id is NULL on failure. Running out of time here means nobody answered ARP/ND.
+ * down), -ENOMEM; c->id is NULL on failure. Running out of time here
+ * means nobody answered ARP/ND.
  */
 static int resolve_one(struct rmp_client *c, struct sockaddr *sa,
 		       uint64_t deadline)

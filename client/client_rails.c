@@ -118,7 +118,7 @@ static void rail_failed(struct rmp_client *c, unsigned i)
  * come); true when it cannot be told. */
 static bool port_active(const struct rmpc_rail *r)
 {
-	return !r->async_ctx || rmpc_port_active(r->async_ctx, r->port_num);
+	return rmpc_port_active(r->async_ctx, r->port_num);
 }
 
 /*

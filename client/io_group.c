@@ -333,11 +333,13 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 	for (unsigned i = 0; unmarked && i < g->n; i++)
 		if (need[i])
 			rmpc_member_missed(g, i);
-	/* failed on some stripe after it was made on another: that one's
-	 * away replicas differ from it now, the same */
-	for (unsigned i = 0; err && !unmarked && !caller_error(err) && i < g->n; i++)
-		if ((made >> (i / g->replicas) & 1) && rmpc_member_away(g, i))
-			rmpc_member_missed(g, i);
+	/* failed on some stripe after it was made on another: the away
+	 * replicas of a stripe it was made on differ from it now, the same */
+	if (err && !unmarked && !caller_error(err))
+		for (unsigned i = 0; i < g->n; i++)
+			if ((made >> (i / g->replicas) & 1) &&
+			    rmpc_member_away(g, i))
+				rmpc_member_missed(g, i);
 	return err;
 }
 

@@ -14,9 +14,8 @@ struct parked {
 };
 
 static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rdma_event_channel *park_ch; /* never read; lives on */
+static struct rdma_event_channel *park_ch; /* read by sweep; lives on */
 static struct parked *park_list;
-static unsigned park_count;
 
 bool rmpc_port_active(struct ibv_context *ctx, uint8_t port_num)
 {
@@ -55,7 +54,6 @@ static bool park(struct rdma_cm_id *id)
 	p->removed = false;
 	p->next = park_list;
 	park_list = p;
-	park_count++;
 	return true;
 }
 
@@ -92,7 +90,6 @@ static void sweep(void)
 			continue;
 		}
 		*pp = p->next;
-		park_count--;
 		rdma_destroy_id(p->id);
 		free(p);
 	}
@@ -117,19 +114,9 @@ void rmpc_cm_release(struct rdma_cm_id *id)
 	pthread_mutex_lock(&park_lock);
 	if (park_list)
 		sweep();
-	if (id->verbs && !rmpc_port_active(id->verbs, id->port_num))
+	if (!rmpc_port_active(id->verbs, id->port_num))
 		parked = park(id);
 	pthread_mutex_unlock(&park_lock);
 	if (!parked)
 		rdma_destroy_id(id);
-}
-
-unsigned rmpc_cm_parked(void)
-{
-	unsigned n;
-
-	pthread_mutex_lock(&park_lock);
-	n = park_count;
-	pthread_mutex_unlock(&park_lock);
-	return n;
 }

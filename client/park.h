@@ -33,7 +33,4 @@ void rmpc_cm_release(struct rdma_cm_id *id);
 /* rmpc_cm_park_sweep -- destroy the parked ids whose port is active. */
 void rmpc_cm_park_sweep(void);
 
-/* rmpc_cm_parked -- how many ids are parked (for tests and logs). */
-unsigned rmpc_cm_parked(void);
-
 #endif /* RMPC_PARK_H */
