@@ -144,8 +144,11 @@ on_daemon "$V" daemon_spawn
 on_daemon "$V" daemon_listening
 on_daemon "$V" daemon_log_has "pool: recovered [1-9]" ||
 	fail_later "daemon $V took nothing back from its state_dir"
-# the library attaches the member anew within its next tries (2 s apart
-# at most); then a few more reads on it
+# the library tries a suspect member again through its node's record:
+# once the node is registered anew (its earlier etcd lease must run out
+# first), the next try (8 s apart at most) attaches it; then a few more
+# reads on it
+cl_wait_state "$V" registered 30 || fail_later "daemon $V did not register again"
 for _ in $(seq 1 100); do
 	grep -q "audit: attach" "${CL_LOG[V]}" && break
 	sleep 0.1
