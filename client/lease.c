@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "backoff.h"
 #include "chan.h"
 #include "error.h"
 #include "fault.h"
@@ -227,6 +229,49 @@ static void free_on_server(struct rmp_client *c, uint64_t id, uint64_t secret)
 	memcpy(c->errbuf, keep, sizeof(keep));
 }
 
+/* Waits between ALLOCs the server says its ending leases will make room
+ * for: their keys are revoked and their bytes zeroed within tens of ms
+ * after a FREE, unless a holder's connection is slow to settle. */
+#define RETURNING_FIRST_MS 2
+#define RETURNING_MAX_MS 100
+
+/*
+ * alloc_rpc -- ALLOC length bytes with o; the reply in *m. A server with
+ * no room now but enough in leases still ending (freed a moment ago:
+ * RMP_DETAIL_RETURNING) is asked again, after waits that double, for up
+ * to the op timeout: a pool that is being given back is not full.
+ */
+static int alloc_rpc(struct rmp_client *c, uint64_t length,
+		     const struct rmp_alloc_opts *o, struct rmp_msg *m)
+{
+	uint64_t start = rmp_now_ms(), now;
+	struct rmpc_backoff b = { 0, 0 };
+	struct timespec ts;
+	unsigned wait;
+	int err;
+
+	for (;;) {
+		memset(m, 0, sizeof(*m));
+		m->hdr.opcode = RMP_OP_ALLOC;
+		m->u.alloc.length = length;
+		m->u.alloc.alignment = o->alignment;
+		m->u.alloc.ttl_s = o->ttl_s;
+		m->u.alloc.access = o->access;
+		m->u.alloc.flags = o->flags;
+		err = rmpc_rpc(c, m);
+		if (err != -ENOSPC || c->rpc_detail != RMP_DETAIL_RETURNING)
+			return err;
+		now = rmp_now_ms();
+		wait = rmpc_backoff_fail(&b, RETURNING_FIRST_MS,
+					 RETURNING_MAX_MS, now);
+		if (now + wait - start > (uint64_t)c->opts.op_timeout_ms)
+			return err; /* its text says what the room waits for */
+		ts.tv_sec = wait / 1000;
+		ts.tv_nsec = 1000000L * (long)(wait % 1000);
+		nanosleep(&ts, NULL);
+	}
+}
+
 int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		    const struct rmp_alloc_opts *opts, struct rmp_lease **out)
 {
@@ -256,14 +301,7 @@ int rmp_lease_alloc(struct rmp_client *c, uint64_t length,
 		return -ENOMEM;
 	l->c = c;
 
-	memset(&m, 0, sizeof(m));
-	m.hdr.opcode = RMP_OP_ALLOC;
-	m.u.alloc.length = length;
-	m.u.alloc.alignment = o.alignment;
-	m.u.alloc.ttl_s = o.ttl_s;
-	m.u.alloc.access = o.access;
-	m.u.alloc.flags = o.flags;
-	err = rmpc_rpc(c, &m);
+	err = alloc_rpc(c, length, &o, &m);
 	if (err) {
 		if (!c->errbuf[0] && o.ttl_s)
 			rmpc_set_error(c, "server refused ALLOC of %" PRIu64

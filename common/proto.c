@@ -457,6 +457,9 @@ const char *rmp_detail_str(unsigned detail)
 	case RMP_DETAIL_EPOCH:
 		return "the lease's group has a newer epoch than the record "
 		       "it was attached by";
+	case RMP_DETAIL_RETURNING:
+		return "room that ended leases are returning (being revoked "
+		       "and zeroed)";
 	}
 	return "";
 }

@@ -59,6 +59,9 @@ enum rmp_detail {
 	RMP_DETAIL_NETWORK = 11,    /* AUTH: not from the tenant's networks */
 	RMP_DETAIL_EPOCH = 12,      /* -ESTALE: ATTACH under an epoch older
 				     * than the one the lease's group has */
+	RMP_DETAIL_RETURNING = 13,  /* -ENOSPC: no room now, but extents
+				     * being revoked or zeroed would make
+				     * it: ask again shortly */
 };
 /* Text for a detail ("the tenant's byte limit", ...), "" for NONE. */
 const char *rmp_detail_str(unsigned detail);

@@ -122,6 +122,29 @@ static int place(struct rmp_lifecycle *lc, const struct rmp_holder *h,
 	return ret;
 }
 
+/* room_returning -- no pool r may use has room for it now, but one
+ * would with the bytes of the leases ending (being revoked or zeroed):
+ * the client asks again shortly instead of taking the pool for full. */
+static bool room_returning(const struct rmp_lifecycle *lc,
+			   const struct rmp_holder *h,
+			   const struct rmp_alloc_req *r)
+{
+	uint64_t ending = lc->revoking_bytes + lc->zeroing_bytes;
+	unsigned home = h->dev < lc->npools ? h->dev : 0;
+	struct rmp_pool_stats st;
+
+	if (!ending)
+		return false;
+	for (unsigned i = 0; i < lc->npools; i++) {
+		if (i != home && !(r->flags & RMP_LEASE_F_SPILL))
+			continue;
+		rmp_pool_stats(lc->pools[i], &st);
+		if (st.free_bytes + ending >= r->length)
+			return true;
+	}
+	return false;
+}
+
 /* largest_pool -- the size of the largest pool: no lease can be larger. */
 static uint64_t largest_pool(const struct rmp_lifecycle *lc)
 {
@@ -170,6 +193,8 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	TAILQ_INIT(&l->revoking);
 	l->flags = r->flags & ~RMP_LEASE_F_SPILL;
 	ret = place(lc, h, r, RMP_MAX(align, 64), l);
+	if (ret == -ENOSPC && room_returning(lc, h, r))
+		*detail = RMP_DETAIL_RETURNING;
 	if (ret)
 		goto err_free;
 	/* Charged as granted: rounding counts. */

@@ -102,7 +102,9 @@ bool rmp_lifecycle_persistent(const struct rmp_lifecycle *lc);
  * device order), and then it carries RMP_LEASE_F_SPILLED.
  * -EINVAL (bad length, alignment, access, flags; ttl outside the bounds),
  * -EFBIG (above max_lease), -EDQUOT (the tenant's bytes or leases),
- * -ENOSPC (pool full), -ESHUTDOWN (draining), -ENOMEM, or the key's error.
+ * -ENOSPC (pool full; RMP_DETAIL_RETURNING when the bytes of leases still
+ * ending would make the room, RMP_DETAIL_SERVER_LEASES at max_leases),
+ * -ESHUTDOWN (draining), -ENOMEM, or the key's error.
  */
 int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 			const struct rmp_alloc_req *r, struct rmp_lease **out,

@@ -46,7 +46,10 @@ extern "C" {
  *                 limit is reached (last error says which; bytes freed in the
  *                 last tens of ms still count, up to the byte limit once more)
  *   -ENOSPC       the pool has no free extent large enough, or the server
- *                 holds as many leases as it may (max_leases)
+ *                 holds as many leases as it may (max_leases); while the
+ *                 bytes of leases freed a moment ago (being revoked and
+ *                 zeroed) would make the room, rmp_lease_alloc asks
+ *                 again, for up to the op timeout, before it fails
  *   -EFBIG        a lease longer than the server grants (max_lease)
  *   -ESHUTDOWN    the server is draining and takes no new leases
  *   -EAGAIN       too many asynchronous operations queued or in flight

@@ -317,6 +317,23 @@ def test_quota_and_sizes():
             c.poll(timeout=float("nan"))
 
 
+def test_alloc_right_after_free():
+    """Leases freed a moment ago leave room, not a full pool: their bytes
+    are still being revoked and zeroed when the next ALLOC comes, and the
+    library asks again instead of failing with PoolFull."""
+    with rmpool.Client(ADDR, PORT) as c:
+        held = []
+        with pytest.raises(rmpool.PoolFull):
+            for _ in range(8):
+                held.append(c.alloc(4 * MIB))
+        assert len(held) >= 2
+        for l in held:
+            l.free()
+        again = [c.alloc(4 * MIB) for _ in held]
+        for l in again:
+            l.free()
+
+
 def test_auth_errors():
     wrong = os.path.join(TMP, "wrong.key")
     with open(wrong, "w") as f:

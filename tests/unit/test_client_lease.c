@@ -187,6 +187,52 @@ static void test_alloc_bad_reply(void)
 	fake_client_free(c);
 }
 
+static unsigned returning_left; /* ALLOCs still refused for room ending */
+
+/* A pool whose room is being given back: -ENOSPC with
+ * RMP_DETAIL_RETURNING for the next returning_left ALLOCs, then grants. */
+static bool serve_returning(const struct rmp_msg *req, struct rmp_msg *rep)
+{
+	if (req->hdr.opcode == RMP_OP_ALLOC && returning_left) {
+		returning_left--;
+		rep->hdr.status = -ENOSPC;
+		rep->hdr.flags = RMP_MSG_F_DETAIL(RMP_DETAIL_RETURNING);
+		return true;
+	}
+	return fake_serve_grant(req, rep);
+}
+
+/* An ALLOC the server cannot place yet because a freed lease's bytes are
+ * still being revoked and zeroed is asked again, within the op timeout;
+ * a pool that is full gets one ALLOC. */
+static void test_alloc_room_returning(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = NULL;
+
+	fake_serve = serve_returning;
+	returning_left = 3;
+	CHECK_EQ(rmp_lease_alloc(c, 4096, NULL, &l), 0);
+	CHECK_EQ(fake_reqs[RMP_OP_ALLOC], 4);
+	CHECK(l != NULL);
+	if (l)
+		rmp_lease_close(l);
+	/* never back within the op timeout (50 ms): its refusal, said */
+	fake_reqs[RMP_OP_ALLOC] = 0;
+	returning_left = 1000;
+	CHECK_EQ(rmp_lease_alloc(c, 4096, NULL, &l), -ENOSPC);
+	CHECK(fake_reqs[RMP_OP_ALLOC] > 1);
+	CHECK(fake_reqs[RMP_OP_ALLOC] < 20);
+	CHECK_HAS(c->errbuf, "being revoked and zeroed");
+	/* full, with nothing ending: one ALLOC */
+	fake_reqs[RMP_OP_ALLOC] = 0;
+	fake_serve = fake_serve_grant;
+	fake_refuse = -ENOSPC;
+	CHECK_EQ(rmp_lease_alloc(c, 4096, NULL, &l), -ENOSPC);
+	CHECK_EQ(fake_reqs[RMP_OP_ALLOC], 1);
+	fake_client_free(c);
+}
+
 static bool serve_other_id(const struct rmp_msg *req, struct rmp_msg *rep)
 {
 	fake_serve_grant(req, rep);
@@ -532,6 +578,7 @@ int main(void)
 	test_alloc_args();
 	test_alloc();
 	test_alloc_bad_reply();
+	test_alloc_room_returning();
 	test_attach();
 	test_expiry();
 	test_renew_free();

@@ -617,7 +617,10 @@ static void test_detail(void)
 	CHECK_STR(rmp_detail_str(RMP_DETAIL_EPOCH),
 		  "the lease's group has a newer epoch than the record it "
 		  "was attached by");
-	CHECK_STR(rmp_detail_str(13), "");
+	CHECK_STR(rmp_detail_str(RMP_DETAIL_RETURNING),
+		  "room that ended leases are returning (being revoked and "
+		  "zeroed)");
+	CHECK_STR(rmp_detail_str(14), "");
 	CHECK_STR(rmp_detail_str(0xff), "");
 	CHECK_STR(rmp_detail_str(~0u), "");
 }

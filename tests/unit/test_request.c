@@ -430,6 +430,32 @@ static void test_alloc(void)
 	stop();
 }
 
+/* An ALLOC while the only room is a freed lease's, still being revoked
+ * and zeroed: -ENOSPC that says so (the client asks again), and a grant
+ * once the bytes are back. */
+static void test_alloc_room_returning(void)
+{
+	struct fake_conn *c;
+	struct rmp_msg out, lease;
+
+	start();
+	c = conn(ta, "one");
+	CHECK_EQ(alloc(c, POOL_SIZE, 0, RMP_ACC_ALL, 0, &lease), 0);
+	CHECK_EQ(alloc(c, 4096, 0, RMP_ACC_ALL, 0, &out), -ENOSPC);
+	CHECK_EQ(detail_of(&out), RMP_DETAIL_NONE); /* nothing ending */
+	CHECK_EQ(free_lease(c, lease.u.lease.id, lease.u.lease.secret, &out),
+		 0);
+	CHECK_EQ(alloc(c, POOL_SIZE, 0, RMP_ACC_ALL, 0, &out), -ENOSPC);
+	CHECK_EQ(detail_of(&out), RMP_DETAIL_RETURNING);
+	fake_complete_all(ctx.lc, NULL, IBV_WC_SUCCESS); /* keys settle */
+	fake_advance(ctx.lc, 1000);                     /* the grace */
+	CHECK_EQ(alloc(c, POOL_SIZE, 0, RMP_ACC_ALL, 0, &out), -ENOSPC);
+	CHECK_EQ(detail_of(&out), RMP_DETAIL_RETURNING); /* being zeroed */
+	fake_zero_run();
+	CHECK_EQ(alloc(c, POOL_SIZE, 0, RMP_ACC_ALL, 0, &out), 0);
+	stop();
+}
+
 /* --------------------------------------------------------- RENEW, FREE */
 
 static void test_renew_free(void)
@@ -904,6 +930,7 @@ int main(void)
 {
 	test_auth();
 	test_alloc();
+	test_alloc_room_returning();
 	test_renew_free();
 	test_attach();
 	test_attach_epoch();
