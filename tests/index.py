@@ -29,7 +29,7 @@ SUITES = [
     ("etcd", "etcd (a real etcd the test starts, no RDMA; `--suite etcd`)"),
     ("bench", "Benchmarks (figures, no verdict; `--suite bench`)"),
 ]
-TAGS = {"admin", "plain-only", "sanitized-only"}
+TAGS = {"admin", "plain-only", "plain-too"}
 
 
 def source_of(cmd):
