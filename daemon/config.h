@@ -87,7 +87,7 @@ enum rmp_hugepages_mode {
 };
 
 /*
- * [lease] lease_keys: how leases get their own rkey (README "Lease
+ * [lease] lease_keys: how leases get their own rkey (docs/using.md "Lease
  * lifetime and keys"). The non-auto values are enum rmp_keys_mode's, so
  * the daemon reports the resolved mode as is.
  */

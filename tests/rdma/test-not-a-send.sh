@@ -16,8 +16,8 @@
 # quarantined for good. Each time another connection is served before and
 # after. Then: both violations logged, nothing in quarantine, no lease
 # left but the two the attackers hold, on Soft-RoCE the start-up warning
-# that a client can crash its kernel with SENDs with invalidate (see the
-# README), and a clean stop.
+# that a client can crash its kernel with SENDs with invalidate (see
+# docs/security.md), and a clean stop.
 source "$(dirname "$0")/lib.sh"
 
 rmp_init not-a-send "$1"

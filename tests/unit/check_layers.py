@@ -9,8 +9,9 @@ module may include its own header and headers of modules in lower
 layers, never one in its own or a higher layer, so there is no circle.
 common/ sits below everything. A program on top of the client library
 (the rmpool command) may include only its public header. Prints each
-folder's module graph (--graph prints only the daemon's, for the README;
---graph=client the client's) and exits 1 on a violation.
+folder's module graph (--graph prints only the daemon's, for
+docs/architecture.md; --graph=client the client's) and exits 1 on a
+violation.
 
 Usage: check_layers.py [--graph[=FOLDER]] [SOURCE_ROOT]
 """
@@ -18,7 +19,8 @@ import os
 import re
 import sys
 
-# Top first. Each line is one layer; the README shows the same picture.
+# Top first. Each line is one layer; docs/architecture.md shows the same
+# picture.
 DAEMON_LAYERS = [
     ["main", "rmpoolctl"],  # the daemon; rmpoolctl, a program of its own
     ["server"],        # set-up, event loop, signals, drain, stop
@@ -134,7 +136,8 @@ def main(argv):
         print("\n".join(check(root, graph, common)[0]))
         return 0
     failed = 0
-    readme = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    page = os.path.join("docs", "architecture.md")
+    shown_in = open(os.path.join(root, page), encoding="utf-8").read()
     n = 0
     for folder in FOLDERS:
         lines, errors = check(root, folder, common)
@@ -147,10 +150,11 @@ def main(argv):
         print(f"{'not ok' if errors else 'ok'} {n} - {folder}/ includes "
               f"point downward only ({len(errors)} violation(s))")
         failed += bool(errors)
-        # The README shows each folder's picture; it must be today's.
-        shown = "```\n" + "\n".join(lines) + "\n```" in readme
+        # docs/architecture.md shows each folder's picture; it must be
+        # today's.
+        shown = "```\n" + "\n".join(lines) + "\n```" in shown_in
         n += 1
-        print(f"{'ok' if shown else 'not ok'} {n} - README.md shows "
+        print(f"{'ok' if shown else 'not ok'} {n} - {page} shows "
               f"{folder}/'s layers as they are"
               + ("" if shown else f" (paste the output of --graph={folder})"))
         failed += not shown
