@@ -18,7 +18,7 @@
 # N is the last octet of --addr (1 by default), NN the same in hex. The
 # kernel names the NICs in the order it finds their bridges; /init fails if
 # eth0 does not have eth0's MAC (it never swaps the names). Facts about two
-# rxe devices in one guest: tests/vm/README.md.
+# rxe devices in one guest: docs/testing.md.
 #
 # Two guests can be linked into a two-host bed (tests/vm/pair.sh does it):
 # --link gives eth0 a UDP tunnel to another guest's QEMU on 127.0.0.1 (still
