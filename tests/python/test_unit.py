@@ -203,20 +203,55 @@ def test_docstrings():
         "(self, /, offset=0, length=None)"
 
 
-def test_stubs_cover_module():
-    """The type stubs name every public name of the module."""
+STUB_CLASSES = ("Client", "Cluster", "Lease", "RegisteredBuffer",
+                "LeaseInfo", "NodeInfo")
+
+
+def stub_text():
     pyi = os.path.join(os.path.dirname(rmpool.__file__), "__init__.pyi")
     with open(pyi) as f:
-        stub = f.read()
-    for n in rmpool.__all__:
-        assert re.search(rf"^(class |def |){n}\b", stub, re.M), n
-    for cls in (rmpool.Lease, rmpool.Cluster):
-        body = re.search(rf"^class {cls.__name__}\b.*?(?=^\S|\Z)", stub,
-                         re.M | re.S).group(0)
-        for n, f in inspect.getmembers(cls):
+        return f.read()
+
+
+def stub_class_members(stub, name):
+    """The names a class of the stub declares (methods and attributes)."""
+    body = re.search(rf"^class {name}\b.*?(?=^\S|\Z)", stub,
+                     re.M | re.S).group(0)
+    return set(re.findall(r"^    (?:async )?(?:def )?([A-Za-z_]\w*)[(:]",
+                          body, re.M))
+
+
+def test_stubs_cover_module():
+    """The type stubs and the module agree both ways: every public name of
+    the module and of its classes is in __init__.pyi, and everything the
+    stubs declare exists (a name added or removed on one side alone
+    fails here)."""
+    stub = stub_text()
+    public = {n for n in dir(rmpool) if not n.startswith("_") and
+              not inspect.ismodule(getattr(rmpool, n))}
+    declared = set(re.findall(r"^(?:class |def )?([A-Za-z_]\w*)\b[(:]",
+                              stub, re.M)) - {"from", "import"}
+    declared.add("__version__")
+    # a TypedDict is a type for the checker only: the module has dicts
+    declared -= set(re.findall(r"^class (\w+)\(TypedDict\)", stub, re.M))
+    for n in set(rmpool.__all__) | public:
+        assert n in declared, f"rmpool.{n} is not in __init__.pyi"
+    for n in declared:
+        assert hasattr(rmpool, n), f"__init__.pyi declares rmpool.{n}"
+    for name in STUB_CLASSES:
+        cls = getattr(rmpool, name)
+        members = stub_class_members(stub, name)
+        have = {n for n, _ in inspect.getmembers(cls)
+                if not n.startswith("_")}
+        if issubclass(cls, tuple):  # a struct sequence's fields only
+            have -= set(dir(tuple)) | {"n_fields", "n_sequence_fields",
+                                       "n_unnamed_fields"}
+        for n in have - members:
+            assert False, f"{name}.{n} is not in __init__.pyi"
+        for n in members - have - {"__init__", "__enter__", "__exit__",
+                                    "__aenter__", "__aexit__"}:
             if not n.startswith("_"):
-                assert re.search(rf"    (async )?def {n}\(|    {n}:",
-                                 body), f"{cls.__name__}.{n}"
+                assert False, f"__init__.pyi declares {name}.{n}"
 
 
 # --- The asyncio engine's life, against a fake client ------------------

@@ -66,6 +66,23 @@ for f in $funcs; do
 	grep -q "^[[:space:]]*$f;" "$src/client/librmpool.map" || missing="$missing $f"
 done
 check "librmpool.map exports every function of rmpool.h" "$missing"
+# Every constant (a #define or an enum value), type and error code the
+# header names is named in the page too: the header cannot grow alone.
+missing=
+for c in $(sed -n 's/^#define \(RMP_[A-Z0-9_]*\).*/\1/p; s/^[[:space:]]*\(RMP_[A-Z0-9_]*\) *=.*/\1/p' "$header" | sort -u); do
+	grep -q "$c" "$man/librmpool.3.scd" || missing="$missing $c"
+done
+check "librmpool(3) names every constant of rmpool.h" "$missing"
+missing=
+for t in $(grep -oE '(struct|enum) rmp_[a-z0-9_]+' "$header" | sed 's/.* //' | sort -u); do
+	grep -q "$t" "$man/librmpool.3.scd" || missing="$missing $t"
+done
+check "librmpool(3) names every type of rmpool.h" "$missing"
+missing=
+for e in $(grep -oE -- '-E[A-Z0-9]+' "$header" | tr -d - | sort -u); do
+	grep -q -- "-$e\*" "$man/librmpool.3.scd" || missing="$missing -$e"
+done
+check "librmpool(3) names every error code of rmpool.h" "$missing"
 
 # rmpoold.conf(5) and config.c: one entry per key, "section.key reload"
 # or "section.key restart" (tenant keys as tenant.KEY).
