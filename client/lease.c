@@ -259,6 +259,8 @@ static int alloc_rpc(struct rmp_client *c, uint64_t length,
 		m->u.alloc.access = o->access;
 		m->u.alloc.flags = o->flags;
 		err = rmpc_rpc(c, m);
+		if (!err && b.ms)
+			rmpc_clear_error(c); /* no refusal to tell of now */
 		if (err != -ENOSPC || c->rpc_detail != RMP_DETAIL_RETURNING)
 			return err;
 		now = rmp_now_ms();

@@ -129,17 +129,15 @@ static bool room_returning(const struct rmp_lifecycle *lc,
 			   const struct rmp_holder *h,
 			   const struct rmp_alloc_req *r)
 {
-	uint64_t ending = lc->revoking_bytes + lc->zeroing_bytes;
 	unsigned home = h->dev < lc->npools ? h->dev : 0;
 	struct rmp_pool_stats st;
 
-	if (!ending)
-		return false;
 	for (unsigned i = 0; i < lc->npools; i++) {
-		if (i != home && !(r->flags & RMP_LEASE_F_SPILL))
+		if ((i != home && !(r->flags & RMP_LEASE_F_SPILL)) ||
+		    !lc->returning_bytes[i])
 			continue;
 		rmp_pool_stats(lc->pools[i], &st);
-		if (st.free_bytes + ending >= r->length)
+		if (st.free_bytes + lc->returning_bytes[i] >= r->length)
 			return true;
 	}
 	return false;
@@ -193,8 +191,15 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	TAILQ_INIT(&l->revoking);
 	l->flags = r->flags & ~RMP_LEASE_F_SPILL;
 	ret = place(lc, h, r, RMP_MAX(align, 64), l);
-	if (ret == -ENOSPC && room_returning(lc, h, r))
-		*detail = RMP_DETAIL_RETURNING;
+	if (ret == -ENOSPC && room_returning(lc, h, r)) {
+		/* over its quota as well: that is the answer, not a wait */
+		ret = rmp_tenant_charge(h->tenant, r->length, detail);
+		if (!ret) {
+			rmp_tenant_uncharge(h->tenant, r->length);
+			*detail = RMP_DETAIL_RETURNING;
+			ret = -ENOSPC;
+		}
+	}
 	if (ret)
 		goto err_free;
 	/* Charged as granted: rounding counts. */

@@ -85,6 +85,7 @@ void lc_on_zeroed(void *ctx, void *arg)
 	int ret;
 
 	lc->zeroing_bytes -= l->ext.length;
+	*lc_returning(lc, l) -= l->ext.length;
 	lc->nending--;
 	rmp_tenant_settled(l->tenant, l->ext.length);
 	ret = rmp_pool_release(l->pool, &l->ext);
@@ -101,6 +102,7 @@ void lc_on_zeroed(void *ctx, void *arg)
 static void quarantine(struct rmp_lifecycle *lc, struct rmp_lease *l)
 {
 	lc_set_state(l, RMP_LEASE_QUARANTINED);
+	*lc_returning(lc, l) -= l->ext.length; /* never */
 	TAILQ_INSERT_TAIL(&lc->quarantined, l, state_link);
 	lc->nending--;
 	lc->quarantined_bytes += l->ext.length;
@@ -214,6 +216,7 @@ void lc_end_lease(struct rmp_lifecycle *lc, struct rmp_lease *l,
 	lc->nending++;
 	lc->nrevoking++;
 	lc->revoking_bytes += l->ext.length;
+	*lc_returning(lc, l) += l->ext.length;
 	/* Revoke first: the extent is zeroed and reused only once no key
 	 * reaches it. Keys dropped earlier may be settling already; the
 	 * last key to settle finishes the lease (and may free it). Hold

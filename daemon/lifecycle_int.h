@@ -94,6 +94,9 @@ struct rmp_lifecycle {
 	uint64_t nending, nrevoking, zeroing_bytes, quarantined_bytes, nquarantined;
 	uint64_t nkeys; /* live keys of all leases */
 	uint64_t leased_bytes, revoking_bytes;
+	/* per pool (as pools[]): bytes of leases ending there (revoking or
+	 * zeroing) that will return to it; not those quarantined */
+	uint64_t returning_bytes[RMP_DEVICES_MAX];
 	struct {
 		uint64_t grants, renewals, frees, expiries, revocations,
 			 takeovers, attaches, refusals;
@@ -159,6 +162,18 @@ static inline void lc_arm_timer(struct event *ev, uint64_t *at_ms,
 
 /* lc_holder_current -- h proved its tenant's current key
  * (rmp_holder_current). */
+/* lc_returning -- the returning_bytes of l's pool (the last pool's for
+ * one that is none of them: never, the lifecycle placed it). */
+static inline uint64_t *lc_returning(struct rmp_lifecycle *lc,
+				     const struct rmp_lease *l)
+{
+	unsigned i = 0;
+
+	while (i + 1 < lc->npools && lc->pools[i] != l->pool)
+		i++;
+	return &lc->returning_bytes[i];
+}
+
 static inline bool lc_holder_current(const struct rmp_holder *h)
 {
 	return h->tenant && rmp_tenant_current(h->tenant, h->tenant_epoch);

@@ -214,6 +214,7 @@ static void test_alloc_room_returning(void)
 	returning_left = 3;
 	CHECK_EQ(rmp_lease_alloc(c, 4096, NULL, &l), 0);
 	CHECK_EQ(fake_reqs[RMP_OP_ALLOC], 4);
+	CHECK_STR(c->errbuf, ""); /* granted: no refusal left to read */
 	CHECK(l != NULL);
 	if (l)
 		rmp_lease_close(l);

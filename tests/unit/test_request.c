@@ -435,7 +435,7 @@ static void test_alloc(void)
  * once the bytes are back. */
 static void test_alloc_room_returning(void)
 {
-	struct fake_conn *c;
+	struct fake_conn *c, *cb;
 	struct rmp_msg out, lease;
 
 	start();
@@ -447,6 +447,10 @@ static void test_alloc_room_returning(void)
 		 0);
 	CHECK_EQ(alloc(c, POOL_SIZE, 0, RMP_ACC_ALL, 0, &out), -ENOSPC);
 	CHECK_EQ(detail_of(&out), RMP_DETAIL_RETURNING);
+	/* a tenant that could not take it anyway hears of its quota */
+	cb = conn(tb, "bee");
+	CHECK_EQ(alloc(cb, 128 << 10, 0, RMP_ACC_ALL, 0, &out), -EDQUOT);
+	CHECK_EQ(detail_of(&out), RMP_DETAIL_BYTES);
 	fake_complete_all(ctx.lc, NULL, IBV_WC_SUCCESS); /* keys settle */
 	fake_advance(ctx.lc, 1000);                     /* the grace */
 	CHECK_EQ(alloc(c, POOL_SIZE, 0, RMP_ACC_ALL, 0, &out), -ENOSPC);
