@@ -143,6 +143,21 @@ static bool room_returning(const struct rmp_lifecycle *lc,
 	return false;
 }
 
+/* no_room -- the refusal of r, which no pool it may use has room for:
+ * -ENOSPC, with RMP_DETAIL_RETURNING when leases ending would make the
+ * room; or -EDQUOT when the tenant could not take it either (that is
+ * the answer, not a wait). */
+static int no_room(struct rmp_lifecycle *lc, struct rmp_holder *h,
+		   const struct rmp_alloc_req *r, unsigned *detail)
+{
+	if (!room_returning(lc, h, r) ||
+	    rmp_tenant_charge(h->tenant, r->length, detail))
+		return *detail ? -EDQUOT : -ENOSPC;
+	rmp_tenant_uncharge(h->tenant, r->length);
+	*detail = RMP_DETAIL_RETURNING;
+	return -ENOSPC;
+}
+
 /* largest_pool -- the size of the largest pool: no lease can be larger. */
 static uint64_t largest_pool(const struct rmp_lifecycle *lc)
 {
@@ -191,15 +206,8 @@ int rmp_lifecycle_grant(struct rmp_lifecycle *lc, struct rmp_holder *h,
 	TAILQ_INIT(&l->revoking);
 	l->flags = r->flags & ~RMP_LEASE_F_SPILL;
 	ret = place(lc, h, r, RMP_MAX(align, 64), l);
-	if (ret == -ENOSPC && room_returning(lc, h, r)) {
-		/* over its quota as well: that is the answer, not a wait */
-		ret = rmp_tenant_charge(h->tenant, r->length, detail);
-		if (!ret) {
-			rmp_tenant_uncharge(h->tenant, r->length);
-			*detail = RMP_DETAIL_RETURNING;
-			ret = -ENOSPC;
-		}
-	}
+	if (ret == -ENOSPC)
+		ret = no_room(lc, h, r, detail);
 	if (ret)
 		goto err_free;
 	/* Charged as granted: rounding counts. */
