@@ -32,6 +32,10 @@ struct rmp_etcd_request;
 
 #define CL_PREFIX_MAX 128
 #define CL_ERRBUF 512
+/* The most bytes a catch-up in place started by a data call copies (its
+ * members' in all): the call waits for them, about 15 ms at 10 GB/s; a
+ * larger member comes back by rmp_lease_repair. */
+#define CL_CATCH_UP_MAX_BYTES (UINT64_C(64) << 20)
 /* Most nodes a membership holds (etcd's range reads no more at once). */
 #define CL_NODES_MAX RMP_ETCD_KVS_MAX
 
@@ -125,6 +129,9 @@ struct cl_lease {
 	uint32_t access;        /* its members' (0: the lease's) */
 	bool behind;            /* its record is older than what a member
 				 * knows: attached for a repair only */
+	/* the record's epoch when a catch-up in place failed or found a
+	 * member gone (not tried again on that record; 0: none) */
+	uint64_t caught_up_failed;
 };
 
 /*
@@ -180,6 +187,14 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec);
  * now and the handle lacks attached (the group takes them in place of
  * its old handles, and drops one the record no longer names); 0 when
  * the handle may try again.
+ * cl_lease_catch_up -- l's stale members caught up where they are, when
+ * every member to repair is only behind and its server still holds it
+ * (a flap, a restart from state_dir): rmp_lease_repair without a new
+ * member, for members of CL_CATCH_UP_MAX_BYTES in all at most (the
+ * caller's data call waits for the copy). 0 also when it is not for it
+ * (a member to place anew or too large: for rmp_lease_repair; another
+ * holder's repair under way; its node out of reach still, tried on its
+ * backoff); once it failed, not again until the record changes.
  * cl_record_settled -- cl_record_read, and again while a repair holds
  * the lease (until its deadline, at most a repair's budget from now; a
  * mark past its time is cleared).
@@ -199,6 +214,7 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 		    const struct rmp_attach_opts *opts, bool behind,
 		    struct rmp_lease **out);
 int cl_lease_refresh(struct rmp_lease *l);
+int cl_lease_catch_up(struct rmp_lease *l);
 int cl_record_settled(struct rmp_cluster *cl, struct cl_record *rec);
 int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
 		     uint32_t access, bool exclusive, uint64_t epoch,

@@ -476,7 +476,7 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 		rmpc_group_at(*out, i, cx->rec.r.member[i].host,
 			      cx->rec.r.member[i].port);
 		if (cx->rec.r.stale[i])
-			rmpc_member_stale((*out)->group, i);
+			rmpc_member_stale((*out)->group, i, rmp_now_ms());
 	}
 	if (!ret) {
 		ret = keep(*out, cx);
@@ -529,7 +529,7 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s)
 			 * our older copy would unmark them) */
 			for (unsigned i = 0; i < g->n; i++)
 				if (now.r.stale[i])
-					rmpc_member_stale(g, i);
+					rmpc_member_stale(g, i, rmp_now_ms());
 			cx->rec = now;
 		}
 		if (!ret)
@@ -618,7 +618,7 @@ static int refresh(struct rmp_lease *l, bool wait)
 		} else if (rec.r.stale[i] &&
 			   same_token(&cx->rec.r.member[i], &rec.r.member[i])) {
 			/* another holder's write went on without it */
-			rmpc_member_stale(g, i);
+			rmpc_member_stale(g, i, rmp_now_ms());
 		} else if (!same_token(&cx->rec.r.member[i],
 				       &rec.r.member[i])) {
 			/* replaced by a repair, and the new one is not to be
@@ -628,7 +628,7 @@ static int refresh(struct rmp_lease *l, bool wait)
 			rmpc_group_at(l, i, rec.r.member[i].host,
 				      rec.r.member[i].port);
 			if (rec.r.stale[i])
-				rmpc_member_stale(g, i);
+				rmpc_member_stale(g, i, rmp_now_ms());
 		} else if (rmpc_fault_of(why[i]) == RMPC_FAULT_GONE) {
 			/* its server no longer holds it, or its node left */
 			rmpc_member_lost(g, i);
@@ -651,6 +651,8 @@ int cl_lease_refresh(struct rmp_lease *l)
 static int keeper_retry(struct rmp_lease *l)
 {
 	struct cl_lease *cx = l->group->keeper_arg;
+	struct rmpc_group *g = l->group;
+	int ret;
 
 	/* the membership is taken in from its watch (no etcd round trip
 	 * while it is in sync); out of sync, a read of etcd could wait */
@@ -658,5 +660,15 @@ static int keeper_retry(struct rmp_lease *l)
 		cl_members_current(cx->cl);
 	if (!cx->cl->synced)
 		return -EAGAIN;
-	return refresh(l, false);
+	ret = refresh(l, false);
+	/* a stale member whose server holds it again (a flap, a restart
+	 * from state_dir) is caught up where it is: no other node's memory,
+	 * no operator. This call waits for the copy. */
+	for (unsigned i = 0; !ret && i < g->n; i++) {
+		if (g->state[i] == RMPC_MEMBER_STALE) {
+			cl_lease_catch_up(l);
+			break;
+		}
+	}
+	return ret;
 }

@@ -9,11 +9,12 @@
  * without them: any holder's, io_group.c).
  *
  * Writes by other holders during the copy are not lost:
- *   1. the record is marked "under repair until T", by a txn on the
- *      revision read (one repair at a time);
+ *   1. the record is marked "under repair until T" at the epoch F the
+ *      repair will publish (the record's + 1), by a txn on the revision
+ *      read (one repair at a time);
  *   2. every live member is attached again exclusively, over a
- *      connection of the repair's own, by the epoch F the repair will
- *      publish (the record's + 1): every other key to it is revoked
+ *      connection of the repair's own, by F: every other key to it is
+ *      revoked
  *      (this process's other handles' too) and the server answers once
  *      their invalidations are done, so no other holder's write lands
  *      after this point; and from now on every member refuses a record
@@ -48,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fault.h"
 #include "group.h"
 #include "util.h"
 
@@ -150,7 +152,8 @@ static int place_fresh(struct repair *rp)
 	/* first which stay where they are: a new member must avoid their
 	 * nodes as it avoids the live ones' */
 	for (unsigned i = 0; i < rp->l->group->n; i++) {
-		if (rp->dead[i] && live_of(rp, i) && in_place_ok(rp, i)) {
+		if (rp->dead[i] && !rp->in_place[i] && live_of(rp, i) &&
+		    in_place_ok(rp, i)) {
 			rp->in_place[i] = true;
 			memset(&rp->old[i], 0, sizeof(rp->old[i])); /* kept */
 		}
@@ -436,19 +439,24 @@ static void undo(struct repair *rp)
 	}
 }
 
-/* mark -- step 1: the record says the lease is under repair. */
+/* mark -- step 1: the record says the lease is under repair, at the
+ * epoch F the fence will carry: never behind its members, so a repair
+ * that dies after the fence (its process killed, etcd out of reach for
+ * its undo) leaves a record that attaches once its mark is cleared. */
 static int mark(struct repair *rp)
 {
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, was = rp->cx->rec.r.epoch;
 	int ret;
 
 	/* the budget holders allow it too (cl_record_settled) */
 	bytes = rp->cx->rec.r.length * rp->cx->rec.r.replicas;
 	rp->cx->rec.r.repair_until_ms = cl_wall_ms() +
 		cl_repair_budget_ms(bytes);
+	rp->cx->rec.r.epoch = rp->epoch;
 	ret = cl_record_replace(rp->cl, &rp->cx->rec);
 	if (ret) {
 		rp->cx->rec.r.repair_until_ms = 0;
+		rp->cx->rec.r.epoch = was;
 		if (ret == -EAGAIN)
 			cl_say(rp->cl, "the lease's record changed meanwhile "
 			       "(another repair?): try again");
@@ -546,6 +554,40 @@ static int recover_epochs(struct repair *rp)
 	return 0;
 }
 
+/* run -- the repair of the members find_dead chose (those in place
+ * already known to be so): steps 1 to 4, or undone. */
+static int run(struct repair *rp)
+{
+	int ret;
+
+	rp->epoch = rp->cx->rec.r.epoch + 1;
+	ret = fenceable(rp);
+	if (!ret)
+		ret = place_fresh(rp);
+	if (!ret)
+		ret = pin_fresh(rp);
+	if (!ret)
+		ret = mark(rp);
+	if (!ret)
+		ret = fence(rp);
+	if (!ret)
+		ret = copy(rp);
+	if (!ret)
+		ret = publish(rp);
+	if (ret)
+		undo(rp);
+	unfence(rp);
+	if (!ret) {
+		free_replaced(rp);
+		rp->cx->behind = false;
+	}
+	/* the fence revoked this handle's keys too: attached anew (the
+	 * repair itself is done or undone whatever this says) */
+	if (rp->fenced_any)
+		cl_lease_refresh(rp->l);
+	return ret;
+}
+
 int rmp_lease_repair(struct rmp_lease *l)
 {
 	struct repair rp = { 0 };
@@ -586,31 +628,76 @@ int rmp_lease_repair(struct rmp_lease *l)
 	find_dead(&rp);
 	if (!rp.ndead && !rp.recovered)
 		return 0;
-	rp.epoch = rp.cx->rec.r.epoch + 1;
-	ret = fenceable(&rp);
-	if (!ret)
-		ret = place_fresh(&rp);
-	if (!ret)
-		ret = pin_fresh(&rp);
-	if (!ret)
-		ret = mark(&rp);
-	if (!ret)
-		ret = fence(&rp);
-	if (!ret)
-		ret = copy(&rp);
-	if (!ret)
-		ret = publish(&rp);
-	if (ret)
-		undo(&rp);
-	unfence(&rp);
-	if (!ret) {
-		free_replaced(&rp);
-		rp.cx->behind = false;
+	return run(&rp);
+}
+
+/* catch_up_candidate -- member i of a catch-up, by what costs nothing
+ * to look at: marked stale, a live replica to copy from, its node in
+ * the membership, fenceable, and not known out of reach (its backoff). */
+static bool catch_up_candidate(struct repair *rp, unsigned i, uint64_t now)
+{
+	const struct rmp_lease_record *r = &rp->cx->rec.r;
+	struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
+
+	return r->stale[i] && live_of(rp, i) && n && n->present &&
+	       strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME) &&
+	       rmpc_backoff_due(&n->backoff, now);
+}
+
+int cl_lease_catch_up(struct rmp_lease *l)
+{
+	struct repair rp = { 0 };
+	struct rmpc_group *g = l->group;
+	uint64_t now = rmp_now_ms(), bytes = 0;
+	int ret;
+
+	rp.l = l;
+	rp.cx = g->keeper_arg;
+	rp.cl = rp.cx->cl;
+	if (rp.cx->behind || rp.cx->rec.r.repair_until_ms ||
+	    rp.cx->caught_up_failed == rp.cx->rec.r.epoch)
+		return 0;
+	find_dead(&rp);
+	/* every member to repair qualifies by what costs nothing first; a
+	 * member to place anew is for rmp_lease_repair (an operator's or a
+	 * caller's), which moves memory to another node */
+	for (unsigned i = 0; i < g->n; i++) {
+		if (!rp.dead[i])
+			continue;
+		if (!catch_up_candidate(&rp, i, now))
+			return 0;
+		bytes += live_of(&rp, i)->length;
 	}
-	/* the fence revoked this handle's keys too: attached anew (the
-	 * repair itself is done or undone whatever this says) */
-	if (rp.fenced_any)
-		cl_lease_refresh(l);
+	/* the copy is this data call's wait: a larger one is for an
+	 * explicit repair */
+	if (!bytes || bytes > CL_CATCH_UP_MAX_BYTES)
+		return 0;
+	for (unsigned i = 0; i < g->n; i++) {
+		const struct rmp_token *t = &rp.cx->rec.r.member[i];
+		struct rmp_lease *h = NULL;
+
+		if (!rp.dead[i])
+			continue;
+		ret = cl_member_attach(rp.cl, t, 0, false, 0, &h);
+		if (ret) {
+			struct cl_node *n = cl_member_node(rp.cl, t);
+
+			rp.cl->err[0] = '\0';
+			if (rmpc_fault_of(ret) == RMPC_FAULT_TRANSIENT && n)
+				cl_node_unreachable(n, now); /* later */
+			else /* gone there: for a repair, not tried again */
+				rp.cx->caught_up_failed = rp.cx->rec.r.epoch;
+			return 0;
+		}
+		rmp_lease_close(h);
+		rp.in_place[i] = true;
+		memset(&rp.old[i], 0, sizeof(rp.old[i])); /* kept */
+	}
+	ret = run(&rp);
+	/* not again on this record: a fence on every try would revoke
+	 * every holder's keys every few seconds */
+	if (ret)
+		rp.cx->caught_up_failed = rp.cx->rec.r.epoch;
 	return ret;
 }
 

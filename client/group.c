@@ -11,7 +11,8 @@
  * the slot (replaced) may start LIVE or LOST from any state; otherwise
  * only: LIVE -> SUSPECT, STALE, LOST; SUSPECT -> STALE, LOST, MISSED;
  * LOST -> STALE, MISSED; MISSED -> STALE. A STALE member leaves only by
- * a new handle: its bytes are old; a MISSED one also by its mark.
+ * a new handle (a repair's, or its own caught up): its bytes are old; a
+ * MISSED one also by its mark.
  */
 static void member_set(struct rmpc_group *g, unsigned i,
 		       enum rmpc_member_state to, bool replaced)
@@ -69,7 +70,8 @@ bool rmpc_group_retry(struct rmpc_group *g, uint64_t now)
 	bool due = false;
 
 	for (unsigned i = 0; i < g->n; i++) {
-		if (g->state[i] != RMPC_MEMBER_SUSPECT ||
+		if ((g->state[i] != RMPC_MEMBER_SUSPECT &&
+		     g->state[i] != RMPC_MEMBER_STALE) ||
 		    !rmpc_backoff_due(&g->retry[i], now))
 			continue;
 		due = true;
@@ -82,6 +84,8 @@ bool rmpc_group_retry(struct rmpc_group *g, uint64_t now)
 void rmpc_group_tried(struct rmpc_group *g, uint64_t now)
 {
 	for (unsigned i = 0; i < g->n; i++) {
+		if (g->state[i] == RMPC_MEMBER_STALE)
+			rmpc_backoff_hold(&g->retry[i], now);
 		if (g->state[i] != RMPC_MEMBER_SUSPECT)
 			continue;
 		if (g->member_timeout_ms &&
@@ -97,9 +101,14 @@ void rmpc_member_lost(struct rmpc_group *g, unsigned i)
 	member_set(g, i, RMPC_MEMBER_LOST, false);
 }
 
-void rmpc_member_stale(struct rmpc_group *g, unsigned i)
+void rmpc_member_stale(struct rmpc_group *g, unsigned i, uint64_t now)
 {
+	if (g->state[i] == RMPC_MEMBER_STALE)
+		return; /* its catch-up's tries go on as they were */
 	member_set(g, i, RMPC_MEMBER_STALE, false);
+	rmpc_backoff_reset(&g->retry[i]);
+	rmpc_backoff_fail(&g->retry[i], RMPC_MEMBER_RETRY_FIRST_MS,
+			  RMPC_MEMBER_RETRY_MAX_MS, now);
 }
 
 void rmpc_member_missed(struct rmpc_group *g, unsigned i)

@@ -23,9 +23,11 @@
  *            record could not be made to say so (etcd (STALE), a new
  *            out of reach): never used or attached    member (swap)
  *            again until a mark makes it STALE
- *   STALE    a write went on without it (the record   a new member (swap)
- *            says so): it lacks bytes; never read,
- *            written or attached again as it is
+ *   STALE    a write went on without it (the record   a new member (swap),
+ *            says so): it lacks bytes; never read,    also itself caught
+ *            written or attached again as it is;      up in place (a
+ *            after a backoff (RETRY_*_MS) the keeper  catch-up: swap)
+ *            tries to catch it up where it is
  *   LOST     gone (its lease ended there, its node    a write without it
  *            left, it is no server of ours) or        (STALE), a refresh
  *            failed for a reason of its own           (swap)
@@ -118,8 +120,9 @@ void rmpc_member_failed(struct rmpc_group *g, unsigned i, int err,
 /* rmpc_member_lost -- member i is gone: LOST (a STALE one stays). */
 void rmpc_member_lost(struct rmpc_group *g, unsigned i);
 /* rmpc_member_stale -- member i lacks a write (the record says so):
- * STALE. */
-void rmpc_member_stale(struct rmpc_group *g, unsigned i);
+ * STALE; a catch-up in place is due after RMPC_MEMBER_RETRY_FIRST_MS from
+ * now (its node may still be out of reach). */
+void rmpc_member_stale(struct rmpc_group *g, unsigned i, uint64_t now);
 /* rmpc_member_missed -- member i (away) lacks a write the record could
  * not be made to say: MISSED, until a mark makes it STALE. */
 void rmpc_member_missed(struct rmpc_group *g, unsigned i);
@@ -129,14 +132,15 @@ struct rmp_lease *rmpc_member_swap(struct rmpc_group *g, unsigned i,
 				   struct rmp_lease *m);
 
 /*
- * rmpc_group_retry -- whether a SUSPECT member is due to be tried again
- * at now: if so, each due one's next wait is longer. The try (the
- * keeper's retry) attaches every member away anew: LIVE by a swap, LOST
- * when its server says it is gone.
+ * rmpc_group_retry -- whether a SUSPECT or STALE member is due to be
+ * tried again at now: if so, each due one's next wait is longer. The try
+ * (the keeper's retry) attaches every member away anew: LIVE by a swap,
+ * LOST when its server says it is gone; and catches the STALE ones up
+ * where they are when their servers still hold them.
  * rmpc_group_tried -- a try ended at now, and the members still SUSPECT
- * were tried: those suspect for member_timeout_ms are LOST (never one
- * that was not tried since: an idle handle loses nobody); the others
- * wait their next wait from now.
+ * or STALE were tried: those suspect for member_timeout_ms are LOST
+ * (never one that was not tried since: an idle handle loses nobody);
+ * the others wait their next wait from now.
  */
 bool rmpc_group_retry(struct rmpc_group *g, uint64_t now);
 void rmpc_group_tried(struct rmpc_group *g, uint64_t now);

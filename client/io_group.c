@@ -320,7 +320,7 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 		if (!err) {
 			for (unsigned i = 0; i < g->n; i++)
 				if (need[i])
-					rmpc_member_stale(g, i);
+					rmpc_member_stale(g, i, rmp_now_ms());
 			break;
 		}
 		unmarked = true;

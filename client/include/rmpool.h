@@ -533,7 +533,10 @@ enum rmp_member_state {
 				 * wait, live when its server still holds
 				 * the lease (a flap, a daemon restarted
 				 * from its state_dir) */
-	RMP_MEMBER_STALE = 2,   /* lacks a write (its record says so): a
+	RMP_MEMBER_STALE = 2,   /* lacks a write (its record says so):
+				 * caught up where it is once its server
+				 * answers with the lease (64 MiB at most,
+				 * by the holder's next call), else a
 				 * repair replaces it */
 	RMP_MEMBER_LOST = 3,    /* gone (its lease ended there, its node
 				 * left, 30 s out of reach): a repair

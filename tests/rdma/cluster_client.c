@@ -61,11 +61,18 @@
  *       every fourth turn renews each (ttl 300 s), until
  *       a line "done" on standard input (the test takes a link down and
  *       up meanwhile; a line "down MS" before says when the link went
- *       down, in CLOCK_REALTIME ms). Then it prints "ops N errors E
+ *       down, in CLOCK_REALTIME ms; a line "settle MS" ends the loop
+ *       once every member of both is live, or MS later). Then it prints
+ *       "ops N errors E
  *       mismatches M slowest_ms S" (S: the longest call), "first_error
  *       TEXT" when E > 0, "after_down_ms A" after a "down" line (A: from
- *       the link down to the end of the first call begun after it), and
- *       for each lease "lease mirror|stripe live L of R" and
+ *       the link down to the end of the first call begun after it),
+ *       "settled_ms T" after a "settle" line (T: from it to every member
+ *       live; -1: not within MS), and for each lease "lease
+ *       mirror|stripe moved M" (M: members the record names anew since
+ *       the lease was made), "lease mirror|stripe stale_seen 0|1" (1: a
+ *       member was stale after some turn), "lease mirror|stripe live L
+ *       of R" and
  *       "lease ... whole W stripes_differing D" (W: bytes of a read of
  *       the whole lease that differ from what was written; D: stripes
  *       whose replicas, each read through a handle of its own, differ);
@@ -760,6 +767,11 @@ struct flapped {
 	struct rmp_lease *l;
 	uint8_t *want;     /* every byte as last written */
 	uint64_t size;
+	/* each member's token when leased: a member placed anew since has
+	 * another */
+	char member[4][RMP_TOKEN_MAXLEN];
+	unsigned nmembers;
+	bool stale_seen; /* a member was STALE after some turn */
 };
 
 #define FLAP_BLOCK (UINT64_C(1) << 20)
@@ -788,6 +800,46 @@ static void flap_alloc(struct flapped *f, uint64_t size, unsigned stripes,
 	err = rmp_write(f->l, 0, f->want, size);
 	if (err)
 		fail("%s write: %s", f->name, rmp_strerror(err));
+	f->nmembers = 2 * stripes;
+	for (unsigned i = 0; i < f->nmembers; i++)
+		if (rmp_lease_replica_token(f->l, i, f->member[i],
+					    sizeof(f->member[i])) <= 0)
+			fail("%s: member %u's token", f->name, i);
+}
+
+/* flap_moved -- how many members of f the record names anew since the
+ * lease was made (a repair's work: a catch-up in place moves none). */
+static unsigned flap_moved(const struct flapped *f)
+{
+	char token[RMP_TOKEN_MAXLEN];
+	unsigned moved = 0;
+
+	for (unsigned i = 0; i < f->nmembers; i++)
+		moved += rmp_lease_replica_token(f->l, i, token,
+						 sizeof(token)) <= 0 ||
+			 strcmp(token, f->member[i]) != 0;
+	return moved;
+}
+
+/* flap_note_stale -- f->stale_seen once a member of f is stale (a write
+ * went on without it). */
+static void flap_note_stale(struct flapped *f)
+{
+	struct rmp_member_info mi = { .size = sizeof(mi) };
+
+	for (unsigned i = 0; i < f->nmembers; i++)
+		if (!rmp_lease_member_info(f->l, i, &mi) &&
+		    mi.state == RMP_MEMBER_STALE)
+			f->stale_seen = true;
+}
+
+/* flap_all_live -- every member of f is live again. */
+static bool flap_all_live(const struct flapped *f)
+{
+	struct rmp_lease_info info = { .size = sizeof(info) };
+
+	return !rmp_lease_info(f->l, &info) &&
+	       info.replicas_live == info.replicas;
 }
 
 /* What the loop of flap saw. */
@@ -797,6 +849,10 @@ struct flap_loop {
 	int64_t after_down_ms;  /* the first call begun after it ended this
 				 * long after it; -1: none yet */
 	char first[200];
+	/* "settle MS": the loop ends once every member is live again, or
+	 * MS after the line (settled_ms: from the line to then; -1: not) */
+	uint64_t settle_at, settle_until;
+	int64_t settled_ms;
 };
 
 /* real_ms -- CLOCK_REALTIME in ms, the clock of the test's "down MS". */
@@ -809,7 +865,7 @@ static uint64_t real_ms(void)
 }
 
 /* flap_more -- false once standard input says "done" (or ends); a line
- * "down MS" is noted in o. Waits for nothing. */
+ * "down MS" or "settle MS" is noted in o. Waits for nothing. */
 static bool flap_more(struct flap_loop *o)
 {
 	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
@@ -820,6 +876,12 @@ static bool flap_more(struct flap_loop *o)
 		return true;
 	if (!fgets(line, sizeof(line), stdin))
 		return false;
+	if (sscanf(line, "settle %llu", &ms) == 1) {
+		o->settle_at = now_ms();
+		o->settle_until = o->settle_at + ms;
+		o->settled_ms = -1;
+		return true;
+	}
 	if (sscanf(line, "down %llu", &ms) != 1)
 		return false;
 	o->down_ms = ms;
@@ -946,7 +1008,7 @@ static int flap(int argc, char **argv)
 	setvbuf(stdin, NULL, _IONBF, 0);
 	printf("ready\n");
 	fflush(stdout);
-	for (uint64_t t = 0; flap_more(&o); t++)
+	for (uint64_t t = 0; flap_more(&o); t++) {
 		for (unsigned k = 0; k < 2; k++) {
 			flap_call(&f[k], t % blocks, (uint32_t)t + 2, true,
 				  buf, &o);
@@ -954,7 +1016,17 @@ static int flap(int argc, char **argv)
 				  &o);
 			if (t % 4 == 3)
 				flap_renew(&f[k], &o);
+			flap_note_stale(&f[k]);
 		}
+		if (!o.settle_at)
+			continue;
+		if (flap_all_live(&f[0]) && flap_all_live(&f[1])) {
+			o.settled_ms = (int64_t)(now_ms() - o.settle_at);
+			break;
+		}
+		if (now_ms() >= o.settle_until)
+			break;
+	}
 	printf("ops %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
 	       " slowest_ms %" PRIu64 "\n", o.ops, o.errors, o.bad,
 	       o.slowest_ms);
@@ -962,7 +1034,11 @@ static int flap(int argc, char **argv)
 		printf("first_error %s\n", o.first);
 	if (o.down_ms)
 		printf("after_down_ms %" PRId64 "\n", o.after_down_ms);
+	if (o.settle_at)
+		printf("settled_ms %" PRId64 "\n", o.settled_ms);
 	for (unsigned k = 0; k < 2; k++) {
+		printf("lease %s moved %u\n", f[k].name, flap_moved(&f[k]));
+		printf("lease %s stale_seen %d\n", f[k].name, f[k].stale_seen);
 		flap_verify(&f[k]);
 		if (rmp_lease_free(f[k].l))
 			fail("%s: free", f[k].name);

@@ -50,11 +50,11 @@ static void test_stale(void)
 {
 	struct rmpc_group g = group();
 
-	rmpc_member_stale(&g, 0); /* live -> stale */
+	rmpc_member_stale(&g, 0, NOW); /* live -> stale */
 	rmpc_member_failed(&g, 1, -EIO, NOW);
-	rmpc_member_stale(&g, 1); /* suspect -> stale */
+	rmpc_member_stale(&g, 1, NOW); /* suspect -> stale */
 	rmpc_member_lost(&g, 2);
-	rmpc_member_stale(&g, 2); /* lost -> stale */
+	rmpc_member_stale(&g, 2, NOW); /* lost -> stale */
 	for (unsigned i = 0; i < 3; i++)
 		CHECK_EQ(g.state[i], RMPC_MEMBER_STALE);
 	/* nothing but a new handle takes it out */
@@ -87,7 +87,7 @@ static void test_missed(void)
 	CHECK(!rmpc_group_retry(&g, NOW + RMPC_MEMBER_TIMEOUT_MS));
 	rmpc_group_tried(&g, NOW + RMPC_MEMBER_TIMEOUT_MS);
 	CHECK_EQ(g.state[0], RMPC_MEMBER_MISSED);
-	rmpc_member_stale(&g, 0);
+	rmpc_member_stale(&g, 0, NOW);
 	CHECK_EQ(g.state[0], RMPC_MEMBER_STALE);
 	CHECK(!rmpc_member_owes(&g, 0));
 	rmpc_member_missed(&g, 0); /* stale stays stale */
@@ -101,7 +101,7 @@ static void test_swap(void)
 	struct rmpc_group g = group();
 	int other;
 
-	rmpc_member_stale(&g, 0);
+	rmpc_member_stale(&g, 0, NOW);
 	CHECK(rmpc_member_swap(&g, 0, (struct rmp_lease *)&other) == H(0));
 	CHECK_EQ(g.state[0], RMPC_MEMBER_LIVE);
 	CHECK(g.m[0] == (struct rmp_lease *)&other);
@@ -122,7 +122,7 @@ static void test_tallies(void)
 	CHECK_EQ(rmpc_group_live(&g, 0), 2);
 	CHECK_EQ(rmpc_group_live(&g, 1), 2);
 	rmpc_member_failed(&g, 1, -ETIMEDOUT, NOW);
-	rmpc_member_stale(&g, 2);
+	rmpc_member_stale(&g, 2, NOW);
 	rmpc_member_lost(&g, 3);
 	CHECK_EQ(rmpc_group_live(&g, 0), 1);
 	CHECK_EQ(rmpc_group_live(&g, 1), 0);
@@ -190,6 +190,36 @@ static void test_retry(void)
 	CHECK_EQ(g.state[0], RMPC_MEMBER_SUSPECT);
 }
 
+/* A stale member's catch-up in place is tried after the same doubling
+ * waits (not at once: its node may still be out of reach), never times
+ * it out, and ends with a new handle (LIVE). */
+static void test_stale_catch_up(void)
+{
+	struct rmpc_group g = group();
+	uint64_t t = NOW, first = RMPC_MEMBER_RETRY_FIRST_MS;
+
+	rmpc_member_failed(&g, 1, -ETIMEDOUT, t);
+	rmpc_member_stale(&g, 1, t + 100); /* a write went on without it */
+	CHECK_EQ(g.state[1], RMPC_MEMBER_STALE);
+	CHECK(!rmpc_group_retry(&g, t + 100 + first - 1));
+	CHECK(rmpc_group_retry(&g, t + 100 + first));
+	/* marked again by another write: the waits go on as they were */
+	rmpc_member_stale(&g, 1, t + 100 + first);
+	CHECK_EQ(g.retry[1].ms, 2 * first);
+	/* a try that did not catch it up: stale still, never lost, the next
+	 * wait from the try's end */
+	rmpc_group_tried(&g, t + 10 * RMPC_MEMBER_TIMEOUT_MS);
+	CHECK_EQ(g.state[1], RMPC_MEMBER_STALE);
+	CHECK(!rmpc_group_retry(&g, t + 10 * RMPC_MEMBER_TIMEOUT_MS +
+				       2 * first - 1));
+	CHECK(rmpc_group_retry(&g, t + 10 * RMPC_MEMBER_TIMEOUT_MS +
+				      2 * first));
+	/* caught up: attached anew, live, no try due */
+	rmpc_member_swap(&g, 1, g.m[0]);
+	CHECK_EQ(g.state[1], RMPC_MEMBER_LIVE);
+	CHECK(!rmpc_group_retry(&g, t + 100 * RMPC_MEMBER_TIMEOUT_MS));
+}
+
 int main(void)
 {
 	test_failed();
@@ -198,5 +228,6 @@ int main(void)
 	test_swap();
 	test_tallies();
 	test_retry();
+	test_stale_catch_up();
 	return check_done();
 }
