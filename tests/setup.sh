@@ -4,7 +4,8 @@
 #
 # Usage: tests/setup.sh [BUILD_DIR [MESON_SETUP_ARGS...]]
 # Installs the missing packages (apt-get; sudo when not root), configures
-# BUILD_DIR (default: build) with meson if needed, and builds it.
+# BUILD_DIR (default: build) with meson if needed, and builds it: every
+# target, or only those RMP_NINJA_TARGETS names (space separated).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,4 +52,5 @@ install_missing
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" "$top" "$@"
 fi
-ninja -C "$build"
+# shellcheck disable=SC2086 # a list of target names
+ninja -C "$build" ${RMP_NINJA_TARGETS:-}
