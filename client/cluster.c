@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sodium.h>
 
+#include "group.h" /* RMPC_MEMBER_TIMEOUT_MS */
 #include "opts.h"
 #include "token.h"
 #include "util.h"
@@ -27,6 +28,7 @@ void rmp_cluster_opts_init(struct rmp_cluster_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->size = sizeof(*opts);
 	opts->etcd_timeout_ms = 2000;
+	opts->member_timeout_ms = RMPC_MEMBER_TIMEOUT_MS;
 }
 
 void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts)
@@ -98,7 +100,8 @@ int rmp_cluster_open(struct rmp_cluster **out, const char *url,
 	rmp_cluster_opts_init(&o);
 	if (opts && rmpc_opts_copy(&o, sizeof(o), opts, opts->size))
 		return -EINVAL;
-	if (o.etcd_timeout_ms <= 0 || (o.prefix && (o.prefix[0] != '/' ||
+	if (o.etcd_timeout_ms <= 0 || o.member_timeout_ms < 0 ||
+	    (o.prefix && (o.prefix[0] != '/' ||
 	    o.prefix[strlen(o.prefix) - 1] != '/' ||
 	    strlen(o.prefix) >= CL_PREFIX_MAX)))
 		return -EINVAL;
@@ -109,6 +112,7 @@ int rmp_cluster_open(struct rmp_cluster **out, const char *url,
 	randombytes_buf(&cl->seed_base, sizeof(cl->seed_base));
 	snprintf(cl->prefix, sizeof(cl->prefix), "%s",
 		 o.prefix ? o.prefix : "/rmpool/");
+	cl->member_timeout_ms = (uint32_t)o.member_timeout_ms;
 	ret = copy_client_opts(cl, o.client);
 	if (!ret && !cl->tenant[0] && !o.allow_anonymous) {
 		cl_say(cl, "an anonymous client cannot tell this cluster's "

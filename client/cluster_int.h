@@ -70,6 +70,7 @@ struct rmp_cluster {
 	uint8_t key[RMP_KEY_MAX];
 	char key_file[4096];
 	char err[CL_ERRBUF];             /* rmp_cluster_last_error() */
+	uint32_t member_timeout_ms;      /* its groups' (0: never lost so) */
 	struct cl_conn *conns;           /* cluster_conn.c: per server */
 	struct rmpc_lease_list groups;   /* cluster_alloc.c: the mirrored
 					  * leases made, closed at the end */

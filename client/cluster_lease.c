@@ -388,7 +388,7 @@ static int keep(struct rmp_lease *l, struct cl_lease *cx)
 
 	if (rmp_ctoken_format(&cx->rec.t, token, sizeof(token)) < 0)
 		return -EINVAL;
-	rmpc_group_keep(l, &keeper, cx, token);
+	rmpc_group_keep(l, &keeper, cx, token, cx->cl->member_timeout_ms);
 	rmp_wipe(token, sizeof(token));
 	return 0;
 }

@@ -75,9 +75,10 @@ struct rmpc_group_keeper {
 };
 
 /* rmpc_group_keep -- l's record is kept by keeper with arg; token its
- * cluster token (rmp_lease_token gives it). */
+ * cluster token (rmp_lease_token gives it); a member suspect for
+ * member_timeout_ms is lost (0: never). */
 void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
-		     void *arg, const char *token);
+		     void *arg, const char *token, uint32_t member_timeout_ms);
 
 /*
  * rmpc_group_swap -- member i of l is now m (attached anew; NULL: none):

@@ -109,8 +109,9 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 }
 
 void rmpc_group_keep(struct rmp_lease *l, const struct rmpc_group_keeper *k,
-		     void *arg, const char *token)
+		     void *arg, const char *token, uint32_t member_timeout_ms)
 {
+	l->group->member_timeout_ms = member_timeout_ms;
 	l->group->keeper = k;
 	l->group->keeper_arg = arg;
 	snprintf(l->group->token, sizeof(l->group->token), "%s", token);

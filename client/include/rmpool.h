@@ -786,6 +786,14 @@ struct rmp_cluster_opts {
 	 * node registered in etcd gets its leases' bytes, and the token
 	 * alone seals a lease record). For a closed lab only. */
 	int allow_anonymous;
+	/* since 0.7: a member of a mirrored or striped lease out of reach
+	 * (suspect) this long is lost, and a repair may replace it; default
+	 * 30000: longer than a daemon restarted from its state_dir, a link
+	 * flap or a switch's reboot, and than the etcd ttl of the daemons'
+	 * records (default 10 s: a node that died has left etcd by then,
+	 * and its member is lost for that), so that it bounds only a node
+	 * alive to etcd that this client cannot reach. 0: never. */
+	int member_timeout_ms;
 };
 
 /* rmp_cluster_opts_init -- fill opts with the defaults (sets size). */

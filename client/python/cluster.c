@@ -28,10 +28,12 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 		"cert_file", "etcd_key_file", "credentials_file", "tenant",
 		"key", "key_file", "name", "timeout", "op_timeout",
 		"reconnect_max_ms", "spin_max_us", "bounce_bytes",
-		"max_inflight", "rail_stripe", "allow_anonymous", NULL };
+		"max_inflight", "rail_stripe", "allow_anonymous",
+		"member_timeout", NULL };
 	RmpCluster *cl = (RmpCluster *)self;
 	PyObject *url, *prefix_o = NULL, *etcd_timeout_o = NULL;
 	PyObject *ca_o = NULL, *cert_o = NULL, *ekey_o = NULL, *cred_o = NULL;
+	PyObject *member_timeout_o = NULL;
 	struct rmp_py_copts p = { .spin = -1 };
 	struct rmp_client_opts co;
 	struct rmp_cluster_opts o;
@@ -39,11 +41,12 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 	const char *url_s;
 	int rc, anonymous = 0;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|$OOOOOOOOOzOOOinOnp",
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "U|$OOOOOOOOOzOOOinOnpO",
 		kwlist, &url, &prefix_o, &etcd_timeout_o, &ca_o, &cert_o,
 		&ekey_o, &cred_o, &p.tenant, &p.key, &p.key_file, &p.name,
 		&p.timeout, &p.op_timeout, &p.reconnect, &p.spin, &p.bounce,
-		&p.max_inflight, &p.rail_stripe, &anonymous))
+		&p.max_inflight, &p.rail_stripe, &anonymous,
+		&member_timeout_o))
 		return -1;
 	/* Once: its leases' handles are known freed when cl->cl is NULL. */
 	if (cl->cl || cl->url) {
@@ -59,6 +62,8 @@ static int cluster_init(PyObject *self, PyObject *args, PyObject *kw)
 	    rmp_py_opt_str(prefix_o, NULL, &o.prefix) < 0 ||
 	    rmp_py_seconds_ms(etcd_timeout_o, "etcd_timeout",
 			      &o.etcd_timeout_ms) < 0 ||
+	    rmp_py_seconds_ms(member_timeout_o, "member_timeout",
+			      &o.member_timeout_ms) < 0 ||
 	    rmp_py_opt_str(ca_o, NULL, &o.ca_file) < 0 ||
 	    rmp_py_opt_str(cert_o, NULL, &o.cert_file) < 0 ||
 	    rmp_py_opt_str(ekey_o, NULL, &o.key_file) < 0 ||
@@ -592,14 +597,16 @@ static PyType_Slot cluster_slots[] = {
 	  "tenant=<env>, key=None, key_file=<env>, name=None, timeout=5.0, "
 	  "op_timeout=10.0, reconnect_max_ms=0, spin_max_us=-1, "
 	  "bounce_bytes=0, max_inflight=0, rail_stripe=0, "
-	  "allow_anonymous=False)\n\n"
+	  "allow_anonymous=False, member_timeout=None)\n\n"
 	  "The storage nodes registered in etcd, read at construction (the "
 	  "GIL is released meanwhile) and kept current by a watch; leases "
 	  "placed over them (alloc), of one node, mirrored or striped.\n\n"
 	  "url: etcd's endpoints, \"etcd://HOST:PORT[,HOST:PORT...]\" "
 	  "(http:// and https:// too). prefix: the daemons' [cluster] "
 	  "prefix (None: \"/rmpool/\"). etcd_timeout: seconds for one etcd "
-	  "request (None: 2). ca_file, cert_file, etcd_key_file: TLS to an "
+	  "request (None: 2). member_timeout: seconds a member of a "
+	  "mirrored or striped lease may stay out of reach before it is "
+	  "lost (None: 30). ca_file, cert_file, etcd_key_file: TLS to an "
 	  "https:// etcd; credentials_file: etcd's \"USER:PASSWORD\". The "
 	  "others are the options of each node's connection, as Client's "
 	  "(key_file is the tenant's key). A cluster refuses to open without "

@@ -385,6 +385,9 @@ static void test_open_errors(void)
 	tenant_opts(&o, &co);
 	o.etcd_timeout_ms = 0;
 	CHECK_EQ(rmp_cluster_open(&cl, url, &o), -EINVAL);
+	tenant_opts(&o, &co);
+	o.member_timeout_ms = -1;
+	CHECK_EQ(rmp_cluster_open(&cl, url, &o), -EINVAL);
 	/* a password never goes to an http endpoint */
 	snprintf(cred, sizeof(cred), "%s/etcd.cred", fx.dir);
 	fd = open(cred, O_WRONLY | O_CREAT | O_TRUNC, 0600);

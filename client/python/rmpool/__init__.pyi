@@ -129,7 +129,8 @@ class Cluster:
                  reconnect_max_ms: int = 0, spin_max_us: int = -1,
                  bounce_bytes: int = 0, max_inflight: int = 0,
                  rail_stripe: int = 0,
-                 allow_anonymous: bool = False) -> None: ...
+                 allow_anonymous: bool = False,
+                 member_timeout: Optional[float] = None) -> None: ...
     closed: bool
     url: str
     last_error: str
