@@ -31,15 +31,6 @@ void rmp_cluster_opts_init(struct rmp_cluster_opts *opts)
 	opts->member_timeout_ms = RMPC_MEMBER_TIMEOUT_MS;
 }
 
-void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts)
-{
-	if (!opts)
-		return;
-	memset(opts, 0, sizeof(*opts));
-	opts->size = sizeof(*opts);
-	opts->access = RMP_ACCESS_ALL;
-}
-
 const char *rmp_cluster_last_error(const struct rmp_cluster *cl)
 {
 	return cl ? cl->err : "";
@@ -113,6 +104,7 @@ int rmp_cluster_open(struct rmp_cluster **out, const char *url,
 	snprintf(cl->prefix, sizeof(cl->prefix), "%s",
 		 o.prefix ? o.prefix : "/rmpool/");
 	cl->member_timeout_ms = (uint32_t)o.member_timeout_ms;
+	cl->catch_up = cl_lease_catch_up;
 	ret = copy_client_opts(cl, o.client);
 	if (!ret && !cl->tenant[0] && !o.allow_anonymous) {
 		cl_say(cl, "an anonymous client cannot tell this cluster's "

@@ -20,6 +20,15 @@
 #include "opts.h"
 #include "util.h"
 
+void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts)
+{
+	if (!opts)
+		return;
+	memset(opts, 0, sizeof(*opts));
+	opts->size = sizeof(*opts);
+	opts->access = RMP_ACCESS_ALL;
+}
+
 /* Most node names opts->exclude takes. */
 #define EXCLUDE_MAX 64
 

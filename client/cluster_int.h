@@ -71,6 +71,12 @@ struct rmp_cluster {
 	char key_file[4096];
 	char err[CL_ERRBUF];             /* rmp_cluster_last_error() */
 	uint32_t member_timeout_ms;      /* its groups' (0: never lost so) */
+	/* cl_lease_catch_up, set at open: the keeper's retry (in
+	 * cluster_lease.c, called from a data call) starts a catch-up in
+	 * place, which is the repair's work (cluster_repair.c, above the
+	 * keeper: it attaches, refreshes and publishes through it). An
+	 * upcall, so that the files of the cluster call downward only. */
+	int (*catch_up)(struct rmp_lease *l);
 	struct cl_conn *conns;           /* cluster_conn.c: per server */
 	struct rmpc_lease_list groups;   /* cluster_alloc.c: the mirrored
 					  * leases made, closed at the end */

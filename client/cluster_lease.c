@@ -666,7 +666,7 @@ static int keeper_retry(struct rmp_lease *l)
 	 * no operator. This call waits for the copy. */
 	for (unsigned i = 0; !ret && i < g->n; i++) {
 		if (g->state[i] == RMPC_MEMBER_STALE) {
-			cl_lease_catch_up(l);
+			cx->cl->catch_up(l); /* cl_lease_catch_up */
 			break;
 		}
 	}
