@@ -17,7 +17,7 @@ packages=(
 	# build
 	build-essential meson ninja-build pkg-config clang llvm
 	libibverbs-dev librdmacm-dev libnuma-dev libevent-dev libinih-dev
-	libsystemd-dev libsodium-dev libjson-c-dev libssl-dev scdoc
+	libsystemd-dev libsodium-dev libjson-c-dev libssl-dev libisal-dev scdoc
 	# operations: unit checks (systemd-analyze) and a real Prometheus
 	systemd prometheus
 	# the cluster layer's tests start a real etcd (suite etcd), some with

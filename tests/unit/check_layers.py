@@ -48,10 +48,12 @@ CLIENT_LAYERS = [
     ["lease"],         # lease handles and their control calls
     ["chan", "buf"],   # completions, send queue, waits, control RPC;
                        # registered memory
-    ["error", "spin", "stripe", "rails", "group"],  # error texts; how
-                                  # long a wait polls; a striped lease's
-                                  # arithmetic; how a call is dealt over a
-                                  # node's rails; a group's member states
+    ["error", "spin", "stripe", "ec", "rails", "group"],  # error texts;
+                                  # how long a wait polls; a striped
+                                  # lease's arithmetic; an erasure-coded
+                                  # one's layout and code (ISA-L); how a
+                                  # call is dealt over a node's rails; a
+                                  # group's member states
     ["state", "opts"],  # one client's state; the option structs' rule
     ["backoff", "fault", "park"],  # the wait before trying again what failed;
                            # what an error means; cm ids kept while
