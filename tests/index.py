@@ -93,6 +93,13 @@ def index(build):
             rel = os.path.relpath(src, ROOT) if src else "?"
             tags = ", ".join(sorted(suites & TAGS))
             rows.append((t["name"], rel, tags, promise(src)))
+            # a test that runs other scripts (tests/twohost/test-pair.sh):
+            # a row for each, named after it
+            for sub in [a for a in t["cmd"][1:]
+                        if a.endswith(".sh") and a != src]:
+                name = re.sub(r"^test-|\.sh$", "", os.path.basename(sub))
+                rows.append((f'{t["name"]} / {name}',
+                             os.path.relpath(sub, ROOT), tags, promise(sub)))
         if not rows:
             continue
         lines += ["", "### " + title, "",

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # lib.sh -- shared by the tests on the two-host bed (tests/vm/pair.sh).
-# Each test is a host-side script: `test-X.sh PORT`; it boots the pair,
-# runs rmpoold on the server host and clients on the client host.
+# Each test is a host-side script: `test-X.sh PORT`; it boots the pair
+# (or uses one test-pair.sh booted), runs rmpoold on the server
+# host and clients on the client host.
 source "$(dirname "${BASH_SOURCE[0]}")/../vm/pair.sh"
 
 TH_FAILURES=()
@@ -32,13 +33,32 @@ th_dump() {
 	tail -n 40 "$log" >&2
 }
 
-# th_cleanup -- power the hosts off; keep the test directory of a failure.
+# th_cleanup -- power the hosts off (a shared pair: leave them as they
+# were booted, for the next test); keep the test directory of a failure.
 th_cleanup() {
 	local rc=$?
-	pair_stop
+	if [ -n "${PAIR_SHARED:-}" ]; then
+		th_clean_host server
+		th_clean_host client
+	else
+		pair_stop
+	fi
 	[ "$rc" -eq 0 ] && [ -z "${RMP_KEEP_TMP:-}" ] && rm -rf "$TH_DIR"
 	[ "$rc" -eq 0 ] || echo "test files kept in $TH_DIR" >&2
 	return "$rc"
+}
+
+# th_clean_host HOST -- every daemon and client of a test killed on HOST,
+# its netem gone, its state files (and their hugepages) freed.
+th_clean_host() {
+	local pid
+	# not one the test killed (kill_host)
+	pid=$(cat "$PAIR_DIR/$1.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null ||
+		return 0
+	RMP_ON_TIMEOUT=30 on "$1" "pkill -KILL -x rmpoold; pkill -KILL -x rmp-test; \
+		pkill -KILL -x rmpool; pkill -KILL -x rmp-cluster; pkill -KILL -x etcd; \
+		tc qdisc del dev eth0 root 2>/dev/null; \
+		rm -rf /dev/hugepages/rmp-* /run/rmpoold-*.sock; true" >/dev/null
 }
 
 # th_init NAME PORT -- a fresh test directory, tenant key and config.
@@ -52,7 +72,7 @@ th_init() {
 	}
 	mkdir -p "$RMP_BUILD_ROOT/twohost-tmp"
 	TH_DIR=$(mktemp -d "$RMP_BUILD_ROOT/twohost-tmp/$TH_NAME.XXXXXX")
-	PAIR_DIR=$TH_DIR
+	[ -n "${PAIR_SHARED:-}" ] || PAIR_DIR=$TH_DIR
 	trap th_cleanup EXIT
 	RMPOOLD=$RMP_BUILD_ROOT/daemon/rmpoold
 	RMPOOL=$RMP_BUILD_ROOT/client/rmpool

@@ -3,7 +3,9 @@
 # with its own NIC and rxe device, linked to each other and to nothing else.
 # Sourced by host-side test scripts (tests/twohost/); bash.
 #
-#   pair_boot            boot both hosts (server 192.0.2.1, client 192.0.2.2)
+#   pair_boot            boot both hosts (server 192.0.2.1, client 192.0.2.2);
+#                        with PAIR_SHARED set, use the pair another process
+#                        booted (PAIR_SERVER_PID, PAIR_CLIENT_PID, PAIR_DIR)
 #   on HOST CMD          run the bash command CMD on HOST (server|client) in
 #                        the caller's directory; its output on stdout, its
 #                        exit status returned (125: HOST did not answer in
@@ -105,6 +107,12 @@ host_down() {
 pair_boot() {
 	: "${PAIR_DIR:?PAIR_DIR is not set}" "${RMP_BUILD_ROOT:?RMP_BUILD_ROOT is not set}"
 	local t0=$SECONDS
+	# A pair another process booted (tests/twohost/test-pair.sh):
+	# this process uses it and never powers it off.
+	if [ -n "${PAIR_SHARED:-}" ]; then
+		PAIR_VM_PID[server]=${PAIR_SERVER_PID:?} PAIR_VM_PID[client]=${PAIR_CLIENT_PID:?}
+		return 0
+	fi
 	read -r PAIR_SPORT PAIR_CPORT < <(pair_ports)
 	# The caller's own EXIT trap, if any, must call pair_stop.
 	[ -n "$(trap -p EXIT)" ] || trap pair_stop EXIT
