@@ -223,8 +223,9 @@ int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 
 /* open_value -- a record's sealed value opened with rec's keys (the one
  * before a rotation too) and decoded into *r: 0, -ENOENT (it does not
- * open: not this tenant's, or forged), -EPROTO (not a record), -ENOMEM;
- * why in *why. */
+ * open: not this tenant's, or forged), -EPROTO (not a record),
+ * -EOPNOTSUPP (an erasure-coded lease, which this library cannot open
+ * yet), -ENOMEM; why in *why. */
 static int open_value(const struct cl_record *rec, const uint8_t *value,
 		      size_t len, struct rmp_lease_record *r, char *why,
 		      size_t why_len)
@@ -244,6 +245,12 @@ static int open_value(const struct cl_record *rec, const uint8_t *value,
 		ret = -ENOENT;
 	} else if (rmp_lrec_decode(plain, (size_t)n, r, why, why_len)) {
 		ret = -EPROTO;
+	} else if (r->ec_data) {
+		/* its members are not stripes: read as such, they would
+		 * give and take the wrong bytes */
+		snprintf(why, why_len, "an erasure-coded lease (%u+%u)",
+			 r->ec_data, r->stripes - r->ec_data);
+		ret = -EOPNOTSUPP;
 	}
 	rmp_wipe(plain, RMP_LREC_PLAIN_MAX + 1);
 	free(plain);
@@ -275,6 +282,9 @@ int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec)
 		       cl->tenant[0] ? cl->tenant : "anonymous");
 	else if (ret == -EPROTO)
 		cl_say(cl, "the lease's record in etcd is not valid: %s", why);
+	else if (ret == -EOPNOTSUPP)
+		cl_say(cl, "the lease is %s: this library does not open "
+		       "erasure-coded leases yet", why);
 	if (!ret) {
 		rec->mod_revision = res.mod_revision;
 		rec->create_revision = res.create_revision;

@@ -24,21 +24,24 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The code's limits (docs/design-notes.md "Erasure-coded leases"):
+#include "lease_record.h"
+
+/* The code's limits, those of the lease's record (lease_record.h):
  * k >= 2 (k 1 is a mirror); k <= 12: a row's read waits on k + 1
  * members, and a wider fan-out costs more in the tail than its memory
  * saves; m <= 4: four lost nodes of one lease is past what a rack
  * loses, and each parity costs every write one more member. */
-#define RMPC_EC_K_MIN 2u
-#define RMPC_EC_K_MAX 12u
-#define RMPC_EC_M_MIN 1u
-#define RMPC_EC_M_MAX 4u
+#define RMPC_EC_K_MIN ((unsigned)RMP_LREC_EC_K_MIN)
+#define RMPC_EC_K_MAX ((unsigned)RMP_LREC_EC_K_MAX)
+#define RMPC_EC_M_MIN ((unsigned)RMP_LREC_EC_M_MIN)
+#define RMPC_EC_M_MAX ((unsigned)RMP_LREC_EC_M_MAX)
 #define RMPC_EC_N_MAX (RMPC_EC_K_MAX + RMPC_EC_M_MAX)
 /* A chunk is 4 KiB by default: a page, the unit a block device and swap
- * ask for, so their reads go to one member; 512 B .. 1 MiB. */
+ * ask for, so their reads go to one member; 4 KiB .. 1 MiB (the record's
+ * stripe unit). */
 #define RMPC_EC_CHUNK_DEFAULT 4096u
-#define RMPC_EC_CHUNK_MIN 512u
-#define RMPC_EC_CHUNK_MAX (1u << 20)
+#define RMPC_EC_CHUNK_MIN RMP_LREC_UNIT_MIN
+#define RMPC_EC_CHUNK_MAX RMP_LREC_EC_CHUNK_MAX
 /* Bytes of one row tag. */
 #define RMPC_EC_TAG_BYTES 8u
 

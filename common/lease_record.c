@@ -18,7 +18,7 @@
 /* The record's fields, in the order the encoder writes them. */
 static const char *const fields[] = {
 	"length", "stripe_unit", "stripes", "replicas", "epoch",
-	"repair_until_ms", "spread", "members", "stale",
+	"repair_until_ms", "spread", "members", "stale", "ec_data",
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
@@ -72,6 +72,11 @@ static bool members_ok(const struct rmp_lease_record *r, char *why,
 				    "are one lease", k, i);
 				return false;
 			}
+			if (same_server(a, b) && r->ec_data) {
+				say(why, why_len, "members: %u and %u of an "
+				    "erasure-coded lease on one server", k, i);
+				return false;
+			}
 			if (same_server(a, b) &&
 			    k / r->replicas == i / r->replicas) {
 				say(why, why_len, "members: replicas %u and %u "
@@ -85,7 +90,7 @@ static bool members_ok(const struct rmp_lease_record *r, char *why,
 }
 
 /* stale_ok -- no member past the list is stale, and each stripe keeps
- * one member that is not. */
+ * one member that is not (an erasure-coded lease: k members). */
 static bool stale_ok(const struct rmp_lease_record *r, char *why,
 		     size_t why_len)
 {
@@ -96,6 +101,19 @@ static bool stale_ok(const struct rmp_lease_record *r, char *why,
 			say(why, why_len, "stale: %u is past the members", i);
 			return false;
 		}
+	}
+	if (r->ec_data) { /* any k of the members give the bytes */
+		unsigned stale = 0;
+
+		for (unsigned i = 0; i < n; i++)
+			stale += r->stale[i];
+		if (stale > n - r->ec_data) {
+			say(why, why_len, "stale: %u members of an "
+			    "erasure-coded lease with %u parity", stale,
+			    n - r->ec_data);
+			return false;
+		}
+		return true;
 	}
 	for (unsigned s = 0; s < r->stripes; s++) {
 		unsigned live = 0;
@@ -136,12 +154,33 @@ bool rmp_lrec_spread_ok(const char *s)
 		      "0123456789_.-") == n;
 }
 
+/* ec_ok -- an erasure-coded lease's k, m and chunk in range. */
+static bool ec_ok(const struct rmp_lease_record *r, char *why,
+		  size_t why_len)
+{
+	unsigned k = r->ec_data, m = r->stripes - k;
+
+	if (!k)
+		return true;
+	if (k < RMP_LREC_EC_K_MIN || k > RMP_LREC_EC_K_MAX ||
+	    r->stripes < k + RMP_LREC_EC_M_MIN || m > RMP_LREC_EC_M_MAX ||
+	    r->replicas != 1 || r->stripe_unit > RMP_LREC_EC_CHUNK_MAX) {
+		say(why, why_len, "ec_data: not k %d..%d data members of "
+		    "k + %d..%d, one replica, a chunk of 1 MiB at most",
+		    RMP_LREC_EC_K_MIN, RMP_LREC_EC_K_MAX, RMP_LREC_EC_M_MIN,
+		    RMP_LREC_EC_M_MAX);
+		return false;
+	}
+	return true;
+}
+
 /* record_ok -- r keeps every rule of lease_record.h (why says which
  * not). */
 static bool record_ok(const struct rmp_lease_record *r, char *why,
 		      size_t why_len)
 {
-	if (!counts_ok(r->stripes, r->replicas, why, why_len))
+	if (!counts_ok(r->stripes, r->replicas, why, why_len) ||
+	    !ec_ok(r, why, why_len))
 		return false;
 	if (r->length < 1 || r->length > RMP_LREC_LENGTH_MAX) {
 		say(why, why_len, "length: not 1..2^50");
@@ -216,7 +255,10 @@ int rmp_lrec_encode(const struct rmp_lease_record *r, char *buf, size_t cap)
 	for (unsigned i = 0, k = 0; i < n; i++)
 		if (r->stale[i])
 			put(&o, "%s%u", k++ ? "," : "", i);
-	put(&o, "]}");
+	put(&o, "]");
+	if (r->ec_data) /* only then: older readers refuse the field */
+		put(&o, ",\"%s\":%u", fields[9], r->ec_data);
+	put(&o, "}");
 	if (o.len >= cap || o.len > RMP_LREC_PLAIN_MAX) {
 		if (cap)
 			buf[0] = '\0';
@@ -366,6 +408,18 @@ static bool read_fields(json_object *o, struct rmp_lease_record *r,
 		return false;
 	r->stripes = (unsigned)stripes;
 	r->replicas = (unsigned)replicas;
+	if (json_object_object_get_ex(o, "ec_data", NULL)) {
+		uint64_t k;
+
+		/* 0 is not a k: an absent field says "not erasure coded" */
+		if (!get_u64(o, "ec_data", &k) || !k ||
+		    k > RMP_LREC_EC_K_MAX) {
+			say(why, why_len, "ec_data: not an integer %d..%d",
+			    RMP_LREC_EC_K_MIN, RMP_LREC_EC_K_MAX);
+			return false;
+		}
+		r->ec_data = (unsigned)k;
+	}
 	if (!get_u64(o, "length", &r->length) ||
 	    !get_u64(o, "stripe_unit", &r->stripe_unit) ||
 	    !get_u64(o, "epoch", &r->epoch) ||

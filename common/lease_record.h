@@ -82,6 +82,17 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
  *                      written, to be replaced by a repair; every
  *                      stripe keeps one member at least that is not
  *
+ * and, only in the record of an erasure-coded lease (written only then):
+ *
+ *   "ec_data"          k, the data members: RMP_LREC_EC_K_MIN ..
+ *                      RMP_LREC_EC_K_MAX. Then "stripes" counts every
+ *                      member, k data then m = stripes - k parity
+ *                      (RMP_LREC_EC_M_MIN .. RMP_LREC_EC_M_MAX);
+ *                      "replicas" is 1; "stripe_unit" is the chunk
+ *                      (4096 .. RMP_LREC_EC_CHUNK_MAX); all members on
+ *                      distinct servers; at most m of them stale
+ *                      (client/ec_layout.h says where the bytes lie)
+ *
  * A field the reader does not know is refused, not ignored: a newer
  * writer's field could change how the data is laid out, and an older
  * reader that guessed would read or write the wrong bytes. Blanks may
@@ -95,6 +106,12 @@ void rmp_ctoken_id_hex(const struct rmp_ctoken *t,
 #define RMP_LREC_UNIT_MAX (UINT64_C(1) << 30)
 #define RMP_LREC_UNIT_DEFAULT (UINT64_C(1) << 20)
 #define RMP_LREC_SPREAD_LEN 64 /* with the NUL */
+/* An erasure-coded lease's code: docs/design-notes.md says why these. */
+#define RMP_LREC_EC_K_MIN 2
+#define RMP_LREC_EC_K_MAX 12
+#define RMP_LREC_EC_M_MIN 1
+#define RMP_LREC_EC_M_MAX 4
+#define RMP_LREC_EC_CHUNK_MAX (UINT64_C(1) << 20)
 
 /* Longest plaintext (a record of 48 members with the longest host names
  * is about 15 KiB) and longest sealed record (nonce, text, tag). */
@@ -123,6 +140,8 @@ struct rmp_lease_record {
 	/* member[s * replicas + j]: replica j of stripe s */
 	struct rmp_token member[RMP_LREC_MEMBERS_MAX];
 	bool stale[RMP_LREC_MEMBERS_MAX]; /* missed a write */
+	unsigned ec_data; /* 0: mirrored or striped; else erasure coded,
+			   * k data members of the stripes */
 };
 
 /* rmp_lrec_spread_ok -- s may be a record's spread label (not ""). */

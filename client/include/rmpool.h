@@ -1058,7 +1058,8 @@ int rmp_cluster_repair(struct rmp_cluster *cl, const char *token);
  * and each member attached (those on nodes gone from the membership are
  * lost from the start; -EHOSTDOWN when every member of a stripe is):
  * one handle, as rmp_cluster_alloc gives; then also -ENOENT (no record:
- * freed, expired, or not this cluster's) and the etcd errors of
+ * freed, expired, or not this cluster's), -EOPNOTSUPP (an erasure-coded
+ * lease, which this version cannot open) and the etcd errors of
  * rmp_cluster_alloc.
  */
 int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rmpool.h"
+#include "lease_record.h"
 #include "member.h"
 #include "../unit/check.h"
 #include "etcd_fixture.h"
@@ -473,6 +474,59 @@ static void test_alloc(void)
 	}
 }
 
+/* test_ec_refused -- a record of an erasure-coded lease (4+2) sealed
+ * for tenant t: rmp_cluster_attach refuses it with -EOPNOTSUPP and says
+ * why, before any member is reached, instead of reading its six members
+ * as six stripes. */
+static void test_ec_refused(void)
+{
+	static struct rmp_lease_record r;
+	static uint8_t sealed[RMP_LREC_SEALED_MAX];
+	char plain[RMP_LREC_PLAIN_MAX + 1], token[RMP_CTOKEN_MAX];
+	char id[RMP_CTOKEN_ID_HEX_LEN], path[] = "/tmp/rmp-ec-recXXXXXX";
+	uint8_t key[RMP_LREC_KEY_LEN];
+	struct rmp_ctoken t;
+	struct rmp_cluster *cl;
+	struct rmp_lease *l = NULL;
+	int n, fd;
+
+	r.length = 16 * MIB;
+	r.stripe_unit = 4096;
+	r.stripes = 6;
+	r.replicas = 1;
+	r.ec_data = 4;
+	r.epoch = 1;
+	for (unsigned i = 0; i < 6; i++) {
+		snprintf(r.member[i].host, sizeof(r.member[i].host),
+			 "10.0.0.%u", i + 1);
+		r.member[i].port = 7471;
+		r.member[i].id = i + 1;
+		r.member[i].secret = 0x77 + i;
+	}
+	n = rmp_lrec_encode(&r, plain, sizeof(plain));
+	CHECK(n > 0);
+	rmp_ctoken_new(&t);
+	CHECK_EQ(rmp_lrec_key(&t, "t", t_key, sizeof(t_key), key), 0);
+	n = rmp_lrec_seal(&t, key, plain, (size_t)n, sealed, sizeof(sealed));
+	CHECK(n > 0);
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && write(fd, sealed, (size_t)n) == n);
+	close(fd);
+	rmp_ctoken_id_hex(&t, id);
+	CHECK(ctl("put /rmpool/leases/%s < %s", id, path));
+	unlink(path);
+	rmp_ctoken_format(&t, token, sizeof(token));
+
+	cl = open_cluster(NULL, 2000);
+	if (!cl)
+		return;
+	CHECK_EQ(rmp_cluster_attach(cl, token, NULL, &l), -EOPNOTSUPP);
+	CHECK(l == NULL);
+	printf("# %s\n", rmp_cluster_last_error(cl));
+	CHECK_HAS(rmp_cluster_last_error(cl), "erasure-coded lease (4+2)");
+	rmp_cluster_close(cl);
+}
+
 int main(void)
 {
 	fixture_skip_without_etcd();
@@ -488,6 +542,7 @@ int main(void)
 	test_news();
 	test_prefix();
 	test_alloc();
+	test_ec_refused();
 	test_outage();
 	fixture_stop(&fx);
 	return check_done();

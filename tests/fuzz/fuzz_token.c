@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -162,11 +163,32 @@ static void record_decode_encode(const uint8_t *data, size_t size)
 		if (!r.member[i].host[0] || !r.member[i].port)
 			abort();
 	/* stale marks: within the members, one member of each stripe
-	 * not marked */
+	 * not marked; of an erasure-coded lease, k members not marked,
+	 * every member on a server of its own */
 	for (unsigned i = n; i < RMP_LREC_MEMBERS_MAX; i++)
 		if (r.stale[i])
 			abort();
-	for (unsigned s = 0; s < r.stripes; s++) {
+	if (r.ec_data) {
+		unsigned live = 0;
+
+		if (r.ec_data < RMP_LREC_EC_K_MIN ||
+		    r.ec_data > RMP_LREC_EC_K_MAX || r.replicas != 1 ||
+		    n < r.ec_data + RMP_LREC_EC_M_MIN ||
+		    n > r.ec_data + RMP_LREC_EC_M_MAX ||
+		    r.stripe_unit > RMP_LREC_EC_CHUNK_MAX)
+			abort();
+		for (unsigned i = 0; i < n; i++) {
+			live += !r.stale[i];
+			for (unsigned j = 0; j < i; j++)
+				if (r.member[i].port == r.member[j].port &&
+				    !strcasecmp(r.member[i].host,
+						r.member[j].host))
+					abort();
+		}
+		if (live < r.ec_data)
+			abort();
+	}
+	for (unsigned s = 0; s < r.stripes && !r.ec_data; s++) {
 		unsigned live = 0;
 
 		for (unsigned j = 0; j < r.replicas; j++)

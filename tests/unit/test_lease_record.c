@@ -162,6 +162,7 @@ static void same(const struct rmp_lease_record *a,
 	CHECK_EQ(a->replicas, b->replicas);
 	CHECK_EQ(a->epoch, b->epoch);
 	CHECK_EQ(a->repair_until_ms, b->repair_until_ms);
+	CHECK_EQ(a->ec_data, b->ec_data);
 	for (unsigned i = 0; i < a->stripes * a->replicas; i++)
 		members = members && same_token(&a->member[i], &b->member[i]) &&
 			  a->stale[i] == b->stale[i];
@@ -316,7 +317,11 @@ static void refused(const struct rmp_lease_record *r, const char *part)
 			used += (size_t)snprintf(text + used,
 						 sizeof(text) - used, "%s%u",
 						 k++ ? "," : "", i);
-	snprintf(text + used, sizeof(text) - used, "]}");
+	if (r->ec_data)
+		snprintf(text + used, sizeof(text) - used, "],\"ec_data\":%u}",
+			 r->ec_data);
+	else
+		snprintf(text + used, sizeof(text) - used, "]}");
 	CHECK_EQ(rmp_lrec_decode(text, strlen(text), &back, why, sizeof(why)),
 		 -EPROTO);
 	CHECK_HAS(why, part);
@@ -392,6 +397,85 @@ static void test_record_rules(void)
 	CHECK(rmp_lrec_encode(&r, text, sizeof(text)) > 0);
 	r.member[1].id = r.member[0].id;
 	refused(&r, "entries 0 and 1 are one lease");
+}
+
+/* An erasure-coded lease's record: k data members of "stripes", one
+ * replica, a chunk for the stripe unit; written only for such a lease,
+ * refused by a reader that does not know it (as every unknown field). */
+static void test_record_ec(void)
+{
+	static char text[RMP_LREC_PLAIN_MAX + 1], again[RMP_LREC_PLAIN_MAX + 1];
+	struct rmp_lease_record r, back;
+	char why[200] = "";
+	int n;
+
+	/* 4+2, 4 KiB chunks: round trip, one spelling */
+	make(&r, 6, 1);
+	r.ec_data = 4;
+	r.stripe_unit = 4096;
+	r.stale[1] = r.stale[5] = true; /* m of them: still readable */
+	n = rmp_lrec_encode(&r, text, sizeof(text));
+	CHECK(n > 0);
+	CHECK_HAS(text, "\"stale\":[1,5],\"ec_data\":4}");
+	CHECK_EQ(rmp_lrec_decode(text, (size_t)n, &back, why, sizeof(why)), 0);
+	CHECK_STR(why, "");
+	same(&r, &back);
+	CHECK_EQ(rmp_lrec_encode(&back, again, sizeof(again)), n);
+	CHECK_STR(again, text);
+	/* a mirror's record has no such field */
+	make(&r, 1, 2);
+	CHECK(rmp_lrec_encode(&r, text, sizeof(text)) > 0);
+	CHECK(strstr(text, "ec_data") == NULL);
+	/* the widest code: 12+4 */
+	make(&r, 16, 1);
+	r.ec_data = 12;
+	CHECK(rmp_lrec_encode(&r, text, sizeof(text)) > 0);
+
+	/* k, m, replicas, chunk out of range */
+	make(&r, 6, 1);
+	r.ec_data = 1;
+	refused(&r, "ec_data");
+	r.ec_data = 13;
+	refused(&r, "ec_data");
+	r.ec_data = 6; /* m 0 */
+	refused(&r, "ec_data");
+	make(&r, 7, 1);
+	r.ec_data = 2; /* m 5 */
+	refused(&r, "ec_data");
+	make(&r, 3, 2);
+	r.ec_data = 2; /* replicas */
+	refused(&r, "ec_data");
+	make(&r, 6, 1);
+	r.ec_data = 4;
+	r.stripe_unit = 2u << 20;
+	refused(&r, "ec_data");
+	/* more stale than parity: the bytes are gone */
+	make(&r, 6, 1);
+	r.ec_data = 4;
+	r.stale[0] = r.stale[2] = r.stale[4] = true;
+	refused(&r, "stale: 3 members of an erasure-coded lease with 2");
+	/* two members on one server: one node's loss would take two */
+	make(&r, 6, 1);
+	r.ec_data = 4;
+	strcpy(r.member[5].host, "NODE2.rack-2");
+	r.member[5].port = r.member[2].port;
+	refused(&r, "2 and 5 of an erasure-coded lease on one server");
+
+	/* what only a decoder meets: 0, a string, a fraction */
+	make(&r, 6, 1);
+	r.ec_data = 4;
+	n = rmp_lrec_encode(&r, text, sizeof(text));
+	CHECK(n > 0);
+	for (unsigned i = 0; i < 3; i++) {
+		static const char *const bad[] = { "0", "\"4\"", "4.0" };
+		char *at = strstr(text, "\"ec_data\":") + 10;
+
+		snprintf(again, sizeof(again), "%.*s%s}", (int)(at - text),
+			 text, bad[i]);
+		CHECK_EQ(rmp_lrec_decode(again, strlen(again), &back, why,
+					 sizeof(why)), -EPROTO);
+		CHECK_HAS(why, "ec_data");
+	}
 }
 
 /* decode_refuses -- text is refused with a why that has part. */
@@ -752,6 +836,7 @@ int main(void)
 	test_record_round_trip();
 	test_record_longest();
 	test_record_rules();
+	test_record_ec();
 	test_decode_refusals();
 	test_seal_key();
 	test_seal();
