@@ -919,7 +919,10 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * malformed prefer); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and
  * -ENOMEM at once, without trying further nodes; -ECONNREFUSED,
  * -ETIMEDOUT, -EACCES, -EIO or -EPROTO when etcd cannot be read (the
- * membership is not current).
+ * membership is not current); -EOPNOTSUPP when a mirrored or striped
+ * lease's record, read back, is one this version cannot open (an
+ * erasure-coded lease's: written over it by a holder of its token and
+ * key).
  */
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 		      const struct rmp_cluster_alloc_opts *opts,
