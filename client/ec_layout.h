@@ -13,10 +13,10 @@
  *
  * The bytes of the last row past the lease's end are zeros: never
  * written, encoded as zeros. After its `rows` chunks every member has a
- * row tag per row (8 bytes, at tag_base + 8 * r): the generation of the
- * last write of that row that reached the member. The tags let a
- * degraded read tell a row whose write was torn (its writer died between
- * members) from one it may decode (docs/design-notes.md).
+ * row tag per row (8 bytes, at tag_base + 8 * r): the tag of the last
+ * write of that row that reached the member, unique to that write. The
+ * tags let a degraded read tell a row whose write was torn (its writer
+ * died between members) from one it may decode (ec_tags.h).
  */
 #ifndef RMPC_EC_LAYOUT_H
 #define RMPC_EC_LAYOUT_H

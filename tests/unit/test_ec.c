@@ -13,7 +13,11 @@
  *   - decode from every pattern of up to m lost chunks for k <= 8,
  *     m <= 4, each lost chunk (data or parity) rebuilt byte for byte;
  *   - the parity-delta update against a full re-encode;
- *   - bad indexes refused.
+ *   - bad indexes refused;
+ *   - the sources of a degraded read by their row tags: named cases,
+ *     then every torn write of a 4+2 row (each member old or new, each
+ *     usable or not): what is decoded is the old row or the new one,
+ *     whole, or the read fails as torn or short.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +27,7 @@
 
 #include "../../client/ec_codec.c"
 #include "../../client/ec_layout.c"
+#include "../../client/ec_tags.c"
 #include "check.h"
 
 #define say(...) (said++ < 5 ? printf(__VA_ARGS__) : 0)
@@ -427,6 +432,112 @@ static void test_decode_refuses(void)
 	CHECK_EQ(atomic_load(&((struct rmpc_ec_code *)c)->npat), n0);
 }
 
+static void test_pick_cases(void)
+{
+	bool all[6] = { 1, 1, 1, 1, 1, 1 }, no1[6] = { 1, 0, 1, 1, 1, 1 };
+	bool three[6] = { 1, 1, 0, 0, 0, 1 };
+	uint64_t same[6] = { 7, 7, 7, 7, 7, 7 };
+	uint64_t half[6] = { 9, 9, 9, 7, 7, 7 }; /* torn: 3 and 3 */
+	uint64_t most[6] = { 9, 9, 9, 9, 9, 7 }; /* 5 reached */
+	unsigned h[6];
+
+	CHECK_EQ(rmpc_ec_pick(4, 6, all, same, h), 4);
+	CHECK(h[0] == 0 && h[1] == 1 && h[2] == 2 && h[3] == 3);
+	CHECK_EQ(rmpc_ec_pick(4, 6, no1, same, h), 4);
+	CHECK(h[0] == 0 && h[1] == 2 && h[2] == 3 && h[3] == 4);
+	CHECK_EQ(rmpc_ec_pick(4, 6, all, half, h), -EBADMSG);
+	CHECK_EQ(rmpc_ec_pick(4, 6, all, most, h), 4);
+	CHECK(h[0] == 0 && h[3] == 3);
+	CHECK_EQ(rmpc_ec_pick(4, 6, no1, most, h), 4);
+	CHECK(h[0] == 0 && h[1] == 2 && h[2] == 3 && h[3] == 4);
+	CHECK_EQ(rmpc_ec_pick(4, 6, three, same, h), -EIO);
+	{
+		/* 2+2: both writes decodable; the one of more data
+		 * members, then of the lowest member */
+		uint64_t a[4] = { 1, 2, 1, 2 }, b[4] = { 2, 2, 1, 1 };
+		bool u[4] = { 1, 1, 1, 1 };
+
+		CHECK_EQ(rmpc_ec_pick(2, 4, u, a, h), 2);
+		CHECK(h[0] == 0 && h[1] == 2);
+		CHECK_EQ(rmpc_ec_pick(2, 4, u, b, h), 2);
+		CHECK(h[0] == 0 && h[1] == 1);
+	}
+}
+
+/* A 4+2 row written twice, the second write torn in every way: each
+ * member holds the old write's chunk and tag or the new one's, and is
+ * usable or not. */
+static void test_pick_torn_rows(void)
+{
+	const struct rmpc_ec_code *c = rmpc_ec_code_get(4, 2);
+	size_t len = 512;
+	struct row old_row, new_row;
+	unsigned whole = 0, torn = 0, short_ = 0, wrong = 0;
+
+	row_make(&old_row, c, 4, 2, len, 5);
+	row_make(&new_row, c, 4, 2, len, 6);
+	for (unsigned reached = 0; reached < 64; reached++)
+		for (unsigned up = 0; up < 64; up++) {
+			bool usable[6];
+			uint64_t tag[6];
+			uint8_t *src[4], *out[4], buf[4][512];
+			unsigned have[4], want[4] = { 0, 1, 2, 3 };
+			int n;
+
+			for (unsigned i = 0; i < 6; i++) {
+				usable[i] = up >> i & 1;
+				tag[i] = reached >> i & 1 ? 0xbbb : 0xaaa;
+			}
+			n = rmpc_ec_pick(4, 6, usable, tag, have);
+			if (n == -EIO) {
+				short_++;
+				wrong += (unsigned)__builtin_popcount(up) >= 4;
+				continue;
+			}
+			if (n == -EBADMSG) {
+				unsigned a = 0, b = 0;
+
+				for (unsigned i = 0; i < 6; i++) {
+					a += usable[i] && tag[i] == 0xaaa;
+					b += usable[i] && tag[i] == 0xbbb;
+				}
+				torn++;
+				wrong += a >= 4 || b >= 4;
+				continue;
+			}
+			for (unsigned i = 0; i < 4; i++) {
+				const struct row *r = tag[have[i]] == 0xbbb ?
+						      &new_row : &old_row;
+
+				src[i] = r->c[have[i]];
+				out[i] = buf[i];
+				wrong += !usable[have[i]] ||
+					 tag[have[i]] != tag[have[0]] ||
+					 (i && have[i] <= have[i - 1]);
+			}
+			if (rmpc_ec_decode(c, len, have, src, 4, want, out)) {
+				wrong++;
+				continue;
+			}
+			/* the old row or the new one, whole */
+			{
+				const struct row *r = tag[have[0]] == 0xbbb ?
+						      &new_row : &old_row;
+
+				for (unsigned i = 0; i < 4; i++)
+					wrong += memcmp(buf[i], r->c[i], len) != 0;
+			}
+			whole++;
+		}
+	printf("# 4096 torn rows: %u decoded whole, %u torn, %u short\n",
+	       whole, torn, short_);
+	CHECK(whole > 0 && torn > 0 && short_ > 0);
+	CHECK_EQ(whole + torn + short_, 4096);
+	CHECK_EQ(wrong, 0);
+	row_free(&old_row);
+	row_free(&new_row);
+}
+
 int main(void)
 {
 	test_layout_exhaustive();
@@ -435,5 +546,7 @@ int main(void)
 	test_decode_every_pattern();
 	test_update_matches_reencode();
 	test_decode_refuses();
+	test_pick_cases();
+	test_pick_torn_rows();
 	return check_done();
 }
