@@ -117,26 +117,39 @@ static void find_dead(struct repair *rp)
 	}
 }
 
-/* in_place_ok -- dead member i is only behind (the record marks it
- * stale: a write went on while it was away), its node is present and
- * can be fenced (not one key for its whole pool), and its server still
- * holds its lease: it is caught up where it is, a flap or a restart
- * costing no other node's memory. */
-static bool in_place_ok(struct repair *rp, unsigned i)
+/* in_place_may -- dead member i may be caught up where it is, by what
+ * costs nothing to look at: the record marks it stale (a write went on
+ * while it was away), its node is present and can be fenced (not one
+ * key for its whole pool). */
+static bool in_place_may(struct repair *rp, unsigned i)
 {
 	const struct rmp_lease_record *r = &rp->cx->rec.r;
 	const struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
-	struct rmp_lease *h = NULL;
 
-	if (!r->stale[i] || !n || !n->present ||
-	    !strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME))
-		return false;
-	if (cl_member_attach(rp->cl, &r->member[i], 0, false, 0, &h)) {
-		rp->cl->err[0] = '\0'; /* placed anew instead */
-		return false;
-	}
+	return r->stale[i] && n && n->present &&
+	       strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME);
+}
+
+/* still_held -- member i's server still holds its lease: 0, or the
+ * attach's error (cl->err cleared: no error of the repair's). */
+static int still_held(struct repair *rp, unsigned i)
+{
+	struct rmp_lease *h = NULL;
+	int ret = cl_member_attach(rp->cl, &rp->cx->rec.r.member[i], 0, false,
+				   0, &h);
+
+	if (ret)
+		rp->cl->err[0] = '\0';
 	rmp_lease_close(h);
-	return true;
+	return ret;
+}
+
+/* in_place_ok -- dead member i may be caught up where it is and its
+ * server still holds it: a flap or a restart costs no other node's
+ * memory. */
+static bool in_place_ok(struct repair *rp, unsigned i)
+{
+	return in_place_may(rp, i) && !still_held(rp, i);
 }
 
 /* place_fresh -- a new lease for each dead member, apart from the other
@@ -632,15 +645,13 @@ int rmp_lease_repair(struct rmp_lease *l)
 }
 
 /* catch_up_candidate -- member i of a catch-up, by what costs nothing
- * to look at: marked stale, a live replica to copy from, its node in
- * the membership, fenceable, and not known out of reach (its backoff). */
+ * to look at: in_place_may, a live replica to copy from, and its node
+ * not known out of reach (its backoff). */
 static bool catch_up_candidate(struct repair *rp, unsigned i, uint64_t now)
 {
-	const struct rmp_lease_record *r = &rp->cx->rec.r;
-	struct cl_node *n = cl_member_node(rp->cl, &r->member[i]);
+	struct cl_node *n = cl_member_node(rp->cl, &rp->cx->rec.r.member[i]);
 
-	return r->stale[i] && live_of(rp, i) && n && n->present &&
-	       strcmp(n->m.keys_mode, RMP_KEYS_POOL_NAME) &&
+	return in_place_may(rp, i) && live_of(rp, i) &&
 	       rmpc_backoff_due(&n->backoff, now);
 }
 
@@ -673,23 +684,19 @@ int cl_lease_catch_up(struct rmp_lease *l)
 	if (!bytes || bytes > CL_CATCH_UP_MAX_BYTES)
 		return 0;
 	for (unsigned i = 0; i < g->n; i++) {
-		const struct rmp_token *t = &rp.cx->rec.r.member[i];
-		struct rmp_lease *h = NULL;
-
 		if (!rp.dead[i])
 			continue;
-		ret = cl_member_attach(rp.cl, t, 0, false, 0, &h);
+		ret = still_held(&rp, i);
 		if (ret) {
-			struct cl_node *n = cl_member_node(rp.cl, t);
+			struct cl_node *n =
+				cl_member_node(rp.cl, &rp.cx->rec.r.member[i]);
 
-			rp.cl->err[0] = '\0';
 			if (rmpc_fault_of(ret) == RMPC_FAULT_TRANSIENT && n)
 				cl_node_unreachable(n, now); /* later */
 			else /* gone there: for a repair, not tried again */
 				rp.cx->caught_up_failed = rp.cx->rec.r.epoch;
 			return 0;
 		}
-		rmp_lease_close(h);
 		rp.in_place[i] = true;
 		memset(&rp.old[i], 0, sizeof(rp.old[i])); /* kept */
 	}
