@@ -120,11 +120,10 @@ extern "C" {
  * step failed, what the server or the NIC answered).
  *
  * Connection failure: a data operation that completes with an error (a
- * revoked key, a lost peer), a timed-out data operation, or a disconnect
- * by the server moves the queue pair to the error state. That call
- * returns its own error (e.g. -EKEYREVOKED); every later call on the
- * client returns -ENOTCONN until rmp_client_close() and a new
- * rmp_client_connect().
+ * revoked key, a lost peer), a timed-out data operation, or a disconnect by
+ * the server moves the queue pair to the error state. That call returns its
+ * own error (e.g. -EKEYREVOKED); every later call on the client returns
+ * -ENOTCONN until rmp_client_close() and a new rmp_client_connect().
  */
 
 struct rmp_client;
@@ -278,28 +277,25 @@ int rmp_client_new(struct rmp_client **out,
 
 /*
  * rmp_client_connect -- connect to the server at host (name or address;
- * since 0.6 also "A1,A2", one node's rails, see above) and port
- * (0 = RMP_DEFAULT_PORT): resolve, create the queue pair, send
- * the connect request with protocol version, name and tenant, wait for
- * the accept, and prove the tenant's key (for this server's address and
- * port as we reached them), then check the server's proof of the same key
- * (a server that cannot give it is sent nothing more). Errors:
- * -EKEYREJECTED (wrong key or unknown tenant), -EBADE (the server did
- * not prove that it holds the tenant's key: not a server of this
- * tenant), -EACCES /
- * -ENOENT (the key file cannot be used), -EHOSTUNREACH (the name does
- * not resolve, or nobody answers address resolution at that address),
- * -ENETUNREACH (no route, or no RDMA device on the way to the address
- * or its port is down,
- * or none on this host), -ECONNREFUSED (nobody listens, or the server
- * rejected us: see rmp_client_last_error()), -EPROTONOSUPPORT, -EPROTO
- * (the peer accepted without valid rmpool accept data), -ETIMEDOUT,
- * -EISCONN (connected, or failed and not closed yet), -EINVAL, -ENOMEM,
- * -EAFNOSUPPORT (a tenant's proof needs an IPv4 or IPv6 server address),
- * -ENOTCONN or -EIO (the connection failed while the key was being
- * proven), or the errno of a device call that failed
- * (rmp_client_last_error() names it). A client can connect again after
- * rmp_client_close().
+ * since 0.6 also "A1,A2", one node's rails, see above) and port (0 =
+ * RMP_DEFAULT_PORT): resolve, create the queue pair, send the connect
+ * request with protocol version, name and tenant, wait for the accept, and
+ * prove the tenant's key (for this server's address and port as we reached
+ * them), then check the server's proof of the same key (a server that cannot
+ * give it is sent nothing more). Errors: -EKEYREJECTED (wrong key or unknown
+ * tenant), -EBADE (the server did not prove that it holds the tenant's key:
+ * not a server of this tenant), -EACCES / -ENOENT (the key file cannot be
+ * used), -EHOSTUNREACH (the name does not resolve, or nobody answers address
+ * resolution at that address), -ENETUNREACH (no route, or no RDMA device on
+ * the way to the address or its port is down, or none on this host),
+ * -ECONNREFUSED (nobody listens, or the server rejected us: see
+ * rmp_client_last_error()), -EPROTONOSUPPORT, -EPROTO (the peer accepted
+ * without valid rmpool accept data), -ETIMEDOUT, -EISCONN (connected, or
+ * failed and not closed yet), -EINVAL, -ENOMEM, -EAFNOSUPPORT (a tenant's
+ * proof needs an IPv4 or IPv6 server address), -ENOTCONN or -EIO (the
+ * connection failed while the key was being proven), or the errno of a
+ * device call that failed (rmp_client_last_error() names it). A client can
+ * connect again after rmp_client_close().
  */
 int rmp_client_connect(struct rmp_client *c, const char *host,
 		       uint16_t port);
@@ -318,11 +314,10 @@ struct rmp_rail_info {
 /*
  * rmp_client_rails -- the first max rails of c into out (each out[i].size
  * set by the caller to sizeof(struct rmp_rail_info) as it knows it: a
- * program built before why was added gets the rest); returns how many
- * rails c has (1 for a client of one
- * address, whose counters stay 0), or -EINVAL (c or out NULL, a size
- * too small) or -ENOTCONN. The counters are since the connect:
- * bytes and operations each rail carried, times it went down.
+ * program built before why was added gets the rest); returns how many rails
+ * c has (1 for a client of one address, whose counters stay 0), or -EINVAL
+ * (c or out NULL, a size too small) or -ENOTCONN. The counters are since the
+ * connect: bytes and operations each rail carried, times it went down.
  */
 int rmp_client_rails(struct rmp_client *c, struct rmp_rail_info *out,
 		     unsigned max);
@@ -338,11 +333,10 @@ const char *rmp_client_last_error(const struct rmp_client *c);
  * rmp_client_close -- disconnect. Lease handles of this client become
  * unusable (-ENOTCONN) but the leases stay on the server until their
  * deadline (except ephemeral ones); they can be attached again from a new
- * connection. Registered buffers are deregistered: their handles stay
- * valid for rmp_buf_dereg() but give -ENOTCONN when used; register them
- * again after a new connect. Queued and in-flight asynchronous operations
- * are dropped without completions. Accepts a client that is not
- * connected.
+ * connection. Registered buffers are deregistered: their handles stay valid
+ * for rmp_buf_dereg() but give -ENOTCONN when used; register them again
+ * after a new connect. Queued and in-flight asynchronous operations are
+ * dropped without completions. Accepts a client that is not connected.
  */
 void rmp_client_close(struct rmp_client *c);
 
@@ -435,13 +429,12 @@ int rmp_lease_attach_with(struct rmp_client *c, const char *token,
  * rmp_lease_renew -- extend the lease to ttl_s seconds from now (0 = the
  * server default). Errors: -EKEYEXPIRED when it already expired, -ENOENT
  * when it is gone (freed by token, or expired long ago), -EINVAL (l NULL,
- * ttl_s out of the server's bounds), those of a control call
- * (-EKEYREVOKED when a reload voided this connection's proof), and, when
- * a lost connection was made again (reconnect_max_ms), those of
- * rmp_lease_attach: the handle is attached again first. A cluster lease
- * whose stripe has only suspect replicas waits for one as rmp_write
- * does, then fails with the first error, -EHOSTUNREACH when none could
- * be tried.
+ * ttl_s out of the server's bounds), those of a control call (-EKEYREVOKED
+ * when a reload voided this connection's proof), and, when a lost connection
+ * was made again (reconnect_max_ms), those of rmp_lease_attach: the handle
+ * is attached again first. A cluster lease whose stripe has only suspect
+ * replicas waits for one as rmp_write does, then fails with the first error,
+ * -EHOSTUNREACH when none could be tried.
  */
 int rmp_lease_renew(struct rmp_lease *l, uint32_t ttl_s);
 
@@ -459,14 +452,13 @@ int rmp_lease_renew_token(struct rmp_client *c, const char *token,
 int rmp_lease_free_token(struct rmp_client *c, const char *token);
 
 /*
- * rmp_lease_free -- give the lease back to the server (its memory is
- * zeroed before reuse) and free the handle. The handle is freed even when
- * the server could not be told (the error is returned, e.g. -EKEYREVOKED
- * or -ENOTCONN; the lease then ends at its deadline). Accepts NULL
- * (returns 0). Errors: -ENOENT (gone already), -EKEYEXPIRED, those of a
- * control call, and, when a lost connection was made again
- * (reconnect_max_ms), those of rmp_lease_attach: the handle is attached
- * again first.
+ * rmp_lease_free -- give the lease back to the server (its memory is zeroed
+ * before reuse) and free the handle. The handle is freed even when the
+ * server could not be told (the error is returned, e.g. -EKEYREVOKED or
+ * -ENOTCONN; the lease then ends at its deadline). Accepts NULL (returns 0).
+ * Errors: -ENOENT (gone already), -EKEYEXPIRED, those of a control call,
+ * and, when a lost connection was made again (reconnect_max_ms), those of
+ * rmp_lease_attach: the handle is attached again first.
  */
 int rmp_lease_free(struct rmp_lease *l);
 
@@ -632,25 +624,24 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * old value in *old (the swap happened iff *old == expected); rmp_faa adds
  * and stores the old value; old may be NULL. Length 0 is a no-op.
  *
- * When a lease's deadline has passed by the library's own clock (the ttl
- * the server last reported, counted from its reply), the call first asks
- * the server (one control round trip), since another process may have
- * renewed it by token: if the lease lives on, the call goes ahead; if
- * not it gives -EKEYEXPIRED with nothing posted, and the connection stays
- * usable; if the question finds no answer (no reply, a lost connection),
- * the call gives that error instead (those of a control call). An access
- * the server refused because it revoked this connection's key (another
- * connection's exclusive attach, a repair, an operator, the lease's end)
- * gives -EKEYREVOKED, and the connection has to be reopened (RDMA moves
- * the queue pair to an error state): with reconnect_max_ms the next call
- * does it and attaches the handle again. The server does not count such
- * an error against the client's address, and keeps the connection's
- * ephemeral leases for a while (about 10 s) for the reconnected client
- * to attach again. Other errors: -ENOTCONN, -EIO, -ETIMEDOUT (the connection
- * is then failed as well, so the NIC stops using the memory), -EINVAL (l
- * NULL; dst or src NULL with len > 0). When a lost connection was made
- * again (reconnect_max_ms), the handle is first attached again: then the
- * errors of rmp_lease_attach too.
+ * When a lease's deadline has passed by the library's own clock (the ttl the
+ * server last reported, counted from its reply), the call first asks the
+ * server (one control round trip), since another process may have renewed it
+ * by token: if the lease lives on, the call goes ahead; if not it gives
+ * -EKEYEXPIRED with nothing posted, and the connection stays usable; if the
+ * question finds no answer (no reply, a lost connection), the call gives
+ * that error instead (those of a control call). An access the server refused
+ * because it revoked this connection's key (another connection's exclusive
+ * attach, a repair, an operator, the lease's end) gives -EKEYREVOKED, and
+ * the connection has to be reopened (RDMA moves the queue pair to an error
+ * state): with reconnect_max_ms the next call does it and attaches the
+ * handle again. The server does not count such an error against the client's
+ * address, and keeps the connection's ephemeral leases for a while (about 10
+ * s) for the reconnected client to attach again. Other errors: -ENOTCONN,
+ * -EIO, -ETIMEDOUT (the connection is then failed as well, so the NIC stops
+ * using the memory), -EINVAL (l NULL; dst or src NULL with len > 0). When a
+ * lost connection was made again (reconnect_max_ms), the handle is first
+ * attached again: then the errors of rmp_lease_attach too.
  *
  * Transfers larger than the bounce buffer or the device's message size
  * are split into several RDMA operations; on an error some of them may
@@ -680,19 +671,18 @@ int rmp_faa(struct rmp_lease *l, uint64_t off, uint64_t add, uint64_t *old);
 int rmp_flush(struct rmp_lease *l);
 
 /*
- * Asynchronous data path. rmp_post_* queue one operation each, using
- * memory of a registered buffer b at boff (nothing is copied), and return
- * at once; nothing reaches the NIC until rmp_submit() posts the whole
- * batch as one chain of work requests with one doorbell, signaling only
- * where needed. Completions are reaped by rmp_poll(). At most
- * max_inflight operations may be queued or in flight (-EAGAIN).
- * user_data comes back in the completion. Atomics write the old value to
- * 8 bytes at boff. Errors of rmp_post_*, with nothing queued: those of
- * rmp_read and rmp_cas (checked the same way: a refresh of an expired
- * lease, or an attach after a reconnect, is a control round trip here
- * too), plus -EINVAL (l or b NULL, b belongs to another client, or
- * [boff, boff+len) is outside it), -ENOTCONN (b was registered on an
- * earlier connection), -EMSGSIZE (len above the device's message size;
+ * Asynchronous data path. rmp_post_* queue one operation each, using memory
+ * of a registered buffer b at boff (nothing is copied), and return at once;
+ * nothing reaches the NIC until rmp_submit() posts the whole batch as one
+ * chain of work requests with one doorbell, signaling only where needed.
+ * Completions are reaped by rmp_poll(). At most max_inflight operations may
+ * be queued or in flight (-EAGAIN). user_data comes back in the completion.
+ * Atomics write the old value to 8 bytes at boff. Errors of rmp_post_*, with
+ * nothing queued: those of rmp_read and rmp_cas (checked the same way: a
+ * refresh of an expired lease, or an attach after a reconnect, is a control
+ * round trip here too), plus -EINVAL (l or b NULL, b belongs to another
+ * client, or [boff, boff+len) is outside it), -ENOTCONN (b was registered on
+ * an earlier connection), -EMSGSIZE (len above the device's message size;
  * asynchronous operations are not split), -EAGAIN (max_inflight).
  */
 int rmp_post_read(struct rmp_lease *l, uint64_t off, struct rmp_buf *b,
@@ -729,16 +719,15 @@ int rmp_poll(struct rmp_client *c, struct rmp_completion *out, int max,
 	     int timeout_ms);
 
 /*
- * rmp_client_fd -- a file descriptor that becomes readable when
- * completions may be ready, for epoll/poll; then call rmp_poll(c, ..., 0)
- * until it returns fewer than max. Asking for it turns the fd on: from
- * then on rmp_submit() and an rmp_poll() that leaves operations
- * outstanding arm it (a caller that never asks, and polls, makes no
- * system call for completions). Other calls on c (synchronous ones
- * included) may reap completions without the fd signaling them, so call
- * rmp_poll(c, ..., 0) after them before waiting on the fd. -ENOTCONN when
- * not connected (a new connection has a new fd: ask again), -EINVAL for
- * c NULL.
+ * rmp_client_fd -- a file descriptor that becomes readable when completions
+ * may be ready, for epoll/poll; then call rmp_poll(c, ..., 0) until it
+ * returns fewer than max. Asking for it turns the fd on: from then on
+ * rmp_submit() and an rmp_poll() that leaves operations outstanding arm it
+ * (a caller that never asks, and polls, makes no system call for
+ * completions). Other calls on c (synchronous ones included) may reap
+ * completions without the fd signaling them, so call rmp_poll(c, ..., 0)
+ * after them before waiting on the fd. -ENOTCONN when not connected (a new
+ * connection has a new fd: ask again), -EINVAL for c NULL.
  */
 int rmp_client_fd(struct rmp_client *c);
 
@@ -801,16 +790,15 @@ void rmp_cluster_opts_init(struct rmp_cluster_opts *opts);
 
 /*
  * rmp_cluster_open -- read the membership from the etcd endpoints of url
- * ("etcd://HOST:PORT[,HOST:PORT...]"; http:// and https:// (TLS) work
- * too, per entry; an entry without a scheme takes the one before it) and
- * watch it. opts may be NULL. Errors: -EINVAL (a malformed url or
- * option, a credentials or TLS file that cannot be used, or given with
- * an endpoint that is not https://; client options that name no tenant,
- * unless allow_anonymous), -ENOMEM, and
- * when the membership cannot be read from etcd -ECONNREFUSED (no
- * endpoint answers), -ETIMEDOUT, -EACCES (credentials or permission
- * refused), -EIO (another etcd error) or -EPROTO (an answer that is not
- * etcd's).
+ * ("etcd://HOST:PORT[,HOST:PORT...]"; http:// and https:// (TLS) work too,
+ * per entry; an entry without a scheme takes the one before it) and watch
+ * it. opts may be NULL. Errors: -EINVAL (a malformed url or option, a
+ * credentials or TLS file that cannot be used, or given with an endpoint
+ * that is not https://; client options that name no tenant, unless
+ * allow_anonymous), -ENOMEM, and when the membership cannot be read from
+ * etcd -ECONNREFUSED (no endpoint answers), -ETIMEDOUT, -EACCES (credentials
+ * or permission refused), -EIO (another etcd error) or -EPROTO (an answer
+ * that is not etcd's).
  */
 int rmp_cluster_open(struct rmp_cluster **out, const char *url,
 		     const struct rmp_cluster_opts *opts);
@@ -861,14 +849,13 @@ struct rmp_node_info {
 int rmp_cluster_check(struct rmp_cluster *cl, const char *node);
 
 /*
- * rmp_cluster_nodes -- the nodes registered now (the membership taken
- * in first), sorted by name: up to max of them into out (each out[i].size
- * set by the caller, the same in each: a program built with an older
- * struct gets what its struct holds), and how many there are (possibly
- * more than max).
+ * rmp_cluster_nodes -- the nodes registered now (the membership taken in
+ * first), sorted by name: up to max of them into out (each out[i].size set
+ * by the caller, the same in each: a program built with an older struct gets
+ * what its struct holds), and how many there are (possibly more than max).
  * Errors: -EINVAL (cl NULL, out NULL with max > 0, a size too small),
- * -ENOMEM, and -ECONNREFUSED, -ETIMEDOUT, -EACCES, -EIO or -EPROTO when
- * the membership cannot be read from etcd.
+ * -ENOMEM, and -ECONNREFUSED, -ETIMEDOUT, -EACCES, -EIO or -EPROTO when the
+ * membership cannot be read from etcd.
  */
 int rmp_cluster_nodes(struct rmp_cluster *cl, struct rmp_node_info *out,
 		      unsigned max);
@@ -895,96 +882,90 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
 
 /*
  * rmp_cluster_alloc -- lease length bytes on a node of the cluster and
- * return an ordinary lease handle (its token names that node); with
- * replicas > 1, a lease on that many nodes, one handle over them (see
- * "Mirrored leases"); with stripes > 1, a lease cut over that many
- * leases (see "Striped leases"). Nodes are
- * tried in the order of the placement policy: those with opts->prefer
- * first, then the most free bytes (nodes within 1/16 of the most count
- * as equal and are tried in random order, so that clients with the same
- * view spread their leases); nodes draining, excluded, or without length
- * bytes in one free extent are left out; a node that refuses (-ENOSPC,
- * -EDQUOT, -EFBIG, -ESHUTDOWN, -EAGAIN) or cannot be reached (its
- * connection failing, -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, ...) or
- * does not prove the tenant's key (-EBADE: not a server of this tenant,
- * whatever etcd says of it; nothing is sent to it) is skipped and the
- * next tried; one that could not be reached is tried last by later calls
- * for a while (a second, doubling up to 30 s).
- * Errors: the error of the first node tried when none granted it
- * (rmp_cluster_last_error() lists what each node answered): those of
- * rmp_lease_alloc and rmp_client_connect; -ENOSPC when no node has room
- * (or none is registered, or fewer than replicas nodes apart have; of a
- * striped lease: for one of its stripes, the others then freed);
- * -EINVAL for options out of range (replicas, stripes, stripe_unit, a
- * malformed prefer); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and
- * -ENOMEM at once, without trying further nodes; -ECONNREFUSED,
- * -ETIMEDOUT, -EACCES, -EIO or -EPROTO when etcd cannot be read (the
- * membership is not current); -EOPNOTSUPP when a mirrored or striped
- * lease's record, read back, is one this version cannot open (an
- * erasure-coded lease's: written over it by a holder of its token and
- * key).
+ * return an ordinary lease handle (its token names that node); with replicas
+ * > 1, a lease on that many nodes, one handle over them (see "Mirrored
+ * leases"); with stripes > 1, a lease cut over that many leases (see
+ * "Striped leases"). Nodes are tried in the order of the placement policy:
+ * those with opts->prefer first, then the most free bytes (nodes within 1/16
+ * of the most count as equal and are tried in random order, so that clients
+ * with the same view spread their leases); nodes draining, excluded, or
+ * without length bytes in one free extent are left out; a node that refuses
+ * (-ENOSPC, -EDQUOT, -EFBIG, -ESHUTDOWN, -EAGAIN) or cannot be reached (its
+ * connection failing, -ECONNREFUSED, -ETIMEDOUT, -EHOSTUNREACH, ...) or does
+ * not prove the tenant's key (-EBADE: not a server of this tenant, whatever
+ * etcd says of it; nothing is sent to it) is skipped and the next tried; one
+ * that could not be reached is tried last by later calls for a while (a
+ * second, doubling up to 30 s). Errors: the error of the first node tried
+ * when none granted it (rmp_cluster_last_error() lists what each node
+ * answered): those of rmp_lease_alloc and rmp_client_connect; -ENOSPC when
+ * no node has room (or none is registered, or fewer than replicas nodes
+ * apart have; of a striped lease: for one of its stripes, the others then
+ * freed); -EINVAL for options out of range (replicas, stripes, stripe_unit,
+ * a malformed prefer); -EKEYREJECTED, -EINVAL, -EAFNOSUPPORT and -ENOMEM at
+ * once, without trying further nodes; -ECONNREFUSED, -ETIMEDOUT, -EACCES,
+ * -EIO or -EPROTO when etcd cannot be read (the membership is not current);
+ * -EOPNOTSUPP when a mirrored or striped lease's record, read back, is one
+ * this version cannot open (an erasure-coded lease's: written over it by a
+ * holder of its token and key).
  */
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 		      const struct rmp_cluster_alloc_opts *opts,
 		      struct rmp_lease **out);
 
 /*
- * Mirrored leases (rmp_cluster_alloc_opts.replicas 2..3). One handle over
- * a lease of the same length on each of replicas nodes (distinct nodes;
- * distinct values of the spread label when given), placed in the
- * policy's order. rmp_write posts to every replica at once and returns
- * when all of them have the bytes; rmp_read reads from the first replica
- * in that order and, should it fail, from the next within the same call.
- * A replica whose call fails for another reason than the arguments (its
- * server gone, its connection failed past reconnecting, its lease
- * expired) is lost: not read, written or renewed by this handle again;
- * the calls give no error while one replica is left. rmp_lease_info
- * says replicas and replicas_live (fewer: degraded). rmp_lease_renew,
- * rmp_lease_free and rmp_lease_close act on every replica; rmp_flush on
- * every live one. Not taken, -EOPNOTSUPP: atomics (an atomic on each
- * replica is no atomic of the whole: two clients' CAS could win on
- * different replicas) and the asynchronous calls (rmp_post_*). What a
- * reader may see: a write in flight may be on one replica and not yet
- * on another, so a read concurrent with it may return old or new bytes
- * (per replica, as for a single lease); once rmp_write returned 0, every
- * replica the lease's record (below) calls live has the bytes, and a
- * read (from any of them) returns them: a write made without a replica
- * (lost during it, or before) returns 0 only once the record marks that
- * replica stale, and fails with etcd's error (-ECONNREFUSED,
- * -ETIMEDOUT, ...; the bytes may be on some replicas) when the record
- * cannot be written. A stale replica is not read again by anybody who
- * reads the record after the mark, and a repair replaces it. Two clients writing the same bytes at once may leave
- * the replicas different (each replica orders the two writes as they
- * arrive): as with one lease, writers of the same bytes must agree
- * among themselves.
+ * Mirrored leases (rmp_cluster_alloc_opts.replicas 2..3). One handle over a
+ * lease of the same length on each of replicas nodes (distinct nodes;
+ * distinct values of the spread label when given), placed in the policy's
+ * order. rmp_write posts to every replica at once and returns when all of
+ * them have the bytes; rmp_read reads from the first replica in that order
+ * and, should it fail, from the next within the same call. A replica whose
+ * call fails for another reason than the arguments (its server gone, its
+ * connection failed past reconnecting, its lease expired) is lost: not read,
+ * written or renewed by this handle again; the calls give no error while one
+ * replica is left. rmp_lease_info says replicas and replicas_live (fewer:
+ * degraded). rmp_lease_renew, rmp_lease_free and rmp_lease_close act on
+ * every replica; rmp_flush on every live one. Not taken, -EOPNOTSUPP:
+ * atomics (an atomic on each replica is no atomic of the whole: two clients'
+ * CAS could win on different replicas) and the asynchronous calls
+ * (rmp_post_*). What a reader may see: a write in flight may be on one
+ * replica and not yet on another, so a read concurrent with it may return
+ * old or new bytes (per replica, as for a single lease); once rmp_write
+ * returned 0, every replica the lease's record (below) calls live has the
+ * bytes, and a read (from any of them) returns them: a write made without a
+ * replica (lost during it, or before) returns 0 only once the record marks
+ * that replica stale, and fails with etcd's error (-ECONNREFUSED,
+ * -ETIMEDOUT, ...; the bytes may be on some replicas) when the record cannot
+ * be written. A stale replica is not read again by anybody who reads the
+ * record after the mark, and a repair replaces it. Two clients writing the
+ * same bytes at once may leave the replicas different (each replica orders
+ * the two writes as they arrive): as with one lease, writers of the same
+ * bytes must agree among themselves.
  *
- * Striped leases (rmp_cluster_alloc_opts.stripes 2..16): a lease larger
- * than any one node. Its bytes are cut in units of stripe_unit (default
- * 1 MiB); unit u is in stripe u % stripes, at offset
- * (u / stripes) * stripe_unit of that stripe's lease. Each stripe is a
- * lease of ceil(ceil(length / stripe_unit) / stripes) * stripe_unit
- * bytes on a node of its own choosing (placed one after the other, each
- * in the policy's order after what the ones before took: stripes may
- * share a node when one has room for several). With replicas > 1 each
- * stripe is mirrored as above (its replicas on distinct nodes).
- * rmp_lease_info's length is the length asked for; it says stripes,
- * replicas (of each stripe) and replicas_live (the fewest of any
+ * Striped leases (rmp_cluster_alloc_opts.stripes 2..16): a lease larger than
+ * any one node. Its bytes are cut in units of stripe_unit (default 1 MiB);
+ * unit u is in stripe u % stripes, at offset (u / stripes) * stripe_unit of
+ * that stripe's lease. Each stripe is a lease of ceil(ceil(length /
+ * stripe_unit) / stripes) * stripe_unit bytes on a node of its own choosing
+ * (placed one after the other, each in the policy's order after what the
+ * ones before took: stripes may share a node when one has room for several).
+ * With replicas > 1 each stripe is mirrored as above (its replicas on
+ * distinct nodes). rmp_lease_info's length is the length asked for; it says
+ * stripes, replicas (of each stripe) and replicas_live (the fewest of any
  * stripe). rmp_read and rmp_write cut a call by stripe and post every
- * stripe's part before waiting for any (parts of stripes on the same
- * node go one after the other), so a large call moves at the speed of
- * all the nodes together; within a stripe as for a mirrored lease
- * (reads from one replica with failover, writes to all). What a reader
- * sees: per stripe as for a mirrored lease; a call over several stripes
- * is not atomic over them (a read concurrent with a write may see some
- * stripes' parts old, others new). A stripe whose replicas are all lost
- * fails the calls that touch it (-EIO, or the first error of its
- * replicas within that call), rmp_lease_renew and rmp_flush (its bytes
- * are gone); calls that touch only other stripes work on.
- * rmp_lease_renew, rmp_lease_free and rmp_lease_close act on every
+ * stripe's part before waiting for any (parts of stripes on the same node go
+ * one after the other), so a large call moves at the speed of all the nodes
+ * together; within a stripe as for a mirrored lease (reads from one replica
+ * with failover, writes to all). What a reader sees: per stripe as for a
+ * mirrored lease; a call over several stripes is not atomic over them (a
+ * read concurrent with a write may see some stripes' parts old, others new).
+ * A stripe whose replicas are all lost fails the calls that touch it (-EIO,
+ * or the first error of its replicas within that call), rmp_lease_renew and
+ * rmp_flush (its bytes are gone); calls that touch only other stripes work
+ * on. rmp_lease_renew, rmp_lease_free and rmp_lease_close act on every
  * member; not taken as for a mirrored lease (atomics, the asynchronous
- * calls: -EOPNOTSUPP); each member's token is rmp_lease_replica_token's.
- * A striped lease has a cluster token as a mirrored one has (below),
- * and rmp_lease_repair replaces the lost replicas of its stripes.
+ * calls: -EOPNOTSUPP); each member's token is rmp_lease_replica_token's. A
+ * striped lease has a cluster token as a mirrored one has (below), and
+ * rmp_lease_repair replaces the lost replicas of its stripes.
  *
  * The token of a mirrored lease (rmp_lease_token) is a cluster token,
  * rmpc://ID-SECRET: its member list is kept in the cluster's etcd at
@@ -1009,61 +990,58 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 
 /*
  * rmp_lease_repair -- give a cluster lease (from rmp_cluster_alloc with
- * replicas > 1, or rmp_cluster_attach of its token) new members for those
- * it lost: for each member whose node has left the membership (or that
- * cannot be attached), a lease of the same length on another node, apart
- * from the other members as the lease was placed (its spread label),
- * filled from a live member and published in the record, as described
- * above; a member the record marks stale (a write went on while it was
- * away) whose node is back and whose server still holds it is caught up
- * in place instead (fenced like the live ones, overwritten from one). 0 when nothing was lost or all of it is replaced. Errors:
- * -EINVAL (l NULL), -EOPNOTSUPP (not a cluster lease; or a live
- * member's node grants one key for its whole pool, lease_keys = pool,
- * which no fence revokes), -EIO (a stripe
- * has no live member: its bytes are lost), -EAGAIN (another repair
- * changed the record meanwhile: try again), -ETIMEDOUT (the copy ran
- * past the repair's deadline: nothing changed), -EHOSTDOWN (a live
- * member's node left meanwhile), -EPERM (another tenant's lease), the
- * errors of rmp_cluster_alloc (no node could take a member) and of the
- * data calls (the copy: -EKEYREVOKED, -EKEYEXPIRED, -ERANGE, ...);
- * rmp_cluster_last_error() of the lease's cluster says more.
- * Like every call on one handle: not at the same time as another call
- * on it.
+ * replicas > 1, or rmp_cluster_attach of its token) new members for those it
+ * lost: for each member whose node has left the membership (or that cannot
+ * be attached), a lease of the same length on another node, apart from the
+ * other members as the lease was placed (its spread label), filled from a
+ * live member and published in the record, as described above; a member the
+ * record marks stale (a write went on while it was away) whose node is back
+ * and whose server still holds it is caught up in place instead (fenced like
+ * the live ones, overwritten from one). 0 when nothing was lost or all of it
+ * is replaced. Errors: -EINVAL (l NULL), -EOPNOTSUPP (not a cluster lease;
+ * or a live member's node grants one key for its whole pool, lease_keys =
+ * pool, which no fence revokes), -EIO (a stripe has no live member: its
+ * bytes are lost), -EAGAIN (another repair changed the record meanwhile: try
+ * again), -ETIMEDOUT (the copy ran past the repair's deadline: nothing
+ * changed), -EHOSTDOWN (a live member's node left meanwhile), -EPERM
+ * (another tenant's lease), the errors of rmp_cluster_alloc (no node could
+ * take a member) and of the data calls (the copy: -EKEYREVOKED,
+ * -EKEYEXPIRED, -ERANGE, ...); rmp_cluster_last_error() of the lease's
+ * cluster says more. Like every call on one handle: not at the same time as
+ * another call on it.
  */
 int rmp_lease_repair(struct rmp_lease *l);
 
 /*
  * rmp_cluster_repair -- rmp_lease_repair on the cluster lease of token
- * (attached and closed again here), and also when rmp_cluster_attach
- * refuses it with -ESTALE: its record in etcd is older than what its
- * members know. Then the newest record in etcd's history of the key
- * (one that opens with the token and the tenant's key) is written again
- * if it is newer (the record was put back over it). When the members
- * still know a newer epoch than any record (a repair fenced them and
- * could publish nothing, nor undo), no newer list ever existed: each
- * member is asked the epoch it knows, those behind the newest (away
- * during that repair) are replaced as lost ones are, from those that
- * know it, and the record is written past it; every member must answer
- * then (-EAGAIN: try again once it does). -ESTALE when etcd compacted
- * the record's history: nothing can be told then. Errors:
- * -EINVAL (cl or token NULL), -EOPNOTSUPP (not a cluster token), those
- * of rmp_cluster_attach and of rmp_lease_repair (the copy's among them:
- * -ERANGE, ...).
+ * (attached and closed again here), and also when rmp_cluster_attach refuses
+ * it with -ESTALE: its record in etcd is older than what its members know.
+ * Then the newest record in etcd's history of the key (one that opens with
+ * the token and the tenant's key) is written again if it is newer (the
+ * record was put back over it). When the members still know a newer epoch
+ * than any record (a repair fenced them and could publish nothing, nor
+ * undo), no newer list ever existed: each member is asked the epoch it
+ * knows, those behind the newest (away during that repair) are replaced as
+ * lost ones are, from those that know it, and the record is written past it;
+ * every member must answer then (-EAGAIN: try again once it does). -ESTALE
+ * when etcd compacted the record's history: nothing can be told then.
+ * Errors: -EINVAL (cl or token NULL), -EOPNOTSUPP (not a cluster token),
+ * those of rmp_cluster_attach and of rmp_lease_repair (the copy's among
+ * them: -ERANGE, ...).
  */
 int rmp_cluster_repair(struct rmp_cluster *cl, const char *token);
 
 /*
  * rmp_cluster_attach -- attach the lease of token through the cluster's
  * connection to the token's server (opened if need be), with opts as
- * rmp_lease_attach_with (NULL: defaults). The server need not be
- * registered now. Errors as rmp_lease_attach_with and rmp_client_connect.
- * A cluster token (rmpc://, of a mirrored lease) is looked up in etcd
- * and each member attached (those on nodes gone from the membership are
- * lost from the start; -EHOSTDOWN when every member of a stripe is):
- * one handle, as rmp_cluster_alloc gives; then also -ENOENT (no record:
- * freed, expired, or not this cluster's), -EOPNOTSUPP (an erasure-coded
- * lease, which this version cannot open) and the etcd errors of
- * rmp_cluster_alloc.
+ * rmp_lease_attach_with (NULL: defaults). The server need not be registered
+ * now. Errors as rmp_lease_attach_with and rmp_client_connect. A cluster
+ * token (rmpc://, of a mirrored lease) is looked up in etcd and each member
+ * attached (those on nodes gone from the membership are lost from the start;
+ * -EHOSTDOWN when every member of a stripe is): one handle, as
+ * rmp_cluster_alloc gives; then also -ENOENT (no record: freed, expired, or
+ * not this cluster's), -EOPNOTSUPP (an erasure-coded lease, which this
+ * version cannot open) and the etcd errors of rmp_cluster_alloc.
  */
 int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,
 		       const struct rmp_attach_opts *opts,
