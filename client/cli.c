@@ -32,6 +32,7 @@ static const char usage_text[] =
 	"  alloc SIZE [--ttl TIME] [--ephemeral] [--spill] [--json]\n"
 	"            [--prefer LABEL=VALUE] [--exclude NODE[,NODE...]]\n"
 	"            [--replicas R] [--spread LABEL] [--stripes K] [--stripe-unit SIZE]\n"
+	"            [--ec K+M [--ec-chunk SIZE]]\n"
 	"      lease SIZE bytes; print the lease token, or with --json an object\n"
 	"      {token, id, length, remote_addr, rkey, ttl_ms, ephemeral, spilled}\n"
 	"      (id and remote_addr as hex strings). A lease outlives this command\n"
@@ -44,7 +45,9 @@ static const char usage_text[] =
 	"      --replicas 2..3 mirrors it over that many nodes (on distinct values\n"
 	"      of the --spread label); --stripes 2..16 cuts it over that many\n"
 	"      nodes in units of --stripe-unit (default 1M), so it may be larger\n"
-	"      than any one node. Such a lease's token is a cluster token, rmpc://...\n"
+	"      than any one node; --ec K+M (K 2..12, M 1..4) erasure codes it over\n"
+	"      K+M nodes, any M of which may be lost, in chunks of --ec-chunk\n"
+	"      (default 4K). Such a lease's token is a cluster token, rmpc://...\n"
 	"  write TOKEN [--offset N] [--exclusive]\n"
 	"                                  standard input -> lease, then flush; input\n"
 	"                                  longer than the lease is refused\n"
@@ -58,6 +61,8 @@ static const char usage_text[] =
 	"  stat [--json]                   pool and tenant figures\n"
 	"  repair TOKEN                    (-C) new replicas for a cluster lease's\n"
 	"                                  lost ones, filled from a live one\n"
+	"  scrub TOKEN                     (-C) an erasure-coded lease's repair: torn\n"
+	"                                  rows mended from their data members\n"
 	"  info TOKEN [--json]             the lease's figures, and each member of a\n"
 	"                                  cluster lease: its server, its state (live,\n"
 	"                                  suspect, stale, lost, missed) and its rails\n"
@@ -606,6 +611,7 @@ static const struct command commands[] = {
 	{ "renew", cmd_renew }, { "free", cmd_free },   { "cas", cmd_cas },
 	{ "faa", cmd_faa },     { "stat", cmd_stat },   { "keygen", cmd_keygen },
 	{ "nodes", cmd_nodes }, { "repair", cmd_repair }, { "info", cmd_info },
+	{ "scrub", cmd_scrub },
 };
 
 /* global_opt -- "-s X", "-sX", "--server X", "--server=X"; NULL if not o. */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* cli_cluster.c -- the rmpool command's cluster: -C opens it, `nodes`
  * lists its members (alloc places through it: cli_cmd.c). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_int.h"
 #include "rmpool.h"
@@ -217,7 +219,12 @@ void cli_cluster_free(struct cli *cli, const char *token)
 			rmp_cluster_last_error(cli->cl));
 }
 
-int cmd_repair(struct cli *cli, int argc, char **argv)
+/* How often repair and scrub try when told to try again. */
+#define REPAIR_TRIES 10
+
+/* repair -- the command `name` (repair, scrub) on a cluster token:
+ * rmp_cluster_repair, then what the lease has live. */
+static int repair(struct cli *cli, const char *name, int argc, char **argv)
 {
 	const char *file = NULL, *pos[1], *token;
 	const struct opt opts[] = {
@@ -228,23 +235,49 @@ int cmd_repair(struct cli *cli, int argc, char **argv)
 	struct rmp_lease *l;
 	int err, npos;
 
-	npos = cli_parse_args(cli, "repair", argc, argv, opts, pos, 0, 1);
-	token = cli_take_token("repair", pos, npos, 0, file, NULL);
+	npos = cli_parse_args(cli, name, argc, argv, opts, pos, 0, 1);
+	token = cli_take_token(name, pos, npos, 0, file, NULL);
 	if (!cli_token_is_cluster())
-		cli_usage_error("repair: takes a cluster lease's token "
-				"(rmpc://...), with -C");
+		cli_usage_error("%s: takes a cluster lease's token "
+				"(rmpc://...), with -C", name);
 	/* rmp_cluster_repair: also a lease whose record is behind its
 	 * members (one put back in etcd), which no attach takes */
 	cli_cluster_open(cli);
-	err = rmp_cluster_repair(cli->cl, token);
+	/* -EAGAIN: the record moved, or (erasure coded) a holder's write
+	 * the fence cut short: it is made again once the repair is undone */
+	for (int tries = 1;; tries++) {
+		err = rmp_cluster_repair(cli->cl, token);
+		if (err != -EAGAIN || tries == REPAIR_TRIES)
+			break;
+		fprintf(stderr, "rmpool: %s: %s (%s); again in 1 s\n", name,
+			rmp_strerror(err), rmp_cluster_last_error(cli->cl));
+		sleep(1);
+	}
 	if (err)
-		cli_die("repair: %s (%s)", rmp_strerror(err),
+		cli_die("%s: %s (%s)", name, rmp_strerror(err),
 			rmp_cluster_last_error(cli->cl));
 	l = cluster_lease(cli, token);
 	rmp_lease_info(l, &info);
-	printf("replicas %u of %u\n", info.replicas_live, info.replicas);
+	if (info.ec_data)
+		printf("members %u of %u\n", info.ec_live,
+		       info.ec_data + info.ec_parity);
+	else
+		printf("replicas %u of %u\n", info.replicas_live,
+		       info.replicas);
 	rmp_lease_close(l);
 	if (fflush(stdout) == EOF)
-		cli_die("repair: writing the result failed");
+		cli_die("%s: writing the result failed", name);
 	return EXIT_SUCCESS;
+}
+
+int cmd_repair(struct cli *cli, int argc, char **argv)
+{
+	return repair(cli, "repair", argc, argv);
+}
+
+/* scrub: the repair of an erasure-coded lease, which looks at every row
+ * (rmp_lease_repair) whether or not a member was lost */
+int cmd_scrub(struct cli *cli, int argc, char **argv)
+{
+	return repair(cli, "scrub", argc, argv);
 }

@@ -86,6 +86,7 @@ static void hold_ephemeral(struct cli *cli, struct rmp_lease *l,
 /* What alloc takes for a cluster (-C) only. */
 struct cluster_args {
 	const char *prefer, *exclude, *spread, *replicas, *stripes, *unit;
+	const char *ec, *ec_chunk; /* "K+M"; a size */
 };
 
 /* cluster_alloc -- place the lease through the cluster of -C. */
@@ -111,6 +112,17 @@ static void cluster_alloc(struct cli *cli, uint64_t size,
 						     1, 16);
 	if (ca->unit)
 		co.stripe_unit = cli_arg_size("stripe unit", ca->unit);
+	if (ca->ec) {
+		unsigned k, m;
+		char end;
+
+		if (sscanf(ca->ec, "%u+%u%c", &k, &m, &end) != 2)
+			cli_usage_error("alloc: --ec K+M (4+2, say)");
+		co.ec_data = k;
+		co.ec_parity = m;
+	}
+	if (ca->ec_chunk)
+		co.ec_chunk = cli_arg_size("ec chunk", ca->ec_chunk);
 	err = rmp_cluster_alloc(cli->cl, size, &co, l);
 	if (err)
 		cli_die("alloc: %s (%s)", rmp_strerror(err),
@@ -133,6 +145,8 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 		{ "--replicas", &ca.replicas, NULL },
 		{ "--stripes", &ca.stripes, NULL },
 		{ "--stripe-unit", &ca.unit, NULL },
+		{ "--ec", &ca.ec, NULL },
+		{ "--ec-chunk", &ca.ec_chunk, NULL },
 		{ NULL, NULL, NULL },
 	};
 	struct rmp_lease_info info;
@@ -155,7 +169,8 @@ int cmd_alloc(struct cli *cli, int argc, char **argv)
 		ao.flags |= RMP_LEASE_SPILL;
 
 	if ((ca.prefer || ca.exclude || ca.spread || ca.replicas ||
-	     ca.stripes || ca.unit) && (!cli->cluster || cli->server))
+	     ca.stripes || ca.unit || ca.ec || ca.ec_chunk) &&
+	    (!cli->cluster || cli->server))
 		cli_usage_error("alloc: --prefer, --exclude, --spread, "
 				"--replicas, --stripes and --stripe-unit place "
 				"among a cluster's nodes: give -C (and no -s)");
@@ -406,18 +421,22 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 	};
 	struct rmp_lease_info info;
 	struct rmp_lease *l;
+	unsigned members;
 	int npos;
 
 	npos = cli_parse_args(cli, "info", argc, argv, opts, pos, 0, 1);
 	token = cli_take_token("info", pos, npos, 0, file, NULL);
 	l = attach(cli, token, 0, &info);
+	members = info.stripes * info.replicas;
 	if (json)
 		printf("{\"id\":\"%016" PRIx64 "\",\"length\":%" PRIu64
 		       ",\"ttl_ms\":%" PRIu64 ",\"holders\":%" PRIu32
 		       ",\"stripes\":%u,\"replicas\":%u,\"replicas_live\":%u"
-		       ",\"members\":[", info.id, info.length, info.ttl_ms,
-		       info.holders, info.stripes, info.replicas,
-		       info.replicas_live);
+		       ",\"ec_data\":%u,\"ec_parity\":%u,\"ec_chunk\":%" PRIu64
+		       ",\"ec_live\":%u,\"members\":[", info.id, info.length,
+		       info.ttl_ms, info.holders, info.stripes, info.replicas,
+		       info.replicas_live, info.ec_data, info.ec_parity,
+		       info.ec_chunk, info.ec_live);
 	else
 		printf("id              %016" PRIx64 "\n"
 		       "length          %" PRIu64 "\n"
@@ -427,7 +446,11 @@ int cmd_info(struct cli *cli, int argc, char **argv)
 		       "replicas        %u (%u live)\n", info.id, info.length,
 		       info.ttl_ms, info.holders, info.stripes, info.replicas,
 		       info.replicas_live);
-	for (unsigned i = 0; i < info.stripes * info.replicas; i++) {
+	if (!json && info.ec_data)
+		printf("erasure code    %u+%u, chunk %" PRIu64 " (%u of %u "
+		       "members live)\n", info.ec_data, info.ec_parity,
+		       info.ec_chunk, info.ec_live, members);
+	for (unsigned i = 0; i < members; i++) {
 		struct rmp_member_info m = { .size = sizeof(m) };
 
 		if (rmp_lease_member_info(l, i, &m))

@@ -75,6 +75,7 @@ void cli_client_opts(const struct cli *cli, struct rmp_client_opts *o);
 void cli_cluster_open(struct cli *cli);
 int cmd_nodes(struct cli *cli, int argc, char **argv);
 int cmd_repair(struct cli *cli, int argc, char **argv);
+int cmd_scrub(struct cli *cli, int argc, char **argv);
 int cmd_info(struct cli *cli, int argc, char **argv);
 /* cli_cluster_attach -- cli_attach for a cluster lease's token: through
  * the cluster of -C (its record in etcd names the members). */

@@ -8,6 +8,7 @@
  * made one handle at the end.
  */
 #include "cluster_int.h"
+#include "ec_layout.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -71,14 +72,17 @@ struct placing {
 	uint64_t length;                 /* of each member */
 	const struct rmp_alloc_opts *ao;
 	const char *spread;              /* label, or NULL */
-	unsigned want;                   /* replicas (of each stripe) */
+	unsigned want;                   /* replicas (of each stripe); of
+					  * an erasure-coded lease, k + m */
+	unsigned ec_data;                /* k; 0: not erasure coded */
 	unsigned stripes;                /* 1: not striped */
 	uint64_t unit, total;            /* a striped lease's unit, length */
 	struct rmp_lease *all[RMPC_MEMBERS_MAX];
 	unsigned nall;                   /* the stripes placed, in order */
-	/* the stripe being placed: */
-	struct rmp_lease *got[RMPC_REPLICAS_MAX];
-	unsigned nodes[RMPC_REPLICAS_MAX]; /* their node indexes */
+	/* the stripe being placed (or an erasure-coded lease's members,
+	 * all apart): */
+	struct rmp_lease *got[RMPC_EC_N_MAX];
+	unsigned nodes[RMPC_EC_N_MAX]; /* their node indexes */
 	unsigned ngot;
 	char said[CL_ERRBUF];            /* what each refusing node said */
 	size_t used;
@@ -238,6 +242,19 @@ static int read_policy(struct rmp_cluster *cl,
 		       RMPC_REPLICAS_MAX);
 		return -EINVAL;
 	}
+	if ((o->ec_data || o->ec_parity) &&
+	    (o->ec_data < RMPC_EC_K_MIN || o->ec_data > RMPC_EC_K_MAX ||
+	     o->ec_parity < RMPC_EC_M_MIN || o->ec_parity > RMPC_EC_M_MAX ||
+	     o->replicas > 1 || o->stripes > 1 ||
+	     (o->ec_chunk && (o->ec_chunk & (o->ec_chunk - 1) ||
+			      o->ec_chunk < RMPC_EC_CHUNK_MIN ||
+			      o->ec_chunk > RMPC_EC_CHUNK_MAX)))) {
+		cl_say(cl, "ec: %u to %u data and %u to %u parity members, "
+		       "not with replicas or stripes; ec_chunk: a power of "
+		       "two from 4 KiB to 1 MiB (0: 4 KiB)", RMPC_EC_K_MIN,
+		       RMPC_EC_K_MAX, RMPC_EC_M_MIN, RMPC_EC_M_MAX);
+		return -EINVAL;
+	}
 	if (o->stripes > RMPC_STRIPES_MAX ||
 	    (o->stripe_unit && (o->stripe_unit & (o->stripe_unit - 1) ||
 				o->stripe_unit < UNIT_MIN ||
@@ -386,6 +403,12 @@ static int place(struct rmp_cluster *cl, struct cl_policy *p,
 		*out = ret ? NULL : pl->all[0];
 		return ret;
 	}
+	if (pl->ec_data) {
+		ret = rmpc_group_new_ec(pl->all, pl->ec_data,
+					pl->want - pl->ec_data, pl->unit,
+					pl->total, &cl->groups, out);
+		goto made;
+	}
 	if (pl->stripes == 1) { /* mirrored: what every replica has */
 		length = pl->all[0]->length;
 		for (unsigned i = 1; i < pl->nall; i++)
@@ -393,6 +416,7 @@ static int place(struct rmp_cluster *cl, struct cl_policy *p,
 	}
 	ret = rmpc_group_new(pl->all, pl->stripes, pl->want, pl->unit, length,
 			     &cl->groups, out);
+made:
 	if (ret) {
 		cl_say(cl, "out of memory");
 		for (unsigned i = 0; i < pl->nall; i++)
@@ -419,7 +443,7 @@ int cl_alloc_apart(struct rmp_cluster *cl, uint64_t length,
 			      .spread = spread, .want = navoid + 1 };
 	int ret;
 
-	if (navoid >= RMPC_REPLICAS_MAX)
+	if (navoid >= RMPC_EC_N_MAX)
 		return -EINVAL;
 	/* the others count as placed already (nothing of theirs to free) */
 	for (unsigned i = 0; i < navoid; i++)
@@ -463,6 +487,17 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 	pl.unit = o.stripe_unit ? o.stripe_unit : UNIT_DEFAULT;
 	pl.total = length;
 	pl.length = p.length = stripe_length(length, pl.stripes, pl.unit);
+	if (o.ec_data) { /* k + m members apart, each of a member's size */
+		struct rmpc_ec_layout lo;
+
+		pl.ec_data = o.ec_data;
+		pl.want = o.ec_data + o.ec_parity;
+		pl.unit = o.ec_chunk ? o.ec_chunk : RMPC_EC_CHUNK_DEFAULT;
+		if (rmpc_ec_layout_init(&lo, o.ec_data, o.ec_parity, pl.unit,
+					length))
+			return -EINVAL;
+		pl.length = p.length = rmpc_ec_member_size(&lo);
+	}
 	if ((pl.want > 1 || o.stripes > 1) &&
 	    (o.flags & (RMP_LEASE_AUTO_RENEW | RMP_LEASE_EPHEMERAL))) {
 		/* auto-renew: the servers would renew the members, not the

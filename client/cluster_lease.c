@@ -21,6 +21,7 @@
  * token cannot change in the hands of those who hold it.
  */
 #include "cluster_int.h"
+#include "ec_lease.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -229,8 +230,12 @@ static int keep_of(struct rmp_lease *l, const struct cl_record *rec,
 		bool caught_up = g->state[i] == RMPC_MEMBER_STALE &&
 				 r->epoch > was->epoch;
 
+		/* a newer epoch: a repair fenced every member, our keys
+		 * to those still live among them too */
+		bool fenced = r->epoch > was->epoch;
+
 		keep[i] = r->stale[i] ? SKIP : !same ? ATTACH :
-			  rmpc_member_live(g, i) ? KEEP :
+			  rmpc_member_live(g, i) ? (fenced ? ATTACH : KEEP) :
 			  rmpc_member_away(g, i) || caught_up ? ATTACH : SKIP;
 	}
 	return 0;
@@ -265,6 +270,8 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 		      struct rmp_lease **m, int *why, bool wait)
 {
 	const struct rmp_lease_record *r = &rec->r;
+	unsigned all_live = 0;
+	int any_way = 0;
 
 	for (unsigned s = 0; s < r->stripes; s++) {
 		unsigned live = 0;
@@ -302,7 +309,10 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 				way = way ? way : ret;
 			live += !ret;
 		}
-		if (!live) {
+		all_live += live;
+		any_way = any_way ? any_way : way;
+		/* an erasure-coded lease: any k of its members */
+		if (!live && !r->ec_data) {
 			char last[CL_ERRBUF];
 
 			snprintf(last, sizeof(last), "%s", tried ? cl->err :
@@ -313,6 +323,12 @@ static int attach_all(struct rmp_cluster *cl, const struct cl_record *rec,
 			/* one unreachable: it may come back (a flap) */
 			return way ? way : -EHOSTDOWN;
 		}
+	}
+	if (r->ec_data && all_live < r->ec_data) {
+		cl_say(cl, "the erasure-coded lease has %u of its %u members "
+		       "%s, and needs %u", all_live, r->stripes,
+		       any_way ? "within reach now" : "left", r->ec_data);
+		return any_way ? any_way : -EHOSTDOWN;
 	}
 	return 0;
 }
@@ -419,6 +435,7 @@ int cl_lease_publish(struct rmp_cluster *cl, struct rmp_lease *l,
 	r->stripe_unit = g->stripe_unit;
 	r->stripes = g->stripes;
 	r->replicas = g->replicas;
+	r->ec_data = g->ec ? g->ec->lo.k : 0;
 	r->epoch = 1;
 	snprintf(r->spread, sizeof(r->spread), "%s", spread ? spread : "");
 	for (unsigned i = 0; i < g->n; i++) {
@@ -463,7 +480,17 @@ int cl_lease_attach(struct rmp_cluster *cl, const char *token,
 		ret = attach_current(cl, &cx->rec, cx->access, behind, NULL, m,
 				     NULL, true);
 	n = cx->rec.r.stripes * cx->rec.r.replicas;
-	if (!ret) {
+	if (!ret && cx->rec.r.ec_data) {
+		ret = rmpc_group_new_ec(m, cx->rec.r.ec_data,
+					cx->rec.r.stripes - cx->rec.r.ec_data,
+					cx->rec.r.stripe_unit, cx->rec.r.length,
+					&cl->groups, out);
+		if (ret) {
+			cl_say(cl, "the record's members do not hold an "
+			       "erasure-coded lease of its length");
+			close_all(m, n);
+		}
+	} else if (!ret) {
 		ret = rmpc_group_new(m, cx->rec.r.stripes, cx->rec.r.replicas,
 				     cx->rec.r.stripe_unit, cx->rec.r.length,
 				     &cl->groups, out);

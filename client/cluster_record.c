@@ -245,12 +245,6 @@ static int open_value(const struct cl_record *rec, const uint8_t *value,
 		ret = -ENOENT;
 	} else if (rmp_lrec_decode(plain, (size_t)n, r, why, why_len)) {
 		ret = -EPROTO;
-	} else if (r->ec_data) {
-		/* its members are not stripes: read as such, they would
-		 * give and take the wrong bytes */
-		snprintf(why, why_len, "an erasure-coded lease (%u+%u)",
-			 r->ec_data, r->stripes - r->ec_data);
-		ret = -EOPNOTSUPP;
 	}
 	rmp_wipe(plain, RMP_LREC_PLAIN_MAX + 1);
 	free(plain);

@@ -49,8 +49,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ec_lease.h"
 #include "fault.h"
 #include "group.h"
+#include "io_int.h"
 #include "util.h"
 
 #define COPY_CHUNK (1u << 20)
@@ -81,11 +83,19 @@ struct repair {
 	struct rmp_token old[RMP_LREC_MEMBERS_MAX];  /* replaced, alive */
 };
 
-/* live_of -- a live member of the stripe of member i, or NULL. */
+/* span -- the members a member is kept apart from and filled from:
+ * its stripe's replicas; every member of an erasure-coded lease. */
+static unsigned span(const struct repair *rp)
+{
+	return rp->l->group->ec ? rp->l->group->n : rp->cx->rec.r.replicas;
+}
+
+/* live_of -- a live member of the stripe of member i (of an
+ * erasure-coded lease: any live member), or NULL. */
 static struct rmp_lease *live_of(const struct repair *rp, unsigned i)
 {
 	const struct rmpc_group *g = rp->l->group;
-	unsigned r = rp->cx->rec.r.replicas, s = i / r;
+	unsigned r = span(rp), s = i / r;
 
 	for (unsigned j = s * r; j < (s + 1) * r; j++) {
 		if (rp->dead[j])
@@ -152,6 +162,23 @@ static bool in_place_ok(struct repair *rp, unsigned i)
 	return in_place_may(rp, i) && !still_held(rp, i);
 }
 
+/* ec_sources -- an erasure-coded lease has k live members to rebuild
+ * the others from (else said). */
+static bool ec_sources(struct repair *rp)
+{
+	const struct rmpc_group *g = rp->l->group;
+	unsigned live = 0;
+
+	for (unsigned i = 0; i < g->n; i++)
+		live += !rp->dead[i];
+	if (live >= g->ec_k)
+		return true;
+	cl_say(rp->cl, "the erasure-coded lease has %u live members, and "
+	       "needs %u to rebuild the others: its bytes are lost", live,
+	       g->ec_k);
+	return false;
+}
+
 /* place_fresh -- a new lease for each dead member, apart from the other
  * members of its stripe (on other values of the spread label), but one
  * caught up in place. */
@@ -171,8 +198,10 @@ static int place_fresh(struct repair *rp)
 			memset(&rp->old[i], 0, sizeof(rp->old[i])); /* kept */
 		}
 	}
+	if (rp->l->group->ec && !ec_sources(rp))
+		return -EIO;
 	for (unsigned i = 0; i < rp->l->group->n; i++) {
-		unsigned avoid[RMPC_REPLICAS_MAX], navoid = 0, s = i / r->replicas;
+		unsigned avoid[RMPC_MEMBERS_MAX], navoid = 0, s = i / span(rp);
 		struct rmp_lease *src = live_of(rp, i);
 		struct cl_node *gone = cl_member_node(cl, &r->member[i]);
 		/* a copy: placing turns the etcd loop, which may move
@@ -189,8 +218,7 @@ static int place_fresh(struct repair *rp)
 			       "are lost", s);
 			return -EIO;
 		}
-		for (unsigned j = s * r->replicas; j < (s + 1) * r->replicas;
-		     j++) {
+		for (unsigned j = s * span(rp); j < (s + 1) * span(rp); j++) {
 			struct cl_node *n = cl_member_node(cl, &r->member[j]);
 
 			if (j == i)
@@ -325,28 +353,81 @@ static void unfence(struct repair *rp)
 	}
 }
 
-/* copy -- each new member filled from a live one of its stripe, in
- * time (step 3). */
+/* target -- the handle that dead member i is filled by: its new lease,
+ * or its own fenced one when caught up in place. Nobody renewed that
+ * one while it was stale: as long as a live one, as a new member would
+ * be (best effort: its ttl ends it, or the next renewal extends it). */
+static struct rmp_lease *target(struct repair *rp, unsigned i)
+{
+	struct rmp_lease_info info = { .size = sizeof(info) };
+	struct rmp_lease *dst = rp->fenced[i];
+
+	if (!rp->in_place[i])
+		return rp->fresh[i];
+	if (dst && !rmp_lease_info(live_of(rp, i), &info))
+		(void)rmp_lease_renew(dst, (uint32_t)RMP_MAX(
+			1, (info.ttl_ms + 999) / 1000));
+	return dst;
+}
+
+/* copy_ec -- an erasure-coded lease's dead members rebuilt, a step of
+ * rows at a time, each row decoded from k fenced live members that hold
+ * one write of it; and its rows torn by a writer's death mended while
+ * every data member lives (step 3). */
+static int copy_ec(struct repair *rp)
+{
+	const struct rmpc_group *g = rp->l->group;
+	struct rmpc_ec *ec = g->ec;
+	struct rmp_lease *src[RMPC_MEMBERS_MAX] = { NULL };
+	struct rmp_lease *dst[RMPC_MEMBERS_MAX] = { NULL };
+	uint64_t bad = 0, mended = 0;
+	int ret = 0;
+
+	for (unsigned i = 0; i < g->n; i++) {
+		if (rp->dead[i])
+			dst[i] = target(rp, i);
+		else
+			src[i] = rp->fenced[i];
+	}
+	for (uint64_t r = 0; !ret && r < ec->lo.rows; r += ec->step_rows) {
+		if (cl_wall_ms() >= rp->cx->rec.r.repair_until_ms)
+			ret = -ETIMEDOUT;
+		if (!ret)
+			ret = rmpc_ec_rebuild_rows(ec, src, dst, r, RMP_MIN(
+				ec->step_rows, ec->lo.rows - r), &bad,
+				&mended);
+	}
+	if (ret == -EBADMSG)
+		cl_say(rp->cl, "row %" PRIu64 " of the erasure-coded lease: "
+		       "no %u of its members hold one write of it (a writer "
+		       "died within it): rmpool scrub mends it while every "
+		       "data member lives", bad, ec->lo.k);
+	else if (ret == -EAGAIN)
+		cl_say(rp->cl, "row %" PRIu64 " of the erasure-coded lease "
+		       "has a write under way (a holder's, which the fence "
+		       "cut short and makes again once this repair is "
+		       "undone): try again", bad);
+	else if (ret)
+		cl_say(rp->cl, "rebuilding the new members: %s",
+		       rmp_strerror(ret));
+	return ret;
+}
+
+/* copy -- each new member filled from a live one of its stripe (of an
+ * erasure-coded lease: decoded), in time (step 3). */
 static int copy(struct repair *rp)
 {
-	char *buf = malloc(COPY_CHUNK);
-	int ret = buf ? 0 : -ENOMEM;
+	char *buf;
+	int ret;
 
+	if (rp->l->group->ec)
+		return copy_ec(rp);
+	buf = malloc(COPY_CHUNK);
+	ret = buf ? 0 : -ENOMEM;
 	for (unsigned i = 0; !ret && i < rp->l->group->n; i++) {
-		struct rmp_lease *src = live_of(rp, i), *dst = rp->fresh[i];
+		struct rmp_lease *src = live_of(rp, i), *dst = rp->dead[i] ?
+			target(rp, i) : NULL;
 
-		if (rp->in_place[i]) {
-			struct rmp_lease_info info = { .size = sizeof(info) };
-
-			/* its own, fenced: overwritten. Nobody renewed it
-			 * while it was stale: as long as the live one, as a
-			 * new member would be (best effort: its ttl ends
-			 * it, or the next renewal extends it) */
-			dst = rp->fenced[i];
-			if (dst && !rmp_lease_info(src, &info))
-				(void)rmp_lease_renew(dst, (uint32_t)RMP_MAX(
-					1, (info.ttl_ms + 999) / 1000));
-		}
 		if (!dst)
 			continue;
 		for (uint64_t off = 0; !ret && off < src->length;
@@ -639,7 +720,8 @@ int rmp_lease_repair(struct rmp_lease *l)
 	if (ret)
 		return ret;
 	find_dead(&rp);
-	if (!rp.ndead && !rp.recovered)
+	/* an erasure-coded lease is also scrubbed: its rows looked at */
+	if (!rp.ndead && !rp.recovered && !l->group->ec)
 		return 0;
 	return run(&rp);
 }

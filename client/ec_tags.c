@@ -16,7 +16,7 @@ int rmpc_ec_pick(unsigned k, unsigned n, const bool *usable,
 	/* each tag once, at its lowest usable member i */
 	for (unsigned i = 0; i < n; i++) {
 		unsigned same = 0, data = 0;
-		bool first = usable[i];
+		bool first = usable[i] && !(tag[i] & RMPC_EC_TAG_PENDING);
 
 		for (unsigned j = 0; first && j < i; j++)
 			first = !(usable[j] && tag[j] == tag[i]);

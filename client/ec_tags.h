@@ -15,9 +15,20 @@
 #include <stdint.h>
 
 /*
+ * A write marks the rows it is about to change on each member it writes
+ * with its tag and this bit, before their bytes; its tag without the bit
+ * once every member has the bytes. A member whose tag has the bit may
+ * hold any mix of old and new bytes: it is no source of a decode. (A tag
+ * put after the bytes alone would leave a member whose bytes changed
+ * with the old tag when the writer dies between: its old tag would lie.)
+ */
+#define RMPC_EC_TAG_PENDING (UINT64_C(1) << 63)
+
+/*
  * rmpc_ec_pick -- of the n = k + m members of a row, those usable
  * (usable[i]: live, read) with their tags tag[i]: the k to decode from,
- * into have[0 .. k), ascending. They share one tag: of the tags that k
+ * into have[0 .. k), ascending. They share one tag, not pending: of the
+ * tags that k
  * usable members hold, the one whose members include the most data
  * members (then the one of the lowest member), so that a degraded read
  * agrees with the data members a healthy read reads; and of its members,

@@ -95,7 +95,9 @@ static const char *rmp_text(int e)
 	case EPROTO:
 		return "protocol error (unexpected data from the server)";
 	case EBADMSG:
-		return "malformed message";
+		return "a row of an erasure-coded lease that no single write "
+		       "left whole (a writer died within it) was needed to "
+		       "decode a member that is away";
 	case EOPNOTSUPP:
 		return "operation not supported by the device or server";
 	case ENODEV:

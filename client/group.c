@@ -157,6 +157,19 @@ void rmpc_tally_add(struct rmpc_group *g, struct rmpc_tally *t, unsigned i,
 int rmpc_tally_error(const struct rmpc_group *g, const struct rmpc_tally *t,
 		     int none)
 {
+	if (g->ec_k) { /* one replica's stripes: k of them do */
+		unsigned ok = 0, suspect = 0;
+		int first = 0;
+
+		for (unsigned s = 0; s < g->stripes; s++) {
+			ok += t->ok[s];
+			suspect += g->state[s] == RMPC_MEMBER_SUSPECT;
+			first = first ? first : t->first[s];
+		}
+		if (ok >= g->ec_k)
+			return 0;
+		return first ? first : suspect ? -EHOSTUNREACH : none;
+	}
 	for (unsigned s = 0; s < g->stripes; s++)
 		if (!t->ok[s])
 			return t->first[s] ? t->first[s] :

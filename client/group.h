@@ -46,6 +46,7 @@
 
 struct rmp_lease;
 struct rmpc_group_keeper;
+struct rmpc_ec;
 struct rmpc_rail_plan;
 
 /* Most replicas of a mirrored lease. */
@@ -110,6 +111,10 @@ struct rmpc_group {
 	/* n of them: where each member is, also one never attached (its
 	 * node gone when the handle was made): rmp_lease_member_info */
 	struct rmpc_member_at *at;
+	/* an erasure-coded lease (ec_lease.h): its k data members then m
+	 * parity are the n "stripes" of one replica; NULL: none */
+	struct rmpc_ec *ec;
+	unsigned ec_k; /* its k (else 0): the lease lives while k members do */
 };
 
 /* rmpc_member_failed -- a call on member i failed with err (not the
@@ -158,9 +163,10 @@ bool rmpc_member_owes(const struct rmpc_group *g, unsigned i);
  * while one of its members did it.
  * rmpc_tally_add -- member i answered err at now (rmpc_member_failed on
  * an error).
- * rmpc_tally_error -- 0 when a member of every stripe did it; else the
- * first error of the first stripe none did, and when none of its
- * members was tried: -EHOSTUNREACH when one is SUSPECT, else none.
+ * rmpc_tally_error -- 0 when a member of every stripe did it (k members
+ * of an erasure-coded lease); else the first error of the first stripe
+ * none did (of any member), and when none of its members was tried:
+ * -EHOSTUNREACH when one is SUSPECT, else none.
  */
 struct rmpc_tally {
 	int first[RMPC_STRIPES_MAX];

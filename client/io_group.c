@@ -95,8 +95,11 @@ static int read_once(struct rmp_lease *l, uint64_t off, char *dst,
 	unsigned part[RMPC_STRIPES_MAX], member[RMPC_STRIPES_MAX];
 	bool done[RMPC_STRIPES_MAX] = { false };
 	struct parts pt;
-	int err = split(l, off, len, &pt);
+	int err;
 
+	if (g->ec)
+		return rmpc_ec_read_once(l, off, dst, len, fenced);
+	err = split(l, off, len, &pt);
 	if (err)
 		return err;
 	/* Each round reads every part not read yet from the first live
@@ -150,8 +153,11 @@ static int write_once(struct rmp_lease *l, uint64_t off, char *src,
 	unsigned part[RMPC_LEGS_MAX], member[RMPC_LEGS_MAX], nl = 0;
 	unsigned ok[RMPC_STRIPES_MAX] = { 0 };
 	struct parts pt;
-	int err = split(l, off, len, &pt);
+	int err;
 
+	if (g->ec)
+		return rmpc_ec_write_once(l, off, src, len, made);
+	err = split(l, off, len, &pt);
 	if (err)
 		return err;
 	for (unsigned i = 0; i < pt.n; i++) {
@@ -205,8 +211,10 @@ static unsigned lacking(struct rmp_lease *l, uint64_t off, uint64_t len,
 	/* one whose earlier mark failed is named by every mark until one
 	 * is made */
 	for (unsigned j = 0; j < g->n; j++)
-		need[j] = rmpc_member_owes(g, j);
-	for (unsigned i = 0; i < pt.n; i++) {
+		/* every member of an erasure-coded lease holds every row */
+		need[j] = rmpc_member_owes(g, j) ||
+			  (g->ec && rmpc_member_away(g, j));
+	for (unsigned i = 0; !g->ec && i < pt.n; i++) {
 		unsigned first = pt.p[i].stripe * g->replicas;
 
 		for (unsigned j = first; j < first + g->replicas; j++)
@@ -261,6 +269,8 @@ static bool wait_suspect(struct rmp_lease *l, uint64_t off, uint64_t len,
 		return false;
 	for (unsigned i = 0; i < pt.n; i++)
 		stripes |= UINT32_C(1) << pt.p[i].stripe;
+	if (l->group->ec) /* any member may bring back the k a call needs */
+		stripes = (UINT32_C(1) << l->group->n) - 1;
 	return rmpc_group_wait(l, stripes, err, said, deadline, b);
 }
 
@@ -307,8 +317,10 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 			break;
 		unmarked = false;
 		err = write_once(l, off, src, len, &made);
-		if (err && !caller_error(err) && k)
-			continue; /* a stripe with no member left: refresh */
+		/* a stripe with no member left: refresh; not a coded row
+		 * torn by another writer (-EBADMSG), which no refresh mends */
+		if (err && !caller_error(err) && err != -EBADMSG && k)
+			continue;
 		if (err || !lacking(l, off, len, need))
 			break;
 		/* Members it was not made on: it counts as done once the

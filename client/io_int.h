@@ -127,6 +127,38 @@ int rmpc_rails_rw(struct rmp_lease *l, uint64_t off, char *local,
  * error: every rail of its client down (the last rail failure), or the
  * lease's or the arguments'. Returns the first of them.
  */
+/*
+ * One try of a data call on an erasure-coded lease (io_ec.c), for
+ * io_group.c's retries: rmpc_ec_read_once (fenced as io_group.c's
+ * read_once) and rmpc_ec_write_once (*made: every member's bit once any
+ * member has some of it).
+ */
+int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
+		      size_t len, bool fenced);
+int rmpc_ec_write_once(struct rmp_lease *l, uint64_t off, const char *src,
+		       size_t len, uint32_t *made);
+
+/*
+ * rmpc_ec_rebuild_rows -- rows [r0, r0 + n) of an erasure-coded lease (ec:
+ * its layout, code and tags), for a repair: the members that dst names
+ * (dst[i]: the handle to write member i by; NULL: not rebuilt) get each
+ * row's chunks decoded from k members of src (src[i]: the handle to read
+ * member i by; NULL: none) that hold one write of it, and that write's
+ * tag. A row whose members at hand do not all hold one write (a writer
+ * died within it) while every data member is in src is mended (a scrub):
+ * its parity encoded anew from its data, written to every parity member
+ * at hand, and a new tag on all (++*mended). A step's tags, sources and
+ * new chunks move in one leg per member each. 0; -EBADMSG (*bad_row: a
+ * row no k sources share a write of, a data member away), -EAGAIN (the
+ * same, with a write of it marked pending: a holder's, cut short by the
+ * fence, which it makes again once the repair is undone) or -EIO (fewer
+ * than k sources); a member's error; -ENOMEM.
+ */
+struct rmpc_ec;
+int rmpc_ec_rebuild_rows(struct rmpc_ec *ec, struct rmp_lease *const *src,
+			 struct rmp_lease *const *dst, uint64_t r0, uint64_t n,
+			 uint64_t *bad_row, uint64_t *mended);
+
 struct rmpc_rail_plan;
 int rmpc_rails_legs(struct rmpc_leg *legs, unsigned n, bool write,
 		    struct rmpc_rail_plan *plans);

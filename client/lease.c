@@ -10,6 +10,7 @@
 
 #include "backoff.h"
 #include "chan.h"
+#include "ec_lease.h"
 #include "error.h"
 #include "fault.h"
 #include "lease.h"
@@ -56,15 +57,16 @@ static void lease_unlink(struct rmp_lease *l)
 
 /* ---- mirrored leases ------------------------------------------------- */
 
-/* group_ttl_ms -- the least time left of the live members (0 when a
- * stripe has none); *live: the fewest live replicas of a stripe;
- * *holders: the fewest holders of a live member. */
-static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
-			     uint32_t *holders)
+/* live_members -- how many members of g are live; *ttl: the least time
+ * left of them; *holders: the fewest holders of one (0: none live);
+ * per[s]: the live replicas of stripe s. */
+static unsigned live_members(const struct rmpc_group *g, uint64_t *ttl,
+			     uint32_t *holders, unsigned *per)
 {
-	uint64_t ttl = UINT64_MAX, now = rmp_now_ms();
-	unsigned per[RMPC_STRIPES_MAX] = { 0 };
+	uint64_t now = rmp_now_ms();
+	unsigned live = 0;
 
+	*ttl = UINT64_MAX;
 	*holders = UINT32_MAX;
 	for (unsigned i = 0; i < g->n; i++) {
 		const struct rmp_lease *m = g->m[i];
@@ -74,15 +76,39 @@ static uint64_t group_ttl_ms(const struct rmpc_group *g, unsigned *live,
 			continue;
 		age = now - m->stamp_ms;
 		per[i / g->replicas]++;
-		ttl = RMP_MIN(ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
+		live++;
+		*ttl = RMP_MIN(*ttl, m->ttl_ms > age ? m->ttl_ms - age : 0);
 		*holders = RMP_MIN(*holders, m->holders);
 	}
-	*live = g->replicas;
-	for (unsigned s = 0; s < g->stripes; s++)
-		*live = RMP_MIN(*live, per[s]);
-	if (*holders == UINT32_MAX)
+	if (!live)
 		*holders = 0;
-	return *live ? ttl : 0;
+	return live;
+}
+
+/* group_info -- rmp_lease_info's replicas_live, ttl_ms and holders of a
+ * mirrored or striped lease: the fewest live replicas of a stripe (the
+ * time left 0 when a stripe has none). An erasure-coded lease's members
+ * are one replica's stripes, yet count as one whole: readable while k
+ * are live. */
+static void group_info(const struct rmpc_group *g, struct rmp_lease_info *i)
+{
+	unsigned per[RMPC_STRIPES_MAX] = { 0 };
+	unsigned live = live_members(g, &i->ttl_ms, &i->holders, per);
+
+	i->replicas = g->replicas;
+	i->stripes = g->stripes;
+	i->replicas_live = g->replicas;
+	for (unsigned s = 0; s < g->stripes; s++)
+		i->replicas_live = RMP_MIN(i->replicas_live, per[s]);
+	if (g->ec) {
+		i->ec_data = g->ec->lo.k;
+		i->ec_parity = g->ec->lo.m;
+		i->ec_chunk = g->ec->lo.chunk;
+		i->ec_live = live;
+		i->replicas_live = live >= g->ec->lo.k;
+	}
+	if (!i->replicas_live)
+		i->ttl_ms = 0;
 }
 
 /* group_end -- free (or with release false, close) every replica and
@@ -104,6 +130,7 @@ static int group_end(struct rmp_lease *l, bool release)
 	if (g->keeper)
 		g->keeper->ending(l, release);
 	lease_unlink(l);
+	rmpc_ec_free(g->ec);
 	free(g->plans);
 	free(g->at);
 	free(g);
@@ -676,12 +703,8 @@ int rmp_lease_info(const struct rmp_lease *l, struct rmp_lease_info *info)
 	i.ttl_ms = l->ttl_ms > age ? l->ttl_ms - age : 0;
 	i.holders = l->holders;
 	i.replicas = i.replicas_live = i.stripes = 1;
-	if (l->group) {
-		i.replicas = l->group->replicas;
-		i.stripes = l->group->stripes;
-		i.ttl_ms = group_ttl_ms(l->group, &i.replicas_live,
-					&i.holders);
-	}
+	if (l->group)
+		group_info(l->group, &i);
 	memcpy(info, &i, size);
 	return 0;
 }

@@ -130,6 +130,17 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
 		   struct rmpc_lease_list *owner, struct rmp_lease **out);
 
+/*
+ * rmpc_group_new_ec -- as rmpc_group_new, one handle over an
+ * erasure-coded lease of length bytes: m[0 .. k) its data members, then
+ * parity more (ec_layout.h), coded in chunks of chunk bytes; each
+ * member holds rmpc_ec_member_size bytes at least; k of them at least
+ * are there (not NULL).
+ */
+int rmpc_group_new_ec(struct rmp_lease *const *m, unsigned k,
+		      unsigned parity, uint64_t chunk, uint64_t length,
+		      struct rmpc_lease_list *owner, struct rmp_lease **out);
+
 
 /*
  * rmpc_lease_usable -- l was made on the current connection, which works

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "chan.h"
+#include "ec_lease.h"
 #include "fault.h"
 #include "group.h"
 #include "lease.h"
@@ -53,19 +54,15 @@ static bool group_layout_ok(struct rmp_lease *const *m, unsigned stripes,
 	return true;
 }
 
-int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
-		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
-		   struct rmpc_lease_list *owner, struct rmp_lease **out)
+/* make_group -- the handle over m, its layout checked by the caller. */
+static int make_group(struct rmp_lease *const *m, unsigned stripes,
+		      unsigned replicas, uint64_t stripe_unit, uint64_t length,
+		      struct rmpc_lease_list *owner, struct rmp_lease **out)
 {
 	struct rmp_lease *l;
 	struct rmpc_group *g;
 	unsigned n = stripes * replicas;
 
-	if (!stripes || stripes > RMPC_STRIPES_MAX || !replicas ||
-	    replicas > RMPC_REPLICAS_MAX || n < 2 || !length ||
-	    !stripe_unit || (stripe_unit & (stripe_unit - 1)) ||
-	    !group_layout_ok(m, stripes, replicas, stripe_unit, length))
-		return -EINVAL;
 	l = calloc(1, sizeof(*l));
 	g = calloc(1, sizeof(*g));
 	if (g) {
@@ -105,6 +102,55 @@ int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
 	if (owner)
 		LIST_INSERT_HEAD(owner, l, link);
 	*out = l;
+	return 0;
+}
+
+int rmpc_group_new(struct rmp_lease *const *m, unsigned stripes,
+		   unsigned replicas, uint64_t stripe_unit, uint64_t length,
+		   struct rmpc_lease_list *owner, struct rmp_lease **out)
+{
+	unsigned n = stripes * replicas;
+
+	if (!stripes || stripes > RMPC_STRIPES_MAX || !replicas ||
+	    replicas > RMPC_REPLICAS_MAX || n < 2 || !length ||
+	    !stripe_unit || (stripe_unit & (stripe_unit - 1)) ||
+	    !group_layout_ok(m, stripes, replicas, stripe_unit, length))
+		return -EINVAL;
+	return make_group(m, stripes, replicas, stripe_unit, length, owner,
+			  out);
+}
+
+int rmpc_group_new_ec(struct rmp_lease *const *m, unsigned k,
+		      unsigned parity, uint64_t chunk, uint64_t length,
+		      struct rmpc_lease_list *owner, struct rmp_lease **out)
+{
+	struct rmpc_ec *ec;
+	unsigned have = 0;
+	uint64_t need;
+	int err = rmpc_ec_new(k, parity, chunk, length, &ec);
+
+	if (err)
+		return err;
+	need = rmpc_ec_member_size(&ec->lo);
+	/* members in no group, each with a member's bytes (that each is
+	 * on a node of its own is the placement's and the record's rule) */
+	for (unsigned i = 0; !err && i < k + parity; i++) {
+		if (!m[i])
+			continue;
+		have++;
+		if (m[i]->group || m[i]->length < need)
+			err = -EINVAL;
+	}
+	if (!err && have < k)
+		err = -EINVAL;
+	if (!err)
+		err = make_group(m, k + parity, 1, chunk, length, owner, out);
+	if (err) {
+		rmpc_ec_free(ec);
+		return err;
+	}
+	(*out)->group->ec = ec;
+	(*out)->group->ec_k = k;
 	return 0;
 }
 

@@ -104,6 +104,8 @@ extern "C" {
  *   -EPROTO       the server sent something the protocol does not allow
  *   -EOPNOTSUPP   an atomic on a device without atomics
  *   -EMSGSIZE     an asynchronous operation above the device's message size
+ *   -EBADMSG      a row of an erasure-coded lease that no single write
+ *                 left whole, needed to decode a member that is away
  * rmp_client_connect and rmp_buf_reg may also pass on the errno of a
  * system or device call that failed (rmp_client_last_error() names it).
  *
@@ -488,6 +490,11 @@ struct rmp_lease_info {
 	unsigned replicas_live; /* ... and how many are not lost (of a
 			       * striped lease: the fewest of a stripe) */
 	unsigned stripes;     /* 1, or a striped lease's stripes */
+	/* Since 0.8, of an erasure-coded lease (else 0): k, m, the chunk, its
+	 * members live (they count as stripes of one replica; replicas_live:
+	 * 1 while k are live) */
+	unsigned ec_data, ec_parity, ec_live;
+	uint64_t ec_chunk;
 };
 
 /*
@@ -650,7 +657,8 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * On a cluster lease whose touched stripe has no live replica but a
  * suspect one (every way to it failed: a flap of every link), rmp_read
  * and rmp_write wait for one to come back, for up to op_timeout_ms, and
- * then fail with the first error they met.
+ * then fail with the first error they met. On an erasure-coded lease
+ * also -EBADMSG (see there).
  */
 int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len);
 int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len);
@@ -876,6 +884,11 @@ struct rmp_cluster_alloc_opts {
 	unsigned stripes;   /* 0 or 1: not striped; 2..16: a striped
 			     * lease (see "Striped leases") */
 	uint64_t stripe_unit; /* 0: 1 MiB; a power of two, 4 KiB .. 1 GiB */
+	/* since 0.8: an erasure-coded lease (see "Erasure-coded leases"), k
+	 * ec_data 2..12, m ec_parity 1..4, chunks of ec_chunk bytes (0: 4 KiB;
+	 * a power of two up to 1 MiB); replicas and stripes stay 0 */
+	unsigned ec_data, ec_parity;
+	uint64_t ec_chunk;
 };
 
 void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
@@ -905,8 +918,7 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * once, without trying further nodes; -ECONNREFUSED, -ETIMEDOUT, -EACCES,
  * -EIO or -EPROTO when etcd cannot be read (the membership is not current);
  * -EOPNOTSUPP when a mirrored or striped lease's record, read back, is one
- * this version cannot open (an erasure-coded lease's: written over it by a
- * holder of its token and key).
+ * this version cannot open.
  */
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 		      const struct rmp_cluster_alloc_opts *opts,
@@ -967,6 +979,20 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * striped lease has a cluster token as a mirrored one has (below), and
  * rmp_lease_repair replaces the lost replicas of its stripes.
  *
+ * Erasure-coded leases (ec_data k 2..12, ec_parity m 1..4; librmpool(3)):
+ * k + m members on distinct nodes (apart by spread), (k + m) / k times the
+ * bytes pinned, any m of them may be lost. Bytes are cut in chunks of
+ * ec_chunk: a row is k chunks, one per data member (laid out as a striped
+ * lease's units), and m parity chunks at the same offset of the parity
+ * members. A read goes to the data members it touches; one that is away is
+ * decoded from k members that hold the same write of the row (each write of
+ * a row leaves one tag on all its members), else -EBADMSG (a writer died
+ * within the row) or -EIO (fewer than k live). rmp_write encodes whole rows
+ * and updates the parity of a part of a row by its delta; the rows written
+ * are serialized within a process, not across processes: two must not
+ * write the same rows at once. rmp_lease_repair decodes lost members
+ * anew and mends torn rows. Not taken: as for a mirrored lease.
+ *
  * The token of a mirrored lease (rmp_lease_token) is a cluster token,
  * rmpc://ID-SECRET: its member list is kept in the cluster's etcd at
  * PREFIX/leases/ID, sealed (XChaCha20-Poly1305) with a key derived from
@@ -1001,12 +1027,12 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * is replaced. Errors: -EINVAL (l NULL), -EOPNOTSUPP (not a cluster lease;
  * or a live member's node grants one key for its whole pool, lease_keys =
  * pool, which no fence revokes), -EIO (a stripe has no live member: its
- * bytes are lost), -EAGAIN (another repair changed the record meanwhile: try
- * again), -ETIMEDOUT (the copy ran past the repair's deadline: nothing
+ * bytes are lost), -EAGAIN (another repair changed the record meanwhile, or
+ * the fence cut a holder's write of a coded row short: try again), -ETIMEDOUT (the copy ran past the repair's deadline: nothing
  * changed), -EHOSTDOWN (a live member's node left meanwhile), -EPERM
  * (another tenant's lease), the errors of rmp_cluster_alloc (no node could
  * take a member) and of the data calls (the copy: -EKEYREVOKED,
- * -EKEYEXPIRED, -ERANGE, ...); rmp_cluster_last_error() of the lease's
+ * -EKEYEXPIRED, -ERANGE, -EBADMSG, ...); rmp_cluster_last_error() of the lease's
  * cluster says more. Like every call on one handle: not at the same time as
  * another call on it.
  */
@@ -1027,20 +1053,20 @@ int rmp_lease_repair(struct rmp_lease *l);
  * when etcd compacted the record's history: nothing can be told then.
  * Errors: -EINVAL (cl or token NULL), -EOPNOTSUPP (not a cluster token),
  * those of rmp_cluster_attach and of rmp_lease_repair (the copy's among
- * them: -ERANGE, ...).
+ * them: -ERANGE, -EBADMSG, ...).
  */
 int rmp_cluster_repair(struct rmp_cluster *cl, const char *token);
 
 /*
  * rmp_cluster_attach -- attach the lease of token through the cluster's
  * connection to the token's server (opened if need be), with opts as
- * rmp_lease_attach_with (NULL: defaults). The server need not be registered
- * now. Errors as rmp_lease_attach_with and rmp_client_connect. A cluster
- * token (rmpc://, of a mirrored lease) is looked up in etcd and each member
- * attached (those on nodes gone from the membership are lost from the start;
- * -EHOSTDOWN when every member of a stripe is): one handle, as
- * rmp_cluster_alloc gives; then also -ENOENT (no record: freed, expired, or
- * not this cluster's), -EOPNOTSUPP (an erasure-coded lease, which this
+ * rmp_lease_attach_with (NULL: defaults). The server need not be
+ * registered now. Errors as rmp_lease_attach_with and rmp_client_connect.
+ * A cluster token (rmpc://, of a mirrored lease) is looked up in etcd
+ * and each member attached (those on nodes gone from the membership are
+ * lost from the start; -EHOSTDOWN when every member of a stripe is):
+ * one handle, as rmp_cluster_alloc gives; then also -ENOENT (no record:
+ * freed, expired, or not this cluster's), -EOPNOTSUPP (a record this
  * version cannot open) and the etcd errors of rmp_cluster_alloc.
  */
 int rmp_cluster_attach(struct rmp_cluster *cl, const char *token,

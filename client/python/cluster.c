@@ -379,27 +379,50 @@ static PyObject *bind_or_fail(RmpCluster *cl, PyObject *lease, int called,
 	return NULL;
 }
 
+/* ec_arg -- ec=(k, m) of Cluster.alloc into o (None: not coded). */
+static int ec_arg(PyObject *ec_o, struct rmp_cluster_alloc_opts *o)
+{
+	unsigned long long k, m;
+
+	if (ec_o == Py_None)
+		return 0;
+	if (!PyTuple_Check(ec_o) || PyTuple_Size(ec_o) != 2) {
+		PyErr_SetString(PyExc_TypeError,
+				"ec must be a tuple (data, parity)");
+		return -1;
+	}
+	if (rmp_py_bounded(PyTuple_GetItem(ec_o, 0), "ec data", 2, 12,
+			   &k) < 0 ||
+	    rmp_py_bounded(PyTuple_GetItem(ec_o, 1), "ec parity", 1, 4,
+			   &m) < 0)
+		return -1;
+	o->ec_data = (unsigned)k;
+	o->ec_parity = (unsigned)m;
+	return 0;
+}
+
 static PyObject *cluster_alloc(PyObject *self, PyObject *args, PyObject *kw)
 {
 	static char *kwlist[] = { "size", "ttl", "ephemeral", "alignment",
 		"access", "prefer", "exclude", "replicas", "spread", "stripes",
-		"stripe_unit", "free_on_exit", NULL };
+		"stripe_unit", "ec", "ec_chunk", "free_on_exit", NULL };
 	RmpCluster *cl = (RmpCluster *)self;
 	unsigned long long size, alignment = 0, access = RMP_ACCESS_ALL;
-	unsigned long long replicas = 1, stripes = 1, unit = 0;
+	unsigned long long replicas = 1, stripes = 1, unit = 0, chunk = 0;
 	PyObject *size_o, *align_o = NULL, *access_o = NULL, *ttl_o = Py_None;
 	PyObject *prefer_o = NULL, *exclude_o = NULL, *spread_o = NULL;
 	PyObject *replicas_o = NULL, *stripes_o = NULL, *unit_o = NULL;
+	PyObject *ec_o = Py_None, *chunk_o = Py_None;
 	PyObject *keep = NULL, *lease;
 	int ephemeral = 0, free_on_exit = 1;
 	struct rmp_cluster_alloc_opts o;
 	struct rmp_lease *l = NULL;
 	int rc = 0, called;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OpOOOOOOOOp", kwlist,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OpOOOOOOOOOOp", kwlist,
 		&size_o, &ttl_o, &ephemeral, &align_o, &access_o, &prefer_o,
-		&exclude_o, &replicas_o, &spread_o, &stripes_o, &unit_o,
-		&free_on_exit))
+		&exclude_o, &replicas_o, &spread_o, &stripes_o, &unit_o, &ec_o,
+		&chunk_o, &free_on_exit))
 		return NULL;
 	rmp_cluster_alloc_opts_init(&o);
 	/* The ranges the library takes, said here in Python's terms. */
@@ -416,6 +439,10 @@ static PyObject *cluster_alloc(PyObject *self, PyObject *args, PyObject *kw)
 	    (unit_o && unit_o != Py_None &&
 	     rmp_py_bounded(unit_o, "stripe_unit", 4096, 1ULL << 30,
 			    &unit) < 0) ||
+	    (chunk_o != Py_None &&
+	     rmp_py_bounded(chunk_o, "ec_chunk", 4096, 1ULL << 20,
+			    &chunk) < 0) ||
+	    ec_arg(ec_o, &o) < 0 ||
 	    rmp_py_ttl(ttl_o, &o.ttl_s) < 0 ||
 	    rmp_py_opt_str(prefer_o, NULL, &o.prefer) < 0 ||
 	    rmp_py_opt_str(spread_o, NULL, &o.spread) < 0)
@@ -425,9 +452,10 @@ static PyObject *cluster_alloc(PyObject *self, PyObject *args, PyObject *kw)
 				"alignment must be a power of two");
 		return NULL;
 	}
-	if (unit & (unit - 1)) {
-		PyErr_SetString(PyExc_ValueError,
-				"stripe_unit must be a power of two");
+	if ((unit & (unit - 1)) || (chunk & (chunk - 1))) {
+		PyErr_SetString(PyExc_ValueError, unit & (unit - 1) ?
+				"stripe_unit must be a power of two" :
+				"ec_chunk must be a power of two");
 		return NULL;
 	}
 	if (exclude_arg(exclude_o, &o.exclude, &keep) < 0) {
@@ -440,6 +468,7 @@ static PyObject *cluster_alloc(PyObject *self, PyObject *args, PyObject *kw)
 	o.replicas = (unsigned)replicas;
 	o.stripes = (unsigned)stripes;
 	o.stripe_unit = unit;
+	o.ec_chunk = chunk;
 	if (check_open(cl) < 0) {
 		Py_XDECREF(keep);
 		return NULL;
@@ -548,7 +577,7 @@ static PyMethodDef cluster_methods[] = {
 	  "members behind the newest epoch are replaced from those that know "
 	  "it. Raises the errors of attach and Lease.repair." },
 	{ "alloc", FN(cluster_alloc), KW,
-	  "alloc($self, size, *, ttl=None, ephemeral=False, alignment=None, access=7, prefer=None, exclude=None, replicas=1, spread=None, stripes=1, stripe_unit=None, free_on_exit=True)\n--\n\nReturns Lease. "
+	  "alloc($self, size, *, ttl=None, ephemeral=False, alignment=None, access=7, prefer=None, exclude=None, replicas=1, spread=None, stripes=1, stripe_unit=None, ec=None, ec_chunk=None, free_on_exit=True)\n--\n\nReturns Lease. "
 	  "Lease size bytes on a node of the cluster: nodes with the label "
 	  "prefer (\"LABEL=VALUE\") first, then those with the most free "
 	  "bytes; exclude: node names never to use (a str \"n1,n2\" or an "
@@ -556,7 +585,12 @@ static PyMethodDef cluster_methods[] = {
 	  "(with distinct values of the label spread, when given): writes go "
 	  "to all, reads to one with failover. stripes 2..16: a striped "
 	  "lease, cut in units of stripe_unit bytes (a power of two, 4 KiB "
-	  "to 1 GiB; None: 1 MiB) over that many leases. ttl, ephemeral, "
+	  "to 1 GiB; None: 1 MiB) over that many leases. ec=(k, m), k 2..12, "
+	  "m 1..4: an erasure-coded lease over k + m nodes (apart as "
+	  "replicas are), any m of which may be lost, in chunks of ec_chunk "
+	  "bytes (a power of two, 4 KiB to 1 MiB; None: 4 KiB); a read of "
+	  "a row no single write left whole while a member is away raises "
+	  "TornRow. ttl, ephemeral, "
 	  "alignment, access and free_on_exit as Client.alloc. A mirrored or "
 	  "striped lease's token is a cluster token (rmpc://...) that "
 	  "Cluster.attach and `rmpool -C` take. Raises PoolFull (no node "

@@ -66,6 +66,8 @@ static struct err_row rows[] = {
 	  "Not supported here: atomics without device support, a mirrored lease's asynchronous call, ..." },
 	{ "MessageTooLarge", NULL, { EMSGSIZE },
 	  "An asynchronous operation above the device's message size (EMSGSIZE)." },
+	{ "TornRow", NULL, { EBADMSG },
+	  "A row of an erasure-coded lease that no single write left whole (a writer died within it) was needed to decode a member that is away (EBADMSG)." },
 	{ "InvalidArgument", &builtin_value, { EINVAL },
 	  "The library refused an argument, e.g. a malformed token (EINVAL)." },
 };

@@ -678,7 +678,7 @@ static PyObject *lease_get_info(PyObject *o, void *unused)
 {
 	RmpLease *self = (RmpLease *)o;
 	struct rmp_lease_info in = { .size = sizeof(in) };
-	unsigned long long v[11];
+	unsigned long long v[15];
 	PyObject *r;
 	int rc, i;
 
@@ -698,10 +698,14 @@ static PyObject *lease_get_info(PyObject *o, void *unused)
 	v[8] = in.replicas;
 	v[9] = in.replicas_live;
 	v[10] = in.stripes;
+	v[11] = in.ec_data;
+	v[12] = in.ec_parity;
+	v[13] = in.ec_chunk;
+	v[14] = in.ec_live;
 	r = PyStructSequence_New((PyTypeObject *)rmp_py_info_type);
 	if (!r)
 		return NULL;
-	for (i = 0; i < 11; i++) {
+	for (i = 0; i < 15; i++) {
 		PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
 
 		if (!x) {
@@ -875,7 +879,8 @@ static PyGetSetDef lease_getset[] = {
 	  "whom may use the lease.", NULL },
 	{ "info", lease_get_info, NULL,
 	  "LeaseInfo (no server round trip): id, length, remote_addr, rkey, "
-	  "access, flags, ttl_ms, holders, replicas, replicas_live, stripes.",
+	  "access, flags, ttl_ms, holders, replicas, replicas_live, stripes, "
+	  "ec_data, ec_parity, ec_chunk, ec_live.",
 	  NULL },
 	{ "length", lease_get_length, NULL, "Usable bytes of the lease.", NULL },
 	{ "closed", lease_get_closed, NULL, "True once freed or closed.", NULL },
@@ -946,12 +951,16 @@ static PyStructSequence_Field info_fields[] = {
 	{ "replicas", "1, or a mirrored lease's replicas" },
 	{ "replicas_live", "replicas not lost" },
 	{ "stripes", "1, or a striped lease's stripes" },
+	{ "ec_data", "an erasure-coded lease's k data members (else 0)" },
+	{ "ec_parity", "its m parity members" },
+	{ "ec_chunk", "its chunk, in bytes" },
+	{ "ec_live", "its members not lost" },
 	{ 0 }
 };
 
 static PyStructSequence_Desc info_desc = {
 	"rmpool.LeaseInfo", "What Lease.info tells of a lease.", info_fields,
-	11
+	15
 };
 
 int rmp_py_lease_init(PyObject *m)

@@ -475,9 +475,8 @@ static void test_alloc(void)
 }
 
 /* test_ec_refused -- a record of an erasure-coded lease (4+2) sealed
- * for tenant t: rmp_cluster_attach refuses it with -EOPNOTSUPP and says
- * why, before any member is reached, instead of reading its six members
- * as six stripes. */
+ * for tenant t opens and is read as one (WIP: its members are tried;
+ * the VM tests attach real ones). */
 static void test_ec_refused(void)
 {
 	static struct rmp_lease_record r;
@@ -520,10 +519,12 @@ static void test_ec_refused(void)
 	cl = open_cluster(NULL, 2000);
 	if (!cl)
 		return;
-	CHECK_EQ(rmp_cluster_attach(cl, token, NULL, &l), -EOPNOTSUPP);
+	/* read as an erasure-coded lease: its members are tried (none is
+	 * within reach here) */
+	n = rmp_cluster_attach(cl, token, NULL, &l);
+	printf("# %d: %s\n", n, rmp_cluster_last_error(cl));
+	CHECK(n < 0 && n != -EOPNOTSUPP && n != -EPROTO);
 	CHECK(l == NULL);
-	printf("# %s\n", rmp_cluster_last_error(cl));
-	CHECK_HAS(rmp_cluster_last_error(cl), "erasure-coded lease (4+2)");
 	rmp_cluster_close(cl);
 }
 

@@ -141,6 +141,31 @@ def test_striped(cl):
         cl.attach(token)
 
 
+def test_erasure_coded(cl):
+    size = 3 * 8192 * 2 + 1000  # three rows of 2 x 8 KiB and a tail
+    data = os.urandom(size)
+    with cl.alloc(size, ttl=60, ec=(2, 1), ec_chunk=8192) as lease:
+        assert lease.token.startswith("rmpc://")
+        i = lease.info
+        assert (i.ec_data, i.ec_parity, i.ec_chunk, i.ec_live) == \
+            (2, 1, 8192, 3)
+        assert (i.length, i.replicas_live) == (size, 1)
+        assert len({(m["host"], m["port"]) for m in lease.members}) == 3
+        lease.write(data)
+        lease.write(b"x" * 100, 8000)  # a part of a row, across chunks
+        data = data[:8000] + b"x" * 100 + data[8100:]
+        assert lease.read() == data
+        assert cli("read", lease.token) == data
+        with pytest.raises(rmpool.NotSupported):
+            lease.faa(0, 1)  # no atomics on an erasure-coded lease
+    with pytest.raises(ValueError, match="ec_chunk must be a power of two"):
+        cl.alloc(4096, ec=(2, 1), ec_chunk=5000)
+    with pytest.raises(ValueError):
+        cl.alloc(4096, ec=(13, 1))  # k is 2..12
+    with pytest.raises(TypeError):
+        cl.alloc(4096, ec=2)
+
+
 def test_errors(cl):
     with pytest.raises(rmpool.PoolFull) as ei:
         cl.alloc(POOL + MIB)  # more than any pool

@@ -31,6 +31,7 @@ CLASSES = {
     "ProtocolError": (errno.EPROTO, None),
     "NotSupported": (errno.EOPNOTSUPP, None),
     "MessageTooLarge": (errno.EMSGSIZE, None),
+    "TornRow": (errno.EBADMSG, None),
     "InvalidArgument": (errno.EINVAL, ValueError),
 }
 

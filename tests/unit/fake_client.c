@@ -15,6 +15,7 @@
 #include "util.h"
 
 uint8_t fake_remote[FAKE_REMOTE_LEN];
+void (*fake_after_write)(void);
 uint32_t fake_rkey = 0x5a01;
 struct fake_wr fake_wrs[FAKE_WRS_MAX];
 unsigned fake_nwrs;
@@ -177,6 +178,8 @@ static enum ibv_wc_status execute(const struct fake_wr *w)
 		return IBV_WC_SUCCESS;
 	case IBV_WR_RDMA_WRITE:
 		memcpy(r, local, len);
+		if (fake_after_write)
+			fake_after_write();
 		return IBV_WC_SUCCESS;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:

@@ -69,6 +69,10 @@ extern unsigned fake_post_fail_at;
 extern unsigned fake_qp_errors; /* ibv_modify_qp to the error state */
 extern unsigned fake_arms;      /* ibv_req_notify_cq */
 extern unsigned fake_polls;     /* ibv_poll_cq */
+/* fake_after_write -- called (when set) after each RDMA WRITE lands in
+ * fake_remote: a test sees the remote memory at every step of a call,
+ * as a process killed there would leave it. */
+extern void (*fake_after_write)(void);
 
 /* fake_complete -- WR i (index into fake_wrs) completes with status, and
  * every outstanding WR before it first, successfully (an RC send queue

@@ -1,0 +1,832 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_ec.c -- one try of a data call on an erasure-coded lease
+ * (ec_layout.h), for io_group.c's retries, waits and stale marks.
+ *
+ * Reads go to the data members: the data chunks of a lease lie as a
+ * striped lease's units (stripes k, unit chunk), so a read is a striped
+ * read over them (stripe.c). The part of a data member that is away is
+ * decoded row by row from k members of one write (ec_tags.h).
+ *
+ * Writes: whole rows are encoded and written to every live member, a
+ * step of rows at a time; a row written in part gets its parity updated
+ * by the delta of the bytes written, when its touched data members and
+ * its parity are live and its members agree on the row's last write;
+ * else the row is read whole (decoded where need be), the bytes laid
+ * over it and the row encoded anew. Each write of rows takes a new tag:
+ * first marked pending on the members whose bytes it changes
+ * (ec_tags.h), then the bytes, then the tag on every live member: three
+ * rounds, so that no member ever holds a tag its bytes do not match.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ec_lease.h"
+#include "ec_tags.h"
+#include "error.h"
+#include "fault.h"
+#include "group.h"
+#include "io_int.h"
+#include "lease.h"
+#include "stripe.h"
+#include "util.h"
+
+static bool caller_error(int err)
+{
+	return rmpc_fault_of(err) == RMPC_FAULT_CALLER;
+}
+
+/* leg -- member i's bytes [off, off + len), at local, contiguous. */
+static struct rmpc_leg leg(const struct rmpc_group *g, unsigned i,
+			   uint64_t off, uint64_t len, void *local)
+{
+	return (struct rmpc_leg){ .l = g->m[i], .off = off, .len = len,
+				  .local = local, .unit = g->ec->lo.chunk };
+}
+
+/* move -- legs[0 .. n) of members who[0 .. n) moved; a member whose leg
+ * failed is failed (group.h) and ok[] cleared for it. The first caller
+ * error, or 0. */
+static int move(struct rmpc_group *g, struct rmpc_leg *legs,
+		const unsigned *who, unsigned n, bool write, bool *ok)
+{
+	if (!n)
+		return 0;
+	rmpc_rails_legs(legs, n, write, g->plans);
+	for (unsigned i = 0; i < n; i++) {
+		int err = legs[i].err;
+
+		if (caller_error(err))
+			return err;
+		if (err) {
+			rmpc_member_failed(g, who[i], err, rmp_now_ms());
+			ok[who[i]] = false;
+		}
+	}
+	return 0;
+}
+
+/* live_count -- members live now, into live[]. */
+static unsigned live_count(const struct rmpc_group *g, bool *live)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < g->n; i++)
+		n += live[i] = rmpc_member_live(g, i);
+	return n;
+}
+
+/* row_tags -- row r's tag on each live member into ec->member_tags;
+ * usable[] says whose tag was read. */
+static int row_tags(struct rmpc_group *g, uint64_t r, bool *usable)
+{
+	struct rmpc_ec *ec = g->ec;
+	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	unsigned who[RMPC_EC_N_MAX], nl = 0;
+
+	live_count(g, usable);
+	for (unsigned i = 0; i < g->n; i++)
+		if (usable[i]) {
+			who[nl] = i;
+			legs[nl++] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r),
+					 RMPC_EC_TAG_BYTES,
+					 &ec->member_tags[i]);
+		}
+	return move(g, legs, who, nl, false, usable);
+}
+
+/*
+ * decode_chunk -- chunk d (0 .. k + m) of row r into out (chunk bytes),
+ * from k members of one write. -EBADMSG when no k agree (a torn row),
+ * -EIO when fewer than k answer.
+ */
+static int decode_chunk(struct rmpc_group *g, uint64_t r, unsigned d,
+			uint8_t *out)
+{
+	struct rmpc_ec *ec = g->ec;
+	uint64_t c = ec->lo.chunk;
+	unsigned k = ec->lo.k;
+
+	for (unsigned tries = 0; tries < g->n; tries++) {
+		struct rmpc_leg legs[RMPC_EC_K_MAX];
+		bool usable[RMPC_EC_N_MAX];
+		unsigned have[RMPC_EC_K_MAX];
+		uint8_t *src[RMPC_EC_K_MAX];
+		int err = row_tags(g, r, usable), n;
+		bool ok[RMPC_EC_N_MAX];
+
+		if (err)
+			return err;
+		n = rmpc_ec_pick(k, g->n, usable, ec->member_tags, have);
+		if (n < 0)
+			return n;
+		for (unsigned i = 0; i < k; i++) {
+			src[i] = ec->old + i * c;
+			legs[i] = leg(g, have[i], r * c, c, src[i]);
+			ok[have[i]] = true;
+		}
+		err = move(g, legs, have, k, false, ok);
+		if (err)
+			return err;
+		for (unsigned i = 0; i < k && n > 0; i++)
+			n = ok[have[i]] ? n : -1;
+		if (n < 0)
+			continue; /* a source failed: pick again */
+		return rmpc_ec_decode(ec->code, c, have, src, 1, &d, &out);
+	}
+	return -EIO;
+}
+
+/* decode_part -- the bytes of striped part p (data member p->stripe)
+ * into dst, decoded row by row. */
+static int decode_part(struct rmpc_group *g,
+		       const struct rmpc_stripe_piece *p, char *dst)
+{
+	struct rmpc_ec *ec = g->ec;
+	uint64_t c = ec->lo.chunk, gap = (ec->lo.k - 1) * c;
+	uint8_t *chunk = ec->parity; /* a chunk of scratch */
+
+	for (uint64_t x = p->off; x < p->off + p->len;) {
+		uint64_t r = x / c, a = x % c;
+		uint64_t b = RMP_MIN(c - a, p->off + p->len - x);
+		int err = decode_chunk(g, r, p->stripe, chunk);
+
+		if (err)
+			return err;
+		memcpy(dst + p->local + rmpc_stripe_at(p->off, c, gap,
+						       x - p->off),
+		       chunk + a, b);
+		x += b;
+	}
+	return 0;
+}
+
+int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
+		      size_t len, bool fenced)
+{
+	struct rmpc_group *g = l->group;
+	struct rmpc_ec *ec = g->ec;
+	uint64_t c = ec->lo.chunk;
+	struct rmpc_stripe_piece p[RMPC_EC_K_MAX];
+	struct rmpc_leg legs[RMPC_EC_K_MAX];
+	unsigned who[RMPC_EC_K_MAX] = { 0 }, n, nl = 0;
+	bool ok[RMPC_EC_N_MAX] = { false };
+	uint64_t r0, r1, held = 0;
+	int err;
+
+	if (len > l->length || off > l->length - len)
+		return -ERANGE;
+	n = rmpc_stripe_split(ec->lo.k, c, off, len, p);
+	for (unsigned i = 0; i < n; i++) {
+		unsigned d = p[i].stripe;
+
+		if (!rmpc_member_live(g, d))
+			continue;
+		who[nl] = d;
+		ok[d] = true;
+		legs[nl] = leg(g, d, p[i].off, p[i].len, dst + p[i].local);
+		legs[nl++].gap = (ec->lo.k - 1) * c;
+	}
+	err = move(g, legs, who, nl, false, ok);
+	if (err)
+		return err;
+	for (unsigned i = 0; i < nl; i++)
+		if (fenced && (legs[i].err == -EKEYREVOKED ||
+			       legs[i].err == -ESTALE))
+			return legs[i].err; /* a repair's fence */
+	/* what is decoded is read under the rows' locks: a write of this
+	 * process marks a row pending while it changes it (ec_tags.h) */
+	for (unsigned i = 0; i < n; i++) {
+		if (ok[p[i].stripe] || !p[i].len)
+			continue;
+		if (!held)
+			rmpc_ec_rows(&ec->lo, off, len, &r0, &r1),
+			rmpc_ec_lock_rows(l->id, r0, r1, &held);
+		err = decode_part(g, &p[i], dst);
+		if (err)
+			break;
+	}
+	if (held)
+		rmpc_ec_unlock_rows(held);
+	return err;
+}
+
+/* ---- writes ---- */
+
+/* tag_rows -- rows [r0, r0 + nrows) get tag t on every member in
+ * wrote[], a round of its own: with RMPC_EC_TAG_PENDING before their
+ * bytes change, without it after. A member that fails here is failed;
+ * the write is not undone (a member left pending is no source of a
+ * decode; the others' tags say which write their bytes are of). */
+static int tag_rows(struct rmpc_group *g, uint64_t r0, uint64_t nrows,
+		    bool *wrote, uint64_t t)
+{
+	struct rmpc_ec *ec = g->ec;
+	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	unsigned who[RMPC_EC_N_MAX], nl = 0;
+
+	for (uint64_t x = 0; x < nrows; x++)
+		ec->tags[x] = t;
+	for (unsigned i = 0; i < g->n; i++)
+		if (wrote[i]) {
+			who[nl] = i;
+			legs[nl++] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r0),
+					 nrows * RMPC_EC_TAG_BYTES, ec->tags);
+		}
+	return move(g, legs, who, nl, true, wrote);
+}
+
+/* enough -- a write may go on: k members live (the row can be read back
+ * from them alone). */
+static int enough(const struct rmpc_group *g, bool *live)
+{
+	return live_count(g, live) >= g->ec->lo.k ? 0 : -EIO;
+}
+
+/* redo_done -- rows [r0, r0 + nrows) were written whole on every live
+ * member: the row kept for a write made again is no longer needed. */
+static void redo_done(struct rmpc_ec *ec, uint64_t r0, uint64_t nrows)
+{
+	if (ec->redo_valid && ec->redo_row >= r0 && ec->redo_row < r0 + nrows)
+		ec->redo_valid = false;
+}
+
+/* write_full_rows -- rows [r0, r0 + nrows) whole (not the last row when
+ * it ends early), their bytes at from: encoded, then every live member's
+ * chunks of them in one leg each. */
+static int write_full_rows(struct rmpc_group *g, uint64_t r0,
+			   uint64_t nrows, const char *from, bool *wrote)
+{
+	struct rmpc_ec *ec = g->ec;
+	uint64_t c = ec->lo.chunk, row = rmpc_ec_row_bytes(&ec->lo);
+	unsigned k = ec->lo.k, m = ec->lo.m, nl = 0, who[RMPC_EC_N_MAX];
+	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	uint64_t t = rmpc_ec_next_tag(ec);
+	int err = enough(g, wrote);
+
+	if (!err)
+		err = tag_rows(g, r0, nrows, wrote, t | RMPC_EC_TAG_PENDING);
+	if (!err)
+		err = enough(g, wrote);
+	if (err)
+		return err;
+	for (uint64_t x = 0; x < nrows; x++) {
+		uint8_t *data[RMPC_EC_K_MAX], *par[RMPC_EC_M_MAX];
+
+		for (unsigned i = 0; i < k; i++)
+			data[i] = (uint8_t *)from + x * row + i * c;
+		for (unsigned j = 0; j < m; j++)
+			par[j] = ec->parity + (j * ec->step_rows + x) * c;
+		rmpc_ec_encode(ec->code, c, data, par);
+	}
+	for (unsigned i = 0; i < g->n; i++) {
+		if (!wrote[i])
+			continue;
+		who[nl] = i;
+		if (i < k) {
+			legs[nl] = leg(g, i, r0 * c, nrows * c,
+				       (char *)from + i * c);
+			legs[nl].gap = (k - 1) * c;
+		} else {
+			legs[nl] = leg(g, i, r0 * c, nrows * c,
+				       ec->parity + (i - k) * ec->step_rows * c);
+		}
+		nl++;
+	}
+	ec->moved = true;
+	err = move(g, legs, who, nl, true, wrote);
+	if (!err) /* fewer than k have it: not done (left pending) */
+		err = enough(g, wrote);
+	if (!err)
+		err = tag_rows(g, r0, nrows, wrote, t);
+	if (!err)
+		redo_done(ec, r0, nrows);
+	return err;
+}
+
+/* row_agrees -- every live member of row r holds the same last write
+ * (its parity matches its data: a delta keeps that so). */
+static bool row_agrees(struct rmpc_group *g, uint64_t r)
+{
+	bool usable[RMPC_EC_N_MAX];
+	uint64_t t = 0;
+	bool first = true;
+
+	if (row_tags(g, r, usable))
+		return false;
+	for (unsigned i = 0; i < g->n; i++) {
+		if (!usable[i])
+			return false; /* unknown: rewrite the row */
+		if ((!first && g->ec->member_tags[i] != t) ||
+		    (g->ec->member_tags[i] & RMPC_EC_TAG_PENDING))
+			return false; /* two writes, or one unfinished */
+		t = g->ec->member_tags[i];
+		first = false;
+	}
+	return true;
+}
+
+/* write_tagged -- row r's legs[0 .. nl) (to members who[]) written
+ * under tag t: first t marked pending on those members and put finished
+ * on the other live ones (their bytes are the same before and after
+ * this write); then the legs (but those of a member that failed
+ * meanwhile); then t finished on the members written. Cut anywhere, no
+ * k members share a finished tag their bytes do not match. */
+static int write_tagged(struct rmpc_group *g, uint64_t r, uint64_t t,
+			struct rmpc_leg *legs, const unsigned *who,
+			unsigned nl, bool *wrote)
+{
+	struct rmpc_ec *ec = g->ec;
+	uint64_t pending = t | RMPC_EC_TAG_PENDING;
+	bool touched[RMPC_EC_N_MAX] = { false };
+	struct rmpc_leg tl[RMPC_EC_N_MAX];
+	unsigned to[RMPC_EC_N_MAX], tw[RMPC_EC_N_MAX] = { 0 }, n = 0, nt = 0;
+	int err;
+
+	for (unsigned i = 0; i < nl; i++)
+		touched[who[i]] = true;
+	for (unsigned i = 0; i < g->n; i++)
+		if (wrote[i]) {
+			tw[nt] = i;
+			tl[nt++] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r),
+				       RMPC_EC_TAG_BYTES,
+				       touched[i] ? &pending : &t);
+		}
+	err = move(g, tl, tw, nt, true, wrote);
+	for (unsigned i = 0; i < nl; i++)
+		if (wrote[who[i]]) {
+			legs[n] = legs[i];
+			to[n++] = who[i];
+		}
+	if (!err)
+		err = enough(g, wrote);
+	if (!err) {
+		ec->moved = true;
+		err = move(g, legs, to, n, true, wrote);
+	}
+	if (!err) /* fewer than k have it: not done (left pending) */
+		err = enough(g, wrote);
+	for (unsigned i = nt = 0; !err && i < g->n; i++)
+		if (wrote[i] && touched[i]) {
+			tw[nt] = i;
+			tl[nt++] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r),
+				       RMPC_EC_TAG_BYTES, &t);
+		}
+	return err ? err : move(g, tl, tw, nt, true, wrote);
+}
+
+/* redo_ours -- the row tags just read (ec->member_tags, usable[]) show
+ * the write of row r this handle keeps, cut short. */
+static bool redo_ours(const struct rmpc_group *g, uint64_t r)
+{
+	const struct rmpc_ec *ec = g->ec;
+
+	for (unsigned i = 0; ec->redo_valid && ec->redo_row == r && i < g->n;
+	     i++)
+		if ((ec->member_tags[i] & ~RMPC_EC_TAG_PENDING) == ec->redo_tag)
+			return true;
+	return false;
+}
+
+/* delta_legs -- the legs of a delta write of row r: each piece at its
+ * bytes in src (NULL: at its place in ec->old, a row's chunks), then
+ * each parity chunk whole at par[]; how many, their members in who[]. */
+static unsigned delta_legs(struct rmpc_group *g, uint64_t r,
+			   const struct rmpc_ec_piece *pc, unsigned np,
+			   const char *src, uint8_t *const *par,
+			   struct rmpc_leg *legs, unsigned *who)
+{
+	uint64_t c = g->ec->lo.chunk;
+	unsigned k = g->ec->lo.k, nl = 0;
+
+	for (unsigned i = 0; i < np; i++) {
+		char *at = src ? (char *)src + pc[i].local :
+			   (char *)g->ec->old + pc[i].chunk * c + pc[i].off;
+
+		who[nl] = pc[i].chunk;
+		legs[nl++] = leg(g, pc[i].chunk, r * c + pc[i].off, pc[i].len,
+				 at);
+	}
+	for (unsigned j = 0; j < g->ec->lo.m; j++) {
+		who[nl] = k + j;
+		legs[nl++] = leg(g, k + j, r * c, c, par[j]);
+	}
+	return nl;
+}
+
+/*
+ * write_delta -- part p of row r (pieces pc[0 .. np)) by the delta of
+ * its bytes: the old bytes of the pieces and the row's parity read, the
+ * parity updated by old XOR new, the pieces and the parity written.
+ * Every member it needs is live and the row agrees (the caller saw).
+ */
+static int write_delta(struct rmpc_group *g, uint64_t r,
+		       const struct rmpc_ec_piece *pc, unsigned np,
+		       const char *src, bool *wrote)
+{
+	struct rmpc_ec *ec = g->ec;
+	uint64_t c = ec->lo.chunk;
+	unsigned m = ec->lo.m, nl, who[RMPC_EC_N_MAX];
+	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	uint8_t *par[RMPC_EC_M_MAX];
+	bool ok[RMPC_EC_N_MAX];
+	int err;
+
+	memcpy(ok, wrote, sizeof(ok));
+	for (unsigned j = 0; j < m; j++)
+		par[j] = ec->parity + j * c;
+	nl = delta_legs(g, r, pc, np, NULL, par, legs, who);
+	err = move(g, legs, who, nl, false, ok);
+	for (unsigned i = 0; !err && i < nl; i++)
+		if (!ok[who[i]])
+			return -EAGAIN; /* a member went: the row anew */
+	if (err)
+		return err;
+	for (unsigned i = 0; i < np; i++) {
+		uint8_t *old = ec->old + pc[i].chunk * c + pc[i].off;
+		uint8_t *at[RMPC_EC_M_MAX];
+
+		for (uint64_t b = 0; b < pc[i].len; b++)
+			old[b] ^= (uint8_t)src[pc[i].local + b];
+		for (unsigned j = 0; j < m; j++)
+			at[j] = par[j] + pc[i].off;
+		rmpc_ec_update(ec->code, pc[i].len, pc[i].chunk, old, at);
+	}
+	nl = delta_legs(g, r, pc, np, src, par, legs, who);
+	err = write_tagged(g, r, rmpc_ec_next_tag(ec), legs, who, nl, wrote);
+	if (!err)
+		redo_done(ec, r, 1);
+	return err;
+}
+
+/*
+ * write_rewrite -- part p of row r (pieces pc[0 .. np)) by the row
+ * encoded anew: each data chunk the part does not cover whole read from
+ * its member or decoded, the part's bytes laid over, the parity encoded,
+ * and the pieces and the parity written to the live members.
+ */
+static int write_rewrite(struct rmpc_group *g, uint64_t r,
+			 const struct rmpc_ec_piece *pc, unsigned np,
+			 const char *src, bool *wrote)
+{
+	struct rmpc_ec *ec = g->ec;
+	uint64_t c = ec->lo.chunk;
+	unsigned k = ec->lo.k, m = ec->lo.m, nl = 0, who[RMPC_EC_N_MAX];
+	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	/* the row in the parity scratch: k data chunks, then m parity
+	 * (decode_chunk's scratch is ec->old) */
+	uint8_t *row = ec->parity, *data[RMPC_EC_K_MAX], *par[RMPC_EC_M_MAX];
+	int err;
+
+	for (unsigned i = 0; i < k; i++) {
+		bool whole = false;
+
+		data[i] = row + i * c;
+		for (unsigned q = 0; q < np; q++)
+			whole = whole || (pc[q].chunk == i && pc[q].len == c);
+		if (whole)
+			continue;
+		if (rmpc_member_live(g, i)) {
+			bool ok[RMPC_EC_N_MAX] = { false };
+
+			ok[i] = true;
+			legs[0] = leg(g, i, r * c, c, data[i]);
+			err = move(g, legs, &i, 1, false, ok);
+			if (err)
+				return err;
+			if (ok[i])
+				continue;
+		}
+		err = decode_chunk(g, r, i, data[i]);
+		/* torn by this handle's own write, cut short: the row as
+		 * that write made it */
+		if (err == -EBADMSG && redo_ours(g, r))
+			memcpy(data[i], ec->redo + i * c, c), err = 0;
+		if (err)
+			return err;
+	}
+	for (unsigned q = 0; q < np; q++)
+		memcpy(data[pc[q].chunk] + pc[q].off, src + pc[q].local,
+		       pc[q].len);
+	for (unsigned j = 0; j < m; j++)
+		par[j] = row + (k + j) * c;
+	rmpc_ec_encode(ec->code, c, data, par);
+	err = enough(g, wrote);
+	if (err)
+		return err;
+	memcpy(ec->redo, row, k * c);
+	ec->redo_row = r;
+	ec->redo_tag = rmpc_ec_next_tag(ec);
+	ec->redo_valid = true;
+	for (unsigned i = 0; i < g->n; i++) {
+		bool touched = i >= k;
+
+		for (unsigned q = 0; q < np; q++)
+			touched = touched || pc[q].chunk == i;
+		if (!wrote[i] || !touched)
+			continue;
+		who[nl] = i;
+		legs[nl++] = leg(g, i, r * c, c, i < k ? data[i] : par[i - k]);
+	}
+	err = write_tagged(g, r, ec->redo_tag, legs, who, nl, wrote);
+	ec->redo_valid = err != 0;
+	return err;
+}
+
+/* write_part -- part p of row r: by its delta when it may, else the row
+ * anew. */
+static int write_part(struct rmpc_group *g, const struct rmpc_ec_row_part *p,
+		      const char *src, bool *wrote)
+{
+	struct rmpc_ec *ec = g->ec;
+	struct rmpc_ec_piece pc[RMPC_EC_K_MAX];
+	unsigned np = rmpc_ec_pieces(&ec->lo, p, pc);
+	bool delta = true;
+	int err = enough(g, wrote);
+
+	if (err)
+		return err;
+	/* by delta only with every member live: a write that fails half
+	 * way then leaves every chunk it did not touch readable as it is;
+	 * with one away, the row is written anew from its decoded data,
+	 * which the handle keeps until the write is done (ec->redo) */
+	for (unsigned j = 0; j < g->n; j++)
+		delta = delta && wrote[j];
+	if (delta && row_agrees(g, p->row)) {
+		err = write_delta(g, p->row, pc, np, src, wrote);
+		if (err != -EAGAIN)
+			return err;
+		err = enough(g, wrote);
+		if (err)
+			return err;
+	}
+	return write_rewrite(g, p->row, pc, np, src, wrote);
+}
+
+int rmpc_ec_write_once(struct rmp_lease *l, uint64_t off, const char *src,
+		       size_t len, uint32_t *made)
+{
+	struct rmpc_group *g = l->group;
+	struct rmpc_ec *ec = g->ec;
+	uint64_t row = rmpc_ec_row_bytes(&ec->lo), r0, r1, held;
+	bool wrote[RMPC_EC_N_MAX];
+	int err = 0;
+
+	if (len > l->length || off > l->length - len)
+		return -ERANGE;
+	if (!len)
+		return enough(g, wrote);
+	rmpc_ec_rows(&ec->lo, off, len, &r0, &r1);
+	live_count(g, wrote);
+	ec->moved = false;
+	rmpc_ec_lock_rows(l->id, r0, r1, &held);
+	for (uint64_t r = r0; !err && r <= r1;) {
+		struct rmpc_ec_row_part p = rmpc_ec_row_part(&ec->lo, off, len,
+							     r);
+		uint64_t n = 0;
+
+		/* whole rows, a step at a time (not a last row that ends
+		 * early: its chunks past the end are not in src) */
+		while (r + n <= r1 && n < ec->step_rows &&
+		       rmpc_ec_row_part(&ec->lo, off, len, r + n).full &&
+		       rmpc_ec_row_data(&ec->lo, r + n) == row)
+			n++;
+		if (n) {
+			err = write_full_rows(g, r, n, src + (r * row - off),
+					      wrote);
+			r += n;
+		} else {
+			err = write_part(g, &p, src, wrote);
+			r++;
+		}
+		/* once any member may have bytes of it, every one away
+		 * lacks it */
+		if (ec->moved)
+			*made = UINT32_MAX;
+	}
+	rmpc_ec_unlock_rows(held);
+	return err;
+}
+
+/* ---- rebuilding members (a repair) ---- */
+
+/* run_end -- the end of the run of rows from a whose picks equal row a's
+ * (rows x of have[x * k ..]), at most n. */
+static uint64_t run_end(const unsigned *have, unsigned k, uint64_t a,
+			uint64_t n)
+{
+	uint64_t b = a + 1;
+
+	while (b < n && !memcmp(have + b * k, have + a * k,
+				k * sizeof(*have)))
+		b++;
+	return b;
+}
+
+/* rebuild_run -- rows [a, b) of the step at row r0: the k chunks of each
+ * from the members have[0 .. k) read, the wanted ones decoded into
+ * out[w] + x * c. */
+static int rebuild_run(const struct rmpc_ec *ec, struct rmp_lease *const *src,
+		       uint64_t r0, uint64_t a, uint64_t b, const unsigned *have,
+		       uint8_t *data, unsigned nwant, const unsigned *want,
+		       uint8_t *const *out, uint64_t n)
+{
+	uint64_t c = ec->lo.chunk;
+	unsigned k = ec->lo.k;
+	struct rmpc_leg legs[RMPC_EC_K_MAX];
+	int err;
+
+	for (unsigned i = 0; i < k; i++)
+		legs[i] = (struct rmpc_leg){ .l = src[have[i]],
+					     .off = (r0 + a) * c,
+					     .len = (b - a) * c,
+					     .local = (char *)data +
+						      (i * n + a) * c };
+	err = rmpc_rw(legs, k, false);
+	for (uint64_t x = a; !err && x < b; x++) {
+		uint8_t *from[RMPC_EC_K_MAX], *to[RMPC_EC_N_MAX];
+
+		for (unsigned i = 0; i < k; i++)
+			from[i] = data + (i * n + x) * c;
+		for (unsigned w = 0; w < nwant; w++)
+			to[w] = out[w] + x * c;
+		err = rmpc_ec_decode(ec->code, c, have, from, nwant, want, to);
+	}
+	return err;
+}
+
+/* mend_row -- row r, whose members do not all hold one write (a writer
+ * died within it) while every data member lives (is in src): its
+ * parity encoded anew from its data and written to every parity member
+ * at hand (src or dst), under a new tag (pending on the parity members
+ * first, then on every member at hand). */
+static int mend_row(struct rmpc_ec *ec, struct rmp_lease *const *src,
+		    struct rmp_lease *const *dst, uint64_t r, uint8_t *row)
+{
+	uint64_t c = ec->lo.chunk, tag = rmpc_ec_next_tag(ec);
+	unsigned k = ec->lo.k, n = k + ec->lo.m, nl = 0;
+	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	uint8_t *data[RMPC_EC_K_MAX], *par[RMPC_EC_M_MAX];
+	int err;
+
+	for (unsigned i = 0; i < k; i++) {
+		data[i] = row + i * c;
+		legs[i] = (struct rmpc_leg){ .l = src[i], .off = r * c,
+					     .len = c, .local = (char *)data[i] };
+	}
+	for (unsigned j = 0; j < ec->lo.m; j++)
+		par[j] = row + (k + j) * c;
+	err = rmpc_rw(legs, k, false);
+	if (err)
+		return err;
+	rmpc_ec_encode(ec->code, c, data, par);
+	/* rounds: pending tags of the parity, parity, tags of all */
+	for (unsigned round = 0; round < 3; round++) {
+		uint64_t pending = tag | RMPC_EC_TAG_PENDING;
+
+		nl = 0;
+		for (unsigned i = round == 2 ? 0 : k; i < n; i++) {
+			struct rmp_lease *h = src[i] ? src[i] : dst[i];
+
+			if (!h)
+				continue;
+			legs[nl++] = (struct rmpc_leg){
+				.l = h,
+				.off = round == 1 ? r * c :
+					rmpc_ec_tag_off(&ec->lo, r),
+				.len = round == 1 ? c : RMPC_EC_TAG_BYTES,
+				.local = round == 1 ? (char *)par[i - k] :
+					 round ? (char *)&tag :
+					 (char *)&pending };
+		}
+		err = nl ? rmpc_rw(legs, nl, true) : 0;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* row_state -- row x of a step (tags[i * n + x] of member i, n rows)
+ * with sources usable[]: 1 when its members at hand do not all hold one
+ * write and every data member is one of them (to mend); else 0, with
+ * have[0 .. k) the sources of one write and *tag theirs; or the
+ * pick's error. */
+static int row_state(const struct rmpc_ec *ec, const uint64_t *tags,
+		     uint64_t n, uint64_t x, const bool *usable,
+		     unsigned *have, uint64_t *tag)
+{
+	unsigned k = ec->lo.k, nm = k + ec->lo.m, data = 0;
+	uint64_t row[RMPC_EC_N_MAX];
+	bool one = true;
+	int got;
+
+	unsigned first = nm;
+
+	for (unsigned i = 0; i < nm; i++) {
+		row[i] = tags[i * n + x];
+		data += i < k && usable[i];
+		first = usable[i] && first == nm ? i : first;
+		if (usable[i] && first < nm && row[i] != row[first])
+			one = false;
+	}
+	one = one && first < nm && !(row[first] & RMPC_EC_TAG_PENDING);
+	if (!one && data == k)
+		return 1;
+	got = rmpc_ec_pick(k, nm, usable, row, have);
+	for (unsigned i = 0; got == -EBADMSG && i < nm; i++)
+		if (usable[i] && (row[i] & RMPC_EC_TAG_PENDING))
+			got = -EAGAIN; /* a write under way, or cut short */
+	if (got < 0)
+		return got;
+	*tag = row[have[0]];
+	return 0;
+}
+
+int rmpc_ec_rebuild_rows(struct rmpc_ec *ec, struct rmp_lease *const *src,
+			 struct rmp_lease *const *dst, uint64_t r0, uint64_t n,
+			 uint64_t *bad_row, uint64_t *mended)
+{
+	unsigned k = ec->lo.k, nm = k + ec->lo.m, want[RMPC_EC_N_MAX];
+	unsigned nwant = 0, nl = 0;
+	uint64_t c = ec->lo.chunk, *tags, *put;
+	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	uint8_t *data, *out[RMPC_EC_N_MAX];
+	bool usable[RMPC_EC_N_MAX], *mend;
+	unsigned *have;
+	int err = 0;
+
+	for (unsigned i = 0; i < nm; i++)
+		if (dst[i])
+			want[nwant++] = i;
+	tags = calloc(nm * n + n, sizeof(*tags));
+	have = calloc(n * k, sizeof(*have));
+	mend = calloc(n, sizeof(*mend));
+	data = malloc((k + RMP_MAX(nwant, ec->lo.m)) * n * c);
+	if (!tags || !have || !mend || !data) {
+		err = -ENOMEM;
+		goto out;
+	}
+	put = tags + nm * n;
+	for (unsigned w = 0; w < nwant; w++)
+		out[w] = data + (k + w) * n * c;
+	/* every source's tags of the step's rows, in one leg each */
+	for (unsigned i = 0; i < nm; i++) {
+		usable[i] = src[i] != NULL;
+		if (usable[i])
+			legs[nl++] = (struct rmpc_leg){
+				.l = src[i], .off = rmpc_ec_tag_off(&ec->lo, r0),
+				.len = n * RMPC_EC_TAG_BYTES,
+				.local = (char *)(tags + i * n) };
+	}
+	err = rmpc_rw(legs, nl, false);
+	/* each row: to mend, or k sources of one write and its tag */
+	for (uint64_t x = 0; !err && x < n; x++) {
+		int st = row_state(ec, tags, n, x, usable, have + x * k,
+				   put + x);
+
+		if (st < 0)
+			*bad_row = r0 + x;
+		err = st < 0 ? st : 0;
+		mend[x] = st == 1;
+	}
+	for (uint64_t x = 0; !err && x < n; x++) {
+		if (!mend[x])
+			continue;
+		err = mend_row(ec, src, dst, r0 + x, data);
+		++*mended;
+	}
+	for (uint64_t a = 0, b; !err && nwant && a < n; a = b) {
+		b = run_end(have, k, a, n);
+		if (!mend[a])
+			err = rebuild_run(ec, src, r0, a, b, have + a * k, data,
+					  nwant, want, out, n);
+	}
+	/* the chunks, then the tags that vouch for them; not those of a
+	 * row mended (done) */
+	for (unsigned round = 0; !err && nwant && round < 2; round++) {
+		for (uint64_t a = 0, b; !err && a < n; a = b) {
+			for (b = a; b < n && mend[b] == mend[a]; b++)
+				;
+			if (mend[a])
+				continue;
+			for (unsigned w = 0; w < nwant; w++)
+				legs[w] = (struct rmpc_leg){
+					.l = dst[want[w]],
+					.off = round ? rmpc_ec_tag_off(&ec->lo,
+								       r0 + a)
+						     : (r0 + a) * c,
+					.len = (b - a) * (round ?
+						RMPC_EC_TAG_BYTES : c),
+					.local = round ? (char *)(put + a) :
+						(char *)out[w] + a * c };
+			err = rmpc_rw(legs, nwant, true);
+		}
+	}
+out:
+	free(tags);
+	free(have);
+	free(mend);
+	free(data);
+	return err;
+}
