@@ -191,3 +191,18 @@ cluster_down() {
 	daemon_select 1
 	etcd_stop
 }
+
+# wait_acks N -- until the holder of `rmp-cluster seq` ($SPID, writing
+# $RMP_TMP/seq.out) acknowledged N more writes (30 s at most)
+wait_acks() {
+	local from
+	from=$(grep -c '^acked' "$RMP_TMP/seq.out")
+	for _ in $(seq 1 300); do
+		[ "$(grep -c '^acked' "$RMP_TMP/seq.out")" -ge $((from + $1)) ] &&
+			return 0
+		pid_running "$SPID" || break
+		sleep 0.1
+	done
+	cat "$RMP_TMP/seq.err"
+	rmp_fail "the holder acknowledged no $1 more writes"
+}

@@ -127,19 +127,6 @@ mkfifo "$RMP_TMP/seq.in"
 	>"$RMP_TMP/seq.out" 2>"$RMP_TMP/seq.err" &
 SPID=$!
 exec 7>"$RMP_TMP/seq.in"
-# wait_acks N -- until the holder acknowledged N more writes (30 s)
-wait_acks() {
-	local from
-	from=$(grep -c '^acked' "$RMP_TMP/seq.out")
-	for _ in $(seq 1 300); do
-		[ "$(grep -c '^acked' "$RMP_TMP/seq.out")" -ge $((from + $1)) ] &&
-			return 0
-		pid_running "$SPID" || break
-		sleep 0.1
-	done
-	cat "$RMP_TMP/seq.err"
-	rmp_fail "the holder acknowledged no $1 more writes"
-}
 wait_acks 50
 kill -USR1 "$PROXY" # the holder is cut off from etcd
 sleep 0.5

@@ -1,0 +1,214 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test-cluster-ec.sh PORT -- erasure-coded leases over six daemons
+# registered in etcd (n1..n6 on racks r1..r6, 8 MiB pools; lib-cluster.sh).
+# A 4+2 lease of 16 MiB, spread by rack: its six members on six daemons,
+# `rmpool info` says its code; written in uneven calls (1 B, 100 B, a
+# chunk, a row, rows + tail, the rest) and read back identical, whole and
+# in slices across chunk and row edges. Tenant b with a's token reads and
+# writes nothing. A holder writes a second 4+2 lease in a loop
+# (rmp-cluster seq: 4 KiB writes, each a part of a row, acknowledged)
+# while a data member's daemon is SIGKILLed, then a parity member's: the
+# 16 MiB read identical after each kill, and a write made with both
+# dead reads back. Two spare nodes join; `rmpool repair` rebuilds both
+# leases' two lost members on them (the second while its holder
+# writes): the holder saw no error and lost no acknowledged write
+# (seqcheck), and every member of both, each read by a handle of its
+# own, holds what ISA-L encodes from the data, with one tag per row
+# (rmp-eccheck). A writer SIGKILLed half way through a 16 MiB write
+# leaves rows torn; `rmpool scrub` mends them: every member as the code
+# says, every row old or new bytes. Torn again and a data member's
+# daemon killed: every row reads old or new bytes or fails with
+# -EBADMSG, none as bytes nobody wrote. Three members dead: the lease is
+# refused, saying why.
+# (Python's Cluster.alloc(ec=) is in tests/python/test_cluster.py.)
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib-admin.sh"
+source "$(dirname "$0")/lib-cluster.sh"
+rmp_init cluster-ec "$1"
+py_start
+B_KEY=$RMP_TMP/b.key
+rmp_keygen "$B_KEY"
+CL_N=6
+for i in 1 2 3 4 5 6; do
+	CL_NODE[$i]=n$i CL_LABELS[$i]="rack=r$i" CL_POOL[$i]=8M
+done
+CL_CONF=$(printf '[tenant.b]\nkey_file = %s' "$B_KEY")
+cluster_up
+CLUSTER=etcd://${EURL#http://}
+RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
+as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
+
+LEN=$((16 << 20))
+head -c $LEN /dev/urandom >"$RMP_TMP/a.bin"
+tok=$("$RMPOOL" -C "$CLUSTER" alloc $LEN --ec 4+2 --spread rack --ttl 300 \
+	2>"$RMP_TMP/alloc.err") ||
+	{ cat "$RMP_TMP/alloc.err"; rmp_fail "alloc --ec 4+2"; }
+"$RMPOOL" -C "$CLUSTER" info "$tok" >"$RMP_TMP/info.out" ||
+	rmp_fail "info of the 4+2 lease"
+cat "$RMP_TMP/info.out"
+grep -q "^erasure code    4+2, chunk 4096 (6 of 6 members live)" \
+	"$RMP_TMP/info.out" || fail_later "info does not say 4+2, 6 live"
+# member_daemon I -- the daemon of member I of lease $1 (by its port)
+member_daemon() {
+	local port
+	port=$("$RMPOOL" -C "$CLUSTER" info "$1" | awk -v m="$2" \
+		'$1 == "member" && $2 == m { split($7, a, ":"); print a[2] }')
+	for i in 1 2 3 4 5 6 7 8; do
+		[ "${CL_PORT[$i]:-}" = "$port" ] && { echo $i; return; }
+	done
+	rmp_fail "member $2 of $1: no daemon on port '$port'"
+}
+expect_eq "daemons of the six members" "$(for m in 0 1 2 3 4 5; do
+	member_daemon "$tok" $m; done | sort -u | grep -c .)" 6
+
+# uneven calls: 1 B, 100 B, a chunk, a row, rows + tail, the rest
+at=0
+for n in 1 100 4096 16384 100000 $((LEN - 1 - 100 - 4096 - 16384 - 100000)); do
+	tail -c +$((at + 1)) "$RMP_TMP/a.bin" | head -c $n |
+		"$RMPOOL" -C "$CLUSTER" write "$tok" --offset $at ||
+		rmp_fail "write of $n bytes at $at"
+	at=$((at + n))
+done
+ECCHECK=$RMP_BUILD_ROOT/tests/rdma/rmp-eccheck
+# check_all WHEN -- the lease read back as written, in uneven calls across
+# chunk (4 KiB) and row (16 KiB) edges, then 1 MiB at a time
+check_all() {
+	"$ECCHECK" same "$CLUSTER" "$tok" "$RMP_TMP/a.bin" >"$RMP_TMP/same.out" \
+		2>&1 || fail_later "read back $1: $(cat "$RMP_TMP/same.out")"
+}
+check_all "with every member live"
+
+# tenant b with a's token: nothing
+for cmd in read write; do
+	if as_b "$RMPOOL" -C "$CLUSTER" $cmd "$tok" </dev/null >/dev/null \
+		2>"$RMP_TMP/b.err"; then
+		fail_later "tenant b could $cmd tenant a's erasure-coded lease"
+	fi
+done
+grep -q "does not open with this token and tenant b's key" "$RMP_TMP/b.err" ||
+	fail_later "tenant b's refusal does not say why: $(cat "$RMP_TMP/b.err")"
+
+# a holder writing a second 4+2 lease across the kills
+tok2=$("$RMPOOL" -C "$CLUSTER" alloc 2M --ec 4+2 --spread rack --ttl 300) ||
+	rmp_fail "alloc of the second 4+2 lease"
+mkfifo "$RMP_TMP/seq.in"
+"$RMPC" seq "$CLUSTER" "$tok2" 5 <"$RMP_TMP/seq.in" >"$RMP_TMP/seq.out" \
+	2>"$RMP_TMP/seq.err" &
+SPID=$!
+exec 7>"$RMP_TMP/seq.in"
+wait_acks 20
+
+d0=$(member_daemon "$tok" 0) p1=$(member_daemon "$tok" 5)
+echo "data member 0 on daemon $d0, parity member 5 on daemon $p1"
+on_daemon "$d0" eval 'kill -KILL $RMP_DPID'
+check_all "with data member 0's daemon killed"
+wait_acks 20
+on_daemon "$p1" eval 'kill -KILL $RMP_DPID'
+check_all "with data member 0's and parity member 5's daemons killed"
+wait_acks 20
+
+# written with two members dead (rows re-encoded, parts by delta), read back
+head -c 300000 /dev/urandom >"$RMP_TMP/b.bin"
+"$RMPOOL" -C "$CLUSTER" write "$tok" --offset 5000 <"$RMP_TMP/b.bin" ||
+	fail_later "write with two members dead"
+dd if="$RMP_TMP/b.bin" of="$RMP_TMP/a.bin" bs=64K seek=5000 oflag=seek_bytes \
+	conv=notrunc status=none || rmp_fail "dd"
+check_all "after a write with two members dead"
+"$RMPOOL" -C "$CLUSTER" info "$tok" | grep "^erasure"
+
+# two spare nodes; both leases repaired onto them, the second while its
+# holder writes: each new member decoded from four live ones
+for i in 7 8; do
+	CL_NODE[$i]=n$i CL_LABELS[$i]="rack=r$i" CL_POOL[$i]=8M
+	cluster_add $i
+	on_daemon $i daemon_spawn
+done
+for i in 7 8; do
+	on_daemon $i daemon_listening
+	cl_wait_state $i registered 30 || rmp_fail "spare daemon $i did not register"
+done
+for t in "$tok" "$tok2"; do
+	t0=${EPOCHREALTIME/./}
+	"$RMPOOL" -C "$CLUSTER" repair "$t" >"$RMP_TMP/repair.out" 2>&1 ||
+		fail_later "repair: $(cat "$RMP_TMP/repair.out")"
+	echo "repair took $(((${EPOCHREALTIME/./} - t0) / 1000)) ms"
+	"$RMPOOL" -C "$CLUSTER" info "$t" | grep "^erasure"
+	expect_eq "members not on the dead daemons, and apart" "$(for m in \
+		0 1 2 3 4 5; do member_daemon "$t" $m; done | grep -v \
+		"^$d0\$" | grep -v "^$p1\$" | sort -u | grep -c .)" 6
+done
+wait_acks 20
+echo stop >&7
+exec 7>&-
+wait "$SPID" || fail_later "the holder failed: $(cat "$RMP_TMP/seq.err")"
+tail -n 1 "$RMP_TMP/seq.out"
+grep '^error' "$RMP_TMP/seq.out" &&
+	fail_later "the holder's writes failed: $(grep -c '^error' "$RMP_TMP/seq.out") $(tail -3 "$RMP_TMP/seq.err")"
+"$RMPOOL" -C "$CLUSTER" info "$tok2" | grep "^erasure\|^member" 
+"$RMPC" seqcheck "$CLUSTER" "$tok2" <"$RMP_TMP/seq.out" \
+	>"$RMP_TMP/check.out" 2>&1 ||
+	fail_later "acknowledged writes lost: $(tail -n 5 "$RMP_TMP/check.out")"
+tail -n 1 "$RMP_TMP/check.out"
+# every member, each read by a handle of its own, as the code says
+for t in "$tok" "$tok2"; do
+	"$ECCHECK" code "$CLUSTER" "$t" \
+		>"$RMP_TMP/eccheck.out" 2>&1 ||
+		fail_later "a member differs from the code: $(cat "$RMP_TMP/eccheck.out")"
+	tr '\n' ' ' <"$RMP_TMP/eccheck.out"
+	echo
+done
+check_all "after the repair"
+
+# A writer SIGKILLed in the middle of a 16 MiB write (after half the time
+# a whole one takes): rows it left torn; `rmpool scrub` with every member
+# live mends them (the parity anew from the data): every member as the
+# code says, every row old or new bytes
+head -c $LEN /dev/urandom >"$RMP_TMP/c.bin"
+t0=${EPOCHREALTIME/./}
+"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/c.bin" || fail_later "write c"
+half=$(((${EPOCHREALTIME/./} - t0) / 2))
+echo "a 16 MiB write took $((half / 500)) ms"
+# torn_write -- a.bin written over c.bin, the writer killed half way
+torn_write() {
+	"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/a.bin" &
+	local w=$!
+	sleep "$(printf '%d.%06d' $((half / 1000000)) $((half % 1000000)))"
+	kill -KILL $w
+	wait $w 2>/dev/null
+	"$ECCHECK" code "$CLUSTER" "$tok" | tail -n 1 | sed 's/^/left: /'
+}
+torn_write
+"$RMPOOL" -C "$CLUSTER" scrub "$tok" >"$RMP_TMP/scrub.out" 2>&1 ||
+	fail_later "scrub: $(cat "$RMP_TMP/scrub.out")"
+"$ECCHECK" code "$CLUSTER" "$tok" >"$RMP_TMP/eccheck.out" 2>&1 ||
+	fail_later "after the scrub: $(cat "$RMP_TMP/eccheck.out")"
+tail -n 1 "$RMP_TMP/eccheck.out" | sed 's/^/after the scrub: /'
+"$ECCHECK" rows "$CLUSTER" "$tok" "$RMP_TMP/c.bin" "$RMP_TMP/a.bin" \
+	>"$RMP_TMP/rows.out" 2>&1 || fail_later "rows: $(cat "$RMP_TMP/rows.out")"
+tail -n 1 "$RMP_TMP/rows.out"
+grep -q " torn 0 wrong 0$" "$RMP_TMP/rows.out" ||
+	fail_later "rows after the scrub: $(cat "$RMP_TMP/rows.out")"
+# torn again, then a data member's daemon killed: a row reads as old or
+# new bytes or fails with -EBADMSG (no k members of one write), never as
+# bytes nobody wrote
+torn_write
+on_daemon "$(member_daemon "$tok" 0)" eval 'kill -KILL $RMP_DPID'
+"$ECCHECK" rows "$CLUSTER" "$tok" "$RMP_TMP/c.bin" "$RMP_TMP/a.bin" \
+	>"$RMP_TMP/rows.out" 2>&1 ||
+	fail_later "a row read as bytes nobody wrote: $(cat "$RMP_TMP/rows.out")"
+tail -n 1 "$RMP_TMP/rows.out" | sed 's/^/data member 0 dead: /'
+
+# three members dead: more than m lost, a clear error
+for m in 1 2; do
+	d=$(member_daemon "$tok" $m)
+	on_daemon "$d" eval 'kill -KILL $RMP_DPID'
+done
+if "$RMPOOL" -C "$CLUSTER" read "$tok" >/dev/null 2>"$RMP_TMP/read3.err"; then
+	fail_later "a read with three of six members dead succeeded"
+fi
+cat "$RMP_TMP/read3.err"
+grep -q "has 3 of its 6 members within reach now, and needs 4" \
+	"$RMP_TMP/read3.err" ||
+	fail_later "the read with three members dead does not say why"
+rmp_done
