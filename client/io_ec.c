@@ -367,13 +367,9 @@ static int write_tagged(struct rmpc_group *g, uint64_t r, uint64_t t,
 	}
 	if (!err) /* fewer than k have it: not done (left pending) */
 		err = enough(g, wrote);
-	for (unsigned i = nt = 0; !err && i < g->n; i++)
-		if (wrote[i] && touched[i]) {
-			tw[nt] = i;
-			tl[nt++] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r),
-				       RMPC_EC_TAG_BYTES, &t);
-		}
-	return err ? err : move(g, tl, tw, nt, true, wrote);
+	for (unsigned i = 0; i < g->n; i++)
+		touched[i] = touched[i] && wrote[i];
+	return err ? err : tag_rows(g, r, 1, touched, t);
 }
 
 /* redo_ours -- the row tags just read (ec->member_tags, usable[]) show
