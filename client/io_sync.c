@@ -132,6 +132,7 @@ struct leg_state {
 	size_t chunk;       /* bytes one WR carries */
 	uint64_t done;      /* bytes moved */
 	uint64_t batch;     /* bytes of the chain in flight */
+	uint64_t bpos;      /* where they are in the bounce buffer */
 	uint64_t last;      /* the posted chain's last wr_id */
 	bool posted;
 };
@@ -199,22 +200,25 @@ struct chain {
 };
 
 /* leg_fill -- add leg g's next batch to ch: as many WRs as ch has room
- * for (and at most a bounce buffer) from byte off + st->done on. Zero
- * copy, each WR's local bytes are contiguous (cut at g's units); through
- * the bounce buffer they are there. */
+ * for from byte off + st->done on. Zero copy, each WR's local bytes are
+ * contiguous (cut at g's units); through the bounce buffer they are
+ * there, from *used on (the legs before it in the chain hold the bytes
+ * before), as much as is left of it. */
 static void leg_fill(const struct rmpc_leg *g, struct leg_state *st,
-		     bool write, struct chain *ch)
+		     bool write, struct chain *ch, uint64_t *used)
 {
 	struct rmp_client *c = st->c;
 	bool direct = !bounced(st);
 	uint64_t left = g->len - st->done, pos, piece;
 	uint32_t lkey = st->mr ? st->mr->lkey :
 			direct ? 0 : c->bounce_mr->lkey;
+	char *bounce = c->bounce + *used;
 
 	if (!direct) {
-		left = RMP_MIN(left, c->bounce_len);
+		left = RMP_MIN(left, c->bounce_len - *used);
+		st->bpos = *used;
 		if (write)
-			bounce_copy(g, st->done, c->bounce, left, false);
+			bounce_copy(g, st->done, bounce, left, false);
 	}
 	for (pos = 0; pos < left && ch->n < RMPC_SYNC_BATCH; pos += piece) {
 		struct ibv_send_wr *wr = &ch->wr[ch->n];
@@ -225,7 +229,7 @@ static void leg_fill(const struct rmpc_leg *g, struct leg_state *st,
 			piece = rmpc_stripe_contig(g->off, g->unit, g->gap,
 						   st->done + pos, piece);
 		sge->addr = (uintptr_t)(direct ? local_at(g, st->done + pos) :
-					c->bounce + pos);
+					bounce + pos);
 		sge->length = (uint32_t)piece;
 		sge->lkey = lkey;
 		memset(wr, 0, sizeof(*wr));
@@ -237,6 +241,8 @@ static void leg_fill(const struct rmpc_leg *g, struct leg_state *st,
 		wr->wr.rdma.rkey = g->l->rkey;
 	}
 	st->batch = pos;
+	if (!direct)
+		*used += pos;
 }
 
 /* ready -- leg i has bytes left and no error. */
@@ -247,7 +253,8 @@ static bool ready(const struct rmpc_leg *legs, const struct leg_state *st,
 }
 
 /* client_busy -- leg i needs its client's bounce buffer, and a leg
- * before i that posted on that client this round holds it. */
+ * before i that posted on that client this round holds it (i did not fit
+ * in that chain: it waits for the next round). */
 static bool client_busy(const struct leg_state *st, unsigned i)
 {
 	if (!bounced(&st[i]))
@@ -260,10 +267,13 @@ static bool client_busy(const struct leg_state *st, unsigned i)
 
 /*
  * post_round -- every leg with bytes left whose client is free this
- * round posts its next batch; how many did. The zero-copy (and inline)
- * legs of one client go in one chain, up to RMPC_SYNC_BATCH WRs: a
- * rail's pieces are in flight at once for one doorbell. A leg through
- * the bounce buffer has a chain of its own, one such a client a round.
+ * round posts its next batch; how many did. The legs of one lease go
+ * in one chain, up to RMPC_SYNC_BATCH WRs: a rail's pieces, or a
+ * member's chunk and tag of an erasure-coded row, are in flight at once
+ * for one doorbell (the legs of a chain share its result: other leases,
+ * even on the same client, get chains of their own). Legs through the
+ * bounce buffer share it, each its own part; one that finds it full
+ * waits for the next round.
  */
 static unsigned post_round(struct rmpc_leg *legs, struct leg_state *st,
 			   unsigned n, bool write)
@@ -275,18 +285,22 @@ static unsigned post_round(struct rmpc_leg *legs, struct leg_state *st,
 	int err;
 
 	for (unsigned i = 0; i < n; i++) {
+		uint64_t used = 0;
+
 		if (!ready(legs, st, i) || st[i].posted || client_busy(st, i))
 			continue;
 		memset(in, 0, n * sizeof(in[0]));
 		ch.n = 0;
-		leg_fill(&legs[i], &st[i], write, &ch);
+		leg_fill(&legs[i], &st[i], write, &ch, &used);
 		in[i] = true;
-		for (unsigned j = i + 1; j < n && !bounced(&st[i]) &&
-		     ch.n < RMPC_SYNC_BATCH; j++) {
-			if (st[j].c != st[i].c || bounced(&st[j]) ||
-			    !ready(legs, st, j))
+		for (unsigned j = i + 1; j < n && ch.n < RMPC_SYNC_BATCH; j++) {
+			if (legs[j].l != legs[i].l || st[j].c != st[i].c ||
+			    st[j].posted ||
+			    !ready(legs, st, j) ||
+			    (bounced(&st[j]) && (used == st[j].c->bounce_len ||
+						 client_busy(st, j))))
 				continue;
-			leg_fill(&legs[j], &st[j], write, &ch);
+			leg_fill(&legs[j], &st[j], write, &ch, &used);
 			in[j] = true;
 		}
 		err = post_chain(st[i].c, ch.wr, ch.n, &last);
@@ -327,8 +341,8 @@ static void wait_round(struct rmpc_leg *legs, struct leg_state *st,
 					 IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ);
 		waited[i] = true;
 		if (!legs[i].err && !g->mr && !write)
-			bounce_copy(&legs[i], g->done, g->c->bounce, g->batch,
-				    true);
+			bounce_copy(&legs[i], g->done, g->c->bounce + g->bpos,
+				    g->batch, true);
 		g->done += g->batch;
 	}
 }

@@ -19,6 +19,7 @@ void (*fake_after_write)(void);
 uint32_t fake_rkey = 0x5a01;
 struct fake_wr fake_wrs[FAKE_WRS_MAX];
 unsigned fake_nwrs;
+unsigned fake_posts;
 bool fake_hold;
 enum ibv_wc_status fake_fail_next;
 int fake_post_error;
@@ -255,6 +256,7 @@ static int fake_post_send(struct ibv_qp *q, struct ibv_send_wr *wr,
 	struct fake_wr *w;
 
 	(void)q;
+	fake_posts++;
 	for (; wr; wr = wr->next, k++) {
 		if (fake_post_error && k == fake_post_fail_at) {
 			int err = fake_post_error;

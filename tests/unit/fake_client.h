@@ -53,6 +53,8 @@ struct fake_wr {
 #define FAKE_WRS_MAX 4096
 extern struct fake_wr fake_wrs[FAKE_WRS_MAX];
 extern unsigned fake_nwrs;
+/* fake_posts -- ibv_post_send calls so far (doorbells). */
+extern unsigned fake_posts;
 /* fake_data_wrs -- data WRs (not control SENDs) posted so far. */
 unsigned fake_data_wrs(void);
 
