@@ -37,6 +37,7 @@ struct rmpc_ec {
 	uint64_t redo_row, redo_tag; /* the row, and its write's tag */
 	bool redo_valid;
 	bool moved;             /* a call's write posted bytes (io_ec.c) */
+	uint64_t decoded;       /* chunks reads decoded: rmp_lease_info */
 };
 
 /* rmpc_ec_new -- the state of a lease of length bytes coded k + m in

@@ -45,21 +45,23 @@ static struct rmpc_leg leg(const struct rmpc_group *g, unsigned i,
 				  .local = local, .unit = g->ec->lo.chunk };
 }
 
-/* move -- legs[0 .. n) of members who[0 .. n) moved; a member whose leg
- * failed is failed (group.h) and ok[] cleared for it. The first caller
- * error, or 0. */
+/* move -- legs[0 .. n) of members who[0 .. n) moved (ok[] true for
+ * each); a member whose leg failed is failed (group.h) once, and ok[]
+ * cleared for it. The first caller error, or 0. */
 static int move(struct rmpc_group *g, struct rmpc_leg *legs,
 		const unsigned *who, unsigned n, bool write, bool *ok)
 {
 	if (!n)
 		return 0;
+	if (n > RMPC_GROUP_PLANS(g->n))
+		return -EINVAL; /* g->plans has no room: a bug here */
 	rmpc_rails_legs(legs, n, write, g->plans);
 	for (unsigned i = 0; i < n; i++) {
 		int err = legs[i].err;
 
 		if (caller_error(err))
 			return err;
-		if (err) {
+		if (err && ok[who[i]]) {
 			rmpc_member_failed(g, who[i], err, rmp_now_ms());
 			ok[who[i]] = false;
 		}
@@ -77,65 +79,52 @@ static unsigned live_count(const struct rmpc_group *g, bool *live)
 	return n;
 }
 
-/* row_tags -- row r's tag on each live member into ec->member_tags;
- * usable[] says whose tag was read. */
-static int row_tags(struct rmpc_group *g, uint64_t r, bool *usable)
+/* tag_leg -- member i's tag of row r, read into ec->member_tags[i]. */
+static struct rmpc_leg tag_leg(struct rmpc_group *g, unsigned i, uint64_t r)
 {
-	struct rmpc_ec *ec = g->ec;
-	struct rmpc_leg legs[RMPC_EC_N_MAX];
-	unsigned who[RMPC_EC_N_MAX], nl = 0;
-
-	live_count(g, usable);
-	for (unsigned i = 0; i < g->n; i++)
-		if (usable[i]) {
-			who[nl] = i;
-			legs[nl++] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r),
-					 RMPC_EC_TAG_BYTES,
-					 &ec->member_tags[i]);
-		}
-	return move(g, legs, who, nl, false, usable);
+	return leg(g, i, rmpc_ec_tag_off(&g->ec->lo, r), RMPC_EC_TAG_BYTES,
+		   &g->ec->member_tags[i]);
 }
 
 /*
  * decode_chunk -- chunk d (0 .. k + m) of row r into out (chunk bytes),
- * from k members of one write. -EBADMSG when no k agree (a torn row),
- * -EIO when fewer than k answer.
+ * from k members of one write. Every live member's tag and chunk of the
+ * row are read in one round (one chain a member, the tag first), and k
+ * that share a finished tag are the sources. -EBADMSG when no k agree
+ * (a torn row), -EIO when fewer than k answer.
  */
 static int decode_chunk(struct rmpc_group *g, uint64_t r, unsigned d,
 			uint8_t *out)
 {
 	struct rmpc_ec *ec = g->ec;
 	uint64_t c = ec->lo.chunk;
-	unsigned k = ec->lo.k;
+	unsigned k = ec->lo.k, have[RMPC_EC_K_MAX], who[2 * RMPC_EC_N_MAX];
+	struct rmpc_leg legs[2 * RMPC_EC_N_MAX];
+	bool usable[RMPC_EC_N_MAX];
+	uint8_t *src[RMPC_EC_K_MAX];
+	unsigned nl = 0;
+	int err, n;
 
-	for (unsigned tries = 0; tries < g->n; tries++) {
-		struct rmpc_leg legs[RMPC_EC_K_MAX];
-		bool usable[RMPC_EC_N_MAX];
-		unsigned have[RMPC_EC_K_MAX];
-		uint8_t *src[RMPC_EC_K_MAX];
-		int err = row_tags(g, r, usable), n;
-		bool ok[RMPC_EC_N_MAX];
-
-		if (err)
-			return err;
-		n = rmpc_ec_pick(k, g->n, usable, ec->member_tags, have);
-		if (n < 0)
-			return n;
-		for (unsigned i = 0; i < k; i++) {
-			src[i] = ec->old + i * c;
-			legs[i] = leg(g, have[i], r * c, c, src[i]);
-			ok[have[i]] = true;
-		}
-		err = move(g, legs, have, k, false, ok);
-		if (err)
-			return err;
-		for (unsigned i = 0; i < k && n > 0; i++)
-			n = ok[have[i]] ? n : -1;
-		if (n < 0)
-			continue; /* a source failed: pick again */
-		return rmpc_ec_decode(ec->code, c, have, src, 1, &d, &out);
+	live_count(g, usable);
+	for (unsigned i = 0; i < g->n; i++) {
+		if (!usable[i])
+			continue;
+		who[nl] = i;
+		legs[nl++] = tag_leg(g, i, r);
+		who[nl] = i;
+		legs[nl++] = leg(g, i, r * c, c, ec->old + i * c);
 	}
-	return -EIO;
+	err = move(g, legs, who, nl, false, usable);
+	if (err)
+		return err;
+	n = rmpc_ec_pick(k, g->n, usable, ec->member_tags, have);
+	if (n < 0)
+		return n;
+	for (unsigned i = 0; i < k; i++)
+		src[i] = ec->old + have[i] * c;
+	err = rmpc_ec_decode(ec->code, c, have, src, 1, &d, &out);
+	ec->decoded += !err;
+	return err;
 }
 
 /* decode_part -- the bytes of striped part p (data member p->stripe)
@@ -305,25 +294,17 @@ static int write_full_rows(struct rmpc_group *g, uint64_t r0,
 	return err;
 }
 
-/* row_agrees -- every live member of row r holds the same last write
- * (its parity matches its data: a delta keeps that so). */
-static bool row_agrees(struct rmpc_group *g, uint64_t r)
+/* tags_agree -- the tags just read (ec->member_tags, read[]) show every
+ * member holding the same finished write (its parity matches its data:
+ * a delta keeps that so). */
+static bool tags_agree(const struct rmpc_group *g, const bool *read)
 {
-	bool usable[RMPC_EC_N_MAX];
-	uint64_t t = 0;
-	bool first = true;
+	uint64_t t = g->ec->member_tags[0];
 
-	if (row_tags(g, r, usable))
-		return false;
-	for (unsigned i = 0; i < g->n; i++) {
-		if (!usable[i])
-			return false; /* unknown: rewrite the row */
-		if ((!first && g->ec->member_tags[i] != t) ||
-		    (g->ec->member_tags[i] & RMPC_EC_TAG_PENDING))
-			return false; /* two writes, or one unfinished */
-		t = g->ec->member_tags[i];
-		first = false;
-	}
+	for (unsigned i = 0; i < g->n; i++)
+		if (!read[i] || g->ec->member_tags[i] != t ||
+		    (t & RMPC_EC_TAG_PENDING))
+			return false; /* unknown, two writes, or unfinished */
 	return true;
 }
 
@@ -413,9 +394,11 @@ static unsigned delta_legs(struct rmpc_group *g, uint64_t r,
 
 /*
  * write_delta -- part p of row r (pieces pc[0 .. np)) by the delta of
- * its bytes: the old bytes of the pieces and the row's parity read, the
- * parity updated by old XOR new, the pieces and the parity written.
- * Every member it needs is live and the row agrees (the caller saw).
+ * its bytes: every member's tag of the row, the old bytes of the pieces
+ * and the row's parity read in one round; when the members agree on the
+ * row's last write, the parity updated by old XOR new, the pieces and
+ * the parity written. Every member is live (the caller saw). -EAGAIN:
+ * they do not agree, or one went: the row is to be written anew.
  */
 static int write_delta(struct rmpc_group *g, uint64_t r,
 		       const struct rmpc_ec_piece *pc, unsigned np,
@@ -423,8 +406,8 @@ static int write_delta(struct rmpc_group *g, uint64_t r,
 {
 	struct rmpc_ec *ec = g->ec;
 	uint64_t c = ec->lo.chunk;
-	unsigned m = ec->lo.m, nl, who[RMPC_EC_N_MAX];
-	struct rmpc_leg legs[RMPC_EC_N_MAX];
+	unsigned m = ec->lo.m, nl = 0, who[2 * RMPC_EC_N_MAX];
+	struct rmpc_leg legs[2 * RMPC_EC_N_MAX];
 	uint8_t *par[RMPC_EC_M_MAX];
 	bool ok[RMPC_EC_N_MAX];
 	int err;
@@ -432,13 +415,16 @@ static int write_delta(struct rmpc_group *g, uint64_t r,
 	memcpy(ok, wrote, sizeof(ok));
 	for (unsigned j = 0; j < m; j++)
 		par[j] = ec->parity + j * c;
-	nl = delta_legs(g, r, pc, np, NULL, par, legs, who);
+	for (unsigned i = 0; i < g->n; i++) {
+		who[nl] = i;
+		legs[nl++] = tag_leg(g, i, r);
+	}
+	nl += delta_legs(g, r, pc, np, NULL, par, legs + nl, who + nl);
 	err = move(g, legs, who, nl, false, ok);
-	for (unsigned i = 0; !err && i < nl; i++)
-		if (!ok[who[i]])
-			return -EAGAIN; /* a member went: the row anew */
 	if (err)
 		return err;
+	if (!tags_agree(g, ok))
+		return -EAGAIN;
 	for (unsigned i = 0; i < np; i++) {
 		uint8_t *old = ec->old + pc[i].chunk * c + pc[i].off;
 		uint8_t *at[RMPC_EC_M_MAX];
@@ -549,7 +535,7 @@ static int write_part(struct rmpc_group *g, const struct rmpc_ec_row_part *p,
 	 * which the handle keeps until the write is done (ec->redo) */
 	for (unsigned j = 0; j < g->n; j++)
 		delta = delta && wrote[j];
-	if (delta && row_agrees(g, p->row)) {
+	if (delta) {
 		err = write_delta(g, p->row, pc, np, src, wrote);
 		if (err != -EAGAIN)
 			return err;

@@ -105,6 +105,7 @@ static void group_info(const struct rmpc_group *g, struct rmp_lease_info *i)
 		i->ec_parity = g->ec->lo.m;
 		i->ec_chunk = g->ec->lo.chunk;
 		i->ec_live = live;
+		i->ec_decoded = g->ec->decoded;
 		i->replicas_live = live >= g->ec->lo.k;
 	}
 	if (!i->replicas_live)

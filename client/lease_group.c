@@ -66,7 +66,7 @@ static int make_group(struct rmp_lease *const *m, unsigned stripes,
 	l = calloc(1, sizeof(*l));
 	g = calloc(1, sizeof(*g));
 	if (g) {
-		g->plans = calloc(n, sizeof(*g->plans));
+		g->plans = calloc(RMPC_GROUP_PLANS(n), sizeof(*g->plans));
 		g->at = calloc(n, sizeof(*g->at));
 	}
 	if (!l || !g || !g->plans || !g->at) {

@@ -491,10 +491,10 @@ struct rmp_lease_info {
 			       * striped lease: the fewest of a stripe) */
 	unsigned stripes;     /* 1, or a striped lease's stripes */
 	/* Since 0.8, of an erasure-coded lease (else 0): k, m, the chunk, its
-	 * members live (they count as stripes of one replica; replicas_live:
-	 * 1 while k are live) */
+	 * members live (stripes of one replica; replicas_live 1 while k are
+	 * live), chunks this handle's reads decoded (a member away) */
 	unsigned ec_data, ec_parity, ec_live;
-	uint64_t ec_chunk;
+	uint64_t ec_chunk, ec_decoded;
 };
 
 /*

@@ -678,7 +678,7 @@ static PyObject *lease_get_info(PyObject *o, void *unused)
 {
 	RmpLease *self = (RmpLease *)o;
 	struct rmp_lease_info in = { .size = sizeof(in) };
-	unsigned long long v[15];
+	unsigned long long v[16];
 	PyObject *r;
 	int rc, i;
 
@@ -702,10 +702,11 @@ static PyObject *lease_get_info(PyObject *o, void *unused)
 	v[12] = in.ec_parity;
 	v[13] = in.ec_chunk;
 	v[14] = in.ec_live;
+	v[15] = in.ec_decoded;
 	r = PyStructSequence_New((PyTypeObject *)rmp_py_info_type);
 	if (!r)
 		return NULL;
-	for (i = 0; i < 15; i++) {
+	for (i = 0; i < 16; i++) {
 		PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
 
 		if (!x) {
@@ -880,8 +881,7 @@ static PyGetSetDef lease_getset[] = {
 	{ "info", lease_get_info, NULL,
 	  "LeaseInfo (no server round trip): id, length, remote_addr, rkey, "
 	  "access, flags, ttl_ms, holders, replicas, replicas_live, stripes, "
-	  "ec_data, ec_parity, ec_chunk, ec_live.",
-	  NULL },
+	  "ec_data, ec_parity, ec_chunk, ec_live, ec_decoded.", NULL },
 	{ "length", lease_get_length, NULL, "Usable bytes of the lease.", NULL },
 	{ "closed", lease_get_closed, NULL, "True once freed or closed.", NULL },
 	{ "replica_tokens", lease_get_replica_tokens, NULL,
@@ -955,12 +955,13 @@ static PyStructSequence_Field info_fields[] = {
 	{ "ec_parity", "its m parity members" },
 	{ "ec_chunk", "its chunk, in bytes" },
 	{ "ec_live", "its members not lost" },
+	{ "ec_decoded", "chunks this handle's reads decoded" },
 	{ 0 }
 };
 
 static PyStructSequence_Desc info_desc = {
 	"rmpool.LeaseInfo", "What Lease.info tells of a lease.", info_fields,
-	15
+	16
 };
 
 int rmp_py_lease_init(PyObject *m)

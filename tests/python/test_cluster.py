@@ -155,6 +155,7 @@ def test_erasure_coded(cl):
         lease.write(b"x" * 100, 8000)  # a part of a row, across chunks
         data = data[:8000] + b"x" * 100 + data[8100:]
         assert lease.read() == data
+        assert lease.info.ec_decoded == 0  # every member live: none
         assert cli("read", lease.token) == data
         with pytest.raises(rmpool.NotSupported):
             lease.faa(0, 1)  # no atomics on an erasure-coded lease

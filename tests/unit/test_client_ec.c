@@ -174,6 +174,7 @@ static void test_bytes(void)
 {
 	struct rmp_client *c = fake_client_new();
 	struct rmp_lease *l = ec_lease(c);
+	unsigned wrs, posts;
 
 	pattern(src, LENGTH, 3);
 	CHECK_EQ(write_cuts(l, wcuts), 0);
@@ -183,6 +184,17 @@ static void test_bytes(void)
 	/* written again in other cuts: the partial rows' parity by delta */
 	pattern(src, LENGTH, 4);
 	CHECK_EQ(write_cuts(l, rcuts), 0);
+	CHECK(layout_ok(src));
+	/* 100 B inside a chunk, by delta: every member's tag with the old
+	 * bytes and the parity in one round (a chain a member: 6 doorbells,
+	 * 9 READs), the tags pending or put (6), the piece and the parity
+	 * (3), the tags finished (3): 18 doorbells, 21 WRs */
+	wrs = fake_data_wrs();
+	posts = fake_posts;
+	src[CHUNK + 7] ^= 0x5a;
+	CHECK_EQ(rmp_write(l, CHUNK, src + CHUNK, 100), 0);
+	CHECK_EQ(fake_posts - posts, 18);
+	CHECK_EQ(fake_data_wrs() - wrs, 21);
 	CHECK(layout_ok(src));
 	CHECK_EQ(rmp_read(l, LENGTH, dst, 0), 0);
 	CHECK_EQ(rmp_read(l, LENGTH - 1, dst, 2), -ERANGE);
@@ -196,9 +208,27 @@ static void test_degraded(void)
 	struct rmp_client *c = fake_client_new();
 	struct rmp_lease *l = ec_lease(c);
 
+	struct rmp_lease_info in = { .size = sizeof(in) };
+	unsigned wrs, posts;
+
 	pattern(src, LENGTH, 5);
 	CHECK_EQ(write_cuts(l, wcuts), 0);
 	rmpc_member_lost(l->group, 1); /* a data member */
+	/* ec_decoded counts the chunks reads decoded: one for a chunk of
+	 * member 1, none for member 0's */
+	CHECK_EQ(rmp_read(l, 0, dst, CHUNK), 0);
+	CHECK_EQ(rmp_lease_info(l, &in), 0);
+	CHECK_EQ(in.ec_decoded, 0);
+	/* ... in one round: a chain to each live member, its tag of the
+	 * row and then its chunk (one doorbell each) */
+	wrs = fake_data_wrs();
+	posts = fake_posts;
+	CHECK_EQ(rmp_read(l, CHUNK, dst, CHUNK), 0);
+	CHECK_EQ(fake_data_wrs() - wrs, 2 * (N - 1));
+	CHECK_EQ(fake_posts - posts, N - 1);
+	CHECK(!memcmp(dst, src + CHUNK, CHUNK));
+	CHECK_EQ(rmp_lease_info(l, &in), 0);
+	CHECK_EQ(in.ec_decoded, 1);
 	CHECK_EQ(read_cuts(l, rcuts), 0);
 	CHECK(!memcmp(dst, src, LENGTH));
 	rmpc_member_lost(l->group, 5); /* and a parity member */

@@ -61,6 +61,7 @@ class LeaseInfo(tuple[int, ...]):
     ec_parity: int
     ec_chunk: int
     ec_live: int
+    ec_decoded: int
 
 class MemberInfo(TypedDict):
     stripe: int
