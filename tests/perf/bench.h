@@ -54,6 +54,11 @@ struct bench {
 				 * registered with each further replica's
 				 * connection too (zero copy to each) */
 	unsigned replica_nb;
+	struct rmp_client *member_c[BENCH_MEMBERS_MAX]; /* -C: each
+				 * member's node, in the lease's order */
+	unsigned member_nc;
+	uint64_t leased;        /* -C: the tenant's bytes on those nodes
+				 * with the lease (rmp_stat) */
 	char *mem;
 	size_t mem_len;
 	uint64_t lease_len;

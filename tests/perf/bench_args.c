@@ -23,7 +23,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N] [--stripes N]\n"
-		"       [--prefer LABEL=VALUE]} "
+		"       [--ec K+M] [--lose I] [--prefer LABEL=VALUE]} "
 		"[--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
 		"[--rails N] [--rail-stripe N] [--json] [--progress] MODE\n"
@@ -39,6 +39,12 @@ static void usage(FILE *f)
 		"                (synchronous reads and writes only)\n"
 		"  --stripes N   with -C: 1 (default), 2..4 a striped lease, cut\n"
 		"                in 1 MiB units (synchronous reads and writes only)\n"
+		"  --ec K+M      with -C: an erasure-coded lease, K data and M\n"
+		"                parity members, 4 KiB chunks (synchronous reads\n"
+		"                and writes only)\n"
+		"  --lose I      with -C, a lease of 2 members or more: member I\n"
+		"                freed on its node before the run (-lost in the\n"
+		"                line): the degraded lease is timed\n"
 		"  --rail-stripe N  a call of at least 2N bytes is cut in N-byte\n"
 		"                pieces over a node's rails (rmp_client_opts;\n"
 		"                with N >= SIZE a call takes one rail)\n"
@@ -67,7 +73,9 @@ static void usage(FILE *f)
 		"Prints a line per size: rmpool MODE size=.. iters=.. then min= "
 		"median= p99= p99.9= avg= us sleeps= [etcd_reads=] (latency; "
 		"sleeps per operation; with -C, etcd's reads of the membership "
-		"while timing) or MB/s= MiB/s= Gb/s= ops/s= (bw).\n",
+		"while timing) or MB/s= MiB/s= Gb/s= ops/s= (bw). With -C and\n"
+		"no --lose, a last line: rmpool pinned-KIND size=LEASE bytes=..\n"
+		"per_byte=.. (what the nodes held for the lease, by rmp_stat).\n",
 		RMP_DEFAULT_PORT);
 }
 
@@ -105,6 +113,21 @@ static void parse_sizes(struct bench *bp, const char *arg)
 	}
 	if (!bp->nsizes)
 		usage_error("--size: no size given");
+}
+
+/* parse_ec -- "K+M": the code of an erasure-coded lease (the library
+ * checks the bounds, k 2..12 and m 1..4, when it places the lease). */
+static void parse_ec(struct bench *bp, const char *arg)
+{
+	unsigned k, m;
+	int n = 0;
+
+	if (sscanf(arg, "%u+%u%n", &k, &m, &n) != 2 || arg[n] || !k || !m ||
+	    k + m > BENCH_EC_N_MAX)
+		usage_error("--ec: K+M, such as 4+2 (k + m at most %u)",
+			    BENCH_EC_N_MAX);
+	bp->cluster.ec_k = k;
+	bp->cluster.ec_m = m;
 }
 
 /* parse_num -- a decimal count with an optional K/M/G suffix (x1024). */
@@ -153,24 +176,36 @@ static void check_cluster(struct bench *bp, bool have_server)
 {
 	if (!bp->cluster.url) {
 		if (bp->cluster.replicas || bp->cluster.stripes ||
-		    bp->cluster.prefer)
-			usage_error("--replicas, --stripes and --prefer are "
-				    "for a cluster (-C URL)");
+		    bp->cluster.prefer || bp->cluster.ec_k ||
+		    bp->cluster.lose >= 0)
+			usage_error("--replicas, --stripes, --ec, --lose and "
+				    "--prefer are for a cluster (-C URL)");
 		if (!have_server)
 			usage_error("-s HOST[:PORT] or -C URL is required");
 		return;
 	}
 	if (have_server)
 		usage_error("-s or -C, not both: -C places the leases");
+	if (bp->cluster.ec_k && (bp->cluster.replicas || bp->cluster.stripes))
+		usage_error("--ec: no --replicas or --stripes (the code "
+			    "places its members)");
 	if (!bp->cluster.replicas)
 		bp->cluster.replicas = 1;
 	if (!bp->cluster.stripes)
 		bp->cluster.stripes = 1;
+	if (bp->cluster.lose >= 0 &&
+	    (unsigned)bp->cluster.lose >= bench_cluster_members(&bp->cluster))
+		usage_error("--lose %d: the lease has %u members (0..%u)",
+			    bp->cluster.lose,
+			    bench_cluster_members(&bp->cluster),
+			    bench_cluster_members(&bp->cluster) - 1);
+	if (bp->cluster.lose >= 0 && bp->mode == ALLOC_LAT)
+		usage_error("--lose: a data mode (alloc-lat times new leases)");
 	if (bp->mode == ATTACH_LAT)
 		usage_error("attach-lat is for one server (-s)");
 	if (bp->threads > 1)
 		usage_error("--threads is for one server (-s)");
-	if (bp->cluster.replicas == 1 && bp->cluster.stripes == 1)
+	if (bench_cluster_members(&bp->cluster) == 1)
 		return;
 	if (bp->busy_poll)
 		usage_error("--busy-poll: a mirrored or striped lease takes "
@@ -257,6 +292,8 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		{ "replicas", required_argument, NULL, 'R' },
 		{ "stripes", required_argument, NULL, 'K' },
 		{ "prefer", required_argument, NULL, 'L' },
+		{ "ec", required_argument, NULL, 'E' },
+		{ "lose", required_argument, NULL, 'X' },
 		{ "rail-stripe", required_argument, NULL, 'Z' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "iters", required_argument, NULL, 'n' },
@@ -279,6 +316,7 @@ void parse_args(struct bench *bp, int argc, char **argv)
 	bp->depth = 16;
 	bp->warmup = 100;
 	bp->spin_max_us = -1;
+	bp->cluster.lose = -1;
 	while ((o = getopt_long(argc, argv, "s:C:h", longopts, NULL)) != -1) {
 		switch (o) {
 		case 's':
@@ -298,6 +336,13 @@ void parse_args(struct bench *bp, int argc, char **argv)
 			break;
 		case 'L':
 			bp->cluster.prefer = optarg;
+			break;
+		case 'E':
+			parse_ec(bp, optarg);
+			break;
+		case 'X':
+			bp->cluster.lose = (int)parse_num("--lose", optarg, 0,
+							  BENCH_EC_N_MAX - 1);
 			break;
 		case 'Z':
 			bp->rail_stripe = (size_t)parse_num("--rail-stripe",

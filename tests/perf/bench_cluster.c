@@ -51,11 +51,12 @@ void bench_cluster_alloc(struct bench_cluster *bc, uint64_t length,
 	ao.replicas = bc->replicas;
 	ao.stripes = bc->stripes;
 	ao.prefer = bc->prefer;
-	if (bc->replicas > 1 || bc->stripes > 1) {
+	ao.ec_data = bc->ec_k;
+	ao.ec_parity = bc->ec_m;
+	if (bench_cluster_members(bc) > 1) {
 		/* a mirrored or striped lease is neither ephemeral nor
-		 * auto-renewed
-		 * (its record in etcd would not follow): an hour, freed at
-		 * the end */
+		 * auto-renewed (its record in etcd would not follow): an
+		 * hour, freed at the end */
 		ao.flags = 0;
 		ao.ttl_s = 3600;
 	}
@@ -84,13 +85,63 @@ unsigned bench_cluster_clients(struct bench_cluster *bc, struct rmp_lease *l,
 	return n;
 }
 
+unsigned bench_cluster_members(const struct bench_cluster *bc)
+{
+	return bc->ec_k ? bc->ec_k + bc->ec_m : bc->replicas * bc->stripes;
+}
+
+uint64_t bench_cluster_leased(struct bench_cluster *bc,
+			      struct rmp_client *const *cs, unsigned n)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rmp_pool_stat st = { .size = sizeof(st) };
+		bool seen = false;
+		int err;
+
+		for (unsigned j = 0; j < i; j++)
+			seen |= cs[j] == cs[i];
+		if (seen)
+			continue; /* a node holding two members: once */
+		err = rmp_stat(cs[i], &st);
+		if (err)
+			cluster_fail(bc, "rmp_stat", err);
+		sum += st.client_bytes;
+	}
+	return sum;
+}
+
+void bench_cluster_lose(struct bench_cluster *bc, struct rmp_lease *l,
+			unsigned i)
+{
+	char token[RMP_TOKEN_MAXLEN];
+	struct rmp_client *c;
+	int err;
+
+	err = rmp_lease_replica_token(l, i, token, sizeof(token));
+	if (err < 0)
+		cluster_fail(bc, "--lose: rmp_lease_replica_token", err);
+	c = rmp_cluster_client(bc->cl, token);
+	if (!c)
+		cluster_fail(bc, "--lose: rmp_cluster_client", -ENOTCONN);
+	err = rmp_lease_free_token(c, token);
+	if (err)
+		cluster_fail(bc, "--lose: rmp_lease_free_token", err);
+}
+
 void bench_cluster_suffix(const struct bench_cluster *bc, char *buf,
 			  size_t len)
 {
-	if (bc->stripes > 1)
-		snprintf(buf, len, "-r%u-s%u", bc->replicas, bc->stripes);
+	const char *lost = bc->lose >= 0 ? "-lost" : "";
+
+	if (bc->ec_k)
+		snprintf(buf, len, "-ec%u+%u%s", bc->ec_k, bc->ec_m, lost);
+	else if (bc->stripes > 1)
+		snprintf(buf, len, "-r%u-s%u%s", bc->replicas, bc->stripes,
+			 lost);
 	else
-		snprintf(buf, len, "-r%u", bc->replicas);
+		snprintf(buf, len, "-r%u%s", bc->replicas, lost);
 }
 
 /* first_endpoint -- host and port of the first endpoint of url, when it

@@ -9,7 +9,8 @@
 
 #define BENCH_REPLICAS_MAX 3u
 #define BENCH_STRIPES_MAX 4u
-#define BENCH_MEMBERS_MAX (BENCH_REPLICAS_MAX * BENCH_STRIPES_MAX)
+#define BENCH_EC_N_MAX 16u /* k + m of an erasure-coded lease: 12 + 4 */
+#define BENCH_MEMBERS_MAX BENCH_EC_N_MAX /* >= replicas x stripes, 12 */
 
 /*
  * What rmp_cluster_alloc is asked for. A lease kind the library gains
@@ -22,6 +23,9 @@ struct bench_cluster {
 	unsigned replicas;   /* --replicas: 1, or 2..3 (a mirrored lease) */
 	unsigned stripes;    /* --stripes: 1, or 2..4 (a striped lease) */
 	const char *prefer;  /* --prefer LABEL=VALUE: those nodes first */
+	unsigned ec_k, ec_m; /* --ec K+M: an erasure-coded lease (else 0) */
+	int lose;            /* --lose I: member I freed on its node before
+			      * the run (a degraded lease); -1: none */
 	struct rmp_cluster *cl;
 };
 
@@ -41,8 +45,25 @@ void bench_cluster_alloc(struct bench_cluster *bc, uint64_t length,
 unsigned bench_cluster_clients(struct bench_cluster *bc, struct rmp_lease *l,
 			       struct rmp_client **out, unsigned max);
 
+/* bench_cluster_members -- how many members a lease placed as bc says
+ * has (replicas x stripes, or k + m). */
+unsigned bench_cluster_members(const struct bench_cluster *bc);
+
+/* bench_cluster_leased -- the bytes this tenant holds on the nodes of
+ * the n connections cs (rmp_stat's client_bytes, each node once); an
+ * error exits 1. */
+uint64_t bench_cluster_leased(struct bench_cluster *bc,
+			      struct rmp_client *const *cs, unsigned n);
+
+/* bench_cluster_lose -- free member i of l on its node, through its own
+ * token (as if the node had lost it): the lease's next call there finds
+ * it gone. An error exits 1. */
+void bench_cluster_lose(struct bench_cluster *bc, struct rmp_lease *l,
+			unsigned i);
+
 /* bench_cluster_suffix -- what a result's name gets: "-r2" (replicas),
- * "-s2" (stripes) after it when striped. */
+ * "-s2" (stripes) after it when striped, "-ec4+2" for an erasure-coded
+ * lease; "-lost" when a member was lost (--lose). */
 void bench_cluster_suffix(const struct bench_cluster *bc, char *buf,
 			  size_t len);
 

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2154,SC2034 # compare's globals (build, work, addr, ...)
 # compare-cluster.sh -- the cluster cases of tests/perf/compare (sourced by
-# it, after its helpers): an etcd of its own and two more rmpoold
-# registered in it (nodes bench-n1 and bench-n2, 32 MiB pools, the same
+# it, after its helpers): an etcd of its own and six more rmpoold
+# registered in it (nodes bench-n1 .. bench-n6, 32 MiB pools, the same
 # tenant), started once per run; each round then runs
 #
 #   rmpool-bench -C URL --prefer bench=n1         vs alloc-lat -s on
@@ -12,12 +12,21 @@
 #   rmpool-bench -C URL --stripes 2 read-lat      vs --stripes 1 (one
 #                --size 16M (sync)                node; RMP_BENCH_BIG_ITERS,
 #                                                 default 20)
+#   rmpool-bench -C URL --ec 4+2 read-lat         vs --replicas 3 (the same
+#                --size 4K,64K; write-lat         two losses survived);
+#                --size 4K; and 1M of each        the pinned line of each
+#                (RMP_BENCH_BIG_ITERS)            gives bytes held per
+#                                                 lease byte
+#   rmpool-bench -C URL --ec 4+2 --lose 0         vs the healthy EC read
+#                read-lat --size 4K               (member 0 freed on its
+#                                                 node: every read of its
+#                                                 chunks decoded from 4)
 #
 # like with like: both sides on these nodes (compare's own server is
 # warmer and has no [cluster]; under TCG its ALLOC+FREE was 3x faster
 # than the same on a node of the cluster with etcd running beside), and
 # the cluster's ALLOCs on bench-n1 too (label bench=n1 preferred): left
-# to place them, it alternates the two nodes, and each daemon, idle in
+# to place them, it alternates the nodes, and each daemon, idle in
 # between, took twice as long per ALLOC as one that gets them back to
 # back (300 vs 150 us in the daemon's own metrics, Soft-RoCE VM); that
 # was most of the 3.8x this row once showed, none of it the library's.
@@ -28,7 +37,13 @@
 # most 0.6x the time of one node's: both nodes move it at once; with a
 # second device, the daemons listen on both and a mirrored 1 MiB READ and
 # WRITE cut over each node's two rails take at most 0.6x the time of the
-# same on one rail). Every cluster line of rmpool-bench
+# same on one rail). The erasure-coded lease against the 3-replica
+# mirror: half the bytes pinned; a 4 KiB READ (one chunk, one member)
+# within 1.1x; 64 KiB within 1.2x; a 1 MiB WRITE within 1.25x (its
+# bandwidth at least 0.8x); a 4 KiB WRITE (a part of a row: its parity
+# updated by delta) printed; a 4 KiB READ with a data member lost within
+# 2x the healthy one; and ISA-L's encode on one core beside memcpy
+# (tests/perf/bench_ec, when built). Every cluster line of rmpool-bench
 # carries etcd_reads=, etcd's count of membership reads while it timed.
 #
 # Globals it sets: cl_on (1: the cases run), cl_url, cl_pids, cl_ports.
@@ -40,6 +55,7 @@ cl_ports=()
 cl_cpu0=0
 cl_t0=0
 cl_etcd_pid=
+cl_n=6 # nodes: 4 + 2 members of an erasure-coded lease, each apart
 
 # cl_wanted -- whether the cluster cases run; says why not when not.
 cl_wanted() {
@@ -90,15 +106,14 @@ cl_etcd_start() {
 	die "etcd did not start"
 }
 
-# cl_daemon_start I PORT -- rmpoold I (node bench-nI) on PORT or the next
-# free one, registered in etcd.
-cl_daemon_start() {
-	local i=$1 port=$2 conf=$work/rmpoold-n$1.conf log=$work/rmpoold-n$1.log
+# cl_daemon_spawn I PORT -- rmpoold I (node bench-nI) started on PORT or
+# the next free one (cl_ports[I]), not waited for.
+cl_daemon_spawn() {
+	local i=$1 port=$2 conf=$work/rmpoold-n$1.conf
 	local listen=$addr
 	[ "$with_rails" = 0 ] || listen="$addr, $addr2"
-	for _ in 1 2 3 4 5; do
-		while tcp_port_used "$port"; do port=$((port + 1)); done
-		cat >"$conf" <<CONF
+	while tcp_port_used "$port"; do port=$((port + 1)); done
+	cat >"$conf" <<CONF
 [server]
 listen = $listen
 port = $port
@@ -115,42 +130,53 @@ etcd = $cl_url
 node = bench-n$i
 labels = bench=n$i
 CONF
-		"$rmpoold" -c "$conf" >"$log" 2>&1 &
-		cl_pids[i]=$!
+	"$rmpoold" -c "$conf" >"$work/rmpoold-n$i.log" 2>&1 &
+	cl_pids[i]=$!
+	cl_ports[i]=$port
+}
+
+# cl_daemon_wait I -- rmpoold I listens (30 s at most); one whose port
+# was taken meanwhile starts again on a higher one (5 tries).
+cl_daemon_wait() {
+	local i=$1 log=$work/rmpoold-n$1.log try
+	for try in 1 2 3 4 5; do
 		for _ in $(seq 1 300); do
-			if grep -q "listening on" "$log"; then
-				cl_ports[i]=$port
-				return 0
-			fi
+			grep -q "listening on" "$log" && return 0
 			kill -0 "${cl_pids[i]}" 2>/dev/null || break
 			sleep 0.1
 		done
 		wait "${cl_pids[i]}" 2>/dev/null
 		grep -qi "in use" "$log" || break
-		port=$((port + 1))
+		cl_daemon_spawn "$i" $((cl_ports[i] + 100 * try))
 	done
 	show_log "$log"
 	die "rmpoold bench-n$i did not start"
 }
 
-# cl_start -- etcd and the two daemons; returns when both are listed
-# (60 s at most).
+# cl_start -- etcd and the cluster's daemons, started at once (each maps
+# and registers its pool meanwhile); returns when all are listed (60 s
+# at most).
 cl_start() {
-	local n deadline
+	local i n deadline port=$((dport + 1))
 	cl_etcd_start
-	cl_daemon_start 1 $((dport + 1))
-	cl_daemon_start 2 $((dport + 2))
+	for ((i = 1; i <= cl_n; i++)); do
+		cl_daemon_spawn "$i" "$port"
+		port=$((cl_ports[i] + 1))
+	done
+	for ((i = 1; i <= cl_n; i++)); do
+		cl_daemon_wait "$i"
+	done
 	deadline=$((SECONDS + 60))
 	while [ "$SECONDS" -lt "$deadline" ]; do
-		n=$(cl_nodes) && [ "$n" -eq 2 ] && break
+		n=$(cl_nodes) && [ "$n" -eq "$cl_n" ] && break
 		sleep 0.2
 	done
-	[ "${n:-0}" -eq 2 ] || die "the cluster's daemons did not register" \
-		"(${n:-0} of 2 listed)"
+	[ "${n:-0}" -eq "$cl_n" ] || die "the cluster's daemons did not" \
+		"register (${n:-0} of $cl_n listed)"
 	cl_on=1
 	cl_cpu0=$(cl_cpu) cl_t0=$(date +%s.%N)
-	echo "cluster: etcd at $cl_url, nodes bench-n1 and bench-n2 (32 MiB" \
-		"pools) on $addr"
+	echo "cluster: etcd at $cl_url, nodes bench-n1 .. bench-n$cl_n (32" \
+		"MiB pools) on $addr"
 }
 
 # cl_cpu -- CPU clock ticks etcd and the cluster's daemons have used.
@@ -171,8 +197,10 @@ cl_stop() {
 	awk -v c="$(($(cl_cpu) - cl_cpu0))" -v hz="$(getconf CLK_TCK)" \
 		-v t0="$cl_t0" -v t1="$(date +%s.%N)" 'BEGIN { printf \
 		"0\tcluster\tcpu-beside\tpercent\t%.2f\n", 100 * c / hz / (t1 - t0) }' >>"$data"
-	for i in 1 2; do kill -TERM "${cl_pids[i]}" 2>/dev/null; done
-	for i in 1 2; do
+	for ((i = 1; i <= cl_n; i++)); do
+		kill -TERM "${cl_pids[i]}" 2>/dev/null
+	done
+	for ((i = 1; i <= cl_n; i++)); do
 		rc=0
 		wait "${cl_pids[i]}" || rc=$?
 		if [ "$rc" -ne 0 ]; then
@@ -195,6 +223,7 @@ cl_rows() {
 	row "read 16MiB sync, 2 stripes (us)" cl 16777216 \
 		"read-lat-r1@16777216" median 1 "read-lat-r1-s2@16777216" \
 		median "<=0.60"
+	cl_ec_rows
 	[ "$with_rails" = 0 ] && return
 	row "read 1MiB sync, 2 replicas, 2 rails vs 1 (us)" cl 1048576 \
 		"rail1-read-lat-r2@1048576" median 1 "rails2-read-lat-r2@1048576" \
@@ -202,6 +231,70 @@ cl_rows() {
 	row "write 1MiB sync, 2 replicas, 2 rails vs 1 (us)" cl 1048576 \
 		"rail1-write-lat-r2@1048576" median 1 "rails2-write-lat-r2@1048576" \
 		median "<=0.60"
+}
+
+# cl_ec_rows -- the erasure-coded lease's rows: 4+2 against 3 replicas
+# (both survive two lost nodes), and against itself with a member lost.
+cl_ec_rows() {
+	row "pinned per lease byte, EC 4+2 vs 3 replicas" cl 1048576 \
+		"pinned-r3@1048576" per_byte 1 "pinned-ec4+2@1048576" per_byte \
+		"<=0.55"
+	row "read 4KiB sync, EC 4+2 vs 3 replicas (us)" cl 4096 \
+		"read-lat-r3@4096" median 1 "read-lat-ec4+2@4096" median "<=1.10"
+	row "read 64KiB sync, EC 4+2 vs 3 replicas (us)" cl 65536 \
+		"read-lat-r3@65536" median 1 "read-lat-ec4+2@65536" median "<=1.20"
+	row "read 4KiB sync, EC 4+2, member lost vs none (us)" cl 4096 \
+		"read-lat-ec4+2@4096" median 1 "read-lat-ec4+2-lost@4096" median \
+		"<=2.00"
+	row "write 1MiB sync, EC 4+2 vs 3 replicas (us)" cl 1048576 \
+		"write-lat-r3@1048576" median 1 "write-lat-ec4+2@1048576" median \
+		"<=1.25"
+	row "write 4KiB sync, EC 4+2 vs 3 replicas (us)" cl 4096 \
+		"write-lat-r3@4096" median 1 "write-lat-ec4+2@4096" median "-"
+	[ -x "$build/tests/perf/bench_ec" ] &&
+		row "encode 4+2 4KiB chunks vs memcpy, 1 core (GB/s)" cl 4096 \
+			"ec-memcpy@4096" GBps 1 "ec-encode-4+2@4096" GBps "-"
+	return 0
+}
+
+# cl_ec_side R -- round R's erasure-coded runs, against 3 replicas in
+# the order of the round.
+cl_ec_side() {
+	local r=$1 kind kinds=("--ec 4+2" "--replicas 3")
+	((r % 2)) || kinds=("--replicas 3" "--ec 4+2")
+	for kind in "${kinds[@]}"; do
+		# shellcheck disable=SC2086 # two words each
+		rb "$r" -C "$cl_url" $kind read-lat --size 4K,64K \
+			--iters "$lat_iters"
+		# shellcheck disable=SC2086
+		rb "$r" -C "$cl_url" $kind write-lat --size 4K --iters "$lat_iters"
+		# shellcheck disable=SC2086
+		rb "$r" -C "$cl_url" $kind write-lat --size 1M \
+			--iters "$big_iters" --warmup 2
+	done
+	rb "$r" -C "$cl_url" --ec 4+2 --lose 0 read-lat --size 4K \
+		--iters "$lat_iters"
+	# the code itself, once a run (its figures do not drift with the
+	# rounds: the rows it reads stay in the caches)
+	[ "$r" = 1 ] && [ -x "$build/tests/perf/bench_ec" ] && cl_ec_codec "$r"
+	return 0
+}
+
+# cl_ec_codec R -- bench_ec's encode of 4+2 rows of 4 KiB chunks and
+# memcpy of the same bytes (GB/s, one core), into $data; its table shown.
+cl_ec_codec() {
+	local f=$work/bench_ec.out
+	if ! timeout 120 "$build/tests/perf/bench_ec" \
+		"${RMP_BENCH_EC_SECONDS:-0.1}" >"$f" 2>&1; then
+		show_log "$f"
+		failed "bench_ec"
+		return
+	fi
+	cat "$f"
+	awk -v r="$1" '$1 == "4+2" && $2 == 4096 {
+		print r "\trmpool\tec-encode-4+2@4096\tGBps\t" $3
+		print r "\trmpool\tec-memcpy@4096\tGBps\t" $7
+	}' "$f" >>"$data"
 }
 
 # cl_side R -- round R's cluster runs; the order alternates by round, as
@@ -231,6 +324,7 @@ cl_side() {
 		rb "$r" -C "$cl_url" --stripes "$n" read-lat --size 16M --depth 1 \
 			--iters "$big_iters" --warmup 2
 	done
+	cl_ec_side "$r"
 	# a mirrored 1 MiB call cut in 256 KiB pieces over each node's two
 	# rails against the same call on one rail (pieces of 1 MiB: the call
 	# is not cut)

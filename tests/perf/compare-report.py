@@ -144,7 +144,9 @@ def print_cluster(rows, reads, rounds, cpu):
     print_rows(rows, "cluster case (rmpool only)", "baseline", "cluster")
     print(f"(medians over {rounds} round(s); ratio = cluster / baseline; "
           "baselines on the cluster's nodes: alloc+free by -s to one of "
-          "them, write on a lease of one replica)")
+          "them, write on a lease of one replica; an erasure-coded "
+          "lease's: a mirror of 3 replicas, or itself with no member "
+          "lost)")
     print("etcd reads of the membership (Range calls + Watch streams, its "
           "/metrics) while they were timed, summed over rounds: "
           + ", ".join(f"{c.split('@')[0]} "
@@ -152,7 +154,7 @@ def print_cluster(rows, reads, rounds, cpu):
                       for c, n in reads.items())
           + ("; 0: no etcd round trip on the path" if reads else "none"))
     if cpu is not None:
-        print(f"etcd and the cluster's two rmpoold used {cpu:.1f}% of a CPU "
+        print(f"etcd and the cluster's rmpoold used {cpu:.1f}% of a CPU "
               "while they ran (from before round 1 to the end: every case "
               "ran beside them)")
 

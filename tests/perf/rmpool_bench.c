@@ -161,8 +161,8 @@ static void server_lease(struct bench *bp, const struct rmp_client_opts *co)
  * as asked; bp->c is the connection to the first (the one read). */
 static void cluster_lease(struct bench *bp, const struct rmp_client_opts *co)
 {
-	struct rmp_client *cs[BENCH_MEMBERS_MAX];
-	unsigned n, want = bp->cluster.replicas * bp->cluster.stripes;
+	struct rmp_client **cs = bp->member_c;
+	unsigned n, want = bench_cluster_members(&bp->cluster);
 
 	bench_cluster_open(&bp->cluster, co);
 	bench_cluster_alloc(&bp->cluster, bp->lease_len,
@@ -170,6 +170,11 @@ static void cluster_lease(struct bench *bp, const struct rmp_client_opts *co)
 	n = bench_cluster_clients(&bp->cluster, bp->l, cs, BENCH_MEMBERS_MAX);
 	if (n != want)
 		failx("a lease of %u members asked for, %u granted", want, n);
+	bp->member_nc = n;
+	bp->leased = bench_cluster_leased(&bp->cluster, cs, n);
+	if (bp->cluster.lose >= 0)
+		bench_cluster_lose(&bp->cluster, bp->l,
+				   (unsigned)bp->cluster.lose);
 	bp->c = cs[0];
 	/* The buffer is registered with each replica's connection below. */
 	for (unsigned i = 1; i < n; i++) {
@@ -259,6 +264,27 @@ static void setup(struct bench *bp)
 		      "written", check);
 }
 
+/* print_pinned -- what the nodes held for the lease per byte of it: the
+ * tenant's bytes on its members' nodes with the lease, less without it
+ * (freed). 1.00 for a lease of one node, the replicas for a mirror,
+ * (k + m) / k for an erasure-coded lease, and more where a member is
+ * rounded up by its pool. */
+static void print_pinned(struct bench *bp)
+{
+	uint64_t after = bench_cluster_leased(&bp->cluster, bp->member_c,
+					      bp->member_nc);
+	uint64_t held = bp->leased > after ? bp->leased - after : 0;
+	char kind[32] = "";
+
+	bench_cluster_suffix(&bp->cluster, kind, sizeof(kind));
+	printf(bp->json ?
+		       "{\"tool\":\"rmpool\",\"mode\":\"pinned%s\",\"size\":"
+		       "%" PRIu64 ",\"bytes\":%" PRIu64 ",\"per_byte\":%.3f}\n" :
+		       "rmpool pinned%s size=%" PRIu64 " bytes=%" PRIu64
+		       " per_byte=%.3f\n",
+	       kind, bp->lease_len, held, (double)held / (double)bp->lease_len);
+}
+
 static void teardown(struct bench *bp)
 {
 	int err;
@@ -272,8 +298,10 @@ static void teardown(struct bench *bp)
 	bp->c2 = NULL;
 	err = rmp_lease_free(bp->l);
 	bp->l = NULL;
-	if (err)
-		fail("rmp_lease_free", err);
+	if (err && !(bp->cluster.lose >= 0 && err == -ENOENT))
+		fail("rmp_lease_free", err); /* a lost member: gone already */
+	if (bp->cluster.url && bp->cluster.lose < 0)
+		print_pinned(bp);
 	if (bp->cluster.url)
 		bench_cluster_close(&bp->cluster); /* its connections too */
 	else
