@@ -22,6 +22,16 @@
  *       (every byte one or the other), that failed with -EBADMSG, and
  *       that read as bytes of neither or failed otherwise; exit 1 when
  *       W > 0.
+ *   rmp-eccheck reads URL TOKEN FILE FROM
+ *       one handle reads the lease from byte FROM on in a loop until a
+ *       line on standard input (or its end): slices of 1 B to 64 KiB at
+ *       random offsets, every fourth a whole row or more, each checked
+ *       against FILE. Prints "ready" after its first read, then "reads
+ *       N errors E mismatches M slowest_ms S live L of K decoded D"
+ *       (S: the longest read, a failover's wait; L: the members this
+ *       handle calls live at the end; D: the chunks it decoded, its
+ *       ec_decoded) and "first_error TEXT" when E > 0; exit 1 when E or
+ *       M > 0.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,7 +39,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rmpool.h"
 
@@ -170,6 +183,83 @@ static int cmd_same(struct rmp_lease *l, uint64_t len, const char *file)
 	return at < len;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* stdin_ready -- a line (or the end) waits on standard input. */
+static int stdin_ready(void)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+static int cmd_reads(struct rmp_lease *l, const struct rmp_lease_info *in,
+		     const char *file, uint64_t from)
+{
+	uint64_t len = in->length, row = in->ec_data * in->ec_chunk;
+	uint64_t reads = 0, errors = 0, mismatches = 0;
+	uint8_t *want = load(file, len), *got;
+	struct rmp_lease_info in_now;
+	char first[256] = "";
+	double slowest = 0;
+	unsigned live = 0;
+
+	if (from >= len)
+		fail("FROM %" PRIu64 " is past the lease's end", from);
+	got = xcalloc(4 * row > 65536 ? 4 * row : 65536);
+	srand(7);
+	do {
+		uint64_t n = reads % 4 == 3 ? row * (1 + (uint64_t)rand() % 4) :
+			     1 + (uint64_t)rand() % 65536;
+		uint64_t at;
+		double t0 = now_ms(), t;
+		int err;
+
+		n = n < len - from ? n : len - from;
+		at = from + (uint64_t)rand() % (len - from - n + 1);
+		if (reads % 4 == 3)
+			at -= (at - from) % row; /* whole rows if FROM is a
+						  * row's start */
+		err = rmp_read(l, at, got, n);
+		t = now_ms() - t0;
+		slowest = t > slowest ? t : slowest;
+		if (err && !errors++)
+			snprintf(first, sizeof(first), "%" PRIu64 " bytes at "
+				 "%" PRIu64 ": %s", n, at, rmp_strerror(err));
+		else if (!err && memcmp(got, want + at, n))
+			mismatches++;
+		if (!reads++) {
+			printf("ready\n");
+			fflush(stdout);
+		}
+	} while (!stdin_ready());
+	for (unsigned i = 0; i < in->ec_data + in->ec_parity; i++) {
+		struct rmp_member_info mi = { .size = sizeof(mi) };
+
+		if (!rmp_lease_member_info(l, i, &mi) &&
+		    mi.state == RMP_MEMBER_LIVE)
+			live++;
+	}
+	in_now.size = sizeof(in_now);
+	if (rmp_lease_info(l, &in_now))
+		fail("rmp_lease_info");
+	printf("reads %" PRIu64 " errors %" PRIu64 " mismatches %" PRIu64
+	       " slowest_ms %.0f live %u of %u decoded %" PRIu64 "\n", reads,
+	       errors, mismatches, slowest, live,
+	       in->ec_data + in->ec_parity, in_now.ec_decoded);
+	if (errors)
+		printf("first_error %s\n", first);
+	free(want);
+	free(got);
+	return errors || mismatches;
+}
+
 static int cmd_rows(struct rmp_lease *l, uint64_t len, uint64_t row,
 		    const char *oldf, const char *newf)
 {
@@ -246,11 +336,12 @@ int main(int argc, char **argv)
 	int err, rc;
 
 	if (argc < 4 || (strcmp(argv[1], "code") && strcmp(argv[1], "same") &&
-			 strcmp(argv[1], "rows")) ||
+			 strcmp(argv[1], "rows") && strcmp(argv[1], "reads")) ||
 	    (!strcmp(argv[1], "same") && argc != 5) ||
-	    (!strcmp(argv[1], "rows") && argc != 6)) {
-		fprintf(stderr, "usage: rmp-eccheck code|same|rows URL TOKEN "
-			"[FILE | OLD NEW]\n");
+	    (!strcmp(argv[1], "rows") && argc != 6) ||
+	    (!strcmp(argv[1], "reads") && argc != 6)) {
+		fprintf(stderr, "usage: rmp-eccheck code|same|rows|reads URL "
+			"TOKEN [FILE | OLD NEW | FILE FROM]\n");
 		return 2;
 	}
 	rmp_client_opts_init(&o);
@@ -273,6 +364,8 @@ int main(int argc, char **argv)
 		rc = cmd_code(l, &in);
 	else if (!strcmp(argv[1], "same"))
 		rc = cmd_same(l, in.length, argv[4]);
+	else if (!strcmp(argv[1], "reads"))
+		rc = cmd_reads(l, &in, argv[4], strtoull(argv[5], NULL, 0));
 	else
 		rc = cmd_rows(l, in.length, in.ec_data * in.ec_chunk, argv[4],
 			      argv[5]);

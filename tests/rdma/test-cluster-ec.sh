@@ -8,14 +8,17 @@
 # in slices across chunk and row edges. Tenant b with a's token reads and
 # writes nothing. A holder writes a second 4+2 lease in a loop
 # (rmp-cluster seq: 4 KiB writes, each a part of a row, acknowledged)
-# while a data member's daemon is SIGKILLed, then a parity member's: the
-# 16 MiB read identical after each kill, and a write made with both
-# dead reads back. Two spare nodes join; `rmpool repair` rebuilds both
-# leases' two lost members on them (the second while its holder
-# writes): the holder saw no error and lost no acknowledged write
-# (seqcheck), and every member of both, each read by a handle of its
-# own, holds what ISA-L encodes from the data, with one tag per row
-# (rmp-eccheck). A writer SIGKILLed half way through a 16 MiB write
+# and a reader reads the first (rmp-eccheck reads: slices and whole rows
+# from 1 MiB on, checked) while a data member's daemon is SIGKILLed,
+# then a parity member's; a write made with both dead (below 1 MiB)
+# reads back, and so does the whole lease. Two spare nodes join;
+# `rmpool repair` rebuilds both leases' two lost members on them while
+# the holder writes and the reader reads: neither saw an error or a
+# wrong byte, the reader decoded the chunks of the dead (ec_decoded),
+# no acknowledged write was lost (seqcheck), and every member of both,
+# each read by a handle of its own, holds what ISA-L encodes from the
+# data, with one tag per row (rmp-eccheck code). A writer SIGKILLed half
+# way through a 16 MiB write
 # leaves rows torn; `rmpool scrub` mends them: every member as the code
 # says, every row old or new bytes. Torn again and a data member's
 # daemon killed: every row reads old or new bytes or fails with
@@ -37,6 +40,7 @@ CL_CONF=$(printf '[tenant.b]\nkey_file = %s' "$B_KEY")
 cluster_up
 CLUSTER=etcd://${EURL#http://}
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
+ECCHECK=$RMP_BUILD_ROOT/tests/rdma/rmp-eccheck
 as_b() { RMPOOL_TENANT=b RMPOOL_KEY_FILE=$B_KEY "$@"; }
 
 LEN=$((16 << 20))
@@ -70,7 +74,6 @@ for n in 1 100 4096 16384 100000 $((LEN - 1 - 100 - 4096 - 16384 - 100000)); do
 		rmp_fail "write of $n bytes at $at"
 	at=$((at + n))
 done
-ECCHECK=$RMP_BUILD_ROOT/tests/rdma/rmp-eccheck
 # check_all WHEN -- the lease read back as written, in uneven calls across
 # chunk (4 KiB) and row (16 KiB) edges, then 1 MiB at a time
 check_all() {
@@ -97,15 +100,27 @@ mkfifo "$RMP_TMP/seq.in"
 	2>"$RMP_TMP/seq.err" &
 SPID=$!
 exec 7>"$RMP_TMP/seq.in"
+# and a reader of the first lease, from 1 MiB on (the write with two
+# members dead below goes under it)
+mkfifo "$RMP_TMP/reads.in"
+"$ECCHECK" reads "$CLUSTER" "$tok" "$RMP_TMP/a.bin" $((1 << 20)) \
+	<"$RMP_TMP/reads.in" >"$RMP_TMP/reads.out" 2>&1 &
+RPID=$!
+exec 8>"$RMP_TMP/reads.in"
 wait_acks 20
+for _ in $(seq 1 300); do
+	grep -q '^ready' "$RMP_TMP/reads.out" && break
+	kill -0 $RPID 2>/dev/null || break
+	sleep 0.1
+done
+grep -q '^ready' "$RMP_TMP/reads.out" ||
+	fail_later "the reader did not start: $(cat "$RMP_TMP/reads.out")"
 
 d0=$(member_daemon "$tok" 0) p1=$(member_daemon "$tok" 5)
 echo "data member 0 on daemon $d0, parity member 5 on daemon $p1"
 on_daemon "$d0" eval 'kill -KILL $RMP_DPID'
-check_all "with data member 0's daemon killed"
 wait_acks 20
 on_daemon "$p1" eval 'kill -KILL $RMP_DPID'
-check_all "with data member 0's and parity member 5's daemons killed"
 wait_acks 20
 
 # written with two members dead (rows re-encoded, parts by delta), read back
@@ -141,6 +156,13 @@ done
 wait_acks 20
 echo stop >&7
 exec 7>&-
+echo stop >&8
+exec 8>&-
+wait "$RPID" || fail_later "the reader failed: $(cat "$RMP_TMP/reads.out")"
+cat "$RMP_TMP/reads.out"
+# it read member 0's chunks while its daemon was dead: decoded
+[ "$(awk '$1 == "reads" { print $NF }' "$RMP_TMP/reads.out")" -gt 0 ] 2>/dev/null ||
+	fail_later "the reader decoded no chunk (ec_decoded)"
 wait "$SPID" || fail_later "the holder failed: $(cat "$RMP_TMP/seq.err")"
 tail -n 1 "$RMP_TMP/seq.out"
 grep '^error' "$RMP_TMP/seq.out" &&
