@@ -16,7 +16,7 @@
 #          plain-too (checks a sanitizer hides: memory bounds, RSS, the
 #          release build's data path). Without the asan stage the plain
 #          build runs every rdma test.
-#   fuzz   each libFuzzer target for RMP_FUZZ_SECONDS (default 30) s
+#   fuzz   each libFuzzer target for RMP_FUZZ_SECONDS (default 20) s
 #
 # Exits non-zero when anything failed. Set RMP_SKIP_ASAN=1 or
 # RMP_SKIP_FUZZ=1 to leave a stage out on a developer machine.
@@ -126,7 +126,7 @@ run_suite "$build" twohost twohost
 echo "two-host suite: $(($(date +%s) - start)) s wall time"
 
 if [ -z "${RMP_SKIP_FUZZ:-}" ]; then
-	stage "fuzz (${RMP_FUZZ_SECONDS:-30} s per target)"
+	stage "fuzz (${RMP_FUZZ_SECONDS:-20} s per target)"
 	run_suite "$fuzz" fuzz fuzz
 fi
 
