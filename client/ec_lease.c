@@ -30,7 +30,8 @@ int rmpc_ec_new(unsigned k, unsigned m, uint64_t chunk, uint64_t length,
 					m * ec->step_rows : k + m) * chunk);
 	ec->old = aligned_alloc(64, (k + m) * chunk);
 	ec->tags = calloc(ec->step_rows, sizeof(*ec->tags));
-	ec->member_tags = calloc(k + m, sizeof(*ec->member_tags));
+	/* a row's tags by member, then the same read again (io_ec.c) */
+	ec->member_tags = calloc(2 * (k + m), sizeof(*ec->member_tags));
 	ec->redo = aligned_alloc(64, k * chunk);
 	if (!ec->code || !ec->parity || !ec->old || !ec->tags ||
 	    !ec->member_tags || !ec->redo) {

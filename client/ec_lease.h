@@ -27,7 +27,9 @@ struct rmpc_ec {
 	uint8_t *parity;        /* m * step_rows chunks, k + m at least */
 	uint8_t *old;           /* (k + m) * chunk: a row's chunks */
 	uint64_t *tags;         /* step_rows: a step's tag, or tags read */
-	uint64_t *member_tags;  /* (k + m): one row's tags, by member */
+	uint64_t *member_tags;  /* (k + m): one row's tags, by member; then
+				 * (k + m) more: the same, read again after
+				 * the chunks (a degraded read's seqlock) */
 	/* The data of the row this handle last wrote anew (io_ec.c's
 	 * rewrite), kept until that write is done on every member: when it
 	 * failed half way (a repair's fence, a member lost), the members

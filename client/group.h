@@ -57,7 +57,7 @@ struct rmpc_rail_plan;
 #define RMPC_GROUP_TOKEN_MAX 112u
 #define RMPC_MEMBERS_MAX (RMPC_STRIPES_MAX * RMPC_REPLICAS_MAX)
 /* the legs one data call of a group of n members moves at most */
-#define RMPC_GROUP_PLANS(n) (2 * (n))
+#define RMPC_GROUP_PLANS(n) (3 * (n))
 
 /* A suspect member is tried again after 4 s, then every 8 s: a flap or
  * a daemon's restart is over in seconds, and a node that died has left
@@ -109,8 +109,8 @@ struct rmpc_group {
 	char token[RMPC_GROUP_TOKEN_MAX]; /* its token; "": none */
 	/* RMPC_GROUP_PLANS(n) of them: a data call's scratch over the
 	 * members' rails (io_rails.c), made with the handle, not at each
-	 * call; one a leg, and io_ec.c moves two legs a member (its tag of
-	 * a row and its bytes) */
+	 * call; one a leg, and io_ec.c moves up to three legs a member (its
+	 * tag of a row, its bytes, its tag again) */
 	struct rmpc_rail_plan *plans;
 	/* n of them: where each member is, also one never attached (its
 	 * node gone when the handle was made): rmp_lease_member_info */

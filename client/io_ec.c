@@ -79,6 +79,9 @@ static unsigned live_count(const struct rmpc_group *g, bool *live)
 	return n;
 }
 
+/* A degraded read's tries of a row whose tags moved under it. */
+#define RMPC_EC_READ_TRIES 4u
+
 /* tag_leg -- member i's tag of row r, read into ec->member_tags[i]. */
 static struct rmpc_leg tag_leg(struct rmpc_group *g, unsigned i, uint64_t r)
 {
@@ -88,36 +91,54 @@ static struct rmpc_leg tag_leg(struct rmpc_group *g, unsigned i, uint64_t r)
 
 /*
  * decode_chunk -- chunk d (0 .. k + m) of row r into out (chunk bytes),
- * from k members of one write. Every live member's tag and chunk of the
- * row are read in one round (one chain a member, the tag first), and k
- * that share a finished tag are the sources. -EBADMSG when no k agree
- * (a torn row), -EIO when fewer than k answer.
+ * from k members of one write. Every live member's tag, chunk and tag
+ * again are read in one round, in that order on one queue pair (one
+ * chain a member, after_prev); a member whose two tags differ or are
+ * pending had its chunk written under the read (another process's
+ * write), and k that share a finished tag are the sources: a seqlock.
+ * -EBADMSG when no k agree (a torn row), -EIO when fewer than k answer.
  */
 static int decode_chunk(struct rmpc_group *g, uint64_t r, unsigned d,
 			uint8_t *out)
 {
 	struct rmpc_ec *ec = g->ec;
-	uint64_t c = ec->lo.chunk;
-	unsigned k = ec->lo.k, have[RMPC_EC_K_MAX], who[2 * RMPC_EC_N_MAX];
-	struct rmpc_leg legs[2 * RMPC_EC_N_MAX];
+	uint64_t c = ec->lo.chunk, *again = ec->member_tags + g->n;
+	unsigned k = ec->lo.k, have[RMPC_EC_K_MAX], who[3 * RMPC_EC_N_MAX];
+	struct rmpc_leg legs[3 * RMPC_EC_N_MAX];
 	bool usable[RMPC_EC_N_MAX];
 	uint8_t *src[RMPC_EC_K_MAX];
-	unsigned nl = 0;
-	int err, n;
+	unsigned nl, changed = 0;
+	int err, n = -EIO;
 
-	live_count(g, usable);
-	for (unsigned i = 0; i < g->n; i++) {
-		if (!usable[i])
-			continue;
-		who[nl] = i;
-		legs[nl++] = tag_leg(g, i, r);
-		who[nl] = i;
-		legs[nl++] = leg(g, i, r * c, c, ec->old + i * c);
+	/* a few times while another process's write moves under it */
+	for (unsigned tries = 0; tries < RMPC_EC_READ_TRIES; tries++) {
+		live_count(g, usable);
+		nl = changed = 0;
+		for (unsigned i = 0; i < g->n; i++) {
+			if (!usable[i])
+				continue;
+			who[nl] = who[nl + 1] = who[nl + 2] = i;
+			legs[nl++] = tag_leg(g, i, r);
+			legs[nl] = leg(g, i, r * c, c, ec->old + i * c);
+			legs[nl++].after_prev = true;
+			legs[nl] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r),
+				       RMPC_EC_TAG_BYTES, &again[i]);
+			legs[nl++].after_prev = true;
+		}
+		err = move(g, legs, who, nl, false, usable);
+		if (err)
+			return err;
+		for (unsigned i = 0; i < g->n; i++) {
+			bool moved = usable[i] &&
+				     again[i] != ec->member_tags[i];
+
+			changed += moved;
+			usable[i] = usable[i] && !moved;
+		}
+		n = rmpc_ec_pick(k, g->n, usable, ec->member_tags, have);
+		if (n >= 0 || !changed)
+			break;
 	}
-	err = move(g, legs, who, nl, false, usable);
-	if (err)
-		return err;
-	n = rmpc_ec_pick(k, g->n, usable, ec->member_tags, have);
 	if (n < 0)
 		return n;
 	for (unsigned i = 0; i < k; i++)

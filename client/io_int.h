@@ -53,6 +53,9 @@ struct rmpc_leg {
 	uint64_t off, len;
 	char *local;        /* where byte off goes or comes from */
 	uint64_t unit, gap;
+	bool after_prev;    /* on the rail the leg before it (of the same
+			     * lease) took, whole: on one queue pair, it
+			     * moves after that leg (io_ec.c's seqlock) */
 	int err;            /* out: the leg's result */
 };
 

@@ -88,6 +88,8 @@ struct call {
 	bool wide[RMPC_LEGS_MAX];     /* cut over every live rail */
 	bool done[RMPC_LEGS_MAX];
 	int last[RMPC_LEGS_MAX];      /* its last rail failure */
+	int rail[RMPC_LEGS_MAX];      /* the rail a small leg took last
+				       * (-1: none yet) */
 };
 
 /* piece_leg -- piece p of leg g as a leg of its own on handle h: its
@@ -200,6 +202,7 @@ static void call_start(struct call *cl, bool write)
 		g->err = 0;
 		cl->done[i] = false;
 		cl->last[i] = -ENOTCONN;
+		cl->rail[i] = -1;
 		cl->railed[i] = c->rails && g->len && g->local;
 		if (!cl->railed[i])
 			continue;
@@ -210,11 +213,26 @@ static void call_start(struct call *cl, bool write)
 			cl->done[i] = true;
 			continue;
 		}
-		cl->wide[i] = g->len >= 2 * stripe;
+		cl->wide[i] = g->len >= 2 * stripe && !g->after_prev;
 		rmpc_rail_plan_init(&cl->plans[i], g->off, g->len,
 				    cl->wide[i] ? stripe : RAILS_WHOLE,
 				    c->rails->turn);
 	}
+}
+
+/* follow -- use[]: the rail leg i - 1 took, when leg i goes after it
+ * (after_prev, the same lease) and that rail is live; else false. */
+static bool follow(const struct call *cl, unsigned i, const bool *live,
+		   bool *use)
+{
+	int r = i ? cl->rail[i - 1] : -1;
+
+	if (!cl->legs[i].after_prev || r < 0 || !live[r] ||
+	    cl->legs[i - 1].l != cl->legs[i].l)
+		return false;
+	memset(use, 0, RMPC_RAILS_MAX * sizeof(*use));
+	use[r] = true;
+	return true;
 }
 
 /*
@@ -246,8 +264,11 @@ static void deal_leg(struct call *cl, unsigned i, unsigned per_rail,
 	}
 	if (cl->wide[i])
 		memcpy(use, live, sizeof(use));
-	else
+	else if (!follow(cl, i, live, use))
 		one_rail(c, live, g->local, use);
+	for (unsigned r = 0; !cl->wide[i] && r < s->n; r++)
+		if (use[r])
+			cl->rail[i] = (int)r;
 	if (!rmpc_rail_plan_deal(&cl->plans[i], use, s->n, per_rail, out,
 				 count)) {
 		g->err = all_down(c, cl->last[i]);

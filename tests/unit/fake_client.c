@@ -16,6 +16,7 @@
 
 uint8_t fake_remote[FAKE_REMOTE_LEN];
 void (*fake_after_write)(void);
+void (*fake_before_read)(uint64_t off, uint32_t len);
 uint32_t fake_rkey = 0x5a01;
 struct fake_wr fake_wrs[FAKE_WRS_MAX];
 unsigned fake_nwrs;
@@ -175,6 +176,8 @@ static enum ibv_wc_status execute(const struct fake_wr *w)
 	r = fake_remote + off;
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ:
+		if (fake_before_read)
+			fake_before_read(off, len);
 		memcpy(local, r, len);
 		return IBV_WC_SUCCESS;
 	case IBV_WR_RDMA_WRITE:

@@ -75,6 +75,10 @@ extern unsigned fake_polls;     /* ibv_poll_cq */
  * fake_remote: a test sees the remote memory at every step of a call,
  * as a process killed there would leave it. */
 extern void (*fake_after_write)(void);
+/* fake_before_read -- called (when set) before each RDMA READ is carried
+ * out, with its offset in fake_remote and its length: another writer's
+ * bytes landing between two READs of one chain. */
+extern void (*fake_before_read)(uint64_t off, uint32_t len);
 
 /* fake_complete -- WR i (index into fake_wrs) completes with status, and
  * every outstanding WR before it first, successfully (an RC send queue

@@ -220,11 +220,11 @@ static void test_degraded(void)
 	CHECK_EQ(rmp_lease_info(l, &in), 0);
 	CHECK_EQ(in.ec_decoded, 0);
 	/* ... in one round: a chain to each live member, its tag of the
-	 * row and then its chunk (one doorbell each) */
+	 * row, its chunk, its tag again (one doorbell each) */
 	wrs = fake_data_wrs();
 	posts = fake_posts;
 	CHECK_EQ(rmp_read(l, CHUNK, dst, CHUNK), 0);
-	CHECK_EQ(fake_data_wrs() - wrs, 2 * (N - 1));
+	CHECK_EQ(fake_data_wrs() - wrs, 3 * (N - 1));
 	CHECK_EQ(fake_posts - posts, N - 1);
 	CHECK(!memcmp(dst, src + CHUNK, CHUNK));
 	CHECK_EQ(rmp_lease_info(l, &in), 0);
@@ -243,6 +243,44 @@ static void test_degraded(void)
 	rmpc_member_lost(l->group, 4);
 	CHECK_EQ(rmp_read(l, 0, dst, 100), 0);
 	CHECK_EQ(rmp_read(l, CHUNK, dst, 100), -EIO);
+	rmp_lease_close(l);
+	fake_client_free(c);
+}
+
+/* Another process's write of row 0 begins between a degraded read's
+ * first READ of member WM's tag and its READ of WM's chunk: WM's tag
+ * goes pending, its chunk changes. */
+#define WM 2u
+static unsigned writer_fired;
+
+static void writer_between(uint64_t off, uint32_t len)
+{
+	uint64_t t;
+
+	if (writer_fired || off != WM * MEMBER || len != CHUNK)
+		return; /* not WM's chunk of row 0 */
+	writer_fired++;
+	t = tag_of(WM, 0) | RMPC_EC_TAG_PENDING;
+	memcpy(member(WM) + 3 * CHUNK, &t, 8);
+	memset(member(WM), 0xee, CHUNK);
+}
+
+/* The chunk WM's READ brought is not of the tag read before it: the tag
+ * read again after it says so, and the row decodes from the other four
+ * (member 1 lost). */
+static void test_seqlock(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = ec_lease(c);
+
+	pattern(src, LENGTH, 8);
+	CHECK_EQ(write_cuts(l, wcuts), 0);
+	rmpc_member_lost(l->group, 1);
+	fake_before_read = writer_between;
+	CHECK_EQ(rmp_read(l, CHUNK, dst, CHUNK), 0);
+	fake_before_read = NULL;
+	CHECK_EQ(writer_fired, 1);
+	CHECK(!memcmp(dst, src + CHUNK, CHUNK));
 	rmp_lease_close(l);
 	fake_client_free(c);
 }
@@ -419,6 +457,7 @@ int main(void)
 	test_layouts();
 	test_bytes();
 	test_degraded();
+	test_seqlock();
 	test_torn();
 	test_rebuild();
 	test_write_hole();

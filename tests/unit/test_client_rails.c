@@ -379,6 +379,32 @@ static void test_legs(void)
 	CHECK_EQ(remote[half], 0);
 }
 
+/* Legs after_prev go whole on the rail the leg before them took: a
+ * small leg, a large one (alone it would be cut over both rails) and a
+ * small one, on one rail, call after call (the turn moves on). */
+static void test_after_prev(void)
+{
+	struct rmpc_rail_plan plans[3];
+	struct rmpc_leg legs[3];
+
+	world();
+	for (unsigned i = 0; i < 4; i++) {
+		legs[0] = (struct rmpc_leg){ .l = &lease, .off = 0, .len = 8,
+					     .local = (char *)dst };
+		legs[1] = (struct rmpc_leg){ .l = &lease, .off = 4 * KIB,
+					     .len = 4 * STRIPE,
+					     .local = (char *)dst + 4 * KIB,
+					     .after_prev = true };
+		legs[2] = legs[0];
+		legs[2].local = (char *)dst + 8;
+		legs[2].after_prev = true;
+		memset(legs_on, 0, sizeof(legs_on));
+		CHECK_EQ(rmpc_rails_legs(legs, 3, false, plans), 0);
+		CHECK_EQ(legs_on[0] + legs_on[1], 3);
+		CHECK(!legs_on[0] != !legs_on[1]);
+	}
+}
+
 int main(void)
 {
 	test_split();
@@ -387,5 +413,6 @@ int main(void)
 	test_small();
 	test_atomic();
 	test_legs();
+	test_after_prev();
 	return check_done();
 }
