@@ -26,7 +26,9 @@
  *       one handle reads the lease from byte FROM on in a loop until a
  *       line on standard input (or its end): slices of 1 B to 64 KiB at
  *       random offsets, every fourth a whole row or more, each checked
- *       against FILE. Prints "ready" after its first read, then "reads
+ *       against FILE, a read every PACE_MS (5) ms at most, as the
+ *       test's writer writes (a reader beside the tests that run at
+ *       once, not a load on the CPUs they share). Prints "ready" after its first read, then "reads
  *       N errors E mismatches M slowest_ms S live L of K decoded D"
  *       (S: the longest read, a failover's wait; L: the members this
  *       handle calls live at the end; D: the chunks it decoded, its
@@ -47,6 +49,7 @@
 #include "rmpool.h"
 
 #define TAG_BYTES 8
+#define PACE_MS 5.0 /* reads: the shortest time from one to the next */
 
 static struct rmp_cluster *cl;
 
@@ -238,6 +241,10 @@ static int cmd_reads(struct rmp_lease *l, const struct rmp_lease_info *in,
 			printf("ready\n");
 			fflush(stdout);
 		}
+		if (t < PACE_MS)
+			nanosleep(&(struct timespec){
+					  0, (long)((PACE_MS - t) * 1e6) },
+				  NULL);
 	} while (!stdin_ready());
 	for (unsigned i = 0; i < in->ec_data + in->ec_parity; i++) {
 		struct rmp_member_info mi = { .size = sizeof(mi) };
