@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2154,SC2034 # compare's globals (build, work, addr, ...)
 # compare-cluster.sh -- the cluster cases of tests/perf/compare (sourced by
-# it, after its helpers): an etcd of its own and six more rmpoold
-# registered in it (nodes bench-n1 .. bench-n6, 32 MiB pools, the same
-# tenant), started once per run; each round then runs
+# it, after its helpers): an etcd of its own and K + M more rmpoold
+# (RMP_BENCH_EC's code: six for 4+2) registered in it (nodes bench-n1,
+# bench-n2 .., 32 MiB pools, the same
+# tenant), started once per run, at its first cluster round (idle, they
+# would slow the cases before); each round then runs
 #
 #   rmpool-bench -C URL --prefer bench=n1         vs alloc-lat -s on
 #                alloc-lat --size 4096            node bench-n1
@@ -55,7 +57,13 @@ cl_ports=()
 cl_cpu0=0
 cl_t0=0
 cl_etcd_pid=
-cl_n=6 # nodes: 4 + 2 members of an erasure-coded lease, each apart
+# the erasure-coded lease's code (RMP_BENCH_EC, default 4+2) and the
+# mirror it is set beside: as many losses survived (m + 1 replicas)
+cl_ec=${RMP_BENCH_EC:-4+2}
+cl_ec_k=${cl_ec%+*} cl_ec_m=${cl_ec#*+}
+cl_ec_reps=$((cl_ec_m + 1))
+# nodes: the code's members, each apart (two at least: the other cases)
+cl_n=$((cl_ec_k + cl_ec_m > 2 ? cl_ec_k + cl_ec_m : 2))
 
 # cl_wanted -- whether the cluster cases run; says why not when not.
 cl_wanted() {
@@ -233,35 +241,38 @@ cl_rows() {
 		median "<=0.60"
 }
 
-# cl_ec_rows -- the erasure-coded lease's rows: 4+2 against 3 replicas
-# (both survive two lost nodes), and against itself with a member lost.
+# cl_ec_rows -- the erasure-coded lease's rows: k+m against m + 1
+# replicas (4+2 and 3: both survive two lost nodes), and against itself
+# with a member lost.
 cl_ec_rows() {
-	row "pinned per lease byte, EC 4+2 vs 3 replicas" cl 1048576 \
-		"pinned-r3@1048576" per_byte 1 "pinned-ec4+2@1048576" per_byte \
-		"<=0.55"
-	row "read 4KiB sync, EC 4+2 vs 3 replicas (us)" cl 4096 \
-		"read-lat-r3@4096" median 1 "read-lat-ec4+2@4096" median "<=1.10"
-	row "read 64KiB sync, EC 4+2 vs 3 replicas (us)" cl 65536 \
-		"read-lat-r3@65536" median 1 "read-lat-ec4+2@65536" median "<=1.20"
-	row "read 4KiB sync, EC 4+2, member lost vs none (us)" cl 4096 \
-		"read-lat-ec4+2@4096" median 1 "read-lat-ec4+2-lost@4096" median \
+	local e=$cl_ec r=r$cl_ec_reps vs="EC $cl_ec vs $cl_ec_reps replicas"
+	row "pinned per lease byte, $vs" cl 1048576 \
+		"pinned-$r@1048576" per_byte 1 "pinned-ec$e@1048576" per_byte \
+		"<=$(awk -v k="$cl_ec_k" -v m="$cl_ec_m" -v n="$cl_ec_reps" \
+			'BEGIN { printf "%.2f", (k + m) / k / n + 0.05 }')"
+	row "read 4KiB sync, $vs (us)" cl 4096 \
+		"read-lat-$r@4096" median 1 "read-lat-ec$e@4096" median "<=1.10"
+	row "read 64KiB sync, $vs (us)" cl 65536 \
+		"read-lat-$r@65536" median 1 "read-lat-ec$e@65536" median "<=1.20"
+	row "read 4KiB sync, EC $e, member lost vs none (us)" cl 4096 \
+		"read-lat-ec$e@4096" median 1 "read-lat-ec$e-lost@4096" median \
 		"<=2.00"
-	row "write 1MiB sync, EC 4+2 vs 3 replicas (us)" cl 1048576 \
-		"write-lat-r3@1048576" median 1 "write-lat-ec4+2@1048576" median \
+	row "write 1MiB sync, $vs (us)" cl 1048576 \
+		"write-lat-$r@1048576" median 1 "write-lat-ec$e@1048576" median \
 		"<=1.25"
-	row "write 4KiB sync, EC 4+2 vs 3 replicas (us)" cl 4096 \
-		"write-lat-r3@4096" median 1 "write-lat-ec4+2@4096" median "-"
+	row "write 4KiB sync, $vs (us)" cl 4096 \
+		"write-lat-$r@4096" median 1 "write-lat-ec$e@4096" median "-"
 	[ -x "$build/tests/perf/bench_ec" ] &&
 		row "encode 4+2 4KiB chunks vs memcpy, 1 core (GB/s)" cl 4096 \
 			"ec-memcpy@4096" GBps 1 "ec-encode-4+2@4096" GBps "-"
 	return 0
 }
 
-# cl_ec_side R -- round R's erasure-coded runs, against 3 replicas in
+# cl_ec_side R -- round R's erasure-coded runs, against the mirror in
 # the order of the round.
 cl_ec_side() {
-	local r=$1 kind kinds=("--ec 4+2" "--replicas 3")
-	((r % 2)) || kinds=("--replicas 3" "--ec 4+2")
+	local r=$1 kind kinds=("--ec $cl_ec" "--replicas $cl_ec_reps")
+	((r % 2)) || kinds=("--replicas $cl_ec_reps" "--ec $cl_ec")
 	for kind in "${kinds[@]}"; do
 		# shellcheck disable=SC2086 # two words each
 		rb "$r" -C "$cl_url" $kind read-lat --size 4K,64K \
@@ -272,7 +283,7 @@ cl_ec_side() {
 		rb "$r" -C "$cl_url" $kind write-lat --size 1M \
 			--iters "$big_iters" --warmup 2
 	done
-	rb "$r" -C "$cl_url" --ec 4+2 --lose 0 read-lat --size 4K \
+	rb "$r" -C "$cl_url" --ec "$cl_ec" --lose 0 read-lat --size 4K \
 		--iters "$lat_iters"
 	# the code itself, once a run (its figures do not drift with the
 	# rounds: the rows it reads stay in the caches)

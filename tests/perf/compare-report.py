@@ -155,8 +155,8 @@ def print_cluster(rows, reads, rounds, cpu):
           + ("; 0: no etcd round trip on the path" if reads else "none"))
     if cpu is not None:
         print(f"etcd and the cluster's rmpoold used {cpu:.1f}% of a CPU "
-              "while they ran (from before round 1 to the end: every case "
-              "ran beside them)")
+              "while they ran (from the first cluster round to the last "
+              "round's end: later rounds' cases ran beside them)")
 
 
 # One hue per operation, dark for perftest, lighter for rmpool's variants.
