@@ -82,11 +82,12 @@ static unsigned live_count(const struct rmpc_group *g, bool *live)
 /* A degraded read's tries of a row whose tags moved under it. */
 #define RMPC_EC_READ_TRIES 4u
 
-/* tag_leg -- member i's tag of row r, read into ec->member_tags[i]. */
-static struct rmpc_leg tag_leg(struct rmpc_group *g, unsigned i, uint64_t r)
+/* tag_leg -- member i's tag of row r, read into *dst. */
+static struct rmpc_leg tag_leg(struct rmpc_group *g, unsigned i, uint64_t r,
+			       uint64_t *dst)
 {
 	return leg(g, i, rmpc_ec_tag_off(&g->ec->lo, r), RMPC_EC_TAG_BYTES,
-		   &g->ec->member_tags[i]);
+		   dst);
 }
 
 /*
@@ -118,11 +119,10 @@ static int decode_chunk(struct rmpc_group *g, uint64_t r, unsigned d,
 			if (!usable[i])
 				continue;
 			who[nl] = who[nl + 1] = who[nl + 2] = i;
-			legs[nl++] = tag_leg(g, i, r);
+			legs[nl++] = tag_leg(g, i, r, &ec->member_tags[i]);
 			legs[nl] = leg(g, i, r * c, c, ec->old + i * c);
 			legs[nl++].after_prev = true;
-			legs[nl] = leg(g, i, rmpc_ec_tag_off(&ec->lo, r),
-				       RMPC_EC_TAG_BYTES, &again[i]);
+			legs[nl] = tag_leg(g, i, r, &again[i]);
 			legs[nl++].after_prev = true;
 		}
 		err = move(g, legs, who, nl, false, usable);
@@ -438,7 +438,7 @@ static int write_delta(struct rmpc_group *g, uint64_t r,
 		par[j] = ec->parity + j * c;
 	for (unsigned i = 0; i < g->n; i++) {
 		who[nl] = i;
-		legs[nl++] = tag_leg(g, i, r);
+		legs[nl++] = tag_leg(g, i, r, &ec->member_tags[i]);
 	}
 	nl += delta_legs(g, r, pc, np, NULL, par, legs + nl, who + nl);
 	err = move(g, legs, who, nl, false, ok);
