@@ -53,18 +53,28 @@ tok=$("$RMPOOL" -C "$CLUSTER" alloc $LEN --ec 4+2 --spread rack --ttl 300 \
 cat "$RMP_TMP/info.out"
 grep -q "^erasure code    4+2, chunk 4096 (6 of 6 members live)" \
 	"$RMP_TMP/info.out" || fail_later "info does not say 4+2, 6 live"
-# member_daemon I -- the daemon of member I of lease $1 (by its port)
-member_daemon() {
-	local port
-	port=$("$RMPOOL" -C "$CLUSTER" info "$1" | awk -v m="$2" \
-		'$1 == "member" && $2 == m { split($7, a, ":"); print a[2] }')
-	for i in 1 2 3 4 5 6 7 8; do
-		[ "${CL_PORT[$i]:-}" = "$port" ] && { echo $i; return; }
+# daemons_of -- the daemon of each member `rmpool info` on stdin lists, in
+# member order (by its port)
+daemons_of() {
+	local port i
+	awk '$1 == "member" {
+		split($7, a, ":"); print a[2] }' | while read -r port; do
+		for i in 1 2 3 4 5 6 7 8; do
+			[ "${CL_PORT[$i]:-}" = "$port" ] && { echo $i; continue 2; }
+		done
+		echo "no daemon on port '$port'"
 	done
-	rmp_fail "member $2 of $1: no daemon on port '$port'"
 }
-expect_eq "daemons of the six members" "$(for m in 0 1 2 3 4 5; do
-	member_daemon "$tok" $m; done | sort -u | grep -c .)" 6
+member_daemons() { "$RMPOOL" -C "$CLUSTER" info "$1" | daemons_of; }
+# member_daemon TOKEN I -- the daemon of member I
+member_daemon() {
+	local d
+	d=$(member_daemons "$1" | sed -n "$(($2 + 1))p")
+	case $d in [1-8]) echo "$d" ;;
+	*) rmp_fail "member $2 of $1: ${d:-not listed}" ;; esac
+}
+expect_eq "daemons of the six members" \
+	"$(member_daemons "$tok" | grep -x '[1-8]' | sort -u | grep -c .)" 6
 
 # uneven calls: 1 B, 100 B, a chunk, a row, rows + tail, the rest
 at=0
@@ -148,10 +158,11 @@ for t in "$tok" "$tok2"; do
 	"$RMPOOL" -C "$CLUSTER" repair "$t" >"$RMP_TMP/repair.out" 2>&1 ||
 		fail_later "repair: $(cat "$RMP_TMP/repair.out")"
 	echo "repair took $(((${EPOCHREALTIME/./} - t0) / 1000)) ms"
-	"$RMPOOL" -C "$CLUSTER" info "$t" | grep "^erasure"
-	expect_eq "members not on the dead daemons, and apart" "$(for m in \
-		0 1 2 3 4 5; do member_daemon "$t" $m; done | grep -v \
-		"^$d0\$" | grep -v "^$p1\$" | sort -u | grep -c .)" 6
+	"$RMPOOL" -C "$CLUSTER" info "$t" >"$RMP_TMP/info.out"
+	grep "^erasure" "$RMP_TMP/info.out"
+	expect_eq "members not on the dead daemons, and apart" \
+		"$(daemons_of <"$RMP_TMP/info.out" | grep -x '[1-8]' | grep -vx "$d0" |
+		grep -vx "$p1" | sort -u | grep -c .)" 6
 done
 wait_acks 20
 echo stop >&7
@@ -198,9 +209,9 @@ torn_write() {
 	sleep "$(printf '%d.%06d' $((half / 1000000)) $((half % 1000000)))"
 	kill -KILL $w
 	wait $w 2>/dev/null
-	"$ECCHECK" code "$CLUSTER" "$tok" | tail -n 1 | sed 's/^/left: /'
 }
 torn_write
+"$ECCHECK" code "$CLUSTER" "$tok" | tail -n 1 | sed 's/^/left: /'
 "$RMPOOL" -C "$CLUSTER" scrub "$tok" >"$RMP_TMP/scrub.out" 2>&1 ||
 	fail_later "scrub: $(cat "$RMP_TMP/scrub.out")"
 "$ECCHECK" code "$CLUSTER" "$tok" >"$RMP_TMP/eccheck.out" 2>&1 ||
@@ -222,9 +233,9 @@ on_daemon "$(member_daemon "$tok" 0)" eval 'kill -KILL $RMP_DPID'
 tail -n 1 "$RMP_TMP/rows.out" | sed 's/^/data member 0 dead: /'
 
 # three members dead: more than m lost, a clear error
+mapfile -t daemons < <(member_daemons "$tok")
 for m in 1 2; do
-	d=$(member_daemon "$tok" $m)
-	on_daemon "$d" eval 'kill -KILL $RMP_DPID'
+	on_daemon "${daemons[$m]}" eval 'kill -KILL $RMP_DPID'
 done
 if "$RMPOOL" -C "$CLUSTER" read "$tok" >/dev/null 2>"$RMP_TMP/read3.err"; then
 	fail_later "a read with three of six members dead succeeded"
