@@ -93,11 +93,11 @@ if [ -z "${RMP_SKIP_ASAN:-}" ]; then
 	plain_sel="--suite plain-only --suite plain-too"
 	# 5000 leases for admin-many, not 10^5 (still far more listing than
 	# the socket holds; its memory bound is proven in the plain pass).
-	rdma_cmd="set -o pipefail; RMP_ADMIN_LEASES=5000 meson test -C '$asan' --no-rebuild --print-errorlogs --suite rdma --no-suite plain-only --logbase rdma-asan | cat; s=\$?"
+	rdma_cmd="set -o pipefail; RMP_ADMIN_LEASES=5000 tests/vm/cpu-busy.sh meson test -C '$asan' --no-rebuild --print-errorlogs --suite rdma --no-suite plain-only --logbase rdma-asan | cat; s=\$?"
 	logs+=("$asan/meson-logs/rdma-asan.json")
-	rdma_cmd+="; RMP_PLAIN_TOO_ONLY=1 meson test -C '$build' --no-rebuild --print-errorlogs $plain_sel --logbase rdma | cat || s=1"
+	rdma_cmd+="; RMP_PLAIN_TOO_ONLY=1 tests/vm/cpu-busy.sh meson test -C '$build' --no-rebuild --print-errorlogs $plain_sel --logbase rdma | cat || s=1"
 else
-	rdma_cmd="set -o pipefail; meson test -C '$build' --no-rebuild --print-errorlogs --suite rdma --logbase rdma | cat; s=\$?"
+	rdma_cmd="set -o pipefail; tests/vm/cpu-busy.sh meson test -C '$build' --no-rebuild --print-errorlogs --suite rdma --logbase rdma | cat; s=\$?"
 fi
 logs+=("$build/meson-logs/rdma.json")
 rdma_cmd+="; exit \$s"
