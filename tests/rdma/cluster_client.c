@@ -53,9 +53,10 @@
  *       whose block holds an older number (or none), then "checked C
  *       lost L"; exit 1 when L > 0.
  *   rmp-cluster flap URL SIZE LABEL
- *       two leases of SIZE, replicas on distinct values of LABEL: a
- *       mirrored one (2 replicas) and a striped and mirrored one (2 x 2,
- *       1 MiB units); prints "ready", then in turns writes 1 MiB of a
+ *       three leases of SIZE, members on distinct values of LABEL: a
+ *       mirrored one (2 replicas), a striped and mirrored one (2 x 2,
+ *       1 MiB units) and an erasure-coded one (2+1, 4 KiB chunks);
+ *       prints "ready", then in turns writes 1 MiB of a
  *       new pattern into one block of each and reads another block of
  *       each back (checking every byte against what was written), and
  *       every fourth turn renews each (ttl 300 s), until
@@ -69,14 +70,15 @@
  *       the link down to the end of the first call begun after it),
  *       "settled_ms T" after a "settle" line (T: from it to every member
  *       live; -1: not within MS), and for each lease "lease
- *       mirror|stripe moved M" (M: members the record names anew since
- *       the lease was made), "lease mirror|stripe stale_seen 0|1" (1: a
- *       member was stale after some turn), "lease mirror|stripe live L
- *       of R" and
- *       "lease ... whole W stripes_differing D" (W: bytes of a read of
- *       the whole lease that differ from what was written; D: stripes
- *       whose replicas, each read through a handle of its own, differ);
- *       then frees both.
+ *       mirror|stripe|ec moved M" (M: members the record names anew
+ *       since the lease was made), "lease ... stale_seen 0|1" (1: a
+ *       member was stale after some turn), "lease ... live L of R" (of
+ *       ec: its members) and "lease ... whole W stripes_differing D" (W:
+ *       bytes of a read of the whole lease that differ from what was
+ *       written; D: stripes whose replicas, each read through a handle
+ *       of its own, differ; not of ec); then frees the first two, and prints
+ *       "lease ec token TOKEN" and leaves that one to the test (which
+ *       checks its members against its code: rmp-eccheck code).
  *   rmp-cluster revive URL SIZE LABEL
  *       a mirrored lease of SIZE (2 replicas on distinct values of
  *       LABEL), written; prints "member J PORT" for each replica (its
@@ -777,7 +779,7 @@ struct flapped {
 #define FLAP_BLOCK (UINT64_C(1) << 20)
 
 /* flap_alloc -- f's lease: stripes x replicas on distinct values of
- * label, its bytes written with seed 1. */
+ * label (stripes 0: coded 2+1), its bytes written with seed 1. */
 static void flap_alloc(struct flapped *f, uint64_t size, unsigned stripes,
 		       const char *label)
 {
@@ -785,9 +787,14 @@ static void flap_alloc(struct flapped *f, uint64_t size, unsigned stripes,
 	int err;
 
 	rmp_cluster_alloc_opts_init(&ao);
-	ao.stripes = stripes;
-	ao.replicas = 2;
-	ao.stripe_unit = stripes > 1 ? FLAP_BLOCK : 0;
+	if (stripes) {
+		ao.stripes = stripes;
+		ao.replicas = 2;
+		ao.stripe_unit = stripes > 1 ? FLAP_BLOCK : 0;
+	} else {
+		ao.ec_data = 2;
+		ao.ec_parity = 1;
+	}
 	ao.spread = label;
 	ao.ttl_s = 300;
 	f->size = size;
@@ -800,7 +807,7 @@ static void flap_alloc(struct flapped *f, uint64_t size, unsigned stripes,
 	err = rmp_write(f->l, 0, f->want, size);
 	if (err)
 		fail("%s write: %s", f->name, rmp_strerror(err));
-	f->nmembers = 2 * stripes;
+	f->nmembers = stripes ? 2 * stripes : 3;
 	for (unsigned i = 0; i < f->nmembers; i++)
 		if (rmp_lease_replica_token(f->l, i, f->member[i],
 					    sizeof(f->member[i])) <= 0)
@@ -838,8 +845,10 @@ static bool flap_all_live(const struct flapped *f)
 {
 	struct rmp_lease_info info = { .size = sizeof(info) };
 
-	return !rmp_lease_info(f->l, &info) &&
-	       info.replicas_live == info.replicas;
+	if (rmp_lease_info(f->l, &info))
+		return false;
+	return info.ec_data ? info.ec_live == info.ec_data + info.ec_parity :
+			      info.replicas_live == info.replicas;
 }
 
 /* What the loop of flap saw. */
@@ -948,14 +957,19 @@ static void flap_verify(struct flapped *f)
 
 	if (!all || !first || rmp_lease_info(f->l, &info))
 		fail("%s: lease info", f->name);
-	printf("lease %s live %u of %u\n", f->name, info.replicas_live,
-	       info.replicas);
+	if (info.ec_data)
+		printf("lease %s live %u of %u\n", f->name, info.ec_live,
+		       info.ec_data + info.ec_parity);
+	else
+		printf("lease %s live %u of %u\n", f->name,
+		       info.replicas_live, info.replicas);
 	err = rmp_read(f->l, 0, all, f->size);
 	if (err)
 		fail("%s: whole read: %s", f->name, rmp_strerror(err));
 	for (uint64_t i = 0; i < f->size; i++)
 		whole += all[i] != f->want[i];
-	for (unsigned s = 0; s < info.stripes; s++) {
+	/* an erasure-coded lease's members against its code: the test's */
+	for (unsigned s = 0; s < info.stripes && !info.ec_data; s++) {
 		uint64_t len = 0;
 
 		for (unsigned j = 0; j < info.replicas; j++) {
@@ -981,16 +995,21 @@ static void flap_verify(struct flapped *f)
 			}
 		}
 	}
-	printf("lease %s whole %" PRIu64 " stripes_differing %u\n", f->name,
-	       whole, differing);
+	if (info.ec_data)
+		printf("lease %s whole %" PRIu64 "\n", f->name, whole);
+	else
+		printf("lease %s whole %" PRIu64 " stripes_differing %u\n",
+		       f->name, whole, differing);
 	free(all);
 	free(first);
 }
 
 static int flap(int argc, char **argv)
 {
-	struct flapped f[2] = { { .name = "mirror" }, { .name = "stripe" } };
+	struct flapped f[3] = { { .name = "mirror" }, { .name = "stripe" },
+				{ .name = "ec" } };
 	struct flap_loop o = { 0 };
+	char token[RMP_TOKEN_MAXLEN];
 	uint8_t *buf = malloc(FLAP_BLOCK);
 	uint64_t size, blocks;
 
@@ -1003,13 +1022,14 @@ static int flap(int argc, char **argv)
 		fail("flap: SIZE of 4 MiB at least");
 	flap_alloc(&f[0], size, 1, argv[2]);
 	flap_alloc(&f[1], size, 2, argv[2]);
+	flap_alloc(&f[2], size, 0, argv[2]);
 	/* no line kept in stdio's buffer where flap_more's poll cannot
 	 * see it */
 	setvbuf(stdin, NULL, _IONBF, 0);
 	printf("ready\n");
 	fflush(stdout);
 	for (uint64_t t = 0; flap_more(&o); t++) {
-		for (unsigned k = 0; k < 2; k++) {
+		for (unsigned k = 0; k < 3; k++) {
 			flap_call(&f[k], t % blocks, (uint32_t)t + 2, true,
 				  buf, &o);
 			flap_call(&f[k], (t * 5 + 3) % blocks, 0, false, buf,
@@ -1020,7 +1040,8 @@ static int flap(int argc, char **argv)
 		}
 		if (!o.settle_at)
 			continue;
-		if (flap_all_live(&f[0]) && flap_all_live(&f[1])) {
+		if (flap_all_live(&f[0]) && flap_all_live(&f[1]) &&
+		    flap_all_live(&f[2])) {
 			o.settled_ms = (int64_t)(now_ms() - o.settle_at);
 			break;
 		}
@@ -1036,14 +1057,18 @@ static int flap(int argc, char **argv)
 		printf("after_down_ms %" PRId64 "\n", o.after_down_ms);
 	if (o.settle_at)
 		printf("settled_ms %" PRId64 "\n", o.settled_ms);
-	for (unsigned k = 0; k < 2; k++) {
+	for (unsigned k = 0; k < 3; k++) {
 		printf("lease %s moved %u\n", f[k].name, flap_moved(&f[k]));
 		printf("lease %s stale_seen %d\n", f[k].name, f[k].stale_seen);
 		flap_verify(&f[k]);
-		if (rmp_lease_free(f[k].l))
+		if (k < 2 && rmp_lease_free(f[k].l))
 			fail("%s: free", f[k].name);
 		free(f[k].want);
 	}
+	if (rmp_lease_token(f[2].l, token, sizeof(token)) <= 0)
+		fail("ec: token");
+	printf("lease ec token %s\n", token);
+	rmp_lease_close(f[2].l);
 	fflush(stdout);
 	free(buf);
 	rmp_cluster_close(cl);

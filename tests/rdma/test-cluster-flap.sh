@@ -4,11 +4,12 @@
 # daemons (n1..n3 on racks r1..r3) each listen on both of the VM's
 # devices, so a cluster client reaches each node over two rails. One
 # process (rmp-cluster flap) writes and reads back 1 MiB blocks of a
-# mirrored lease and of a 2 x 2 striped and mirrored one, checking every
-# byte, while rail 0's link (eth0, every node's first device) goes down
-# for 3 s and comes back: no call fails, no byte read differs, every
-# member is live afterwards and each stripe's replicas hold the same
-# bytes. The same with both links (every rail of every node) down for
+# mirrored lease, of a 2 x 2 striped and mirrored one and of a 2+1
+# erasure-coded one, checking every byte, while rail 0's link (eth0,
+# every node's first device) goes down for 3 s and comes back: no call
+# fails, no byte read differs, every member is live afterwards, each
+# stripe's replicas hold the same bytes and the coded lease's members
+# what its code says (rmp-eccheck code). The same with both links (every rail of every node) down for
 # 3 s: the calls wait for the members and then succeed. Then a replica's daemon is killed (SIGKILL) and started again
 # from its state_dir at once, under a reader of a mirrored lease: no call
 # fails, the reads go to the other replica meanwhile, and the member
@@ -49,6 +50,8 @@ CL_LABELS=([1]="rack=r1" [2]="rack=r2" [3]="rack=r3")
 CL_LISTEN="$RMP_TEST_ADDR, $RMP_TEST_ADDR2"
 cluster_up
 RMPC=$RMP_BUILD_ROOT/tests/rdma/rmp-cluster
+ECCHECK=$RMP_BUILD_ROOT/tests/rdma/rmp-eccheck
+CLUSTER=etcd://${EURL#http://}
 
 # client_start NAME SIZE [TAG] -- rmp-cluster NAME (flap, revive) with
 # leases of SIZE spread by rack, in the background (standard input: fd 7;
@@ -96,6 +99,28 @@ expect_lease() {
 			{ print $6 }' "$out")" 0
 }
 
+# expect_ec TAG -- the 2+1 lease of TAG.out: every member live, a whole
+# read identical, each member (read through a handle of its own) as its
+# code says; then freed.
+expect_ec() {
+	local out=$RMP_TMP/$1.out tok
+	expect_eq "ec: live members" \
+		"$(awk '$1 == "lease" && $2 == "ec" && $3 == "live" \
+			{ print $4 " of " $6 }' "$out")" "3 of 3"
+	expect_eq "ec: bytes of a whole read that differ" \
+		"$(awk '$1 == "lease" && $2 == "ec" && $3 == "whole" \
+			{ print $4 }' "$out")" 0
+	tok=$(awk '$1 == "lease" && $2 == "ec" && $3 == "token" { print $4 }' \
+		"$out")
+	[ -n "$tok" ] || { fail_later "$1: no token of the ec lease"; return; }
+	"$ECCHECK" code "$CLUSTER" "$tok" >"$RMP_TMP/eccheck.out" 2>&1 ||
+		fail_later "ec: a member differs from the code: $(cat \
+			"$RMP_TMP/eccheck.out")"
+	tr '\n' ' ' <"$RMP_TMP/eccheck.out"
+	echo
+	"$RMPOOL" -C "$CLUSTER" free "$tok" || fail_later "ec: free"
+}
+
 client_start flap 4M
 sleep 1
 echo "== $NETDEV1 (rail 0 of every node) down for 3 s"
@@ -109,6 +134,7 @@ expect_eq "calls that failed through the flap" "$errors" 0
 expect_eq "bytes read that differ from what was written" "$bad" 0
 expect_lease flap mirror
 expect_lease flap stripe
+expect_ec flap
 echo "slowest call: $slowest ms"
 # a figure (goal on a real NIC: within one op timeout), not judged here
 echo "from the link down to the first call begun after it done:" \
@@ -128,6 +154,7 @@ expect_eq "calls that failed with every link down" "$errors" 0
 expect_eq "bytes read that differ from what was written" "$bad" 0
 expect_lease both mirror
 expect_lease both stripe
+expect_ec both
 echo "slowest call: $slowest ms"
 
 echo "== a replica's daemon killed and started again under a reader"
@@ -163,7 +190,6 @@ expect_lease revive mirror
 echo "slowest read: $slowest ms"
 
 echo "== a replica that missed writes caught up in place"
-CLUSTER=etcd://${EURL#http://}
 head -c $((2 << 20)) /dev/urandom >"$RMP_TMP/a"
 head -c $((1 << 20)) /dev/urandom >"$RMP_TMP/b"
 tok=$("$RMPOOL" -C "$CLUSTER" alloc 2M --replicas 2 --spread rack --ttl 300) ||
