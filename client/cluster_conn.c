@@ -206,6 +206,23 @@ struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 	return *err ? NULL : k;
 }
 
+struct cl_conn *cl_member_conn(struct rmp_cluster *cl, struct cl_node *n,
+			       const struct rmp_token *t, const char *token,
+			       int *err)
+{
+	char list[RMP_TOKEN_HOST_MAX + 1];
+
+	if (n && rails_list(&n->m, list, sizeof(list)) &&
+	    strcspn(list, ",") == strlen(t->host) &&
+	    !strncmp(list, t->host, strlen(t->host))) {
+		struct cl_conn *k = node_rails(cl, n, err);
+
+		if (k)
+			return k;
+	}
+	return cl_token_conn(cl, token, err);
+}
+
 int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
 		   const char *token, const struct rmp_attach_opts *opts,
 		   uint64_t epoch, struct rmp_lease **out)

@@ -264,6 +264,11 @@ void cl_say(struct rmp_cluster *cl, const char *fmt, ...)
  * doubling up to 30 s).
  * cl_token_conn -- the working connection to the server of token; NULL
  * with *err (-EINVAL: not a token; -ENOMEM; a connect's error).
+ * cl_member_conn -- the same for a member token (t, its text token) of
+ * node n (NULL: not known), but over all of n's rails when its record
+ * lists several devices and rail 0 is the token's address: a holder that
+ * attaches a lease by its token moves its bytes over every device of
+ * the node, as the process that allocated it does.
  * cl_conn_first -- addr is k's host, or the first of its rail list.
  * cl_conn_attach -- rmp_lease_attach_with on k (by a cluster record of
  * epoch: rmpc_lease_attach_epoch; 0 none), once more on a new
@@ -282,6 +287,9 @@ struct cl_conn *cl_node_conn(struct rmp_cluster *cl, struct cl_node *n,
 void cl_node_unreachable(struct cl_node *n, uint64_t now);
 struct cl_conn *cl_token_conn(struct rmp_cluster *cl, const char *token,
 			      int *err);
+struct cl_conn *cl_member_conn(struct rmp_cluster *cl, struct cl_node *n,
+			       const struct rmp_token *t, const char *token,
+			       int *err);
 int cl_conn_attach(struct rmp_cluster *cl, struct cl_conn *k,
 		   const char *token, const struct rmp_attach_opts *opts,
 		   uint64_t epoch, struct rmp_lease **out);

@@ -111,7 +111,7 @@ int cl_member_attach(struct rmp_cluster *cl, const struct rmp_token *t,
 		cl_say(cl, "a member token that cannot be written");
 		return -EINVAL;
 	}
-	k = cl_token_conn(cl, text, &ret);
+	k = cl_member_conn(cl, n, t, text, &ret);
 	if (!k)
 		return ret;
 	rmp_attach_opts_init(&o);

@@ -118,6 +118,13 @@ expect_ec() {
 			"$RMP_TMP/eccheck.out")"
 	tr '\n' ' ' <"$RMP_TMP/eccheck.out"
 	echo
+	# a process that attaches the lease by its token (rmpool) reaches
+	# each member over both of its node's devices too
+	"$RMPOOL" -C "$CLUSTER" info "$tok" >"$RMP_TMP/info.out" ||
+		fail_later "ec: info"
+	grep "^member" "$RMP_TMP/info.out"
+	expect_eq "ec: members attached by token over both rails" \
+		"$(grep -c "^member .* rails 2 of 2 up$" "$RMP_TMP/info.out")" 3
 	"$RMPOOL" -C "$CLUSTER" free "$tok" || fail_later "ec: free"
 }
 
