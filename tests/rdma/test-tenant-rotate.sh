@@ -85,6 +85,12 @@ while :; do
 	[ "$el" -gt $((grace_ms + 10000)) ] && break
 	sleep 0.1
 done
+# an rmpool under ASan beside another test may take seconds: the first
+# renewal is waited for (30 s at most), not cut short by the kill
+for _ in $(seq 1 300); do
+	[ -s "$RMP_TMP/renewals" ] && break
+	sleep 0.1
+done
 kill "$renewer"
 wait "$renewer" 2>/dev/null
 renews=$(wc -l <"$RMP_TMP/renewals" 2>/dev/null || echo 0)
