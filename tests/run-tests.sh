@@ -109,11 +109,7 @@ else
 	start=$(date +%s)
 	# 4 GiB: free-1g pins a 1 GiB pool on one of the two NUMA nodes.
 	# Both suites take 25-35 min under TCG on 2 cores of a slow host; the
-	# bound is for a hung guest, not a slow one. 96 hugepages a node
-	# (192 MiB): the pools of any two tests that run at once (the
-	# longest together at the start: cluster-place's 72 MiB beside
-	# cluster-ec's 64 on the first device's node).
-	RMP_VM_HUGEPAGES=${RMP_VM_HUGEPAGES:-96} \
+	# bound is for a hung guest, not a slow one.
 	tests/vm/run-in-vm.sh --build-dir "$build" --mem 4096 --timeout 3000 \
 		-- bash -c "$rdma_cmd" ||
 		status=1
