@@ -111,13 +111,19 @@ static struct cl_conn *node_rails(struct rmp_cluster *cl, struct cl_node *n,
 	return *err ? NULL : k;
 }
 
+/* list_first -- the first address of list ("A1,A2,.." or one) is addr. */
+static bool list_first(const char *list, const char *addr)
+{
+	size_t n = strcspn(list, ",");
+
+	return strlen(addr) == n && !strncmp(list, addr, n);
+}
+
 /* cl_conn_first -- the first address of k's host (a rail list's rail 0)
  * is addr. */
 bool cl_conn_first(const struct cl_conn *k, const char *addr)
 {
-	size_t n = strcspn(k->host, ",");
-
-	return strlen(addr) == n && !strncmp(k->host, addr, n);
+	return list_first(k->host, addr);
 }
 
 /* node_said -- n's last connect gave err: proven, or why not (for
@@ -213,8 +219,7 @@ struct cl_conn *cl_member_conn(struct rmp_cluster *cl, struct cl_node *n,
 	char list[RMP_TOKEN_HOST_MAX + 1];
 
 	if (n && rails_list(&n->m, list, sizeof(list)) &&
-	    strcspn(list, ",") == strlen(t->host) &&
-	    !strncmp(list, t->host, strlen(t->host))) {
+	    list_first(list, t->host)) {
 		struct cl_conn *k = node_rails(cl, n, err);
 
 		if (k)
