@@ -17,6 +17,9 @@
  * first marked pending on the members whose bytes it changes
  * (ec_tags.h), then the bytes, then the tag on every live member: three
  * rounds, so that no member ever holds a tag its bytes do not match.
+ * A write is done once k members hold its tag finished; one cut short
+ * marks nobody (the tags tell), so a member it missed in a flap comes
+ * back as it is.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -310,6 +313,8 @@ static int write_full_rows(struct rmpc_group *g, uint64_t r0,
 		err = enough(g, wrote);
 	if (!err)
 		err = tag_rows(g, r0, nrows, wrote, t);
+	if (!err) /* fewer than k hold it finished: not done either */
+		err = enough(g, wrote);
 	if (!err)
 		redo_done(ec, r0, nrows);
 	return err;
@@ -371,7 +376,10 @@ static int write_tagged(struct rmpc_group *g, uint64_t r, uint64_t t,
 		err = enough(g, wrote);
 	for (unsigned i = 0; i < g->n; i++)
 		touched[i] = touched[i] && wrote[i];
-	return err ? err : tag_rows(g, r, 1, touched, t);
+	if (!err)
+		err = tag_rows(g, r, 1, touched, t);
+	/* fewer than k hold it finished: not done either */
+	return err ? err : enough(g, wrote);
 }
 
 /* redo_ours -- the row tags just read (ec->member_tags, usable[]) show

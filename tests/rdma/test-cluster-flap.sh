@@ -9,11 +9,11 @@
 # every node's first device) goes down for 3 s and comes back: no call
 # fails, no byte read differs, every member is live afterwards, each
 # stripe's replicas hold the same bytes and the coded lease's members
-# what its code says (rmp-eccheck code). The same, for the mirrored and
-# the striped lease, with both links (every rail of every node) down for
-# 3 s: the calls wait for the members and then succeed (not yet the coded
-# lease: a read right after can find it with 1 of 3 members left, the
-# others not attached again; docs/design-notes.md, open). Then a
+# what its code says (rmp-eccheck code). The same with both links (every
+# rail of every node) down for 3 s: the calls wait for the members and
+# then succeed, and a coded write the flap cut leaves its members to
+# come back (not marked: each row's tags say which write a member
+# holds). Then a
 # replica's daemon is killed (SIGKILL) and started again
 # from its state_dir at once, under a reader of a mirrored lease: no call
 # fails, the reads go to the other replica meanwhile, and the member
@@ -153,7 +153,7 @@ echo "from the link down to the first call begun after it done:" \
 	"$(awk '$1 == "after_down_ms" { print $2 }' "$RMP_TMP/flap.out") ms"
 
 echo "== $NETDEV1 and $NETDEV2 (every rail of every node) down for 3 s"
-client_start flap 4M both
+client_start flap 4M both ec
 sleep 1
 ip link set "$NETDEV1" down
 ip link set "$NETDEV2" down
@@ -166,6 +166,7 @@ expect_eq "calls that failed with every link down" "$errors" 0
 expect_eq "bytes read that differ from what was written" "$bad" 0
 expect_lease both mirror
 expect_lease both stripe
+expect_ec both
 echo "slowest call: $slowest ms"
 
 echo "== a replica's daemon killed and started again under a reader"

@@ -613,6 +613,80 @@ static void test_write_half_made(void)
 	fake_client_free(c);
 }
 
+/* coded -- a 2+1 erasure-coded lease of LENGTH bytes (one row of two
+ * UNIT chunks) over slots 0..2 of c. */
+static struct rmp_lease *coded(struct rmp_client *c)
+{
+	struct rmp_lease *m[3], *l = NULL;
+
+	for (unsigned i = 0; i < 3; i++)
+		m[i] = member(c, i);
+	CHECK_EQ(rmpc_group_new_ec(m, 2, 1, UNIT, LENGTH, NULL, &l), 0);
+	return l;
+}
+
+/* The writes the NIC carried out so far, and the one after which the
+ * members but 0 lose their connection (flap_at; 0: never). */
+static unsigned writes_seen, flap_at;
+static struct rmp_lease *flapped;
+
+static void flap_after_write(void)
+{
+	if (++writes_seen != flap_at)
+		return;
+	disconnect(flapped, 1);
+	disconnect(flapped, 2);
+}
+
+/* Rule 6d: a coded write cut by a flap is not acknowledged unless k
+ * members hold it finished, and the members it missed stay SUSPECT, not
+ * MISSED: each row's tags say which member holds which write
+ * (ec_tags.h), so they may come back and the write be made again on
+ * every member. As MISSED (never attached again before a stale mark),
+ * or marked stale by a write counted done, they would leave the 2+1
+ * lease one member short of its k for good. Each round of the write
+ * (pending tags, bytes, finished tags) is posted whole, so the flap
+ * after the NIC's 3rd write cuts it before its bytes reach members 1
+ * and 2, after its 4th before their finished tags do. */
+static void test_ec_write_cut(void)
+{
+	for (unsigned at = 3; at <= 4; at++) {
+		struct rmp_client *c = fake_client_new();
+		struct rmp_lease *l = coded(c);
+		struct rmpc_group *g = l->group;
+
+		g->wait_ms = 0;
+		keep(l);
+		kl.refresh_ret = -ENOENT; /* nothing new: the call ends */
+		flapped = l;
+		writes_seen = 0;
+		flap_at = at;
+		fake_after_write = flap_after_write;
+		pattern(src, LENGTH, 31 + at);
+		CHECK(rmp_write(l, 0, src, LENGTH) != 0);
+		fake_after_write = NULL;
+		CHECK(holds(0, 0, src, UNIT));
+		CHECK_EQ(g->state[1], RMPC_MEMBER_SUSPECT);
+		CHECK_EQ(g->state[2], RMPC_MEMBER_SUSPECT);
+		CHECK_EQ(kl.missed, 0);
+		/* the link is back: attached anew (as a retry does), the
+		 * write made again lands on all three and reads back */
+		for (unsigned i = 1; i < 3; i++)
+			rmpc_group_swap(l, i, fake_lease(c, (uint64_t)i * MEMBER,
+							 MEMBER, RMP_ACC_ALL));
+		kl.refresh_ret = 0;
+		CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
+		CHECK_EQ(kl.missed, 0);
+		memset(dst, 0, LENGTH);
+		CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+		CHECK(!memcmp(dst, src, LENGTH));
+		for (unsigned i = 0; i < 3; i++)
+			CHECK(rmpc_member_live(g, i));
+		rmp_lease_close(l);
+		fake_client_free(c);
+	}
+}
+
 /* Rule 7: a call outside the lease is the caller's error: the keeper is
  * never asked, even with a member failing or none left. */
 static void test_caller_error(void)
@@ -852,6 +926,7 @@ int main(void)
 	test_suspect_returns();
 	test_wait_suspect();
 	test_write_half_made();
+	test_ec_write_cut();
 	test_renew_end();
 	test_no_keeper();
 	return check_done();
