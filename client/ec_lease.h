@@ -38,7 +38,6 @@ struct rmpc_ec {
 	uint8_t *redo;          /* k * chunk */
 	uint64_t redo_row, redo_tag; /* the row, and its write's tag */
 	bool redo_valid;
-	bool moved;             /* a call's write posted bytes (io_ec.c) */
 	uint64_t decoded;       /* chunks reads decoded: rmp_lease_info */
 };
 

@@ -307,7 +307,6 @@ static int write_full_rows(struct rmpc_group *g, uint64_t r0,
 		}
 		nl++;
 	}
-	ec->moved = true;
 	err = move(g, legs, who, nl, true, wrote);
 	if (!err) /* fewer than k have it: not done (left pending) */
 		err = enough(g, wrote);
@@ -368,10 +367,8 @@ static int write_tagged(struct rmpc_group *g, uint64_t r, uint64_t t,
 		}
 	if (!err)
 		err = enough(g, wrote);
-	if (!err) {
-		ec->moved = true;
+	if (!err)
 		err = move(g, legs, to, n, true, wrote);
-	}
 	if (!err) /* fewer than k have it: not done (left pending) */
 		err = enough(g, wrote);
 	for (unsigned i = 0; i < g->n; i++)
@@ -590,7 +587,6 @@ int rmpc_ec_write_once(struct rmp_lease *l, uint64_t off, const char *src,
 		return enough(g, wrote);
 	rmpc_ec_rows(&ec->lo, off, len, &r0, &r1);
 	live_count(g, wrote);
-	ec->moved = false;
 	rmpc_ec_lock_rows(l->id, r0, r1, &held);
 	for (uint64_t r = r0; !err && r <= r1;) {
 		struct rmpc_ec_row_part p = rmpc_ec_row_part(&ec->lo, off, len,
@@ -611,10 +607,13 @@ int rmpc_ec_write_once(struct rmp_lease *l, uint64_t off, const char *src,
 			err = write_part(g, &p, src, wrote);
 			r++;
 		}
-		/* once any member may have bytes of it, every one away
-		 * lacks it */
-		if (ec->moved)
-			*made = UINT32_MAX;
+		/* rows done (k members hold them finished) without a member
+		 * away: it lacks a write made, acknowledged or not, and
+		 * io_group.c has it marked; rows cut short mark nobody (the
+		 * tags tell) */
+		for (unsigned i = 0; !err && i < g->n; i++)
+			if (!wrote[i])
+				*made |= UINT32_C(1) << i;
 	}
 	rmpc_ec_unlock_rows(held);
 	return err;

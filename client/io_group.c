@@ -347,10 +347,11 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 			rmpc_member_missed(g, i);
 	/* failed on some stripe after it was made on another: the away
 	 * replicas of a stripe it was made on differ from it now, the same.
-	 * Not so the members of a coded lease: each row's tags say which
-	 * member holds which write (ec_tags.h), and a read decodes from k
-	 * that agree, so one away may come back as it is (a flap) */
-	if (err && !unmarked && !caller_error(err) && !g->ec)
+	 * A coded lease's made names the members that lack a row done (its
+	 * tag finished on k others); one away from rows cut short only may
+	 * come back as it is (a flap): each row's tags say which member
+	 * holds which write (ec_tags.h), and a decode uses k that agree */
+	if (err && !unmarked && !caller_error(err))
 		for (unsigned i = 0; i < g->n; i++)
 			if ((made >> (i / g->replicas) & 1) &&
 			    rmpc_member_away(g, i))

@@ -133,8 +133,8 @@ int rmpc_rails_rw(struct rmp_lease *l, uint64_t off, char *local,
 /*
  * One try of a data call on an erasure-coded lease (io_ec.c), for
  * io_group.c's retries: rmpc_ec_read_once (fenced as io_group.c's
- * read_once) and rmpc_ec_write_once (*made: every member's bit once any
- * member has some of it).
+ * read_once) and rmpc_ec_write_once (*made: the bits of the members
+ * that lack a row it wrote to k members, not what it cut short).
  */
 int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
 		      size_t len, bool fenced);
