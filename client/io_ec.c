@@ -95,9 +95,12 @@ static struct rmpc_leg tag_leg(struct rmpc_group *g, unsigned i, uint64_t r,
 
 /*
  * decode_chunk -- chunk d (0 .. k + m) of row r into out (chunk bytes),
- * from k members of one write. Every live member's tag, chunk and tag
- * again are read in one round, in that order on one queue pair (one
- * chain a member, after_prev); a member whose two tags differ or are
+ * from k members of one write. A member's tag, chunk and tag again are
+ * read in one round, in that order on one queue pair (one chain a
+ * member, after_prev): first of k members, the live data members and
+ * parity for the rest (the k a pick of every live member would choose
+ * when they agree: rmpc_ec_pick prefers data members), then, when they
+ * do not agree, of every live member. A member whose two tags differ or are
  * pending had its chunk written under the read (another process's
  * write), and k that share a finished tag are the sources: a seqlock.
  * -EBADMSG when no k agree (a torn row), -EIO when fewer than k answer.
@@ -111,12 +114,19 @@ static int decode_chunk(struct rmpc_group *g, uint64_t r, unsigned d,
 	struct rmpc_leg legs[3 * RMPC_EC_N_MAX];
 	bool usable[RMPC_EC_N_MAX];
 	uint8_t *src[RMPC_EC_K_MAX];
-	unsigned nl, changed = 0;
+	unsigned nl, changed = 0, tries = 0;
+	bool first = true; /* k members first */
 	int err, n = -EIO;
 
 	/* a few times while another process's write moves under it */
-	for (unsigned tries = 0; tries < RMPC_EC_READ_TRIES; tries++) {
-		live_count(g, usable);
+	while (tries < RMPC_EC_READ_TRIES) {
+		bool few = live_count(g, usable) > k && first;
+
+		first = false;
+		for (unsigned i = 0, kept = 0; few && i < g->n; i++) {
+			kept += usable[i];
+			usable[i] = usable[i] && kept <= k;
+		}
 		nl = changed = 0;
 		for (unsigned i = 0; i < g->n; i++) {
 			if (!usable[i])
@@ -139,8 +149,13 @@ static int decode_chunk(struct rmpc_group *g, uint64_t r, unsigned d,
 			usable[i] = usable[i] && !moved;
 		}
 		n = rmpc_ec_pick(k, g->n, usable, ec->member_tags, have);
-		if (n >= 0 || !changed)
+		if (n >= 0)
 			break;
+		if (few) /* read every live member, not counted as a try */
+			continue;
+		if (!changed)
+			break;
+		tries++;
 	}
 	if (n < 0)
 		return n;

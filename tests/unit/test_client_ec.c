@@ -219,13 +219,15 @@ static void test_degraded(void)
 	CHECK_EQ(rmp_read(l, 0, dst, CHUNK), 0);
 	CHECK_EQ(rmp_lease_info(l, &in), 0);
 	CHECK_EQ(in.ec_decoded, 0);
-	/* ... in one round: a chain to each live member, its tag of the
-	 * row, its chunk, its tag again (one doorbell each) */
+	/* ... in one round: a chain to k members (the live data members,
+	 * then parity), its tag of the row, its chunk, its tag again (one
+	 * doorbell each); not to the fifth live one: k that agree are all
+	 * a decode needs */
 	wrs = fake_data_wrs();
 	posts = fake_posts;
 	CHECK_EQ(rmp_read(l, CHUNK, dst, CHUNK), 0);
-	CHECK_EQ(fake_data_wrs() - wrs, 3 * (N - 1));
-	CHECK_EQ(fake_posts - posts, N - 1);
+	CHECK_EQ(fake_data_wrs() - wrs, 3 * K);
+	CHECK_EQ(fake_posts - posts, K);
 	CHECK(!memcmp(dst, src + CHUNK, CHUNK));
 	CHECK_EQ(rmp_lease_info(l, &in), 0);
 	CHECK_EQ(in.ec_decoded, 1);
@@ -290,6 +292,7 @@ static void test_torn(void)
 	struct rmp_client *c = fake_client_new();
 	struct rmp_lease *l = ec_lease(c);
 	uint64_t other = 0x5151;
+	unsigned wrs;
 
 	pattern(src, LENGTH, 7);
 	CHECK_EQ(write_cuts(l, wcuts), 0);
@@ -302,6 +305,14 @@ static void test_torn(void)
 	/* row 1 agrees: decoded */
 	CHECK_EQ(rmp_read(l, ROW + CHUNK, dst, 100), 0);
 	CHECK(!memcmp(dst, src + ROW + CHUNK, 100));
+	/* row 1 again, its first parity member's tag of another write: the
+	 * k read first (0, 2, 3, 4) do not agree, the five live do: decoded
+	 * from 0, 2, 3 and 5 after a second round, to all five */
+	memcpy(member(4) + 3 * CHUNK + 8, &other, 8);
+	wrs = fake_data_wrs();
+	CHECK_EQ(rmp_read(l, ROW + CHUNK, dst, 100), 0);
+	CHECK(!memcmp(dst, src + ROW + CHUNK, 100));
+	CHECK_EQ(fake_data_wrs() - wrs, 3 * K + 3 * (N - 1));
 	rmp_lease_close(l);
 	fake_client_free(c);
 }
