@@ -13,6 +13,10 @@
 #    produced as the reader reads, not kept; not checked for a sanitized
 #    daemon); then the reader gets every line;
 # 3. a filter that matches none answers at once.
+# In the plain build's pass of tests/run-tests.sh (RMP_PLAIN_TOO_ONLY),
+# which is for the memory bound of 2, step 1 is left out: the sanitized
+# pass checks the listing (5000 leases there), and at 10^5 its two
+# listings cost that pass 50 s.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/lib-admin.sh"
 
@@ -36,12 +40,14 @@ echo "$n leases in $((($(date +%s%N) - t0) / 1000000)) ms"
 ctl_json st status
 expect_eq "status: leases" "$(jget 'd["leases"]' <<<"$st")" "$n"
 
-echo "==== 1. every lease, once"
-t0=$(date +%s%N)
-ctl --json leases >"$RMP_TMP/all.json" || rmp_fail "rmpoolctl --json leases failed"
-echo "leases --json: $(wc -c <"$RMP_TMP/all.json") bytes in" \
-	"$((($(date +%s%N) - t0) / 1000000)) ms"
-out=$(python3 - "$RMP_TMP/all.json" <<'PY'
+# 1. every lease, once (left out of the plain pass: see the header)
+list_every_lease() {
+	echo "==== 1. every lease, once"
+	t0=$(date +%s%N)
+	ctl --json leases >"$RMP_TMP/all.json" || rmp_fail "rmpoolctl --json leases failed"
+	echo "leases --json: $(wc -c <"$RMP_TMP/all.json") bytes in" \
+		"$((($(date +%s%N) - t0) / 1000000)) ms"
+	out=$(python3 - "$RMP_TMP/all.json" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 ids = [l["id"] for l in d["leases"]]
@@ -49,13 +55,19 @@ print(len(ids), len(set(ids)), d["count"],
       all(re.fullmatch("[0-9a-f]{16}", i) for i in ids),
       sum(l["bytes"] for l in d["leases"]))
 PY
-) || rmp_fail "the leases listing does not parse"
-expect_eq "leases, distinct ids, count, ids well formed, bytes" "$out" \
-	"$n $n $n True $((n * 64))"
-t0=$(date +%s%N)
-rows=$(ctl leases | wc -l)
-echo "leases table: $rows lines in $((($(date +%s%N) - t0) / 1000000)) ms"
-expect_eq "lines of the leases table" "$rows" $((n + 1))
+	) || rmp_fail "the leases listing does not parse"
+	expect_eq "leases, distinct ids, count, ids well formed, bytes" "$out" \
+		"$n $n $n True $((n * 64))"
+	t0=$(date +%s%N)
+	rows=$(ctl leases | wc -l)
+	echo "leases table: $rows lines in $((($(date +%s%N) - t0) / 1000000)) ms"
+	expect_eq "lines of the leases table" "$rows" $((n + 1))
+}
+if [ -n "${RMP_PLAIN_TOO_ONLY:-}" ]; then
+	echo "==== 1. (left out: the listing is checked in the sanitized pass)"
+else
+	list_every_lease
+fi
 
 echo "==== 2. a reader that stalls"
 rss0=$(rss_kib)
