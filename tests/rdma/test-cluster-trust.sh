@@ -6,8 +6,8 @@
 # rogue one, node "evil" (rack r4, the most free bytes: 16 MiB), built
 # from this tree with its tenant check changed to accept every proof
 # (rmpoold-rogue) and a key of its own for tenant test. `rmpool -C alloc
-# --replicas 2` and a Python Cluster.alloc place nothing on it, and its
-# pool file never holds the bytes written; `rmpool -C nodes --check`
+# --replicas 2`, `--ec 2+1` and a Python Cluster.alloc place nothing on
+# it, and its pool file never holds the bytes written; `rmpool -C nodes --check`
 # says why it is skipped; a cluster client naming no tenant is refused
 # unless it asks for anonymous access. Tenant b, shown a's cluster
 # token, seals a record of its own for it (its members b's, a higher
@@ -82,6 +82,19 @@ tok=$("$RMPOOL" -C "$CLUSTER" alloc 1M --replicas 2 --ttl 300) ||
 expect_eq "leases on the rogue after rmpool -C alloc" "$(rogue_leases)" 0
 rogue_has "$RMP_TMP/secret.bin" &&
 	fail_later "the rogue's pool holds tenant a's secret (rmpool -C alloc)"
+
+# 1b. erasure coded, 2+1 (three members on three nodes; evil would be
+# one of them if its record were taken on trust)
+tok=$("$RMPOOL" -C "$CLUSTER" alloc 1M --ec 2+1 --ttl 300) ||
+	rmp_fail "rmpool -C alloc --ec 2+1 failed"
+"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/secret.bin" ||
+	fail_later "writing the secret to the coded lease failed"
+"$RMPOOL" -C "$CLUSTER" read "$tok" | cmp -s - "$RMP_TMP/secret.bin" ||
+	fail_later "the secret did not read back from the coded lease"
+expect_eq "leases on the rogue after rmpool -C alloc --ec 2+1" \
+	"$(rogue_leases)" 0
+rogue_has "$RMP_TMP/secret.bin" &&
+	fail_later "the rogue's pool holds tenant a's secret (--ec 2+1)"
 
 # 2. Python: Cluster.alloc, mirrored; its replicas are not on evil
 out=$(rmp_python -c "
