@@ -113,7 +113,7 @@ python3 "$(dirname "$0")/tcp_cut.py" "$PROXY_PORT" 127.0.0.1 \
 	"${EURL##*:}" >"$RMP_TMP/proxy.out" 2>&1 &
 PROXY=$!
 for _ in $(seq 1 100); do
-	grep -q listening "$RMP_TMP/proxy.out" && break
+	file_match "$RMP_TMP/proxy.out" listening && break
 	sleep 0.1
 done
 tok=$("$RMPOOL" -C "$CLUSTER" alloc 8M --replicas 3 --ttl 300) ||

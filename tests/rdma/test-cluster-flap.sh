@@ -69,7 +69,7 @@ client_start() {
 	FPID=$!
 	exec 7>"$RMP_TMP/$name.go"
 	for _ in $(seq 1 300); do
-		grep -q '^ready' "$RMP_TMP/$name.out" && return 0
+		file_match "$RMP_TMP/$name.out" '^ready' && return 0
 		pid_running "$FPID" || break
 		sleep 0.1
 	done
@@ -189,7 +189,7 @@ on_daemon "$V" daemon_log_has "pool: recovered [1-9]" ||
 # reads on it
 cl_wait_state "$V" registered 30 || fail_later "daemon $V did not register again"
 for _ in $(seq 1 100); do
-	grep -q "audit: attach" "${CL_LOG[V]}" && break
+	file_match "${CL_LOG[V]}" "audit: attach" && break
 	sleep 0.1
 done
 grep -q "audit: attach" "${CL_LOG[V]}" ||

@@ -116,7 +116,7 @@ mkfifo "$RMP_TMP/mirror.in"
 MPID=$!
 exec 7>"$RMP_TMP/mirror.in"
 for _ in $(seq 1 600); do
-	grep -q '^ready' "$RMP_TMP/mirror.out" && break
+	file_match "$RMP_TMP/mirror.out" '^ready' && break
 	pid_running "$MPID" || break
 	sleep 0.1
 done

@@ -139,7 +139,7 @@ exec 7>"$RMP_TMP/mirror.in"
 # wait_line RE -- until the mirror printed a line matching RE (60 s)
 wait_line() {
 	for _ in $(seq 1 600); do
-		grep -q "$1" "$RMP_TMP/mirror.out" && return 0
+		file_match "$RMP_TMP/mirror.out" "$1" && return 0
 		pid_running "$MPID" || break
 		sleep 0.1
 	done

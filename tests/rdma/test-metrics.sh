@@ -41,7 +41,7 @@ peers_start() {
 		>"$RMP_TMP/$1.out" &
 	PEERS_PID=$!
 	for _ in $(seq 1 100); do
-		grep -q open "$RMP_TMP/$1.out" && break
+		file_match "$RMP_TMP/$1.out" open && break
 		sleep 0.1
 	done
 }

@@ -107,7 +107,7 @@ reader() {
 		>"$RMP_TMP/$3.out" 2>"$RMP_TMP/$3.err" &
 	eval "$3=\$!"
 	for _ in $(seq 1 100); do
-		grep -q ATTACHED "$RMP_TMP/$3.out" && return 0
+		file_match "$RMP_TMP/$3.out" ATTACHED && return 0
 		sleep 0.1
 	done
 	rmp_fail "reader $3 did not attach: $(cat "$RMP_TMP/$3.err")"

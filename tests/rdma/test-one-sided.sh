@@ -11,7 +11,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$RMP_DPID/stat"; }
 "$RMP_TESTBIN" loop "$RMP_TEST_ADDR" "$RMP_PORT" "$seconds" "$RMP_TMP/go" >"$RMP_TMP/a" & a=$!
 "$RMP_TESTBIN" loop "$RMP_TEST_ADDR" "$RMP_PORT" "$seconds" "$RMP_TMP/go" >"$RMP_TMP/b" & b=$!
 # Measure from the moment both loops run (connecting can be slow in a VM).
-until grep -q READY "$RMP_TMP/a" && grep -q READY "$RMP_TMP/b"; do
+until file_match "$RMP_TMP/a" READY && file_match "$RMP_TMP/b" READY; do
 	kill -0 $a 2>/dev/null && kill -0 $b 2>/dev/null ||
 		rmp_fail "a client died before its loop"
 	sleep 0.05

@@ -40,7 +40,7 @@ as_rot "$K" "$RMP_TESTBIN" flap "$RMP_TEST_ADDR" "$RMP_PORT" 2000 "$go" \
 	--reconnect >"$RMP_TMP/app.out" 2>"$RMP_TMP/app.err" &
 app=$!
 for _ in $(seq 1 300); do
-	grep -q ATTACHED "$RMP_TMP/reader.out" && grep -q READY "$RMP_TMP/app.out" &&
+	file_match "$RMP_TMP/reader.out" ATTACHED && file_match "$RMP_TMP/app.out" READY &&
 		break
 	sleep 0.1
 done
