@@ -300,6 +300,9 @@ int cmd_write(struct cli *cli, int argc, char **argv)
 				 "; nothing was written");
 		if (n) {
 			err = rmp_write(l, off + written, buf, n);
+			if (err && cli->cl) /* a cluster lease: who and why */
+				cli_die("write: %s (%s)", rmp_strerror(err),
+					rmp_cluster_last_error(cli->cl));
 			if (err)
 				cli_fail(cli->c, "write", err);
 			written += n;

@@ -129,6 +129,14 @@ struct cl_record {
 				* one read may be anybody's */
 };
 
+/* The writer claim of an erasure-coded lease's handle (cluster_claim.c). */
+struct cl_claim {
+	int64_t etcd_lease;    /* the claim's, granted by this handle (0:
+				* none) */
+	uint64_t until_ms;     /* rmp_now_ms() up to which it holds without
+				* a look at etcd (0: look before a write) */
+};
+
 /* A cluster lease's group keeper state (cluster_lease.c). */
 struct cl_lease {
 	struct rmp_cluster *cl;
@@ -139,6 +147,7 @@ struct cl_lease {
 	/* the record's epoch when a catch-up in place failed or found a
 	 * member gone (not tried again on that record; 0: none) */
 	uint64_t caught_up_failed;
+	struct cl_claim claim;  /* a coded lease's, once it wrote */
 };
 
 /*
@@ -161,6 +170,44 @@ struct cl_lease {
  * cl_members_current and -ENOMEM.
  */
 int cl_record_key(struct rmp_cluster *cl, struct cl_record *rec);
+
+/* One etcd answer, copied out of its callback (cluster_record.c). */
+struct cl_etcd_result {
+	bool done;
+	int err;
+	char error[200];
+	int64_t id, ttl;       /* grant, keepalive */
+	int64_t revision;      /* etcd's after the request */
+	bool succeeded;        /* txn */
+	bool found;            /* range, txn failure: the key exists */
+	int64_t mod_revision, create_revision, lease;
+	uint8_t *value;        /* the key's value, a NUL after it (malloc'ed) */
+	size_t value_len;
+};
+
+/*
+ * cl_etcd_on_result -- the callback of a request whose arg is a
+ * struct cl_etcd_result (zeroed before).
+ * cl_etcd_wait -- the answer of a request queued with ret (0: it was),
+ * waited for on the cluster's loop (the etcd client always answers in
+ * its timeouts): 0 or the etcd client's error (for a caller:
+ * cl_etcd_errno), why in res->error.
+ */
+void cl_etcd_on_result(const struct rmp_etcd_reply *r, void *arg);
+int cl_etcd_wait(struct rmp_cluster *cl, int ret, struct cl_etcd_result *res);
+
+/*
+ * cluster_claim.c: the one writer of an erasure-coded lease.
+ * cl_claim_hold -- the keeper's claim (lease.h) for cx's handle.
+ * cl_claim_release -- the handle's claim gone (its etcd lease revoked;
+ * best effort: its ttl ends it anyway).
+ * cl_claim_break -- rec's claim deleted, whoever holds it: by a repair,
+ * once its fence revoked every holder's keys (the holder that writes
+ * again attaches anew, and claims again). 0 or etcd's error.
+ */
+int cl_claim_hold(struct cl_lease *cx);
+void cl_claim_release(struct cl_lease *cx);
+int cl_claim_break(struct rmp_cluster *cl, const struct cl_record *rec);
 int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 		     uint64_t ttl_ms);
 int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec);

@@ -50,6 +50,7 @@ static int keeper_renewed(struct rmp_lease *l, uint32_t ttl_s);
 static void keeper_ending(struct rmp_lease *l, bool freed);
 static int keeper_missed(struct rmp_lease *l, const bool *missed);
 static int keeper_retry(struct rmp_lease *l);
+static int keeper_claim(struct rmp_lease *l);
 
 static const struct rmpc_group_keeper keeper = {
 	.renewed = keeper_renewed,
@@ -57,6 +58,7 @@ static const struct rmpc_group_keeper keeper = {
 	.missed = keeper_missed,
 	.refresh = cl_lease_refresh,
 	.retry = keeper_retry,
+	.claim = keeper_claim,
 };
 
 uint64_t cl_wall_ms(void)
@@ -576,6 +578,7 @@ static void keeper_ending(struct rmp_lease *l, bool freed)
 {
 	struct cl_lease *cx = l->group->keeper_arg;
 
+	cl_claim_release(cx);
 	if (freed)
 		cl_record_drop(cx->cl, &cx->rec);
 	rmp_wipe(cx, sizeof(*cx));
@@ -664,6 +667,8 @@ static int refresh(struct rmp_lease *l, bool wait)
 			rmpc_lease_set_epoch(g->m[i], rec.r.epoch);
 		}
 	}
+	if (!ret && rec.r.epoch != cx->rec.r.epoch)
+		cx->claim.until_ms = 0; /* a repair's fence breaks claims */
 	if (!ret)
 		cx->rec = rec;
 	rmp_wipe(&rec, sizeof(rec));
@@ -698,4 +703,9 @@ static int keeper_retry(struct rmp_lease *l)
 		}
 	}
 	return ret;
+}
+
+static int keeper_claim(struct rmp_lease *l)
+{
+	return cl_claim_hold(l->group->keeper_arg);
 }

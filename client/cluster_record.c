@@ -23,28 +23,15 @@
  * the renewal's own round trips. */
 #define RECORD_SLACK_S 10
 
-/* One etcd answer, copied out of its callback. */
-struct result {
-	bool done;
-	int err;
-	char error[200];
-	int64_t id;            /* grant */
-	int64_t revision;      /* etcd's after the request */
-	bool succeeded;        /* txn */
-	bool found;            /* range, txn failure: the key exists */
-	int64_t mod_revision, create_revision, lease;
-	uint8_t *value;        /* the key's value (malloc'ed) */
-	size_t value_len;
-};
-
-static void on_result(const struct rmp_etcd_reply *r, void *arg)
+void cl_etcd_on_result(const struct rmp_etcd_reply *r, void *arg)
 {
-	struct result *res = arg;
+	struct cl_etcd_result *res = arg;
 
 	res->done = true;
 	res->err = r->err;
 	snprintf(res->error, sizeof(res->error), "%s", r->error);
 	res->id = r->id;
+	res->ttl = r->ttl;
 	res->revision = r->revision;
 	res->succeeded = r->succeeded;
 	if (r->err || !r->nkvs)
@@ -59,18 +46,22 @@ static void on_result(const struct rmp_etcd_reply *r, void *arg)
 		return;
 	}
 	memcpy(res->value, r->kvs[0].value, r->kvs[0].value_len);
+	res->value[r->kvs[0].value_len] = 0;
 	res->value_len = r->kvs[0].value_len;
 }
 
-/* finish -- wait for the answer of a request queued with ret (0: it
- * was); the etcd client always answers in its timeouts. 0 or the
- * documented etcd error, with why in cl->err. */
-static int finish(struct rmp_cluster *cl, int ret, struct result *res,
-		  const char *what)
+int cl_etcd_wait(struct rmp_cluster *cl, int ret, struct cl_etcd_result *res)
 {
 	while (!ret && !res->done)
 		event_base_loop(cl->base, EVLOOP_ONCE);
-	ret = cl_etcd_errno(ret ? ret : res->err);
+	return ret ? ret : res->err;
+}
+
+/* finish -- cl_etcd_wait, and why it failed in cl->err. */
+static int finish(struct rmp_cluster *cl, int ret, struct cl_etcd_result *res,
+		  const char *what)
+{
+	ret = cl_etcd_errno(cl_etcd_wait(cl, ret, res));
 	if (ret)
 		cl_say(cl, "%s the lease's record in etcd: %s", what,
 		       ret == -ENOMEM ? "out of memory" : res->error[0] ?
@@ -114,7 +105,7 @@ static int seal(struct rmp_cluster *cl, const struct cl_record *rec,
  * put's); -EAGAIN when it was not there as expected. */
 static int put(struct rmp_cluster *cl, struct cl_record *rec, bool create)
 {
-	struct result res = { 0 };
+	struct cl_etcd_result res = { 0 };
 	char key[CL_PREFIX_MAX + 64];
 	uint8_t *sealed = malloc(RMP_LREC_SEALED_MAX);
 	int n, ret;
@@ -130,10 +121,10 @@ static int put(struct rmp_cluster *cl, struct cl_record *rec, bool create)
 		return n;
 	}
 	ret = create ? rmp_etcd_create(cl->etcd, key, sealed, (size_t)n,
-				       rec->etcd_lease, on_result, &res)
+				       rec->etcd_lease, cl_etcd_on_result, &res)
 		     : rmp_etcd_put_if(cl->etcd, key, sealed, (size_t)n,
 				       rec->etcd_lease, rec->mod_revision,
-				       on_result, &res);
+				       cl_etcd_on_result, &res);
 	free(sealed);
 	ret = finish(cl, ret, &res, "writing");
 	free(res.value);
@@ -150,9 +141,9 @@ static int put(struct rmp_cluster *cl, struct cl_record *rec, bool create)
 /* grant -- a new etcd lease for a record whose lease has ttl_ms left. */
 static int grant(struct rmp_cluster *cl, uint64_t ttl_ms, int64_t *id)
 {
-	struct result res = { 0 };
+	struct cl_etcd_result res = { 0 };
 	int ret = rmp_etcd_grant(cl->etcd, (int64_t)((ttl_ms + 999) / 1000) +
-				 RECORD_SLACK_S, on_result, &res);
+				 RECORD_SLACK_S, cl_etcd_on_result, &res);
 
 	ret = finish(cl, ret, &res, "leasing");
 	*id = res.id;
@@ -163,8 +154,8 @@ static int grant(struct rmp_cluster *cl, uint64_t ttl_ms, int64_t *id)
  * its ttl ends it anyway). */
 static int revoke(struct rmp_cluster *cl, int64_t id)
 {
-	struct result res = { 0 };
-	int ret = rmp_etcd_revoke(cl->etcd, id, on_result, &res);
+	struct cl_etcd_result res = { 0 };
+	int ret = rmp_etcd_revoke(cl->etcd, id, cl_etcd_on_result, &res);
 
 	while (!ret && !res.done)
 		event_base_loop(cl->base, EVLOOP_ONCE);
@@ -253,12 +244,12 @@ static int open_value(const struct cl_record *rec, const uint8_t *value,
 
 int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec)
 {
-	struct result res = { 0 };
+	struct cl_etcd_result res = { 0 };
 	char key[CL_PREFIX_MAX + 64], why[160];
 	int ret;
 
 	record_key(cl, rec, key, sizeof(key));
-	ret = rmp_etcd_range(cl->etcd, key, false, on_result, &res);
+	ret = rmp_etcd_range(cl->etcd, key, false, cl_etcd_on_result, &res);
 	ret = finish(cl, ret, &res, "reading");
 	if (!ret && !res.found) {
 		cl_say(cl, "the lease has no record in etcd (freed, or its "
@@ -404,7 +395,7 @@ int cl_record_extend(struct rmp_cluster *cl, struct cl_record *rec,
 
 int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec)
 {
-	struct result res = { 0 };
+	struct cl_etcd_result res = { 0 };
 	char key[CL_PREFIX_MAX + 64];
 	int ret;
 
@@ -412,7 +403,7 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec)
 	 * we granted, if any (never one read from etcd: it may be a node's
 	 * registration) */
 	record_key(cl, rec, key, sizeof(key));
-	ret = rmp_etcd_delete(cl->etcd, key, on_result, &res);
+	ret = rmp_etcd_delete(cl->etcd, key, cl_etcd_on_result, &res);
 	ret = finish(cl, ret, &res, "removing");
 	free(res.value);
 	if (!ret && rec->granted)

@@ -437,10 +437,12 @@ static int copy(struct repair *rp)
 
 			if (cl_wall_ms() >= rp->cx->rec.r.repair_until_ms)
 				ret = -ETIMEDOUT;
+			/* members are leases of one server each: their
+			 * data calls (no group's: no writer claim) */
 			if (!ret)
-				ret = rmp_read(src, off, buf, n);
+				ret = rmpc_rails_rw(src, off, buf, n, false);
 			if (!ret)
-				ret = rmp_write(dst, off, buf, n);
+				ret = rmpc_rails_rw(dst, off, buf, n, true);
 		}
 		if (ret)
 			cl_say(rp->cl, "copying to the new replica: %s",
@@ -664,6 +666,10 @@ static int run(struct repair *rp)
 		ret = mark(rp);
 	if (!ret)
 		ret = fence(rp);
+	/* no holder writes now: a claim left by a writer that died goes
+	 * (best effort: its ttl ends it too), a live one claims anew */
+	if (!ret && rp->l->group->ec)
+		cl_claim_break(rp->cl, &rp->cx->rec);
 	if (!ret)
 		ret = copy(rp);
 	if (!ret)

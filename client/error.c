@@ -68,6 +68,8 @@ static const char *rmp_text(int e)
 		       "reconnect and attach again";
 	case EPROTONOSUPPORT:
 		return "no common protocol version with the server";
+	case EBUSY:
+		return "the erasure-coded lease has another writer";
 	case ECONNREFUSED:
 		return "connection refused";
 	case ETIMEDOUT:

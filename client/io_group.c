@@ -316,6 +316,11 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 		if (tries && (caller_error(err) || !k || (*said = k->refresh(l))))
 			break;
 		unmarked = false;
+		/* a coded lease has one writer: two would each update
+		 * parity from the old (ec_tags.h) and lose a delta */
+		err = g->ec && k ? k->claim(l) : 0;
+		if (err)
+			break;
 		err = write_once(l, off, src, len, &made);
 		/* a stripe with no member left: refresh; not a coded row
 		 * torn by another writer (-EBADMSG), which no refresh mends */
@@ -371,7 +376,8 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 	do {
 		err = write_tries(l, off, src, len, &said);
 		first = first ? first : err;
-	} while (wait_suspect(l, off, len, err, said, deadline, &pause));
+	} while (err != -EBUSY &&
+		 wait_suspect(l, off, len, err, said, deadline, &pause));
 	return err ? first : 0;
 }
 

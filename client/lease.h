@@ -65,6 +65,10 @@ struct rmp_lease {
  *            never waiting on a data call's path: nothing (-EAGAIN)
  *            while a repair holds the record or the membership is not
  *            in sync with etcd (a call on etcd could wait its timeout)
+ *   claim    before each try of a write of an erasure-coded lease: the
+ *            handle is the lease's one writer (its claim in etcd, kept
+ *            alive: an etcd round trip per half its ttl). 0, -EBUSY
+ *            (another handle's claim: not written), or etcd's error
  */
 struct rmpc_group_keeper {
 	int (*renewed)(struct rmp_lease *l, uint32_t ttl_s);
@@ -72,6 +76,7 @@ struct rmpc_group_keeper {
 	int (*missed)(struct rmp_lease *l, const bool *missed);
 	int (*refresh)(struct rmp_lease *l);
 	int (*retry)(struct rmp_lease *l);
+	int (*claim)(struct rmp_lease *l);
 };
 
 /* rmpc_group_keep -- l's record is kept by keeper with arg; token its

@@ -106,6 +106,7 @@ extern "C" {
  *   -EMSGSIZE     an asynchronous operation above the device's message size
  *   -EBADMSG      a row of an erasure-coded lease that no single write
  *                 left whole, needed to decode a member that is away
+ *   -EBUSY        a write of an erasure-coded lease another handle writes
  * rmp_client_connect and rmp_buf_reg may also pass on the errno of a
  * system or device call that failed (rmp_client_last_error() names it).
  *
@@ -657,9 +658,8 @@ void rmp_buf_dereg(struct rmp_buf *b);
  * On a cluster lease whose touched stripe has no live replica but a
  * suspect one (every way to it failed: a flap of every link), rmp_read
  * and rmp_write wait for one to come back, for up to op_timeout_ms, and
- * then fail with the first error they met. On an erasure-coded lease
- * also -EBADMSG (see there).
- */
+ * then fail with the first error they met. Erasure coded: also -EBADMSG;
+ * rmp_write -EBUSY, or etcd's error (-ECONNREFUSED, ...) for its claim. */
 int rmp_read(struct rmp_lease *l, uint64_t off, void *dst, size_t len);
 int rmp_write(struct rmp_lease *l, uint64_t off, const void *src, size_t len);
 int rmp_cas(struct rmp_lease *l, uint64_t off, uint64_t expected,
@@ -918,8 +918,7 @@ void rmp_cluster_alloc_opts_init(struct rmp_cluster_alloc_opts *opts);
  * once, without trying further nodes; -ECONNREFUSED, -ETIMEDOUT, -EACCES,
  * -EIO or -EPROTO when etcd cannot be read (the membership is not current);
  * -EOPNOTSUPP when a mirrored or striped lease's record, read back, is one
- * this version cannot open.
- */
+ * this version cannot open. */
 int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
 		      const struct rmp_cluster_alloc_opts *opts,
 		      struct rmp_lease **out);
@@ -988,10 +987,12 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * decoded from k members that hold the same write of the row (each write of
  * a row leaves one tag on all its members), else -EBADMSG (a writer died
  * within the row) or -EIO (fewer than k live). rmp_write encodes whole rows
- * and updates the parity of a part of a row by its delta; the rows written
- * are serialized within a process, not across processes: two must not
- * write the same rows at once. rmp_lease_repair decodes lost members
- * anew and mends torn rows. Not taken: as for a mirrored lease.
+ * and updates the parity of a part of a row by its delta. One handle
+ * writes at a time, cluster-wide: its claim in etcd (PREFIX/writers/ID,
+ * kept alive while it writes) goes when it closes, 30 s after its process
+ * died, or at a repair; another's write fails with -EBUSY
+ * (rmp_cluster_last_error() names the holder). rmp_lease_repair decodes
+ * lost members anew and mends torn rows. Not taken: as for a mirror.
  *
  * The token of a mirrored lease (rmp_lease_token) is a cluster token,
  * rmpc://ID-SECRET: its member list is kept in the cluster's etcd at
@@ -1034,8 +1035,7 @@ int rmp_cluster_alloc(struct rmp_cluster *cl, uint64_t length,
  * take a member) and of the data calls (the copy: -EKEYREVOKED,
  * -EKEYEXPIRED, -ERANGE, -EBADMSG, ...); rmp_cluster_last_error() of the lease's
  * cluster says more. Like every call on one handle: not at the same time as
- * another call on it.
- */
+ * another call on it. */
 int rmp_lease_repair(struct rmp_lease *l);
 
 /*

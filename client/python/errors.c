@@ -68,6 +68,8 @@ static struct err_row rows[] = {
 	  "An asynchronous operation above the device's message size (EMSGSIZE)." },
 	{ "TornRow", NULL, { EBADMSG },
 	  "A row of an erasure-coded lease that no single write left whole (a writer died within it) was needed to decode a member that is away (EBADMSG)." },
+	{ "OtherWriter", NULL, { EBUSY },
+	  "Another handle writes this erasure-coded lease (its claim in etcd): one writes at a time (EBUSY)." },
 	{ "InvalidArgument", &builtin_value, { EINVAL },
 	  "The library refused an argument, e.g. a malformed token (EINVAL)." },
 };

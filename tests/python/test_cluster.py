@@ -157,6 +157,14 @@ def test_erasure_coded(cl):
         assert lease.read() == data
         assert lease.info.ec_decoded == 0  # every member live: none
         assert cli("read", lease.token) == data
+        # one writing handle at a time: a second reads, and may not write
+        with cl.attach(lease.token) as other:
+            assert other.read(0, 100) == data[:100]
+            with pytest.raises(rmpool.OtherWriter, match="another writer"):
+                other.write(b"y", 0)
+        lease.write(b"z", 1)  # the first writes on
+        data = data[:1] + b"z" + data[2:]
+        assert lease.read() == data
         with pytest.raises(rmpool.NotSupported):
             lease.faa(0, 1)  # no atomics on an erasure-coded lease
     with pytest.raises(ValueError, match="ec_chunk must be a power of two"):

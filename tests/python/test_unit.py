@@ -32,6 +32,7 @@ CLASSES = {
     "NotSupported": (errno.EOPNOTSUPP, None),
     "MessageTooLarge": (errno.EMSGSIZE, None),
     "TornRow": (errno.EBADMSG, None),
+    "OtherWriter": (errno.EBUSY, None),
     "InvalidArgument": (errno.EINVAL, ValueError),
 }
 

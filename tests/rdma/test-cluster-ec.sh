@@ -9,8 +9,9 @@
 # writes nothing. A holder writes a second 4+2 lease in a loop
 # (rmp-cluster seq: 4 KiB writes, each a part of a row, acknowledged)
 # and a reader reads the first (rmp-eccheck reads: slices and whole rows
-# from 1 MiB on, checked) while a data member's daemon is SIGKILLed,
-# then a parity member's; a write made with both dead (below 1 MiB)
+# from 1 MiB on, checked); a second writer of the holder's lease is
+# refused, naming the holder (one writer at a time: a claim in etcd).
+# A data member's daemon is SIGKILLed, then a parity member's; a write made with both dead (below 1 MiB)
 # reads back, and so does the whole lease. Two spare nodes join;
 # `rmpool repair` rebuilds both leases' two lost members on them while
 # the holder writes and the reader reads: neither saw an error or a
@@ -18,9 +19,10 @@
 # no acknowledged write was lost (seqcheck), and every member of both,
 # each read by a handle of its own, holds what ISA-L encodes from the
 # data, with one tag per row (rmp-eccheck code). A writer SIGKILLed half
-# way through a 16 MiB write
-# leaves rows torn; `rmpool scrub` mends them: every member as the code
-# says, every row old or new bytes. Torn again and a data member's
+# way through a 16 MiB write leaves rows torn, and its claim, which
+# refuses the next writer; `rmpool scrub` mends the rows (every member as
+# the code says, every row old or new bytes) and breaks the claim (a
+# write goes again). Torn again and a data member's
 # daemon killed: every row reads old or new bytes or fails with
 # -EBADMSG, none as bytes nobody wrote. Three members dead: the lease is
 # refused, saying why.
@@ -119,12 +121,21 @@ RPID=$!
 exec 8>"$RMP_TMP/reads.in"
 wait_acks 20
 for _ in $(seq 1 300); do
-	grep -q '^ready' "$RMP_TMP/reads.out" && break
+	file_match "$RMP_TMP/reads.out" '^ready' && break
 	kill -0 $RPID 2>/dev/null || break
 	sleep 0.1
 done
 grep -q '^ready' "$RMP_TMP/reads.out" ||
 	fail_later "the reader did not start: $(cat "$RMP_TMP/reads.out")"
+# one writer at a time: the holder's claim refuses a second, by name
+if head -c 100 /dev/urandom | "$RMPOOL" -C "$CLUSTER" write "$tok2" \
+	2>"$RMP_TMP/busy.err"; then
+	fail_later "a second writer of the holder's lease was not refused"
+fi
+cat "$RMP_TMP/busy.err"
+grep -q "another writer (.* pid $SPID holds its writer claim" \
+	"$RMP_TMP/busy.err" ||
+	fail_later "the second writer's refusal does not name the holder"
 
 d0=$(member_daemon "$tok" 0) p1=$(member_daemon "$tok" 5)
 echo "data member 0 on daemon $d0, parity member 5 on daemon $p1"
@@ -212,6 +223,14 @@ torn_write() {
 }
 torn_write
 "$ECCHECK" code "$CLUSTER" "$tok" | tail -n 1 | sed 's/^/left: /'
+# the dead writer's claim refuses the next writer (for 30 s, or until a
+# repair: the scrub's fence breaks it)
+if head -c 1 "$RMP_TMP/c.bin" | "$RMPOOL" -C "$CLUSTER" write "$tok" \
+	2>"$RMP_TMP/busy.err"; then
+	fail_later "a write right after the writer died was not refused"
+fi
+grep -q "another writer" "$RMP_TMP/busy.err" ||
+	fail_later "not refused for the dead writer: $(cat "$RMP_TMP/busy.err")"
 "$RMPOOL" -C "$CLUSTER" scrub "$tok" >"$RMP_TMP/scrub.out" 2>&1 ||
 	fail_later "scrub: $(cat "$RMP_TMP/scrub.out")"
 "$ECCHECK" code "$CLUSTER" "$tok" >"$RMP_TMP/eccheck.out" 2>&1 ||
@@ -222,6 +241,10 @@ tail -n 1 "$RMP_TMP/eccheck.out" | sed 's/^/after the scrub: /'
 tail -n 1 "$RMP_TMP/rows.out"
 grep -q " torn 0 wrong 0$" "$RMP_TMP/rows.out" ||
 	fail_later "rows after the scrub: $(cat "$RMP_TMP/rows.out")"
+# the scrub broke the dead writer's claim: a write goes (its byte 0 as it is)
+"$RMPOOL" -C "$CLUSTER" read "$tok" --length 1 >"$RMP_TMP/b0" &&
+	"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/b0" ||
+	fail_later "no write after the scrub"
 # torn again, then a data member's daemon killed: a row reads as old or
 # new bytes or fails with -EBADMSG (no k members of one write), never as
 # bytes nobody wrote

@@ -86,6 +86,8 @@ UPCALLS = {
     # (rmpc_group_keep); a write done without a member returns what
     # marking it stale in the record returned.
     ("client/io_group.c", "missed"): "keeper_missed",
+    # and a coded lease's write returns what its writer claim returned
+    ("client/io_group.c", "claim"): "keeper_claim",
 }
 
 ERRNO_NAMES = {n for n in dir(errno_mod) if re.match(r"^E[A-Z0-9]+$", n)}

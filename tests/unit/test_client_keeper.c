@@ -50,8 +50,8 @@ static uint8_t src[LENGTH], dst[LENGTH];
 
 /* What the fake keeper was asked, and what it answers. */
 struct keeper_log {
-	unsigned renewed, ending, missed, refresh, retry;
-	int renewed_ret, refresh_ret;
+	unsigned renewed, ending, missed, refresh, retry, claim;
+	int renewed_ret, refresh_ret, claim_ret;
 	int missed_ret[3];       /* the answers to the first calls, then 0 */
 	bool mask[RMPC_MEMBERS_MAX]; /* last asked */
 	uint32_t ttl_s;
@@ -136,9 +136,20 @@ static int fake_retry(struct rmp_lease *l)
 	return fake_refresh(l);
 }
 
+/* fake_claim -- a coded lease's writer claim: counted, and answered
+ * claim_ret. */
+static int fake_claim(struct rmp_lease *l)
+{
+	struct keeper_log *k = log_of(l);
+
+	k->claim++;
+	return k->claim_ret;
+}
+
 static const struct rmpc_group_keeper keeper = {
 	.renewed = fake_renewed, .ending = fake_ending,
 	.missed = fake_missed, .refresh = fake_refresh, .retry = fake_retry,
+	.claim = fake_claim,
 };
 
 /* keep -- l becomes a cluster lease kept by the fake keeper, its log
@@ -758,6 +769,63 @@ static void test_ec_write_done_rows(void)
 	}
 }
 
+/* Rule 6f: a coded lease has one writer (cluster_claim.c). Each try of
+ * a write asks the keeper's claim first, and again after a refresh (a
+ * repair's fence breaks claims); refused (-EBUSY), the write posts
+ * nothing, marks nobody and waits for nothing (not for a suspect
+ * member either: another writer is no fault to wait out). Reads never
+ * ask, nor does a mirrored lease's write. */
+static void test_ec_claim(void)
+{
+	struct rmp_client *c = fake_client_new();
+	struct rmp_lease *l = coded(c, LENGTH), *mirror;
+	struct rmpc_group *g = l->group;
+	uint64_t t0;
+	unsigned wrs;
+
+	g->wait_ms = 1000; /* a wait would show as a slow test */
+	keep(l);
+	pattern(src, LENGTH, 50);
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
+	CHECK_EQ(kl.claim, 1);
+	CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+	CHECK_EQ(kl.claim, 1);
+	/* refused: nothing posted, nothing marked */
+	kl.claim_ret = -EBUSY;
+	disconnect(l, 2); /* SUSPECT: what a write would wait on */
+	wrs = fake_data_wrs();
+	pattern(src, LENGTH, 51);
+	t0 = rmp_now_ms();
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), -EBUSY);
+	CHECK(rmp_now_ms() - t0 < 500);
+	CHECK_EQ(fake_data_wrs(), wrs);
+	CHECK_EQ(kl.claim, 2);
+	CHECK_EQ(kl.missed, 0);
+	CHECK_EQ(kl.refresh, 0);
+	CHECK(g->state[2] != RMPC_MEMBER_MISSED);
+	rmp_lease_close(l);
+	/* a try that found too few members refreshes, and claims again
+	 * before the next (the refresh may be after a fence) */
+	l = coded(c, LENGTH);
+	keep(l);
+	disconnect(l, 1);
+	disconnect(l, 2);
+	kl.swap_in = member(c, 1);
+	kl.swap_at = 1;
+	CHECK_EQ(rmp_write(l, 0, src, LENGTH), 0);
+	CHECK_EQ(kl.refresh, 1);
+	CHECK_EQ(kl.claim, 2);
+	rmp_lease_close(l);
+	/* a mirror's writes ask for no claim */
+	mirror = mirrored(c);
+	keep(mirror);
+	kl.claim_ret = -EBUSY;
+	CHECK_EQ(rmp_write(mirror, AT, src, LEN), 0);
+	CHECK_EQ(kl.claim, 0);
+	rmp_lease_close(mirror);
+	fake_client_free(c);
+}
+
 /* Rule 7: a call outside the lease is the caller's error: the keeper is
  * never asked, even with a member failing or none left. */
 static void test_caller_error(void)
@@ -999,6 +1067,7 @@ int main(void)
 	test_write_half_made();
 	test_ec_write_cut();
 	test_ec_write_done_rows();
+	test_ec_claim();
 	test_renew_end();
 	test_no_keeper();
 	return check_done();
