@@ -241,6 +241,21 @@ static size_t read_full(struct cli *cli, int fd, char *buf, size_t len)
 	return got;
 }
 
+/* cluster_write_failed -- a cluster lease's write failed: the lease
+ * closed first (an erasure-coded lease's writer claim goes with it, not
+ * 30 s later), and the cluster's word on why, when it has one. */
+static void cluster_write_failed(struct cli *cli, struct rmp_lease *l,
+				 int err)
+{
+	char why[512];
+
+	snprintf(why, sizeof(why), "%s", rmp_cluster_last_error(cli->cl));
+	rmp_lease_close(l);
+	if (why[0])
+		cli_die("write: %s (%s)", rmp_strerror(err), why);
+	cli_die("write: %s", rmp_strerror(err));
+}
+
 int cmd_write(struct cli *cli, int argc, char **argv)
 {
 	const char *off_arg = NULL, *file = NULL, *pos[1], *token;
@@ -300,9 +315,8 @@ int cmd_write(struct cli *cli, int argc, char **argv)
 				 "; nothing was written");
 		if (n) {
 			err = rmp_write(l, off + written, buf, n);
-			if (err && cli->cl) /* a cluster lease: who and why */
-				cli_die("write: %s (%s)", rmp_strerror(err),
-					rmp_cluster_last_error(cli->cl));
+			if (err && cli->cl)
+				cluster_write_failed(cli, l, err);
 			if (err)
 				cli_fail(cli->c, "write", err);
 			written += n;

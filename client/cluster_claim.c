@@ -11,9 +11,13 @@
  * under an etcd lease of its own of CLAIM_TTL_S; a handle that finds
  * another's claim there is refused (-EBUSY, naming the holder).
  *
- * The claim holds, on the handle's own clock, for half its ttl from the
- * moment the request that proved it was sent (not answered): a process
- * paused or slow past that looks again before it writes. Looking again
+ * The claim holds, on the handle's own clock (CLOCK_BOOTTIME: it runs
+ * on through a suspend), for half its ttl from the moment the request
+ * that proved it was sent (not answered): a process paused or slow past
+ * that looks again before it writes, and a long write looks before each
+ * step of rows (io_ec.c), so the margin covers one step. A process
+ * stopped for more than that margin in the middle of a step is what no
+ * claim without the members' help can keep out. Looking again
  * is a keep-alive of its etcd lease and the same transaction, which
  * finds the key ours: two round trips per CLAIM_TTL_S / 2 of writing.
  * The claim goes with the handle (its etcd lease revoked), or
@@ -37,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "etcd.h"
@@ -44,6 +49,16 @@
 
 /* The claim's etcd lease: how long a dead writer blocks the next. */
 #define CLAIM_TTL_S 30
+
+/* boot_ms -- the claim's clock: it runs on while the machine sleeps
+ * (CLOCK_MONOTONIC stops), as etcd's lease does on another machine. */
+static uint64_t boot_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
 
 static void claim_key(const struct rmp_cluster *cl,
 		      const struct cl_record *rec, char *key, size_t cap)
@@ -105,7 +120,7 @@ static int take(struct cl_lease *cx)
 {
 	struct rmp_cluster *cl = cx->cl;
 	struct cl_etcd_result res = { 0 };
-	char key[CL_PREFIX_MAX + 64], value[RMP_NAME_MAX + 64], who[160];
+	char key[CL_PREFIX_MAX + 64], value[256], who[160];
 	char host[64] = "";
 	int n, ret;
 
@@ -114,6 +129,7 @@ static int take(struct cl_lease *cx)
 		strcpy(host, "?");
 	n = snprintf(value, sizeof(value), "%s pid %ld%s%s", host,
 		     (long)getpid(), cl->name[0] ? " client " : "", cl->name);
+	n = RMP_MIN(n, (int)sizeof(value) - 1); /* cut, never past it */
 	ret = rmp_etcd_create(cl->etcd, key, value, (size_t)n,
 			      cx->claim.etcd_lease, cl_etcd_on_result, &res);
 	ret = cl_etcd_errno(cl_etcd_wait(cl, ret, &res));
@@ -134,7 +150,7 @@ static int take(struct cl_lease *cx)
 
 int cl_claim_hold(struct cl_lease *cx)
 {
-	uint64_t sent = rmp_now_ms();
+	uint64_t sent = boot_ms();
 	int64_t ttl = 0;
 	int ret;
 
@@ -150,6 +166,12 @@ int cl_claim_hold(struct cl_lease *cx)
 	if (ret == -EBUSY)
 		cl_claim_release(cx); /* our etcd lease holds nothing */
 	cx->claim.until_ms = ret ? 0 : sent + (uint64_t)ttl * 1000 / 2;
+	if (!ret && boot_ms() >= cx->claim.until_ms) {
+		/* the round trips took half the ttl: proven too late */
+		cl_say(cx->cl, "keeping the lease's writer claim in etcd: "
+		       "etcd answered after %" PRIu64 " ms", boot_ms() - sent);
+		ret = -ETIMEDOUT;
+	}
 	return ret;
 }
 

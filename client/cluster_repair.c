@@ -668,8 +668,10 @@ static int run(struct repair *rp)
 		ret = fence(rp);
 	/* no holder writes now: a claim left by a writer that died goes
 	 * (best effort: its ttl ends it too), a live one claims anew */
-	if (!ret && rp->l->group->ec)
+	if (!ret && rp->l->group->ec) {
 		cl_claim_break(rp->cl, &rp->cx->rec);
+		rp->cx->claim.until_ms = 0; /* this handle's too */
+	}
 	if (!ret)
 		ret = copy(rp);
 	if (!ret)

@@ -19,7 +19,8 @@
  * rounds, so that no member ever holds a tag its bytes do not match.
  * A write is done once k members hold its tag finished; one cut short
  * marks nobody (the tags tell), so a member it missed in a flap comes
- * back as it is.
+ * back as it is. A handle writes only while it holds the lease's writer
+ * claim (the keeper's, cluster_claim.c), proven before each step.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -608,6 +609,13 @@ int rmpc_ec_write_once(struct rmp_lease *l, uint64_t off, const char *src,
 							     r);
 		uint64_t n = 0;
 
+		/* a long write proves the writer claim again before each
+		 * step (io_group.c asked before the first): a step's time
+		 * is all a claim's margin must cover */
+		if (r != r0 && g->keeper)
+			err = g->keeper->claim(l);
+		if (err)
+			break;
 		/* whole rows, a step at a time (not a last row that ends
 		 * early: its chunks past the end are not in src) */
 		while (r + n <= r1 && n < ec->step_rows &&

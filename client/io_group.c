@@ -298,9 +298,10 @@ int rmpc_group_read(struct rmp_lease *l, uint64_t off, char *dst, size_t len)
 #define WRITE_TRIES 3
 
 /* write_tries -- rmpc_group_write's tries at one time; *said: the
- * last refresh's answer. */
+ * last refresh's answer; *refused: a coded lease's writer claim failed
+ * (no use waiting for a member). */
 static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
-		       size_t len, int *said)
+		       size_t len, int *said, bool *refused)
 {
 	struct rmpc_group *g = l->group;
 	const struct rmpc_group_keeper *k = g->keeper;
@@ -315,13 +316,20 @@ static int write_tries(struct rmp_lease *l, uint64_t off, char *src,
 		 * new list */
 		if (tries && (caller_error(err) || !k || (*said = k->refresh(l))))
 			break;
-		unmarked = false;
 		/* a coded lease has one writer: two would each update
-		 * parity from the old (ec_tags.h) and lose a delta */
+		 * parity from the old (ec_tags.h) and lose a delta. Asked
+		 * here before a try, and by io_ec.c before each later step
+		 * of rows; refused, what a try before left unmarked is
+		 * marked below */
 		err = g->ec && k ? k->claim(l) : 0;
-		if (err)
+		*refused = err != 0;
+		if (*refused)
 			break;
+		unmarked = false;
 		err = write_once(l, off, src, len, &made);
+		*refused = err == -EBUSY;
+		if (*refused)
+			break;
 		/* a stripe with no member left: refresh; not a coded row
 		 * torn by another writer (-EBADMSG), which no refresh mends */
 		if (err && !caller_error(err) && err != -EBADMSG && k)
@@ -369,16 +377,18 @@ int rmpc_group_write(struct rmp_lease *l, uint64_t off, char *src, size_t len)
 	uint64_t deadline = rmpc_group_deadline(l);
 	struct rmpc_backoff pause = { 0 };
 	int err, said = 0, first = 0;
+	bool refused = false;
 
 	/* a stripe whose members are all SUSPECT: nothing was written on
 	 * it (write_once posts nothing then), or its write failed on each
 	 * (not acknowledged): it is made anew once one is back */
 	do {
-		err = write_tries(l, off, src, len, &said);
+		err = write_tries(l, off, src, len, &said, &refused);
 		first = first ? first : err;
-	} while (err != -EBUSY &&
+	} while (!refused &&
 		 wait_suspect(l, off, len, err, said, deadline, &pause));
-	return err ? first : 0;
+	/* refused: the claim's answer, not a member's error before it */
+	return refused ? err : err ? first : 0;
 }
 
 int rmpc_group_flush(struct rmp_lease *l)

@@ -65,10 +65,11 @@ struct rmp_lease {
  *            never waiting on a data call's path: nothing (-EAGAIN)
  *            while a repair holds the record or the membership is not
  *            in sync with etcd (a call on etcd could wait its timeout)
- *   claim    before each try of a write of an erasure-coded lease: the
- *            handle is the lease's one writer (its claim in etcd, kept
- *            alive: an etcd round trip per half its ttl). 0, -EBUSY
- *            (another handle's claim: not written), or etcd's error
+ *   claim    before each try of a write of an erasure-coded lease, and
+ *            each later step of its rows: the handle is the lease's one
+ *            writer (its claim in etcd, kept alive: two etcd round trips
+ *            per half its ttl). 0, -EBUSY (another handle's claim: this
+ *            try or step posts nothing), or etcd's error
  */
 struct rmpc_group_keeper {
 	int (*renewed)(struct rmp_lease *l, uint32_t ttl_s);

@@ -52,6 +52,7 @@ static uint8_t src[LENGTH], dst[LENGTH];
 struct keeper_log {
 	unsigned renewed, ending, missed, refresh, retry, claim;
 	int renewed_ret, refresh_ret, claim_ret;
+	unsigned claim_fail_at;  /* that call (1: the first) answers -EBUSY */
 	int missed_ret[3];       /* the answers to the first calls, then 0 */
 	bool mask[RMPC_MEMBERS_MAX]; /* last asked */
 	uint32_t ttl_s;
@@ -143,7 +144,7 @@ static int fake_claim(struct rmp_lease *l)
 	struct keeper_log *k = log_of(l);
 
 	k->claim++;
-	return k->claim_ret;
+	return k->claim == k->claim_fail_at ? -EBUSY : k->claim_ret;
 }
 
 static const struct rmpc_group_keeper keeper = {
@@ -771,10 +772,11 @@ static void test_ec_write_done_rows(void)
 
 /* Rule 6f: a coded lease has one writer (cluster_claim.c). Each try of
  * a write asks the keeper's claim first, and again after a refresh (a
- * repair's fence breaks claims); refused (-EBUSY), the write posts
- * nothing, marks nobody and waits for nothing (not for a suspect
- * member either: another writer is no fault to wait out). Reads never
- * ask, nor does a mirrored lease's write. */
+ * repair's fence breaks claims), and a long write before each step of
+ * rows; refused (-EBUSY), the write posts nothing more, marks nobody
+ * and waits for nothing (not for a suspect member either: another
+ * writer is no fault to wait out). Reads never ask, nor does a
+ * mirrored lease's write. */
 static void test_ec_claim(void)
 {
 	struct rmp_client *c = fake_client_new();
@@ -816,6 +818,31 @@ static void test_ec_claim(void)
 	CHECK_EQ(kl.refresh, 1);
 	CHECK_EQ(kl.claim, 2);
 	rmp_lease_close(l);
+	/* a long write asks before each step of rows: refused before the
+	 * second, the first row is written (on every member: nothing to
+	 * mark), the second not */
+	{
+		static uint8_t two[2 * LENGTH], old[2 * LENGTH];
+
+		l = coded(c, sizeof(two));
+		l->group->ec->step_rows = 1;
+		pattern(old, sizeof(old), 52);
+		CHECK_EQ(rmp_write(l, 0, old, sizeof(old)), 0);
+		keep(l);
+		kl.claim_fail_at = 2;
+		pattern(two, sizeof(two), 53);
+		CHECK_EQ(rmp_write(l, 0, two, sizeof(two)), -EBUSY);
+		CHECK_EQ(kl.claim, 2);
+		CHECK_EQ(kl.missed, 0);
+		memset(dst, 0, LENGTH);
+		CHECK_EQ(rmp_read(l, 0, dst, LENGTH), 0);
+		CHECK(!memcmp(dst, two, LENGTH));
+		CHECK_EQ(rmp_read(l, LENGTH, dst, LENGTH), 0);
+		CHECK(!memcmp(dst, old + LENGTH, LENGTH));
+		for (unsigned i = 0; i < 3; i++)
+			CHECK_EQ(l->group->state[i], RMPC_MEMBER_LIVE);
+		rmp_lease_close(l);
+	}
 	/* a mirror's writes ask for no claim */
 	mirror = mirrored(c);
 	keep(mirror);
