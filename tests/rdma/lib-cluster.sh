@@ -104,6 +104,34 @@ etcd_stop() {
 	etcd_kill
 }
 
+# etcd_keys PREFIX -- how many keys in etcd start with PREFIX (its last
+# byte below 0xff), into ETCD_KEYS; 1 when etcd does not answer. Asked of
+# etcd's JSON gateway over bash's /dev/tcp, in this shell: cheap enough
+# to poll (etcdctl costs 0.4 s of CPU a start under TCG).
+declare -A ETCD_KEYS_BODY
+etcd_keys() {
+	local hp=${EURL#http://} end body reply fd
+	if [ -z "${ETCD_KEYS_BODY[$1]:-}" ]; then
+		end=${1%?}$(printf "\\$(printf '%03o' \
+			$(($(printf '%d' "'${1: -1}") + 1)))")
+		ETCD_KEYS_BODY[$1]=$(printf \
+			'{"key":"%s","range_end":"%s","count_only":true}' \
+			"$(printf '%s' "$1" | base64 -w0)" \
+			"$(printf '%s' "$end" | base64 -w0)")
+	fi
+	body=${ETCD_KEYS_BODY[$1]}
+	{ exec {fd}<>"/dev/tcp/${hp%:*}/${hp##*:}"; } 2>/dev/null || return 1
+	printf 'POST /v3/kv/range HTTP/1.0\r\nHost: %s\r\n' "$hp" >&"$fd"
+	printf 'Content-Length: %d\r\n\r\n%s' "${#body}" "$body" >&"$fd"
+	IFS= read -r -d '' -t 5 -u "$fd" reply
+	exec {fd}>&-
+	[[ $reply == *'"header"'* ]] || return 1
+	# a count of 0 is left out of the answer (proto3's default)
+	ETCD_KEYS=0
+	[[ $reply =~ \"count\":\"([0-9]+)\" ]] && ETCD_KEYS=${BASH_REMATCH[1]}
+	return 0
+}
+
 # etcd_get KEY -- KEY's value in etcd ("" when there is none).
 etcd_get() {
 	etcdctl --endpoints="$EURL" --command-timeout=5s get "$1" \

@@ -127,15 +127,19 @@ for _ in $(seq 1 300); do
 done
 grep -q '^ready' "$RMP_TMP/reads.out" ||
 	fail_later "the reader did not start: $(cat "$RMP_TMP/reads.out")"
-# one writer at a time: the holder's claim refuses a second, by name
-if head -c 100 /dev/urandom | "$RMPOOL" -C "$CLUSTER" write "$tok2" \
-	2>"$RMP_TMP/busy.err"; then
-	fail_later "a second writer of the holder's lease was not refused"
-fi
-cat "$RMP_TMP/busy.err"
-grep -q "another writer (.* pid $SPID holds its writer claim" \
-	"$RMP_TMP/busy.err" ||
-	fail_later "the second writer's refusal does not name the holder"
+# second_writer WHEN -- one writer at a time: the holder's claim refuses
+# a second, by name
+second_writer() {
+	if head -c 100 /dev/urandom | "$RMPOOL" -C "$CLUSTER" write "$tok2" \
+		2>"$RMP_TMP/busy.err"; then
+		fail_later "$1: a second writer of the holder's lease was let in"
+	fi
+	cat "$RMP_TMP/busy.err"
+	grep -q "another writer (.* pid $SPID holds its writer claim" \
+		"$RMP_TMP/busy.err" ||
+		fail_later "$1: the refusal does not name the holder"
+}
+second_writer "before the kills"
 
 d0=$(member_daemon "$tok" 0) p1=$(member_daemon "$tok" 5)
 echo "data member 0 on daemon $d0, parity member 5 on daemon $p1"
@@ -176,6 +180,9 @@ for t in "$tok" "$tok2"; do
 		grep -vx "$p1" | sort -u | grep -c .)" 6
 done
 wait_acks 20
+# the repair's fence broke the holder's claim; it claimed again before
+# it wrote on
+second_writer "after the repairs"
 echo stop >&7
 exec 7>&-
 echo stop >&8
@@ -208,21 +215,40 @@ check_all "after the repair"
 # a whole one takes): rows it left torn; `rmpool scrub` with every member
 # live mends them (the parity anew from the data): every member as the
 # code says, every row old or new bytes
+# claimed PID -- until the writer PID took the lease's writer claim (its
+# first write: it attached every member before); 1 when it exited first
+claimed() {
+	for _ in $(seq 1 600); do
+		etcd_keys /rmpool/writers/ && [ "$ETCD_KEYS" -gt 0 ] && return 0
+		pid_running "$1" || return 1
+		sleep 0.05
+	done
+	return 1
+}
 head -c $LEN /dev/urandom >"$RMP_TMP/c.bin"
+"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/c.bin" &
+w=$!
+claimed $w || fail_later "the writer of c took no claim"
 t0=${EPOCHREALTIME/./}
-"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/c.bin" || fail_later "write c"
+wait $w || fail_later "write c"
 half=$(((${EPOCHREALTIME/./} - t0) / 2))
-echo "a 16 MiB write took $((half / 500)) ms"
+echo "a 16 MiB write took $((half / 500)) ms from its claim"
 # torn_write -- a.bin written over c.bin, the writer killed half way
+# through its writes (timed from its claim: attaching takes as long)
 torn_write() {
 	"$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/a.bin" &
 	local w=$!
+	claimed $w || fail_later "the torn writer took no claim"
 	sleep "$(printf '%d.%06d' $((half / 1000000)) $((half % 1000000)))"
 	kill -KILL $w
 	wait $w 2>/dev/null
 }
 torn_write
-"$ECCHECK" code "$CLUSTER" "$tok" | tail -n 1 | sed 's/^/left: /'
+"$ECCHECK" code "$CLUSTER" "$tok" | tail -n 1 >"$RMP_TMP/left.out"
+sed 's/^/left: /' "$RMP_TMP/left.out"
+# killed within its writes: rows left torn, for the scrub to mend
+grep -q " torn [1-9]" "$RMP_TMP/left.out" ||
+	fail_later "the killed writer left no row torn: $(cat "$RMP_TMP/left.out")"
 # the dead writer's claim refuses the next writer (for 30 s, or until a
 # repair: the scrub's fence breaks it)
 if head -c 1 "$RMP_TMP/c.bin" | "$RMPOOL" -C "$CLUSTER" write "$tok" \
