@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fake_client.c -- fake verbs, NIC and server under a librmpool client (see fake_client.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,39 +37,59 @@ unsigned fake_reconnects;
 
 static struct ibv_context ctx;
 static struct ibv_pd pd = { .context = &ctx };
-static struct ibv_cq cq = { .context = &ctx };
-static struct ibv_qp qp = { .context = &ctx, .qp_num = 11 };
 static struct ibv_comp_channel comp_ch = { .context = &ctx, .fd = -1 };
 static struct rdma_event_channel cm_ch = { .fd = -1 };
 static int cm_pipe[2] = { -1, -1 }, comp_pipe[2] = { -1, -1 };
 static struct ibv_mr ctl_mr = { .context = &ctx, .lkey = 0xc1 };
 static struct ibv_mr bounce_mr = { .context = &ctx, .lkey = 0xb1 };
-static bool qp_in_error;
 
-/* The CQ: a FIFO of completions. */
-static struct ibv_wc wcs[8192];
-static unsigned wc_head, wc_tail;
+/* A fake NIC's queue pair: its CQ, a FIFO of completions, and the
+ * receive buffers posted, in order (slot wr_id, address). */
+static struct nic {
+	struct ibv_cq cq;
+	struct ibv_qp qp;
+	bool qp_in_error;
+	struct ibv_wc wcs[4096];
+	unsigned wc_head, wc_tail;
+	struct ibv_recv_wr recvs[256];
+	struct ibv_sge recv_sges[256];
+	unsigned recv_head, recv_tail;
+} nics[FAKE_NICS];
+uint32_t fake_hold_nics;
+void (*fake_on_poll)(unsigned nic);
 
-/* Receive buffers posted, in order (slot wr_id, address). */
-static struct ibv_recv_wr recvs[256];
-static struct ibv_sge recv_sges[256];
-static unsigned recv_head, recv_tail;
+static struct nic *nic_of_qp(const struct ibv_qp *q)
+{
+	return (struct nic *)((char *)q - offsetof(struct nic, qp));
+}
+
+static struct nic *nic_of_cq(const struct ibv_cq *c)
+{
+	return (struct nic *)((char *)c - offsetof(struct nic, cq));
+}
 
 static struct rdma_cm_event cm_ev;
 static bool cm_pending;
 
+static void push_wc(struct nic *n, const struct ibv_wc *wc)
+{
+	if (n->wc_tail - n->wc_head < RMP_ARRAY_SIZE(n->wcs))
+		n->wcs[n->wc_tail++ % RMP_ARRAY_SIZE(n->wcs)] = *wc;
+}
+
 void fake_push_wc(const struct ibv_wc *wc)
 {
-	if (wc_tail - wc_head < RMP_ARRAY_SIZE(wcs))
-		wcs[wc_tail++ % RMP_ARRAY_SIZE(wcs)] = *wc;
+	push_wc(&nics[0], wc);
 }
 
 static void push_send_wc(const struct fake_wr *w, enum ibv_wc_status st)
 {
+	struct nic *n = &nics[w->nic];
 	struct ibv_wc wc = { .wr_id = w->wr_id, .status = st,
-			     .qp_num = qp.qp_num, .vendor_err = st ? 0x42 : 0 };
+			     .qp_num = n->qp.qp_num,
+			     .vendor_err = st ? 0x42 : 0 };
 
-	fake_push_wc(&wc);
+	push_wc(n, &wc);
 }
 
 unsigned fake_data_wrs(void)
@@ -82,23 +103,30 @@ unsigned fake_data_wrs(void)
 
 /* ------------------------------------------------------ the server */
 
-void fake_reply(const struct rmp_msg *rep)
+/* reply_on -- rep into the next receive posted on NIC n. */
+static void reply_on(struct nic *n, const struct rmp_msg *rep)
 {
 	struct ibv_wc wc = { .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
-			     .qp_num = qp.qp_num };
+			     .qp_num = n->qp.qp_num };
+	unsigned at = n->recv_head % 256;
 	int len;
 
-	if (recv_head == recv_tail)
+	if (n->recv_head == n->recv_tail)
 		return; /* no receive posted: the reply is lost */
-	len = rmp_msg_encode((void *)(uintptr_t)recv_sges[recv_head % 256].addr,
-			     recv_sges[recv_head % 256].length, rep);
+	len = rmp_msg_encode((void *)(uintptr_t)n->recv_sges[at].addr,
+			     n->recv_sges[at].length, rep);
 	if (len < 0)
 		abort();
 	len -= fake_reply_trim;
-	wc.wr_id = recvs[recv_head % 256].wr_id;
+	wc.wr_id = n->recvs[at].wr_id;
 	wc.byte_len = (uint32_t)len;
-	recv_head++;
-	fake_push_wc(&wc);
+	n->recv_head++;
+	push_wc(n, &wc);
+}
+
+void fake_reply(const struct rmp_msg *rep)
+{
+	reply_on(&nics[0], rep);
 }
 
 /* serve -- a control SEND reached the server. */
@@ -119,7 +147,7 @@ static void serve(const struct fake_wr *w)
 		rep.hdr.opcode = req.hdr.opcode;
 	rep.hdr.flags |= RMP_MSG_F_REPLY;
 	rep.hdr.req_id = req.hdr.req_id;
-	fake_reply(&rep);
+	reply_on(&nics[w->nic], &rep);
 }
 
 bool fake_serve_grant(const struct rmp_msg *req, struct rmp_msg *rep)
@@ -206,10 +234,11 @@ static enum ibv_wc_status execute(const struct fake_wr *w)
  * or flushed when the QP is in error; its completion as RC gives it. */
 static void run(struct fake_wr *w)
 {
+	struct nic *n = &nics[w->nic];
 	enum ibv_wc_status st;
 
 	w->outstanding = false;
-	if (qp_in_error) {
+	if (n->qp_in_error) {
 		st = IBV_WC_WR_FLUSH_ERR;
 	} else if (fake_fail_next != IBV_WC_SUCCESS) {
 		st = fake_fail_next;
@@ -220,45 +249,46 @@ static void run(struct fake_wr *w)
 	if (st != IBV_WC_SUCCESS || (w->send_flags & IBV_SEND_SIGNALED))
 		push_send_wc(w, st);
 	if (st != IBV_WC_SUCCESS)
-		qp_in_error = true;
+		n->qp_in_error = true;
 	if (st == IBV_WC_SUCCESS && w->opcode == IBV_WR_SEND)
 		serve(w);
 }
 
-/* flush_outstanding -- the QP is in error: what waits completes flushed. */
-static void flush_outstanding(void)
+/* flush_outstanding -- NIC n's QP is in error: what waits there
+ * completes flushed. */
+static void flush_outstanding(unsigned n)
 {
 	unsigned i;
 
-	qp_in_error = true;
+	nics[n].qp_in_error = true;
 	for (i = 0; i < fake_nwrs; i++)
-		if (fake_wrs[i].outstanding)
+		if (fake_wrs[i].outstanding && fake_wrs[i].nic == n)
 			run(&fake_wrs[i]);
 }
 
 void fake_complete(unsigned i, enum ibv_wc_status status)
 {
-	unsigned j;
+	unsigned j, n = fake_wrs[i].nic;
 
 	for (j = 0; j < i; j++)
-		if (fake_wrs[j].outstanding)
+		if (fake_wrs[j].outstanding && fake_wrs[j].nic == n)
 			run(&fake_wrs[j]);
 	if (!fake_wrs[i].outstanding)
 		return;
 	fake_fail_next = status;
 	run(&fake_wrs[i]);
 	fake_fail_next = IBV_WC_SUCCESS;
-	if (qp_in_error)
-		flush_outstanding();
+	if (nics[n].qp_in_error)
+		flush_outstanding(n);
 }
 
 static int fake_post_send(struct ibv_qp *q, struct ibv_send_wr *wr,
 			  struct ibv_send_wr **bad)
 {
+	struct nic *n = nic_of_qp(q);
 	unsigned k = 0;
 	struct fake_wr *w;
 
-	(void)q;
 	fake_posts++;
 	for (; wr; wr = wr->next, k++) {
 		if (fake_post_error && k == fake_post_fail_at) {
@@ -293,7 +323,9 @@ static int fake_post_send(struct ibv_qp *q, struct ibv_send_wr *wr,
 		}
 		w->outstanding = true;
 		w->polls = fake_polls;
-		if (fake_hold && wr->opcode != IBV_WR_SEND && !qp_in_error)
+		w->nic = (unsigned)(n - nics);
+		if ((fake_hold || (fake_hold_nics >> w->nic & 1)) &&
+		    wr->opcode != IBV_WR_SEND && !n->qp_in_error)
 			continue;
 		run(w);
 	}
@@ -303,24 +335,27 @@ static int fake_post_send(struct ibv_qp *q, struct ibv_send_wr *wr,
 static int fake_post_recv(struct ibv_qp *q, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad)
 {
-	(void)q;
+	struct nic *n = nic_of_qp(q);
+
 	(void)bad;
 	for (; wr; wr = wr->next) {
-		recv_sges[recv_tail % 256] = wr->sg_list[0];
-		recvs[recv_tail % 256] = *wr;
-		recv_tail++;
+		n->recv_sges[n->recv_tail % 256] = wr->sg_list[0];
+		n->recvs[n->recv_tail % 256] = *wr;
+		n->recv_tail++;
 	}
 	return 0;
 }
 
 static int fake_poll_cq(struct ibv_cq *c, int n, struct ibv_wc *out)
 {
+	struct nic *q = nic_of_cq(c);
 	int k = 0;
 
-	(void)c;
 	fake_polls++;
-	while (k < n && wc_head != wc_tail)
-		out[k++] = wcs[wc_head++ % RMP_ARRAY_SIZE(wcs)];
+	if (fake_on_poll)
+		fake_on_poll((unsigned)(q - nics));
+	while (k < n && q->wc_head != q->wc_tail)
+		out[k++] = q->wcs[q->wc_head++ % RMP_ARRAY_SIZE(q->wcs)];
 	return k;
 }
 
@@ -336,10 +371,9 @@ static int fake_req_notify_cq(struct ibv_cq *c, int solicited_only)
 
 int ibv_modify_qp(struct ibv_qp *q, struct ibv_qp_attr *attr, int mask)
 {
-	(void)q;
 	if ((mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_ERR) {
 		fake_qp_errors++;
-		flush_outstanding();
+		flush_outstanding((unsigned)(nic_of_qp(q) - nics));
 	}
 	return 0;
 }
@@ -423,27 +457,34 @@ int rdma_ack_cm_event(struct rdma_cm_event *ev)
 
 /* ------------------------------------------------------ the client */
 
-/* nic_reset -- a new QP and CQ: nothing posted, nothing to reap. */
-static void nic_reset(void)
+/* nic_reset -- a new QP and CQ on NIC n: nothing posted, nothing to
+ * reap (NIC 0's: nothing posted on any). */
+static void nic_reset(unsigned n)
 {
-	wc_head = wc_tail = 0;
-	recv_head = recv_tail = 0;
+	struct nic *q = &nics[n];
+
+	q->cq = (struct ibv_cq){ .context = &ctx };
+	q->qp = (struct ibv_qp){ .context = &ctx, .qp_num = 11 + n };
+	q->wc_head = q->wc_tail = 0;
+	q->recv_head = q->recv_tail = 0;
+	q->qp_in_error = false;
+	if (n)
+		return;
 	fake_nwrs = 0;
-	qp_in_error = false;
 	cm_pending = false;
 }
 
 /* fake_connect -- what rmp_client_connect leaves behind, on the fakes. */
-static void fake_connect(struct rmp_client *c)
+static void fake_connect(struct rmp_client *c, unsigned nic)
 {
 	uint32_t i;
 
-	nic_reset();
+	nic_reset(nic);
 	c->cm_ch = &cm_ch;
 	c->comp_ch = &comp_ch;
 	c->pd = &pd;
-	c->cq = &cq;
-	c->qp = &qp;
+	c->cq = &nics[nic].cq;
+	c->qp = &nics[nic].qp;
 	c->ctl_mr = &ctl_mr;
 	c->bounce_mr = &bounce_mr;
 	c->sq_depth = c->ring_size + RMPC_NSEND + 16;
@@ -490,6 +531,8 @@ static void fake_teardown(struct rmp_client *c)
 
 int fake_reconnect(struct rmp_client *c)
 {
+	unsigned nic = (unsigned)(nic_of_qp(c->qp) - nics);
+
 	fake_reconnects++;
 	fake_teardown(c);
 	if (fake_reconnect_err) {
@@ -497,14 +540,12 @@ int fake_reconnect(struct rmp_client *c)
 		return fake_reconnect_err;
 	}
 	rmpc_clear_error(c); /* as rmp_client_connect does first */
-	fake_connect(c);
+	fake_connect(c, nic);
 	return 0;
 }
 
 struct rmp_client *fake_client_new(void)
 {
-	struct rmp_client *c = calloc(1, sizeof(*c));
-
 	if (cm_pipe[0] < 0) {
 		if (pipe(cm_pipe) || pipe(comp_pipe))
 			abort();
@@ -516,6 +557,8 @@ struct rmp_client *fake_client_new(void)
 	ctx.ops.poll_cq = fake_poll_cq;
 	ctx.ops.req_notify_cq = fake_req_notify_cq;
 	fake_hold = false;
+	fake_hold_nics = 0;
+	fake_on_poll = NULL;
 	fake_fail_next = IBV_WC_SUCCESS;
 	fake_post_error = 0;
 	fake_qp_errors = fake_arms = fake_polls = 0;
@@ -527,7 +570,15 @@ struct rmp_client *fake_client_new(void)
 	fake_nreqs = 0;
 	fake_reconnect_err = 0;
 	fake_reconnects = 0;
+	return fake_client_new_nic(0);
+}
 
+struct rmp_client *fake_client_new_nic(unsigned nic)
+{
+	struct rmp_client *c = calloc(1, sizeof(*c));
+
+	if (nic >= FAKE_NICS)
+		abort();
 	LIST_INIT(&c->leases);
 	LIST_INIT(&c->bufs);
 	c->opts.size = sizeof(c->opts);
@@ -542,7 +593,7 @@ struct rmp_client *fake_client_new(void)
 	c->ring_size = c->opts.max_inflight;
 	c->ring = calloc(c->ring_size, sizeof(*c->ring));
 	c->reconnect = fake_reconnect;
-	fake_connect(c);
+	fake_connect(c, nic);
 	return c;
 }
 

@@ -48,6 +48,7 @@ struct fake_wr {
 	uint32_t lkey;
 	int num_sge;
 	bool outstanding;     /* posted, not completed (fake_hold) */
+	unsigned nic;         /* the fake NIC (queue pair) it went to */
 	unsigned polls;       /* fake_polls when it was posted */
 };
 #define FAKE_WRS_MAX 4096
@@ -65,6 +66,11 @@ unsigned fake_data_wrs(void);
  * fake_post_fail_at-th WR (0-based) of the next posted chain is refused
  * with that errno, and the ones before it are posted. */
 extern bool fake_hold;
+/* fake_hold_nics -- as fake_hold, for the NICs of these bits only. */
+extern uint32_t fake_hold_nics;
+/* fake_on_poll -- called (when set) at each ibv_poll_cq, with the NIC
+ * whose CQ is polled: a completion arriving late, during a wait. */
+extern void (*fake_on_poll)(unsigned nic);
 extern enum ibv_wc_status fake_fail_next;
 extern int fake_post_error;
 extern unsigned fake_post_fail_at;
@@ -116,8 +122,15 @@ int fake_reconnect(struct rmp_client *c);
 
 /* fake_client_new -- a client connected to the fake server: op timeout
  * 50 ms, no spinning, 16 KiB bounce buffer, 64 async ops, credits 8.
- * Resets the fake NIC and server. */
+ * Resets the fake NICs and server.
+ * fake_client_new_nic -- another such client, on fake NIC nic (1 ..
+ * FAKE_NICS; fake_client_new's is NIC 0): a queue pair and CQ of its
+ * own, as a cluster's members on other servers have (its WRs complete
+ * in order among themselves only). The server, the remote memory and
+ * its WR list fake_wrs are shared. */
+#define FAKE_NICS 8u
 struct rmp_client *fake_client_new(void);
+struct rmp_client *fake_client_new_nic(unsigned nic);
 /* fake_client_free -- free c with its lease handles and buffers. */
 void fake_client_free(struct rmp_client *c);
 /* fake_lease -- a lease handle on c's connection over fake remote bytes
