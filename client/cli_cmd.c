@@ -315,8 +315,11 @@ int cmd_write(struct cli *cli, int argc, char **argv)
 				 "; nothing was written");
 		if (n) {
 			err = rmp_write(l, off + written, buf, n);
-			if (err && cli->cl)
+			if (err && cli->cl) {
+				rmp_buf_dereg(rb);
+				free(buf);
 				cluster_write_failed(cli, l, err);
+			}
 			if (err)
 				cli_fail(cli->c, "write", err);
 			written += n;
