@@ -35,15 +35,19 @@ const char *rmpc_wr_name(unsigned opcode)
 
 /* ---- completions --------------------------------------------------- */
 
-/* retire_op -- a SYNC or ASYNC data-path WR completed with status: record
- * it in c->sync_err or its op of the async ring. */
+/* retire_op -- a SYNC or ASYNC data-path WR (seq) completed with
+ * status: record it in c->sync_err or its op of the async ring. A late
+ * chain's (left in flight by a late-bound read, io_sync.c) is nobody's:
+ * the chain waited for now is a later one, and learns of a failure of
+ * the connection from its own flushed WRs. */
 static void retire_op(struct rmp_client *c, const struct rmpc_sq_slot *s,
-		      int status)
+		      uint64_t seq, int status)
 {
 	struct rmpc_op *op;
 
 	if (s->kind == RMPC_SQ_SYNC) {
-		if (status && !c->sync_err)
+		if (status && !c->sync_err &&
+		    (c->late_gen != c->gen || seq > c->late_last))
 			c->sync_err = status;
 		return;
 	}
@@ -230,7 +234,7 @@ static void handle_send(struct rmp_client *c, const struct ibv_wc *wc)
 			break;
 		case RMPC_SQ_SYNC:
 		case RMPC_SQ_ASYNC:
-			retire_op(c, s, st);
+			retire_op(c, s, c->sq_done, st);
 			break;
 		default:
 			break;
@@ -389,6 +393,82 @@ int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
 			rmpc_drain_cq_events(c);
 		if (pfd[1].revents)
 			cm_events(c);
+	}
+}
+
+int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
+		   bool (*done)(struct rmp_client *c, const void *arg),
+		   const void *const *args, unsigned need, bool *out,
+		   int timeout_ms)
+{
+	uint64_t start = rmp_now_ns(), deadline, now, spin = 0;
+	struct pollfd pfd[2 * RMPC_WAIT_SOME_MAX];
+	struct rmp_client *at[2 * RMPC_WAIT_SOME_MAX];
+	unsigned polls = 0;
+	int r, wait_ms;
+
+	if (n > RMPC_WAIT_SOME_MAX)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++)
+		spin = RMP_MAX(spin, spin_ns(cs[i], RMPC_WAIT_DATA));
+	deadline = timeout_ms < 0 ? UINT64_MAX :
+				    rmp_now_ms() + (uint64_t)timeout_ms;
+	for (;;) {
+		unsigned got = 0, np = 0;
+		bool armed = false;
+
+		/* a client without queues is done: its caller finds why */
+		for (unsigned i = 0; i < n; i++) {
+			if (!out[i]) {
+				rmpc_poll_cq(cs[i]);
+				out[i] = done(cs[i], args[i]) || !cs[i]->cq ||
+					 !cs[i]->cm_ch;
+			}
+			got += out[i];
+		}
+		if (got >= need)
+			return 0;
+		if (++polls % 16 && spin)
+			continue;
+		if (rmp_now_ns() < start + spin)
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			if (out[i] || cs[i]->cq_armed)
+				continue;
+			rmpc_arm_cq(cs[i]); /* then polled once more */
+			armed = true;
+		}
+		if (armed)
+			continue;
+		now = rmp_now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		wait_ms = deadline == UINT64_MAX ?
+				  -1 :
+				  (int)RMP_MIN(deadline - now, (uint64_t)INT_MAX);
+		for (unsigned i = 0; i < n; i++) {
+			if (out[i])
+				continue;
+			at[np] = at[np + 1] = cs[i];
+			pfd[np++] = (struct pollfd){ .fd = cs[i]->comp_ch->fd,
+						     .events = POLLIN };
+			pfd[np++] = (struct pollfd){ .fd = cs[i]->cm_ch->fd,
+						     .events = POLLIN };
+		}
+		r = poll(pfd, np, wait_ms);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (unsigned i = 0; i < np; i++) {
+			if (!pfd[i].revents)
+				continue;
+			if (i % 2)
+				cm_events(at[i]);
+			else
+				rmpc_drain_cq_events(at[i]);
+		}
 	}
 }
 

@@ -114,6 +114,20 @@ int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
 	      bool (*done)(struct rmp_client *c, const void *arg),
 	      const void *arg, int timeout_ms);
 
+/*
+ * rmpc_wait_some -- rmpc_wait over several clients cs[0 .. n) (n <=
+ * RMPC_WAIT_SOME_MAX, distinct): reap their completions until
+ * done(cs[i], args[i]) holds for need of them, out[i] set for each that
+ * did (or lost its queues: the caller finds why). It polls every CQ
+ * while the longest spin of theirs lasts, then sleeps in poll() on all
+ * their channels. 0, -ETIMEDOUT, or -errno of poll.
+ */
+#define RMPC_WAIT_SOME_MAX 16u
+int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
+		   bool (*done)(struct rmp_client *c, const void *arg),
+		   const void *const *args, unsigned need, bool *out,
+		   int timeout_ms);
+
 /* rmpc_sq_room -- free send queue slots. */
 uint32_t rmpc_sq_room(const struct rmp_client *c);
 

@@ -33,9 +33,10 @@
 #define RMPC_RECONNECT_FIRST_MS 100u
 /* Bytes of a WRITE the QP is asked to carry in the WQE (inline). */
 #define RMPC_INLINE_WANT 256u
-/* Send queue slots beyond the async ring: control sends and one
- * synchronous batch. */
-#define RMPC_SQ_RESERVE (RMPC_NSEND + RMPC_SYNC_BATCH)
+/* Send queue slots beyond the async ring: control sends, one
+ * synchronous batch, and one more that a late-bound read left in flight
+ * (io_sync.c's rmpc_read_first: at most one a client). */
+#define RMPC_SQ_RESERVE (RMPC_NSEND + 2 * RMPC_SYNC_BATCH)
 
 /* IB CM reject reason "consumer defined": the server called rdma_reject. */
 #define IB_CM_REJ_CONSUMER_DEFINED 28

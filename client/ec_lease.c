@@ -33,8 +33,11 @@ int rmpc_ec_new(unsigned k, unsigned m, uint64_t chunk, uint64_t length,
 	/* a row's tags by member, then the same read again (io_ec.c) */
 	ec->member_tags = calloc(2 * (k + m), sizeof(*ec->member_tags));
 	ec->redo = aligned_alloc(64, k * chunk);
+	/* a late-bound read's tags: a step's, twice, of k + 1 members */
+	ec->late_tags = calloc(2 * (k + 1) * ec->step_rows,
+			       sizeof(*ec->late_tags));
 	if (!ec->code || !ec->parity || !ec->old || !ec->tags ||
-	    !ec->member_tags || !ec->redo) {
+	    !ec->member_tags || !ec->redo || !ec->late_tags) {
 		rmpc_ec_free(ec);
 		return -ENOMEM;
 	}
@@ -53,6 +56,7 @@ void rmpc_ec_free(struct rmpc_ec *ec)
 	free(ec->tags);
 	free(ec->member_tags);
 	free(ec->redo);
+	free(ec->late_tags);
 	free(ec);
 }
 

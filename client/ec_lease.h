@@ -38,7 +38,10 @@ struct rmpc_ec {
 	uint8_t *redo;          /* k * chunk */
 	uint64_t redo_row, redo_tag; /* the row, and its write's tag */
 	bool redo_valid;
+	uint64_t *late_tags;    /* 2 * (k + 1) * step_rows (io_ec.c) */
 	uint64_t decoded;       /* chunks reads decoded: rmp_lease_info */
+	uint64_t late;          /* of them, around a straggler (late
+				 * binding): reads done without its chunks */
 };
 
 /* rmpc_ec_new -- the state of a lease of length bytes coded k + m in

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "ec_lease.h"
 #include "ec_tags.h"
 #include "error.h"
@@ -191,8 +192,10 @@ static int decode_part(struct rmpc_group *g,
 	return 0;
 }
 
-int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
-		      size_t len, bool fenced)
+/* read_striped -- [off, off + len) of l from its data members, the
+ * part of one away decoded (the read without late binding). */
+static int read_striped(struct rmp_lease *l, uint64_t off, char *dst,
+			size_t len, bool fenced)
 {
 	struct rmpc_group *g = l->group;
 	struct rmpc_ec *ec = g->ec;
@@ -239,6 +242,170 @@ int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
 	if (held)
 		rmpc_ec_unlock_rows(held);
 	return err;
+}
+
+/* ---- late binding ---- */
+
+/*
+ * late_rows -- the rows one late-bound read of a whole row or more of
+ * this call moves at a time (a step), or 0 for none: every data member
+ * live and a parity member (*p, the first) too, the call's buffer not
+ * registered with the members (a late READ must never land in the
+ * caller's memory after the call returned, and a zero-copy READ cannot
+ * be called back; through the bounce buffers the bytes are copied
+ * anyway). A step that does not fit a member's bounce buffer is read
+ * as before (rmpc_read_first's -E2BIG).
+ */
+static uint64_t late_rows(struct rmpc_group *g, const char *dst,
+			  size_t len, unsigned *p)
+{
+	unsigned k = g->ec->lo.k;
+
+	*p = g->n;
+	for (unsigned i = g->n; i-- > k;)
+		if (rmpc_member_live(g, i))
+			*p = i;
+	if (*p == g->n)
+		return 0;
+	for (unsigned i = 0; i < k; i++)
+		if (!rmpc_member_live(g, i))
+			return 0;
+	return rmpc_buf_lookup(g->m[0]->c, dst, len) ? 0 : g->ec->step_rows;
+}
+
+/* late_error -- after a late-bound read: the error to return at once
+ * (the caller's, a repair's fence when fenced), else 0; *any: a chain
+ * failed. A member is not failed here: the read is made again the
+ * usual way, whose rails and members' states decide what it was. */
+static int late_error(const struct rmpc_group *g, const struct rmpc_leg *legs,
+		      bool fenced, bool *any)
+{
+	*any = false;
+	for (unsigned j = 0; j <= g->ec->lo.k; j++) {
+		int err = legs[3 * j].err;
+
+		if (!err || err == -EINPROGRESS || err == -ECANCELED)
+			continue;
+		if (caller_error(err) ||
+		    (fenced && (err == -EKEYREVOKED || err == -ESTALE)))
+			return err;
+		*any = true;
+	}
+	return 0;
+}
+
+/*
+ * read_late -- whole rows [r0, r0 + nr) (nr <= late_rows) into out (row
+ * r0's first byte), late bound: the data members' and parity member
+ * p's tags, chunks and tags again, a chain a member, all posted, and
+ * done on the first k chains to complete. When those are the data
+ * members', the bytes are theirs; else the late one's chunks are
+ * decoded from the others' and p's, row by row, where their two reads
+ * of the tags show one finished write (decode_chunk's seqlock). The
+ * late chain is left to complete in its member's bounce buffer. 0;
+ * -EAGAIN when it cannot be (the legs do not fit, a chain failed, the
+ * tags moved): the caller reads the rows as before; the caller's or a
+ * fence's error.
+ */
+static int read_late(struct rmpc_group *g, uint64_t r0, uint64_t nr,
+		     unsigned p, char *out, bool fenced)
+{
+	struct rmpc_ec *ec = g->ec;
+	unsigned k = ec->lo.k, nl = 0, late = k;
+	uint64_t c = ec->lo.chunk, row = rmpc_ec_row_bytes(&ec->lo);
+	uint64_t *t = ec->late_tags, toff = rmpc_ec_tag_off(&ec->lo, r0);
+	struct rmpc_leg legs[3 * (RMPC_EC_K_MAX + 1)];
+	bool failed;
+	int err, got;
+
+	/* member j's tags (j = k: p's) at t + 2 j nr, again at + nr; on
+	 * the rail a call of its bytes would take */
+	for (unsigned j = 0; j <= k; j++) {
+		unsigned i = j < k ? j : p;
+		uint64_t *tb = t + 2 * j * nr;
+		struct rmp_lease *h = rmpc_rails_pick(g->m[i], out, nr * c);
+
+		if (!h)
+			return -EAGAIN;
+		legs[nl++] = leg(g, i, toff, nr * RMPC_EC_TAG_BYTES, tb);
+		legs[nl] = leg(g, i, r0 * c, nr * c,
+			       j < k ? out + j * c : (char *)ec->parity);
+		legs[nl++].gap = j < k ? (k - 1) * c : 0;
+		legs[nl++] = leg(g, i, toff, nr * RMPC_EC_TAG_BYTES, tb + nr);
+		legs[nl - 3].l = legs[nl - 2].l = legs[nl - 1].l = h;
+	}
+	for (unsigned i = 0; i < nl; i++)
+		legs[i].err = -ECANCELED; /* not posted */
+	got = rmpc_read_first(legs, nl, k);
+	err = late_error(g, legs, fenced, &failed);
+	if (err)
+		return err;
+	if (got || failed)
+		return -EAGAIN;
+	for (unsigned j = 0; j < k; j++)
+		if (legs[3 * j].err)
+			late = j; /* the one of k + 1 still in flight */
+	for (uint64_t x = 0; late < k && x < nr; x++) {
+		unsigned have[RMPC_EC_K_MAX], h = 0;
+		uint8_t *src[RMPC_EC_K_MAX], *want;
+		uint64_t tag = t[2 * (late ? 0 : 1) * nr + x];
+
+		for (unsigned j = 0; j <= k; j++) {
+			uint64_t before = t[2 * j * nr + x];
+
+			if (j == late)
+				continue;
+			if (before != t[(2 * j + 1) * nr + x] ||
+			    before != tag || (tag & RMPC_EC_TAG_PENDING))
+				return -EAGAIN;
+			have[h] = j < k ? j : p;
+			src[h++] = j < k ? (uint8_t *)out + x * row + j * c :
+					   ec->parity + x * c;
+		}
+		want = (uint8_t *)out + x * row + late * c;
+		if (rmpc_ec_decode(ec->code, c, have, src, 1, &late, &want))
+			return -EAGAIN;
+	}
+	if (late < k) {
+		ec->decoded += nr;
+		ec->late += nr;
+	}
+	return 0;
+}
+
+int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
+		      size_t len, bool fenced)
+{
+	struct rmpc_group *g = l->group;
+	uint64_t row = rmpc_ec_row_bytes(&g->ec->lo), r0, r1, step, end;
+	unsigned p;
+	int err;
+
+	if (len > l->length || off > l->length - len)
+		return -ERANGE;
+	/* the whole rows [r0, r1) of the call are late bound */
+	r0 = (off + row - 1) / row;
+	r1 = (off + len) / row;
+	step = r1 > r0 ? late_rows(g, dst, len, &p) : 0;
+	if (!step)
+		return read_striped(l, off, dst, len, fenced);
+	err = r0 * row > off ? read_striped(l, off, dst, r0 * row - off,
+					    fenced) : 0;
+	for (uint64_t r = r0, nr; !err && r < r1; r += nr) {
+		nr = RMP_MIN(step, r1 - r);
+		/* the members' states as a step before may have left them */
+		err = r == r0 || late_rows(g, dst, len, &p) ?
+			      read_late(g, r, nr, p, dst + (r * row - off),
+					fenced) :
+			      -EAGAIN;
+		if (err == -EAGAIN)
+			err = read_striped(l, r * row, dst + (r * row - off),
+					   nr * row, fenced);
+	}
+	end = r1 * row;
+	if (err || end == off + len)
+		return err;
+	return read_striped(l, end, dst + (end - off), off + len - end, fenced);
 }
 
 /* ---- writes ---- */

@@ -76,6 +76,23 @@ struct rmpc_leg {
 int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write);
 
 /*
+ * rmpc_read_first -- a late-bound READ of legs[0 .. n): the legs of one
+ * lease (consecutive) go in one chain, each lease on a client of its
+ * own, every byte through its client's bounce buffer; it returns once
+ * the chains of need leases moved their bytes, copied to their legs'
+ * local (err 0). A chain still in flight then is left to complete (its
+ * legs' err -EINPROGRESS): its bytes never reach local, and its client's
+ * bounce buffer is taken again only after it completed. A chain that
+ * failed (its legs' err) fails its connection. 0 once need did; -E2BIG
+ * when the legs do not fit (a chain of more than RMPC_SYNC_BATCH WRs or
+ * its client's bounce buffer, two leases on one client, more than
+ * RMPC_WAIT_SOME_MAX leases, fewer than need clients free of a late
+ * chain) or a lease's error, nothing posted then; else the first
+ * chain's error (-EIO if none).
+ */
+int rmpc_read_first(struct rmpc_leg *legs, unsigned n, unsigned need);
+
+/*
  * rmpc_flush_one -- rmp_flush of a lease of one server: a READ behind
  * every earlier WRITE of its queue pair, waited for.
  */
@@ -165,6 +182,16 @@ int rmpc_ec_rebuild_rows(struct rmpc_ec *ec, struct rmp_lease *const *src,
 struct rmpc_rail_plan;
 int rmpc_rails_legs(struct rmpc_leg *legs, unsigned n, bool write,
 		    struct rmpc_rail_plan *plans);
+/*
+ * rmpc_rails_pick -- the handle of l a call of len bytes on local goes
+ * whole by: l itself when its client has no rails, else l's handle on
+ * the rail a small call takes (attached there when first used); NULL
+ * when the call is one the rails would cut over several (len of twice
+ * opts.rail_stripe or more), or no rail can take it now: the caller
+ * goes by rmpc_rails_legs then.
+ */
+struct rmp_lease *rmpc_rails_pick(struct rmp_lease *l, const void *local,
+				  uint64_t len);
 int rmpc_rails_atomic(struct rmp_lease *l, uint64_t off,
 		      enum ibv_wr_opcode opcode, uint64_t compare_add,
 		      uint64_t swap, uint64_t *old);

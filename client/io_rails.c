@@ -347,6 +347,27 @@ int rmpc_rails_rw(struct rmp_lease *l, uint64_t off, char *local,
 	return rmpc_rails_legs(&leg, 1, write, &plan);
 }
 
+struct rmp_lease *rmpc_rails_pick(struct rmp_lease *l, const void *local,
+				  uint64_t len)
+{
+	struct rmp_client *c = l->c;
+	bool live[RMPC_RAILS_MAX], use[RMPC_RAILS_MAX];
+	struct rmp_lease *h;
+	unsigned r;
+
+	if (!c->rails)
+		return l;
+	if (len >= 2 * c->opts.rail_stripe || !rails_live(c, live))
+		return NULL;
+	one_rail(c, live, local, use);
+	for (r = 0; r < c->rails->n && !use[r]; r++)
+		;
+	if (r == c->rails->n ||
+	    rmpc_lease_on_rail(l, c->rails->r[r].c, r, &h))
+		return NULL;
+	return h;
+}
+
 int rmpc_rails_atomic(struct rmp_lease *l, uint64_t off,
 		      enum ibv_wr_opcode opcode, uint64_t compare_add,
 		      uint64_t swap, uint64_t *old)

@@ -116,6 +116,34 @@ static int wait_chain(struct rmp_client *c, uint64_t last,
 	return c->sync_err;
 }
 
+/*
+ * bounce_settle -- c's bounce buffer free of a late-bound read's chain
+ * left in flight (rmpc_read_first): its response may still land there,
+ * over bytes copied in for a WRITE, so it is waited for first (on RC
+ * it completed before anything posted after it: usually already). A
+ * chain of an earlier connection is gone with its queue pair.
+ */
+static int bounce_settle(struct rmp_client *c)
+{
+	int err;
+
+	if (!c->late_pending)
+		return 0;
+	c->late_pending = false;
+	if (c->late_gen != c->gen || c->sq_done > c->late_last)
+		return 0;
+	/* its own error is not ours: a failed chain failed the
+	 * connection, and our post says so */
+	err = rmpc_wait(c, RMPC_WAIT_DATA, sq_passed, &c->late_last,
+			c->opts.op_timeout_ms);
+	if (err == -ETIMEDOUT)
+		rmpc_set_error(c, "a late RDMA read: no completion within "
+			       "%d ms", c->opts.op_timeout_ms);
+	if (err)
+		rmpc_fail(c);
+	return err;
+}
+
 int rmpc_sync_post(struct rmp_client *c, struct ibv_send_wr *wr, unsigned n)
 {
 	uint64_t last;
@@ -166,9 +194,10 @@ static int leg_start(const struct rmpc_leg *g, struct leg_state *st,
 				 (size_t)rmpc_stripe_at(g->off, g->unit,
 							g->gap, g->len - 1) + 1);
 	st->chunk = c->max_msg_sz;
-	if (!st->mr && !st->in_wqe)
-		st->chunk = RMP_MIN(st->chunk, c->bounce_len);
-	return 0;
+	if (st->mr || st->in_wqe || !g->len)
+		return 0;
+	st->chunk = RMP_MIN(st->chunk, c->bounce_len);
+	return bounce_settle(c);
 }
 
 /* bounce_copy -- n bytes of leg g from its byte off + r on between the
@@ -372,6 +401,214 @@ int rmpc_rw(struct rmpc_leg *legs, unsigned n, bool write)
 	for (unsigned i = 0; i < n; i++)
 		first = first ? first : legs[i].err;
 	return first;
+}
+
+/* One lease's chain of a late-bound read (rmpc_read_first). */
+struct first_chain {
+	struct rmp_client *c;
+	unsigned from, to;  /* its legs */
+	unsigned wrs;       /* WRs it takes */
+	uint64_t last;      /* its last wr_id */
+	bool posted, done;
+	int err;
+};
+
+/* first_chains -- legs cut into one chain per lease (its legs are
+ * consecutive), each on a client of its own, each checked and fitting
+ * one chain and its client's bounce buffer: 0, -E2BIG when they do not,
+ * or a lease's error (nothing posted). */
+static int first_chains(struct rmpc_leg *legs, unsigned n,
+			struct first_chain *ch, unsigned *nch)
+{
+	unsigned m = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct rmp_client *c = legs[i].l->c;
+		int err;
+
+		if (!m || legs[i].l != legs[ch[m - 1].from].l) {
+			if (m == RMPC_WAIT_SOME_MAX)
+				return -E2BIG;
+			for (unsigned j = 0; j < m; j++)
+				if (ch[j].c == c)
+					return -E2BIG;
+			ch[m++] = (struct first_chain){ .c = c, .from = i };
+			rmpc_clear_error(c);
+		}
+		ch[m - 1].to = i + 1;
+		/* a lost connection is the usual path's to make again (or
+		 * to leave for another rail), not every late-bound read's */
+		err = rmpc_check_conn(c);
+		if (!err)
+			err = rmpc_lease_args(legs[i].l, legs[i].off,
+					      legs[i].len, RMP_ACC_READ);
+		if (!err)
+			err = rmpc_lease_usable(legs[i].l, true);
+		if (err)
+			return err;
+	}
+	for (unsigned j = 0; j < m; j++) {
+		uint64_t bytes = 0;
+
+		for (unsigned i = ch[j].from; i < ch[j].to; i++) {
+			bytes += legs[i].len;
+			ch[j].wrs += (unsigned)((legs[i].len +
+						 ch[j].c->max_msg_sz - 1) /
+						ch[j].c->max_msg_sz);
+		}
+		if (!ch[j].wrs || ch[j].wrs > RMPC_SYNC_BATCH ||
+		    bytes > ch[j].c->bounce_len)
+			return -E2BIG;
+	}
+	*nch = m;
+	return 0;
+}
+
+/* late_busy -- c's last late chain still in flight (polled once). */
+static bool late_busy(struct rmp_client *c)
+{
+	if (!c->late_pending || c->late_gen != c->gen)
+		return false;
+	rmpc_poll_cq(c);
+	return c->sq_done <= c->late_last;
+}
+
+/* first_post -- chain ch of legs posted, its bytes to land in its
+ * client's bounce buffer (bpos[i]: where leg i's start). */
+static int first_post(const struct rmpc_leg *legs, struct first_chain *ch,
+		      uint64_t *bpos)
+{
+	struct rmp_client *c = ch->c;
+	struct ibv_send_wr wr[RMPC_SYNC_BATCH];
+	struct ibv_sge sge[RMPC_SYNC_BATCH];
+	uint64_t used = 0;
+	unsigned n = 0;
+	int err = bounce_settle(c);
+
+	if (err)
+		return err;
+	for (unsigned i = ch->from; i < ch->to; i++) {
+		const struct rmpc_leg *g = &legs[i];
+
+		bpos[i] = used;
+		for (uint64_t pos = 0, piece; pos < g->len; pos += piece) {
+			piece = RMP_MIN(c->max_msg_sz, g->len - pos);
+			sge[n] = (struct ibv_sge){
+				.addr = (uintptr_t)(c->bounce + used),
+				.length = (uint32_t)piece,
+				.lkey = c->bounce_mr->lkey };
+			memset(&wr[n], 0, sizeof(wr[n]));
+			wr[n].opcode = IBV_WR_RDMA_READ;
+			wr[n].sg_list = &sge[n];
+			wr[n].num_sge = 1;
+			wr[n].wr.rdma.remote_addr = g->l->addr + g->off + pos;
+			wr[n++].wr.rdma.rkey = g->l->rkey;
+			used += piece;
+		}
+	}
+	return post_chain(c, wr, n, &ch->last);
+}
+
+/* first_wait -- wait for the posted chains until need of them moved
+ * their bytes (or that can no longer be): how many did. A chain that
+ * did not complete within its op timeout while still needed fails its
+ * connection, as wait_chain does. */
+static unsigned first_wait(struct first_chain *ch, unsigned nch,
+			   unsigned need)
+{
+	unsigned ok = 0;
+	int timeout = 0;
+	uint64_t deadline;
+
+	for (unsigned j = 0; j < nch; j++) {
+		ok += ch[j].done && !ch[j].err;
+		timeout = RMP_MAX(timeout, ch[j].c->opts.op_timeout_ms);
+	}
+	deadline = rmp_now_ms() + (uint64_t)timeout;
+	for (;;) {
+		uint64_t now = rmp_now_ms();
+		struct rmp_client *cs[RMPC_WAIT_SOME_MAX];
+		const void *args[RMPC_WAIT_SOME_MAX];
+		bool out[RMPC_WAIT_SOME_MAX] = { false };
+		unsigned at[RMPC_WAIT_SOME_MAX], np = 0;
+		int err;
+
+		for (unsigned j = 0; j < nch; j++) {
+			if (!ch[j].posted || ch[j].done)
+				continue;
+			at[np] = j;
+			cs[np] = ch[j].c;
+			args[np++] = &ch[j].last;
+		}
+		if (ok >= need || ok + np < need)
+			return ok;
+		err = rmpc_wait_some(cs, np, sq_passed, args, need - ok, out,
+				     now < deadline ? (int)(deadline - now) : 0);
+		for (unsigned i = 0; i < np; i++) {
+			struct first_chain *f = &ch[at[i]];
+
+			if (!out[i] && !err)
+				continue;
+			f->done = true;
+			f->err = !out[i] ? err :
+				 f->c->cq && f->c->cm_ch ? f->c->sync_err :
+							   -ENOTCONN;
+			if (!out[i]) {
+				rmpc_set_error(f->c, "RDMA read: no completion "
+					       "within %d ms", timeout);
+				rmpc_fail(f->c);
+			}
+			ok += !f->err;
+		}
+	}
+}
+
+int rmpc_read_first(struct rmpc_leg *legs, unsigned n, unsigned need)
+{
+	struct first_chain ch[RMPC_WAIT_SOME_MAX];
+	uint64_t bpos[RMPC_LEGS_MAX];
+	unsigned nch = 0, ok, busy = 0;
+	int err, first = 0;
+
+	if (!n || n > RMPC_LEGS_MAX)
+		return -EINVAL;
+	err = first_chains(legs, n, ch, &nch);
+	if (err)
+		return err;
+	/* a client whose last late chain is still in flight is late
+	 * again, without waiting for it: a member that straggles keeps
+	 * out of the reads until it caught up */
+	for (unsigned j = 0; j < nch; j++)
+		busy += late_busy(ch[j].c);
+	if (nch - busy < need)
+		return -E2BIG; /* nothing posted */
+	for (unsigned j = 0; j < nch; j++) {
+		ch[j].err = late_busy(ch[j].c) ? -EINPROGRESS :
+			    first_post(legs, &ch[j], bpos);
+		ch[j].posted = !ch[j].err;
+		ch[j].done = !ch[j].posted;
+	}
+	ok = first_wait(ch, nch, need);
+	for (unsigned j = 0; j < nch; j++) {
+		struct first_chain *f = &ch[j];
+
+		if (f->posted && !f->done) {
+			/* late: its bytes never reach local */
+			f->c->late_pending = true;
+			f->c->late_last = f->last;
+			f->c->late_gen = f->c->gen;
+			f->err = -EINPROGRESS;
+		}
+		for (unsigned i = f->from; i < f->to; i++) {
+			legs[i].err = f->err;
+			if (!f->err)
+				bounce_copy(&legs[i], 0, f->c->bounce + bpos[i],
+					    legs[i].len, true);
+		}
+		if (f->err != -EINPROGRESS)
+			first = first ? first : f->err;
+	}
+	return ok >= need ? 0 : first ? first : -EIO;
 }
 
 int rmpc_atomic_one(struct rmp_lease *l, uint64_t off,

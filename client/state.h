@@ -133,6 +133,13 @@ struct rmp_client {
 	/* io.c (chan.c records completions): first error of the
 	 * synchronous WRs in flight. */
 	int sync_err;
+	/* io_sync.c: a late-bound read's chain left in flight
+	 * (rmpc_read_first) lands in the bounce buffer: it is taken again
+	 * only once wr_id late_last of connection late_gen completed
+	 * (late_pending: not waited for yet). chan.c records no error of
+	 * a synchronous WR up to late_last in sync_err. */
+	bool late_pending;
+	uint64_t late_last, late_gen;
 
 	/* io.c: async ring: monotonic counters, entry i at
 	 * ring[i % ring_size]. head..posted: on the SQ or done;

@@ -493,7 +493,7 @@ struct rmp_lease_info {
 	unsigned stripes;     /* 1, or a striped lease's stripes */
 	/* Since 0.8, of an erasure-coded lease (else 0): k, m, the chunk, its
 	 * members live (stripes of one replica; replicas_live 1 while k are
-	 * live), chunks this handle's reads decoded (a member away) */
+	 * live), chunks this handle's reads decoded (member away or late) */
 	unsigned ec_data, ec_parity, ec_live;
 	uint64_t ec_chunk, ec_decoded;
 };
