@@ -342,61 +342,13 @@ static void wait_took(struct rmp_client *c, enum rmpc_wait_kind kind,
 					 (uint64_t)c->opts.spin_max_us * 1000);
 }
 
-int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
-	      bool (*done)(struct rmp_client *c, const void *arg),
-	      const void *arg, int timeout_ms)
-{
-	uint64_t start = rmp_now_ns(), deadline, now;
-	uint64_t spin_end = start + spin_ns(c, kind);
-	struct pollfd pfd[2];
-	unsigned polls = 0;
-	int r, wait_ms;
-
-	/* On the clock it is checked against below (coarse, no call). */
-	deadline = timeout_ms < 0 ? UINT64_MAX :
-				    rmp_now_ms() + (uint64_t)timeout_ms;
-	for (;;) {
-		rmpc_poll_cq(c);
-		if (done(c, arg)) {
-			wait_took(c, kind, rmp_now_ns() - start);
-			return 0;
-		}
-		if (!c->cq || !c->cm_ch)
-			return -ENOTCONN;
-		/* The clock every 16 polls: without a vDSO clock (some VMs)
-		 * each read is a system call. */
-		if (++polls % 16 && spin_end > start)
-			continue;
-		if (rmp_now_ns() < spin_end)
-			continue;
-		if (!c->cq_armed) {
-			/* Poll once more after arming: a completion that
-			 * came in between raises no event. */
-			rmpc_arm_cq(c);
-			continue;
-		}
-		now = rmp_now_ms();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		wait_ms = deadline == UINT64_MAX ?
-				  -1 :
-				  (int)RMP_MIN(deadline - now, (uint64_t)INT_MAX);
-		pfd[0] = (struct pollfd){ .fd = c->comp_ch->fd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = c->cm_ch->fd, .events = POLLIN };
-		r = poll(pfd, 2, wait_ms);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (pfd[0].revents)
-			rmpc_drain_cq_events(c);
-		if (pfd[1].revents)
-			cm_events(c);
-	}
-}
-
-int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
+/*
+ * wait_on -- rmpc_wait_some's loop, for a kind of wait: the longest spin
+ * of cs[] for that kind, then poll() on all their channels. out[i]: done
+ * (or without queues).
+ */
+static int wait_on(struct rmp_client *const *cs, unsigned n,
+		   enum rmpc_wait_kind kind,
 		   bool (*done)(struct rmp_client *c, const void *arg),
 		   const void *const *args, unsigned need, bool *out,
 		   int timeout_ms)
@@ -410,14 +362,14 @@ int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
 	if (n > RMPC_WAIT_SOME_MAX)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++)
-		spin = RMP_MAX(spin, spin_ns(cs[i], RMPC_WAIT_DATA));
+		spin = RMP_MAX(spin, spin_ns(cs[i], kind));
+	/* On the clock it is checked against below (coarse, no call). */
 	deadline = timeout_ms < 0 ? UINT64_MAX :
 				    rmp_now_ms() + (uint64_t)timeout_ms;
 	for (;;) {
 		unsigned got = 0, np = 0;
 		bool armed = false;
 
-		/* a client without queues is done: its caller finds why */
 		for (unsigned i = 0; i < n; i++) {
 			if (!out[i]) {
 				rmpc_poll_cq(cs[i]);
@@ -428,6 +380,8 @@ int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
 		}
 		if (got >= need)
 			return 0;
+		/* The clock every 16 polls: without a vDSO clock (some VMs)
+		 * each read is a system call. */
 		if (++polls % 16 && spin)
 			continue;
 		if (rmp_now_ns() < start + spin)
@@ -435,7 +389,9 @@ int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
 		for (unsigned i = 0; i < n; i++) {
 			if (out[i] || cs[i]->cq_armed)
 				continue;
-			rmpc_arm_cq(cs[i]); /* then polled once more */
+			/* Poll once more after arming: a completion that
+			 * came in between raises no event. */
+			rmpc_arm_cq(cs[i]);
 			armed = true;
 		}
 		if (armed)
@@ -470,6 +426,31 @@ int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
 				rmpc_drain_cq_events(at[i]);
 		}
 	}
+}
+
+int rmpc_wait(struct rmp_client *c, enum rmpc_wait_kind kind,
+	      bool (*done)(struct rmp_client *c, const void *arg),
+	      const void *arg, int timeout_ms)
+{
+	uint64_t start = rmp_now_ns();
+	bool out = false;
+	int err = wait_on(&c, 1, kind, done, &arg, 1, &out, timeout_ms);
+
+	if (err)
+		return err;
+	if (!done(c, arg))
+		return -ENOTCONN; /* the queues went */
+	wait_took(c, kind, rmp_now_ns() - start);
+	return 0;
+}
+
+int rmpc_wait_some(struct rmp_client *const *cs, unsigned n,
+		   bool (*done)(struct rmp_client *c, const void *arg),
+		   const void *const *args, unsigned need, bool *out,
+		   int timeout_ms)
+{
+	return wait_on(cs, n, RMPC_WAIT_DATA, done, args, need, out,
+		       timeout_ms);
 }
 
 /* ---- send queue ---------------------------------------------------- */
