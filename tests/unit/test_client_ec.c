@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ec_fixture.h"
 #include "ec_codec.h"
 #include "ec_lease.h"
 #include "ec_tags.h"
@@ -37,14 +38,6 @@
 #include "lease.h"
 #include "rmpool.h"
 
-#define KIB 1024u
-#define CHUNK (4 * KIB)
-#define K 4
-#define M 2
-#define N (K + M)
-#define ROW (K * CHUNK)
-#define LENGTH (2 * ROW + 2 * CHUNK + 100) /* 2 rows, a part of one */
-#define MEMBER (16 * KIB) /* 3 rows' chunks and their tags, rounded */
 
 static uint8_t src[LENGTH], dst[LENGTH];
 
@@ -74,7 +67,7 @@ static uint64_t tag_of(unsigned i, unsigned r)
 {
 	uint64_t t;
 
-	memcpy(&t, member(i) + 3 * CHUNK + 8 * r, 8);
+	memcpy(&t, member(i) + TAGS + 8 * r, 8);
 	return t;
 }
 
@@ -263,7 +256,7 @@ static void writer_between(uint64_t off, uint32_t len)
 		return; /* not WM's chunk of row 0 */
 	writer_fired++;
 	t = tag_of(WM, 0) | RMPC_EC_TAG_PENDING;
-	memcpy(member(WM) + 3 * CHUNK, &t, 8);
+	memcpy(member(WM) + TAGS, &t, 8);
 	memset(member(WM), 0xee, CHUNK);
 }
 
@@ -298,7 +291,7 @@ static void test_torn(void)
 	CHECK_EQ(write_cuts(l, wcuts), 0);
 	/* row 0's last write reached members 0..2 only */
 	for (unsigned i = 3; i < N; i++)
-		memcpy(member(i) + 3 * CHUNK, &other, 8);
+		memcpy(member(i) + TAGS, &other, 8);
 	CHECK_EQ(rmp_read(l, CHUNK, dst, 100), 0); /* healthy: no decode */
 	rmpc_member_lost(l->group, 1);
 	CHECK_EQ(rmp_read(l, CHUNK, dst, 100), -EBADMSG);
@@ -308,7 +301,7 @@ static void test_torn(void)
 	/* row 1 again, its first parity member's tag of another write: the
 	 * k read first (0, 2, 3, 4) do not agree, the five live do: decoded
 	 * from 0, 2, 3 and 5 after a second round, to all five */
-	memcpy(member(4) + 3 * CHUNK + 8, &other, 8);
+	memcpy(member(4) + TAGS + 8, &other, 8);
 	wrs = fake_data_wrs();
 	CHECK_EQ(rmp_read(l, ROW + CHUNK, dst, 100), 0);
 	CHECK(!memcmp(dst, src + ROW + CHUNK, 100));
@@ -340,15 +333,15 @@ static void test_rebuild(void)
 				      &mended), 0);
 	CHECK_EQ(mended, 0);
 	/* every chunk and tag as the lost members held them */
-	CHECK(!memcmp(fresh, was[0], 3 * CHUNK + 3 * 8));
-	CHECK(!memcmp(fresh + MEMBER, was[1], 3 * CHUNK + 3 * 8));
+	CHECK(!memcmp(fresh, was[0], TAGS + 3 * 8));
+	CHECK(!memcmp(fresh + MEMBER, was[1], TAGS + 3 * 8));
 	rmp_lease_close(to[1]);
 	rmp_lease_close(to[5]);
 
 	/* row 1's last write reached members 0..2 only: torn; with every
 	 * data member at hand it is mended, the other rows left alone */
 	for (unsigned i = 3; i < N; i++)
-		memcpy(member(i) + 3 * CHUNK + 8, &other, 8);
+		memcpy(member(i) + TAGS + 8, &other, 8);
 	memcpy(member(3) + CHUNK, "new!", 4); /* member 3's chunk of row 1 */
 	memcpy(src + ROW + 3 * CHUNK, "new!", 4);
 	for (unsigned i = 0; i < N; i++) {
@@ -361,7 +354,7 @@ static void test_rebuild(void)
 	CHECK(layout_ok(src));
 	/* torn again, data member 2 away: no rebuild from two writes */
 	for (unsigned i = 3; i < N; i++)
-		memcpy(member(i) + 3 * CHUNK + 8, &other, 8);
+		memcpy(member(i) + TAGS + 8, &other, 8);
 	from[2] = NULL;
 	to[2] = fake_lease(c, N * MEMBER, MEMBER, RMP_ACC_ALL);
 	CHECK_EQ(rmpc_ec_rebuild_rows(l->group->ec, from, to, 0, 3, &bad,
@@ -412,7 +405,7 @@ static unsigned hole_bad(const uint8_t *mem, unsigned r, unsigned lost,
 	if (lost >= K)
 		return 0; /* a parity member: nothing to decode */
 	for (unsigned i = 0; i < N; i++) {
-		memcpy(&tags[i], mem + i * MEMBER + 3 * CHUNK + 8 * r, 8);
+		memcpy(&tags[i], mem + i * MEMBER + TAGS + 8 * r, 8);
 		usable[i] = i != lost;
 	}
 	if (rmpc_ec_pick(K, N, usable, tags, have) < 0)

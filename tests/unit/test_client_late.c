@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ec_fixture.h"
 #include "ec_lease.h"
 #include "ec_tags.h"
 #include "fake_client.h"
@@ -31,14 +32,6 @@
 #include "rmpool.h"
 #include "state.h"
 
-#define KIB 1024u
-#define CHUNK (4 * KIB)
-#define K 4
-#define M 2
-#define N (K + M)
-#define ROW (K * CHUNK)
-#define LENGTH (2 * ROW + 2 * CHUNK + 100) /* 2 rows, a part of one */
-#define MEMBER (16 * KIB) /* 3 rows' chunks and their tags, rounded */
 #define PLAIN (512 * KIB) /* a plain lease's bytes, on member 1's NIC */
 
 static uint8_t src[LENGTH], dst[LENGTH];
@@ -188,7 +181,7 @@ static void mark_pending(uint64_t off, uint32_t len)
 {
 	uint64_t t;
 
-	if (off != 3 * CHUNK || len != 8 || ++tag_reads != 2)
+	if (off != TAGS || len != 8 || ++tag_reads != 2)
 		return;
 	memcpy(&t, fake_remote + off, 8);
 	t |= RMPC_EC_TAG_PENDING;
@@ -200,7 +193,7 @@ static void test_moved(void)
 	struct rmp_lease *l = ec_lease();
 	uint64_t t;
 
-	memcpy(&t, fake_remote + 3 * CHUNK, 8);
+	memcpy(&t, fake_remote + TAGS, 8);
 	fake_hold_nics = 1u << 1;
 	fake_on_poll = release;
 	skip_polls = 1; /* late in the late-bound read, then it arrives */
@@ -215,21 +208,21 @@ static void test_moved(void)
 	fake_before_read = NULL;
 	fake_on_poll = NULL;
 	fake_hold_nics = 0;
-	memcpy(fake_remote + 3 * CHUNK, &t, 8);
+	memcpy(fake_remote + TAGS, &t, 8);
 	free_all(l);
 }
 
 /* set_tag -- member i's tag of row r. */
 static void set_tag(unsigned i, unsigned r, uint64_t t)
 {
-	memcpy(fake_remote + i * MEMBER + 3 * CHUNK + 8 * r, &t, 8);
+	memcpy(fake_remote + i * MEMBER + TAGS + 8 * r, &t, 8);
 }
 
 static uint64_t tag(unsigned i, unsigned r)
 {
 	uint64_t t;
 
-	memcpy(&t, fake_remote + i * MEMBER + 3 * CHUNK + 8 * r, 8);
+	memcpy(&t, fake_remote + i * MEMBER + TAGS + 8 * r, 8);
 	return t;
 }
 
