@@ -23,7 +23,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: rmpool-bench {-s HOST[:PORT] | -C URL [--replicas N] [--stripes N]\n"
-		"       [--ec K+M] [--lose I] [--prefer LABEL=VALUE]} "
+		"       [--ec K+M] [--lose I] [--copy] [--prefer LABEL=VALUE]} "
 		"[--size N[,N...]] [--iters N] "
 		"[--depth N] [--warmup N] [--busy-poll] [--spin-max-us N] "
 		"[--rails N] [--rail-stripe N] [--json] [--progress] MODE\n"
@@ -45,6 +45,10 @@ static void usage(FILE *f)
 		"  --lose I      with -C, a lease of 2 members or more: member I\n"
 		"                freed on its node before the run (-lost in the\n"
 		"                line): the degraded lease is timed\n"
+		"  --copy        with -C, the synchronous modes: the buffer is\n"
+		"                not registered, so the library copies through its\n"
+		"                bounce buffers (-copy in the line; whole rows of\n"
+		"                an erasure-coded lease are then late bound)\n"
 		"  --rail-stripe N  a call of at least 2N bytes is cut in N-byte\n"
 		"                pieces over a node's rails (rmp_client_opts;\n"
 		"                with N >= SIZE a call takes one rail)\n"
@@ -177,9 +181,10 @@ static void check_cluster(struct bench *bp, bool have_server)
 	if (!bp->cluster.url) {
 		if (bp->cluster.replicas || bp->cluster.stripes ||
 		    bp->cluster.prefer || bp->cluster.ec_k ||
-		    bp->cluster.lose >= 0)
-			usage_error("--replicas, --stripes, --ec, --lose and "
-				    "--prefer are for a cluster (-C URL)");
+		    bp->cluster.lose >= 0 || bp->cluster.copy)
+			usage_error("--replicas, --stripes, --ec, --lose, "
+				    "--copy and --prefer are for a cluster "
+				    "(-C URL)");
 		if (!have_server)
 			usage_error("-s HOST[:PORT] or -C URL is required");
 		return;
@@ -203,6 +208,13 @@ static void check_cluster(struct bench *bp, bool have_server)
 		usage_error("--lose: a data mode (alloc-lat times new leases)");
 	if (bp->mode == ATTACH_LAT)
 		usage_error("attach-lat is for one server (-s)");
+	if (bp->cluster.copy && bp->mode != READ_LAT &&
+	    bp->mode != WRITE_LAT)
+		usage_error("--copy: read-lat and write-lat (the others need "
+			    "a registered buffer)");
+	if (bp->cluster.copy && bp->busy_poll)
+		usage_error("--copy: no --busy-poll (rmp_post_* needs a "
+			    "registered buffer)");
 	if (bp->threads > 1)
 		usage_error("--threads is for one server (-s)");
 	if (bench_cluster_members(&bp->cluster) == 1)
@@ -294,6 +306,7 @@ void parse_args(struct bench *bp, int argc, char **argv)
 		{ "prefer", required_argument, NULL, 'L' },
 		{ "ec", required_argument, NULL, 'E' },
 		{ "lose", required_argument, NULL, 'X' },
+		{ "copy", no_argument, NULL, 'c' },
 		{ "rail-stripe", required_argument, NULL, 'Z' },
 		{ "size", required_argument, NULL, 'z' },
 		{ "iters", required_argument, NULL, 'n' },
@@ -339,6 +352,9 @@ void parse_args(struct bench *bp, int argc, char **argv)
 			break;
 		case 'E':
 			parse_ec(bp, optarg);
+			break;
+		case 'c':
+			bp->cluster.copy = true;
 			break;
 		case 'X':
 			bp->cluster.lose = (int)parse_num("--lose", optarg, 0,

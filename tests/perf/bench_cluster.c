@@ -134,14 +134,16 @@ void bench_cluster_suffix(const struct bench_cluster *bc, char *buf,
 			  size_t len)
 {
 	const char *lost = bc->lose >= 0 ? "-lost" : "";
+	const char *copy = bc->copy ? "-copy" : "";
 
 	if (bc->ec_k)
-		snprintf(buf, len, "-ec%u+%u%s", bc->ec_k, bc->ec_m, lost);
+		snprintf(buf, len, "-ec%u+%u%s%s", bc->ec_k, bc->ec_m, lost,
+			 copy);
 	else if (bc->stripes > 1)
-		snprintf(buf, len, "-r%u-s%u%s", bc->replicas, bc->stripes,
-			 lost);
+		snprintf(buf, len, "-r%u-s%u%s%s", bc->replicas, bc->stripes,
+			 lost, copy);
 	else
-		snprintf(buf, len, "-r%u%s", bc->replicas, lost);
+		snprintf(buf, len, "-r%u%s%s", bc->replicas, lost, copy);
 }
 
 /* first_endpoint -- host and port of the first endpoint of url, when it

@@ -26,6 +26,9 @@ struct bench_cluster {
 	unsigned ec_k, ec_m; /* --ec K+M: an erasure-coded lease (else 0) */
 	int lose;            /* --lose I: member I freed on its node before
 			      * the run (a degraded lease); -1: none */
+	bool copy;           /* --copy: the buffer not registered: the
+			      * library copies through its bounce buffers
+			      * (and late binds an EC lease's row reads) */
 	struct rmp_cluster *cl;
 };
 
@@ -63,7 +66,8 @@ void bench_cluster_lose(struct bench_cluster *bc, struct rmp_lease *l,
 
 /* bench_cluster_suffix -- what a result's name gets: "-r2" (replicas),
  * "-s2" (stripes) after it when striped, "-ec4+2" for an erasure-coded
- * lease; "-lost" when a member was lost (--lose). */
+ * lease; "-lost" when a member was lost (--lose); "-copy" with
+ * --copy. */
 void bench_cluster_suffix(const struct bench_cluster *bc, char *buf,
 			  size_t len);
 

@@ -23,6 +23,11 @@
 #                read-lat --size 4K               (member 0 freed on its
 #                                                 node: every read of its
 #                                                 chunks decoded from 4)
+#   rmpool-bench -C URL --ec 4+2 --copy           vs --replicas 3 --copy
+#                read-lat --size 64K              (the buffer not
+#                                                 registered: the EC read
+#                                                 late bound, 5 members
+#                                                 read, done on 4)
 #
 # like with like: both sides on these nodes (compare's own server is
 # warmer and has no [cluster]; under TCG its ALLOC+FREE was 3x faster
@@ -41,7 +46,7 @@
 # WRITE cut over each node's two rails take at most 0.6x the time of the
 # same on one rail). The erasure-coded lease against the 3-replica
 # mirror: half the bytes pinned; a 4 KiB READ (one chunk, one member)
-# within 1.1x; 64 KiB within 1.2x; a 1 MiB WRITE within 1.25x (its
+# within 1.1x; 64 KiB within 1.2x, zero copy and copied (late bound); a 1 MiB WRITE within 1.25x (its
 # bandwidth at least 0.8x); a 4 KiB WRITE (a part of a row: its parity
 # updated by delta) printed; a 4 KiB READ with a data member lost within
 # 2x the healthy one; and ISA-L's encode on one core beside memcpy
@@ -254,6 +259,9 @@ cl_ec_rows() {
 		"read-lat-$r@4096" median 1 "read-lat-ec$e@4096" median "<=1.10"
 	row "read 64KiB sync, $vs (us)" cl 65536 \
 		"read-lat-$r@65536" median 1 "read-lat-ec$e@65536" median "<=1.20"
+	row "read 64KiB sync copied (EC late bound), $vs (us)" cl 65536 \
+		"read-lat-$r-copy@65536" median 1 "read-lat-ec$e-copy@65536" \
+		median "<=1.20"
 	row "read 4KiB sync, EC $e, member lost vs none (us)" cl 4096 \
 		"read-lat-ec$e@4096" median 1 "read-lat-ec$e-lost@4096" median \
 		"<=2.00"
@@ -276,6 +284,9 @@ cl_ec_side() {
 	for kind in "${kinds[@]}"; do
 		# shellcheck disable=SC2086 # two words each
 		rb "$r" -C "$cl_url" $kind read-lat --size 4K,64K \
+			--iters "$lat_iters"
+		# shellcheck disable=SC2086 # through the bounce buffers
+		rb "$r" -C "$cl_url" $kind --copy read-lat --size 64K \
 			--iters "$lat_iters"
 		# shellcheck disable=SC2086
 		rb "$r" -C "$cl_url" $kind write-lat --size 4K --iters "$lat_iters"

@@ -176,8 +176,9 @@ static void cluster_lease(struct bench *bp, const struct rmp_client_opts *co)
 		bench_cluster_lose(&bp->cluster, bp->l,
 				   (unsigned)bp->cluster.lose);
 	bp->c = cs[0];
-	/* The buffer is registered with each replica's connection below. */
-	for (unsigned i = 1; i < n; i++) {
+	/* The buffer is registered with each replica's connection below
+	 * (not with --copy). */
+	for (unsigned i = 1; i < n && !bp->cluster.copy; i++) {
 		int err = rmp_buf_reg(cs[i], bp->mem, bp->mem_len,
 				      &bp->replica_b[i - 1]);
 
@@ -246,7 +247,8 @@ static void setup(struct bench *bp)
 			failx("rmp_lease_token failed");
 	}
 
-	err = rmp_buf_reg(bp->c, bp->mem, bp->mem_len, &bp->b);
+	err = bp->cluster.copy ? 0 :
+	      rmp_buf_reg(bp->c, bp->mem, bp->mem_len, &bp->b);
 	if (err)
 		fail("rmp_buf_reg", err);
 

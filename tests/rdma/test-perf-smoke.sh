@@ -73,6 +73,7 @@ if shutil.which("etcd"):
     for w in ("alloc+free 4KiB, cluster", "write 64B sync, 2 replicas",
               "read 16MiB sync, 2 stripes", "pinned per lease byte, EC",
               "read 4KiB sync, EC 2+1 vs", "read 64KiB sync, EC",
+              "read 64KiB sync copied (EC late bound)",
               "read 4KiB sync, EC 2+1, member lost", "write 1MiB sync, EC",
               "write 4KiB sync, EC", "encode 4+2"):
         r = [x for x in cl if x["label"].startswith(w)]
@@ -94,7 +95,7 @@ if shutil.which("etcd"):
     for case in ("cluster-alloc-lat@4096", "write-lat-r1@64",
                  "write-lat-r2@64", "read-lat-r1-s2@16777216",
                  "read-lat-ec2+1@4096", "write-lat-ec2+1@4096",
-                 "read-lat-ec2+1-lost@4096"):
+                 "read-lat-ec2+1-lost@4096", "read-lat-ec2+1-copy@65536"):
         print(f"etcd reads while {case} was timed: {reads.get(case)}")
         bad += 0 if reads.get(case) == 0 else 1
 else:
