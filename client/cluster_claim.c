@@ -60,15 +60,6 @@ static uint64_t boot_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void claim_key(const struct rmp_cluster *cl,
-		      const struct cl_record *rec, char *key, size_t cap)
-{
-	char id[2 * RMP_CTOKEN_ID_LEN + 1];
-
-	rmp_ctoken_id_hex(&rec->t, id);
-	snprintf(key, cap, "%swriters/%s", cl->prefix, id);
-}
-
 /* holder -- what a claim's value says of its holder, printable. */
 static void holder(const char *value, size_t len, char *out, size_t cap)
 {
@@ -79,16 +70,6 @@ static void holder(const char *value, size_t len, char *out, size_t cap)
 	out[n] = 0;
 	if (!n)
 		snprintf(out, cap, "an unnamed holder");
-}
-
-/* said -- an etcd request of the claim failed: why in cl->err. */
-static int said(struct rmp_cluster *cl, int ret,
-		const struct cl_etcd_result *res, const char *what)
-{
-	cl_say(cl, "%s the lease's writer claim in etcd: %s", what,
-	       ret == -ENOMEM ? "out of memory" : res->error[0] ?
-	       res->error : rmp_strerror(ret));
-	return ret;
 }
 
 /* alive -- the claim's etcd lease granted, or kept alive: 0 and its ttl
@@ -111,7 +92,8 @@ static int alive(struct cl_lease *cx, int64_t *ttl)
 		ret = -ENOENT; /* etcd's answer to a lease it no longer has */
 	if (ret == -ENOENT && id)
 		return -ENOENT;
-	return ret ? said(cl, cl_etcd_errno(ret), &res, "keeping") : 0;
+	return ret ? cl_etcd_said(cl, cl_etcd_errno(ret), &res,
+				  "keeping the lease's writer claim") : 0;
 }
 
 /* take -- the claim's key created under our etcd lease, or found ours:
@@ -122,19 +104,20 @@ static int take(struct cl_lease *cx)
 	struct cl_etcd_result res = { 0 };
 	char key[CL_PREFIX_MAX + 64], value[256], who[160];
 	char host[64] = "";
-	int n, ret;
+	int n, err, ret = 0;
 
-	claim_key(cl, &cx->rec, key, sizeof(key));
+	cl_lease_key(cl, &cx->rec, "writers", key, sizeof(key));
 	if (gethostname(host, sizeof(host) - 1))
 		strcpy(host, "?");
 	n = snprintf(value, sizeof(value), "%s pid %ld%s%s", host,
 		     (long)getpid(), cl->name[0] ? " client " : "", cl->name);
 	n = RMP_MIN(n, (int)sizeof(value) - 1); /* cut, never past it */
-	ret = rmp_etcd_create(cl->etcd, key, value, (size_t)n,
+	err = rmp_etcd_create(cl->etcd, key, value, (size_t)n,
 			      cx->claim.etcd_lease, cl_etcd_on_result, &res);
-	ret = cl_etcd_errno(cl_etcd_wait(cl, ret, &res));
-	if (ret) {
-		ret = said(cl, ret, &res, "taking");
+	err = cl_etcd_errno(cl_etcd_wait(cl, err, &res));
+	if (err) {
+		ret = cl_etcd_said(cl, err, &res,
+				   "taking the lease's writer claim");
 	} else if (!res.succeeded && res.lease != cx->claim.etcd_lease) {
 		holder(res.value ? (const char *)res.value : "", res.value_len, who,
 		       sizeof(who));
@@ -175,12 +158,17 @@ int cl_claim_hold(struct cl_lease *cx)
 	return ret;
 }
 
+void cl_claim_doubt(struct cl_lease *cx)
+{
+	cx->claim.until_ms = 0;
+}
+
 void cl_claim_release(struct cl_lease *cx)
 {
 	struct cl_etcd_result res = { 0 };
 	int ret;
 
-	cx->claim.until_ms = 0;
+	cl_claim_doubt(cx);
 	if (!cx->claim.etcd_lease)
 		return;
 	ret = rmp_etcd_revoke(cx->cl->etcd, cx->claim.etcd_lease,
@@ -195,8 +183,9 @@ int cl_claim_break(struct rmp_cluster *cl, const struct cl_record *rec)
 	char key[CL_PREFIX_MAX + 64];
 	int ret;
 
-	claim_key(cl, rec, key, sizeof(key));
+	cl_lease_key(cl, rec, "writers", key, sizeof(key));
 	ret = rmp_etcd_delete(cl->etcd, key, cl_etcd_on_result, &res);
 	ret = cl_etcd_errno(cl_etcd_wait(cl, ret, &res));
-	return ret ? said(cl, ret, &res, "deleting") : 0;
+	return ret ? cl_etcd_said(cl, ret, &res,
+				  "deleting the lease's writer claim") : 0;
 }

@@ -196,6 +196,16 @@ struct cl_etcd_result {
 void cl_etcd_on_result(const struct rmp_etcd_reply *r, void *arg);
 int cl_etcd_wait(struct rmp_cluster *cl, int ret, struct cl_etcd_result *res);
 
+/* cl_etcd_said -- err (a cluster call's, cl_etcd_errno) of a request
+ * about `what` ("writing the lease's record"): why in cl->err; err. */
+int cl_etcd_said(struct rmp_cluster *cl, int err,
+		 const struct cl_etcd_result *res, const char *what);
+
+/* cl_lease_key -- the etcd key of rec's lease under PREFIX/dir/ ("leases":
+ * its record; "writers": an erasure-coded lease's writer claim). */
+void cl_lease_key(const struct rmp_cluster *cl, const struct cl_record *rec,
+		  const char *dir, char *key, size_t cap);
+
 /*
  * cluster_claim.c: the one writer of an erasure-coded lease.
  * cl_claim_hold -- the keeper's claim (lease.h) for cx's handle.
@@ -204,9 +214,12 @@ int cl_etcd_wait(struct rmp_cluster *cl, int ret, struct cl_etcd_result *res);
  * cl_claim_break -- rec's claim deleted, whoever holds it: by a repair,
  * once its fence revoked every holder's keys (the holder that writes
  * again attaches anew, and claims again). 0 or etcd's error.
+ * cl_claim_doubt -- cx's claim trusted no more: proven in etcd again
+ * before the next write (a fence may have broken it).
  */
 int cl_claim_hold(struct cl_lease *cx);
 void cl_claim_release(struct cl_lease *cx);
+void cl_claim_doubt(struct cl_lease *cx);
 int cl_claim_break(struct rmp_cluster *cl, const struct cl_record *rec);
 int cl_record_create(struct rmp_cluster *cl, struct cl_record *rec,
 		     uint64_t ttl_ms);

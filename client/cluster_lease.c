@@ -647,7 +647,7 @@ static int refresh(struct rmp_lease *l, bool wait)
 			rmpc_group_swap(l, i, m[i]);
 			/* attached anew: a fence may have revoked our keys,
 			 * and a repair's fence breaks claims */
-			cx->claim.until_ms = 0;
+			cl_claim_doubt(cx);
 		} else if (rec.r.stale[i] &&
 			   same_token(&cx->rec.r.member[i], &rec.r.member[i])) {
 			/* another holder's write went on without it */
@@ -671,7 +671,7 @@ static int refresh(struct rmp_lease *l, bool wait)
 		}
 	}
 	if (!ret && rec.r.epoch != cx->rec.r.epoch)
-		cx->claim.until_ms = 0; /* a repair's, or another's mark */
+		cl_claim_doubt(cx); /* a repair's, or another's mark */
 	if (!ret)
 		cx->rec = rec;
 	rmp_wipe(&rec, sizeof(rec));

@@ -57,25 +57,31 @@ int cl_etcd_wait(struct rmp_cluster *cl, int ret, struct cl_etcd_result *res)
 	return ret ? ret : res->err;
 }
 
+int cl_etcd_said(struct rmp_cluster *cl, int err,
+		 const struct cl_etcd_result *res, const char *what)
+{
+	if (err)
+		cl_say(cl, "%s in etcd: %s", what,
+		       err == -ENOMEM ? "out of memory" : res->error[0] ?
+		       res->error : rmp_strerror(err));
+	return err;
+}
+
 /* finish -- cl_etcd_wait, and why it failed in cl->err. */
 static int finish(struct rmp_cluster *cl, int ret, struct cl_etcd_result *res,
 		  const char *what)
 {
-	ret = cl_etcd_errno(cl_etcd_wait(cl, ret, res));
-	if (ret)
-		cl_say(cl, "%s the lease's record in etcd: %s", what,
-		       ret == -ENOMEM ? "out of memory" : res->error[0] ?
-		       res->error : rmp_strerror(ret));
-	return ret;
+	return cl_etcd_said(cl, cl_etcd_errno(cl_etcd_wait(cl, ret, res)), res,
+			    what);
 }
 
-static void record_key(const struct rmp_cluster *cl, const struct cl_record *rec,
-		       char *key, size_t cap)
+void cl_lease_key(const struct rmp_cluster *cl, const struct cl_record *rec,
+		  const char *dir, char *key, size_t cap)
 {
 	char id[2 * RMP_CTOKEN_ID_LEN + 1];
 
 	rmp_ctoken_id_hex(&rec->t, id);
-	snprintf(key, cap, "%sleases/%s", cl->prefix, id);
+	snprintf(key, cap, "%s%s/%s", cl->prefix, dir, id);
 }
 
 /* seal -- rec's record sealed with its token: length, or -EINVAL /
@@ -114,7 +120,7 @@ static int put(struct rmp_cluster *cl, struct cl_record *rec, bool create)
 		cl_say(cl, "out of memory");
 		return -ENOMEM;
 	}
-	record_key(cl, rec, key, sizeof(key));
+	cl_lease_key(cl, rec, "leases", key, sizeof(key));
 	n = seal(cl, rec, sealed, RMP_LREC_SEALED_MAX);
 	if (n < 0) {
 		free(sealed);
@@ -126,7 +132,7 @@ static int put(struct rmp_cluster *cl, struct cl_record *rec, bool create)
 				       rec->etcd_lease, rec->mod_revision,
 				       cl_etcd_on_result, &res);
 	free(sealed);
-	ret = finish(cl, ret, &res, "writing");
+	ret = finish(cl, ret, &res, "writing the lease's record");
 	free(res.value);
 	if (ret)
 		return ret;
@@ -145,7 +151,7 @@ static int grant(struct rmp_cluster *cl, uint64_t ttl_ms, int64_t *id)
 	int ret = rmp_etcd_grant(cl->etcd, (int64_t)((ttl_ms + 999) / 1000) +
 				 RECORD_SLACK_S, cl_etcd_on_result, &res);
 
-	ret = finish(cl, ret, &res, "leasing");
+	ret = finish(cl, ret, &res, "leasing the lease's record");
 	*id = res.id;
 	return ret;
 }
@@ -161,7 +167,7 @@ static int revoke(struct rmp_cluster *cl, int64_t id)
 		event_base_loop(cl->base, EVLOOP_ONCE);
 	if (!ret && res.err == -ENOENT)
 		return 0; /* ended already */
-	return finish(cl, ret, &res, "removing");
+	return finish(cl, ret, &res, "removing the lease's record");
 }
 
 int cl_record_key(struct rmp_cluster *cl, struct cl_record *rec)
@@ -248,9 +254,9 @@ int cl_record_read(struct rmp_cluster *cl, struct cl_record *rec)
 	char key[CL_PREFIX_MAX + 64], why[160];
 	int ret;
 
-	record_key(cl, rec, key, sizeof(key));
+	cl_lease_key(cl, rec, "leases", key, sizeof(key));
 	ret = rmp_etcd_range(cl->etcd, key, false, cl_etcd_on_result, &res);
-	ret = finish(cl, ret, &res, "reading");
+	ret = finish(cl, ret, &res, "reading the lease's record");
 	if (!ret && !res.found) {
 		cl_say(cl, "the lease has no record in etcd (freed, or its "
 		       "time ran out)");
@@ -327,7 +333,7 @@ int cl_record_newest(struct rmp_cluster *cl, struct cl_record *rec)
 	if (ret)
 		return ret;
 	h.until = rec->mod_revision;
-	record_key(cl, rec, key, sizeof(key));
+	cl_lease_key(cl, rec, "leases", key, sizeof(key));
 	/* from the key's creation on: every value it had since */
 	w = rmp_etcd_watch(cl->etcd, key, rec->create_revision, on_history,
 			   &h);
@@ -402,9 +408,9 @@ int cl_record_drop(struct rmp_cluster *cl, struct cl_record *rec)
 	/* the key goes whatever etcd lease it is under now; then the one
 	 * we granted, if any (never one read from etcd: it may be a node's
 	 * registration) */
-	record_key(cl, rec, key, sizeof(key));
+	cl_lease_key(cl, rec, "leases", key, sizeof(key));
 	ret = rmp_etcd_delete(cl->etcd, key, cl_etcd_on_result, &res);
-	ret = finish(cl, ret, &res, "removing");
+	ret = finish(cl, ret, &res, "removing the lease's record");
 	free(res.value);
 	if (!ret && rec->granted)
 		ret = revoke(cl, rec->granted);

@@ -670,7 +670,7 @@ static int run(struct repair *rp)
 	 * (best effort: its ttl ends it too), a live one claims anew */
 	if (!ret && rp->l->group->ec) {
 		cl_claim_break(rp->cl, &rp->cx->rec);
-		rp->cx->claim.until_ms = 0; /* this handle's too */
+		cl_claim_doubt(rp->cx); /* this handle's too */
 	}
 	if (!ret)
 		ret = copy(rp);
