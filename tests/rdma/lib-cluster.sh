@@ -68,12 +68,22 @@ etcd_start() {
 # Over bash's /dev/tcp: etcdctl, a Go program, costs some 0.4 s of CPU
 # a start under TCG, and etcd takes seconds to start there.
 etcd_healthy() {
-	local hp=${EURL#http://} reply fd
+	etcd_http GET /health "" 2 && [[ $ETCD_REPLY == *'"health":"true"'* ]]
+}
+
+# etcd_http METHOD PATH BODY SECONDS -- one HTTP/1.0 request to etcd's
+# JSON gateway over bash's /dev/tcp (no program started), its whole
+# answer (headers and body: HTTP/1.0 reads to the close) in ETCD_REPLY;
+# false when etcd takes no connection.
+etcd_http() {
+	local hp=${EURL#http://} fd
+	ETCD_REPLY=
 	{ exec {fd}<>"/dev/tcp/${hp%:*}/${hp##*:}"; } 2>/dev/null || return 1
-	printf 'GET /health HTTP/1.0\r\nHost: %s\r\n\r\n' "$hp" >&"$fd"
-	IFS= read -r -d '' -t 2 -u "$fd" reply # HTTP/1.0: to its close
+	printf '%s %s HTTP/1.0\r\nHost: %s\r\n' "$1" "$2" "$hp" >&"$fd"
+	printf 'Content-Length: %d\r\n\r\n%s' "${#3}" "$3" >&"$fd"
+	IFS= read -r -d '' -t "$4" -u "$fd" ETCD_REPLY
 	exec {fd}>&-
-	[[ $reply == *'"health":"true"'* ]]
+	return 0
 }
 
 # etcd_pause, etcd_resume -- SIGSTOP, SIGCONT: etcd takes connections
@@ -110,7 +120,7 @@ etcd_stop() {
 # to poll (etcdctl costs 0.4 s of CPU a start under TCG).
 declare -A ETCD_KEYS_BODY
 etcd_keys() {
-	local hp=${EURL#http://} end body reply fd
+	local end
 	if [ -z "${ETCD_KEYS_BODY[$1]:-}" ]; then
 		end=${1%?}$(printf "\\$(printf '%03o' \
 			$(($(printf '%d' "'${1: -1}") + 1)))")
@@ -119,16 +129,12 @@ etcd_keys() {
 			"$(printf '%s' "$1" | base64 -w0)" \
 			"$(printf '%s' "$end" | base64 -w0)")
 	fi
-	body=${ETCD_KEYS_BODY[$1]}
-	{ exec {fd}<>"/dev/tcp/${hp%:*}/${hp##*:}"; } 2>/dev/null || return 1
-	printf 'POST /v3/kv/range HTTP/1.0\r\nHost: %s\r\n' "$hp" >&"$fd"
-	printf 'Content-Length: %d\r\n\r\n%s' "${#body}" "$body" >&"$fd"
-	IFS= read -r -d '' -t 5 -u "$fd" reply
-	exec {fd}>&-
-	[[ $reply == *'"header"'* ]] || return 1
+	etcd_http POST /v3/kv/range "${ETCD_KEYS_BODY[$1]}" 5 || return 1
+	[[ $ETCD_REPLY == *'"header"'* ]] || return 1
 	# a count of 0 is left out of the answer (proto3's default)
 	ETCD_KEYS=0
-	[[ $reply =~ \"count\":\"([0-9]+)\" ]] && ETCD_KEYS=${BASH_REMATCH[1]}
+	[[ $ETCD_REPLY =~ \"count\":\"([0-9]+)\" ]] &&
+		ETCD_KEYS=${BASH_REMATCH[1]}
 	return 0
 }
 
