@@ -59,10 +59,11 @@ GUEST_ADDR=192.0.2.1
 
 # Kernel modules the guest needs, in the order they are asked for.
 # Optional ones may fail to load (no PCLMUL on the vCPU, no netem) without
-# failing the run; required ones must either load or be built in.
+# failing the run; required ones must either load or be built in. nbd and
+# ext4: the block device test (test-nbd.sh fails without them).
 readonly REQUIRED_MODULES=(9p 9pnet_virtio virtio_pci virtio_net veth rdma_rxe
                            ib_uverbs rdma_ucm crc32_generic)
-readonly OPTIONAL_MODULES=(sch_netem crc32-pclmul)
+readonly OPTIONAL_MODULES=(sch_netem crc32-pclmul nbd ext4)
 
 # Debian packages this script (host side) or the guest command's RDMA
 # userspace needs. The guest runs the host's own binaries.
