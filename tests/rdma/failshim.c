@@ -24,10 +24,20 @@
  *                                test turns it on right before the grant
  *                                that must fail.
  *
+ * And into a client, to kill it at a chosen point of its writes:
+ *
+ *   RMP_SHIM_KILL_AFTER_WRITES=N  the process SIGKILLs itself before it
+ *                                posts a chain that would take its RDMA
+ *                                WRITEs past N (ops.post_send): a writer
+ *                                dead in the middle of a call, at the
+ *                                same WR on every run, whatever the
+ *                                machine's speed.
+ *
  * Each kind of fault is reported once on stderr, as "failshim: ...".
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +56,7 @@ static bool fail_dealloc_mw, fail_bind, break_bind;
 static const char *fail_alloc_mw_while;
 static struct ibv_mw *(*real_alloc_mw)(struct ibv_pd *, enum ibv_mw_type);
 static uint64_t fail_dereg_len;
+static unsigned long kill_after_writes, writes_posted;
 static int said_dealloc_mw, said_dereg_mr, said_bind, said_alloc_mw;
 static int (*real_post_send)(struct ibv_qp *, struct ibv_send_wr *,
 			     struct ibv_send_wr **);
@@ -84,6 +95,9 @@ __attribute__((constructor)) static void failshim_init(void)
 	fail_bind = s && *s && strcmp(s, "0") && !break_bind;
 	s = getenv("RMP_SHIM_FAIL_ALLOC_MW");
 	fail_alloc_mw_while = s && *s ? s : NULL;
+	s = getenv("RMP_SHIM_KILL_AFTER_WRITES");
+	if (s && *s)
+		kill_after_writes = strtoul(s, NULL, 0);
 	fprintf(stderr, "failshim: loaded (dealloc_mw %s, dereg_mr of %llu "
 		"bytes %s, window binds %s)\n",
 		fail_dealloc_mw ? "fails" : "works",
@@ -138,6 +152,25 @@ static int failing_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	return real_post_send(qp, wr, bad);
 }
 
+/* killing_post_send -- the process dies before its WRITEs pass the
+ * count: what it posted before stays, nothing of this chain goes. */
+static int killing_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			     struct ibv_send_wr **bad)
+{
+	unsigned long n = 0;
+
+	for (struct ibv_send_wr *w = wr; w; w = w->next)
+		n += w->opcode == IBV_WR_RDMA_WRITE;
+	if (n && __atomic_add_fetch(&writes_posted, n, __ATOMIC_RELAXED) >
+			 kill_after_writes) {
+		fprintf(stderr, "failshim: killed before RDMA WRITE %lu "
+			"(RMP_SHIM_KILL_AFTER_WRITES=%lu)\n",
+			kill_after_writes + 1, kill_after_writes);
+		raise(SIGKILL);
+	}
+	return real_post_send(qp, wr, bad);
+}
+
 struct ibv_context *ibv_open_device(struct ibv_device *device)
 {
 	static open_device_fn real;
@@ -158,6 +191,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (ctx && (fail_bind || break_bind)) {
 		real_post_send = ctx->ops.post_send;
 		ctx->ops.post_send = failing_post_send;
+	} else if (ctx && kill_after_writes) {
+		real_post_send = ctx->ops.post_send;
+		ctx->ops.post_send = killing_post_send;
 	}
 	return ctx;
 }
