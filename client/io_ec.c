@@ -247,17 +247,10 @@ static int read_striped(struct rmp_lease *l, uint64_t off, char *dst,
 /* ---- late binding ---- */
 
 /*
- * late_rows -- the rows one late-bound read of a whole row or more of
- * this call moves at a time (a step), or 0 for none: every data member
- * live and a parity member (*p, the first) too, the call's buffer not
- * registered with the members (a late READ must never land in the
- * caller's memory after the call returned, and a zero-copy READ cannot
- * be called back; through the bounce buffers the bytes are copied
- * anyway). A step that does not fit a member's bounce buffer is read
- * as before (rmpc_read_first's -E2BIG).
+ * late_members -- true when a late-bound step can run: every data
+ * member live and a parity member (*p, the first) too.
  */
-static uint64_t late_rows(struct rmpc_group *g, const char *dst,
-			  size_t len, unsigned *p)
+static bool late_members(struct rmpc_group *g, unsigned *p)
 {
 	unsigned k = g->ec->lo.k;
 
@@ -266,10 +259,24 @@ static uint64_t late_rows(struct rmpc_group *g, const char *dst,
 		if (rmpc_member_live(g, i))
 			*p = i;
 	if (*p == g->n)
-		return 0;
+		return false;
 	for (unsigned i = 0; i < k; i++)
 		if (!rmpc_member_live(g, i))
-			return 0;
+			return false;
+	return true;
+}
+
+/*
+ * late_rows -- the rows a late-bound read of this call moves at a time
+ * (a step), or 0 for none: its buffer is not registered with the
+ * members (a late READ must never land in the caller's memory after the
+ * call returned, and a zero-copy READ cannot be called back; through
+ * the bounce buffers the bytes are copied anyway). A step that does not
+ * fit a member's bounce buffer is read as before (rmpc_read_first's
+ * -E2BIG).
+ */
+static uint64_t late_rows(struct rmpc_group *g, const char *dst, size_t len)
+{
 	return rmpc_buf_lookup(g->m[0]->c, dst, len) ? 0 : g->ec->step_rows;
 }
 
@@ -386,7 +393,7 @@ int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
 	/* the whole rows [r0, r1) of the call are late bound */
 	r0 = (off + row - 1) / row;
 	r1 = (off + len) / row;
-	step = r1 > r0 ? late_rows(g, dst, len, &p) : 0;
+	step = r1 > r0 && late_members(g, &p) ? late_rows(g, dst, len) : 0;
 	if (!step)
 		return read_striped(l, off, dst, len, fenced);
 	err = r0 * row > off ? read_striped(l, off, dst, r0 * row - off,
@@ -394,7 +401,7 @@ int rmpc_ec_read_once(struct rmp_lease *l, uint64_t off, char *dst,
 	for (uint64_t r = r0, nr; !err && r < r1; r += nr) {
 		nr = RMP_MIN(step, r1 - r);
 		/* the members' states as a step before may have left them */
-		err = r == r0 || late_rows(g, dst, len, &p) ?
+		err = r == r0 || late_members(g, &p) ?
 			      read_late(g, r, nr, p, dst + (r * row - off),
 					fenced) :
 			      -EAGAIN;

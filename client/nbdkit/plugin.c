@@ -62,14 +62,13 @@ bad:
 	return -1;
 }
 
-static int parse_bool(const char *key, const char *v, bool *out)
+static int parse_bool(const char *v, bool *out)
 {
 	int b = nbdkit_parse_bool(v);
 
 	if (b < 0)
 		return -1; /* nbdkit said why */
 	*out = b;
-	(void)key;
 	return 0;
 }
 
@@ -77,10 +76,15 @@ static int rmpool_config(const char *key, const char *value)
 {
 	int64_t n;
 
-	if (!strcmp(key, "token"))
+	if (!strcmp(key, "token")) {
 		/* "-": asked for; "+FILE": read from FILE; "-FD": from an
 		 * fd: a token is a secret, not for ps(1) */
+		if (token) {
+			nbdkit_error("token= given twice");
+			return -1;
+		}
 		return nbdkit_read_password(value, &token);
+	}
 	if (!strcmp(key, "server"))
 		cfg.server = value;
 	else if (!strcmp(key, "cluster"))
@@ -102,7 +106,7 @@ static int rmpool_config(const char *key, const char *value)
 	else if (!strcmp(key, "spread"))
 		cfg.spread = value;
 	else if (!strcmp(key, "keep"))
-		return parse_bool(key, value, &cfg.keep);
+		return parse_bool(value, &cfg.keep);
 	else if (!strcmp(key, "save-token"))
 		cfg.token_file = value;
 	else if (!strcmp(key, "tenant"))
@@ -110,7 +114,7 @@ static int rmpool_config(const char *key, const char *value)
 	else if (!strcmp(key, "key-file"))
 		cfg.key_file = value;
 	else if (!strcmp(key, "mlock"))
-		return parse_bool(key, value, &mlock_all);
+		return parse_bool(value, &mlock_all);
 	else if (!strcmp(key, "lanes"))
 		return nbdkit_parse_unsigned("lanes", value, &cfg.lanes);
 	else if (!strcmp(key, "retry"))
