@@ -44,6 +44,10 @@ static uint64_t retry_ms;
 static bool coded;      /* erasure coded: lane 0 writes */
 static bool fresh, keep; /* leased here; not freed at the end */
 
+/* bytes the lease took and gave, told at the end (an operator's and
+ * the swap test's account of what went to remote memory) */
+static atomic_uint_fast64_t bytes_written, bytes_read;
+
 static pthread_mutex_t lost_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool lost;
 static char lost_why[256];
@@ -211,8 +215,9 @@ static int lane_open(struct lane *ln, const struct rmpnbd_cfg *cfg,
 			      rmp_lease_attach_token(ln->c, token, &ln->l);
 	}
 	if (ret)
-		snprintf(err, cap, "%s the lease: %s (%s)",
-			 first && cfg->size ? "leasing" : "attaching",
+		snprintf(err, cap, "%s: %s (%s)",
+			 first && cfg->size ? "a new lease" :
+					      "attaching the lease",
 			 rmp_strerror(ret), lane_error(ln));
 	return ret;
 }
@@ -388,6 +393,11 @@ void rmpnbd_close(void)
 		pthread_cond_destroy(&stop_cv);
 		renewing = false;
 	}
+	if (nlanes)
+		nbdkit_debug("rmpool: %" PRIuFAST64 " bytes written to the "
+			     "lease and %" PRIuFAST64 " read from it",
+			     atomic_load(&bytes_written),
+			     atomic_load(&bytes_read));
 	while (nlanes > 1)
 		lane_close(&lanes[--nlanes], false);
 	if (nlanes)
@@ -446,8 +456,11 @@ int rmpnbd_io(void *buf, uint32_t count, uint64_t off, bool write,
 			return -EIO;
 		}
 		ret = io_once(buf, count, off, write, detail, sizeof(detail));
-		if (!ret)
+		if (!ret) {
+			atomic_fetch_add(write ? &bytes_written : &bytes_read,
+					 count);
 			return 0;
+		}
 		if (gone(ret))
 			set_lost(what, ret, detail);
 		if (!passing(ret))
