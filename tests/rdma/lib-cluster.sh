@@ -149,6 +149,20 @@ cl_record() {
 	etcd_get "/rmpool/nodes/${CL_NODE[$1]}"
 }
 
+# cl_member_daemon TOKEN M -- the daemon (1 to CL_N) that holds member
+# M of the cluster lease TOKEN, by its port in `rmpool info --json`;
+# false, saying why, when no daemon has that port.
+cl_member_daemon() {
+	local port i
+	port=$("$RMPOOL" -C "etcd://${EURL#http://}" info --json "$1" |
+		jget "d['members'][$2]['port']")
+	for ((i = 1; i <= CL_N; i++)); do
+		[ "${CL_PORT[i]}" = "$port" ] && { echo "$i"; return 0; }
+	done
+	echo "member $2's port '$port' is no daemon's" >&2
+	return 1
+}
+
 # on_daemon I CMD... -- CMD with daemon I selected; its exit status.
 on_daemon() {
 	local prev=$RMP_D rc=0

@@ -207,10 +207,8 @@ head -c $((1 << 20)) /dev/urandom >"$RMP_TMP/b"
 tok=$("$RMPOOL" -C "$CLUSTER" alloc 2M --replicas 2 --spread rack --ttl 300) ||
 	rmp_fail "a mirrored lease"
 "$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/a" || rmp_fail "its first write"
-port=$("$RMPOOL" -C "$CLUSTER" info --json "$tok" | jget "d['members'][0]['port']")
-V=
-for i in 1 2 3; do [ "${CL_PORT[i]}" = "$port" ] && V=$i; done
-[ -n "$V" ] || rmp_fail "member 0's port $port is no daemon's"
+V=$(cl_member_daemon "$tok" 0) || rmp_fail "member 0's daemon"
+port=${CL_PORT[V]}
 on_daemon "$V" kill9
 on_daemon "$V" daemon_wait_exit 10 || rmp_fail "daemon $V outlived SIGKILL"
 "$RMPOOL" -C "$CLUSTER" write "$tok" <"$RMP_TMP/b" ||
