@@ -31,8 +31,9 @@ packages=(
 	python3-dev python3-pytest python3-numpy
 	python3-mesonpy python3-pip python3-venv
 	# a lease as a block device (client/nbdkit): nbdkit's plugin header,
-	# nbdkit and the kernel's NBD client, ext4's tools
-	nbdkit nbdkit-plugin-dev nbd-client e2fsprogs
+	# nbdkit and the kernel's NBD client, ext4's tools; fio, the
+	# block-device benchmark (tests/perf/compare-nbd.sh)
+	nbdkit nbdkit-plugin-dev nbd-client e2fsprogs fio
 	# the Soft-RoCE VM
 	qemu-system-x86 busybox-static cpio kmod xz-utils zstd
 )

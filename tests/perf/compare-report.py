@@ -76,7 +76,8 @@ def fmt(v, digits=None):
 def evaluate(rows, figures):
     missing = 0
     for row in rows:
-        base_tool = "rmpool" if row["kind"] == "cl" else "perftest"
+        base_tool = {"cl": "rmpool", "nbd": "nbd"}.get(row["kind"],
+                                                        "perftest")
         pt = figures.get((base_tool, row["perftest_case"],
                           row["perftest_metric"]), {})
         rb = figures.get(("rmpool", row["rmpool_case"],
@@ -252,9 +253,18 @@ def daemon_ctl(figures):
     return out
 
 
-def cluster_json(row):
-    """A cluster row with its sides named as they are: baseline, cluster."""
-    names = {"perftest": "baseline", "rmpool": "cluster"}
+def print_nbd(rows, rounds):
+    print()
+    print_rows(rows, "block device (fio, nbdkit)", "memory", "rmpool")
+    print(f"(medians over {rounds} round(s); ratio = rmpool / memory: "
+          "nbdkit's rmpool plugin over a lease against its memory plugin, "
+          "the same NBD path; < 1 means rmpool is slower)")
+
+
+def sides_json(row, base, other):
+    """A row of rmpool against something not perftest, with its sides
+    named as they are (base, other)."""
+    names = {"perftest": base, "rmpool": other}
     out = {}
     for k, v in row.items():
         side = k.split("_")[0]
@@ -274,13 +284,16 @@ def main():
     figures, raw = load_data(args.data)
     every = load_rows(args.rows)
     missing = evaluate(every, figures)
-    rows = [r for r in every if r["kind"] != "cl"]
+    rows = [r for r in every if r["kind"] not in ("cl", "nbd")]
     cluster = [r for r in every if r["kind"] == "cl"]
+    nbd = [r for r in every if r["kind"] == "nbd"]
     print_table(rows, args.rounds, args.perftest_mode)
     reads = etcd_reads(cluster, figures)
     cl_cpu = figures.get(("cluster", "cpu-beside", "percent"), {}).get(0)
     if cluster:
         print_cluster(cluster, reads, args.rounds, cl_cpu)
+    if nbd:
+        print_nbd(nbd, args.rounds)
     cpu = daemon_cpu(figures)
     if cpu:
         print("rmpoold CPU while the rmpool bandwidth cases ran: "
@@ -302,8 +315,11 @@ def main():
                    "perftest_mode": args.perftest_mode,
                    "rmpoold_cpu_percent_during_bw": cpu,
                    "rmpoold_per_control_request": ctl,
-                   "rows": rows, "cluster_rows": [cluster_json(r)
-                                                  for r in cluster],
+                   "rows": rows,
+                   "cluster_rows": [sides_json(r, "baseline", "cluster")
+                                    for r in cluster],
+                   "nbd_rows": [sides_json(r, "memory", "rmpool")
+                                for r in nbd],
                    "etcd_reads_while_timed": reads,
                    "cluster_cpu_percent_beside": cl_cpu,
                    "figures": raw}, f, indent=1)

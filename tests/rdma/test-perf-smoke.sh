@@ -15,7 +15,10 @@
 # (placing a lease is no etcd round trip), and the bytes the nodes held
 # per lease byte: 2 for 2 replicas, 1.5 and its row tags for an
 # erasure-coded 2+1 lease (what it is for; 2+1 on three nodes, not the
-# 4+2 of a full run on six: each node costs the smoke time). With the Python module built, its figures (py_bench.json)
+# 4+2 of a full run on six: each node costs the smoke time). With fio
+# and the nbdkit plugin, the block-device rows (fio for a second or 1
+# MiB a case, swap-in through a cgroup of 4 MiB): both figures of each.
+# With the Python module built, its figures (py_bench.json)
 # beside rmpool-bench's. No figure is judged: under TCG they mean nothing at this
 # size.
 source "$(dirname "$0")/lib.sh"
@@ -28,7 +31,8 @@ RMP_BENCH_ROUNDS=1 RMP_BENCH_LAT_SIZES=64 RMP_BENCH_LAT_ITERS=200 \
 RMP_BENCH_BW_CASES=65536:16 RMP_BENCH_BW_ITERS=200 \
 RMP_BENCH_ALLOC_ITERS=50 RMP_BENCH_BIG_ITERS=3 RMP_BENCH_OUT=$RMP_TMP/out \
 RMP_BENCH_RAILS_CASE=262144:4 RMP_BENCH_RAILS_ITERS=40 RMP_BENCH_EC_SECONDS=0.01 \
-RMP_BENCH_EC=2+1 \
+RMP_BENCH_EC=2+1 RMP_BENCH_NBD_SECONDS=1 RMP_BENCH_NBD_IO=1M \
+RMP_BENCH_NBD_SIZE=32 RMP_BENCH_NBD_SWAP_LIMIT=4 \
 	"$(dirname "$0")/../perf/compare" >"$out" 2>&1 || rc=$?
 cat "$out"
 [ "$rc" -eq 0 ] || fail_later "tests/perf/compare exited $rc"
@@ -100,6 +104,21 @@ if shutil.which("etcd"):
         bad += 0 if reads.get(case) == 0 else 1
 else:
     print("etcd not installed: no cluster cases")
+# The block-device rows (tests/perf/compare-nbd.sh), when fio is there.
+if shutil.which("fio"):
+    nb = doc.get("nbd_rows", [])
+    for w in ("nbd 4KiB randread qd1", "nbd 4KiB randread qd32",
+              "nbd 4KiB randwrite qd1", "nbd 4KiB randwrite qd32",
+              "nbd 1MiB seq read", "nbd 1MiB seq write", "nbd swap-in"):
+        r = [x for x in nb if x["label"].startswith(w)]
+        if not r or not all(isinstance(r[0][k], float) and r[0][k] > 0
+                            for k in ("memory", "rmpool")):
+            print(f"nbd row '{w}': {r[0] if r else 'missing'}"); bad += 1
+        else:
+            print(f"nbd row '{w}': memory {r[0]['memory']:.1f} "
+                  f"rmpool {r[0]['rmpool']:.1f}")
+else:
+    print("fio not installed: no block-device cases")
 sys.exit(1 if bad else 0)
 PY
 # The Python module's table (tests/perf/py_bench.py), when compare could
