@@ -71,6 +71,16 @@ for k in ("alloc_us", "free_us", "attach_us", "preempted_per_request"):
                                           and v >= 0)
     print(f"rmpoold {k}: {v}")
     bad += 0 if ok else 1
+def both(kind, rows, w, base, other):
+    """1 unless the row labelled w... has a figure > 0 on both sides."""
+    r = [x for x in rows if x["label"].startswith(w)]
+    if not r or not all(isinstance(r[0][k], float) and r[0][k] > 0
+                        for k in (base, other)):
+        print(f"{kind} row '{w}': {r[0] if r else 'missing'}")
+        return 1
+    print(f"{kind} row '{w}': {base} {r[0][base]:.2f} "
+          f"{other} {r[0][other]:.2f}")
+    return 0
 # The cluster cases (tests/perf/compare-cluster.sh), when etcd is there.
 if shutil.which("etcd"):
     cl = doc.get("cluster_rows", [])
@@ -80,13 +90,7 @@ if shutil.which("etcd"):
               "read 64KiB sync copied (EC late bound)",
               "read 4KiB sync, EC 2+1, member lost", "write 1MiB sync, EC",
               "write 4KiB sync, EC", "encode 4+2"):
-        r = [x for x in cl if x["label"].startswith(w)]
-        if not r or not all(isinstance(r[0][k], float) and r[0][k] > 0
-                            for k in ("baseline", "cluster")):
-            print(f"cluster row '{w}': {r[0] if r else 'missing'}"); bad += 1
-        else:
-            print(f"cluster row '{w}': baseline {r[0]['baseline']:.2f} "
-                  f"cluster {r[0]['cluster']:.2f}")
+        bad += both("cluster", cl, w, "baseline", "cluster")
     pin = [x for x in cl if x["label"].startswith("pinned per lease byte")]
     if pin:  # exact, not timed: what the pools hold
         print(f"pinned per lease byte: 2 replicas {pin[0]['baseline']}, "
@@ -110,13 +114,7 @@ if shutil.which("fio"):
     for w in ("nbd 4KiB randread qd1", "nbd 4KiB randread qd32",
               "nbd 4KiB randwrite qd1", "nbd 4KiB randwrite qd32",
               "nbd 1MiB seq read", "nbd 1MiB seq write", "nbd swap-in"):
-        r = [x for x in nb if x["label"].startswith(w)]
-        if not r or not all(isinstance(r[0][k], float) and r[0][k] > 0
-                            for k in ("memory", "rmpool")):
-            print(f"nbd row '{w}': {r[0] if r else 'missing'}"); bad += 1
-        else:
-            print(f"nbd row '{w}': memory {r[0]['memory']:.1f} "
-                  f"rmpool {r[0]['rmpool']:.1f}")
+        bad += both("nbd", nb, w, "memory", "rmpool")
 else:
     print("fio not installed: no block-device cases")
 sys.exit(1 if bad else 0)
