@@ -10,6 +10,7 @@
 #   nbd_stop                   SIGTERM, NBD_RC its exit status
 #   nbd_refused WHAT RE ARGS.. nbdkit with ARGS must exit, saying RE
 #   nbd_attach [OPTS...]       NBD_DEV on the socket (60 s timeout)
+#   nbd_bytes LOG              the plugin's count of bytes written, read
 #   fs_fill N [fsync]          ext4 on NBD_DEV, mounted, N files of
 #                              random sizes, their sums kept
 #   fs_verify WHEN             unmounted, fsck -n, caches dropped,
@@ -98,10 +99,28 @@ nbd_refused() {
 	local what=$1 pattern=$2
 	shift 2
 	rm -f "$SOCK.bad"
-	env "${NBDKIT_ENV[@]}" nbdkit -f -U "$SOCK.bad" "$PLUGIN" "$@" \
-		>"$RMP_TMP/bad.log" 2>&1 && fail_later "nbdkit served $what"
+	timeout 60 env "${NBDKIT_ENV[@]}" nbdkit -f -v -U "$SOCK.bad" \
+		"$PLUGIN" "$@" >"$RMP_TMP/bad.log" 2>&1
+	case $? in
+	0) fail_later "nbdkit exited 0 on $what" ;;
+	124) # served, it would run for ever; or hung
+		if grep -q "rmpool: serving" "$RMP_TMP/bad.log"; then
+			fail_later "nbdkit served $what"
+		else
+			fail_later "nbdkit did not end in 60 s on $what"
+		fi ;;
+	esac
 	grep -Eq "$pattern" "$RMP_TMP/bad.log" ||
 		fail_later "nbdkit's exit on $what does not say why: $(tail -n 3 "$RMP_TMP/bad.log")"
+}
+
+# nbd_bytes LOG -- the plugin's count, at its end, of bytes written to
+# the lease and read from it: NBD_WROTE and NBD_READ (-1: not logged).
+nbd_bytes() {
+	local re='rmpool: ([0-9]+) bytes written to the lease and ([0-9]+) read'
+	NBD_WROTE=-1 NBD_READ=-1
+	[[ $(grep -E "$re" "$1") =~ $re ]] || return 0
+	NBD_WROTE=${BASH_REMATCH[1]} NBD_READ=${BASH_REMATCH[2]}
 }
 
 # nbd_attach [OPTS...] -- NBD_DEV on the socket, 4 KiB blocks.
@@ -145,10 +164,14 @@ fs_verify() {
 	umount "$MNT" || rmp_fail "$1: umount after the check"
 }
 
+# cleanup_nbd -- at exit, before nbdkit and the daemons are killed:
+# swap and mounts off the device while its server still answers (a
+# writer of a failed test may still hold the mount: lazily), detached.
 cleanup_nbd() {
-	swapoff "$NBD_DEV" 2>/dev/null
-	umount "$MNT" 2>/dev/null
-	nbd-client -d "$NBD_DEV" >/dev/null 2>&1
+	timeout 60 swapoff "$NBD_DEV" 2>/dev/null
+	umount -l "$MNT" 2>/dev/null
+	timeout 30 nbd-client -d "$NBD_DEV" >/dev/null 2>&1
 	[ -n "$NBD_PID" ] && kill -KILL "$NBD_PID" 2>/dev/null
+	return 0
 }
-rmp_at_exit cleanup_nbd
+rmp_at_exit_first cleanup_nbd

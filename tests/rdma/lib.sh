@@ -396,9 +396,20 @@ rmp_at_exit() {
 	RMP_AT_EXIT+=("$1")
 }
 
+# rmp_at_exit_first CMD -- CMD runs at the test's exit before anything
+# is killed: for what needs its server alive to be undone (a swap device
+# or a mount on an NBD export: swapoff reads every page back).
+RMP_AT_EXIT_FIRST=()
+rmp_at_exit_first() {
+	RMP_AT_EXIT_FIRST+=("$1")
+}
+
 rmp_cleanup() {
-	# Background clients of a failed test must not outlive it.
 	local jobs a
+	for a in "${RMP_AT_EXIT_FIRST[@]}"; do
+		eval "$a"
+	done
+	# Background clients of a failed test must not outlive it.
 	raw_bg_close_all
 	jobs=$(jobs -p)
 	[ -n "$jobs" ] && kill -KILL $jobs 2>/dev/null
