@@ -32,6 +32,7 @@ nb_plugin=$build/client/nbdkit/nbdkit-rmpool-plugin.so
 nb_sock=
 nb_pid=
 nb_cg=
+nb_used= # nb_dev was attached by a case: nb_stop detaches it
 
 # nb_wanted -- whether the block-device cases run; says why not when not.
 nb_wanted() {
@@ -48,6 +49,10 @@ nb_wanted() {
 	done
 	[ -e "$nb_plugin" ] || {
 		echo "block-device cases left out: no $nb_plugin (nbdkit-plugin-dev)"
+		return 1
+	}
+	[ -x "$build/tests/rdma/rmp-swap-touch" ] || {
+		echo "block-device cases left out: rmp-swap-touch not built"
 		return 1
 	}
 	[ "$(id -u)" = 0 ] || {
@@ -80,27 +85,41 @@ nb_rows() {
 		"rmp-swapin" pages_per_s "-"
 }
 
-# nb_serve WHICH -- nbdkit serving the memory plugin (mem) or a new lease
-# of compare's rmpoold (rmp) on a socket of its own, attached as nb_dev.
+# nb_serve WHICH -- nbdkit serving the memory plugin (mem: malloc'd and
+# locked, as the lease's memory is pinned) or a new lease of compare's
+# rmpoold (rmp) on a socket of its own, attached as nb_dev.
 nb_serve() {
-	local log=$work/nbdkit-$1.log
+	local log=$work/nbdkit-$1.log server=$addr:$dport ready=
+	[[ $addr == *:* ]] && server="[$addr]:$dport"
 	nb_sock=$work/nbd.sock
 	rm -f "$nb_sock"
 	if [ "$1" = mem ]; then
-		nbdkit -f -v -U "$nb_sock" memory "${nb_size}M" >"$log" 2>&1 &
+		nbdkit -f -v -U "$nb_sock" memory "${nb_size}M" \
+			allocator=malloc,mlock=true >"$log" 2>&1 &
 	else
 		nbdkit -f -v -U "$nb_sock" "$nb_plugin" \
-			server="$addr:$dport" size="${nb_size}M" \
+			server="$server" size="${nb_size}M" \
 			tenant="$RMPOOL_TENANT" key-file="$RMPOOL_KEY_FILE" \
 			mlock=true >"$log" 2>&1 &
 	fi
 	nb_pid=$!
 	for _ in $(seq 1 600); do
-		[ -S "$nb_sock" ] && { [ "$1" = mem ] ||
-			grep -q "rmpool: serving" "$log"; } && break
+		# nbdkit listens before the plugin's after_fork: wait for both
+		if [ -S "$nb_sock" ] && { [ "$1" = mem ] ||
+			grep -q "rmpool: serving" "$log"; }; then
+			ready=1
+			break
+		fi
 		kill -0 "$nb_pid" 2>/dev/null || break
 		sleep 0.1
 	done
+	if [ -z "$ready" ]; then
+		show_log "$log"
+		failed "nbdkit ($1) did not start"
+		nb_unserve
+		return 1
+	fi
+	nb_used=1
 	if ! nbd-client -unix "$nb_sock" "$nb_dev" -b 4096 -timeout 60 \
 		>"$work/nbd-client.log" 2>&1; then
 		show_log "$log"
@@ -126,31 +145,42 @@ nb_unserve() {
 	nb_pid=
 }
 
-# nb_fio R WHICH CASE METRIC ARGS... -- one fio job on nb_dev; its IOPS
-# (METRIC iops) or MiB/s (mibps) into $data.
+# nb_fio R WHICH -- every fio case on nb_dev, one after another in one
+# fio run (a start of fio costs a second under TCG): their IOPS (4 KiB)
+# or MiB/s (1 MiB) into $data.
 nb_fio() {
-	local r=$1 which=$2 case=$3 metric=$4 f v
-	shift 4
-	f=$work/fio-$which-$case.$r.json
-	if ! fio --name="$case" --filename="$nb_dev" --direct=1 \
-		--ioengine=libaio --runtime="$nb_secs" --io_size="$nb_io" \
-		--size="${nb_size}M" --output-format=json "$@" >"$f" \
-		2>"$f.err"; then
+	local r=$1 which=$2 f op d
+	local -a jobs=()
+	for op in randread randwrite; do
+		for d in 1 32; do
+			jobs+=(--name="$op-4k-qd$d" --stonewall --rw="$op" --bs=4k
+				--iodepth="$d")
+		done
+	done
+	jobs+=(--name=read-1m --stonewall --rw=read --bs=1M --iodepth=4
+		--name=write-1m --stonewall --rw=write --bs=1M --iodepth=4)
+	f=$work/fio-$which.$r.json
+	if ! fio --filename="$nb_dev" --direct=1 --ioengine=libaio \
+		--runtime="$nb_secs" --io_size="$nb_io" --size="${nb_size}M" \
+		--output-format=json "${jobs[@]}" >"$f" 2>"$f.err"; then
 		show_log "$f.err"
-		failed "fio $case on $which"
+		failed "fio on $which"
 		return
 	fi
-	v=$(python3 - "$f" "$metric" <<'PY'
+	python3 - "$f" "$r" "$([ "$which" = mem ] && echo nbd || echo rmpool)" \
+		"$which" >>"$data" <<'PY' || failed "fio on $which: no figures"
 import json, sys
-job = json.load(open(sys.argv[1]))["jobs"][0]
-side = job["read"] if job["read"]["io_bytes"] else job["write"]
-print(f"{side['iops']:.1f}" if sys.argv[2] == "iops"
-      else f"{side['bw_bytes'] / 1048576:.2f}")
+f, rnd, tool, which = sys.argv[1:]
+for job in json.load(open(f))["jobs"]:
+    side = job["read"] if job["read"]["io_bytes"] else job["write"]
+    if job["jobname"].endswith("-1m"):
+        metric, v = "mibps", side["bw_bytes"] / 1048576
+    else:
+        metric, v = "iops", side["iops"]
+    if not v > 0:
+        sys.exit(f"{job['jobname']}: {v}")
+    print(f"{rnd}\t{tool}\t{which}-{job['jobname']}\t{metric}\t{v:.2f}")
 PY
-) || { failed "fio $case: no figure"; return; }
-	printf '%s\t%s\t%s-%s\t%s\t%s\n' "$r" \
-		"$([ "$which" = mem ] && echo nbd || echo rmpool)" "$which" \
-		"$case" "$metric" "$v" >>"$data"
 }
 
 # nb_swapin R WHICH -- nb_dev as the first swap; rmp-swap-touch in a
@@ -173,9 +203,13 @@ nb_swapin() {
 			"$nb_cg" "$build/tests/rdma/rmp-swap-touch" \
 			$((nb_swap_limit * 3)) >"$out" 2>&1; then
 		v=$(sed -nE 's/.* ([0-9]+) pages\/s$/\1/p' "$out")
-		[ -n "$v" ] && printf '%s\t%s\t%s-swapin\tpages_per_s\t%s\n' \
-			"$r" "$([ "$which" = mem ] && echo nbd || echo rmpool)" \
-			"$which" "$v" >>"$data"
+		if [ -n "$v" ]; then
+			printf '%s\t%s\t%s-swapin\tpages_per_s\t%s\n' "$r" \
+				"$([ "$which" = mem ] && echo nbd || echo rmpool)" \
+				"$which" "$v" >>"$data"
+		else
+			failed "swap-in on $which: no rate"
+		fi
 		sed "s/^/  $which: /" "$out"
 	else
 		show_log "$out"
@@ -188,17 +222,9 @@ nb_swapin() {
 
 # nb_one R WHICH -- every case on one server.
 nb_one() {
-	local r=$1 w=$2 op d
-	nb_serve "$w" || return
-	for op in randread randwrite; do
-		for d in 1 32; do
-			nb_fio "$r" "$w" "$op-4k-qd$d" iops --rw="$op" --bs=4k \
-				--iodepth="$d"
-		done
-	done
-	nb_fio "$r" "$w" read-1m mibps --rw=read --bs=1M --iodepth=4
-	nb_fio "$r" "$w" write-1m mibps --rw=write --bs=1M --iodepth=4
-	nb_swapin "$r" "$w"
+	nb_serve "$2" || return
+	nb_fio "$1" "$2"
+	nb_swapin "$1" "$2"
 	nb_unserve
 }
 
@@ -213,8 +239,10 @@ nb_side() {
 	fi
 }
 
-# nb_stop -- at exit: nothing of a case left behind.
+# nb_stop -- at exit: nothing of a case left behind (and nothing done
+# to nb_dev when no case used it: it may be another's).
 nb_stop() {
+	[ -n "$nb_used" ] || return 0
 	nb_unserve
 	[ -z "$nb_cg" ] || rmdir "$nb_cg" 2>/dev/null
 }
