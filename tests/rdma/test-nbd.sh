@@ -9,6 +9,8 @@
 # tenant's lease makes nbdkit exit with the library's words; a lease
 # freed under a mounted file system turns its requests into I/O errors
 # that nbdkit's log explains (never zeros), and nbdkit keeps running.
+# The daemon restarted (its leases kept in state_dir) under the mounted
+# file system: reads made while it is down wait and succeed.
 # The sanitized pass only (the plugin under ASan): nbd-cluster runs the
 # plain build's plugin, with swap, and checks nbdkit's own exit.
 source "$(dirname "$0")/lib.sh"
@@ -18,6 +20,13 @@ rmp_conf pool size 320M
 # more than the VM reserves in hugepages (64 of 2 MiB a node): normal pages
 rmp_conf pool hugepages preferred
 rmp_conf lease ttl_min 1s
+# a restart takes the leases back (normal pages: a tmpfs), and SIGTERM
+# waits 2 s at most for nbdkit's connections
+STATE=/dev/shm/rmp-nbd-$RMP_PORT
+rm -rf "$STATE"
+rmp_at_exit 'rm -rf "$STATE"'
+rmp_conf pool state_dir "$STATE"
+sed -i "s|^\[server\]$|[server]\ndrain_timeout = 2s|" "$RMP_CONF"
 # a second tenant, whose key opens none of tenant test's leases
 rmp_keygen "$RMP_TMP/other.key"
 printf '[tenant.other]\nkey_file = %s\n' "$RMP_TMP/other.key" >>"$RMP_CONF"
@@ -59,6 +68,23 @@ echo "nbd: ${SECONDS}s: mkfs, 100 files" >&2
 fs_fill 100 || rmp_fail "ext4 and its files on /dev/nbd0"
 echo "nbd: ${SECONDS}s: files written" >&2
 fs_verify "a single server's lease"
+
+# The daemon restarted under a mounted file system: reads made while it
+# is down wait (the plugin's retry=, the library connecting and
+# attaching again), and every file reads back as written.
+echo "nbd: ${SECONDS}s: restarting the daemon under the mount" >&2
+mount /dev/nbd0 "$MNT" || rmp_fail "mount after fsck"
+echo 3 >/proc/sys/vm/drop_caches
+daemon_stop
+(cd "$MNT" && sha256sum -c --quiet "$RMP_TMP/sums") >"$RMP_TMP/restart.out" 2>&1 &
+reader=$!
+daemon_start
+daemon_log_has "recovered [1-9][0-9]* lease" || fail_later "the restarted daemon did not take its leases back"
+wait "$reader" ||
+	fail_later "a read across the daemon's restart failed: $(tail -n 3 "$RMP_TMP/restart.out")"
+grep -q "trying again" "$NBD_LOG" ||
+	fail_later "no request of nbdkit waited for the restart (its log)"
+umount "$MNT" || rmp_fail "umount after the restart"
 
 # The lease freed under a mounted file system: reads fail, and nbdkit
 # says why; it does not crash, and never answers with zeros.
