@@ -15,7 +15,8 @@
 #                              random sizes, their sums kept
 #   fs_verify WHEN             unmounted, fsck -n, caches dropped,
 #                              mounted again, every sum the same
-# The cleanup at exit unmounts, detaches NBD_DEV and kills nbdkit.
+# The cleanup at exit, before nbdkit and the daemons are killed, takes
+# swap and the mount off NBD_DEV, detaches it and kills nbdkit.
 PLUGIN=$RMP_BUILD_ROOT/client/nbdkit/nbdkit-rmpool-plugin.so
 [ -e "$PLUGIN" ] || rmp_fail "no $PLUGIN: build with nbdkit-plugin-dev"
 command -v nbdkit >/dev/null || rmp_fail "no nbdkit (Debian nbdkit)"
@@ -67,7 +68,7 @@ nbd_backtrace() {
 # the sanitizer's runtime preloaded hangs in exit() after the plugin is
 # gone (p11-kit's destructor waits on glibc's setlocale lock: seen with
 # gdb); that one is killed once the log shows the plugin unloaded. The
-# plain pass (suite plain-too) checks nbdkit's own exit.
+# plain build (nbd-cluster) checks nbdkit's own exit.
 nbd_stop() {
 	[ -n "$NBD_PID" ] || return 0
 	kill -TERM "$NBD_PID" 2>/dev/null
